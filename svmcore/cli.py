@@ -1,0 +1,297 @@
+"""Command line: ``python -m svmcore run|sweep|data|runs ...``.
+
+Run flags are generated from the knob registry. Exit status of ``run``:
+0 completed, 1 failed, 2 bad input, 3 oom, 4 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import signal
+import sys
+import time
+
+from .config import RunConfig, validate
+from .errors import SvmcoreError
+from .knobs import KNOBS
+from .store import RunStatus, Store, StoreError
+
+EXIT = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1, RunStatus.OOM: 3, RunStatus.CANCELLED: 4,
+        RunStatus.LOST: 1}
+EXIT_BAD_INPUT = 2
+
+
+def default_home() -> str:
+    return os.environ.get("SVMCORE_HOME") or os.path.join(os.getcwd(), ".svmcore")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, no usage dump
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def add_knob_flags(p: argparse.ArgumentParser) -> None:
+    for k in KNOBS.values():
+        help_text = f"{k.help} [{k.describe_allowed()}; default {k.default}]"
+        if k.type is bool:
+            p.add_argument(k.flag, dest=k.name, action=argparse.BooleanOptionalAction,
+                           default=argparse.SUPPRESS, help=help_text)
+        else:
+            p.add_argument(k.flag, dest=k.name, default=argparse.SUPPRESS, metavar=k.unit.upper() or "VALUE",
+                           help=help_text.replace("%", "%%"))
+
+
+def knob_values(args: argparse.Namespace) -> dict:
+    return {k: getattr(args, k) for k in KNOBS if hasattr(args, k)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="svmcore", description="SVM Memory Lab: measured training runs.")
+    p.add_argument("--home", default=None, help="data folder (default $SVMCORE_HOME or ./.svmcore)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="train once in a child process and measure it")
+    add_knob_flags(r)
+    r.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
+    r.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
+
+    sw = sub.add_parser("sweep", help="run a grid of settings, one run at a time")
+    add_knob_flags(sw)
+    sw.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
+    sw.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2",
+                    help="a knob and the values to try; repeat for more knobs")
+    sw.add_argument("--json", action="store_true")
+
+    d = sub.add_parser("data", help="make or inspect datasets")
+    dsub = d.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
+    mk = dsub.add_parser("make", help="write a synthetic dataset without holding it in memory")
+    mk.add_argument("kind", choices=["sparse-text", "dense"])
+    mk.add_argument("--rows", default="100000")
+    mk.add_argument("--features", default=None)
+    mk.add_argument("--nnz-per-row", dest="nnz_per_row", default="50")
+    mk.add_argument("--seed", default="0")
+    mk.add_argument("--out", required=True)
+    mk.add_argument("--format", choices=["svmlight", "npz", "text"], default="svmlight")
+    ins = dsub.add_parser("inspect", help="rows, features, nonzeros, classes and size in memory")
+    ins.add_argument("dataset")
+    ins.add_argument("--json", action="store_true")
+
+    runs = sub.add_parser("runs", help="the run history")
+    rsub = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
+    ls = rsub.add_parser("list")
+    ls.add_argument("--json", action="store_true")
+    show = rsub.add_parser("show")
+    show.add_argument("id", type=int)
+    show.add_argument("--json", action="store_true")
+    ex = rsub.add_parser("export")
+    ex.add_argument("id", type=int)
+    ex.add_argument("--format", choices=["csv", "json"], default="json")
+    de = rsub.add_parser("delete")
+    de.add_argument("id", type=int)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    home = getattr(args, "home_sub", None) or args.home or default_home()
+    try:
+        if args.command == "run":
+            return cmd_run(args, home)
+        if args.command == "sweep":
+            from .sweep import cmd_sweep
+            return cmd_sweep(args, home)
+        if args.command == "data":
+            return cmd_data(args, home)
+        return cmd_runs(args, home)
+    except (SvmcoreError, StoreError) as e:
+        print(f"svmcore: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 1
+
+
+# ---------------------------------------------------------------- run
+
+def _bar(run, total_hint: int | None) -> str:
+    snap = run.snapshot()
+    progress = next((e for e in reversed(snap.events) if e["kind"] == "progress"), None)
+    acc = next((e["accuracy"] for e in reversed(snap.events) if e["kind"] == "eval"), None)
+    rss = snap.samples[-1].rss_bytes / 2**20 if snap.samples else 0
+    peak = max((s.hwm_bytes for s in snap.samples), default=0) / 2**20
+    frac = 0.0
+    if progress and progress.get("total"):
+        frac = min(1.0, progress["samples"] / progress["total"])
+    width = 24
+    filled = int(frac * width)
+    parts = [f"[{'#' * filled}{'-' * (width - filled)}] {frac * 100:5.1f}%", f"{snap.phase or '...':9s}",
+             f"RSS {rss:7.1f} MiB (peak {peak:7.1f})"]
+    if progress:
+        parts.append(f"{progress['samples']:,} samples")
+    if acc is not None:
+        parts.append(f"acc {acc:.3f}")
+    parts.append(f"{snap.elapsed_s:6.1f}s")
+    return "  ".join(parts)
+
+
+def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None):
+    """Start a run, show progress, cancel it on Ctrl-C/SIGTERM; returns the finished Run."""
+    from .runner import Run, recover
+
+    store = Store(home)
+    recover(store)
+    run = Run(store, cfg, sweep_id=sweep_id).start()
+    previous = {}
+
+    def on_signal(signum, frame):
+        run.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, on_signal)
+    try:
+        while not run.is_finished():
+            run.wait(0.25 if show_progress else 1.0)
+            if show_progress:
+                sys.stderr.write("\r" + _bar(run, None)[:160])
+                sys.stderr.flush()
+        if show_progress:
+            sys.stderr.write("\r" + _bar(run, None)[:160] + "\n")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return run
+
+
+def describe(summary: dict) -> str:
+    status = summary.get("status")
+    lines = [f"run {summary.get('run_id')}: {status}"]
+    if summary.get("error"):
+        lines.append(f"  {summary['error'].get('type')}: {summary['error'].get('message')}"
+                     + (f" (in phase {summary.get('phase')})" if summary.get("phase") else ""))
+
+    def fmt(v, unit="", spec=".1f"):
+        return "n/a" if v is None else f"{v:{spec}}{unit}"
+
+    lines.append(f"  peak RSS {fmt(summary.get('peak_rss_mb'), ' MiB')} exact (kernel high-water mark); "
+                 f"sampled max {fmt(summary.get('peak_sampled_mb'), ' MiB')} at {summary.get('sample_hz')} Hz; "
+                 f"floor {fmt(summary.get('floor_mb'), ' MiB')}; cap {summary.get('cap')}")
+    lines.append(f"  wall {fmt(summary.get('wall_s'), ' s')}, train {fmt(summary.get('train_s'), ' s')}, "
+                 f"{fmt(summary.get('samples_per_s'), ' samples/s', ',.0f')}, "
+                 f"accuracy {fmt(summary.get('accuracy'), '', '.4f')}")
+    for ph in summary.get("phases") or []:
+        lines.append(f"    {ph['name']:10s} {fmt(ph.get('wall_s'), ' s', '8.2f')}  peak {fmt(ph.get('peak_rss_mb'), ' MiB', '8.1f')}"
+                     + ("   <- owns the peak" if ph["name"] == summary.get("peak_phase") else ""))
+    return "\n".join(lines)
+
+
+def cmd_run(args, home: str) -> int:
+    cfg = validate(knob_values(args))
+    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json)
+    summary = run.summary
+    err = summary.get("error") or {}
+    if run.status == RunStatus.FAILED and err.get("bad_input"):
+        print(f"svmcore: error: {err.get('message')}", file=sys.stderr)
+        code = EXIT_BAD_INPUT
+    else:
+        code = EXIT.get(run.status, 1)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(describe(summary))
+    return code
+
+
+# ---------------------------------------------------------------- data
+
+def cmd_data(args, home: str) -> int:
+    if args.data_command == "make":
+        from .datasets_io import make_dataset
+        rows = make_dataset(args.kind, rows=args.rows, features=args.features, nnz_per_row=args.nnz_per_row,
+                            seed=args.seed, out=args.out, fmt=args.format)
+        print(f"wrote {rows:,} rows to {args.out}")
+        return 0
+    from .datasets_io import inspect_dataset
+    info = inspect_dataset(args.dataset, cache_dir=os.path.join(home, "cache"))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        for k, v in info.items():
+            print(f"{k:24s} {v}")
+    return 0
+
+
+# ---------------------------------------------------------------- runs
+
+def cmd_runs(args, home: str) -> int:
+    from .runner import recover
+
+    store = Store(home)
+    recover(store)
+    c = args.runs_command
+    if c == "list":
+        runs = store.list_runs()
+        rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
+                 "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
+                 "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
+                 "samples_per_s": r.summary.get("samples_per_s"), "wall_s": r.summary.get("wall_s")}
+                for r in runs]
+        if args.json:
+            print(json.dumps(rows))
+        else:
+            print(f"{'id':>5} {'status':10} {'created':19} {'dataset':14} {'mode':7} {'model':13} "
+                  f"{'peak MiB':>9} {'acc':>6} {'samples/s':>11}")
+            for r in rows:
+                created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
+                peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
+                acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
+                sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
+                print(f"{r['id']:>5} {r['status']:10} {created:19} {str(r['dataset'])[:14]:14} {r['mode']:7} "
+                      f"{r['model']:13} {peak:>9} {acc:>6} {sps:>11}")
+        return 0
+    rec = store.get_run(args.id)
+    if rec is None:
+        print(f"svmcore: error: no run with id {args.id}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if c == "delete":
+        if not rec.status.is_finished():
+            print(f"svmcore: error: run {args.id} is still {rec.status.value}; cancel it first", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        store.delete_run(args.id)
+        print(f"deleted run {args.id}")
+        return 0
+    record = run_export(store, args.id)
+    if c == "show":
+        if args.json:
+            print(json.dumps(record))
+        else:
+            print(describe(rec.summary or {"run_id": rec.id, "status": rec.status.value}))
+            print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))
+            print(f"  {len(record['samples'])} memory samples, {len(record['events'])} events")
+        return 0
+    if args.format == "json":
+        print(json.dumps(record))
+    else:
+        sys.stdout.write(samples_csv(record))
+    return 0
+
+
+def run_export(store: Store, run_id: int) -> dict:
+    """Everything about one run as plain data: config, summary, samples, events."""
+    rec = store.get_run(run_id)
+    return {"id": rec.id, "status": rec.status.value, "created_at": rec.created_at, "finished_at": rec.finished_at,
+            "host": rec.host, "config": rec.config, "summary": rec.summary,
+            "samples": [dict(zip(("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"), s))
+                        for s in store.samples(run_id)],
+            "events": store.events(run_id)}
+
+
+def samples_csv(record: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["run_id", "t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"])
+    for s in record["samples"]:
+        w.writerow([record["id"], f"{s['t_s']:.4f}", s["rss_bytes"], s["anon_bytes"], s["file_bytes"], s["hwm_bytes"]])
+    return buf.getvalue()

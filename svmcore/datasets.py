@@ -1,0 +1,188 @@
+"""Dataset registry: turns a config's ``dataset`` into a source of row chunks.
+
+Every source yields its rows in a fixed order, in chunks, as float64 CSR (or a dense
+float64 array for dense sources), with feature hashing already applied. The
+held-out split is a rule on the global row number, so memory, stream and memmap
+modes hold out exactly the same rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from .config import RunConfig
+from .errors import DataError
+from .readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
+from .synthetic import iter_synthetic
+
+MAX_TEST_ROWS = 20_000
+TEST_EVERY = 5
+
+
+def is_test_row(row: np.ndarray) -> np.ndarray:
+    """Every 5th row is held out, up to 20,000 of them."""
+    return (row % TEST_EVERY == TEST_EVERY - 1) & (row // TEST_EVERY < MAX_TEST_ROWS)
+
+
+@dataclass(frozen=True)
+class DataInfo:
+    """What a dataset holds, before any precision or representation choice."""
+
+    name: str
+    format: str  # synthetic, shipped, svmlight, csv, npz, text
+    rows: int
+    features: int
+    nnz: int
+    classes: list
+    class_counts: list
+    dense_source: bool
+    exact: bool = True  # False: synthetic figures from the knobs, not counted
+
+    @property
+    def density(self) -> float:
+        return self.nnz / max(1, self.rows * self.features)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def hash_features(X: sp.csr_matrix | np.ndarray, bits: int) -> sp.csr_matrix:
+    """Fold columns into 2^bits hashed columns (signed, so collisions cancel on average)."""
+    X = sp.csr_matrix(X) if not sp.issparse(X) else X
+    n = 1 << bits
+    idx = X.indices.astype(np.uint64)
+    h = (idx + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(32)
+    cols = (h & np.uint64(n - 1)).astype(np.int32)
+    sign = np.where((h >> np.uint64(40)) & np.uint64(1), -1.0, 1.0)
+    out = sp.csr_matrix((X.data * sign, cols, X.indptr.copy()), shape=(X.shape[0], n))
+    out.sum_duplicates()
+    out.indices = out.indices.astype(np.int32, copy=False)
+    return out
+
+
+class Source:
+    """Rows of one dataset as chunks. ``features`` is the width after hashing."""
+
+    def __init__(self, cfg: RunConfig, path: str | None = None):
+        self.cfg = cfg
+        self.path = path or (None if cfg.is_builtin else os.path.abspath(cfg.dataset))
+        self.fmt = "synthetic" if cfg.is_synthetic else ("shipped" if cfg.is_builtin else sniff_format(self.path))
+        self.text_bits = cfg.hashing_bits or TEXT_DEFAULT_BITS
+
+    # identity for caches: the same key means the same rows
+    def key(self, hashed: bool = True) -> str:
+        c = self.cfg
+        if self.fmt == "synthetic":
+            ident = [c.dataset, c.rows, c.features, c.nnz_per_row, c.seed]
+        elif self.fmt == "shipped":
+            ident = [c.dataset]
+        else:
+            st = os.stat(self.path)
+            ident = [self.path, st.st_size, st.st_mtime_ns, self.fmt]
+        ident += [(c.hashing_bits if hashed else 0) if self.fmt != "text" else self.text_bits]
+        return hashlib.sha1(json.dumps(ident).encode()).hexdigest()[:16]
+
+    @property
+    def dense_source(self) -> bool:
+        return self.cfg.dataset in ("dense", "digits", "breast-cancer") or self.fmt == "csv"
+
+    def _raw_chunks(self, chunk_rows: int, n_features: int | None) -> Iterator[tuple[object, np.ndarray]]:
+        c = self.cfg
+        if self.fmt == "synthetic":
+            yield from iter_synthetic(c.dataset, c.rows, c.features, c.nnz_per_row, c.seed)
+        elif self.fmt == "shipped":
+            X, y = _shipped(c.dataset)
+            for s in range(0, X.shape[0], chunk_rows):
+                yield X[s:s + chunk_rows], y[s:s + chunk_rows]
+        else:
+            for ch in iter_file_chunks(self.path, chunk_rows, self.fmt, n_features, self.text_bits):
+                yield ch.X, ch.y
+
+    def iter_chunks(self, chunk_rows: int, n_features: int | None = None, hashed: bool = True
+                    ) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
+        """(X, y) chunks in row order, hashed (if the config asks) unless ``hashed`` is
+        False. Chunk sizes are the source's own (generation chunks, parse chunks), not
+        necessarily ``chunk_rows``."""
+        bits = self.cfg.hashing_bits if self.fmt != "text" and hashed else 0
+        for X, y in self._raw_chunks(chunk_rows, None if bits else n_features):
+            if bits:
+                X = hash_features(X, bits)
+            elif n_features is not None and sp.issparse(X) and X.shape[1] < n_features:
+                X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+            yield X, y
+
+
+def _shipped(name: str) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn import datasets
+
+    if name == "digits":
+        d = datasets.load_digits()
+        return d.data / 16.0, d.target.astype(np.float64)
+    d = datasets.load_breast_cancer()
+    X = (d.data - d.data.mean(axis=0)) / d.data.std(axis=0)
+    return X, np.where(d.target == 1, 1.0, -1.0)
+
+
+def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> DataInfo:
+    """One pass over the data: rows, width, nonzeros, classes. Validates every line of
+    a file; the result is cached by the file's identity. Synthetic data is described
+    from its knobs (nonzeros as an upper bound) unless ``exact``."""
+    c = source.cfg
+    cache_file = os.path.join(cache_dir, f"scan-{source.key()}.json") if cache_dir else None
+    if cache_file and os.path.exists(cache_file):
+        with open(cache_file) as f:
+            return DataInfo(**json.load(f))
+    if source.fmt == "synthetic" and not exact:
+        features = (1 << c.hashing_bits) if c.hashing_bits else c.features
+        nnz = c.rows * (features if c.dataset == "dense" else c.nnz_per_row)
+        return DataInfo(c.dataset, "synthetic", c.rows, features, nnz, [-1.0, 1.0], [],
+                        c.dataset == "dense", exact=False)
+    rows = nnz = 0
+    width = 0
+    classes: dict = {}
+    for X, y in source.iter_chunks(10_000):
+        rows += X.shape[0]
+        nnz += X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
+        width = max(width, X.shape[1])
+        vals, counts = np.unique(y, return_counts=True)
+        for v, n in zip(vals.tolist(), counts.tolist()):
+            classes[v] = classes.get(v, 0) + int(n)
+    if rows == 0:
+        raise DataError("the file has no data rows", source.path)
+    keys = sorted(classes)
+    if source.fmt == "synthetic":
+        width = (1 << c.hashing_bits) if c.hashing_bits else c.features
+    info = DataInfo(os.path.basename(source.path or c.dataset), source.fmt, rows, width, nnz,
+                    keys, [classes[k] for k in keys], source.dense_source)
+    if cache_file and source.fmt not in ("synthetic", "shipped"):
+        os.makedirs(cache_dir, exist_ok=True)
+        tmp = cache_file + f".{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(info.to_dict(), f)
+        os.replace(tmp, cache_file)
+    return info
+
+
+def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> None:
+    """Problems only the data can reveal, as clear errors."""
+    if len(info.classes) < 2:
+        only = info.classes[0] if info.classes else "none"
+        raise DataError(f"{what} has only one class (label {only}); a classifier needs at least two")
+    n_train = info.rows - int(is_test_row(np.arange(info.rows)).sum()) if cfg.test_file is None else info.rows
+    if cfg.batch_size > n_train:
+        from .errors import ConfigError
+        raise ConfigError("batch_size", f"{cfg.batch_size:,} is larger than the training data ({n_train:,} rows)")
+    if cfg.model == "kernel-svm":
+        from .knobs import MAX_KERNEL_SVM_ROWS
+        from .errors import ConfigError
+        if n_train > MAX_KERNEL_SVM_ROWS:
+            raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {n_train:,} rows is "
+                              f"above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")

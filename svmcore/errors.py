@@ -1,0 +1,34 @@
+"""Errors that mean "the input is wrong", as opposed to a bug.
+
+Both carry one clear sentence; the CLI prints it on one line and exits 2, the
+dashboard shows it next to the field.
+"""
+
+
+class SvmcoreError(Exception):
+    """Base class of the errors a user can fix."""
+
+
+class ConfigError(SvmcoreError, ValueError):
+    """A knob value, or a combination of knobs, is not allowed."""
+
+    def __init__(self, knob: str, message: str):
+        self.knob = knob
+        super().__init__(f"{knob}: {message}")
+
+
+class DataError(SvmcoreError, ValueError):
+    """A data file is malformed or unusable. ``line`` is 1-based when known."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        where = ""
+        if path:
+            where = f"{path}"
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message)

@@ -1,0 +1,157 @@
+"""The one registry of knobs.
+
+Validation (``config``), the command line (``cli``) and the dashboard's widgets
+and Learn page are all generated from ``KNOBS``. A knob says what it is, what it
+allows, its unit, and what it trades, so every surface explains it the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+BUILTIN_DATASETS = ("sparse-text", "dense", "digits", "breast-cancer")
+MAX_FEATURES = 1 << 26  # 67M columns; a model over more would not fit this machine class
+MAX_KERNEL_SVM_ROWS = 20_000
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    type: type
+    default: Any
+    help: str
+    trades: str
+    unit: str = ""
+    choices: tuple | None = None
+    min: float | None = None
+    max: float | None = None
+    optional: bool = False  # None allowed (means "off"/"not set")
+    group: str = "training"
+    applies_to: tuple[str, ...] = ()  # models this knob matters for; () = all
+    free_text: bool = False  # dataset: a builtin name or a file path
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def describe_allowed(self) -> str:
+        if self.choices:
+            allowed = ", ".join(str(c) for c in self.choices)
+            if self.free_text:
+                allowed += ", or a file path"
+            return allowed
+        lo = "" if self.min is None else f"{self.min:g}"
+        hi = "" if self.max is None else f"{self.max:g}"
+        text = f"{self.type.__name__} in [{lo}, {hi}]"
+        if self.optional:
+            text += " or unset"
+        return text
+
+
+_KNOBS = [
+    # --- data -----------------------------------------------------------
+    Knob("dataset", str, "sparse-text", group="data", choices=BUILTIN_DATASETS, free_text=True,
+         help="What to train on: synthetic text-like sparse data (Zipf token ids, tf-idf-like "
+              "values, a hidden sparse linear model with label noise), synthetic dense data, "
+              "a dataset scikit-learn ships, or a file (svmlight/libsvm, CSV with a label "
+              "column, .npz CSR with y, or raw text 'label<TAB>text').",
+         trades="Bigger and denser data costs memory in proportion; it is the thing being tamed."),
+    Knob("test_file", str, None, group="data", optional=True,
+         help="Optional separate test file in the same format; otherwise every 5th row "
+              "(up to 20,000) is held out.",
+         trades="A separate test file is read fully into memory for evaluation."),
+    Knob("rows", int, 100_000, group="data", min=50, max=100_000_000, unit="rows",
+         help="Rows of synthetic data (sparse-text, dense). Ignored for files and shipped datasets.",
+         trades="Memory mode grows linearly with rows; stream and memmap do not."),
+    Knob("features", int, None, group="data", optional=True, min=2, max=MAX_FEATURES, unit="columns",
+         help="Columns of synthetic data; unset = 2^20 for sparse-text (text-like data has about a "
+              "million), 200 for dense.",
+         trades="Dense memory and model size grow with features; sparse data does not."),
+    Knob("nnz_per_row", int, 50, group="data", min=1, max=100_000, unit="nonzeros",
+         help="Nonzero values per row of sparse-text data.",
+         trades="Sparse memory grows with nonzeros: 12 bytes each in float64 (8 value + 4 index)."),
+    Knob("seed", int, 0, group="data", min=0, max=2**31 - 1,
+         help="Random seed for data generation and training.",
+         trades="None; fixes the randomness so runs can be compared."),
+    # --- representation ----------------------------------------------------
+    Knob("mode", str, "memory", group="memory", choices=("memory", "stream", "memmap"),
+         help="memory: load everything. stream: read chunks of the file from disk each "
+              "epoch, never the whole file. memmap: a binary CSR copy on disk (built once, "
+              "reused) is memory-mapped and batches are sliced from it.",
+         trades="stream/memmap bound memory by the batch, at the cost of disk reads; "
+                "stream also re-parses text every epoch."),
+    Knob("representation", str, "sparse", group="memory", choices=("sparse", "dense"),
+         help="sparse keeps only nonzeros (CSR); dense stores every cell.",
+         trades="Dense costs rows x features x bytes; it only pays off for dense data."),
+    Knob("precision", str, "float64", group="memory", choices=("float64", "float32", "float16"),
+         help="Storage precision of feature values. float16 is storage only: each batch is "
+              "upcast to float32 for compute (scikit-learn cannot compute in float16).",
+         trades="Halving precision halves value memory; float16 loses digits (~3 significant)."),
+    Knob("hashing_bits", int, 0, group="memory", min=0, max=26, unit="bits",
+         help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
+              "files are always hashed (2^20 when off).",
+         trades="Fewer columns shrink the model and dense batches; collisions can cost accuracy."),
+    Knob("gc_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
+         help="Run Python's garbage collector every k batches; 0 = never force it.",
+         trades="Frees cyclic garbage sooner at a small time cost; numpy buffers are freed anyway."),
+    Knob("memory_cap_mb", int, None, group="memory", optional=True, min=64, max=1_000_000, unit="MB",
+         help="Optional memory cap for the training process. Hitting it ends the run as 'oom'.",
+         trades="Protects the machine; a run that needs more ends early."),
+    Knob("cap_kind", str, "auto", group="memory", choices=("auto", "rlimit", "cgroup"),
+         help="How to cap: rlimit (RLIMIT_DATA on the worker: a clean MemoryError), cgroup "
+              "(the whole process tree, like a real machine: the kernel kills it), auto = "
+              "cgroup where this machine allows it, else rlimit.",
+         trades="cgroup is faithful to a real machine; rlimit reports the failing allocation."),
+    # --- training ----------------------------------------------------------
+    Knob("model", str, "linear-svm", choices=("linear-svm", "kernel-approx", "kernel-svm", "mlp"),
+         help="linear-svm: hinge loss by minibatch SGD. kernel-approx: Nystroem or random "
+              "Fourier features, then a linear SVM. kernel-svm: exact libsvm SVC (small data "
+              f"only, up to {MAX_KERNEL_SVM_ROWS:,} rows, memory mode). mlp: a small neural net "
+              "trained by minibatches.",
+         trades="Richer models can be more accurate and cost more memory and time."),
+    Knob("batch_size", int, 1024, min=1, max=10_000_000, unit="rows",
+         help="Rows per minibatch (and per chunk read in stream/memmap mode).",
+         trades="Smaller batches use less memory per step but run slower per sample."),
+    Knob("epochs", int, 5, min=1, max=1000, unit="passes",
+         help="Passes over the training data (kernel-svm trains once).",
+         trades="More passes cost time; accuracy plateaus after a few."),
+    Knob("alpha", float, 1e-5, min=1e-9, max=10.0,
+         help="Regularisation strength of the SGD-trained models (larger = simpler model).",
+         trades="Too small overfits noise, too large underfits.",
+         applies_to=("linear-svm", "kernel-approx", "mlp")),
+    Knob("average", bool, True,
+         help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
+         trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
+    Knob("c", float, 1.0, min=1e-6, max=1e6,
+         help="Inverse regularisation of the exact kernel SVM.",
+         trades="Larger C fits the training data harder.", applies_to=("kernel-svm",)),
+    Knob("approximation", str, "nystroem", choices=("nystroem", "rff"),
+         help="Kernel approximation: Nystroem (landmark rows) or random Fourier features.",
+         trades="Nystroem adapts to the data; RFF needs no data to fit.", applies_to=("kernel-approx",)),
+    Knob("n_components", int, 256, min=2, max=20_000, unit="components",
+         help="Size of the kernel approximation (columns of the transformed data).",
+         trades="More components approximate the kernel better and cost rows x components memory.",
+         applies_to=("kernel-approx",)),
+    Knob("cache_size_mb", int, 200, min=1, max=100_000, unit="MB",
+         help="libsvm's kernel cache for the exact kernel SVM.",
+         trades="A bigger cache trains faster and holds that much more memory.",
+         applies_to=("kernel-svm",)),
+    Knob("hidden", str, "64",
+         help="Hidden layer sizes of the MLP, comma separated (e.g. 128,64).",
+         trades="Wider layers hold features x width weights.", applies_to=("mlp",)),
+    Knob("threads", int, 1, min=1, max=64, unit="threads",
+         help="BLAS/OpenMP threads of the worker, and the reader thread in stream/memmap mode "
+              "when above 1 (loading overlaps training).",
+         trades="More threads can be faster; each holds its own stack and buffers."),
+]
+
+KNOBS: dict[str, Knob] = {k.name: k for k in _KNOBS}
+
+
+def knob(name: str) -> Knob:
+    return KNOBS[name]
+
+
+def defaults() -> dict[str, Any]:
+    return {k.name: k.default for k in _KNOBS}

@@ -1,0 +1,282 @@
+"""Durable run history in one SQLite file (WAL mode).
+
+Contract:
+- ``create_run`` returns a new run id; the row exists (status ``running``) before
+  the worker starts, so a crash at any later point leaves a trace.
+- ``add_samples`` / ``add_events`` append; each call is one transaction, so what a
+  kill -9 interrupts is at most the last batch, never earlier rows.
+- ``finish_run`` sets the terminal status and summary once; later calls for a
+  finished run are ignored, so two observers cannot overwrite an outcome.
+- Writes are serialised across threads and processes by a lock file (the bundled
+  SQLite has a WAL bug with several processes writing at once); reads never block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Iterable, Iterator
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL,
+    summary TEXT,
+    run_dir TEXT,
+    worker_pid INTEGER,
+    worker_ctime REAL,
+    runner_pid INTEGER,
+    runner_ctime REAL,
+    host TEXT,
+    sweep_id INTEGER,
+    label TEXT
+);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id INTEGER NOT NULL,
+    t_s REAL NOT NULL,
+    rss_bytes INTEGER NOT NULL,
+    anon_bytes INTEGER NOT NULL,
+    file_bytes INTEGER NOT NULL,
+    hwm_bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, t_s);
+CREATE TABLE IF NOT EXISTS events (
+    run_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    t_s REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at REAL NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+"""
+
+
+class RunStatus(str, Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    OOM = "oom"
+    CANCELLED = "cancelled"
+    LOST = "lost"
+
+    def is_finished(self) -> bool:
+        return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A frozen view of one run's row."""
+
+    id: int
+    created_at: float
+    finished_at: float | None
+    status: RunStatus
+    config: dict
+    summary: dict
+    run_dir: str | None
+    worker_pid: int | None
+    worker_ctime: float | None
+    runner_pid: int | None
+    runner_ctime: float | None
+    host: str | None
+    sweep_id: int | None
+    label: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "RunRecord":
+        d = dict(row)
+        d["status"] = RunStatus(d["status"])
+        d["config"] = json.loads(d["config"])
+        d["summary"] = json.loads(d["summary"]) if d["summary"] else {}
+        return cls(**d)
+
+
+class StoreError(Exception):
+    """The store cannot be written (disk full, read-only folder) or read."""
+
+
+class Store:
+    def __init__(self, home: str):
+        self.home = os.path.abspath(home)
+        try:
+            os.makedirs(self.home, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the data folder {self.home}: {e.strerror}") from None
+        self.path = os.path.join(self.home, "runs.sqlite")
+        self._local = threading.local()
+        self._thread_lock = threading.RLock()
+        self._lock_path = os.path.join(self.home, "runs.sqlite.writelock")
+        with self._writing(transaction=False) as db:
+            db.executescript(SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                db.row_factory = sqlite3.Row
+                db.execute("PRAGMA busy_timeout=30000")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as e:
+                raise StoreError(f"cannot open the run store {self.path}: {e}") from None
+            self._local.db = db
+        return db
+
+    @contextlib.contextmanager
+    def _writing(self, transaction: bool = True) -> Iterator[sqlite3.Connection]:
+        with self._thread_lock:
+            try:
+                lock = open(self._lock_path, "a")
+            except OSError as e:
+                raise StoreError(f"cannot write to the data folder {self.home}: {e.strerror}") from None
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                db = self._db()
+                try:
+                    if transaction:
+                        db.execute("BEGIN IMMEDIATE")
+                    yield db
+                    if transaction:
+                        db.execute("COMMIT")
+                except sqlite3.Error as e:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise StoreError(f"the run store could not be written ({e}); "
+                                     "is the disk full or read-only?") from None
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                lock.close()
+
+    # ------------------------------------------------------------- writes
+    def create_run(self, config: dict, status: RunStatus = RunStatus.RUNNING, sweep_id: int | None = None,
+                   label: str | None = None) -> int:
+        with self._writing() as db:
+            cur = db.execute(
+                "INSERT INTO runs (created_at, status, config, host, sweep_id, label) VALUES (?,?,?,?,?,?)",
+                (time.time(), status.value, json.dumps(config, sort_keys=True), socket.gethostname(),
+                 sweep_id, label))
+            return int(cur.lastrowid)
+
+    def set_process(self, run_id: int, run_dir: str, worker_pid: int, worker_ctime: float | None,
+                    runner_pid: int, runner_ctime: float | None) -> None:
+        with self._writing() as db:
+            db.execute("UPDATE runs SET run_dir=?, worker_pid=?, worker_ctime=?, runner_pid=?, runner_ctime=?, "
+                       "status=? WHERE id=?", (run_dir, worker_pid, worker_ctime, runner_pid, runner_ctime,
+                                               RunStatus.RUNNING.value, run_id))
+
+    def set_run_dir(self, run_id: int, run_dir: str) -> None:
+        with self._writing() as db:
+            db.execute("UPDATE runs SET run_dir=? WHERE id=?", (run_dir, run_id))
+
+    def add_samples(self, run_id: int, rows: Iterable[tuple]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        with self._writing() as db:
+            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
+                           "VALUES (?,?,?,?,?,?)", [(run_id, *r) for r in rows])
+
+    def add_events(self, run_id: int, events: Iterable[tuple[int, float, str, dict]]) -> None:
+        events = list(events)
+        if not events:
+            return
+        with self._writing() as db:
+            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
+                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+
+    def finish_run(self, run_id: int, status: RunStatus, summary: dict) -> bool:
+        """Set the outcome once. Returns False if the run had already finished."""
+        with self._writing() as db:
+            cur = db.execute("UPDATE runs SET status=?, summary=?, finished_at=? WHERE id=? AND status IN (?, ?)",
+                             (status.value, json.dumps(summary), time.time(), run_id,
+                              RunStatus.RUNNING.value, RunStatus.QUEUED.value))
+            return cur.rowcount == 1
+
+    def delete_run(self, run_id: int) -> bool:
+        with self._writing() as db:
+            db.execute("DELETE FROM samples WHERE run_id=?", (run_id,))
+            db.execute("DELETE FROM events WHERE run_id=?", (run_id,))
+            return db.execute("DELETE FROM runs WHERE id=?", (run_id,)).rowcount == 1
+
+    def create_sweep(self, spec: dict) -> int:
+        with self._writing() as db:
+            cur = db.execute("INSERT INTO sweeps (created_at, spec, status) VALUES (?,?,?)",
+                             (time.time(), json.dumps(spec), "running"))
+            return int(cur.lastrowid)
+
+    def set_sweep_status(self, sweep_id: int, status: str) -> None:
+        with self._writing() as db:
+            db.execute("UPDATE sweeps SET status=? WHERE id=?", (status, sweep_id))
+
+    # ------------------------------------------------------------- reads
+    def get_run(self, run_id: int) -> RunRecord | None:
+        row = self._db().execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return RunRecord.from_row(row) if row else None
+
+    def list_runs(self, status: Iterable[RunStatus] | None = None, sweep_id: int | None = None,
+                  limit: int | None = None) -> list[RunRecord]:
+        sql, args = "SELECT * FROM runs", []
+        where = []
+        if status is not None:
+            st = [s.value for s in status]
+            where.append(f"status IN ({','.join('?' * len(st))})")
+            args += st
+        if sweep_id is not None:
+            where.append("sweep_id=?")
+            args.append(sweep_id)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [RunRecord.from_row(r) for r in self._db().execute(sql, args)]
+
+    def samples(self, run_id: int) -> list[tuple[float, int, int, int, int]]:
+        return [tuple(r) for r in self._db().execute(
+            "SELECT t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes FROM samples WHERE run_id=? ORDER BY t_s",
+            (run_id,))]
+
+    def events(self, run_id: int) -> list[dict[str, Any]]:
+        out = []
+        for seq, t, kind, data in self._db().execute(
+                "SELECT seq, t_s, kind, data FROM events WHERE run_id=? ORDER BY seq", (run_id,)):
+            d = json.loads(data)
+            d.update(seq=seq, t_s=t, kind=kind)
+            out.append(d)
+        return out
+
+    def sweeps(self) -> list[dict]:
+        return [dict(r) | {"spec": json.loads(r["spec"])}
+                for r in self._db().execute("SELECT * FROM sweeps ORDER BY id DESC")]
+
+    def integrity_ok(self) -> bool:
+        return self._db().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None

@@ -1,0 +1,257 @@
+"""What the worker does between its imports and its outcome: prepare, load,
+transform, train, evaluate. Runs inside the child process only."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import cache
+from .batches import COMPUTE_DTYPES, ArrayData, StreamData, split_chunks, to_storage
+from .config import RunConfig, validate
+from .datasets import DataInfo, Source, check_trainable, scan
+from .models import KERNEL_SAMPLE_ROWS, Trainer
+
+EVAL_ROWS = 2000  # rows of the held-out set scored during training
+EVAL_EVERY_S = 1.0
+PROGRESS_EVERY_S = 0.1
+
+
+def import_libraries(model: str) -> None:
+    """Import what training needs, so that the imports phase is the floor."""
+    import sklearn.linear_model  # noqa: F401
+    import threadpoolctl  # noqa: F401
+    if model == "mlp":
+        import sklearn.neural_network  # noqa: F401
+    if model == "kernel-svm":
+        import sklearn.svm  # noqa: F401
+    if model == "kernel-approx":
+        import sklearn.kernel_approximation  # noqa: F401
+
+
+def _nbytes(X) -> int:
+    if isinstance(X, tuple):
+        return sum(a.nbytes for a in X if hasattr(a, "nbytes"))
+    if sp.issparse(X):
+        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return int(X.nbytes)
+
+
+def _gather(chunks, precision: str, dense: bool, n_features: int):
+    """All chunks in one storage array (the memory-mode load)."""
+    Xs, ys = [], []
+    for X, y in chunks:
+        Xs.append(to_storage(X, precision, dense))
+        ys.append(y)
+    if not ys:
+        return None, np.zeros(0)
+    y = np.concatenate(ys)
+    if dense:
+        X = np.vstack(Xs) if len(Xs) > 1 else Xs[0]
+    elif isinstance(Xs[0], tuple):  # float16 parts
+        data = np.concatenate([p[0] for p in Xs])
+        indices = np.concatenate([p[1] for p in Xs])
+        offsets = np.cumsum([0] + [p[2][-1] for p in Xs[:-1]])
+        indptr = np.concatenate([np.zeros(1, np.int64)] + [p[2][1:] + off for p, off in zip(Xs, offsets)])
+        X = (data, indices, indptr)
+    else:
+        X = sp.vstack(Xs, format="csr") if len(Xs) > 1 else Xs[0]
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    del Xs
+    return X, y
+
+
+def _as_compute(X, precision: str, dense: bool, n_features: int):
+    """A stored test set in compute form."""
+    cdtype = COMPUTE_DTYPES[precision]
+    if isinstance(X, tuple):
+        data, indices, indptr = X
+        X = sp.csr_matrix((np.asarray(data, dtype=cdtype), np.asarray(indices), np.asarray(indptr)),
+                          shape=(len(indptr) - 1, n_features))
+    elif sp.issparse(X):
+        X = X.astype(cdtype, copy=False)
+    else:
+        X = np.asarray(X, dtype=cdtype)
+    if dense and sp.issparse(X):
+        X = X.toarray()
+    return X
+
+
+def run(job: dict, events, phases) -> dict:
+    cfg: RunConfig = validate(job["config"])
+    cache_dir = job["cache_dir"]
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    limiter = threadpool_limits(limits=cfg.threads)  # noqa: F841 (held for the whole run)
+    np.random.seed(cfg.seed % 2**32)
+    dense = cfg.representation == "dense"
+
+    phases.start("prepare")
+    source = Source(cfg)
+    info = scan(source, cache_dir)
+    n_features = info.features
+    test_info = None
+    if cfg.test_file:
+        test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
+        test_info = scan(test_source, cache_dir)
+        n_features = max(n_features, test_info.features)
+    check_trainable(info, cfg)
+    classes = list(info.classes)
+    text_path = bin_data = None
+    if cfg.mode == "stream":
+        text_path = cache.text_copy(source, cache_dir, classes)
+    elif cfg.mode == "memmap":
+        bin_data = cache.binary_copy(source, cache_dir, classes, n_features, cfg.precision,
+                                     "dense" if dense else "csr")
+    events.emit("data", info=info.to_dict(), n_features=n_features, text_path=text_path,
+                binary_path=bin_data.folder if bin_data else None)
+
+    phases.start("load")
+    if cfg.mode == "memory":
+        X_train, y_train = _gather(split_chunks(source.iter_chunks(10_000, n_features), False),
+                                   cfg.precision, dense, n_features)
+        train = ArrayData(X_train, y_train, n_features, cfg.precision, dense)
+        train_bytes = _nbytes(X_train)
+    elif cfg.mode == "memmap":
+        Xp, yi = bin_data.part("train")
+        train = ArrayData(Xp, _LazyLabels(yi, classes),
+                          n_features, cfg.precision, dense)
+        train_bytes = 0
+    else:
+        stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
+        n_train = info.rows - _n_test(info.rows) if not cfg.test_file else info.rows
+        train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1)
+        train_bytes = 0
+    if cfg.test_file:
+        X_test, y_test = _gather(test_source.iter_chunks(10_000, n_features), cfg.precision, False, n_features)
+    elif cfg.mode == "memmap":
+        Xp, yi = bin_data.part("test")
+        X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
+        y_test = np.asarray(classes)[np.asarray(yi)]
+    else:
+        test_src = stream_src if cfg.mode == "stream" else source
+        X_test, y_test = _gather(split_chunks(test_src.iter_chunks(10_000, n_features), True),
+                                 cfg.precision, False, n_features)
+    if y_test.shape[0] == 0:
+        from .errors import DataError
+        raise DataError("no rows are left for testing; give a test file or more rows")
+    X_test = _as_compute(X_test, cfg.precision, False, n_features)
+    events.emit("loaded", train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
+                train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
+
+    trainer = Trainer(cfg, classes)
+    X_eval, y_eval = X_test[:EVAL_ROWS], y_test[:EVAL_ROWS]
+    pre_transformed = False
+    if trainer.needs_transform_fit:
+        phases.start("transform")
+        sample_X, _ = train.batch(0, min(KERNEL_SAMPLE_ROWS, train.n_rows)) if isinstance(train, ArrayData) \
+            else next(iter(train.batches(min(KERNEL_SAMPLE_ROWS, train.n_rows))))
+        trainer.fit_transform_on(sample_X)
+        del sample_X
+        if cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
+            X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
+            train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
+                              "float64" if cfg.precision == "float64" else "float32", False)
+            del X_all
+            pre_transformed = True
+        events.emit("transformed", components=int(trainer.transform(X_eval[:1]).shape[1]))
+
+    phases.start("train")
+    t_train = time.monotonic()
+    samples = batches = 0
+    total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
+    last_progress = last_eval = 0.0
+    accuracy_now = None
+
+    def evaluate_now():
+        nonlocal last_eval
+        acc = _score(trainer, X_eval, y_eval, dense)
+        last_eval = time.monotonic()
+        events.emit("eval", samples=samples, accuracy=acc, rows=int(y_eval.shape[0]),
+                    train_elapsed_s=last_eval - t_train)
+        return acc
+
+    if not trainer.incremental:
+        X_all, y_all = train.batch(0, train.n_rows)
+        trainer.fit_all(X_all, y_all)
+        del X_all
+        samples = batches = train.n_rows
+        events.emit("progress", samples=samples, batches=1, epoch=1, epochs=1, total=total,
+                    train_elapsed_s=time.monotonic() - t_train)
+        accuracy_now = evaluate_now()
+    else:
+        fit = trainer.model.partial_fit
+        for epoch in range(cfg.epochs):
+            for Xb, yb in train.batches(cfg.batch_size, epoch):
+                if pre_transformed:
+                    fit(Xb, yb, classes=trainer.classes)
+                else:
+                    trainer.partial_fit(Xb, yb)
+                samples += yb.shape[0]
+                batches += 1
+                del Xb, yb
+                if cfg.gc_every and batches % cfg.gc_every == 0:
+                    gc.collect()
+                now = time.monotonic()
+                if now - last_progress >= PROGRESS_EVERY_S:
+                    events.emit("progress", samples=samples, batches=batches, epoch=epoch + 1,
+                                epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
+                    last_progress = now
+                if now - last_eval >= EVAL_EVERY_S:
+                    accuracy_now = evaluate_now()
+            events.emit("progress", samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+                        total=total, train_elapsed_s=time.monotonic() - t_train)
+            accuracy_now = evaluate_now()
+    train_s = time.monotonic() - t_train
+
+    threads_info = [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")}
+                    for d in threadpool_info()]
+    with open("/proc/self/status") as f:
+        os_threads = next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+
+    phases.start("evaluate")
+    accuracy = _score(trainer, X_test, y_test, dense)
+    events.emit("eval", samples=samples, accuracy=accuracy, rows=int(y_test.shape[0]), final=True,
+                train_elapsed_s=train_s)
+    del accuracy_now
+    return {
+        "accuracy": accuracy, "samples": samples, "batches": batches, "train_s": train_s,
+        "samples_per_s": samples / train_s if train_s > 0 else None,
+        "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
+        "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
+        "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,
+                    "reader_thread": isinstance(train, StreamData) and train.reader_thread},
+        "data": info.to_dict(), "pid": os.getpid(),
+    }
+
+
+def _score(trainer: Trainer, X, y, dense: bool, rows: int = 2048) -> float:
+    """Accuracy, scored in slices so a dense or transformed test set never exists whole."""
+    correct = 0
+    for s in range(0, y.shape[0], rows):
+        Xs = X[s:s + rows]
+        if dense and sp.issparse(Xs):
+            Xs = Xs.toarray()
+        correct += int(np.sum(trainer.model.predict(trainer.transform(Xs)) == y[s:s + rows]))
+    return correct / max(1, y.shape[0])
+
+
+def _n_test(rows: int) -> int:
+    from .datasets import is_test_row
+    return int(is_test_row(np.arange(min(rows, 100_000))).sum())
+
+
+class _LazyLabels:
+    """Class labels over a memory-mapped array of class indices, decoded per batch."""
+
+    def __init__(self, yi, classes):
+        self.yi = yi
+        self.classes = np.asarray(classes)
+        self.shape = yi.shape
+
+    def __getitem__(self, s):
+        return self.classes[np.asarray(self.yi[s])]
