@@ -68,7 +68,17 @@ def create_time(pid: int) -> float | None:
 
 
 def is_same_process(pid: int, created: float | None) -> bool:
-    return created is not None and create_time(pid) == created
+    """True if ``pid`` is still the process that started at ``created`` and has not
+    exited (a zombie, waiting for a parent that may never reap it, counts as exited)."""
+    if created is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return False
+    fields = raw[raw.rindex(b")") + 2:].split()
+    return fields[0] not in (b"Z", b"X") and float(fields[19]) == created
 
 
 def session_members(sid: int) -> list[int]:

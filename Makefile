@@ -1,0 +1,41 @@
+# Two entry points (see README): `make run` and `make test`. Both install what they need.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: run test test-fast bench deps dev-deps browser clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.deps: requirements.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-deps: requirements-dev.txt $(VENV)/.deps
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+deps: $(VENV)/.deps
+dev-deps: $(VENV)/.dev-deps
+
+# Debian's chromium drives the end-to-end tests (a Playwright browser download is not possible here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+run: deps
+	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+test: dev-deps browser
+	$(BIN)/python -m pytest
+
+test-fast: dev-deps
+	$(BIN)/python -m pytest -m "not e2e"
+
+bench: dev-deps
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .svmcore .pytest_cache test-artifacts

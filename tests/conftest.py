@@ -1,0 +1,43 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+@pytest.fixture
+def home(tmp_path):
+    """A fresh data folder for one test."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return str(path)
+
+
+@pytest.fixture
+def store(home):
+    from svmcore.store import Store
+
+    s = Store(home)
+    yield s
+    assert s.integrity_ok()
+    s.close()
+
+
+def cli(*args, home=None, env=None, timeout=600, check=None):
+    """Run `python -m svmcore ...` as a real process; returns CompletedProcess."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = ROOT
+    if env:
+        full_env.update(env)
+    cmd = [sys.executable, "-m", "svmcore"] + list(args)
+    if home:
+        cmd += ["--home", home] if args and args[0] in ("run", "sweep") else []
+        full_env["SVMCORE_HOME"] = home
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=ROOT)
+    if check is not None:
+        assert proc.returncode == check, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    return proc

@@ -1,0 +1,276 @@
+"""Real child processes: every outcome, the caps, cancel, exact peaks, recovery."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from svmcore import limits, procfs
+from svmcore.config import validate
+from svmcore.runner import Run, recover
+from svmcore.store import RunStatus
+from tests.conftest import ROOT, cli
+
+SMALL = dict(rows=20_000, features=1 << 16, nnz_per_row=30, epochs=2)
+
+
+def _run(store, fault=None, **knobs):
+    cfg = validate({**SMALL, **knobs})
+    run = Run(store, cfg, extra_env={"SVMCORE_FAULT": fault} if fault else None).start()
+    return run
+
+
+def _wait_for_phase(run, phase, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if run.snapshot().phase == phase:
+            return
+        if run.is_finished():
+            raise AssertionError(f"run ended ({run.status}) before phase {phase}: {run.summary}")
+        time.sleep(0.02)
+    raise AssertionError(f"phase {phase} not reached")
+
+
+def _processes_of(run_dir):
+    """pids whose command line names this run's folder (the worker and any fork of it)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if run_dir.encode() in f.read():
+                        out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def test_completed_run_is_measured_and_stored(store):
+    run = _run(store)
+    assert run.wait(120) == RunStatus.COMPLETED, run.summary
+    s = run.summary
+    names = [p["name"] for p in s["phases"]]
+    assert names == ["imports", "prepare", "load", "train", "evaluate"]
+    assert all(p["peak_rss_mb"] > 20 and p["wall_s"] >= 0 for p in s["phases"])
+    assert s["peak_rss_mb"] == pytest.approx(max(p["peak_rss_mb"] for p in s["phases"]), rel=0.02)
+    assert s["peak_phase"] in names
+    assert s["floor_mb"] == s["phases"][0]["peak_rss_mb"]
+    # the exact peak can only be at or above what sampling saw
+    assert s["peak_rss_mb"] >= s["peak_sampled_mb"] - 0.01
+    assert 0.6 < s["accuracy"] <= 1.0
+    assert s["samples_seen"] == 2 * s["train_rows"]
+    assert s["samples_per_s"] > 1000
+    assert s["cap"] == "none"
+    rec = store.get_run(run.run_id)
+    assert rec.status == RunStatus.COMPLETED and rec.summary["accuracy"] == s["accuracy"]
+    samples = store.samples(run.run_id)
+    assert len(samples) >= 20  # 50 Hz over more than a second
+    assert all(anon + file <= rss * 1.01 + 4096 for _, rss, anon, file, _ in samples)
+    kinds = {e["kind"] for e in store.events(run.run_id)}
+    assert {"started", "phase_start", "phase_end", "progress", "eval", "outcome"} <= kinds
+
+
+def test_exact_peak_sees_a_short_spike(store):
+    """A spike between two samples still shows in the exact peak (the kernel's HWM)."""
+    run = _run(store, fault="spike:400@train")
+    assert run.wait(120) == RunStatus.COMPLETED, run.summary
+    s = run.summary
+    train = next(p for p in s["phases"] if p["name"] == "train")
+    assert train["peak_rss_mb"] >= s["floor_mb"] + 380
+    assert s["peak_phase"] == "train"
+    assert s["peak_rss_mb"] >= train["peak_rss_mb"]
+
+
+def test_failure_is_recorded_with_phase_and_message(store):
+    run = _run(store, fault="raise@train")
+    assert run.wait(120) == RunStatus.FAILED
+    assert run.summary["error"]["type"] == "RuntimeError"
+    assert "injected failure" in run.summary["error"]["message"]
+    assert run.summary["phase"] == "train"
+
+
+def test_rlimit_cap_ends_in_oom_with_phase_and_peak(store):
+    run = _run(store, rows=400_000, features=1 << 20, nnz_per_row=50, memory_cap_mb=250, cap_kind="rlimit")
+    assert run.wait(120) == RunStatus.OOM, run.summary
+    s = run.summary
+    assert s["cap"] == "rlimit" and s["cap_mb"] == 250
+    assert s["phase"] == "load"
+    assert s["peak_rss_mb"] > 100
+    assert store.get_run(run.run_id).status == RunStatus.OOM
+
+
+@pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller here")
+def test_cgroup_cap_ends_in_oom(store):
+    run = _run(store, rows=400_000, features=1 << 20, nnz_per_row=50, memory_cap_mb=250, cap_kind="cgroup")
+    assert run.wait(120) == RunStatus.OOM, run.summary
+    assert run.summary["cap"] == "cgroup"
+    assert run.summary["phase"] == "load"
+    assert "OOM killer" in run.summary["error"]["message"]
+
+
+def test_failed_thread_creation_under_a_cap_is_oom(store):
+    run = _run(store, fault="threads:64@load", memory_cap_mb=400, cap_kind="rlimit")
+    assert run.wait(120) == RunStatus.OOM, run.summary
+    assert run.summary["phase"] == "load"
+
+
+def test_cancel_kills_worker_and_every_descendant_within_2s(store):
+    run = _run(store, fault="orphan@load,sleep:120@train")
+    _wait_for_phase(run, "train")
+    assert len(_processes_of(run.run_dir)) >= 2  # worker + the double-forked, setsid grandchild
+    t0 = time.monotonic()
+    run.cancel()
+    assert run.wait(2.0) == RunStatus.CANCELLED
+    assert time.monotonic() - t0 < 2.0
+    deadline = time.monotonic() + 2.0
+    while _processes_of(run.run_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_of(run.run_dir) == []
+    assert store.get_run(run.run_id).status == RunStatus.CANCELLED
+
+
+def test_sigkilled_worker_is_failed_and_keeps_its_samples(store):
+    run = _run(store, fault="sleep:120@train")
+    _wait_for_phase(run, "train")
+    time.sleep(0.6)  # let at least one flush reach the store
+    os.kill(run.pid, signal.SIGKILL)
+    assert run.wait(10) == RunStatus.FAILED
+    assert run.summary["error"]["signal"] == "SIGKILL"
+    assert run.summary["phase"] == "train"
+    assert len(store.samples(run.run_id)) > 10
+    assert any(e["kind"] == "phase_start" and e["phase"] == "train" for e in store.events(run.run_id))
+
+
+def _start_cli_run(home, fault):
+    env = dict(os.environ, PYTHONPATH=ROOT, SVMCORE_FAULT=fault)
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in SMALL.items()]
+    return subprocess.Popen([sys.executable, "-m", "svmcore", "run", "--home", home, "--json"] + args,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+
+
+def _wait_running(store, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        runs = store.list_runs()
+        if runs and runs[0].worker_pid and any(e["kind"] == "phase_start" and e["phase"] == "train"
+                                               for e in store.events(runs[0].id)):
+            return runs[0]
+        time.sleep(0.05)
+    raise AssertionError("the CLI run never reached train")
+
+
+def test_runner_killed_then_worker_gone_is_lost(home, store):
+    proc = _start_cli_run(home, "sleep:120@train")
+    rec = _wait_running(store)
+    proc.kill()
+    proc.wait()
+    os.kill(rec.worker_pid, signal.SIGKILL)  # the worker is in its own session: kill it too
+    time.sleep(0.2)
+    assert recover(store) == [rec.id]
+    after = store.get_run(rec.id)
+    assert after.status == RunStatus.LOST
+    assert len(store.samples(rec.id)) > 0  # what was committed is kept
+
+
+def test_runner_killed_worker_alive_is_monitored_again(home, store):
+    proc = _start_cli_run(home, "sleep:3@train")
+    rec = _wait_running(store)
+    proc.kill()
+    proc.wait()
+    assert recover(store) == [rec.id]
+    from svmcore.runner import get_active
+    run = get_active(rec.id)
+    assert run is not None
+    assert run.wait(60) == RunStatus.COMPLETED
+    assert store.get_run(rec.id).summary["accuracy"] > 0.5
+
+
+def test_reused_pid_is_not_mistaken_for_the_worker(store):
+    run_id = store.create_run(validate(SMALL).to_dict())
+    # a live process (this one) with the wrong start time plays the part of a reused pid
+    store.set_process(run_id, "/nonexistent", os.getpid(), procfs.create_time(os.getpid()) - 1,
+                      999_999, 1.0)
+    assert recover(store) == [run_id]
+    assert store.get_run(run_id).status == RunStatus.LOST
+
+
+# ---------------------------------------------------------------- CLI contract
+
+def test_cli_json_summary_and_exit_codes(home):
+    proc = cli("run", "--rows=5000", "--features=4096", "--epochs=1", "--json", home=home, check=0)
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    for key in ("run_id", "status", "peak_rss_mb", "peak_sampled_mb", "wall_s", "train_s", "samples_per_s",
+                "accuracy", "phases", "cap"):
+        assert key in summary
+    assert summary["status"] == "completed"
+    assert all({"name", "peak_rss_mb", "wall_s"} <= set(p) for p in summary["phases"])
+    failed = cli("run", "--rows=5000", "--features=4096", "--json", home=home, env={"SVMCORE_FAULT": "raise@load"})
+    assert failed.returncode == 1
+    oom = cli("run", "--rows=300000", "--memory-cap-mb=200", "--cap-kind=rlimit", "--json", home=home)
+    assert oom.returncode == 3, oom.stderr
+    assert json.loads(oom.stdout.strip().splitlines()[-1])["cap"] == "rlimit"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--batch-size=0"], "batch_size"),
+    (["--mode=turbo"], "mode"),
+    (["--precision=float8"], "precision"),
+    (["--dataset=/no/such/file.svm"], "dataset"),
+    (["--rows=1000", "--batch-size=5000"], "batch_size"),
+    (["--model=kernel-svm", "--rows=1000000"], "kernel-svm"),
+    (["--unknown-knob=1"], "unrecognized"),
+])
+def test_cli_bad_input_is_one_line_exit_2(home, args, needle):
+    proc = cli("run", *args, home=home)
+    assert proc.returncode == 2
+    err = proc.stderr.strip()
+    assert needle in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_cli_bad_file_names_the_line(home, tmp_path):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 3:1\n-1 2:1\n1 4:x\n-1 1:1\n")
+    proc = cli("run", f"--dataset={bad}", "--batch-size=1", home=home)
+    assert proc.returncode == 2
+    assert "line 3" in proc.stderr and "Traceback" not in proc.stderr
+    one = tmp_path / "one.svm"
+    one.write_text("1 1:0.5\n" * 20)
+    proc = cli("run", f"--dataset={one}", "--batch-size=1", home=home)
+    assert proc.returncode == 2 and "one class" in proc.stderr
+
+
+def test_cli_runs_list_show_export_delete(home):
+    cli("run", "--rows=3000", "--features=1024", "--epochs=1", "--json", home=home, check=0)
+    listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)
+    assert len(listed) == 1 and listed[0]["status"] == "completed"
+    rid = str(listed[0]["id"])
+    shown = json.loads(cli("runs", "show", rid, "--json", home=home, check=0).stdout)
+    assert shown["config"]["rows"] == 3000 and shown["samples"] and shown["events"]
+    csv_text = cli("runs", "export", rid, "--format", "csv", home=home, check=0).stdout
+    assert csv_text.splitlines()[0].startswith("run_id,t_s,rss_bytes") and len(csv_text.splitlines()) > 5
+    exported = json.loads(cli("runs", "export", rid, "--format", "json", home=home, check=0).stdout)
+    assert exported["summary"]["status"] == "completed"
+    cli("runs", "delete", rid, home=home, check=0)
+    assert json.loads(cli("runs", "list", "--json", home=home, check=0).stdout) == []
+    assert cli("runs", "show", "999", home=home).returncode == 2
+
+
+def test_data_make_writes_every_row_in_bounded_memory(tmp_path):
+    """The writer's peak does not grow with rows (it holds one generation chunk)."""
+    peaks = {}
+    for rows in (20_000, 200_000):
+        out = tmp_path / f"d{rows}.svm"
+        proc = subprocess.Popen([sys.executable, "-m", "svmcore", "data", "make", "sparse-text", "--rows",
+                                 str(rows), "--features", "65536", "--nnz-per-row", "20", "--out", str(out)],
+                                env=dict(os.environ, PYTHONPATH=ROOT), stdout=subprocess.PIPE, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        peaks[rows] = usage.ru_maxrss
+        with open(out, "rb") as f:
+            assert sum(1 for _ in f) == rows
+    assert peaks[200_000] <= peaks[20_000] * 1.15
