@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import json
 import os
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ def _coerce(name: str, value: Any) -> Any:
     if k.type is int:
         if isinstance(value, bool):
             raise ConfigError(name, f"expected a whole number, got {value!r}")
+        if isinstance(value, numbers.Integral):
+            value = int(value)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, str):
@@ -99,7 +102,7 @@ def _coerce(name: str, value: Any) -> Any:
             raise ConfigError(name, f"expected a number, got {value!r}")
         try:
             value = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(name, f"expected a number, got {value!r}") from None
         if value != value or value in (float("inf"), float("-inf")):
             raise ConfigError(name, f"expected a finite number, got {value!r}")

@@ -26,6 +26,11 @@ MAX_TEST_ROWS = 20_000
 TEST_EVERY = 5
 
 
+def n_test_rows(rows: int) -> int:
+    """How many of the first ``rows`` rows ``is_test_row`` holds out."""
+    return min(rows // TEST_EVERY, MAX_TEST_ROWS)
+
+
 def is_test_row(row: np.ndarray) -> np.ndarray:
     """Every 5th row is held out, up to 20,000 of them."""
     return (row % TEST_EVERY == TEST_EVERY - 1) & (row // TEST_EVERY < MAX_TEST_ROWS)
@@ -176,7 +181,7 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
     if len(info.classes) < 2:
         only = info.classes[0] if info.classes else "none"
         raise DataError(f"{what} has only one class (label {only}); a classifier needs at least two")
-    n_train = info.rows - int(is_test_row(np.arange(info.rows)).sum()) if cfg.test_file is None else info.rows
+    n_train = info.rows - n_test_rows(info.rows) if cfg.test_file is None else info.rows
     if cfg.batch_size > n_train:
         from .errors import ConfigError
         raise ConfigError("batch_size", f"{cfg.batch_size:,} is larger than the training data ({n_train:,} rows)")

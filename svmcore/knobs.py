@@ -12,7 +12,7 @@ from typing import Any
 
 BUILTIN_DATASETS = ("sparse-text", "dense", "digits", "breast-cancer")
 MAX_FEATURES = 1 << 26  # 67M columns; a model over more would not fit this machine class
-MAX_KERNEL_SVM_ROWS = 20_000
+MAX_KERNEL_SVM_ROWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,10 @@ class Knob:
             if self.free_text:
                 allowed += ", or a file path"
             return allowed
-        lo = "" if self.min is None else f"{self.min:g}"
-        hi = "" if self.max is None else f"{self.max:g}"
+        def num(v):
+            return "" if v is None else (str(int(v)) if self.type is int else f"{v:g}")
+
+        lo, hi = num(self.min), num(self.max)
         text = f"{self.type.__name__} in [{lo}, {hi}]"
         if self.optional:
             text += " or unset"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import os
 import zipfile
 from dataclasses import dataclass
@@ -52,6 +53,9 @@ def sniff_format(path: str) -> str:
         if not line or line.startswith(b"#"):
             continue
         if b"\t" in line and b":" not in line.split(b"\t", 1)[0]:
+            rest = line.split(b"\t", 1)[1].split()
+            if rest and all(re.fullmatch(rb"(qid:)?\d+:\S+", t) for t in rest[:3]):
+                return "svmlight"  # svmlight with TABs between fields
             return "text"
         tokens = line.split()
         if len(tokens) >= 1 and all(b":" in t for t in tokens[1:2]) and b"," not in tokens[0]:
@@ -68,8 +72,9 @@ def _data_lines(path: str, chunk_rows: int) -> Iterator[tuple[list[bytes], list[
     numbers: list[int] = []
     with open(path, "rb") as f:
         for no, raw in enumerate(f, 1):
-            s = raw.strip()
-            if not s or s.startswith(b"#"):
+            s = raw.rstrip(b"\r\n")
+            head = s.lstrip()
+            if not head or head.startswith(b"#"):
                 continue
             lines.append(s)
             numbers.append(no)
@@ -226,7 +231,8 @@ def _explain_csv_line(line: bytes, n_cols: int) -> str | None:
 def parse_csv_lines(lines: list[bytes], numbers: list[int], path: str, n_cols: int, label_col: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     try:
-        arr = np.loadtxt([ln.decode("utf-8") for ln in lines], delimiter=",", dtype=np.float64, ndmin=2)
+        arr = np.loadtxt([ln.decode("utf-8").replace('"', "") for ln in lines], delimiter=",",
+                         dtype=np.float64, ndmin=2)
         if arr.shape[1] != n_cols or not np.isfinite(arr).all():
             raise ValueError
     except ValueError:
@@ -287,6 +293,7 @@ def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
     if total > MAX_NPZ_UNCOMPRESSED or (total > 64 * 2**20 and total / packed > MAX_NPZ_RATIO):
         raise DataError(f"would expand to {total / 2**20:,.0f} MiB from {packed / 2**20:,.1f} MiB "
                         "(refused as a possible zip bomb)", path)
+    _check_npz_headers(path, infos)
     try:
         with np.load(path, allow_pickle=False) as z:
             keys = set(z.files)
@@ -294,12 +301,17 @@ def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
                 raise DataError(f"has no 'y' array of labels (found: {', '.join(sorted(keys)) or 'none'})", path)
             y = np.asarray(z["y"])
             if {"data", "indices", "indptr", "shape"} <= keys:
-                shape = tuple(int(v) for v in z["shape"])
+                raw_shape = np.asarray(z["shape"])
+                if raw_shape.shape != (2,) or raw_shape.dtype.kind not in "iu":
+                    raise DataError("'shape' must hold two whole numbers (rows, features)", path)
+                shape = tuple(int(v) for v in raw_shape)
                 if len(shape) != 2 or shape[1] > MAX_FEATURES or shape[1] < 1:
                     raise DataError(f"declares shape {shape}; at most {MAX_FEATURES:,} features", path)
                 data = np.asarray(z["data"], dtype=np.float64)
                 indices = np.asarray(z["indices"])
                 indptr = np.asarray(z["indptr"])
+                if indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu":
+                    raise DataError("'indices' and 'indptr' must hold whole numbers", path)
                 X = _checked_csr(data, indices, indptr, shape, path)
             elif "X" in keys:
                 X = np.asarray(z["X"])
@@ -315,7 +327,8 @@ def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
         if isinstance(e, DataError):
             raise
         raise DataError(f"could not be read safely: {e}", path) from None
-    except (OSError, zipfile.BadZipFile, EOFError) as e:
+    except (OSError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, TypeError,
+            MemoryError) as e:
         raise DataError(f"could not be read: {e}", path) from None
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise DataError(f"'y' has {y.shape[0] if y.ndim else 0} labels for {X.shape[0]} rows", path)
@@ -324,6 +337,33 @@ def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
     if y.dtype.kind not in "fiubU":
         raise DataError("'y' must hold numbers or text labels", path)
     return X, y
+
+
+def _check_npz_headers(path: str, infos) -> None:
+    """Each member's declared array must fit in the bytes it holds, and hold no
+    Python objects: refused before anything is allocated."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in infos:
+                if not info.filename.endswith(".npy"):
+                    continue
+                with z.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                if dtype.hasobject:
+                    raise DataError(f"array {info.filename[:-4]!r} holds Python objects; "
+                                    "pickled data is refused", path)
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if declared > info.file_size:
+                    raise DataError(f"array {info.filename[:-4]!r} declares {declared:,} bytes but holds "
+                                    f"{info.file_size:,}", path)
+    except DataError:
+        raise
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, TypeError) as e:
+        raise DataError(f"could not be read safely: {e}", path) from None
 
 
 def _checked_csr(data, indices, indptr, shape, path) -> sp.csr_matrix:
@@ -347,17 +387,25 @@ def _checked_csr(data, indices, indptr, shape, path) -> sp.csr_matrix:
 
 def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_features: int | None = None,
                      text_bits: int = TEXT_DEFAULT_BITS) -> Iterator[Chunk]:
-    """Yield the rows of a data file in chunks; raise DataError at the first bad line."""
-    fmt = fmt or sniff_format(path)
+    """Yield the rows of a data file in chunks; raise DataError at the first bad line,
+    or if the file holds no data rows at all."""
+    rows = 0
+    for chunk in _iter_format(path, chunk_rows, fmt or sniff_format(path), n_features, text_bits):
+        rows += chunk.X.shape[0]
+        yield chunk
+    if rows == 0:
+        raise DataError("the file has no data rows", path)
+
+
+def _iter_format(path, chunk_rows, fmt, n_features, text_bits) -> Iterator[Chunk]:
     if fmt == "svmlight":
         for lines, numbers in _data_lines(path, chunk_rows):
             X, y = parse_svmlight_lines(lines, numbers, path, n_features)
             yield Chunk(X, y, numbers[0])
     elif fmt == "csv":
-        names, label_col, header_no = _csv_header(path)
-        gen = _data_lines(path, chunk_rows)
+        names, label_col, _ = _csv_header(path)
         skipped_header = False
-        for lines, numbers in gen:
+        for lines, numbers in _data_lines(path, chunk_rows):
             if not skipped_header:
                 lines, numbers = lines[1:], numbers[1:]
                 skipped_header = True

@@ -105,40 +105,80 @@ class Run:
         self._cgroup: str | None = None
         self._t0 = 0.0
         self._is_child = True
+        self.pid: int | None = None
+        self.run_dir: str | None = None
         self.store_error: str | None = None
 
     # ------------------------------------------------------------- public
-    def start(self) -> "Run":
-        self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label)
-        self.run_dir = os.path.join(self.home, "runs", str(self.run_id))
-        os.makedirs(self.run_dir, exist_ok=True)
-        self._cgroup = limits.create_cgroup(f"run-{self.run_id}-{uuid.uuid4().hex[:6]}",
-                                            self.cap_bytes if self.cap_kind == "cgroup" else None)
-        if self.cap_kind == "cgroup" and self._cgroup is None:
-            self.cap_kind = "rlimit"  # the machine refused the cgroup: still cap the worker
-        job = {"config": self.config.to_dict(), "cache_dir": os.path.join(self.home, "cache"),
-               "cgroup": self._cgroup, "cap_kind": None if self.cap_kind == "none" else self.cap_kind,
-               "cap_bytes": self.cap_bytes}
-        with open(os.path.join(self.run_dir, "job.json"), "w") as f:
-            json.dump(job, f)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env.update(self.extra_env)
-        with open(os.path.join(self.run_dir, "stdout.txt"), "wb") as out, \
-                open(os.path.join(self.run_dir, "stderr.txt"), "wb") as err:
-            self._t0 = time.time()
-            self._proc = subprocess.Popen([sys.executable, "-m", "svmcore.worker", self.run_dir],
-                                          stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                          start_new_session=True, cwd=self.run_dir, env=env)
-        self.pid = self._proc.pid
-        self.status = RunStatus.RUNNING
-        self.store.set_process(self.run_id, self.run_dir, self.pid, procfs.create_time(self.pid),
-                               os.getpid(), procfs.create_time(os.getpid()))
+    def enqueue(self) -> int:
+        """Record the run as queued (it exists in the store from now on) without starting it."""
+        self.run_id = self.store.create_run(self.config.to_dict(), status=RunStatus.QUEUED,
+                                            sweep_id=self.sweep_id, label=self.label)
         with _ACTIVE_LOCK:
             _ACTIVE[self.run_id] = self
+        return self.run_id
+
+    def start(self) -> "Run":
+        if self.run_id is None:
+            self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label)
+            with _ACTIVE_LOCK:
+                _ACTIVE[self.run_id] = self
+        if self._cancel.is_set():  # cancelled while queued
+            self.status = RunStatus.CANCELLED
+            self.summary = {"run_id": self.run_id, "status": "cancelled",
+                            "error": {"type": "Cancelled", "message": "cancelled before it started"}}
+            self.store.finish_run(self.run_id, self.status, self.summary)
+            with _ACTIVE_LOCK:
+                _ACTIVE.pop(self.run_id, None)
+            self._done.set()
+            return self
+        try:
+            self.run_dir = os.path.join(self.home, "runs", str(self.run_id))
+            os.makedirs(self.run_dir, exist_ok=True)
+            self._cgroup = limits.create_cgroup(f"run-{self.run_id}-{uuid.uuid4().hex[:6]}",
+                                                self.cap_bytes if self.cap_kind == "cgroup" else None)
+            if self.cap_kind == "cgroup" and self._cgroup is None:
+                self.cap_kind = "rlimit"  # the machine refused the cgroup: still cap the worker
+            job = {"config": self.config.to_dict(), "cache_dir": os.path.join(self.home, "cache"),
+                   "cgroup": self._cgroup, "cap_kind": None if self.cap_kind == "none" else self.cap_kind,
+                   "cap_bytes": self.cap_bytes}
+            with open(os.path.join(self.run_dir, "job.json"), "w") as f:
+                json.dump(job, f)
+            env = dict(os.environ)
+            env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            env.update(self.extra_env)
+            with open(os.path.join(self.run_dir, "stdout.txt"), "wb") as out, \
+                    open(os.path.join(self.run_dir, "stderr.txt"), "wb") as err:
+                self._t0 = time.time()
+                self._proc = subprocess.Popen([sys.executable, "-m", "svmcore.worker", self.run_dir],
+                                              stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                              start_new_session=True, cwd=self.run_dir, env=env)
+            self.pid = self._proc.pid
+            self.status = RunStatus.RUNNING
+            try:
+                self.store.set_process(self.run_id, self.run_dir, self.pid, procfs.create_time(self.pid),
+                                       os.getpid(), procfs.create_time(os.getpid()))
+            except StoreError as e:  # the worker runs anyway; the monitor keeps retrying the store
+                self.store_error = str(e)
+        except OSError as e:  # could not write the run folder or spawn the worker
+            self._fail_to_start(f"the run could not start: {e.strerror or e}")
+            return self
         self._thread = threading.Thread(target=self._monitor, name=f"svmcore-run-{self.run_id}", daemon=True)
         self._thread.start()
         return self
+
+    def _fail_to_start(self, message: str) -> None:
+        self.status = RunStatus.FAILED
+        self.summary = {"run_id": self.run_id, "status": "failed", "error": {"type": "StartError", "message": message}}
+        try:
+            self.store.finish_run(self.run_id, self.status, self.summary)
+        except StoreError as e:
+            self.store_error = str(e)
+        if self._cgroup:
+            limits.remove_cgroup(self._cgroup)
+        with _ACTIVE_LOCK:
+            _ACTIVE.pop(self.run_id, None)
+        self._done.set()
 
     @classmethod
     def attach(cls, store: Store, record: RunRecord) -> "Run":
@@ -163,7 +203,7 @@ class Run:
 
     def cancel(self) -> None:
         self._cancel.set()
-        if self.pid and not self._done.is_set():
+        if getattr(self, "pid", None) and not self._done.is_set():
             self._kill_tree()
 
     def wait(self, timeout: float | None = None) -> RunStatus:

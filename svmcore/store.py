@@ -109,6 +109,11 @@ class RunRecord:
         return cls(**d)
 
 
+def _ctime(pid: int) -> float | None:
+    from .procfs import create_time
+    return create_time(pid)
+
+
 class StoreError(Exception):
     """The store cannot be written (disk full, read-only folder) or read."""
 
@@ -173,11 +178,13 @@ class Store:
     # ------------------------------------------------------------- writes
     def create_run(self, config: dict, status: RunStatus = RunStatus.RUNNING, sweep_id: int | None = None,
                    label: str | None = None) -> int:
+        runner_ctime = _ctime(os.getpid())
         with self._writing() as db:
             cur = db.execute(
-                "INSERT INTO runs (created_at, status, config, host, sweep_id, label) VALUES (?,?,?,?,?,?)",
+                "INSERT INTO runs (created_at, status, config, host, sweep_id, label, runner_pid, runner_ctime) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (time.time(), status.value, json.dumps(config, sort_keys=True), socket.gethostname(),
-                 sweep_id, label))
+                 sweep_id, label, os.getpid(), runner_ctime))
             return int(cur.lastrowid)
 
     def set_process(self, run_id: int, run_dir: str, worker_pid: int, worker_ctime: float | None,
@@ -273,7 +280,10 @@ class Store:
                 for r in self._db().execute("SELECT * FROM sweeps ORDER BY id DESC")]
 
     def integrity_ok(self) -> bool:
-        return self._db().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        try:
+            return self._db().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        except sqlite3.DatabaseError:
+            return False
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

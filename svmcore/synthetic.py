@@ -75,6 +75,8 @@ def _raw_counts(rng: np.random.Generator, n_rows: int, features: int, nnz_per_ro
     data /= np.repeat(norms, np.diff(indptr))
     X = sp.csr_matrix((data, cols.astype(np.int32), indptr), shape=(n_rows, features))
     score = np.bincount(rows, weights=data * hidden_weights(rank, seed), minlength=n_rows)
+    # rows without a weighted token score exactly 0: break those ties by a coin
+    score += 1e-9 * (rng.random(n_rows) - 0.5)
     return X, score
 
 
@@ -99,8 +101,7 @@ def dense_chunk(k: int, n_rows: int, features: int, seed: int) -> tuple[np.ndarr
     return X, y
 
 
-def iter_synthetic(kind: str, rows: int, features: int, nnz_per_row: int, seed: int,
-                   start_row: int = 0) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
+def iter_synthetic(kind: str, rows: int, features: int, nnz_per_row: int, seed: int) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
     """Yield (X, y) generation chunks covering rows [0, rows)."""
     n_chunks = (rows + GEN_CHUNK_ROWS - 1) // GEN_CHUNK_ROWS
     for k in range(n_chunks):

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from . import cache
 from .batches import COMPUTE_DTYPES, ArrayData, StreamData, split_chunks, to_storage
 from .config import RunConfig, validate
-from .datasets import DataInfo, Source, check_trainable, scan
+from .datasets import Source, check_trainable, n_test_rows, scan
 from .models import KERNEL_SAMPLE_ROWS, Trainer
 
 EVAL_ROWS = 2000  # rows of the held-out set scored during training
@@ -123,7 +123,7 @@ def run(job: dict, events, phases) -> dict:
         train_bytes = 0
     else:
         stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
-        n_train = info.rows - _n_test(info.rows) if not cfg.test_file else info.rows
+        n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
         train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1)
         train_bytes = 0
     if cfg.test_file:
@@ -238,11 +238,6 @@ def _score(trainer: Trainer, X, y, dense: bool, rows: int = 2048) -> float:
             Xs = Xs.toarray()
         correct += int(np.sum(trainer.model.predict(trainer.transform(Xs)) == y[s:s + rows]))
     return correct / max(1, y.shape[0])
-
-
-def _n_test(rows: int) -> int:
-    from .datasets import is_test_row
-    return int(is_test_row(np.arange(min(rows, 100_000))).sum())
 
 
 class _LazyLabels:

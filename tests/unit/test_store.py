@@ -1,0 +1,395 @@
+"""The Store contract (svmcore.store), on a real SQLite file in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import stat
+import threading
+import time
+
+import pytest
+
+from svmcore.store import RunRecord, RunStatus, Store, StoreError
+
+THREADS = 4
+PER_THREAD = 200
+
+
+@pytest.fixture
+def run_store(tmp_path):
+    s = Store(str(tmp_path / "home"))
+    yield s
+    s.close()
+
+
+def sample(i: int) -> tuple:
+    return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i)
+
+
+# ---------------------------------------------------------------- create / get / list
+
+def test_new_store_creates_its_folder_and_file(tmp_path):
+    home = tmp_path / "a" / "b"
+    s = Store(str(home))
+    try:
+        assert os.path.isfile(home / "runs.sqlite")
+        assert s.list_runs() == []
+        assert s.integrity_ok()
+    finally:
+        s.close()
+
+
+def test_create_and_get_run(run_store):
+    before = time.time()
+    config = {"model": "linear-svm", "rows": 1000, "nested": {"a": [1, 2]}}
+    rid = run_store.create_run(config, label="first", sweep_id=None)
+    rec = run_store.get_run(rid)
+    assert isinstance(rec, RunRecord)
+    assert rec.id == rid
+    assert rec.status is RunStatus.RUNNING
+    assert rec.config == config
+    assert rec.summary == {}
+    assert rec.finished_at is None
+    assert rec.label == "first"
+    assert rec.host == socket.gethostname()
+    assert before - 1 <= rec.created_at <= time.time() + 1
+
+
+def test_run_ids_are_new_each_time(run_store):
+    ids = [run_store.create_run({"i": i}) for i in range(5)]
+    assert len(set(ids)) == 5
+    assert ids == sorted(ids)
+
+
+def test_create_run_with_status_and_sweep(run_store):
+    sweep = run_store.create_sweep({"grid": {"epochs": [1, 2]}})
+    rid = run_store.create_run({}, status=RunStatus.QUEUED, sweep_id=sweep)
+    rec = run_store.get_run(rid)
+    assert rec.status is RunStatus.QUEUED and rec.sweep_id == sweep
+    assert run_store.sweeps()[0]["spec"] == {"grid": {"epochs": [1, 2]}}
+
+
+def test_get_missing_run_is_none(run_store):
+    assert run_store.get_run(12345) is None
+
+
+def test_list_runs_order_filters_and_limit(run_store):
+    sweep = run_store.create_sweep({})
+    a = run_store.create_run({"n": "a"})
+    b = run_store.create_run({"n": "b"}, sweep_id=sweep)
+    c = run_store.create_run({"n": "c"}, status=RunStatus.QUEUED, sweep_id=sweep)
+    assert run_store.finish_run(a, RunStatus.COMPLETED, {"accuracy": 0.9})
+    assert [r.id for r in run_store.list_runs()] == [c, b, a]
+    assert [r.id for r in run_store.list_runs(limit=2)] == [c, b]
+    assert [r.id for r in run_store.list_runs(status=[RunStatus.COMPLETED])] == [a]
+    assert [r.id for r in run_store.list_runs(status=[RunStatus.RUNNING, RunStatus.QUEUED])] == [c, b]
+    assert [r.id for r in run_store.list_runs(sweep_id=sweep)] == [c, b]
+    assert [r.id for r in run_store.list_runs(status=[RunStatus.QUEUED], sweep_id=sweep)] == [c]
+    assert run_store.list_runs(status=[RunStatus.OOM]) == []
+
+
+def test_runs_survive_reopening(tmp_path):
+    home = str(tmp_path / "home")
+    s = Store(home)
+    rid = s.create_run({"k": 1})
+    s.add_samples(rid, [sample(0)])
+    s.finish_run(rid, RunStatus.FAILED, {"error": "boom"})
+    s.close()
+    s2 = Store(home)
+    try:
+        rec = s2.get_run(rid)
+        assert rec.status is RunStatus.FAILED and rec.summary == {"error": "boom"}
+        assert s2.samples(rid) == [sample(0)]
+        assert s2.integrity_ok()
+    finally:
+        s2.close()
+
+
+# ---------------------------------------------------------------- samples and events
+
+def test_samples_round_trip_in_time_order(run_store):
+    rid = run_store.create_run({})
+    other = run_store.create_run({})
+    rows = [sample(i) for i in range(50)]
+    run_store.add_samples(rid, rows[25:])
+    run_store.add_samples(rid, iter(rows[:25]))  # any iterable
+    run_store.add_samples(other, [sample(99)])
+    run_store.add_samples(rid, [])  # nothing to add is fine
+    got = run_store.samples(rid)
+    assert got == rows
+    assert all(isinstance(v, int) for r in got for v in r[1:])
+    assert run_store.samples(other) == [sample(99)]
+    assert run_store.samples(424242) == []
+
+
+def test_large_byte_counts_round_trip(run_store):
+    rid = run_store.create_run({})
+    row = (1.5, 2**40, 2**39, 2**38, 2**41)
+    run_store.add_samples(rid, [row])
+    assert run_store.samples(rid) == [row]
+
+
+def test_events_round_trip_in_seq_order(run_store):
+    rid = run_store.create_run({})
+    events = [(2, 0.5, "phase", {"name": "load", "peak": 123}),
+              (1, 0.1, "data", {"info": {"rows": 10}, "classes": ["a", "b"]}),
+              (3, 0.9, "done", {})]
+    run_store.add_events(rid, events)
+    got = run_store.events(rid)
+    assert [e["seq"] for e in got] == [1, 2, 3]
+    assert got[0] == {"info": {"rows": 10}, "classes": ["a", "b"], "seq": 1, "t_s": 0.1, "kind": "data"}
+    assert got[1] == {"name": "load", "peak": 123, "seq": 2, "t_s": 0.5, "kind": "phase"}
+    assert got[2] == {"seq": 3, "t_s": 0.9, "kind": "done"}
+
+
+def test_events_with_a_seen_seq_are_ignored(run_store):
+    rid = run_store.create_run({})
+    run_store.add_events(rid, [(1, 0.1, "a", {"v": 1})])
+    run_store.add_events(rid, [(1, 0.2, "b", {"v": 2}), (2, 0.3, "c", {"v": 3})])
+    got = run_store.events(rid)
+    assert [(e["seq"], e["kind"], e["v"]) for e in got] == [(1, "a", 1), (2, "c", 3)]
+
+
+def test_events_of_runs_are_separate(run_store):
+    a, b = run_store.create_run({}), run_store.create_run({})
+    run_store.add_events(a, [(1, 0.0, "x", {})])
+    run_store.add_events(b, [(1, 0.0, "y", {})])
+    assert [e["kind"] for e in run_store.events(a)] == ["x"]
+    assert [e["kind"] for e in run_store.events(b)] == ["y"]
+
+
+# ---------------------------------------------------------------- finish once
+
+@pytest.mark.parametrize("first", [s for s in RunStatus if s.is_finished()])
+def test_finish_run_only_once(run_store, first):
+    rid = run_store.create_run({})
+    assert run_store.finish_run(rid, first, {"why": "first"}) is True
+    rec = run_store.get_run(rid)
+    assert rec.status is first and rec.summary == {"why": "first"} and rec.finished_at is not None
+    for later in (RunStatus.COMPLETED, RunStatus.LOST, RunStatus.OOM):
+        assert run_store.finish_run(rid, later, {"why": "later"}) is False
+    again = run_store.get_run(rid)
+    assert again.status is first
+    assert again.summary == {"why": "first"}
+    assert again.finished_at == rec.finished_at
+
+
+def test_finish_queued_run(run_store):
+    rid = run_store.create_run({}, status=RunStatus.QUEUED)
+    assert run_store.finish_run(rid, RunStatus.CANCELLED, {})
+    assert run_store.get_run(rid).status is RunStatus.CANCELLED
+
+
+def test_finish_missing_run_is_false(run_store):
+    assert run_store.finish_run(999, RunStatus.COMPLETED, {}) is False
+
+
+def test_racing_finishers_have_exactly_one_winner(run_store):
+    rid = run_store.create_run({})
+    statuses = [RunStatus.COMPLETED, RunStatus.OOM, RunStatus.LOST, RunStatus.CANCELLED] * 2
+    results: dict[int, bool] = {}
+    barrier = threading.Barrier(len(statuses))
+
+    def finish(i):
+        barrier.wait()
+        results[i] = run_store.finish_run(rid, statuses[i], {"by": i})
+
+    threads = [threading.Thread(target=finish, args=(i,)) for i in range(len(statuses))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [i for i, ok in results.items() if ok]
+    assert len(results) == len(statuses) and len(winners) == 1
+    rec = run_store.get_run(rid)
+    assert rec.summary == {"by": winners[0]} and rec.status is statuses[winners[0]]
+
+
+def test_run_status_is_finished():
+    assert not RunStatus.QUEUED.is_finished() and not RunStatus.RUNNING.is_finished()
+    assert all(s.is_finished() for s in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.OOM,
+                                         RunStatus.CANCELLED, RunStatus.LOST))
+
+
+# ---------------------------------------------------------------- delete
+
+def test_delete_run_removes_its_samples_and_events(run_store):
+    keep = run_store.create_run({"keep": True})
+    gone = run_store.create_run({"keep": False})
+    for rid in (keep, gone):
+        run_store.add_samples(rid, [sample(1), sample(2)])
+        run_store.add_events(rid, [(1, 0.0, "k", {})])
+    assert run_store.delete_run(gone) is True
+    assert run_store.get_run(gone) is None
+    assert run_store.samples(gone) == [] and run_store.events(gone) == []
+    assert [r.id for r in run_store.list_runs()] == [keep]
+    assert len(run_store.samples(keep)) == 2 and len(run_store.events(keep)) == 1
+    assert run_store.delete_run(gone) is False
+    assert run_store.integrity_ok()
+
+
+# ---------------------------------------------------------------- integrity and concurrency
+
+def test_integrity_ok_after_many_writes(run_store):
+    for i in range(20):
+        rid = run_store.create_run({"i": i})
+        run_store.add_samples(rid, [sample(j) for j in range(10)])
+        run_store.finish_run(rid, RunStatus.COMPLETED, {})
+        if i % 3 == 0:
+            run_store.delete_run(rid)
+    assert run_store.integrity_ok() is True
+
+
+def test_integrity_check_sees_a_damaged_file(tmp_path):
+    home = tmp_path / "home"
+    s = Store(str(home))
+    for i in range(300):
+        s.create_run({"payload": "x" * 200, "i": i})
+    s.close()
+    # checkpoint the WAL into the main file, then damage a b-tree page in place
+    db = sqlite3.connect(home / "runs.sqlite")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    path = home / "runs.sqlite"
+    raw = bytearray(path.read_bytes())
+    page = 4096
+    assert len(raw) > 4 * page
+    raw[2 * page:2 * page + 64] = b"\xff" * 64
+    path.write_bytes(bytes(raw))
+    s2 = Store(str(home))
+    try:
+        # integrity_ok() -> bool: a damaged file is False (a StoreError would do too),
+        # not a raw sqlite3.DatabaseError escaping the store.
+        try:
+            ok = s2.integrity_ok()
+        except StoreError:
+            ok = False
+        assert ok is False
+    finally:
+        s2.close()
+
+
+def test_concurrent_writers_share_one_store_and_lose_nothing(run_store):
+    run_ids = [run_store.create_run({"thread": t}) for t in range(THREADS)]
+    errors: list[BaseException] = []
+    created: list[list[int]] = [[] for _ in range(THREADS)]
+    barrier = threading.Barrier(THREADS)
+
+    def work(t):
+        try:
+            barrier.wait()
+            for i in range(PER_THREAD):
+                run_store.add_samples(run_ids[t], [sample(i)])
+                run_store.add_events(run_ids[t], [(i, i * 0.1, "tick", {"i": i})])
+                if i % 20 == 0:
+                    created[t].append(run_store.create_run({"thread": t, "i": i}))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t, rid in enumerate(run_ids):
+        assert run_store.samples(rid) == [sample(i) for i in range(PER_THREAD)]
+        assert [e["i"] for e in run_store.events(rid)] == list(range(PER_THREAD))
+    all_created = [rid for ids in created for rid in ids]
+    assert len(set(all_created)) == THREADS * PER_THREAD // 20
+    assert len(run_store.list_runs()) == THREADS + len(all_created)
+    assert run_store.integrity_ok()
+
+
+def test_concurrent_writers_with_their_own_store_objects_lose_nothing(tmp_path):
+    home = str(tmp_path / "home")
+    Store(home).close()
+    errors: list[BaseException] = []
+    ids: list[int] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(THREADS)
+
+    def work(t):
+        s = Store(home)
+        try:
+            barrier.wait()
+            mine = []
+            for i in range(PER_THREAD):
+                mine.append(s.create_run({"thread": t, "i": i}))
+            s.add_samples(mine[0], [sample(i) for i in range(PER_THREAD)])
+            with lock:
+                ids.extend(mine)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    s = Store(home)
+    try:
+        runs = s.list_runs()
+        assert len(ids) == len(set(ids)) == THREADS * PER_THREAD
+        assert sorted(r.id for r in runs) == sorted(ids)
+        assert sorted((r.config["thread"], r.config["i"]) for r in runs) == \
+            sorted((t, i) for t in range(THREADS) for i in range(PER_THREAD))
+        assert s.integrity_ok()
+    finally:
+        s.close()
+
+
+# ---------------------------------------------------------------- unwritable data folders
+
+def test_home_under_a_regular_file_gives_store_error(tmp_path):
+    # As root a chmod'ed folder is still writable, so make the folder impossible instead.
+    (tmp_path / "file").write_text("not a folder")
+    home = tmp_path / "file" / "home"
+    with pytest.raises(StoreError) as info:
+        Store(str(home))
+    assert str(home) in str(info.value)
+    assert "data folder" in str(info.value)
+    assert not isinstance(info.value, (OSError, sqlite3.Error))
+
+
+def test_home_that_is_a_regular_file_gives_store_error(tmp_path):
+    home = tmp_path / "home"
+    home.write_text("oops")
+    with pytest.raises(StoreError, match="home"):
+        Store(str(home))
+
+
+@pytest.mark.parametrize("blocker,needle", [
+    ("runs.sqlite", "run store"),              # the database path is a folder
+    ("runs.sqlite.writelock", "data folder"),  # the lock file path is a folder
+])
+def test_unusable_paths_inside_home_give_store_error(tmp_path, blocker, needle):
+    home = tmp_path / "home"
+    (home / blocker).mkdir(parents=True)
+    with pytest.raises(StoreError, match=needle):
+        Store(str(home))
+
+
+def test_a_file_that_is_not_a_database_gives_store_error(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "runs.sqlite").write_bytes(b"this is not sqlite" * 300)
+    with pytest.raises(StoreError, match="runs.sqlite"):
+        Store(str(home))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root bypasses file permissions; see the regular-file tests")
+def test_read_only_home_gives_store_error(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(StoreError):
+            Store(str(home))
+    finally:
+        home.chmod(stat.S_IRWXU)
