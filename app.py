@@ -1,0 +1,61 @@
+"""Train: pick the knobs, launch, and watch memory, throughput and accuracy live."""
+
+import streamlit as st
+
+from svmcore.errors import SvmcoreError
+from svmcore.knobs import defaults
+from ui.live import run_panel
+from ui.state import page_setup
+from ui.widgets import knob_panel
+
+lab = page_setup("Train")
+st.title("SVM Memory Lab")
+st.markdown("Choose a dataset and memory knobs in the sidebar, then **Launch**. Training runs in its own "
+            "process; its memory is read from the kernel 50 times a second and its exact peak from the "
+            "kernel's high-water mark. Compare runs, sweep settings and learn the remedies from the pages "
+            "on the left.")
+
+if "train_knobs" not in st.session_state:
+    st.session_state.train_knobs = defaults()
+errors = st.session_state.get("train_errors", {})
+
+with st.sidebar:
+    launch = st.button("Launch run", type="primary", key="launch", width="stretch")
+    values = knob_panel(st.session_state.train_knobs, "train", lab, errors)
+
+if launch:
+    try:
+        st.session_state.run_id = lab.launch(values)
+        st.session_state.train_knobs = values
+        st.session_state.train_errors = {}
+        st.rerun()
+    except SvmcoreError as e:
+        st.session_state.train_errors = {getattr(e, "knob", "dataset"): str(e)}
+        st.rerun()
+
+try:
+    size = lab.data_size(values)
+    mib = size["bytes"] / 2**20
+    where = "held in memory" if size["resident"] else "on disk; one batch in memory at a time"
+    batch = size["batch_bytes"] / 2**20
+    st.info(f"**Training data: {mib:,.1f} MiB** as {values['representation']} {values['precision']} "
+            f"({size['rows']:,} rows × {size['features']:,} features, "
+            f"{'' if size['exact'] else 'up to '}{size['nnz']:,} nonzeros), {where}. "
+            f"One batch of {values['batch_size']:,} rows: {batch:,.2f} MiB. "
+            f"Dense float64 would be {size['sizes']['float64']['dense'] / 2**30:,.2f} GiB.", icon=":material/memory:")
+except SvmcoreError as e:
+    st.warning(str(e))
+
+recent = lab.history()[:15]
+if not recent:
+    st.markdown("No runs yet: press **Launch run** to train on the built-in `sparse-text` dataset.")
+else:
+    ids = [r["id"] for r in recent]
+    current = st.session_state.get("run_id") or ids[0]
+    if current not in ids:
+        ids.insert(0, current)
+    labels = {r["id"]: f"run {r['id']} · {r['status']} · {r['dataset']} · {r['mode']} · {r['model']}" for r in recent}
+    chosen = st.selectbox("Showing", ids, index=ids.index(current), format_func=lambda i: labels.get(i, f"run {i}"),
+                          key="shown_run")
+    st.session_state.run_id = chosen
+    run_panel(lab, chosen, key="train")

@@ -1,0 +1,105 @@
+"""Sweep: a grid of settings through the queue, the trade-off frontier, the best setting under a budget."""
+
+import pandas as pd
+import streamlit as st
+
+from svmcore import plots
+from svmcore.errors import SvmcoreError
+from svmcore.knobs import KNOBS, defaults
+from svmcore.sweep import expand, parse_grid
+from ui.state import page_setup
+from ui.widgets import knob_panel
+
+lab = page_setup("Sweep")
+st.title("Sweep a grid of settings")
+st.markdown("Set the base knobs in the sidebar, pick the knobs to vary and their values, and start. "
+            "Runs go through the queue one at a time so that they do not disturb each other's timings.")
+
+if "sweep_knobs" not in st.session_state:
+    st.session_state.sweep_knobs = dict(defaults(), rows=50_000, epochs=2)
+with st.sidebar:
+    st.subheader("Base settings")
+    base = knob_panel(st.session_state.sweep_knobs, "sweep", lab)
+
+SUGGESTED = {"batch_size": "256,4096", "precision": "float64,float32", "mode": "memory,stream,memmap",
+             "representation": "sparse,dense", "hashing_bits": "0,16", "threads": "1,2",
+             "model": "linear-svm,kernel-approx", "gc_every": "0,10", "epochs": "1,3", "alpha": "1e-5,1e-4"}
+varied = st.multiselect("Knobs to vary", [k for k in KNOBS if k not in ("dataset", "test_file")],
+                        default=["batch_size", "precision"], key="varied")
+grid_items, grid_error = [], None
+cols = st.columns(max(1, len(varied)))
+for col, name in zip(cols, varied):
+    k = KNOBS[name]
+    hint = ",".join(k.choices) if k.choices else SUGGESTED.get(name, str(k.default))
+    text = col.text_input(f"{name} values", value=SUGGESTED.get(name, hint), key=f"grid_{name}",
+                          help=f"Comma separated. {k.help}")
+    grid_items.append(f"{name}={text}")
+try:
+    grid = parse_grid(grid_items)
+    points = expand({k: v for k, v in base.items()}, grid)
+    valid = sum(p.config is not None for p in points)
+    st.caption(f"{len(points)} combinations, {valid} valid"
+               + (f"; skipped: " + "; ".join(p.error for p in points if p.error)[:300] if valid < len(points) else ""))
+except SvmcoreError as e:
+    grid, grid_error = None, str(e)
+    st.error(grid_error)
+
+if st.button("Start sweep", type="primary", disabled=grid is None, key="start_sweep"):
+    try:
+        st.session_state.sweep_id = lab.start_sweep(base, grid)
+        st.rerun()
+    except SvmcoreError as e:
+        st.error(str(e))
+
+sweeps = lab.sweeps_list()
+if not sweeps:
+    st.info("No sweeps yet.")
+    st.stop()
+ids = [s["id"] for s in sweeps]
+current = st.session_state.get("sweep_id") or ids[0]
+chosen = st.selectbox("Sweep", ids, index=ids.index(current) if current in ids else 0,
+                      format_func=lambda i: f"sweep {i} · " + ", ".join(
+                          f"{k}={v}" for k, v in next(s for s in sweeps if s["id"] == i)["spec"]["grid"].items()),
+                      key="shown_sweep")
+st.session_state.sweep_id = chosen
+
+
+def results(sweep_id: int, live: bool = False) -> None:
+    status = lab.sweep_status(sweep_id)
+    if live and status["done"] >= status["total"]:
+        st.rerun(scope="app")
+    if status["done"] < status["total"]:
+        c1, c2 = st.columns([5, 1])
+        c1.progress(status["done"] / max(1, status["total"]),
+                    text=f"{status['done']} of {status['total']} runs finished"
+                         + (f" · running: run {status['running'][0]}" if status["running"] else " · queued"))
+        if c2.button("Cancel sweep", key="cancel_sweep"):
+            lab.cancel_sweep(sweep_id)
+            st.rerun(scope="app")
+    budget = st.number_input("Best setting under (MiB)", min_value=1, value=300, key="budget", help="Answered from this sweep's measured exact peaks.")
+    objective = st.radio("Best by", ["accuracy", "samples_per_s"], horizontal=True, key="objective",
+                         format_func=lambda o: {"accuracy": "accuracy", "samples_per_s": "throughput"}[o])
+    pts = lab.sweep_points(sweep_id)
+    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
+    best = lab.best_under(budget, objective, sweep_id)
+    if best:
+        st.success(f"**Best under {budget} MiB by {objective.replace('samples_per_s', 'throughput')}: run "
+                   f"{best.run_id}** ({best.label}): exact peak {best.peak_mb:.1f} MiB, accuracy "
+                   f"{best.accuracy:.4f}, {best.samples_per_s or 0:,.0f} samples/s.")
+    elif pts:
+        st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
+    table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
+                           "accuracy": p.accuracy, "samples/s": p.samples_per_s, "on frontier": p.on_frontier}
+                          for p in pts])
+    if not table.empty:
+        st.dataframe(table, hide_index=True, key="sweep_table")
+    others = {rid: s for rid, s in status["statuses"].items() if s not in ("completed", "oom")}
+    if others:
+        st.caption("Not on the chart: " + ", ".join(f"run {r} {s}" for r, s in others.items()))
+
+
+status = lab.sweep_status(chosen)
+if status["done"] < status["total"]:
+    st.fragment(run_every=1.0)(results)(chosen, live=True)
+else:
+    results(chosen)

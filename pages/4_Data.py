@@ -1,0 +1,79 @@
+"""Data: upload or name a file, generate synthetic data, inspect any dataset."""
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from svmcore.errors import SvmcoreError
+from svmcore.knobs import BUILTIN_DATASETS
+from svmcore.lab import UPLOAD_LIMIT_MB
+from ui.state import page_setup
+
+lab = page_setup("Data")
+st.title("Datasets")
+
+tab_up, tab_gen, tab_path = st.tabs(["Upload a file", "Generate synthetic data", "A file on the server"])
+with tab_up:
+    st.caption(f"svmlight/libsvm (.svm, .txt), CSV with a header naming a `label` column, .npz "
+               f"(CSR arrays or a dense X, plus y), or raw text lines `label<TAB>text`. Up to "
+               f"{UPLOAD_LIMIT_MB} MB; for more, put the file on the server (see the third tab).")
+    up = st.file_uploader("Dataset file", key="upload")
+    if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
+        try:
+            path = lab.save_upload(up.name, up.getvalue())
+            st.session_state.uploaded_name = (up.name, up.size)
+            st.session_state.inspect = path
+            st.success(f"Saved as {os.path.basename(path)}; it is now in the dataset list on every page.")
+        except SvmcoreError as e:
+            st.error(str(e))
+with tab_gen:
+    c = st.columns(5)
+    kind = c[0].selectbox("kind", ["sparse-text", "dense"], key="gen_kind")
+    rows = c[1].number_input("rows", 100, 100_000_000, 100_000, key="gen_rows")
+    features = c[2].number_input("features", 2, 1 << 26, 1 << 20 if kind == "sparse-text" else 200, key="gen_features")
+    nnz = c[3].number_input("nonzeros per row", 1, 100_000, 50, key="gen_nnz", disabled=kind == "dense")
+    fmt = c[4].selectbox("format", ["svmlight", "npz", "text"], key="gen_fmt")
+    if st.button("Generate", key="generate"):
+        try:
+            with st.spinner("Writing chunk by chunk…"):
+                path = lab.generate(kind, int(rows), int(features), int(nnz), 0, fmt)
+            st.session_state.inspect = path
+            st.success(f"Wrote {os.path.basename(path)}.")
+        except SvmcoreError as e:
+            st.error(str(e))
+with tab_path:
+    st.caption("For data too large to upload: a file inside the data folders (the `datasets` and "
+               "`uploads` folders of the data home, and any folder in `SVMCORE_DATA_DIRS`).")
+    typed = st.text_input("File name or path", key="server_path")
+    if st.button("Use this file", key="use_path") and typed:
+        try:
+            st.session_state.inspect = lab.resolve_path(typed)
+        except SvmcoreError as e:
+            st.error(str(e))
+
+st.subheader("Inspect")
+files = lab.datasets()
+options = list(BUILTIN_DATASETS) + files
+current = st.session_state.get("inspect", "sparse-text")
+if current not in options:
+    options.append(current)
+choice = st.selectbox("Dataset", options, index=options.index(current), key="inspect_choice",
+                      format_func=lambda p: p if p in BUILTIN_DATASETS else os.path.basename(p))
+try:
+    with st.spinner("Counting rows, nonzeros and labels…"):
+        info = lab.inspect(choice)
+    c = st.columns(5)
+    c[0].metric("rows", f"{info['rows']:,}")
+    c[1].metric("features", f"{info['features']:,}")
+    c[2].metric("nonzeros", f"{info['nnz']:,}")
+    c[3].metric("density", f"{info['density']:.2e}")
+    c[4].metric("classes", len(info["classes"]))
+    st.markdown("**Label balance**")
+    st.bar_chart(pd.DataFrame({"rows": info["class_counts"]}, index=info["classes"]))
+    st.markdown("**Size in memory** (CSR: value + 4-byte column id per nonzero + 8-byte row pointers)")
+    sizes = pd.DataFrame({prec: {k: v / 2**20 for k, v in d.items()} for prec, d in info["bytes_in_memory"].items()}).T
+    sizes.columns = ["sparse (MiB)", "dense (MiB)"]
+    st.dataframe(sizes.style.format("{:,.1f}"), key="sizes")
+except SvmcoreError as e:
+    st.error(str(e))

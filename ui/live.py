@@ -1,0 +1,136 @@
+"""The run panel: live charts while a run goes, the outcome when it ends."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from svmcore import plots
+from svmcore.lab import Lab, RunView
+from svmcore.store import RunStatus
+
+OUTCOME_TEXT = {
+    "completed": ("", "completed"),
+    "oom": ("", "ran out of memory"),
+    "failed": ("", "failed"),
+    "cancelled": ("", "cancelled"),
+    "lost": ("", "lost (its runner stopped and it reported no outcome)"),
+}
+
+
+def _fmt(v, spec=".1f", unit=""):
+    return "–" if v is None else f"{v:{spec}}{unit}"
+
+
+def progress_line(view: RunView) -> tuple[float, str]:
+    prog = next((e for e in reversed(view.events) if e["kind"] == "progress"), None)
+    phase = view.phase or "starting"
+    if view.status == RunStatus.QUEUED:
+        return 0.0, f"queued (position {view.queue_position or '?'}); runs go one at a time so timings stay clean"
+    if not prog or not prog.get("total"):
+        return 0.0, f"phase: {phase} · {_fmt(view.elapsed_s, '.0f', ' s')} elapsed"
+    frac = min(1.0, prog["samples"] / prog["total"])
+    rate = prog["samples"] / prog["train_elapsed_s"] if prog.get("train_elapsed_s") else None
+    left = (prog["total"] - prog["samples"]) / rate if rate else None
+    text = (f"phase: {phase} · epoch {prog['epoch']}/{prog['epochs']} · {prog['samples']:,} of "
+            f"{prog['total']:,} samples · about {_fmt(left, '.0f', ' s')} of training left")
+    return frac, text
+
+
+def charts(view: RunView, key: str) -> None:
+    colour = plots.run_colour(view.id)
+    if view.is_live:
+        phases = plots.live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
+        summary = {"cap_mb": (view.config.get("memory_cap_mb") or None),
+                   "peak_rss_mb": None,
+                   "floor_mb": next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"
+                                     and p["peak_rss_mb"]), None)}
+        mem = plots.memory_info(view.samples, summary, phases)
+        title = "Memory (RSS, 50 Hz samples)"
+    else:
+        mem = plots.memory_info(view.samples, view.summary)
+        title = "Memory (RSS, 50 Hz samples)"
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        st.plotly_chart(plots.memory_figure(mem, colour, title), key=f"{key}_mem")
+    with c2:
+        st.plotly_chart(plots.throughput_figure(plots.throughput_info(view.events), colour), key=f"{key}_thr")
+    with c3:
+        st.plotly_chart(plots.accuracy_figure(plots.accuracy_info(view.events), colour), key=f"{key}_acc")
+
+
+def outcome(view: RunView) -> None:
+    s = view.summary
+    icon, text = OUTCOME_TEXT.get(view.status.value, ("", view.status.value))
+    err = s.get("error") or {}
+    line = f"**Run {view.id} {text}**"
+    if view.status == RunStatus.OOM:
+        line += (f" in phase **{s.get('phase')}**, at an exact peak of **{_fmt(s.get('peak_rss_mb'), '.0f')} MiB**"
+                 f" under a {s.get('cap')} cap of {_fmt(s.get('cap_mb'), '.0f')} MiB. That is the measurement: "
+                 "this setting needs more memory than the cap allows.")
+        st.warning(line)
+    elif view.status == RunStatus.COMPLETED:
+        st.success(line)
+    elif view.status == RunStatus.CANCELLED:
+        st.info(line)
+    else:
+        st.error(line + (f": {err.get('message')}" if err.get("message") else "")
+                 + (f" (phase {s.get('phase')})" if s.get("phase") else ""))
+    cols = st.columns(6)
+    cols[0].metric("exact peak", _fmt(s.get("peak_rss_mb"), ".1f", " MiB"),
+                   help="The kernel's high-water mark (VmHWM per phase, wait4 ru_maxrss): exact, not sampled.")
+    cols[1].metric("sampled max", _fmt(s.get("peak_sampled_mb"), ".1f", " MiB"),
+                   help=f"Highest of {s.get('n_samples', 0):,} RSS samples at {s.get('sample_hz', 50)} Hz; "
+                        "can miss short spikes, which the exact peak does not.")
+    cols[2].metric("floor", _fmt(s.get("floor_mb"), ".0f", " MiB"),
+                   help="Peak of the imports phase: Python, numpy, scipy and scikit-learn before any data.")
+    cols[3].metric("wall time", _fmt(s.get("wall_s"), ".1f", " s"), help=f"training: {_fmt(s.get('train_s'), '.1f', ' s')}")
+    cols[4].metric("throughput", _fmt(s.get("samples_per_s"), ",.0f", "/s"), help="training samples per second of the train phase")
+    cols[5].metric("accuracy", _fmt(s.get("accuracy"), ".4f"), help=f"on all {s.get('test_rows', '–')} held-out rows")
+    phases = s.get("phases") or []
+    if phases:
+        owner = s.get("peak_phase")
+        st.caption("Exact peak of each phase (the kernel's high-water mark, reset at each phase start): "
+                   + " · ".join(f"{'**' if p['name'] == owner else ''}{p['name']} {_fmt(p.get('peak_rss_mb'), '.0f')} MiB"
+                                f" in {_fmt(p.get('wall_s'), '.2f')} s{'** ← owns the peak' if p['name'] == owner else ''}"
+                                for p in phases))
+
+
+def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
+    """Live while the run goes (a fragment refreshed every second), outcome after."""
+    view = lab.view(run_id)
+    if view is None:
+        st.info(f"Run {run_id} no longer exists.")
+        return
+    if not view.is_live:
+        outcome(view)
+        charts(view, key)
+        return
+
+    @st.fragment(run_every=1.0)
+    def live():
+        v = lab.view(run_id)
+        if v is None or not v.is_live:
+            st.rerun(scope="app")
+            return
+        top = st.columns([5, 1])
+        frac, text = progress_line(v)
+        with top[0]:
+            st.progress(frac, text=text)
+        with top[1]:
+            if st.button("Cancel run", key=f"{key}_cancel", type="secondary"):
+                lab.cancel(run_id)
+                deadline = time.monotonic() + 2.5
+                while time.monotonic() < deadline and (lab.view(run_id) or v).is_live:
+                    time.sleep(0.1)
+                st.rerun(scope="app")
+        if v.samples:
+            now = v.samples[-1]
+            st.caption(f"Run {run_id} · now {now.rss_bytes / 2**20:,.1f} MiB RSS "
+                       f"({now.anon_bytes / 2**20:,.1f} anonymous, {now.file_bytes / 2**20:,.1f} file-backed) · "
+                       f"kernel high-water mark this phase {now.hwm_bytes / 2**20:,.1f} MiB · "
+                       f"{len(v.samples):,} samples at 50 Hz")
+        charts(v, key)
+
+    live()

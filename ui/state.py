@@ -1,0 +1,38 @@
+"""The one Lab of this server, shared by every browser session (runs outlive tabs)."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from svmcore.lab import Lab
+
+
+def home() -> str:
+    return os.environ.get("SVMCORE_HOME") or os.path.join(os.getcwd(), ".svmcore")
+
+
+@st.cache_resource(show_spinner=False)
+def _lab(path: str) -> Lab:
+    return Lab(path)
+
+
+def lab() -> Lab:
+    return _lab(home())
+
+
+def page_setup(title: str) -> Lab:
+    st.set_page_config(page_title=f"{title} · SVM Memory Lab", page_icon="assets/icon.png", layout="wide")
+    with open(os.path.join(os.path.dirname(__file__), "..", "assets", "style.css")) as f:
+        st.markdown(f"<style>{f.read()}</style>", unsafe_allow_html=True)
+    with st.sidebar:
+        st.markdown("### SVM Memory Lab")
+        for path, label in PAGES:
+            st.page_link(path, label=label)
+        st.divider()
+    return lab()
+
+
+PAGES = (("app.py", "Train"), ("pages/1_Compare.py", "Compare"), ("pages/2_Sweep.py", "Sweep"),
+         ("pages/3_Learn.py", "Learn"), ("pages/4_Data.py", "Data"))

@@ -1,0 +1,74 @@
+"""Sidebar widgets generated from the knob registry, so the UI always matches it."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from svmcore.knobs import BUILTIN_DATASETS, KNOBS, Knob
+
+GROUPS = (("data", "Data"), ("memory", "Memory knobs"), ("training", "Model and training"))
+OTHER_FILE = "a file in the data folders…"
+
+
+def _help(k: Knob) -> str:
+    return f"{k.help}\n\n**Trades:** {k.trades}"
+
+
+def knob_widget(k: Knob, value, key: str, lab=None):
+    label = k.name.replace("_", " ") + (f" ({k.unit})" if k.unit else "")
+    if k.name == "dataset":
+        files = lab.datasets() if lab else []
+        names = list(BUILTIN_DATASETS) + [os.path.basename(f) for f in files]
+        paths = dict(zip(names[len(BUILTIN_DATASETS):], files))
+        current = value if value in BUILTIN_DATASETS else os.path.basename(str(value))
+        idx = names.index(current) if current in names else 0
+        choice = st.selectbox(label, names, index=idx, key=key, help=_help(k))
+        return paths.get(choice, choice)
+    if k.name == "test_file":
+        files = lab.datasets() if lab else []
+        opts = ["(hold out every 5th row)"] + [os.path.basename(f) for f in files]
+        choice = st.selectbox(label, opts, index=0, key=key, help=_help(k))
+        return None if choice == opts[0] else files[opts.index(choice) - 1]
+    if k.type is bool:
+        return st.toggle(label, value=bool(value), key=key, help=_help(k))
+    if k.choices:
+        return st.selectbox(label, list(k.choices), index=list(k.choices).index(value), key=key, help=_help(k))
+    if k.optional:
+        on = st.checkbox(f"set {label}", value=value is not None, key=key + "_on", help=_help(k))
+        if not on:
+            return None
+        default = value if value is not None else int(k.min or 1) * 4
+        return st.number_input(label, min_value=k.type(k.min), max_value=k.type(k.max), value=k.type(default),
+                               key=key, help=_help(k), label_visibility="collapsed")
+    if k.type is int:
+        return st.number_input(label, min_value=int(k.min), max_value=int(k.max), value=int(value), step=1,
+                               key=key, help=_help(k))
+    if k.type is float:
+        return st.number_input(label, min_value=float(k.min), max_value=float(k.max), value=float(value),
+                               format="%.2g", key=key, help=_help(k))
+    return st.text_input(label, value=str(value), key=key, help=_help(k))
+
+
+def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) -> dict:
+    """All knobs, grouped; model-specific knobs only for the chosen model. Returns values."""
+    out = dict(values)
+    errors = errors or {}
+    for group, title in GROUPS:
+        with st.expander(title, expanded=group != "training" or True):
+            for k in KNOBS.values():
+                if k.group != group:
+                    continue
+                if k.applies_to and out.get("model", "linear-svm") not in k.applies_to:
+                    continue
+                if k.name in ("rows", "features", "nnz_per_row") and out.get("dataset") not in ("sparse-text", "dense"):
+                    continue
+                if k.name == "nnz_per_row" and out.get("dataset") == "dense":
+                    continue
+                if k.name == "cap_kind" and out.get("memory_cap_mb") is None:
+                    continue
+                out[k.name] = knob_widget(k, out.get(k.name, k.default), f"{prefix}_{k.name}", lab)
+                if k.name in errors:
+                    st.error(errors[k.name])
+    return out
