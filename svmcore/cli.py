@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("dataset")
     ins.add_argument("--json", action="store_true")
 
+    kn = sub.add_parser("knobs", help="list every knob: allowed values, default, what it trades")
+    kn.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
+
     runs = sub.add_parser("runs", help="the run history")
     rsub = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
     ls = rsub.add_parser("list")
@@ -106,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_sweep(args, home)
         if args.command == "data":
             return cmd_data(args, home)
+        if args.command == "knobs":
+            print(knobs_table(markdown=args.markdown))
+            return 0
         return cmd_runs(args, home)
     except (SvmcoreError, StoreError) as e:
         print(f"svmcore: error: {e}", file=sys.stderr)
@@ -221,6 +227,18 @@ def cmd_data(args, home: str) -> int:
         for k, v in info.items():
             print(f"{k:24s} {v}")
     return 0
+
+
+def knobs_table(markdown: bool = True) -> str:
+    rows = []
+    for k in KNOBS.values():
+        default = "unset" if k.default is None else k.default
+        rows.append((f"`{k.flag}`", k.describe_allowed(), str(default), k.help, k.trades))
+    if not markdown:
+        return "\n\n".join(f"{r[0]} ({r[1]}; default {r[2]})\n  {r[3]}\n  trades: {r[4]}" for r in rows)
+    out = ["| flag | allowed | default | what it does | what it trades |", "|---|---|---|---|---|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(out)
 
 
 # ---------------------------------------------------------------- runs

@@ -41,6 +41,11 @@ class Knob:
             if self.free_text:
                 allowed += ", or a file path"
             return allowed
+        if self.type is str:
+            return "a file path, or unset" if self.optional else "comma-separated whole numbers"
+        if self.type is bool:
+            return "true or false"
+
         def num(v):
             return "" if v is None else (str(int(v)) if self.type is int else f"{v:g}")
 

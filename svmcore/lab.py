@@ -289,7 +289,7 @@ class Lab:
 
         os.makedirs(self.data_dir, exist_ok=True)
         ext = {"svmlight": ".svm", "npz": ".npz", "text": ".txt"}[fmt]
-        feats = features if features is not None else ("auto")
+        feats = features if features is not None else "auto"
         path = os.path.join(self.data_dir, f"{kind}-{rows}x{feats}-s{seed}{ext}")
         make_dataset(kind, rows=rows, features=features, nnz_per_row=nnz_per_row, seed=seed, out=path, fmt=fmt)
         return path
@@ -329,5 +329,5 @@ def confine(path: str, roots: list[str]) -> str:
             if not os.path.isfile(real):
                 raise ConfigError("dataset", f"no such file in the data folders: {os.path.basename(path)}")
             return real
-    raise ConfigError("dataset", "that path is outside the data folders; put the file in one of: "
-                      + ", ".join(roots))
+    raise ConfigError("dataset", "that path is outside the data folders (the data home's datasets and "
+                      "uploads folders, and SVMCORE_DATA_DIRS); copy or link the file there")

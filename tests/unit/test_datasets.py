@@ -311,9 +311,12 @@ def test_check_trainable_with_a_test_file_trains_on_every_row(tmp_path):
 
 
 def test_check_trainable_kernel_svm_row_limit():
-    check_trainable(info_of(25_000), validate(model="kernel-svm", rows=20_000, batch_size=1))
+    from svmcore.knobs import MAX_KERNEL_SVM_ROWS as limit
+
+    # limit training rows = rows - held-out rows (a fifth, below 100k rows)
+    check_trainable(info_of(limit * 5 // 4), validate(model="kernel-svm", rows=limit, batch_size=1))
     with pytest.raises(ConfigError, match=r"^model: "):
-        check_trainable(info_of(25_001 + 5_000), validate(model="kernel-svm", rows=20_000, batch_size=1))
+        check_trainable(info_of(limit * 5 // 4 + 5), validate(model="kernel-svm", rows=limit, batch_size=1))
 
 
 def test_check_trainable_does_not_materialise_a_row_index():
