@@ -330,4 +330,4 @@ def confine(path: str, roots: list[str]) -> str:
                 raise ConfigError("dataset", f"no such file in the data folders: {os.path.basename(path)}")
             return real
     raise ConfigError("dataset", "that path is outside the data folders (the data home's datasets and "
-                      "uploads folders, and SVMCORE_DATA_DIRS); copy or link the file there")
+                      "uploads folders, and SVMCORE_DATA_DIRS); copy the file there (symlinks that lead outside are refused)")
