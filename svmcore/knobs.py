@@ -106,9 +106,10 @@ _KNOBS = [
          help="Optional memory cap for the training process. Hitting it ends the run as 'oom'.",
          trades="Protects the machine; a run that needs more ends early."),
     Knob("cap_kind", str, "auto", group="memory", choices=("auto", "rlimit", "cgroup"),
-         help="How to cap: rlimit (RLIMIT_DATA on the worker: a clean MemoryError), cgroup "
-              "(the whole process tree, like a real machine: the kernel kills it), auto = "
-              "cgroup where this machine allows it, else rlimit.",
+         help="How to cap: rlimit (RLIMIT_DATA on the worker: a clean MemoryError; it counts "
+              "reserved address space, which runs ahead of RSS), cgroup (the whole process tree, "
+              "like a real machine: the kernel kills it), auto = cgroup where this machine allows "
+              "it, else rlimit.",
          trades="cgroup is faithful to a real machine; rlimit reports the failing allocation."),
     # --- training ----------------------------------------------------------
     Knob("model", str, "linear-svm", choices=("linear-svm", "kernel-approx", "kernel-svm", "mlp"),

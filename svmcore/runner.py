@@ -23,6 +23,9 @@ from .config import RunConfig
 from .store import RunRecord, RunStatus, Store, StoreError
 
 SAMPLE_HZ = 50
+# OpenBLAS retries a failed allocation at import time forever: under a cap just above
+# the interpreter's own needs, a worker can spin in its imports phase. Past this, it is oom.
+IMPORTS_LIMIT_S = 30.0
 EVENTS_EVERY_S = 0.1
 FLUSH_EVERY_S = 0.5
 MiB = 2**20
@@ -241,6 +244,11 @@ class Run:
                 if self._cancel.is_set() and not killed:
                     self._kill_tree()
                     killed = True
+                if (not killed and self.cap_kind != "none" and self._phase in (None, "imports")
+                        and time.time() - self._t0 > IMPORTS_LIMIT_S):
+                    self._stuck_in_imports = True
+                    self._kill_tree()
+                    killed = True
                 if tick >= next_events:
                     offset = self._tail_events(events_path, offset)
                     next_events = tick + EVENTS_EVERY_S
@@ -371,6 +379,11 @@ class Run:
             status = RunStatus.COMPLETED
         elif self._cancel.is_set():
             status, error = RunStatus.CANCELLED, {"type": "Cancelled", "message": "cancelled by the user"}
+        elif getattr(self, "_stuck_in_imports", False):
+            status = RunStatus.OOM
+            error = {"type": "OutOfMemory", "message": f"the libraries could not start under the cap "
+                     f"(still importing after {IMPORTS_LIMIT_S:.0f} s: OpenBLAS retries a failed allocation "
+                     "forever); the cap is below what Python, numpy and scikit-learn need"}
         elif outcome is not None:
             status = RunStatus(outcome["status"])
             error = outcome.get("error")
@@ -380,7 +393,9 @@ class Run:
             oom_kills = limits.cgroup_oom_kills(self._cgroup) if self._cgroup else 0
             if oom_kills or any(m in stderr for m in OOM_MARKERS):
                 status = RunStatus.OOM
-                how = "killed by the kernel's OOM killer at the cgroup cap" if oom_kills else stderr.strip().splitlines()[-1]
+                last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+                how = ("killed by the kernel's OOM killer at the cgroup cap" if oom_kills
+                       else f"out of memory (the worker's last words: {last[:200]})")
                 error = {"type": "OutOfMemory", "message": how}
             elif "signal" in exit_info:
                 status = RunStatus.FAILED

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator
 
+from .errors import SvmcoreError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -114,7 +116,7 @@ def _ctime(pid: int) -> float | None:
     return create_time(pid)
 
 
-class StoreError(Exception):
+class StoreError(SvmcoreError):
     """The store cannot be written (disk full, read-only folder) or read."""
 
 
@@ -129,13 +131,30 @@ class Store:
         self._local = threading.local()
         self._thread_lock = threading.RLock()
         self._lock_path = os.path.join(self.home, "runs.sqlite.writelock")
-        with self._writing(transaction=False) as db:
-            db.executescript(SCHEMA)
+        self.read_only = False
+        try:
+            with self._writing(transaction=False) as db:
+                db.executescript(SCHEMA)
+        except StoreError:
+            if not os.path.isfile(self.path):
+                raise
+            self.read_only = True  # history stays readable on a read-only or full disk
+            self._local.db = None
+            try:
+                self._db().execute("SELECT count(*) FROM runs").fetchone()
+            except sqlite3.Error as e:
+                raise StoreError(f"cannot read the run store {self.path}: {e}") from None
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
             try:
+                if getattr(self, "read_only", False):
+                    db = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True, isolation_level=None,
+                                         check_same_thread=False)
+                    db.row_factory = sqlite3.Row
+                    self._local.db = db
+                    return db
                 db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 db.row_factory = sqlite3.Row
                 db.execute("PRAGMA busy_timeout=30000")

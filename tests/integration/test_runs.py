@@ -14,40 +14,7 @@ from svmcore.config import validate
 from svmcore.runner import Run, recover
 from svmcore.store import RunStatus
 from tests.conftest import ROOT, cli
-
-SMALL = dict(rows=20_000, features=1 << 16, nnz_per_row=30, epochs=2)
-
-
-def _run(store, fault=None, **knobs):
-    cfg = validate({**SMALL, **knobs})
-    run = Run(store, cfg, extra_env={"SVMCORE_FAULT": fault} if fault else None).start()
-    return run
-
-
-def _wait_for_phase(run, phase, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if run.snapshot().phase == phase:
-            return
-        if run.is_finished():
-            raise AssertionError(f"run ended ({run.status}) before phase {phase}: {run.summary}")
-        time.sleep(0.02)
-    raise AssertionError(f"phase {phase} not reached")
-
-
-def _processes_of(run_dir):
-    """pids whose command line names this run's folder (the worker and any fork of it)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    if run_dir.encode() in f.read():
-                        out.append(int(name))
-            except OSError:
-                pass
-    return out
-
+from tests.helpers import SMALL, _processes_of, _run, _wait_for_phase
 
 def test_completed_run_is_measured_and_stored(store):
     run = _run(store)
@@ -131,71 +98,6 @@ def test_cancel_kills_worker_and_every_descendant_within_2s(store):
         time.sleep(0.05)
     assert _processes_of(run.run_dir) == []
     assert store.get_run(run.run_id).status == RunStatus.CANCELLED
-
-
-def test_sigkilled_worker_is_failed_and_keeps_its_samples(store):
-    run = _run(store, fault="sleep:120@train")
-    _wait_for_phase(run, "train")
-    time.sleep(0.6)  # let at least one flush reach the store
-    os.kill(run.pid, signal.SIGKILL)
-    assert run.wait(10) == RunStatus.FAILED
-    assert run.summary["error"]["signal"] == "SIGKILL"
-    assert run.summary["phase"] == "train"
-    assert len(store.samples(run.run_id)) > 10
-    assert any(e["kind"] == "phase_start" and e["phase"] == "train" for e in store.events(run.run_id))
-
-
-def _start_cli_run(home, fault):
-    env = dict(os.environ, PYTHONPATH=ROOT, SVMCORE_FAULT=fault)
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in SMALL.items()]
-    return subprocess.Popen([sys.executable, "-m", "svmcore", "run", "--home", home, "--json"] + args,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
-
-
-def _wait_running(store, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        runs = store.list_runs()
-        if runs and runs[0].worker_pid and any(e["kind"] == "phase_start" and e["phase"] == "train"
-                                               for e in store.events(runs[0].id)):
-            return runs[0]
-        time.sleep(0.05)
-    raise AssertionError("the CLI run never reached train")
-
-
-def test_runner_killed_then_worker_gone_is_lost(home, store):
-    proc = _start_cli_run(home, "sleep:120@train")
-    rec = _wait_running(store)
-    proc.kill()
-    proc.wait()
-    os.kill(rec.worker_pid, signal.SIGKILL)  # the worker is in its own session: kill it too
-    time.sleep(0.2)
-    assert recover(store) == [rec.id]
-    after = store.get_run(rec.id)
-    assert after.status == RunStatus.LOST
-    assert len(store.samples(rec.id)) > 0  # what was committed is kept
-
-
-def test_runner_killed_worker_alive_is_monitored_again(home, store):
-    proc = _start_cli_run(home, "sleep:3@train")
-    rec = _wait_running(store)
-    proc.kill()
-    proc.wait()
-    assert recover(store) == [rec.id]
-    from svmcore.runner import get_active
-    run = get_active(rec.id)
-    assert run is not None
-    assert run.wait(60) == RunStatus.COMPLETED
-    assert store.get_run(rec.id).summary["accuracy"] > 0.5
-
-
-def test_reused_pid_is_not_mistaken_for_the_worker(store):
-    run_id = store.create_run(validate(SMALL).to_dict())
-    # a live process (this one) with the wrong start time plays the part of a reused pid
-    store.set_process(run_id, "/nonexistent", os.getpid(), procfs.create_time(os.getpid()) - 1,
-                      999_999, 1.0)
-    assert recover(store) == [run_id]
-    assert store.get_run(run_id).status == RunStatus.LOST
 
 
 # ---------------------------------------------------------------- CLI contract

@@ -1,0 +1,260 @@
+"""End-to-end tests in a real browser (Debian chromium via Playwright) against real
+``streamlit run app.py`` servers whose runs are real worker processes.
+
+Waiting is done with Playwright's ``expect`` (auto-retrying, with timeouts); chart
+data is read from the Plotly graph divs in polling loops with a deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+from playwright.sync_api import Page, expect
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCREENSHOTS = os.path.join(ROOT, "test-artifacts", "screenshots")  # made by the artifacts_dir fixture
+SMALL = {"rows": 20_000, "features": 65_536, "epochs": 1}
+
+pytestmark = pytest.mark.e2e
+
+PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => ({
+    title: (p.layout && p.layout.title && (p.layout.title.text || p.layout.title)) || '',
+    traces: (p.data || []).map(d => ({name: d.name || '', n: (d.x && d.x.length) || 0})),
+}))"""
+
+
+# ---------------------------------------------------------------- helpers
+
+def settle(page: Page, timeout: float = 30_000) -> None:
+    """The script run that the last action caused has finished."""
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
+                                                            timeout=timeout)
+
+
+def open_app(page: Page, server, path: str = "", heading: str = "SVM Memory Lab") -> None:
+    page.goto(f"{server.url}/{path}")
+    expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)
+    no_exception(page)
+
+
+def no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def plots(page: Page) -> list[dict]:
+    """Every Plotly chart on the page: its title (tags stripped) and its traces' sizes."""
+    try:
+        found = page.evaluate(PLOTS_JS)
+    except Exception:  # the graph div was being replaced by a re-render
+        return []
+    for p in found:
+        p["title"] = re.sub(r"<[^>]+>", "", str(p["title"]))
+    return found
+
+
+def rss_points(page: Page) -> int | None:
+    """Number of points of the 'total RSS' trace of the memory chart (None if not drawn)."""
+    for p in plots(page):
+        for t in p["traces"]:
+            if t["name"] == "total RSS":
+                return t["n"]
+    return None
+
+
+def wait_for_plot(page: Page, predicate, what: str, timeout: float = 30) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        seen = plots(page)
+        if predicate(seen):
+            return seen
+        time.sleep(0.25)
+    raise AssertionError(f"{what}: not seen within {timeout:.0f} s; charts were {seen}")
+
+
+def screenshot(page: Page, name: str) -> str:
+    """Full-page PNG in test-artifacts/screenshots. Streamlit scrolls inside its main
+    container, so the viewport is grown to the content height first."""
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0)
+    height = page.evaluate("""() => Math.max(
+        document.body.scrollHeight,
+        ...Array.from(document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebarContent"],'
+                                                + ' [data-testid="stAppViewContainer"]')).map(e => e.scrollHeight))""")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height) + 40, 12_000))})
+    path = os.path.join(SCREENSHOTS, f"{name}.png")
+    page.screenshot(path=path, full_page=True)
+    page.set_viewport_size(size)
+    assert os.path.getsize(path) > 10_000, f"screenshot {path} looks empty"
+    return path
+
+
+def set_number(page: Page, label: str, value: int) -> None:
+    box = page.get_by_label(label, exact=True)
+    expect(box).to_be_visible()
+    box.fill(str(value))
+    box.press("Enter")
+    expect(box).to_have_value(str(value))
+    settle(page)
+
+
+def check_box(page: Page, label: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    if not box.is_checked():
+        page.get_by_text(label, exact=True).click()
+    expect(box).to_be_checked()
+    settle(page)
+
+
+# ---------------------------------------------------------------- (a) live run
+
+def test_train_launch_shows_the_memory_chart_growing_live(fresh_server, page):
+    server = fresh_server()
+    open_app(page, server)
+    expect(page.get_by_text("No runs yet")).to_be_visible()
+    settle(page)
+
+    page.get_by_role("button", name="Launch run").click()  # the defaults: 100k rows x 2^20 features
+    cancel = page.get_by_role("button", name="Cancel run")
+    expect(cancel).to_be_visible(timeout=30_000)
+
+    readings: list[int] = []  # distinct successive point counts seen while the run was live
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        n = rss_points(page)
+        live = cancel.count() > 0
+        if not live:
+            break
+        if n and (not readings or n != readings[-1]):
+            readings.append(n)
+            if len(readings) == 2:
+                screenshot(page, "train-live")
+        if len(readings) >= 4:
+            break
+        time.sleep(0.2)
+    assert len(readings) >= 3, f"the live memory chart did not refresh at least 3 times: {readings}"
+    increases = sum(b > a for a, b in zip(readings, readings[1:]))
+    assert increases >= 2 and readings == sorted(readings), f"RSS points did not grow: {readings}"
+
+    expect(page.get_by_text(re.compile(r"Run 1 completed"))).to_be_visible(timeout=90_000)
+    expect(cancel).to_have_count(0)
+    no_exception(page)
+    final = wait_for_plot(page, lambda ps: (rss_points(page) or 0) >= readings[-1], "final memory chart")
+    assert final
+    runs = server.runs()
+    assert [(r.id, r.status.value) for r in runs] == [(1, "completed")]
+    screenshot(page, "train-completed")
+
+
+# ---------------------------------------------------------------- (b) cancel
+
+def test_cancel_a_long_run(fresh_server, page):
+    server = fresh_server(env={"SVMCORE_FAULT": "sleep:60@train"})  # every run sleeps 60 s in train
+    open_app(page, server)
+    settle(page)
+    page.get_by_role("button", name="Launch run").click()
+    cancel = page.get_by_role("button", name="Cancel run")
+    expect(cancel).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"phase: (load|prepare|train)"))).to_be_visible(timeout=30_000)
+    rec = server.runs()[0]
+    assert rec.status.value == "running" and rec.worker_pid
+
+    started = time.monotonic()
+    cancel.click()
+    expect(page.get_by_text(re.compile(r"Run 1 cancelled"))).to_be_visible(timeout=10_000)
+    assert time.monotonic() - started < 10
+    expect(cancel).to_have_count(0)
+    no_exception(page)
+    rec = server.runs()[0]
+    assert rec.status.value == "cancelled", rec.status
+    from svmcore import procfs
+    assert not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker outlived its cancel"
+    screenshot(page, "train-cancelled")
+
+
+# ---------------------------------------------------------------- (c) compare
+
+def test_compare_overlays_two_runs_and_lists_differing_knobs(history_server, page):
+    latest = [r.id for r in history_server.runs()[:2]]
+    assert sorted(latest) == sorted(history_server.prepared["runs"])
+    open_app(page, history_server, "Compare", heading="Compare runs")
+    expect(page.get_by_text("Nothing selected: showing the latest 2 run(s).")).to_be_visible()
+    expect(page.get_by_role("heading", name="Knobs that differ")).to_be_visible()
+    expect(page.get_by_text("identical knobs")).to_have_count(0)
+
+    def two_memory_curves(ps):
+        mem = [p for p in ps if p["title"].startswith("Memory")]
+        return mem and len(mem[0]["traces"]) >= 2 and all(t["n"] > 5 for t in mem[0]["traces"])
+
+    ps = wait_for_plot(page, two_memory_curves, "memory chart with two runs")
+    names = {t["name"].split(" · ")[0] for t in next(p for p in ps if p["title"].startswith("Memory"))["traces"]}
+    assert names == {f"run {i}" for i in latest}, names
+    no_exception(page)
+    screenshot(page, "compare")
+
+
+# ---------------------------------------------------------------- (d) sweep
+
+def test_sweep_shows_frontier_and_best_under_budget(fresh_server, page):
+    server = fresh_server()
+    open_app(page, server, "Sweep", heading="Sweep a grid of settings")
+    settle(page)
+    check_box(page, "set features (columns)")
+    set_number(page, "features (columns)", SMALL["features"])
+    set_number(page, "rows (rows)", SMALL["rows"])
+    set_number(page, "epochs (passes)", SMALL["epochs"])
+    page.get_by_role("button", name="Remove precision").click()
+    settle(page)
+    expect(page.get_by_label("batch_size values", exact=True)).to_have_value("256,4096")
+    expect(page.get_by_label("precision values", exact=True)).to_have_count(0)
+    expect(page.get_by_text("2 combinations, 2 valid")).to_be_visible()
+
+    page.get_by_role("button", name="Start sweep").click()
+
+    def frontier_of_both_runs(ps):
+        for p in ps:
+            names = {t["name"]: t["n"] for t in p["traces"]}
+            if "Pareto frontier" in names and names.get("completed runs") == 2:
+                return True
+        return False
+
+    wait_for_plot(page, frontier_of_both_runs, "trade-off chart of both runs with a Pareto frontier", timeout=120)
+    expect(page.get_by_text(re.compile(r"\d of 2 runs finished"))).to_have_count(0, timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Best under 300 MiB by accuracy: run \d"))).to_be_visible()
+    no_exception(page)
+    runs = server.runs()
+    assert sorted(r.config["batch_size"] for r in runs) == [256, 4096]
+    assert all(r.status.value == "completed" and r.sweep_id == 1 for r in runs)
+    assert all((r.config["rows"], r.config["features"], r.config["epochs"])
+               == (SMALL["rows"], SMALL["features"], SMALL["epochs"]) for r in runs)
+    screenshot(page, "sweep-results")
+
+
+# ---------------------------------------------------------------- (e) every page
+
+PAGES = [("Train", "SVM Memory Lab"), ("Compare", "Compare runs"), ("Sweep", "Sweep a grid of settings"),
+         ("Learn", "Learn the remedies"), ("Data", "Datasets")]
+
+
+def test_every_page_renders_and_is_screenshotted(history_server, page):
+    open_app(page, history_server)
+    expect(page.get_by_text(re.compile(r"Run \d+ completed"))).to_be_visible()
+    for link, heading in PAGES:
+        # navigate the way a user does: the page links in the sidebar
+        page.get_by_test_id("stSidebar").get_by_role("link", name=link, exact=True).click()
+        expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)
+        settle(page)
+        no_exception(page)
+        expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+        if link == "Train":
+            wait_for_plot(page, lambda ps: (rss_points(page) or 0) > 5, "Train memory chart")
+        if link == "Sweep":  # the prepared sweep: its trade-off chart and the answer under the budget
+            wait_for_plot(page, lambda ps: any(t["name"] == "Pareto frontier" for p in ps for t in p["traces"]),
+                          "prepared sweep's trade-off chart")
+            expect(page.get_by_text(re.compile(r"Best under 300 MiB"))).to_be_visible()
+        screenshot(page, link.lower())
+    for link, _ in PAGES:
+        assert os.path.exists(os.path.join(SCREENSHOTS, f"{link.lower()}.png"))

@@ -1,0 +1,59 @@
+"""Several browser sessions and CLI processes launching at once: all complete,
+none lost, and no run's measurements mixed with another's."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+from svmcore.lab import Lab
+from svmcore.runner import get_active
+from svmcore.store import RunStatus
+from tests.conftest import ROOT
+
+TINY = dict(rows=3_000, features=4096, nnz_per_row=20, epochs=1)
+
+
+def test_sessions_and_cli_launching_together(home):
+    lab = Lab(home)  # the app: one queue, one run at a time
+    ids: list[int] = []
+    lock = threading.Lock()
+
+    def session(seed):
+        for k in range(3):
+            rid = lab.launch(dict(TINY, seed=seed * 10 + k))
+            with lock:
+                ids.append(rid)
+
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    clis = [subprocess.Popen([sys.executable, "-m", "svmcore", "run", "--home", home, "--json",
+                              *[f"--{k.replace('_', '-')}={v}" for k, v in TINY.items()], f"--seed={100 + i}"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT) for i in range(2)]
+    threads = [threading.Thread(target=session, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ids) == 9
+    assert max(p for p in (lab.queue.position(i) or 0 for i in ids)) >= 1  # they really queued
+    cli_ids = []
+    for p in clis:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        cli_ids.append(json.loads(out.strip().splitlines()[-1])["run_id"])
+    for rid in ids:
+        run = get_active(rid)
+        if run is not None:
+            run.wait(300)
+    all_ids = ids + cli_ids
+    assert len(set(all_ids)) == 11
+    for rid in all_ids:
+        rec = lab.store.get_run(rid)
+        assert rec.status == RunStatus.COMPLETED, (rid, rec.status, rec.summary.get("error"))
+        started = next(e for e in lab.store.events(rid) if e["kind"] == "started")
+        assert started["pid"] == rec.worker_pid  # the events are this run's own worker's
+        t = [s[0] for s in lab.store.samples(rid)]
+        assert t == sorted(t) and len(t) > 5
+        assert rec.summary["peak_rss_mb"] >= rec.summary["floor_mb"]
+    assert lab.store.integrity_ok()

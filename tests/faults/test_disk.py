@@ -1,0 +1,82 @@
+"""The data folder's disk full or read-only: a clear message, no corrupt store."""
+
+import os
+import subprocess
+
+import pytest
+
+from svmcore.config import validate
+from svmcore.errors import SvmcoreError
+from svmcore.lab import Lab
+from svmcore.store import RunStatus, Store, StoreError
+from tests.conftest import cli
+from tests.helpers import SMALL
+
+
+def _mount_tmpfs(path, size):
+    os.makedirs(path, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("needs root to mount a small tmpfs: " + r.stderr.decode().strip())
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    mnt = tmp_path / "disk"
+    _mount_tmpfs(mnt, "3m")
+    yield str(mnt)
+    subprocess.run(["umount", "-l", str(mnt)])
+
+
+def _fill(path):
+    with open(os.path.join(path, "ballast"), "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+
+
+def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
+    home = os.path.join(small_disk, "home")
+    lab = Lab(home)
+    rid = lab.launch(dict(SMALL, epochs=1, rows=5_000))
+    from svmcore.runner import get_active
+    run = get_active(rid)
+    if run is not None:
+        run.wait(120)
+    assert lab.store.get_run(rid).status == RunStatus.COMPLETED
+    _fill(small_disk)
+    with pytest.raises(SvmcoreError) as err:
+        for _ in range(50):  # the WAL may absorb a few writes before the disk refuses
+            lab.launch(dict(SMALL, epochs=1, rows=5_000))
+    assert "disk" in str(err.value) or "space" in str(err.value)
+    os.remove(os.path.join(small_disk, "ballast"))
+    for r in lab.store.list_runs():  # let whatever did start finish before checking
+        if r.status in (RunStatus.RUNNING, RunStatus.QUEUED):
+            active = get_active(r.id)
+            if active:
+                active.wait(120)
+    assert lab.store.integrity_ok()
+    assert lab.store.get_run(rid).status == RunStatus.COMPLETED
+
+
+def test_read_only_data_folder_is_one_clear_line(small_disk, tmp_path):
+    home = os.path.join(small_disk, "home")
+    writable = Store(home)
+    writable.create_run(validate(SMALL).to_dict())
+    writable.close()
+    subprocess.run(["mount", "-o", "remount,ro", small_disk], check=True)
+    try:
+        with pytest.raises(StoreError):
+            Store(home).create_run(validate(SMALL).to_dict())
+        proc = cli("run", "--rows=2000", home=home)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        listed = cli("runs", "list", "--json", home=home)
+        assert listed.returncode == 0, listed.stderr  # the history stays readable
+        assert len(__import__("json").loads(listed.stdout)) == 1
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", small_disk], check=True)
+    assert Store(home).integrity_ok()

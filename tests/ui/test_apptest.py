@@ -1,0 +1,456 @@
+"""Headless UI tests of every page with streamlit.testing.v1.AppTest (no browser).
+
+Pages are reached the way Streamlit reaches them: ``app.py`` is the entry point and
+the other pages are switched to with ``AppTest.switch_page`` (the sidebar's
+``st.page_link`` paths only resolve relative to the entry point). History is made
+with the real engine (``svmcore.lab.Lab``), so runs are real worker processes.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from svmcore.knobs import BUILTIN_DATASETS, KNOBS, defaults
+from svmcore.remedies import REMEDIES
+from svmcore.runner import get_active
+from svmcore.store import RunStatus, Store
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = {"rows": 20_000, "features": 65_536, "epochs": 2}  # a run of about a second
+
+ENTRY = os.path.join(ROOT, "app.py")
+PAGES = ["app.py"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "pages", "*.py")))
+TIMEOUT = 60
+
+
+# ---------------------------------------------------------------- helpers
+
+def open_page(page: str = "app.py") -> AppTest:
+    at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT)
+    at.run()
+    if page != "app.py":
+        assert_clean(at)
+        at.switch_page(page).run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No uncaught exception on the page (the app redacts details, so say where)."""
+    assert not at.exception, [e.value for e in at.exception] + [getattr(e, "stack_trace", None) for e in at.exception]
+
+
+def texts(elements) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The Plotly figure (as JSON) of the st.plotly_chart with this key."""
+    found = [c for c in at.get("plotly_chart") if c.key == key]
+    assert len(found) == 1, f"no plotly chart with key {key!r}: {[c.key for c in at.get('plotly_chart')]}"
+    return json.loads(found[0].proto.spec)
+
+
+def traces(fig: dict) -> dict[str, int]:
+    """trace name -> number of x values."""
+    return {d.get("name"): len(d.get("x") or []) for d in fig["data"]}
+
+
+def has_key(at: AppTest, key: str) -> bool:
+    try:
+        at.get_by_key(key)
+        return True
+    except KeyError:
+        return False
+
+
+def store_runs(home: str):
+    s = Store(home)
+    try:
+        return s.list_runs()
+    finally:
+        s.close()
+
+
+def wait_run_finished(run_id: int, home: str, timeout: float = 90) -> RunStatus:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = get_active(run_id)
+        if run is not None and os.path.abspath(run.home) == os.path.abspath(home):
+            run.wait(min(5.0, max(0.1, deadline - time.monotonic())))
+        rec = next((r for r in store_runs(home) if r.id == run_id), None)
+        if rec is not None and rec.status.is_finished():
+            return rec.status
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not finish within {timeout} s")
+
+
+def sidebar_elements(at: AppTest) -> list:
+    """Sidebar elements in display order (containers such as expanders left out)."""
+    return [n for n in at.sidebar if getattr(n, "type", None) not in ("container", "expander", "column",
+                                                                       "horizontal", "vertical", "unknown")
+            and n.__class__.__name__ not in ("Block", "Expander", "Column", "Tab", "Form")]
+
+
+def visible_knobs(model: str, dataset: str = "sparse-text", cap_set: bool = False) -> list[str]:
+    """Knobs the registry says apply to this model/dataset. cap_kind only means
+    something once memory_cap_mb is set, so it is asked for only then."""
+    out = []
+    for name, k in KNOBS.items():
+        if k.applies_to and model not in k.applies_to:
+            continue
+        if name == "cap_kind" and not cap_set:
+            continue
+        if name in ("rows", "features", "nnz_per_row") and dataset not in ("sparse-text", "dense"):
+            continue
+        out.append(name)
+    return out
+
+
+def check_knob_widget(at: AppTest, name: str) -> None:
+    k = KNOBS[name]
+    key = f"train_{name}"
+    if name == "dataset":
+        w = at.selectbox(key=key)
+        assert list(w.options)[:len(BUILTIN_DATASETS)] == list(BUILTIN_DATASETS)
+        assert w.value == k.default
+    elif name == "test_file":  # optional, but a choice of file (or hold-out) rather than an on/off box
+        w = at.selectbox(key=key)
+        assert w.options[0].startswith("(hold out")
+    elif k.type is bool:
+        assert at.toggle(key=key).value is k.default
+    elif k.choices:
+        w = at.selectbox(key=key)
+        assert list(w.options) == [str(c) for c in k.choices], (name, w.options, k.choices)
+    elif k.optional:
+        on = at.checkbox(key=f"{key}_on")
+        assert on.value is (k.default is not None)
+        assert not has_key(at, key) or k.default is not None, f"{key} shown while its checkbox is off"
+    elif k.type in (int, float):
+        w = at.number_input(key=key)
+        assert w.value == k.default, (name, w.value, k.default)
+        assert w.min == k.min and w.max == k.max, (name, w.min, w.max, k.min, k.max)
+    else:
+        assert at.text_input(key=key).value == str(k.default)
+
+
+# ---------------------------------------------------------------- every page runs
+
+EMPTY_EXPECT = {
+    "app.py": lambda at: any("No runs yet" in t for t in texts(at.markdown)),
+    "pages/1_Compare.py": lambda at: any("No runs yet" in t for t in texts(at.info)),
+    "pages/2_Sweep.py": lambda at: any("No sweeps yet" in t for t in texts(at.info)),
+    "pages/3_Learn.py": lambda at: len(at.expander) == len(REMEDIES),
+    "pages/4_Data.py": lambda at: at.file_uploader(key="upload") is not None and len(at.metric) == 5,
+}
+
+
+def test_pages_are_all_covered():
+    assert set(PAGES) >= set(EMPTY_EXPECT), PAGES
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_with_empty_history(app_home, page):
+    at = open_page(page)
+    assert_clean(at)
+    assert not at.error, texts(at.error)
+    assert at.title, "page has no title"
+    if page in EMPTY_EXPECT:
+        assert EMPTY_EXPECT[page](at), f"{page}: empty-history content missing"
+    assert not store_runs(app_home), "opening a page must not start runs"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_with_history(history_home, page):
+    h = history_home
+    at = open_page(page)
+    assert_clean(at)
+    assert not at.error, texts(at.error)
+    if page == "app.py":
+        latest = max(h["sweep_runs"])
+        assert any(f"Run {latest} completed" in t for t in texts(at.success)), texts(at.success)
+        shown = at.selectbox(key="shown_run")
+        for rid, status in [(h["completed"], "completed"), (h["oom"], "oom")] + [(i, "completed") for i in h["sweep_runs"]]:
+            assert any(o.startswith(f"run {rid} · {status} ·") for o in shown.options), (rid, shown.options)
+        assert traces(chart(at, "train_mem")).get("total RSS", 0) > 5
+    elif page == "pages/1_Compare.py":
+        assert "Knobs that differ" in texts(at.subheader)
+        mem = traces(chart(at, "cmp_mem"))
+        assert len(mem) == 2 and all(n > 5 for n in mem.values()), mem
+    elif page == "pages/2_Sweep.py":
+        assert "Pareto frontier" in traces(chart(at, "tradeoff"))
+        assert any("Best under" in t for t in texts(at.success)), texts(at.success)
+    elif page == "pages/3_Learn.py":
+        assert len(at.expander) == len(REMEDIES)
+    elif page == "pages/4_Data.py":
+        assert len(at.metric) == 5
+
+
+def test_train_shows_oom_and_completed_outcomes(history_home):
+    h = history_home
+    at = open_page()
+    at.selectbox(key="shown_run").set_value(h["oom"]).run()
+    assert_clean(at)
+    warn = " ".join(texts(at.warning))
+    assert f"Run {h['oom']} ran out of memory" in warn and "rlimit" in warn, warn
+    assert traces(chart(at, "train_mem")).get("total RSS", 0) > 0
+    at.selectbox(key="shown_run").set_value(h["completed"]).run()
+    assert_clean(at)
+    assert any(f"Run {h['completed']} completed" in t for t in texts(at.success)), texts(at.success)
+    assert not at.warning or not any("ran out of memory" in t for t in texts(at.warning))
+
+
+# ---------------------------------------------------------------- knob widgets = registry
+
+@pytest.mark.parametrize("model", KNOBS["model"].choices)
+def test_train_knob_widgets_match_registry(app_home, model):
+    at = open_page()
+    assert_clean(at)
+    if model != KNOBS["model"].default:
+        at.selectbox(key="train_model").set_value(model).run()
+        assert_clean(at)
+    for name in visible_knobs(model):
+        if name == "model":
+            assert list(at.selectbox(key="train_model").options) == list(KNOBS["model"].choices)
+            continue
+        check_knob_widget(at, name)
+    for name, k in KNOBS.items():
+        if k.applies_to and model not in k.applies_to:
+            assert not has_key(at, f"train_{name}"), f"{name} shown for model {model}"
+    assert not has_key(at, "train_cap_kind"), "cap_kind shown although no memory cap is set"
+
+
+def test_optional_knobs_reveal_their_input(app_home):
+    at = open_page()
+    at.checkbox(key="train_features_on").check()
+    at.checkbox(key="train_memory_cap_mb_on").check()
+    at.run()
+    assert_clean(at)
+    for name in ("features", "memory_cap_mb"):
+        w = at.number_input(key=f"train_{name}")
+        assert (w.min, w.max) == (KNOBS[name].min, KNOBS[name].max), name
+    # cap_kind only matters (and only shows) once a cap is set
+    assert list(at.selectbox(key="train_cap_kind").options) == list(KNOBS["cap_kind"].choices)
+
+
+# ---------------------------------------------------------------- Data page: uploads
+
+@pytest.mark.parametrize("name,content,expect", [
+    ("bad.svm", b"1 1:0.5\n-1 2:x\n", "line 2"),
+    ("empty.svm", b"", "empty"),
+    ("data.exe", b"1 1:0.5\n-1 2:0.25\n", "not accepted"),
+], ids=["malformed-line-2", "empty", "disallowed-extension"])
+def test_bad_upload_shows_its_error(app_home, name, content, expect):
+    at = open_page("pages/4_Data.py")
+    at.file_uploader(key="upload").set_value((name, content, "text/plain"))
+    at.run()
+    assert_clean(at)
+    errors = texts(at.error)
+    assert len(errors) == 1 and expect in errors[0], errors
+    assert not at.success, texts(at.success)
+    uploads = os.path.join(app_home, "uploads")
+    assert not os.path.isdir(uploads) or not os.listdir(uploads), "a rejected upload was kept"
+
+
+def test_good_upload_is_saved_and_offered_for_training(app_home):
+    data = b"".join(b"1 1:0.5 3:1\n-1 2:0.25 4:2\n" for _ in range(20))
+    at = open_page("pages/4_Data.py")
+    at.file_uploader(key="upload").set_value(("good.svm", data, "text/plain"))
+    at.run()
+    assert_clean(at)
+    assert not at.error, texts(at.error)
+    assert any("Saved as good-" in t for t in texts(at.success)), texts(at.success)
+    saved = os.listdir(os.path.join(app_home, "uploads"))
+    assert len(saved) == 1 and saved[0].startswith("good-") and saved[0].endswith(".svm")
+    at.switch_page("app.py").run()
+    assert_clean(at)
+    assert saved[0] in at.selectbox(key="train_dataset").options
+
+
+# ---------------------------------------------------------------- Train: launch
+
+def test_invalid_combination_shows_one_error_next_to_the_field(app_home):
+    at = open_page()
+    at.selectbox(key="train_model").set_value("kernel-svm")
+    at.selectbox(key="train_mode").set_value("stream")
+    at.run()
+    assert_clean(at)
+    at.button(key="launch").click().run()
+    assert_clean(at)
+    errors = list(at.error)
+    assert len(errors) == 1, texts(errors)
+    assert "kernel-svm" in errors[0].value and "mode" in errors[0].value, errors[0].value
+    side = sidebar_elements(at)
+    mode = next(i for i, n in enumerate(side) if getattr(n, "key", None) == "train_mode")
+    assert side[mode + 1] is errors[0] or getattr(side[mode + 1], "value", None) == errors[0].value, \
+        f"the error is not right below the mode field: {[getattr(n, 'key', None) or n.type for n in side]}"
+    assert not store_runs(app_home), "an invalid launch created a run"
+
+
+def test_launch_button_starts_a_run(app_home):
+    at = open_page()
+    at.checkbox(key="train_features_on").check().run()
+    at.number_input(key="train_features").set_value(SMALL["features"])
+    at.number_input(key="train_rows").set_value(SMALL["rows"])
+    at.number_input(key="train_epochs").set_value(SMALL["epochs"])
+    at.run()
+    assert_clean(at)
+    assert not store_runs(app_home)
+    at.button(key="launch").click().run()
+    assert_clean(at)
+    assert not at.error, texts(at.error)
+    runs = store_runs(app_home)
+    assert len(runs) == 1, runs
+    rid = runs[0].id
+    assert {k: runs[0].config[k] for k in SMALL} == SMALL
+    assert at.session_state["run_id"] == rid
+    assert wait_run_finished(rid, app_home) == RunStatus.COMPLETED
+    at.run()
+    assert_clean(at)
+    assert any(f"Run {rid} completed" in t for t in texts(at.success)), texts(at.success)
+    assert traces(chart(at, "train_mem")).get("total RSS", 0) > 5
+
+
+def test_live_run_shows_progress_and_cancels(app_home, monkeypatch):
+    monkeypatch.setenv("SVMCORE_FAULT", "sleep:60@train")  # inherited by the worker: a long run
+    at = open_page()
+    at.checkbox(key="train_features_on").check().run()
+    at.number_input(key="train_features").set_value(SMALL["features"])
+    at.number_input(key="train_rows").set_value(SMALL["rows"]).run()
+    at.button(key="launch").click().run()
+    assert_clean(at)
+    rid = at.session_state["run_id"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        run = get_active(rid)
+        if run is not None and run.snapshot().phase == "train":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the run never reached its train phase")
+    at.run()
+    assert_clean(at)
+    assert at.get("progress"), "no progress bar while the run goes"
+    at.button(key="train_cancel").click().run()
+    assert_clean(at)
+    assert wait_run_finished(rid, app_home, timeout=15) == RunStatus.CANCELLED
+    at.run()
+    assert_clean(at)
+    assert any(f"Run {rid} cancelled" in t for t in texts(at.info)), texts(at.info)
+    assert not has_key(at, "train_cancel")
+
+
+# ---------------------------------------------------------------- known app bugs (strict xfail:
+# each turns into a failure as soon as the bug is fixed, so the marker gets removed)
+
+def _small_run_via_lab(home: str, **knobs) -> int:
+    from svmcore.lab import Lab
+
+    rid = Lab(home).launch(dict(SMALL, epochs=1, **knobs))
+    assert wait_run_finished(rid, home) == RunStatus.COMPLETED
+    return rid
+
+
+@pytest.mark.xfail(strict=True, reason="app.py: the keyed 'Showing' selectbox (key='shown_run') keeps its old "
+                                       "value after Launch, and that value then overwrites st.session_state.run_id")
+def test_launch_with_history_shows_the_new_run(app_home):
+    first = _small_run_via_lab(app_home)
+    at = open_page()
+    assert any(f"Run {first} completed" in t for t in texts(at.success))
+    at.checkbox(key="train_features_on").check().run()
+    at.number_input(key="train_features").set_value(SMALL["features"])
+    at.number_input(key="train_rows").set_value(SMALL["rows"]).run()
+    at.button(key="launch").click().run()
+    assert_clean(at)
+    new = max(r.id for r in store_runs(app_home))
+    assert new != first
+    wait_run_finished(new, app_home)
+    at.run()
+    assert at.session_state["run_id"] == new
+    assert any(f"Run {new} completed" in t for t in texts(at.success)), texts(at.success)
+
+
+@pytest.mark.xfail(strict=True, reason="pages/2_Sweep.py: the keyed 'Sweep' selectbox (key='shown_sweep') keeps "
+                                       "showing the previous sweep after Start sweep")
+def test_start_sweep_with_history_shows_the_new_sweep(app_home):
+    from svmcore.lab import Lab
+
+    lab = Lab(app_home)
+    old = lab.start_sweep(dict(SMALL, epochs=1), {"batch_size": [256]})
+    wait_run_finished(max(r.id for r in store_runs(app_home)), app_home)
+    at = open_page("pages/2_Sweep.py")
+    assert at.selectbox(key="shown_sweep").value == old
+    at.checkbox(key="sweep_features_on").check().run()
+    at.number_input(key="sweep_features").set_value(SMALL["features"])
+    at.number_input(key="sweep_rows").set_value(SMALL["rows"])
+    at.number_input(key="sweep_epochs").set_value(1)
+    at.multiselect(key="varied").set_value(["batch_size"]).run()
+    at.text_input(key="grid_batch_size").set_value("512").run()
+    at.button(key="start_sweep").click().run()
+    assert_clean(at)
+    s = Store(app_home)
+    new = max(sw["id"] for sw in s.sweeps())
+    s.close()
+    try:
+        assert new != old
+        assert at.selectbox(key="shown_sweep").value == new, "the page still shows the previous sweep"
+    finally:
+        for r in store_runs(app_home):
+            if not r.status.is_finished():
+                wait_run_finished(r.id, app_home)
+
+
+@pytest.mark.xfail(strict=True, reason="pages/4_Data.py: the keyed 'Dataset' selectbox of Inspect "
+                                       "(key='inspect_choice') ignores st.session_state.inspect set by an upload")
+def test_upload_is_inspected_right_away(app_home):
+    data = b"".join(b"1 1:0.5 3:1\n-1 2:0.25 4:2\n" for _ in range(20))
+    at = open_page("pages/4_Data.py")
+    at.file_uploader(key="upload").set_value(("good.svm", data, "text/plain")).run()
+    assert_clean(at)
+    assert at.selectbox(key="inspect_choice").value.endswith(".svm")
+    assert at.metric[0].value == "40"
+
+
+@pytest.mark.xfail(strict=True, reason="ui/widgets.py hides cap_kind while no cap is set but keeps its last "
+                                       "value; app.py files the resulting error under the hidden cap_kind field, "
+                                       "so Launch does nothing and no error is shown")
+def test_launch_after_removing_the_cap_runs_or_explains(app_home):
+    at = open_page()
+    at.checkbox(key="train_features_on").check()
+    at.checkbox(key="train_memory_cap_mb_on").check().run()
+    at.number_input(key="train_features").set_value(SMALL["features"])
+    at.number_input(key="train_rows").set_value(SMALL["rows"])
+    at.number_input(key="train_epochs").set_value(1)
+    at.number_input(key="train_memory_cap_mb").set_value(2000)
+    at.selectbox(key="train_cap_kind").set_value("rlimit").run()
+    at.button(key="launch").click().run()
+    first = at.session_state["run_id"]
+    wait_run_finished(first, app_home)
+    at.checkbox(key="train_memory_cap_mb_on").uncheck().run()
+    at.button(key="launch").click().run()
+    assert_clean(at)
+    launched = len(store_runs(app_home)) == 2
+    try:
+        assert launched or at.error, "Launch did nothing and showed no error"
+    finally:
+        for r in store_runs(app_home):
+            if not r.status.is_finished():
+                wait_run_finished(r.id, app_home)
+
+
+@pytest.mark.xfail(strict=True, reason="app.py keeps st.session_state.train_errors until the next successful "
+                                       "launch, so the error stays next to a field that has been fixed")
+def test_error_goes_away_when_the_field_is_fixed(app_home):
+    at = open_page()
+    at.selectbox(key="train_model").set_value("kernel-svm")
+    at.selectbox(key="train_mode").set_value("stream").run()
+    at.button(key="launch").click().run()
+    assert len(at.error) == 1
+    at.selectbox(key="train_mode").set_value("memory").run()
+    assert_clean(at)
+    assert not at.error, texts(at.error)
