@@ -17,7 +17,9 @@ st.markdown("Choose a dataset and memory knobs in the sidebar, then **Launch**. 
 
 if "train_knobs" not in st.session_state:
     st.session_state.train_knobs = defaults()
-errors = st.session_state.get("train_errors", {})
+# an error stays next to its field only while the field still holds the refused value
+errors = {k: msg for k, (msg, bad) in st.session_state.get("train_errors", {}).items()
+          if st.session_state.get(f"train_{k}", bad) == bad}
 
 with st.sidebar:
     launch = st.button("Launch run", type="primary", key="launch", width="stretch")
@@ -28,9 +30,12 @@ if launch:
         st.session_state.run_id = lab.launch(values)
         st.session_state.train_knobs = values
         st.session_state.train_errors = {}
+        st.session_state.pop("shown_run", None)  # show the new run, not the one picked before
         st.rerun()
     except SvmcoreError as e:
-        st.session_state.train_errors = {getattr(e, "knob", "dataset"): str(e)}
+        knob = getattr(e, "knob", "dataset")
+        knob = knob if knob in values else "dataset"
+        st.session_state.train_errors = {knob: (str(e), st.session_state.get(f"train_{knob}"))}
         st.rerun()
 
 try:

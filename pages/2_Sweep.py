@@ -47,6 +47,7 @@ except SvmcoreError as e:
 if st.button("Start sweep", type="primary", disabled=grid is None, key="start_sweep"):
     try:
         st.session_state.sweep_id = lab.start_sweep(base, grid)
+        st.session_state.pop("shown_sweep", None)
         st.rerun()
     except SvmcoreError as e:
         st.error(str(e))

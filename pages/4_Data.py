@@ -24,6 +24,7 @@ with tab_up:
             path = lab.save_upload(up.name, up.getvalue())
             st.session_state.uploaded_name = (up.name, up.size)
             st.session_state.inspect = path
+            st.session_state.pop("inspect_choice", None)
             st.success(f"Saved as {os.path.basename(path)}; it is now in the dataset list on every page.")
         except SvmcoreError as e:
             st.error(str(e))
@@ -39,6 +40,7 @@ with tab_gen:
             with st.spinner("Writing chunk by chunk…"):
                 path = lab.generate(kind, int(rows), int(features), int(nnz), 0, fmt)
             st.session_state.inspect = path
+            st.session_state.pop("inspect_choice", None)
             st.success(f"Wrote {os.path.basename(path)}.")
         except SvmcoreError as e:
             st.error(str(e))
@@ -49,6 +51,7 @@ with tab_path:
     if st.button("Use this file", key="use_path") and typed:
         try:
             st.session_state.inspect = lab.resolve_path(typed)
+            st.session_state.pop("inspect_choice", None)
         except SvmcoreError as e:
             st.error(str(e))
 

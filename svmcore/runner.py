@@ -447,20 +447,24 @@ def _phases(events: list[dict]) -> list[dict]:
 def build_summary(run_id, status, cfg, events, samples, phases, rusage_max, outcome, error, last_phase,
                   cap_kind, cap_bytes, exit_info, wall_s, sample_hz) -> dict:
     worker = (outcome or {}).get("summary") or {}
+    # wait4's ru_maxrss is not used: Linux seeds it at exec with the RSS of the process
+    # that forked the worker (a 700 MiB dashboard would show in every run). The worker's
+    # own VmHWM, read at every phase end and at 50 Hz, is the exact figure.
+    del rusage_max
     phase_peaks = [p["peak_rss_mb"] for p in phases if p["peak_rss_mb"] is not None]
     hwm_max = max((s.hwm_bytes for s in samples), default=0)
-    exact_bytes = max([rusage_max, hwm_max, (outcome or {}).get("peak_rss_bytes") or 0]
+    exact_bytes = max([hwm_max, (outcome or {}).get("peak_rss_bytes") or 0]
                       + [int(p * MiB) for p in phase_peaks])
     end_t = samples[-1].t_s if samples else wall_s
     for p in phases:
         if p["end_s"] is None:
             p["end_s"] = end_t
             p["wall_s"] = end_t - p["start_s"]
-            # killed inside this phase: its exact peak is what the kernel kept since the
-            # phase's reset, i.e. the high-water mark of the samples taken in it
+            # killed inside this phase: the kernel's high-water mark since the phase's
+            # reset, as last read (exact up to the last 50 Hz reading)
             inside = [s.hwm_bytes for s in samples if s.t_s >= p["start_s"]]
-            if rusage_max or inside:
-                p["peak_rss_mb"] = max([rusage_max] + inside) / MiB
+            if inside:
+                p["peak_rss_mb"] = max(inside) / MiB
     owner = max((p for p in phases if p["peak_rss_mb"] is not None), key=lambda p: p["peak_rss_mb"], default=None)
     floor = next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"), None)
     final_eval = next((e for e in reversed(events) if e["kind"] == "eval" and e.get("final")), None)
@@ -473,7 +477,7 @@ def build_summary(run_id, status, cfg, events, samples, phases, rusage_max, outc
         "run_id": run_id,
         "status": status.value,
         "peak_rss_mb": exact_bytes / MiB if exact_bytes else None,
-        "peak_rss_source": "kernel high-water mark (VmHWM per phase, wait4 ru_maxrss): exact",
+        "peak_rss_source": "the worker's kernel high-water mark (VmHWM at each phase end and at 50 Hz): exact",
         "peak_sampled_mb": max((s.rss_bytes for s in samples), default=0) / MiB if samples else None,
         "sample_hz": sample_hz,
         "n_samples": len(samples),

@@ -79,7 +79,8 @@ def outcome(view: RunView) -> None:
                  + (f" (phase {s.get('phase')})" if s.get("phase") else ""))
     cols = st.columns(6)
     cols[0].metric("exact peak", _fmt(s.get("peak_rss_mb"), ".1f", " MiB"),
-                   help="The kernel's high-water mark (VmHWM per phase, wait4 ru_maxrss): exact, not sampled.")
+                   help="The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
+                        "not sampled. If the worker is killed, exact up to the last reading.")
     cols[1].metric("sampled max", _fmt(s.get("peak_sampled_mb"), ".1f", " MiB"),
                    help=f"Highest of {s.get('n_samples', 0):,} RSS samples at {s.get('sample_hz', 50)} Hz; "
                         "can miss short spikes, which the exact peak does not.")

@@ -17,7 +17,8 @@ def _help(k: Knob) -> str:
 
 
 def knob_widget(k: Knob, value, key: str, lab=None):
-    label = k.name.replace("_", " ") + (f" ({k.unit})" if k.unit else "")
+    name = k.name.replace("_", " ")
+    label = name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
     if k.name == "dataset":
         files = lab.datasets() if lab else []
         names = list(BUILTIN_DATASETS) + [os.path.basename(f) for f in files]
@@ -67,6 +68,7 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
                 if k.name == "nnz_per_row" and out.get("dataset") == "dense":
                     continue
                 if k.name == "cap_kind" and out.get("memory_cap_mb") is None:
+                    out[k.name] = k.default  # hidden: it must not keep a choice made for a cap
                     continue
                 out[k.name] = knob_widget(k, out.get(k.name, k.default), f"{prefix}_{k.name}", lab)
                 if k.name in errors:

@@ -11,6 +11,7 @@ own SVMCORE_HOME, Debian's chromium driven by Playwright, screenshots.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -123,24 +124,35 @@ class Server:
                     pass
 
 
-def _prepare_history(home: str) -> dict:
-    """Via the engine's API: a finished two-point sweep, then two finished single runs
-    that differ in batch_size and epochs (so they are the latest two)."""
-    from svmcore.lab import Lab
-    from svmcore.runner import get_active
-    from svmcore.store import RunStatus
+HISTORY_SCRIPT = r"""
+import json, sys, time
+from svmcore.lab import Lab
 
-    lab = Lab(home)
-    sweep = lab.start_sweep(dict(SMALL), {"batch_size": [256, 2048]})
-    ids = [lab.launch(dict(SMALL, batch_size=256)), lab.launch(dict(SMALL, batch_size=2048, epochs=2))]
-    for rid in ids:  # the queue runs in order, so the sweep's runs finished before these
-        run = get_active(rid)
-        if run is not None:
-            run.wait(120)
-    sweep_runs = sorted(lab.sweep_status(sweep)["statuses"])
-    statuses = [lab.view(i).status for i in sweep_runs + ids]
-    assert statuses == [RunStatus.COMPLETED] * 4, statuses
-    return {"runs": ids, "sweep": sweep, "sweep_runs": sweep_runs}
+home, small = sys.argv[1], json.loads(sys.argv[2])
+lab = Lab(home)
+sweep = lab.start_sweep(dict(small), {"batch_size": [256, 2048]})
+runs = [lab.launch(dict(small, batch_size=256)), lab.launch(dict(small, batch_size=2048, epochs=2))]
+ids = sorted(lab.sweep_status(sweep)["statuses"]) + runs
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline and any(lab.view(i).is_live for i in ids):
+    time.sleep(0.1)
+print(json.dumps({"runs": runs, "sweep": sweep, "sweep_runs": ids[:2],
+                  "statuses": [lab.view(i).status.value for i in ids]}))
+"""
+
+
+def _prepare_history(home: str) -> dict:
+    """With the Lab API, in a small separate process (so the test process has no part in
+    the runs): a finished two-point sweep, then two finished single runs that differ in
+    batch_size and epochs (the queue runs in order, so these are the latest two)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("SVMCORE_FAULT", None)
+    proc = subprocess.run([sys.executable, "-c", HISTORY_SCRIPT, home, json.dumps(SMALL)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    made = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert made.pop("statuses") == ["completed"] * 4, made
+    return made
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,10 @@ made with the real engine, and a clean ``st.cache_resource`` around every test
 
 from __future__ import annotations
 
+import json
 import os
-import time
+import subprocess
+import sys
 
 import pytest
 import streamlit
@@ -26,16 +28,6 @@ def _stop_runs_of(home: str) -> None:
             run.wait(20)
 
 
-def wait_finished(lab, run_ids, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    pending = set(run_ids)
-    while pending and time.monotonic() < deadline:
-        pending = {i for i in pending if (lab.view(i) is None) or lab.view(i).is_live}
-        if pending:
-            time.sleep(0.1)
-    assert not pending, f"runs {sorted(pending)} did not finish in {timeout:.0f} s"
-
-
 @pytest.fixture
 def app_home(home, monkeypatch):
     """SVMCORE_HOME -> a fresh folder; the cached Lab dropped before and after."""
@@ -48,32 +40,43 @@ def app_home(home, monkeypatch):
     streamlit.cache_resource.clear()
 
 
+HISTORY_SCRIPT = r"""
+import json, sys, time
+from svmcore.lab import Lab
+
+home, small = sys.argv[1], json.loads(sys.argv[2])
+lab = Lab(home)
+completed = lab.launch(dict(small))
+oom = lab.launch({"rows": 300_000, "memory_cap_mb": 150, "cap_kind": "rlimit"})
+sweep = lab.start_sweep(dict(small), {"batch_size": [256, 2048]})
+ids = [completed, oom] + sorted(lab.sweep_status(sweep)["statuses"])
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline and any(lab.view(i).is_live for i in ids):
+    time.sleep(0.1)
+print(json.dumps({"completed": completed, "oom": oom, "sweep": sweep, "sweep_runs": ids[2:],
+                  "statuses": {i: lab.view(i).status.value for i in ids}}))
+"""
+
+
 @pytest.fixture(scope="session")
 def history(tmp_path_factory):
-    """A data home with finished runs made by the real engine: two completed single
-    runs, one oom run (rlimit cap) and a completed two-point sweep.
-    Returns dict(home=..., completed=id, oom=id, sweep=sweep_id, sweep_runs=[ids])."""
-    from svmcore.lab import Lab
-    from svmcore.store import RunStatus
-
+    """A data home with finished runs made by the real engine: a completed run, an oom
+    run (rlimit cap) and a completed two-point sweep. Made by the Lab API in a separate
+    small process, so that the test process (its size, its table of active runs) has no
+    part in them. Returns dict(home, completed, oom, sweep, sweep_runs)."""
     home = str(tmp_path_factory.mktemp("history") / "home")
     os.makedirs(home)
-    lab = Lab(home)
-    completed = lab.launch(dict(SMALL))
-    oom = lab.launch({"rows": 300_000, "memory_cap_mb": 150, "cap_kind": "rlimit"})
-    sweep = lab.start_sweep(dict(SMALL), {"batch_size": [256, 2048]})
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        st = lab.sweep_status(sweep)
-        if st["total"] == 2 and st["done"] == 2:
-            break
-        time.sleep(0.2)
-    sweep_runs = sorted(lab.sweep_status(sweep)["statuses"])
-    wait_finished(lab, [completed, oom] + sweep_runs)
-    assert lab.view(completed).status == RunStatus.COMPLETED, lab.view(completed).summary
-    assert lab.view(oom).status == RunStatus.OOM, lab.view(oom).summary
-    assert [lab.view(i).status for i in sweep_runs] == [RunStatus.COMPLETED] * 2
-    return {"home": home, "completed": completed, "oom": oom, "sweep": sweep, "sweep_runs": sweep_runs}
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("SVMCORE_FAULT", None)
+    proc = subprocess.run([sys.executable, "-c", HISTORY_SCRIPT, home, json.dumps(SMALL)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    made = json.loads(proc.stdout.strip().splitlines()[-1])
+    statuses = made.pop("statuses")
+    assert statuses == {str(made["completed"]): "completed", str(made["oom"]): "oom",
+                        **{str(i): "completed" for i in made["sweep_runs"]}}, statuses
+    assert len(made["sweep_runs"]) == 2
+    return dict(made, home=home)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from svmcore.knobs import BUILTIN_DATASETS, KNOBS, defaults
 from svmcore.remedies import REMEDIES
@@ -91,10 +92,8 @@ def wait_run_finished(run_id: int, home: str, timeout: float = 90) -> RunStatus:
 
 
 def sidebar_elements(at: AppTest) -> list:
-    """Sidebar elements in display order (containers such as expanders left out)."""
-    return [n for n in at.sidebar if getattr(n, "type", None) not in ("container", "expander", "column",
-                                                                       "horizontal", "vertical", "unknown")
-            and n.__class__.__name__ not in ("Block", "Expander", "Column", "Tab", "Form")]
+    """Sidebar elements and widgets in display order (containers such as expanders left out)."""
+    return [n for n in at.sidebar if not isinstance(n, Block)]
 
 
 def visible_knobs(model: str, dataset: str = "sparse-text", cap_set: bool = False) -> list[str]:
@@ -345,8 +344,7 @@ def test_live_run_shows_progress_and_cancels(app_home, monkeypatch):
     assert not has_key(at, "train_cancel")
 
 
-# ---------------------------------------------------------------- known app bugs (strict xfail:
-# each turns into a failure as soon as the bug is fixed, so the marker gets removed)
+# ---------------------------------------------------------------- regressions (bugs found and fixed)
 
 def _small_run_via_lab(home: str, **knobs) -> int:
     from svmcore.lab import Lab
@@ -356,8 +354,6 @@ def _small_run_via_lab(home: str, **knobs) -> int:
     return rid
 
 
-@pytest.mark.xfail(strict=True, reason="app.py: the keyed 'Showing' selectbox (key='shown_run') keeps its old "
-                                       "value after Launch, and that value then overwrites st.session_state.run_id")
 def test_launch_with_history_shows_the_new_run(app_home):
     first = _small_run_via_lab(app_home)
     at = open_page()
@@ -375,8 +371,6 @@ def test_launch_with_history_shows_the_new_run(app_home):
     assert any(f"Run {new} completed" in t for t in texts(at.success)), texts(at.success)
 
 
-@pytest.mark.xfail(strict=True, reason="pages/2_Sweep.py: the keyed 'Sweep' selectbox (key='shown_sweep') keeps "
-                                       "showing the previous sweep after Start sweep")
 def test_start_sweep_with_history_shows_the_new_sweep(app_home):
     from svmcore.lab import Lab
 
@@ -405,8 +399,6 @@ def test_start_sweep_with_history_shows_the_new_sweep(app_home):
                 wait_run_finished(r.id, app_home)
 
 
-@pytest.mark.xfail(strict=True, reason="pages/4_Data.py: the keyed 'Dataset' selectbox of Inspect "
-                                       "(key='inspect_choice') ignores st.session_state.inspect set by an upload")
 def test_upload_is_inspected_right_away(app_home):
     data = b"".join(b"1 1:0.5 3:1\n-1 2:0.25 4:2\n" for _ in range(20))
     at = open_page("pages/4_Data.py")
@@ -416,9 +408,6 @@ def test_upload_is_inspected_right_away(app_home):
     assert at.metric[0].value == "40"
 
 
-@pytest.mark.xfail(strict=True, reason="ui/widgets.py hides cap_kind while no cap is set but keeps its last "
-                                       "value; app.py files the resulting error under the hidden cap_kind field, "
-                                       "so Launch does nothing and no error is shown")
 def test_launch_after_removing_the_cap_runs_or_explains(app_home):
     at = open_page()
     at.checkbox(key="train_features_on").check()
@@ -443,8 +432,6 @@ def test_launch_after_removing_the_cap_runs_or_explains(app_home):
                 wait_run_finished(r.id, app_home)
 
 
-@pytest.mark.xfail(strict=True, reason="app.py keeps st.session_state.train_errors until the next successful "
-                                       "launch, so the error stays next to a field that has been fixed")
 def test_error_goes_away_when_the_field_is_fixed(app_home):
     at = open_page()
     at.selectbox(key="train_model").set_value("kernel-svm")
@@ -454,3 +441,26 @@ def test_error_goes_away_when_the_field_is_fixed(app_home):
     at.selectbox(key="train_mode").set_value("memory").run()
     assert_clean(at)
     assert not at.error, texts(at.error)
+
+
+def test_exact_peak_is_the_workers_not_the_dashboards(app_home):
+    ballast = b"\x01" * (700 * 2**20)  # the dashboard process (here: the test process) holds 700 MiB
+    try:
+        at = open_page()
+        at.checkbox(key="train_features_on").check().run()
+        at.number_input(key="train_features").set_value(SMALL["features"])
+        at.number_input(key="train_rows").set_value(SMALL["rows"])
+        at.number_input(key="train_epochs").set_value(1).run()
+        at.button(key="launch").click().run()
+        rid = at.session_state["run_id"]
+        assert wait_run_finished(rid, app_home) == RunStatus.COMPLETED
+        at.run()
+        assert_clean(at)
+    finally:
+        del ballast
+    metrics = {m.label: m.value for m in at.metric}
+    exact = float(metrics["exact peak"].split()[0].replace(",", ""))
+    sampled = float(metrics["sampled max"].split()[0].replace(",", ""))
+    phases = [p["peak_rss_mb"] for p in store_runs(app_home)[0].summary["phases"] if p.get("peak_rss_mb")]
+    assert exact >= sampled - 1, metrics
+    assert exact < 500 and abs(exact - max(phases)) < 50, (metrics, phases)

@@ -371,10 +371,11 @@ def test_blocks_give_the_same_rows_as_one_block(tmp_path, block_bytes, crlf, fin
     whole = parse_block(blob, MAXF)
     blocks = list(iter_svmlight_blocks(path, block_bytes))
     assert b"".join(bytes(b) for b, _ in blocks) == blob
-    physical = blob.split(b"\n")
-    for b, first_line in blocks:
-        assert bytes(b)[-1:] == b"\n" or b is blocks[-1][0]
-        assert bytes(b).split(b"\n")[0] == physical[first_line - 1][:len(bytes(b).split(b"\n")[0])]
+    offset = 0
+    for i, (b, first_line) in enumerate(blocks):
+        assert bytes(b)[-1:] == b"\n" or i == len(blocks) - 1  # cut just after a newline
+        assert first_line == blob.count(b"\n", 0, offset) + 1
+        offset += len(b)
     parts = [parse_block(b, MAXF) for b, _ in blocks]
     data = np.concatenate([p[0] for p in parts])
     indices = np.concatenate([p[1] for p in parts])
@@ -434,6 +435,17 @@ def test_power_of_five_table_spot_values():
     assert (int(t[idx(-1)]), int(t[idx(-1) + 1])) == (0xCCCCCCCCCCCCCCCC, 0xCCCCCCCCCCCCCCCD)
     assert (int(t[idx(0)]), int(t[idx(0) + 1])) == (1 << 63, 0)
     assert (int(t[idx(308)]), int(t[idx(308) + 1])) == (0x8E679C2F5E44FF8F, 0x570F09EAA7EA7648)
+
+
+def test_jit_without_any_cache_location_still_compiles(monkeypatch):
+    from numba.core import caching
+
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [])
+
+    def add(a, b):
+        return a + b
+
+    assert fastsvm._jit(add)(2, 3) == 5
 
 
 def test_parse_block_rejects_bad_arguments():
