@@ -28,6 +28,7 @@ class RunConfig:
     representation: str = "sparse"
     precision: str = "float64"
     hashing_bits: int = 0
+    parser: str = "sklearn"
     gc_every: int = 0
     memory_cap_mb: int | None = None
     cap_kind: str = "auto"

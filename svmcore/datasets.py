@@ -108,7 +108,8 @@ class Source:
             for s in range(0, X.shape[0], chunk_rows):
                 yield X[s:s + chunk_rows], y[s:s + chunk_rows]
         else:
-            for ch in iter_file_chunks(self.path, chunk_rows, self.fmt, n_features, self.text_bits):
+            for ch in iter_file_chunks(self.path, chunk_rows, self.fmt, n_features, self.text_bits,
+                                       parser=self.cfg.parser):
                 yield ch.X, ch.y
 
     def iter_chunks(self, chunk_rows: int, n_features: int | None = None, hashed: bool = True

@@ -99,6 +99,11 @@ _KNOBS = [
          help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
               "files are always hashed (2^20 when off).",
          trades="Fewer columns shrink the model and dense batches; collisions can cost accuracy."),
+    Knob("parser", str, "sklearn", group="memory", choices=("sklearn", "numba"),
+         help="How svmlight text is parsed: scikit-learn's parser, or a compiled numba parser "
+              "(identical output, ~15x faster; compiled once and cached on disk).",
+         trades="numba makes streaming from text several times faster and adds ~65-100 MiB of "
+                "compiler and code to the worker's floor."),
     Knob("gc_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
          help="Run Python's garbage collector every k batches; 0 = never force it.",
          trades="Frees cyclic garbage sooner at a small time cost; numpy buffers are freed anyway."),

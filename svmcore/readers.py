@@ -386,15 +386,53 @@ def _checked_csr(data, indices, indptr, shape, path) -> sp.csr_matrix:
 # ---------------------------------------------------------------- one entry point
 
 def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_features: int | None = None,
-                     text_bits: int = TEXT_DEFAULT_BITS) -> Iterator[Chunk]:
+                     text_bits: int = TEXT_DEFAULT_BITS, parser: str = "sklearn") -> Iterator[Chunk]:
     """Yield the rows of a data file in chunks; raise DataError at the first bad line,
-    or if the file holds no data rows at all."""
+    or if the file holds no data rows at all. ``parser='numba'`` parses svmlight with the
+    compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``)."""
     rows = 0
-    for chunk in _iter_format(path, chunk_rows, fmt or sniff_format(path), n_features, text_bits):
+    fmt = fmt or sniff_format(path)
+    if fmt == "svmlight" and parser == "numba":
+        chunks = _iter_svmlight_fast(path, n_features)
+    else:
+        chunks = _iter_format(path, chunk_rows, fmt, n_features, text_bits)
+    for chunk in chunks:
         rows += chunk.X.shape[0]
         yield chunk
     if rows == 0:
         raise DataError("the file has no data rows", path)
+
+
+def _iter_svmlight_fast(path: str, n_features: int | None) -> Iterator[Chunk]:
+    from . import fastsvm
+
+    try:
+        for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES):
+            width = n_features if n_features is not None else max(1, b.max_id)
+            if b.max_id > width:
+                row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)
+                raise DataError(f"uses feature {b.max_id:,}, more than the {width:,} features seen when "
+                                "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
+            X = fastsvm.to_csr(b.data, b.indices, b.indptr, b.n_rows, width)
+            yield Chunk(X, b.y, b.first_row_line)
+    except fastsvm.BlockError as e:
+        why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
+        raise DataError(why, path, e.line_number) from None
+
+
+def _line_of_row(path: str, first_line: int, row: int) -> int | None:
+    """The file line of the ``row``-th data row at or after ``first_line`` (slow; errors only)."""
+    seen = -1
+    with open(path, "rb") as f:
+        for no, raw in enumerate(f, 1):
+            if no < first_line:
+                continue
+            head = raw.strip()
+            if head and not head.startswith(b"#"):
+                seen += 1
+                if seen == row:
+                    return no
+    return None
 
 
 def _iter_format(path, chunk_rows, fmt, n_features, text_bits) -> Iterator[Chunk]:

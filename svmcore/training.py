@@ -21,8 +21,11 @@ EVAL_EVERY_S = 1.0
 PROGRESS_EVERY_S = 0.1
 
 
-def import_libraries(model: str) -> None:
+def import_libraries(model: str, parser: str = "sklearn") -> None:
     """Import what training needs, so that the imports phase is the floor."""
+    if parser == "numba":
+        from . import fastsvm
+        fastsvm.warm_up()  # compile (or load the cached code) now: it belongs to the floor
     import sklearn.linear_model  # noqa: F401
     import threadpoolctl  # noqa: F401
     if model == "mlp":

@@ -160,7 +160,7 @@ def main(run_dir: str) -> int:
     try:
         phases.start("imports")
         from . import training  # numpy, scipy, scikit-learn: the worker's floor
-        training.import_libraries(job["config"]["model"])
+        training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"))
         summary = training.run(job, events, phases)
     except MemoryError as e:
         status, error = "oom", {"type": type(e).__name__, "message": str(e) or "out of memory"}

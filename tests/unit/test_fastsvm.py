@@ -453,3 +453,26 @@ def test_parse_block_rejects_bad_arguments():
         parse_block(b"1 1:1\n", 0)
     with pytest.raises(TypeError):
         parse_block(np.zeros(3, np.int32), 10)
+
+
+# ---------------------------------------------------------------- wired into the readers
+
+def test_readers_numba_parser_matches_sklearn_parser_and_names_bad_lines(tmp_path):
+    from svmcore.errors import DataError
+    from svmcore.readers import iter_file_chunks
+
+    good = tmp_path / "good.svm"
+    good.write_text("".join(f"{1 if i % 3 else -1} {i % 7 + 1}:{i / 10:.3f} {i % 7 + 9}:1\n" for i in range(500)))
+    a = list(iter_file_chunks(str(good), 64, parser="sklearn"))
+    b = list(iter_file_chunks(str(good), 64, parser="numba"))
+    import scipy.sparse as sp
+    Xa = sp.vstack([c.X for c in a]).tocsr()
+    Xb = sp.vstack([c.X for c in b]).tocsr()
+    assert (Xa != Xb).nnz == 0 and Xa.shape == Xb.shape
+    assert np.array_equal(np.concatenate([c.y for c in a]), np.concatenate([c.y for c in b]))
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1\n# comment\n-1 2:1\n1 3:nan\n")
+    for parser in ("sklearn", "numba"):
+        with pytest.raises(DataError) as err:
+            list(iter_file_chunks(str(bad), 64, parser=parser))
+        assert err.value.line == 4, (parser, str(err.value))
