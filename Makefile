@@ -35,7 +35,7 @@ test-fast: dev-deps
 	$(BIN)/python -m pytest -m "not e2e"
 
 bench: dev-deps
-	$(BIN)/python -m bench
+	$(BIN)/python bench/compare.py
 
 clean:
 	rm -rf $(VENV) .svmcore .pytest_cache test-artifacts

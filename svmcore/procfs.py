@@ -54,31 +54,29 @@ def reset_peak() -> bool:
         return False
 
 
-def create_time(pid: int) -> float | None:
-    """Start time of ``pid`` in clock ticks since boot: with the pid it identifies a
-    process even after the pid is reused."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """Fields of /proc/PID/stat after the command name (state first)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
         return None
     # the command name may hold spaces and parentheses: split after the last ')'
-    fields = raw[raw.rindex(b")") + 2:].split()
-    return float(fields[19])
+    return raw[raw.rindex(b")") + 2:].split()
+
+
+def create_time(pid: int) -> float | None:
+    """Start time of ``pid`` in clock ticks since boot: with the pid it identifies a
+    process even after the pid is reused."""
+    fields = _stat_fields(pid)
+    return None if fields is None else float(fields[19])
 
 
 def is_same_process(pid: int, created: float | None) -> bool:
     """True if ``pid`` is still the process that started at ``created`` and has not
     exited (a zombie, waiting for a parent that may never reap it, counts as exited)."""
-    if created is None:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return False
-    fields = raw[raw.rindex(b")") + 2:].split()
-    return fields[0] not in (b"Z", b"X") and float(fields[19]) == created
+    fields = _stat_fields(pid) if created is not None else None
+    return fields is not None and fields[0] not in (b"Z", b"X") and float(fields[19]) == created
 
 
 def session_members(sid: int) -> list[int]:

@@ -130,10 +130,7 @@ class Run:
             self.status = RunStatus.CANCELLED
             self.summary = {"run_id": self.run_id, "status": "cancelled",
                             "error": {"type": "Cancelled", "message": "cancelled before it started"}}
-            self.store.finish_run(self.run_id, self.status, self.summary)
-            with _ACTIVE_LOCK:
-                _ACTIVE.pop(self.run_id, None)
-            self._done.set()
+            self._finish()
             return self
         try:
             self.run_dir = os.path.join(self.home, "runs", str(self.run_id))
@@ -173,8 +170,16 @@ class Run:
     def _fail_to_start(self, message: str) -> None:
         self.status = RunStatus.FAILED
         self.summary = {"run_id": self.run_id, "status": "failed", "error": {"type": "StartError", "message": message}}
+        self._finish()
+
+    def _finish(self) -> None:
+        """Record the outcome once (keeping one that another observer recorded first),
+        release the cgroup, and wake every waiter."""
         try:
-            self.store.finish_run(self.run_id, self.status, self.summary)
+            if not self.store.finish_run(self.run_id, self.status, self.summary):
+                rec = self.store.get_run(self.run_id)
+                if rec is not None and rec.status.is_finished():
+                    self.status, self.summary = rec.status, rec.summary
         except StoreError as e:
             self.store_error = str(e)
         if self._cgroup:
@@ -267,18 +272,7 @@ class Run:
             self.summary.setdefault("error", {"type": type(e).__name__, "message": str(e)})
             self.status = RunStatus.FAILED
         finally:
-            try:
-                if not self.store.finish_run(self.run_id, self.status, self.summary):
-                    rec = self.store.get_run(self.run_id)
-                    if rec is not None:
-                        self.status, self.summary = rec.status, rec.summary
-            except StoreError as e:
-                self.store_error = str(e)
-            if self._cgroup:
-                limits.remove_cgroup(self._cgroup)
-            with _ACTIVE_LOCK:
-                _ACTIVE.pop(self.run_id, None)
-            self._done.set()
+            self._finish()
 
     def _poll_exit(self) -> tuple[bool, dict, int]:
         if self._is_child:
