@@ -39,7 +39,7 @@ try:
     points = expand({k: v for k, v in base.items()}, grid)
     valid = sum(p.config is not None for p in points)
     st.caption(f"{len(points)} combinations, {valid} valid"
-               + (f"; skipped: " + "; ".join(p.error for p in points if p.error)[:300] if valid < len(points) else ""))
+               + ("; skipped: " + "; ".join(p.error for p in points if p.error)[:300] if valid < len(points) else ""))
 except SvmcoreError as e:
     grid, grid_error = None, str(e)
     st.error(grid_error)

@@ -13,6 +13,13 @@ from ui.state import page_setup
 lab = page_setup("Data")
 st.title("Datasets")
 
+
+def inspect_next(path: str) -> None:
+    """Make ``path`` the dataset inspected below (the keyed selectbox must follow it)."""
+    st.session_state.inspect = path
+    st.session_state.pop("inspect_choice", None)
+
+
 tab_up, tab_gen, tab_path = st.tabs(["Upload a file", "Generate synthetic data", "A file on the server"])
 with tab_up:
     st.caption(f"svmlight/libsvm (.svm, .txt), CSV with a header naming a `label` column, .npz "
@@ -23,8 +30,7 @@ with tab_up:
         try:
             path = lab.save_upload(up.name, up.getvalue())
             st.session_state.uploaded_name = (up.name, up.size)
-            st.session_state.inspect = path
-            st.session_state.pop("inspect_choice", None)
+            inspect_next(path)
             st.success(f"Saved as {os.path.basename(path)}; it is now in the dataset list on every page.")
         except SvmcoreError as e:
             st.error(str(e))
@@ -39,8 +45,7 @@ with tab_gen:
         try:
             with st.spinner("Writing chunk by chunk…"):
                 path = lab.generate(kind, int(rows), int(features), int(nnz), 0, fmt)
-            st.session_state.inspect = path
-            st.session_state.pop("inspect_choice", None)
+            inspect_next(path)
             st.success(f"Wrote {os.path.basename(path)}.")
         except SvmcoreError as e:
             st.error(str(e))
@@ -50,8 +55,7 @@ with tab_path:
     typed = st.text_input("File name or path", key="server_path")
     if st.button("Use this file", key="use_path") and typed:
         try:
-            st.session_state.inspect = lab.resolve_path(typed)
-            st.session_state.pop("inspect_choice", None)
+            inspect_next(lab.resolve_path(typed))
         except SvmcoreError as e:
             st.error(str(e))
 

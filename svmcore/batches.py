@@ -114,6 +114,20 @@ def split_chunks(chunks, want_test: bool) -> Iterator[tuple[object, np.ndarray]]
             yield X[keep], y[keep]
 
 
+def split_both(chunks, test_parts: list) -> Iterator[tuple[object, np.ndarray]]:
+    """One pass that yields the train rows and appends the test rows to ``test_parts``,
+    for loaders that read everything anyway."""
+    row0 = 0
+    for X, y in chunks:
+        mask = is_test_row(np.arange(row0, row0 + X.shape[0]))
+        row0 += X.shape[0]
+        if mask.any():
+            test_parts.append((X[mask], y[mask]))
+        if mask.all():
+            continue
+        yield (X, y) if not mask.any() else (X[~mask], y[~mask])
+
+
 class StreamData:
     """Training rows read from a file on disk every epoch, a batch at a time; the whole
     file is never in memory. With ``reader_thread`` a thread parses ahead into a queue

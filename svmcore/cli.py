@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # ---------------------------------------------------------------- run
 
-def _bar(run, total_hint: int | None) -> str:
+def _bar(run) -> str:
     snap = run.snapshot()
     progress = next((e for e in reversed(snap.events) if e["kind"] == "progress"), None)
     acc = next((e["accuracy"] for e in reversed(snap.events) if e["kind"] == "eval"), None)
@@ -161,10 +161,10 @@ def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None
         while not run.is_finished():
             run.wait(0.25 if show_progress else 1.0)
             if show_progress:
-                sys.stderr.write("\r" + _bar(run, None)[:160])
+                sys.stderr.write("\r" + _bar(run)[:160])
                 sys.stderr.flush()
         if show_progress:
-            sys.stderr.write("\r" + _bar(run, None)[:160] + "\n")
+            sys.stderr.write("\r" + _bar(run)[:160] + "\n")
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

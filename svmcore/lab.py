@@ -13,11 +13,10 @@ import re
 import shutil
 import threading
 import uuid
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from .cli import run_export, samples_csv
-from .config import BYTES_PER_VALUE, RunConfig, validate
+from .config import validate
 from .errors import ConfigError, DataError
 from .knobs import BUILTIN_DATASETS, KNOBS
 from .remedies import REMEDIES, Remedy

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 MiB = 2**20
@@ -132,18 +133,10 @@ def accuracy_figure(info: dict, colour: str = PALETTE[0]) -> go.Figure:
 def samples_at(events: list[dict], t: Sequence[float]) -> list[float | None]:
     """Samples seen at each time (linear between progress events), to align runs by work done."""
     prog = [(e["t_s"], e["samples"]) for e in events if e["kind"] == "progress"]
-    out: list[float | None] = []
-    for x in t:
-        if not prog or x < prog[0][0]:
-            out.append(None if not prog else 0.0)
-            continue
-        val = prog[-1][1]
-        for (t0, s0), (t1, s1) in zip(prog, prog[1:]):
-            if t0 <= x <= t1:
-                val = s0 + (s1 - s0) * ((x - t0) / (t1 - t0) if t1 > t0 else 1)
-                break
-        out.append(val)
-    return out
+    if not prog:
+        return [None] * len(t)
+    ts, ss = zip(*prog)
+    return np.interp(np.asarray(t, dtype=float), ts, ss, left=0.0, right=ss[-1]).tolist()
 
 
 def compare_info(views: Sequence, align: str = "time") -> list[dict]:

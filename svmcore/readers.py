@@ -104,7 +104,7 @@ def explain_svmlight_line(line: bytes) -> str | None:
         lv = float(label)
     except ValueError:
         if "," in label or ";" in label:
-            return f"uses ',' or ';' as separator; svmlight separates fields with spaces"
+            return "uses ',' or ';' as separator; svmlight separates fields with spaces"
         return f"label {label!r} is not a number"
     if not math.isfinite(lv):
         return f"label {label!r} is not finite"
@@ -235,18 +235,12 @@ def parse_csv_lines(lines: list[bytes], numbers: list[int], path: str, n_cols: i
                          dtype=np.float64, ndmin=2)
         if arr.shape[1] != n_cols or not np.isfinite(arr).all():
             raise ValueError
-    except ValueError:
+    except ValueError:  # UnicodeDecodeError included
         for line, no in zip(lines, numbers):
             why = _explain_csv_line(line, n_cols)
             if why:
                 raise DataError(why, path, no) from None
         raise DataError("could not be read as numeric CSV", path) from None
-    except UnicodeDecodeError:
-        for line, no in zip(lines, numbers):
-            why = _explain_csv_line(line, n_cols)
-            if why:
-                raise DataError(why, path, no) from None
-        raise
     y = arr[:, label_col].copy()
     X = np.delete(arr, label_col, axis=1)
     return X, y

@@ -8,7 +8,7 @@ from collections import deque
 
 from .config import RunConfig
 from .runner import Run
-from .store import RunStatus, Store
+from .store import Store
 
 
 class RunQueue:

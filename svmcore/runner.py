@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import limits, procfs
@@ -235,7 +235,6 @@ class Run:
         flushed_samples = flushed_events = 0
         next_events = next_flush = time.monotonic()
         exit_info: dict[str, Any] = {}
-        rusage_max = 0
         killed = False
         try:
             while True:
@@ -260,13 +259,13 @@ class Run:
                 if tick >= next_flush:
                     flushed_samples, flushed_events = self._flush(flushed_samples, flushed_events)
                     next_flush = tick + FLUSH_EVERY_S
-                ended, exit_info, rusage_max = self._poll_exit()
+                ended, exit_info = self._poll_exit()
                 if ended:
                     break
                 time.sleep(max(0.0, period - (time.monotonic() - tick)))
             self._tail_events(events_path, offset)
             self._kill_tree()  # descendants must not outlive the run
-            self._classify(exit_info, rusage_max)
+            self._classify(exit_info)
             self._flush(flushed_samples, flushed_events)
         except BaseException as e:  # never leave a run without an outcome
             self.summary.setdefault("error", {"type": type(e).__name__, "message": str(e)})
@@ -274,23 +273,23 @@ class Run:
         finally:
             self._finish()
 
-    def _poll_exit(self) -> tuple[bool, dict, int]:
+    def _poll_exit(self) -> tuple[bool, dict]:
         if self._is_child:
             try:
-                pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:
-                return True, {"code": None}, 0
+                return True, {"code": None}
             if pid == 0:
-                return False, {}, 0
+                return False, {}
             if self._proc is not None:
                 self._proc.returncode = os.waitstatus_to_exitcode(status)
             if os.WIFSIGNALED(status):
                 info = {"signal": signal.Signals(os.WTERMSIG(status)).name}
             else:
                 info = {"code": os.WEXITSTATUS(status)}
-            return True, info, rusage.ru_maxrss * 1024
+            return True, info
         alive = procfs.is_same_process(self.pid, self._created_time())
-        return (not alive), {"code": None}, 0
+        return (not alive), {"code": None}
 
     def _created_time(self) -> float | None:
         if not hasattr(self, "_ctime"):
@@ -361,7 +360,7 @@ class Run:
                 pass
 
     # ------------------------------------------------------------- outcome
-    def _classify(self, exit_info: dict, rusage_max: int) -> None:
+    def _classify(self, exit_info: dict) -> None:
         with self._lock:
             events = list(self._events)
             samples = list(self._samples)
@@ -406,7 +405,7 @@ class Run:
         if status == RunStatus.OOM and error is None:
             error = {"type": "MemoryError", "message": "out of memory"}
         self.status = status
-        self.summary = build_summary(self.run_id, status, self.config, events, samples, phases, rusage_max,
+        self.summary = build_summary(self.run_id, status, self.config, events, samples, phases,
                                      outcome, error, last_phase, self.cap_kind, self.cap_bytes, exit_info,
                                      time.time() - self._t0, self.sample_hz)
         if self._cgroup:
@@ -438,13 +437,12 @@ def _phases(events: list[dict]) -> list[dict]:
     return out
 
 
-def build_summary(run_id, status, cfg, events, samples, phases, rusage_max, outcome, error, last_phase,
+def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, last_phase,
                   cap_kind, cap_bytes, exit_info, wall_s, sample_hz) -> dict:
     worker = (outcome or {}).get("summary") or {}
     # wait4's ru_maxrss is not used: Linux seeds it at exec with the RSS of the process
     # that forked the worker (a 700 MiB dashboard would show in every run). The worker's
     # own VmHWM, read at every phase end and at 50 Hz, is the exact figure.
-    del rusage_max
     phase_peaks = [p["peak_rss_mb"] for p in phases if p["peak_rss_mb"] is not None]
     hwm_max = max((s.hwm_bytes for s in samples), default=0)
     exact_bytes = max([hwm_max, (outcome or {}).get("peak_rss_bytes") or 0]
@@ -525,7 +523,7 @@ def recover(store: Store) -> list[int]:
             "type": "Lost", "message": "the runner stopped and the worker ended without reporting an outcome"})
         samples = [MemorySample(*row) for row in store.samples(rec.id)]
         cfg = RunConfig(**rec.config)
-        summary = build_summary(rec.id, status, cfg, events, samples, _phases(events), 0, outcome, error,
+        summary = build_summary(rec.id, status, cfg, events, samples, _phases(events), outcome, error,
                                 (outcome or {}).get("phase"), "none", None, {"code": None},
                                 (samples[-1].t_s if samples else 0.0), SAMPLE_HZ)
         store.add_events(rec.id, [(e["seq"], e["t_s"], e["kind"],

@@ -7,7 +7,7 @@ import itertools
 import json
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .config import RunConfig, _coerce, validate

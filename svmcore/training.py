@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import cache
-from .batches import COMPUTE_DTYPES, ArrayData, StreamData, split_chunks, to_storage
+from .batches import COMPUTE_DTYPES, ArrayData, StreamData, split_both, split_chunks, to_storage
 from .config import RunConfig, validate
 from .datasets import Source, check_trainable, n_test_rows, scan
 from .models import KERNEL_SAMPLE_ROWS, Trainer
@@ -114,8 +114,9 @@ def run(job: dict, events, phases) -> dict:
                 binary_path=bin_data.folder if bin_data else None)
 
     phases.start("load")
+    test_parts: list = []  # memory mode collects the held-out rows in its one pass
     if cfg.mode == "memory":
-        X_train, y_train = _gather(split_chunks(source.iter_chunks(10_000, n_features), False),
+        X_train, y_train = _gather(split_both(source.iter_chunks(10_000, n_features), test_parts),
                                    cfg.precision, dense, n_features)
         train = ArrayData(X_train, y_train, n_features, cfg.precision, dense)
         train_bytes = _nbytes(X_train)
@@ -135,9 +136,11 @@ def run(job: dict, events, phases) -> dict:
         Xp, yi = bin_data.part("test")
         X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
         y_test = np.asarray(classes)[np.asarray(yi)]
+    elif cfg.mode == "memory":
+        X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
+        test_parts.clear()
     else:
-        test_src = stream_src if cfg.mode == "stream" else source
-        X_test, y_test = _gather(split_chunks(test_src.iter_chunks(10_000, n_features), True),
+        X_test, y_test = _gather(split_chunks(stream_src.iter_chunks(10_000, n_features), True),
                                  cfg.precision, False, n_features)
     if y_test.shape[0] == 0:
         from .errors import DataError
@@ -168,15 +171,13 @@ def run(job: dict, events, phases) -> dict:
     samples = batches = 0
     total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
     last_progress = last_eval = 0.0
-    accuracy_now = None
 
-    def evaluate_now():
+    def evaluate_now() -> None:
         nonlocal last_eval
         acc = _score(trainer, X_eval, y_eval, dense)
         last_eval = time.monotonic()
         events.emit("eval", samples=samples, accuracy=acc, rows=int(y_eval.shape[0]),
                     train_elapsed_s=last_eval - t_train)
-        return acc
 
     if not trainer.incremental:
         X_all, y_all = train.batch(0, train.n_rows)
@@ -185,7 +186,7 @@ def run(job: dict, events, phases) -> dict:
         samples = batches = train.n_rows
         events.emit("progress", samples=samples, batches=1, epoch=1, epochs=1, total=total,
                     train_elapsed_s=time.monotonic() - t_train)
-        accuracy_now = evaluate_now()
+        evaluate_now()
     else:
         fit = trainer.model.partial_fit
         for epoch in range(cfg.epochs):
@@ -205,10 +206,10 @@ def run(job: dict, events, phases) -> dict:
                                 epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
                     last_progress = now
                 if now - last_eval >= EVAL_EVERY_S:
-                    accuracy_now = evaluate_now()
+                    evaluate_now()
             events.emit("progress", samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
                         total=total, train_elapsed_s=time.monotonic() - t_train)
-            accuracy_now = evaluate_now()
+            evaluate_now()
     train_s = time.monotonic() - t_train
 
     threads_info = [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")}
@@ -220,7 +221,6 @@ def run(job: dict, events, phases) -> dict:
     accuracy = _score(trainer, X_test, y_test, dense)
     events.emit("eval", samples=samples, accuracy=accuracy, rows=int(y_test.shape[0]), final=True,
                 train_elapsed_s=train_s)
-    del accuracy_now
     return {
         "accuracy": accuracy, "samples": samples, "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None,

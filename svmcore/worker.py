@@ -23,7 +23,6 @@ THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUM
 class Events:
     def __init__(self, path: str):
         self.f = open(path, "a", buffering=1)
-        self.t0 = time.time()
 
     def emit(self, kind: str, **data) -> None:
         data["kind"] = kind
