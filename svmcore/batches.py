@@ -134,16 +134,19 @@ class StreamData:
     of two batches, so reading overlaps training."""
 
     def __init__(self, source: Source, n_rows: int, n_features: int, precision: str,
-                 dense_batches: bool, reader_thread: bool):
+                 dense_batches: bool, reader_thread: bool, hold_out: bool = True):
         self.source = source
         self.n_rows = n_rows
         self.n_features = n_features
         self.precision = precision
         self.dense_batches = dense_batches
         self.reader_thread = reader_thread
+        self.hold_out = hold_out  # False with a separate test file: every row trains
 
     def _produce(self, batch_size: int) -> Iterator[tuple[object, np.ndarray]]:
-        chunks = split_chunks(self.source.iter_chunks(batch_size, self.n_features), want_test=False)
+        chunks = self.source.iter_chunks(batch_size, self.n_features)
+        if self.hold_out:
+            chunks = split_chunks(chunks, want_test=False)
         cdtype = COMPUTE_DTYPES[self.precision]
         sdtype = STORE_DTYPES[self.precision]
         for Xb, yb in rebatch(chunks, batch_size):

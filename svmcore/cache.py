@@ -84,9 +84,10 @@ class BinaryData:
 
 
 def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dtype: str,
-                representation: str) -> BinaryData:
-    """The binary form for memmap mode, built chunk by chunk if not there yet."""
-    folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}")
+                representation: str, hold_out: bool = True) -> BinaryData:
+    """The binary form for memmap mode, built chunk by chunk if not there yet. Without
+    ``hold_out`` (a separate test file) every row goes to the train part."""
+    folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}" + ("" if hold_out else "-all"))
     meta_path = os.path.join(folder, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
@@ -107,7 +108,8 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                 np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
         row0 = 0
         for X, y in source.iter_chunks(10_000, features):
-            test = is_test_row(np.arange(row0, row0 + X.shape[0]))
+            rows = np.arange(row0, row0 + X.shape[0])
+            test = is_test_row(rows) if hold_out else np.zeros(rows.shape, bool)
             row0 += X.shape[0]
             yi = np.searchsorted(class_arr, y).astype(np.int32)
             for p, mask in (("train", ~test), ("test", test)):

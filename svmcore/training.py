@@ -109,14 +109,15 @@ def run(job: dict, events, phases) -> dict:
         text_path = cache.text_copy(source, cache_dir, classes)
     elif cfg.mode == "memmap":
         bin_data = cache.binary_copy(source, cache_dir, classes, n_features, cfg.precision,
-                                     "dense" if dense else "csr")
+                                     "dense" if dense else "csr", hold_out=not cfg.test_file)
     events.emit("data", info=info.to_dict(), n_features=n_features, text_path=text_path,
                 binary_path=bin_data.folder if bin_data else None)
 
     phases.start("load")
     test_parts: list = []  # memory mode collects the held-out rows in its one pass
     if cfg.mode == "memory":
-        X_train, y_train = _gather(split_both(source.iter_chunks(10_000, n_features), test_parts),
+        chunks = source.iter_chunks(10_000, n_features)
+        X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts),
                                    cfg.precision, dense, n_features)
         train = ArrayData(X_train, y_train, n_features, cfg.precision, dense)
         train_bytes = _nbytes(X_train)
@@ -128,7 +129,8 @@ def run(job: dict, events, phases) -> dict:
     else:
         stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
         n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
-        train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1)
+        train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
+                           hold_out=not cfg.test_file)
         train_bytes = 0
     if cfg.test_file:
         X_test, y_test = _gather(test_source.iter_chunks(10_000, n_features), cfg.precision, False, n_features)

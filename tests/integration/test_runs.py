@@ -176,3 +176,16 @@ def test_data_make_writes_every_row_in_bounded_memory(tmp_path):
         with open(out, "rb") as f:
             assert sum(1 for _ in f) == rows
     assert peaks[200_000] <= peaks[20_000] * 1.15
+
+
+@pytest.mark.parametrize("mode", ["memory", "stream", "memmap"])
+def test_a_separate_test_file_means_every_row_trains(home, tmp_path, mode):
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    for path, rows, seed in ((train, 2000, 1), (test, 300, 2)):
+        cli("data", "make", "sparse-text", "--rows", str(rows), "--features", "4096", "--nnz-per-row", "20",
+            "--seed", str(seed), "--out", str(path), check=0)
+    proc = cli("run", f"--dataset={train}", f"--test-file={test}", f"--mode={mode}", "--epochs=1",
+               "--batch-size=100", "--json", home=home, check=0)
+    s = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert s["train_rows"] == 2000 and s["test_rows"] == 300
+    assert s["samples_seen"] == 2000
