@@ -7,6 +7,8 @@ as it is cut. Everything else is cut straight from the stored arrays.
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import queue
 import threading
 from typing import Iterator
@@ -67,8 +69,63 @@ class ArrayData:
         return Xb, np.asarray(self.y[start:stop])
 
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
+        mapped = _mapped_arrays(self.X, self.y)
+        released = 0
         for start in range(0, self.n_rows, batch_size):
-            yield self.batch(start, min(start + batch_size, self.n_rows))
+            stop = min(start + batch_size, self.n_rows)
+            yield self.batch(start, stop)
+            if mapped and stop - released >= RELEASE_EVERY_ROWS:
+                _release_rows(self.X, self.y, released, stop)
+                released = stop
+        if mapped:
+            _release_rows(self.X, self.y, 0, self.n_rows)
+
+
+RELEASE_EVERY_ROWS = 16_384
+_MADV_DONTNEED = 4
+_PAGE = mmap.PAGESIZE
+
+
+def _mapped_arrays(X, y) -> list:
+    parts = list(X) if isinstance(X, tuple) else [X]
+    parts.append(getattr(y, "yi", y))
+    return [a for a in parts if isinstance(a, np.memmap)]
+
+
+def _release_rows(X, y, start: int, stop: int) -> None:
+    """Drop the pages of rows [start, stop) from this process's memory map. They stay
+    in the kernel's page cache (the next epoch re-maps them from there without disk
+    reads), but they no longer count in the worker's RSS, so a memory-mapped pass
+    holds about one batch, not the whole file."""
+    if isinstance(X, tuple):
+        data, indices, indptr = X[:3]
+        lo, hi = int(indptr[start]), int(indptr[stop])
+        ranges = [(data, lo, hi), (indices, lo, hi), (indptr, start, stop)]
+    else:
+        ranges = [(X, start, stop)]
+    yi = getattr(y, "yi", y)
+    ranges.append((yi, start, stop))
+    for arr, a, b in ranges:
+        if not isinstance(arr, np.memmap) or b <= a:
+            continue
+        row_bytes = arr.itemsize * (int(np.prod(arr.shape[1:])) if arr.ndim > 1 else 1)
+        begin = arr.ctypes.data + a * row_bytes
+        end = arr.ctypes.data + b * row_bytes
+        begin = -(-begin // _PAGE) * _PAGE  # whole pages only: neighbours may still be in use
+        end = end // _PAGE * _PAGE
+        if end > begin:
+            _libc().madvise(ctypes.c_void_p(begin), ctypes.c_size_t(end - begin), _MADV_DONTNEED)
+
+
+_LIBC = None
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return _LIBC
 
 
 def rebatch(chunks: Iterator[tuple[object, np.ndarray]], batch_size: int) -> Iterator[tuple[object, np.ndarray]]:
@@ -131,10 +188,12 @@ def split_both(chunks, test_parts: list) -> Iterator[tuple[object, np.ndarray]]:
 class StreamData:
     """Training rows read from a file on disk every epoch, a batch at a time; the whole
     file is never in memory. With ``reader_thread`` a thread parses ahead into a queue
-    of two batches, so reading overlaps training."""
+    of two batches, so reading overlaps training. With ``spill`` the first epoch also
+    writes the parsed rows to a compact binary file that later epochs read instead of
+    parsing the text again."""
 
     def __init__(self, source: Source, n_rows: int, n_features: int, precision: str,
-                 dense_batches: bool, reader_thread: bool, hold_out: bool = True):
+                 dense_batches: bool, reader_thread: bool, hold_out: bool = True, spill=None):
         self.source = source
         self.n_rows = n_rows
         self.n_features = n_features
@@ -142,14 +201,24 @@ class StreamData:
         self.dense_batches = dense_batches
         self.reader_thread = reader_thread
         self.hold_out = hold_out  # False with a separate test file: every row trains
+        self.spill = spill
 
-    def _produce(self, batch_size: int) -> Iterator[tuple[object, np.ndarray]]:
+    def _parsed(self, batch_size: int) -> Iterator[tuple[object, np.ndarray]]:
         chunks = self.source.iter_chunks(batch_size, self.n_features)
         if self.hold_out:
             chunks = split_chunks(chunks, want_test=False)
+        return rebatch(chunks, batch_size)
+
+    def _produce(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
+        if epoch > 0 and self.spill is not None and self.spill.complete:
+            raw = self.spill.read(batch_size)
+        else:
+            raw = self._parsed(batch_size)
+            if self.spill is not None and epoch == 0:
+                raw = self.spill.write_through(raw)
         cdtype = COMPUTE_DTYPES[self.precision]
         sdtype = STORE_DTYPES[self.precision]
-        for Xb, yb in rebatch(chunks, batch_size):
+        for Xb, yb in raw:
             if self.dense_batches:
                 Xb = Xb.toarray() if sp.issparse(Xb) else Xb
                 Xb = Xb.astype(sdtype, copy=False).astype(cdtype, copy=False)
@@ -160,7 +229,7 @@ class StreamData:
 
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
         if not self.reader_thread:
-            yield from self._produce(batch_size)
+            yield from self._produce(batch_size, epoch)
             return
         q: queue.Queue = queue.Queue(maxsize=2)
         stop = threading.Event()
@@ -168,7 +237,7 @@ class StreamData:
 
         def work():
             try:
-                for item in self._produce(batch_size):
+                for item in self._produce(batch_size, epoch):
                     while not stop.is_set():
                         try:
                             q.put(item, timeout=0.1)

@@ -37,6 +37,7 @@ class RunConfig:
     epochs: int = 5
     alpha: float = 1e-5
     average: bool = True
+    solver: str = "sklearn"
     c: float = 1.0
     approximation: str = "nystroem"
     n_components: int = 256

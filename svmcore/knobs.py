@@ -136,6 +136,13 @@ _KNOBS = [
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
          trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
+    Knob("solver", str, "sklearn", choices=("sklearn", "numba"),
+         help="Who runs the SGD steps: scikit-learn's SGDClassifier.partial_fit, or a compiled "
+              "numba loop with the same algorithm (same weights to rounding; rows in file order) "
+              "and no per-batch setup.",
+         trades="numba trains several times faster per sample on sparse rows and adds the "
+                "compiler and its code (~65-100 MiB, shared with the numba parser) to the floor.",
+         applies_to=("linear-svm", "kernel-approx")),
     Knob("c", float, 1.0, min=1e-6, max=1e6,
          help="Inverse regularisation of the exact kernel SVM.",
          trades="Larger C fits the training data harder.", applies_to=("kernel-svm",)),

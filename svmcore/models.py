@@ -22,9 +22,10 @@ def _rbf_gamma(X) -> float:
 
 
 class Trainer:
-    def __init__(self, cfg: RunConfig, classes: list):
+    def __init__(self, cfg: RunConfig, classes: list, n_features: int):
         self.cfg = cfg
         self.classes = np.asarray(classes)
+        self.n_features = n_features
         self.incremental = cfg.model != "kernel-svm"
         self.transformer = None
         self.needs_transform_fit = cfg.model == "kernel-approx"
@@ -32,6 +33,10 @@ class Trainer:
 
     def _make(self):
         c = self.cfg
+        if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
+            from .sgd import CompiledSGD
+            width = c.n_components if c.model == "kernel-approx" else self.n_features
+            return CompiledSGD(c.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx"):
             from sklearn.linear_model import SGDClassifier
             return SGDClassifier(loss="hinge", alpha=c.alpha, average=c.average, random_state=c.seed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -184,6 +185,8 @@ class Run:
             self.store_error = str(e)
         if self._cgroup:
             limits.remove_cgroup(self._cgroup)
+        if self.run_dir:  # a killed stream run leaves its binary spill behind
+            shutil.rmtree(os.path.join(self.run_dir, "spill"), ignore_errors=True)
         with _ACTIVE_LOCK:
             _ACTIVE.pop(self.run_id, None)
         self._done.set()
@@ -488,7 +491,8 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
         "error": error,
         "exit": exit_info,
     }
-    for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches"):
+    for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches",
+                "epoch_samples_per_s", "spill"):
         if key in worker:
             summary[key] = worker[key]
     if data_ev:

@@ -11,21 +11,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import cache
-from .batches import COMPUTE_DTYPES, ArrayData, StreamData, split_both, split_chunks, to_storage
+from .batches import COMPUTE_DTYPES, STORE_DTYPES, ArrayData, StreamData, split_both, split_chunks, to_storage
 from .config import RunConfig, validate
 from .datasets import Source, check_trainable, n_test_rows, scan
 from .models import KERNEL_SAMPLE_ROWS, Trainer
+from .spill import Spill
 
 EVAL_ROWS = 2000  # rows of the held-out set scored during training
 EVAL_EVERY_S = 1.0
 PROGRESS_EVERY_S = 0.1
 
 
-def import_libraries(model: str, parser: str = "sklearn") -> None:
+def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn") -> None:
     """Import what training needs, so that the imports phase is the floor."""
     if parser == "numba":
         from . import fastsvm
         fastsvm.warm_up()  # compile (or load the cached code) now: it belongs to the floor
+    if solver == "numba" and model in ("linear-svm", "kernel-approx"):
+        from . import sgd
+        sgd.warm_up()
     import sklearn.linear_model  # noqa: F401
     import threadpoolctl  # noqa: F401
     if model == "mlp":
@@ -129,8 +133,11 @@ def run(job: dict, events, phases) -> dict:
     else:
         stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
         n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
+        spill = None
+        if cfg.epochs > 1 and cfg.model != "kernel-svm" and job.get("run_dir"):
+            spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], classes, n_features)
         train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
-                           hold_out=not cfg.test_file)
+                           hold_out=not cfg.test_file, spill=spill)
         train_bytes = 0
     if cfg.test_file:
         X_test, y_test = _gather(test_source.iter_chunks(10_000, n_features), cfg.precision, False, n_features)
@@ -151,7 +158,7 @@ def run(job: dict, events, phases) -> dict:
     events.emit("loaded", train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
-    trainer = Trainer(cfg, classes)
+    trainer = Trainer(cfg, classes, n_features)
     X_eval, y_eval = X_test[:EVAL_ROWS], y_test[:EVAL_ROWS]
     pre_transformed = False
     if trainer.needs_transform_fit:
@@ -173,6 +180,7 @@ def run(job: dict, events, phases) -> dict:
     samples = batches = 0
     total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
     last_progress = last_eval = 0.0
+    epoch_rates: list = []  # samples/s of each pass: the first parses, later ones may not
 
     def evaluate_now() -> None:
         nonlocal last_eval
@@ -192,6 +200,7 @@ def run(job: dict, events, phases) -> dict:
     else:
         fit = trainer.model.partial_fit
         for epoch in range(cfg.epochs):
+            t_epoch, samples_epoch = time.monotonic(), samples
             for Xb, yb in train.batches(cfg.batch_size, epoch):
                 if pre_transformed:
                     fit(Xb, yb, classes=trainer.classes)
@@ -209,10 +218,17 @@ def run(job: dict, events, phases) -> dict:
                     last_progress = now
                 if now - last_eval >= EVAL_EVERY_S:
                     evaluate_now()
+            epoch_s = time.monotonic() - t_epoch
+            epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
             events.emit("progress", samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                        total=total, train_elapsed_s=time.monotonic() - t_train)
+                        total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
             evaluate_now()
     train_s = time.monotonic() - t_train
+    spill = getattr(train, "spill", None)
+    spill_info = None
+    if spill is not None:
+        spill_info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed}
+        spill.discard()
 
     threads_info = [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")}
                     for d in threadpool_info()]
@@ -226,6 +242,8 @@ def run(job: dict, events, phases) -> dict:
     return {
         "accuracy": accuracy, "samples": samples, "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None,
+        "epoch_samples_per_s": epoch_rates,
+        "spill": spill_info,
         "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
         "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
         "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,

@@ -146,6 +146,7 @@ def _apply_limits(job: dict) -> None:
 def main(run_dir: str) -> int:
     with open(os.path.join(run_dir, "job.json")) as f:
         job = json.load(f)
+    job.setdefault("run_dir", run_dir)
     _apply_limits(job)
     # scikit-learn imports pandas when it is installed: ~60 MiB of floor that no code
     # path here uses. Refuse the import (scikit-learn treats pandas as optional).
@@ -159,7 +160,8 @@ def main(run_dir: str) -> int:
     try:
         phases.start("imports")
         from . import training  # numpy, scipy, scikit-learn: the worker's floor
-        training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"))
+        training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
+                                   job["config"].get("solver", "sklearn"))
         summary = training.run(job, events, phases)
     except MemoryError as e:
         status, error = "oom", {"type": type(e).__name__, "message": str(e) or "out of memory"}

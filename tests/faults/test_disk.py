@@ -80,3 +80,19 @@ def test_read_only_data_folder_is_one_clear_line(small_disk, tmp_path):
     finally:
         subprocess.run(["mount", "-o", "remount,rw", small_disk], check=True)
     assert Store(home).integrity_ok()
+
+
+def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small_disk):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from svmcore.spill import Spill
+
+    X = sp.random(20_000, 1000, density=0.02, format="csr", random_state=0)  # ~4.8 MB spilled
+    y = np.arange(20_000) % 2
+    spill = Spill(os.path.join(small_disk, "spill"), np.float64, [0, 1], 1000)
+    seen = sum(b[0].shape[0] for b in spill.write_through((X[s:s + 1000], y[s:s + 1000])
+                                                          for s in range(0, 20_000, 1000)))
+    assert seen == 20_000
+    assert not spill.complete and "could not write the spill" in spill.failed
+    assert not os.path.exists(os.path.join(small_disk, "spill"))

@@ -2,6 +2,8 @@
 well below memory mode on data of a few hundred MB; linear-svm is as accurate as
 liblinear. Real worker processes, exact kernel peaks."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -63,3 +65,23 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
     X_te, y_te = sp.vstack([c[0] for c in te]).tocsr(), np.concatenate([c[1] for c in te])
     reference = LinearSVC().fit(X_tr, y_tr).score(X_te, y_te)
     assert abs(run.summary["accuracy"] - reference) <= 0.01, (run.summary["accuracy"], reference)
+
+
+def test_memmap_peak_does_not_grow_with_rows(shared_store):
+    small = _measure(shared_store, rows=60_000, mode="memmap")
+    large = _measure(shared_store, rows=600_000, mode="memmap")
+    # mapped pages are released behind the cursor, so ten times the rows (~350 MB of
+    # CSR) leave the peak where it was
+    assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.1 + 8, (small["peak_rss_mb"], large["peak_rss_mb"])
+
+
+def test_compiled_stream_trains_later_passes_from_its_spill_like_memory_mode(shared_store):
+    knobs = dict(rows=60_000, epochs=3, parser="numba", solver="numba")
+    stream = _measure(shared_store, mode="stream", **knobs)
+    memory = _measure(shared_store, mode="memory", **knobs)
+    assert stream["spill"] == {"rows": stream["train_rows"], "read_back": True, "failed": None}
+    assert len(stream["epoch_samples_per_s"]) == 3
+    # same rows, same order, same algorithm: the same model
+    assert abs(stream["accuracy"] - memory["accuracy"]) <= 0.001, (stream["accuracy"], memory["accuracy"])
+    run_dir = shared_store.get_run(stream["run_id"]).run_dir
+    assert not os.path.exists(os.path.join(run_dir, "spill"))

@@ -1,0 +1,96 @@
+"""Stream mode's compact binary copy of the training rows, written during the first
+pass and read back, a batch at a time, in later passes.
+
+Parsing text is most of the cost of a pass. The first pass parses and trains and
+writes each batch's CSR arrays (values in the storage precision, int32 column ids,
+per-row nonzero counts, int32 class codes) to four append-only files; later passes
+read those files sequentially with plain reads into fresh arrays, so memory stays
+one batch (the kernel's page cache serves the reads; nothing is mapped). The files
+live in the run's own folder and are deleted when the stream ends. If the disk
+fills up, the spill is dropped and later passes parse the text again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+_FILES = ("data", "indices", "lengths", "codes")
+
+
+class Spill:
+    def __init__(self, folder: str, dtype, classes, n_features: int):
+        self.folder = folder
+        self.dtype = np.dtype(dtype)
+        self.classes = np.asarray(classes)
+        self.n_features = n_features
+        self.complete = False
+        self.rows = 0
+        self.failed: str | None = None
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.folder, f"{name}.bin")
+
+    def write_through(self, batches: Iterator) -> Iterator:
+        """Yield ``batches`` unchanged, writing each one to disk as it passes."""
+        os.makedirs(self.folder, exist_ok=True)
+        files = {n: open(self._path(n), "wb") for n in _FILES}
+        try:
+            for Xb, yb in batches:
+                if files:
+                    try:
+                        self._write(files, Xb, yb)
+                    except OSError as e:  # a full disk: give up the spill, keep training
+                        self.failed = (f"could not write the spill in {self.folder} ({e}); "
+                                       "later passes parse the text again")
+                        self._close(files)
+                        files = {}
+                        self.discard()
+                yield Xb, yb
+            if files:
+                self._close(files)
+                files = {}
+                self.complete = True
+        finally:
+            self._close(files)
+
+    def _write(self, files, Xb, yb) -> None:
+        X = Xb if sp.issparse(Xb) else sp.csr_matrix(Xb)
+        X = X.tocsr()
+        X.data.astype(self.dtype, copy=False).tofile(files["data"])
+        X.indices.astype(np.int32, copy=False).tofile(files["indices"])
+        np.diff(X.indptr).astype(np.int32).tofile(files["lengths"])
+        codes = np.searchsorted(self.classes, yb).astype(np.int32)
+        codes.tofile(files["codes"])
+        self.rows += X.shape[0]
+
+    @staticmethod
+    def _close(files) -> None:
+        for f in files.values():
+            f.close()
+
+    def read(self, batch_size: int) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+        with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
+                open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
+            left = self.rows
+            while left > 0:
+                n = min(batch_size, left)
+                lengths = np.fromfile(fl, np.int32, n)
+                indptr = np.zeros(n + 1, np.int64)
+                np.cumsum(lengths, out=indptr[1:])
+                nnz = int(indptr[-1])
+                data = np.fromfile(fd, self.dtype, nnz)
+                indices = np.fromfile(fi, np.int32, nnz)
+                codes = np.fromfile(fc, np.int32, n)
+                if data.shape[0] != nnz or indices.shape[0] != nnz or codes.shape[0] != n:
+                    raise OSError(f"the spill file in {self.folder} is shorter than written")
+                left -= n
+                yield sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features)), self.classes[codes]
+
+    def discard(self) -> None:
+        self.complete = False
+        shutil.rmtree(self.folder, ignore_errors=True)

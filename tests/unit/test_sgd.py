@@ -1,0 +1,96 @@
+"""The compiled SGD is scikit-learn's algorithm: same weights to rounding."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import SGDClassifier
+
+from svmcore.sgd import CompiledSGD
+
+
+def _data(n=2000, f=300, classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, f, density=0.05, format="csr", random_state=seed)
+    if classes == 2:
+        y = (X @ rng.normal(size=f) > 0).astype(int)
+    else:
+        y = np.argmax(X @ rng.normal(size=(f, classes)), axis=1)
+    return X, y
+
+
+def _pair(X, y, classes, average, batch, dense=False):
+    a = SGDClassifier(loss="hinge", alpha=1e-4, average=average, shuffle=False)
+    b = CompiledSGD(1e-4, average, X.shape[1], np.arange(classes))
+    Xs = X.toarray() if dense else X
+    for s in range(0, X.shape[0], batch):
+        a.partial_fit(Xs[s:s + batch], y[s:s + batch], classes=np.arange(classes))
+        b.partial_fit(Xs[s:s + batch], y[s:s + batch])
+    return a, b
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("dense", [False, True])
+def test_plain_sgd_matches_scikit_learn_over_many_batches(classes, dense):
+    X, y = _data(classes=classes)
+    a, b = _pair(X, y, classes, average=False, batch=256, dense=dense)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-9)
+    assert (b.predict(X) == a.predict(X)).all()
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("dense", [False, True])
+def test_averaged_sgd_matches_scikit_learn_in_one_call(classes, dense):
+    # Across several partial_fit calls scikit-learn restarts the averaged run's plain
+    # intercept from its value after the first call (it only stores it while the
+    # average is not yet in use), so the comparison is one call.
+    X, y = _data(classes=classes, seed=1)
+    a, b = _pair(X, y, classes, average=True, batch=X.shape[0], dense=dense)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-9)
+
+
+def test_averaged_weights_do_not_depend_on_batch_size():
+    X, y = _data(seed=2)
+    one = CompiledSGD(1e-4, True, X.shape[1], [0, 1]).partial_fit(X, y)
+    many = CompiledSGD(1e-4, True, X.shape[1], [0, 1])
+    for s in range(0, X.shape[0], 97):
+        many.partial_fit(X[s:s + 97], y[s:s + 97])
+    np.testing.assert_allclose(many.coef_, one.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(many.intercept_, one.intercept_, rtol=1e-9, atol=1e-12)
+
+
+def test_csr_parts_float32_and_int64_indptr_give_the_same_model():
+    X, y = _data(seed=3)
+    a = CompiledSGD(1e-5, True, X.shape[1], [0, 1]).partial_fit(X, y)
+    X32 = X.astype(np.float32)
+    b = CompiledSGD(1e-5, True, X.shape[1], [0, 1]).partial_fit(
+        (X32.data, X32.indices, X32.indptr.astype(np.int64)), y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_weight_scale_reset_keeps_the_model_finite():
+    # a large alpha shrinks the scale below 1e-9 quickly: the reset must keep it exact
+    X, y = _data(n=500, seed=4)
+    a, b = _pair(X, y, 2, average=False, batch=50)
+    a2 = SGDClassifier(loss="hinge", alpha=5.0, shuffle=False)
+    b2 = CompiledSGD(5.0, False, X.shape[1], [0, 1])
+    for s in range(0, 500, 50):
+        a2.partial_fit(X[s:s + 50], y[s:s + 50], classes=[0, 1])
+        b2.partial_fit(X[s:s + 50], y[s:s + 50])
+    assert np.isfinite(b2.coef_).all()
+    np.testing.assert_allclose(b2.coef_, a2.coef_, rtol=1e-7, atol=1e-12)
+
+
+def test_string_labels_and_unknown_labels():
+    X, _ = _data(n=10)
+    y = np.array(["ham", "spam"] * 5)
+    m = CompiledSGD(1e-4, False, X.shape[1], ["ham", "spam"]).partial_fit(X, y)
+    assert set(m.predict(X)) <= {"ham", "spam"}
+    with pytest.raises(ValueError, match="'eggs' is not one of the classes"):
+        m.partial_fit(X[:2], np.array(["ham", "eggs"]))
+
+
+def test_one_class_is_refused():
+    with pytest.raises(ValueError, match="two classes"):
+        CompiledSGD(1e-4, False, 3, [1])

@@ -1,0 +1,105 @@
+"""Stream mode's binary spill: what is read back is what was parsed."""
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmcore.batches import ArrayData, StreamData, _release_rows
+from svmcore.config import validate
+from svmcore.datasets import Source
+from svmcore.spill import Spill
+
+
+def _batches(n=1000, f=50, size=128, seed=0):
+    X = sp.random(n, f, density=0.1, format="csr", random_state=seed)
+    y = np.where(np.arange(n) % 3 == 0, "spam", "ham")
+    return X, y, [(X[s:s + size], y[s:s + size]) for s in range(0, n, size)]
+
+
+def test_write_through_passes_batches_unchanged_and_reads_them_back(tmp_path):
+    X, y, batches = _batches()
+    spill = Spill(str(tmp_path / "spill"), np.float32, ["ham", "spam"], X.shape[1])
+    seen = list(spill.write_through(iter(batches)))
+    assert all(a[0] is b[0] for a, b in zip(seen, batches))
+    assert spill.complete and spill.rows == X.shape[0]
+    back = list(spill.read(300))  # another batch size
+    assert [b[0].shape[0] for b in back] == [300, 300, 300, 100]
+    Xb = sp.vstack([b[0] for b in back]).tocsr()
+    np.testing.assert_array_equal(Xb.toarray(), X.astype(np.float32).toarray())
+    np.testing.assert_array_equal(np.concatenate([b[1] for b in back]), y)
+
+
+def test_an_unfinished_first_pass_is_never_read_back(tmp_path):
+    _, _, batches = _batches()
+    spill = Spill(str(tmp_path / "spill"), np.float64, ["ham", "spam"], 50)
+    it = spill.write_through(iter(batches))
+    next(it)
+    it.close()  # the consumer stopped early (cancel, error)
+    assert not spill.complete
+
+
+def test_discard_removes_the_files(tmp_path):
+    _, _, batches = _batches()
+    spill = Spill(str(tmp_path / "spill"), np.float64, ["ham", "spam"], 50)
+    list(spill.write_through(iter(batches)))
+    spill.discard()
+    assert not os.path.exists(tmp_path / "spill") and not spill.complete
+
+
+def test_stream_epochs_after_the_first_read_the_spill_and_match(tmp_path):
+    path = tmp_path / "d.svm"
+    from sklearn.datasets import dump_svmlight_file
+    X, _, _ = _batches(n=700, f=40)
+    y = np.arange(700) % 2
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    cfg = validate(dataset=str(path), mode="stream", precision="float32")
+    spill = Spill(str(tmp_path / "spill"), np.float32, [0.0, 1.0], 40)
+    data = StreamData(Source(cfg), 560, 40, "float32", False, reader_thread=False, spill=spill)
+    first = list(data.batches(64, epoch=0))
+    os.rename(path, str(path) + ".gone")  # later epochs must not touch the text
+    second = list(data.batches(64, epoch=1))
+    assert len(first) == len(second)
+    for (a, ya), (b, yb) in zip(first, second):
+        np.testing.assert_array_equal(a.toarray(), b.toarray())
+        np.testing.assert_array_equal(ya, yb)
+        assert b.dtype == np.float32
+
+
+def test_memory_mapped_rows_are_released_behind_the_cursor(tmp_path):
+    n = 400_000
+    arr = np.lib.format.open_memmap(str(tmp_path / "x.npy"), mode="w+", dtype=np.float64, shape=(n,))
+    arr[:] = 1.0
+    arr.flush()
+    del arr
+    m = np.load(str(tmp_path / "x.npy"), mmap_mode="r")
+
+    def rss_file_kb():
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("RssFile:"))
+
+    base = rss_file_kb()
+    assert float(m.sum()) == n  # touches every page: ~3 MiB mapped in
+    touched = rss_file_kb()
+    _release_rows(m, np.zeros(0), 0, n)
+    released = rss_file_kb()
+    assert touched - base > 2500, (base, touched)
+    assert released - base < 200, (base, touched, released)
+    assert float(m.sum()) == n  # still readable after the release
+
+
+def test_array_batches_release_mapped_pages_as_they_go(tmp_path):
+    n, f = 50_000, 8
+    x = np.lib.format.open_memmap(str(tmp_path / "x.npy"), mode="w+", dtype=np.float64, shape=(n, f))
+    x[:] = 2.0
+    x.flush()
+    del x
+    X = np.load(str(tmp_path / "x.npy"), mmap_mode="r")
+    data = ArrayData(X, np.zeros(n), f, "float64", False)
+    total = sum(float(b[0].sum()) for b in data.batches(1000))
+    assert total == 2.0 * n * f
+    with open("/proc/self/smaps") as fh:
+        text = fh.read()
+    block = text[text.index(str(tmp_path / "x.npy")):]
+    rss_kb = int(next(l.split()[1] for l in block.splitlines() if l.startswith("Rss:")))
+    assert rss_kb < 200, rss_kb  # 3 MiB went through; almost none of it is still mapped in
