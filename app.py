@@ -4,7 +4,7 @@ import streamlit as st
 
 from svmcore.errors import SvmcoreError
 from svmcore.knobs import defaults
-from ui.live import run_panel
+from ui.live import prediction_panel, run_panel
 from ui.state import page_setup
 from ui.widgets import knob_panel
 
@@ -50,6 +50,8 @@ try:
             f"Dense float64 would be {size['sizes']['float64']['dense'] / 2**30:,.2f} GiB.", icon=":material/memory:")
 except SvmcoreError as e:
     st.warning(str(e))
+else:
+    prediction_panel(lab, values)
 
 recent = lab.history()[:15]
 if not recent:

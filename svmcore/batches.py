@@ -71,17 +71,19 @@ class ArrayData:
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
         mapped = _mapped_arrays(self.X, self.y)
         released = 0
+        row_bytes = sum(a.nbytes for a in mapped) / max(1, self.n_rows)
+        every = max(1, int(RELEASE_EVERY_BYTES / max(1.0, row_bytes)))
         for start in range(0, self.n_rows, batch_size):
             stop = min(start + batch_size, self.n_rows)
             yield self.batch(start, stop)
-            if mapped and stop - released >= RELEASE_EVERY_ROWS:
+            if mapped and stop - released >= every:
                 _release_rows(self.X, self.y, released, stop)
                 released = stop
         if mapped:
             _release_rows(self.X, self.y, 0, self.n_rows)
 
 
-RELEASE_EVERY_ROWS = 16_384
+RELEASE_EVERY_BYTES = 16 * 2**20  # mapped bytes passed before they are released
 _MADV_DONTNEED = 4
 _PAGE = mmap.PAGESIZE
 

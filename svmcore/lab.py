@@ -44,6 +44,7 @@ class RunView:
     phase: str | None = None
     elapsed_s: float | None = None
     queue_position: int | None = None
+    prediction: dict | None = None
 
     @property
     def is_live(self) -> bool:
@@ -62,6 +63,7 @@ class Lab:
         self.data_dir = os.path.join(self.home, "datasets")
         self.data_roots = [self.upload_dir, self.data_dir] + [
             os.path.abspath(p) for p in os.environ.get("SVMCORE_DATA_DIRS", "").split(os.pathsep) if p]
+        self._calibration = {"running": False, "done": 0, "total": 0, "error": None}
 
     # ------------------------------------------------------------- train
     def launch(self, values: dict, label: str | None = None) -> int:
@@ -90,13 +92,14 @@ class Lab:
             snap = run.snapshot()
             return RunView(run_id, snap.status, run.config.to_dict(), snap.summary, snap.samples, snap.events,
                            run.label, run._t0 or 0.0, snap.phase, snap.elapsed_s if snap.status == RunStatus.RUNNING
-                           else None, self.queue.position(run_id))
+                           else None, self.queue.position(run_id), run.prediction)
         rec = self.store.get_run(run_id)
         if rec is None:
             return None
         samples = [MemorySample(*s) for s in self.store.samples(run_id)]
         return RunView(rec.id, rec.status, rec.config, rec.summary, samples, self.store.events(run_id),
-                       rec.label, rec.created_at, None, None, self.queue.position(run_id))
+                       rec.label, rec.created_at, None, None, self.queue.position(run_id),
+                       rec.summary.get("prediction"))
 
     def latest_run_id(self) -> int | None:
         runs = self.store.list_runs(limit=1)
@@ -117,6 +120,48 @@ class Lab:
         return {"rows": rows, "features": info.features, "nnz": nnz, "exact": info.exact,
                 "bytes": chosen, "sizes": sizes, "batch_bytes": batch[cfg.precision][cfg.representation],
                 "resident": cfg.mode == "memory"}
+
+    # ------------------------------------------------------------- prediction
+    def forecast(self, values: dict) -> dict | None:
+        """The calibrated memory model's prediction for these knobs, or None before the
+        machine has been calibrated."""
+        from . import estimate
+        cal = estimate.load_calibration(self.home)
+        if cal is None:
+            return None
+        cfg = validate(dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text"))))
+        return estimate.predict(cfg, cal, cache_dir=os.path.join(self.home, "cache"))
+
+    def calibration_state(self) -> dict:
+        from . import estimate
+        with self._lock:
+            state = dict(self._calibration)
+        state["calibrated"] = estimate.load_calibration(self.home) is not None
+        return state
+
+    def start_calibration(self) -> None:
+        """Fit the memory model in the background (a few minutes of small real runs)."""
+        from . import estimate
+        with self._lock:
+            if self._calibration["running"]:
+                return
+            self._calibration.update(running=True, done=0, total=len(estimate.calibration_configs()), error=None)
+
+        def progress(i, n, cfg):
+            with self._lock:
+                self._calibration.update(done=i, total=n)
+
+        def work():
+            try:
+                estimate.calibrate(self.home, progress)
+            except Exception as e:  # shown on the page; the app goes on without a model
+                with self._lock:
+                    self._calibration["error"] = str(e)
+            finally:
+                with self._lock:
+                    self._calibration["running"] = False
+
+        threading.Thread(target=work, name="svmcore-calibrate", daemon=True).start()
 
     # ------------------------------------------------------------- history / compare
     def history(self) -> list[dict]:

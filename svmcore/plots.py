@@ -30,10 +30,12 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go
 
 # ---------------------------------------------------------------- one run
 
-def memory_info(samples: Sequence, summary: dict, phases: list[dict] | None = None) -> dict:
+def memory_info(samples: Sequence, summary: dict, phases: list[dict] | None = None,
+                prediction: dict | None = None) -> dict:
     """Series for the memory chart: sampled RSS split anon/file, phase bands, the exact
-    peak, the cap and the floor, all in MiB."""
+    peak, the cap, the floor and the predicted peak, all in MiB."""
     phases = phases if phases is not None else (summary.get("phases") or [])
+    prediction = prediction or summary.get("prediction") or {}
     return {
         "t": [round(s.t_s, 3) for s in samples],
         "rss": [s.rss_bytes / MiB for s in samples],
@@ -43,6 +45,7 @@ def memory_info(samples: Sequence, summary: dict, phases: list[dict] | None = No
         "peak_mb": summary.get("peak_rss_mb"),
         "cap_mb": summary.get("cap_mb"),
         "floor_mb": summary.get("floor_mb"),
+        "predicted_mb": prediction.get("predicted_peak_mb"),
     }
 
 
@@ -83,6 +86,10 @@ def memory_figure(info: dict, colour: str = PALETTE[0], title: str = "Memory (RS
         fig.add_hline(y=info["peak_mb"], line=dict(color=colour, dash="dash", width=1),
                       annotation_text=f"exact peak {info['peak_mb']:.1f} MiB",
                       annotation_position="bottom left", annotation_font_size=10)
+    if info.get("predicted_mb"):
+        fig.add_hline(y=info["predicted_mb"], line=dict(color="#9D755D", dash="dot", width=1),
+                      annotation_text=f"predicted {info['predicted_mb']:.0f} MiB",
+                      annotation_position="top left", annotation_font_size=10)
     if info.get("cap_mb"):
         fig.add_hline(y=info["cap_mb"], line=dict(color="#E45756", width=2),
                       annotation_text=f"cap {info['cap_mb']:.0f} MiB", annotation_position="top right",

@@ -86,8 +86,10 @@ class Run:
     its outcome is in the store; ``cancel()`` kills it and every descendant."""
 
     def __init__(self, store: Store, config: RunConfig, sweep_id: int | None = None,
-                 extra_env: dict[str, str] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None):
+                 extra_env: dict[str, str] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None,
+                 prediction: dict | None = None):
         self.store = store
+        self.prediction = prediction  # the memory model's forecast, kept beside the measurement
         self.home = store.home
         self.config = config
         self.sweep_id = sweep_id
@@ -114,8 +116,14 @@ class Run:
         self.store_error: str | None = None
 
     # ------------------------------------------------------------- public
+    def _forecast(self) -> None:
+        if self.prediction is None:
+            from .estimate import forecast
+            self.prediction = forecast(self.config, self.home)
+
     def enqueue(self) -> int:
         """Record the run as queued (it exists in the store from now on) without starting it."""
+        self._forecast()
         self.run_id = self.store.create_run(self.config.to_dict(), status=RunStatus.QUEUED,
                                             sweep_id=self.sweep_id, label=self.label)
         with _ACTIVE_LOCK:
@@ -124,6 +132,7 @@ class Run:
 
     def start(self) -> "Run":
         if self.run_id is None:
+            self._forecast()
             self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label)
             with _ACTIVE_LOCK:
                 _ACTIVE[self.run_id] = self
@@ -415,6 +424,8 @@ class Run:
             peak = limits.cgroup_peak_bytes(self._cgroup)
             if peak:
                 self.summary["cgroup_peak_mb"] = peak / MiB
+        if self.prediction:
+            self.summary["prediction"] = self.prediction
 
 
 def _tail(path: str, n: int = 4000) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from svmcore import plots
@@ -46,7 +44,7 @@ def charts(view: RunView, key: str) -> None:
                    "peak_rss_mb": None,
                    "floor_mb": next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"
                                      and p["peak_rss_mb"]), None)}
-        mem = plots.memory_info(view.samples, summary, phases)
+        mem = plots.memory_info(view.samples, summary, phases, view.prediction)
         title = "Memory (RSS, 50 Hz samples)"
     else:
         mem = plots.memory_info(view.samples, view.summary)
@@ -96,6 +94,19 @@ def outcome(view: RunView) -> None:
                    + " · ".join(f"{'**' if p['name'] == owner else ''}{p['name']} {_fmt(p.get('peak_rss_mb'), '.0f')} MiB"
                                 f" in {_fmt(p.get('wall_s'), '.2f')} s{'** ← owns the peak' if p['name'] == owner else ''}"
                                 for p in phases))
+    pred = s.get("prediction")
+    if pred and s.get("peak_rss_mb"):
+        err = pred["predicted_peak_mb"] / s["peak_rss_mb"] - 1
+        per_phase = " · ".join(f"{p['name']} {_fmt(pred.get('phases_mb', {}).get(p['name']), '.0f')}"
+                               f" / {_fmt(p.get('peak_rss_mb'), '.0f')}" for p in phases)
+        st.caption(f"**Predicted before launch: {pred['predicted_peak_mb']:.0f} MiB** (in {pred['peak_phase']}) "
+                   f"against the measured exact {s['peak_rss_mb']:.0f} MiB: **{err * 100:+.1f}%**. "
+                   f"Predicted / measured per phase (MiB): {per_phase}.")
+    rates = s.get("epoch_samples_per_s") or []
+    if len(rates) > 1:
+        st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
+                   + ("; later passes read the binary spill written in the first"
+                      if (s.get("spill") or {}).get("read_back") else ""))
 
 
 def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
@@ -135,3 +146,37 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
         charts(v, key)
 
     live()
+
+
+def prediction_panel(lab: Lab, values: dict) -> None:
+    """The memory model's forecast for the knobs in the sidebar, before launch."""
+    state = lab.calibration_state()
+    if state["running"]:
+        _calibration_progress(lab)
+        return
+    if not state["calibrated"]:
+        if state["error"]:
+            st.error(f"Calibration failed: {state['error']}")
+        c1, c2 = st.columns([3, 1])
+        c1.caption("Predictions need the memory model fitted to this machine once: about 26 small real runs, "
+                   "2-3 minutes. Until then runs are measured but not forecast.")
+        if c2.button("Calibrate", key="calibrate"):
+            lab.start_calibration()
+            st.rerun()
+        return
+    pred = lab.forecast(values)
+    if pred is None:
+        return
+    parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
+    st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
+            f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "
+            "exact peak is shown beside it when it ends.", icon=":material/query_stats:")
+
+
+@st.fragment(run_every=1.0)
+def _calibration_progress(lab: Lab) -> None:
+    state = lab.calibration_state()
+    if not state["running"]:
+        st.rerun()  # the whole page, now with the prediction
+    st.progress(state["done"] / max(1, state["total"]),
+                text=f"Calibrating the memory model on this machine: run {state['done'] + 1} of {state['total']}")

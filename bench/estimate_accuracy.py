@@ -1,0 +1,129 @@
+"""How well ``svmcore estimate`` predicts the exact peak: runs a grid of configs that
+spans every knob (none of them in the calibration set), and prints the predicted
+peak, the measured exact peak (VmHWM) and the error of each.
+
+    python bench/estimate_accuracy.py [--out bench/results]
+
+Target (issue #4): within 15% for at least 90% of the configs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from svmcore import estimate  # noqa: E402
+from svmcore.config import validate  # noqa: E402
+from svmcore.runner import Run  # noqa: E402
+from svmcore.store import RunStatus, Store  # noqa: E402
+
+T = dict(dataset="sparse-text", epochs=1)
+
+
+def grid(data_file: str) -> list[dict]:
+    return [
+        {**T},
+        {**T, "rows": 200_000},
+        {**T, "rows": 50_000, "precision": "float32"},
+        {**T, "features": 1 << 16},
+        {**T, "rows": 50_000, "nnz_per_row": 100},
+        {**T, "seed": 3, "epochs": 2},
+        {**T, "mode": "stream"},
+        {**T, "mode": "memmap"},
+        {**T, "rows": 50_000, "representation": "dense", "hashing_bits": 10},
+        {**T, "mode": "stream", "precision": "float16"},
+        {**T, "hashing_bits": 16},
+        {**T, "mode": "stream", "parser": "numba"},
+        {**T, "gc_every": 10},
+        {**T, "memory_cap_mb": 2000},
+        {**T, "memory_cap_mb": 3000, "cap_kind": "rlimit"},
+        {**T, "rows": 30_000, "model": "kernel-approx", "n_components": 256},
+        {**T, "rows": 30_000, "model": "kernel-approx", "approximation": "rff", "hashing_bits": 14,
+         "mode": "memmap", "n_components": 512},
+        {**T, "rows": 3000, "model": "kernel-svm"},
+        {**T, "rows": 20_000, "model": "mlp", "hashing_bits": 14, "hidden": "32"},
+        {**T, "rows": 20_000, "model": "mlp", "hashing_bits": 13, "hidden": "64,32", "mode": "stream"},
+        {**T, "batch_size": 256},
+        {**T, "mode": "memmap", "batch_size": 8192},
+        {**T, "alpha": 1e-4},
+        {**T, "average": False},
+        {**T, "rows": 4000, "model": "kernel-svm", "c": 10.0},
+        {**T, "rows": 4000, "model": "kernel-svm", "cache_size_mb": 50},
+        {**T, "mode": "stream", "threads": 2},
+        {**T, "solver": "numba"},
+        {**T, "mode": "memmap", "solver": "numba", "precision": "float32", "features": 1 << 21},
+        {"dataset": "dense", "epochs": 1},
+        {"dataset": "dense", "epochs": 1, "mode": "stream", "representation": "dense"},
+        {"dataset": "breast-cancer", "batch_size": 128},
+        {"dataset": "digits", "model": "mlp"},
+        {"dataset": data_file, "epochs": 1},
+        {"dataset": data_file, "epochs": 1, "parser": "numba", "mode": "stream", "solver": "numba"},
+        {"dataset": data_file, "epochs": 1, "mode": "memmap", "precision": "float32"},
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--home", default=None, help="reuse a calibrated home")
+    args = ap.parse_args()
+    home = args.home or tempfile.mkdtemp(prefix="svmcore-estimate-")
+    data_file = os.path.join(home, "file-80k.svm")
+    if not os.path.exists(data_file):
+        subprocess.run([sys.executable, "-m", "svmcore", "data", "make", "sparse-text", "--rows", "80000",
+                        "--features", str(1 << 19), "--out", data_file], check=True, cwd=ROOT)
+    t0 = time.time()
+    cal = estimate.load_calibration(home) or estimate.calibrate(
+        home, lambda i, n, c: print(f"calibrating {i + 1}/{n}", flush=True) if c else None)
+    cal_s = time.time() - t0
+    store = Store(home)
+    rows = []
+    for values in grid(data_file):
+        cfg = validate(values)
+        pred = estimate.predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
+        run = Run(store, cfg).start()
+        status = run.wait(900)
+        measured = run.summary.get("peak_rss_mb")
+        err = pred["predicted_peak_mb"] / measured - 1 if measured and status == RunStatus.COMPLETED else None
+        knobs = {k: (os.path.basename(v) if k == "dataset" else v) for k, v in values.items()}
+        rows.append({"knobs": knobs, "status": status.value, "predicted_mb": pred["predicted_peak_mb"],
+                     "predicted_phase": pred["peak_phase"], "measured_mb": measured,
+                     "measured_phase": run.summary.get("peak_phase"), "error": err})
+        e = f"{err * 100:+6.1f}%" if err is not None else "   n/a"
+        print(f"{e}  predicted {pred['predicted_peak_mb']:7.1f}  measured {measured or 0:7.1f} MiB  {knobs}",
+              flush=True)
+    errs = [abs(r["error"]) for r in rows if r["error"] is not None]
+    within = sum(e <= 0.15 for e in errs) / len(errs)
+    print(f"\n{len(errs)} configs; within 15%: {within * 100:.0f}%; median |error| "
+          f"{sorted(errs)[len(errs) // 2] * 100:.1f}%; max {max(errs) * 100:.1f}%; calibration {cal_s:.0f} s")
+    os.makedirs(args.out, exist_ok=True)
+    machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
+               "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+    with open(os.path.join(args.out, "estimate-accuracy.json"), "w") as f:
+        json.dump({"machine": machine, "within_15pct": within, "configs": rows, "calibration_s": cal_s,
+                   "calibration": cal.to_dict()}, f, indent=1)
+    lines = ["# Predicted vs measured exact peak", "",
+             f"Machine: {machine}. Calibration: {cal.runs} runs, {cal_s:.0f} s. "
+             f"**{within * 100:.0f}% of {len(errs)} configs within 15%** (target: 90%).", "",
+             "| error | predicted MiB | measured MiB | peak phase (pred / meas) | knobs |", "|---|---|---|---|---|"]
+    for r in rows:
+        e = f"{r['error'] * 100:+.1f}%" if r["error"] is not None else r["status"]
+        lines.append(f"| {e} | {r['predicted_mb']:.0f} | {r['measured_mb'] or 0:.0f} | "
+                     f"{r['predicted_phase']} / {r['measured_phase']} | "
+                     + ", ".join(f"{k}={v}" for k, v in r["knobs"].items()) + " |")
+    with open(os.path.join(args.out, "estimate-accuracy.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0 if within >= 0.9 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+"""Predict a run's exact peak before running it.
+
+The model is structural: for every phase the worker goes through, the bytes it holds
+are the worker's floor (interpreter and libraries, measured per library set) plus
+named parts computed from the config and the data's shape:
+
+- ``data``: the training rows held in memory (memory mode only), in storage form;
+- ``test``: the held-out rows, in compute form;
+- ``batch``: one minibatch in compute form (two more in the reader thread's queue);
+- ``model``: the weights (and their average, and the copies a solver keeps);
+- ``transform``: a kernel approximation and the rows it produced;
+- ``io``: what reading holds at once: a generated chunk, a parser block.
+
+How many bytes of RSS each byte of a part costs (copies, allocator slack, the
+temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
+real runs on this machine and fits one non-negative coefficient per (phase, part)
+feature to their exact per-phase peaks. The fit is cached in ``$SVMCORE_HOME`` keyed
+by this machine and the library versions, so it is done once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import BYTES_PER_VALUE, RunConfig, validate
+from .datasets import MAX_TEST_ROWS, Source, n_test_rows, scan
+
+MiB = 2**20
+CHUNK_ROWS = 10_000  # rows per generated or parsed chunk in loading (training.py)
+PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
+MODES = ("memory", "stream", "memmap")
+PHASES = ("prepare", "load", "transform", "train", "evaluate")
+CALIBRATION_VERSION = 2
+
+
+# ---------------------------------------------------------------- sizes of the parts
+
+@dataclass(frozen=True)
+class Shape:
+    rows: int
+    train_rows: int
+    test_rows: int
+    width: int  # columns after hashing
+    nnz_per_row: float
+    classes: int
+    dense_source: bool
+
+
+def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
+    """Rows, width and nonzeros per row of the data as a run would see them. Synthetic
+    sparse data is measured on one generated chunk (duplicate tokens and hashing
+    collisions make it a little sparser than ``nnz_per_row``); files are scanned once
+    (the scan is cached like the worker's)."""
+    src = Source(cfg)
+    if cfg.is_synthetic:
+        width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
+        if cfg.dataset == "dense":
+            nnz_row = float(width)
+        else:
+            X, _ = next(iter(Source(validate(cfg.to_dict(), rows=min(cfg.rows, 2000), batch_size=1))
+                             .iter_chunks(2000, width)))
+            nnz_row = X.nnz / max(1, X.shape[0])
+        rows, classes, dense_src = cfg.rows, 2, cfg.dataset == "dense"
+    else:
+        info = scan(src, cache_dir)
+        width, rows = info.features, info.rows
+        nnz_row = info.nnz / max(1, rows)
+        classes, dense_src = max(2, len(info.classes)), info.dense_source
+    if cfg.test_file:
+        tinfo = scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
+        test_rows, train_rows = tinfo.rows, rows
+        width = max(width, tinfo.features)
+    else:
+        test_rows = n_test_rows(rows)
+        train_rows = rows - test_rows
+    return Shape(rows, train_rows, test_rows, width, nnz_row, classes, dense_src)
+
+
+def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
+    """Bytes of each part of the run, before any calibration."""
+    vb = BYTES_PER_VALUE[cfg.precision]
+    cb = 8 if cfg.precision == "float64" else 4
+    dense = cfg.representation == "dense"
+    z, w = shape.nnz_per_row, shape.width
+    sparse_row = lambda b: z * (b + 4) + 8  # noqa: E731 (value + int32 id, int64 row pointer)
+    row_store = w * vb if dense else sparse_row(vb)
+    nvec = 1 if shape.classes == 2 else shape.classes
+    incremental = cfg.model != "kernel-svm"
+    test_rows = min(shape.test_rows, MAX_TEST_ROWS if not cfg.test_file else shape.test_rows)
+    dense_test = dense and cfg.mode == "memmap" and not cfg.test_file  # kept as stored: dense
+    p = {
+        "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
+        "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
+        "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_svm": 0.0,
+        "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
+        "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
+        "io_parse_batch": 0.0, "io_densify": 0.0,
+    }
+    # loading stacks the chunks into one array: two copies at that moment, unless one chunk
+    p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
+    copies = 2 if cfg.average else 1
+    if cfg.model == "linear-svm":
+        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * w * 8 * copies
+    elif cfg.model == "kernel-approx":
+        C = cfg.n_components
+        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * C * 8 * copies
+        if cfg.approximation == "nystroem":
+            p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
+        else:
+            p["transform_rff"] = w * C * 8
+        if cfg.mode == "memory":
+            p["transformed"] = shape.train_rows * C * cb
+        else:
+            p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
+    elif cfg.model == "mlp":
+        sizes = [w, *cfg.hidden_sizes, nvec]
+        p["model_mlp"] = sum(a * b * 8 for a, b in zip(sizes, sizes[1:]))
+    else:
+        p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
+    source_is_text = not cfg.is_builtin or cfg.mode == "stream"
+    chunk = min(CHUNK_ROWS, shape.rows)
+    # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
+    chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
+    if dense and cfg.mode != "stream":
+        p["io_densify"] = chunk * w * vb
+    if source_is_text and cfg.parser == "numba" and not _csv_or_text(cfg):
+        p["io_parse_numba"] = PARSER_BLOCK
+    elif source_is_text:
+        row_read = w * 8 if shape.dense_source else sparse_row(8)
+        p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
+        if cfg.mode == "stream":
+            p["io_parse_batch"] = min(cfg.batch_size, shape.train_rows) * row_read  # training parses by batches
+    else:
+        p["io_generate"] = chunk_bytes
+    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin):
+        p["io_build"] = chunk_bytes  # prepare: the binary (memmap) or text (stream) copy, chunk by chunk
+    return p
+
+
+def _csv_or_text(cfg: RunConfig) -> bool:
+    return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
+
+
+def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
+    """The regression features of each phase the run goes through: its parts, split by
+    mode where the mode changes what a byte costs, and a constant (1 MiB)."""
+    m = cfg.mode
+    one = {f"const_{m}": MiB}
+    reader = cfg.threads > 1 and m == "stream"
+    data_kind = "data_dense" if cfg.representation == "dense" else f"data_{cfg.precision}"
+    stacked = p["data_stacked"]
+    tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
+    held = {"test": p["test"], data_kind: p["data"]}
+    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
+    phases = {
+        "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_densify_{m}": p["io_densify"]},
+        "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
+        "train": {**one, **held, **model, f"batch_{m}": p["batch"], "batch_queue": 2 * p["batch"] if reader else 0.0,
+                  "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
+                  **tf, "batch_transformed": p["batch_transformed"]},
+        # what training freed is often kept by the allocator, so it shows here too
+        "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"]},
+    }
+    if cfg.model == "kernel-approx":
+        phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
+    return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
+
+
+def floor_key(cfg: RunConfig) -> str:
+    numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
+    return f"{cfg.model}+{'numba' if numba else 'base'}"
+
+
+# ---------------------------------------------------------------- calibration
+
+def calibration_configs() -> list[dict]:
+    """Small real runs that, together, move every feature of every phase on its own."""
+    t = dict(dataset="sparse-text", features=1 << 18, nnz_per_row=50, rows=100_000, epochs=1, seed=7)
+    d = dict(dataset="dense", rows=100_000, features=200, epochs=1, seed=7)
+    return [
+        {**t, "mode": "memory"},
+        {**t, "mode": "memory", "rows": 300_000, "precision": "float32"},
+        {**t, "mode": "memory", "rows": 200_000, "precision": "float16", "average": False},
+        {**t, "mode": "memory", "features": 1 << 22, "batch_size": 16_384},
+        {**t, "mode": "memory", "solver": "numba", "parser": "numba", "features": 1 << 22},
+        {**t, "mode": "memory", "rows": 10_000, "representation": "dense", "hashing_bits": 12, "batch_size": 512},
+        {**t, "mode": "memory", "rows": 40_000, "representation": "dense", "hashing_bits": 10},
+        {**t, "mode": "memory", "rows": 40_000, "nnz_per_row": 150},
+        {**d, "mode": "memory", "representation": "dense"},
+        {**d, "mode": "memory", "rows": 200_000, "precision": "float32"},
+        {**t, "mode": "stream"},
+        {**t, "mode": "stream", "batch_size": 32_768, "features": 1 << 20},
+        {**t, "mode": "stream", "parser": "numba", "solver": "numba", "threads": 2, "batch_size": 8192},
+        {**t, "mode": "stream", "representation": "dense", "hashing_bits": 12, "batch_size": 4096},
+        {**d, "mode": "stream", "rows": 30_000, "batch_size": 16_384},
+        {**t, "mode": "memmap"},
+        {**t, "mode": "memmap", "precision": "float32", "batch_size": 32_768, "features": 1 << 21},
+        {**t, "mode": "memmap", "rows": 30_000, "representation": "dense", "hashing_bits": 11, "batch_size": 4096},
+        {**t, "mode": "memmap", "solver": "numba", "features": 1 << 22},
+        {**d, "mode": "memmap", "representation": "dense", "batch_size": 8192},
+        {**t, "mode": "memory", "rows": 50_000, "model": "kernel-approx", "n_components": 512},
+        {**t, "mode": "stream", "rows": 50_000, "model": "kernel-approx", "approximation": "rff",
+         "n_components": 256, "hashing_bits": 14},
+        {**t, "mode": "memmap", "rows": 50_000, "model": "kernel-approx", "n_components": 1024},
+        {**t, "mode": "memory", "rows": 30_000, "model": "mlp", "hashing_bits": 14, "hidden": "64"},
+        {**t, "mode": "stream", "rows": 30_000, "model": "mlp", "hashing_bits": 15, "hidden": "128"},
+        {**t, "mode": "memory", "rows": 5000, "model": "kernel-svm", "features": 1 << 16},
+        {"dataset": "digits", "model": "linear-svm", "epochs": 1},
+        {"dataset": "digits", "model": "mlp", "epochs": 1, "mode": "stream"},
+    ]
+
+
+@dataclass
+class Calibration:
+    floors: dict[str, float]  # MiB per floor key
+    coefs: dict[str, dict[str, float]]  # phase -> feature -> RSS bytes per byte
+    fingerprint: str
+    created: float
+    runs: int
+    fit_error: dict[str, float]
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def fingerprint() -> str:
+    """This machine and the versions that shape memory use."""
+    from importlib.metadata import version  # no import of numba itself: it costs the caller ~65 MiB
+
+    from .config import physical_memory_bytes
+    parts_ = [platform.machine(), platform.python_version(), np.__version__, version("scipy"),
+              version("scikit-learn"), version("numba"), str(os.cpu_count()), str(physical_memory_bytes() // MiB),
+              str(CALIBRATION_VERSION)]
+    return hashlib.sha1("|".join(parts_).encode()).hexdigest()[:16]
+
+
+def calibration_path(home: str) -> str:
+    return os.path.join(home, "calibration.json")
+
+
+def load_calibration(home: str) -> Calibration | None:
+    try:
+        with open(calibration_path(home)) as f:
+            cal = Calibration(**json.load(f))
+    except (OSError, ValueError, TypeError):
+        return None
+    return cal if cal.fingerprint == fingerprint() else None
+
+
+def calibrate(home: str, progress=None) -> Calibration:
+    """Run the calibration set in a store of its own (not the user's history), fit, cache."""
+    from .runner import Run
+    from .store import RunStatus, Store
+
+    store = Store(os.path.join(home, "calibration"))
+    observations = []
+    configs = calibration_configs()
+    for i, values in enumerate(configs):
+        cfg = validate(values)
+        if progress:
+            progress(i, len(configs), cfg)
+        run = Run(store, cfg, label="calibration").start()
+        if run.wait(600) != RunStatus.COMPLETED:
+            raise RuntimeError(f"calibration run {values} ended {run.status.value}: {run.summary.get('error')}")
+        observations.append((cfg, run.summary))
+    cal = fit(observations)
+    tmp = calibration_path(home) + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(cal.to_dict(), f, indent=1)
+    os.replace(tmp, calibration_path(home))
+    if progress:
+        progress(len(configs), len(configs), None)
+    return cal
+
+
+def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
+    """Floors by library set (the imports phase, exact), then per phase a non-negative
+    least-squares fit of (phase peak - floor) on the phase's features, weighted so that
+    each run counts by its relative error, which is what the prediction promises."""
+    from scipy.optimize import nnls
+
+    floors: dict[str, list[float]] = {}
+    for cfg, s in observations:
+        floors.setdefault(floor_key(cfg), []).append(s["floor_mb"])
+    floor_mb = {k: float(np.median(v)) for k, v in floors.items()}
+    coefs, errors = {}, {}
+    for phase in PHASES:
+        rows, ys, ws = [], [], []
+        for cfg, s in observations:
+            peak = next((p["peak_rss_mb"] for p in s["phases"] if p["name"] == phase), None)
+            if peak is None:
+                continue
+            f = features(cfg, parts(cfg, _shape_from_summary(cfg, s))).get(phase)
+            if f is None:
+                continue
+            rows.append(f)
+            ys.append(max(0.0, peak - floor_mb[floor_key(cfg)]) * MiB)
+            ws.append(1.0 / (peak * MiB))
+        names = sorted({k for r in rows for k in r})
+        if not names:
+            continue
+        A = np.array([[r.get(n, 0.0) for n in names] for r in rows]) * np.array(ws)[:, None]
+        b = np.array(ys) * np.array(ws)
+        x, _ = nnls(A, b)
+        coefs[phase] = {n: float(c) for n, c in zip(names, x)}
+        errors[phase] = float(np.max(np.abs(A @ x - b))) if len(b) else 0.0
+    return Calibration(floor_mb, coefs, fingerprint(), time.time(), len(observations), errors)
+
+
+def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
+    """The shape a finished run actually saw (exact rows and nonzeros)."""
+    d = s.get("data") or {}
+    rows = d.get("rows") or cfg.rows
+    width = s.get("features") or d.get("features") or cfg.features
+    nnz = d.get("nnz") or rows * cfg.nnz_per_row
+    classes = len(d.get("classes") or [0, 1])
+    train_rows = s.get("train_rows") or rows - n_test_rows(rows)
+    test_rows = s.get("test_rows") or n_test_rows(rows)
+    if d.get("exact") is False and cfg.dataset == "sparse-text":
+        nnz = None  # the scan's upper bound: measure as a prediction would
+    shape = Shape(rows, train_rows, test_rows, width,
+                  (nnz / rows) if nnz else data_shape(cfg).nnz_per_row, max(2, classes),
+                  bool(d.get("dense_source", cfg.dataset == "dense")))
+    return shape
+
+
+# ---------------------------------------------------------------- prediction
+
+def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_dir: str | None = None) -> dict:
+    """``predicted_peak_mb`` and its parts, per phase."""
+    shape = shape or data_shape(cfg, cache_dir)
+    p = parts(cfg, shape)
+    floor = _floor(cal, cfg)
+    phases = {}
+    for phase, f in features(cfg, p).items():
+        coefs = cal.coefs.get(phase, {})
+        contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
+        phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": _group(contrib)}
+    phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
+    peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
+    return {
+        "predicted_peak_mb": round(phases[peak_phase]["predicted_mb"], 1),
+        "peak_phase": peak_phase,
+        "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
+        "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
+                       "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
+        "raw_bytes": {k: int(v) for k, v in p.items() if v},
+        "shape": shape.__dict__,
+        "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
+    }
+
+
+def _group(contrib: dict[str, float]) -> dict[str, float]:
+    """Features folded back into the parts named in the output."""
+    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "transforms": 0.0, "io": 0.0, "other": 0.0}
+    for k, v in contrib.items():
+        if k == "test":
+            out[k] += v
+        elif k.startswith("data") or k.startswith("load_data"):
+            out["data"] += v
+        elif k.startswith("batch") and k != "batch_transformed":
+            out["batch"] += v
+        elif k.startswith("model"):
+            out["model"] += v
+        elif k.startswith("transform") or k == "batch_transformed":
+            out["transforms"] += v
+        elif k.startswith("io_"):
+            out["io"] += v
+        else:
+            out["other"] += v
+    return out
+
+
+def _floor(cal: Calibration, cfg: RunConfig) -> float:
+    key = floor_key(cfg)
+    if key in cal.floors:
+        return cal.floors[key]
+    model, libs = key.split("+")
+    base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
+    if libs == "numba":
+        base += cal.floors.get("linear-svm+numba", 0.0) - cal.floors.get("linear-svm+base", 0.0)
+    return base
+
+
+def forecast(cfg: RunConfig, home: str) -> dict | None:
+    """The compact prediction stored with a run, or None when this machine has no
+    calibration yet (a run never waits for one) or the data cannot be described."""
+    cal = load_calibration(home)
+    if cal is None:
+        return None
+    try:
+        pred = predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
+    except Exception:  # the worker reports bad data properly; a forecast is optional
+        return None
+    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts")} | {
+        "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}

@@ -1,0 +1,64 @@
+"""The memory model against real runs: calibrate once (real runs on this machine),
+then predictions, recommendations and their verification through the CLI."""
+
+import json
+import os
+
+import pytest
+
+from svmcore import estimate
+from tests.conftest import cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    home = str(tmp_path_factory.mktemp("calibrated"))
+    proc = cli("calibrate", "--json", home=home, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    cal = json.loads(proc.stdout)
+    assert cal["runs"] == len(estimate.calibration_configs())
+    assert os.path.exists(estimate.calibration_path(home))
+    return home
+
+
+def _estimate(home, *flags):
+    proc = cli("estimate", "--json", *flags, home=home, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "calibrating" not in proc.stderr  # cached: never calibrates twice
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("flags", [
+    ("--rows=60000",),
+    ("--rows=60000", "--mode=stream"),
+    ("--rows=60000", "--mode=memmap", "--solver=numba", "--precision=float32"),
+])
+def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
+    pred = _estimate(calibrated, "--epochs=1", *flags)
+    assert {"floor", "data", "test", "batch", "model", "transforms", "io"} <= set(pred["parts"])
+    assert pred["phases"]["imports"]["predicted_mb"] == pred["parts"]["floor"]
+    proc = cli("run", "--json", "--epochs=1", *flags, home=calibrated, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["prediction"]["predicted_peak_mb"] == pred["predicted_peak_mb"]
+    err = pred["predicted_peak_mb"] / summary["peak_rss_mb"] - 1
+    assert abs(err) <= 0.15, (pred["predicted_peak_mb"], summary["peak_rss_mb"], pred["phases"])
+
+
+def test_recommend_fits_the_budget_and_verify_measures_it(calibrated):
+    proc = cli("recommend", "--json", "--budget-mb=215", "--rows=60000", "--epochs=1", "--verify",
+               home=calibrated, timeout=600)
+    result = json.loads(proc.stdout)
+    assert result["fits"] and result["predicted_peak_mb"] <= 215
+    assert result["changed"], "the default setting does not fit, so something must change"
+    v = result["verified"]
+    assert v["status"] == "completed" and v["within_budget"], v
+    assert proc.returncode == 0
+
+
+def test_an_impossible_budget_says_so(calibrated):
+    proc = cli("recommend", "--budget-mb=40", home=calibrated, timeout=120)
+    assert proc.returncode == 1
+    assert "no setting is predicted to fit 40 MiB" in proc.stdout

@@ -1,0 +1,122 @@
+"""The memory model's arithmetic and its fit; its accuracy against real runs is in
+tests/integration/test_estimate_runs.py and bench/estimate_accuracy.py."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from svmcore import estimate
+from svmcore.config import validate
+from svmcore.estimate import MiB, Shape, features, fit, parts, predict
+
+SHAPE = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=1 << 20, nnz_per_row=46.0,
+              classes=2, dense_source=False)
+
+
+def test_data_is_held_only_in_memory_mode_and_scales_with_rows_and_precision():
+    mem = parts(validate(mode="memory"), SHAPE)
+    assert mem["data"] == pytest.approx(80_000 * (46 * 12 + 8))
+    half = parts(validate(mode="memory"), Shape(**{**SHAPE.__dict__, "train_rows": 40_000}))
+    assert half["data"] == pytest.approx(mem["data"] / 2)
+    f32 = parts(validate(mode="memory", precision="float32"), SHAPE)
+    assert f32["data"] == pytest.approx(80_000 * (46 * 8 + 8))
+    for mode in ("stream", "memmap"):
+        assert parts(validate(mode=mode), SHAPE)["data"] == 0
+
+
+def test_dense_costs_every_cell_and_hashing_narrows_it():
+    cfg = validate(representation="dense", hashing_bits=10, rows=1000, batch_size=100)
+    p = parts(cfg, Shape(1000, 800, 200, 1024, 40.0, 2, False))
+    assert p["data"] == 800 * 1024 * 8
+    assert p["batch"] == 100 * 1024 * 8
+
+
+def test_model_bytes_follow_width_classes_average_and_solver():
+    p = parts(validate(), SHAPE)
+    assert p["model_linear"] == 2 * (1 << 20) * 8  # weights and their average
+    assert parts(validate(average=False), SHAPE)["model_linear"] == (1 << 20) * 8
+    three = parts(validate(), Shape(**{**SHAPE.__dict__, "classes": 3}))
+    assert three["model_linear"] == 3 * p["model_linear"]
+    numba = parts(validate(solver="numba"), SHAPE)
+    assert numba["model_linear"] == 0 and numba["model_linear_numba"] == p["model_linear"]
+
+
+def test_every_phase_the_run_goes_through_has_features():
+    assert set(features(validate(), parts(validate(), SHAPE))) == {"prepare", "load", "train", "evaluate"}
+    ka = validate(model="kernel-approx", rows=30_000)
+    assert "transform" in features(ka, parts(ka, SHAPE))
+
+
+def _observations(true_coefs, floors, configs):
+    """Runs whose per-phase peaks follow known coefficients exactly."""
+    obs = []
+    for cfg in configs:
+        shape = estimate.data_shape(cfg)
+        phases = [{"name": "imports", "peak_rss_mb": floors[estimate.floor_key(cfg)]}]
+        for phase, f in features(cfg, parts(cfg, shape)).items():
+            extra = sum(v * true_coefs.get(k, 0.0) for k, v in f.items()) / MiB
+            phases.append({"name": phase, "peak_rss_mb": phases[0]["peak_rss_mb"] + extra})
+        obs.append((cfg, {"phases": phases, "floor_mb": phases[0]["peak_rss_mb"], "features": shape.width,
+                          "train_rows": shape.train_rows, "test_rows": shape.test_rows,
+                          "data": {"rows": shape.rows, "nnz": shape.nnz_per_row * shape.rows, "exact": True,
+                                   "classes": [0, 1], "dense_source": shape.dense_source}}))
+    return obs
+
+
+def test_fit_recovers_the_coefficients_it_was_given():
+    configs = [validate(v) for v in [
+        dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18, precision="float32"),
+        dict(rows=30_000, batch_size=4096, features=1 << 20), dict(rows=60_000, features=1 << 17, average=False),
+        dict(rows=20_000, nnz_per_row=120, features=1 << 16), dict(rows=50_000, features=1 << 19, batch_size=256),
+        dict(rows=25_000, features=1 << 21), dict(rows=70_000, features=1 << 16, nnz_per_row=10)]]
+    truth = {"const_memory": 5.0, "load_data_float64": 1.0, "load_data_float32": 1.2, "test": 2.0,
+             "data_float64": 1.5, "data_float32": 1.5, "model_linear": 1.0, "batch_memory": 3.0}
+    obs = _observations(truth, {"linear-svm+base": 120.0}, configs)
+    cal = fit(obs)
+    for cfg, s in obs:
+        pred = predict(cfg, cal, estimate._shape_from_summary(cfg, s))
+        measured = max(p["peak_rss_mb"] for p in s["phases"])
+        assert pred["predicted_peak_mb"] == pytest.approx(measured, rel=1e-3)
+
+
+def test_prediction_reports_its_parts_and_every_phase(tmp_path):
+    cal = estimate.Calibration({"linear-svm+base": 124.0}, {"load": {"load_data_float64": 1.0, "test": 1.0}},
+                               estimate.fingerprint(), 0.0, 1, {})
+    pred = predict(validate(rows=50_000), cal)
+    assert pred["peak_phase"] == "load"
+    assert set(pred["phases"]) >= {"imports", "prepare", "load", "train", "evaluate"}
+    assert pred["parts"]["floor"] == 124.0
+    total = sum(v for k, v in pred["parts"].items())
+    assert total == pytest.approx(pred["predicted_peak_mb"], abs=0.5)
+    assert pred["parts"]["data"] > 0 and pred["parts"]["test"] > 0
+
+
+def test_a_calibration_from_another_machine_or_version_is_not_used(tmp_path):
+    cal = estimate.Calibration({"linear-svm+base": 124.0}, {}, "another-machine", 0.0, 1, {})
+    with open(estimate.calibration_path(str(tmp_path)), "w") as f:
+        json.dump(cal.to_dict(), f)
+    assert estimate.load_calibration(str(tmp_path)) is None
+    cal.fingerprint = estimate.fingerprint()
+    with open(estimate.calibration_path(str(tmp_path)), "w") as f:
+        json.dump(cal.to_dict(), f)
+    assert estimate.load_calibration(str(tmp_path)).floors == {"linear-svm+base": 124.0}
+    with open(estimate.calibration_path(str(tmp_path)), "w") as f:
+        f.write("{not json")
+    assert estimate.load_calibration(str(tmp_path)) is None
+    assert estimate.forecast(validate(), str(tmp_path)) is None
+
+
+def test_unknown_library_sets_borrow_the_numba_cost():
+    cal = estimate.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0, "mlp+base": 125.0},
+                               {}, "x", 0.0, 1, {})
+    assert estimate._floor(cal, validate(model="mlp", parser="numba")) == 225.0
+
+
+def test_synthetic_sparse_shape_measures_real_nonzeros():
+    shape = estimate.data_shape(validate(rows=10_000))
+    assert 30 < shape.nnz_per_row < 50  # duplicate tokens merge: below the nominal 50
+    hashed = estimate.data_shape(validate(rows=10_000, hashing_bits=8))
+    assert hashed.width == 256 and hashed.nnz_per_row < shape.nnz_per_row
+    assert np.isclose(estimate.data_shape(validate(dataset="dense", rows=1000, batch_size=100)).nnz_per_row, 200)
