@@ -34,7 +34,9 @@ test: dev-deps browser
 test-fast: dev-deps
 	$(BIN)/python -m pytest -m "not e2e"
 
+# Vowpal Wabbit is optional (a peer in the benchmark only); bench/compare.py skips it with a note if absent
 bench: dev-deps
+	$(BIN)/pip install -q -r requirements-bench.txt || echo "vowpalwabbit not installed: skipped in the benchmark"
 	$(BIN)/python bench/compare.py
 
 clean:

@@ -211,6 +211,8 @@ def calibration_configs() -> list[dict]:
         {**t, "mode": "stream", "rows": 50_000, "model": "kernel-approx", "approximation": "rff",
          "n_components": 256, "hashing_bits": 14},
         {**t, "mode": "memmap", "rows": 50_000, "model": "kernel-approx", "n_components": 1024},
+        {**t, "mode": "memory", "rows": 30_000, "model": "kernel-approx", "approximation": "rff",
+         "n_components": 128, "hashing_bits": 15},
         {**t, "mode": "memory", "rows": 30_000, "model": "mlp", "hashing_bits": 14, "hidden": "64"},
         {**t, "mode": "stream", "rows": 30_000, "model": "mlp", "hashing_bits": 15, "hidden": "128"},
         {**t, "mode": "memory", "rows": 5000, "model": "kernel-svm", "features": 1 << 16},

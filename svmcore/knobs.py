@@ -83,11 +83,12 @@ _KNOBS = [
          trades="None; fixes the randomness so runs can be compared."),
     # --- representation ----------------------------------------------------
     Knob("mode", str, "memory", group="memory", choices=("memory", "stream", "memmap"),
-         help="memory: load everything. stream: read chunks of the file from disk each "
-              "epoch, never the whole file. memmap: a binary CSR copy on disk (built once, "
-              "reused) is memory-mapped and batches are sliced from it.",
-         trades="stream/memmap bound memory by the batch, at the cost of disk reads; "
-                "stream also re-parses text every epoch."),
+         help="memory: load everything. stream: read the file from disk a batch at a time, "
+              "never the whole file; the first epoch also writes the parsed rows to a binary "
+              "spill that later epochs read. memmap: a binary CSR copy on disk (built once, "
+              "reused) is memory-mapped, batches are sliced from it and released behind.",
+         trades="stream/memmap bound memory by the batch, at the cost of disk reads and disk "
+                "space; stream's first epoch is bound by parsing text."),
     Knob("representation", str, "sparse", group="memory", choices=("sparse", "dense"),
          help="sparse keeps only nonzeros (CSR); dense stores every cell.",
          trades="Dense costs rows x features x bytes; it only pays off for dense data."),

@@ -464,3 +464,37 @@ def test_exact_peak_is_the_workers_not_the_dashboards(app_home):
     phases = [p["peak_rss_mb"] for p in store_runs(app_home)[0].summary["phases"] if p.get("peak_rss_mb")]
     assert exact >= sampled - 1, metrics
     assert exact < 500 and abs(exact - max(phases)) < 50, (metrics, phases)
+
+
+def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(app_home):
+    from svmcore import estimate
+
+    at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any(b.label == "Calibrate" for b in at.button)
+    assert not any("Predicted exact peak" in i.value for i in at.info)
+    # a calibration for this machine (the coefficients of a real fit would do the same)
+    cal = estimate.Calibration({"linear-svm+base": 124.0},
+                               {"load": {"load_data_float64": 1.0, "test": 2.0, "const_memory": 10.0},
+                                "train": {"data_float64": 1.5, "model_linear": 1.0, "test": 2.0}},
+                               estimate.fingerprint(), time.time(), 1, {})
+    with open(estimate.calibration_path(app_home), "w") as f:
+        json.dump(cal.to_dict(), f)
+    at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
+    assert not any(b.label == "Calibrate" for b in at.button)
+    info = next(i.value for i in at.info if "Predicted exact peak" in i.value)
+    assert "floor 124" in info and "load phase" in info
+    at.checkbox(key="train_features_on").check().run()
+    at.number_input(key="train_features").set_value(SMALL["features"])
+    at.number_input(key="train_rows").set_value(SMALL["rows"])
+    at.number_input(key="train_epochs").set_value(1)
+    at.run()
+    at.button(key="launch").click().run()
+    run_id = at.session_state.run_id
+    run = get_active(run_id)
+    if run is not None:
+        run.wait(60)
+    at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
+    assert any("Predicted before launch" in c.value for c in at.caption), [c.value for c in at.caption]
+    rec = Store(app_home).get_run(run_id)
+    assert rec.summary["prediction"]["predicted_peak_mb"] > 124
