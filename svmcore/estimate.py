@@ -38,6 +38,7 @@ PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 MODES = ("memory", "stream", "memmap")
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
 CALIBRATION_VERSION = 2
+NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 
 
 # ---------------------------------------------------------------- sizes of the parts
@@ -389,7 +390,9 @@ def _floor(cal: Calibration, cfg: RunConfig) -> float:
     model, libs = key.split("+")
     base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
     if libs == "numba":
-        base += cal.floors.get("linear-svm+numba", 0.0) - cal.floors.get("linear-svm+base", 0.0)
+        f = cal.floors
+        have = "linear-svm+numba" in f and "linear-svm+base" in f
+        base += f["linear-svm+numba"] - f["linear-svm+base"] if have else NUMBA_FLOOR_MB
     return base
 
 

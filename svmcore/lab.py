@@ -132,6 +132,17 @@ class Lab:
         cfg = validate(dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text"))))
         return estimate.predict(cfg, cal, cache_dir=os.path.join(self.home, "cache"))
 
+    def recommend(self, values: dict, budget_mb: float, objective: str = "accuracy") -> dict:
+        """The setting expected to do best within ``budget_mb`` (needs the calibration)."""
+        from . import estimate
+        from .recommend import recommend
+        cal = estimate.load_calibration(self.home)
+        if cal is None:
+            raise ConfigError("budget", "calibrate the memory model first (one time, a few minutes)")
+        values = dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text")))
+        return recommend(values, budget_mb, cal, objective, os.path.join(self.home, "cache"),
+                         self.store.list_runs())
+
     def calibration_state(self) -> dict:
         from . import estimate
         with self._lock:

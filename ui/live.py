@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from svmcore import plots
+from svmcore.errors import SvmcoreError
 from svmcore.lab import Lab, RunView
 from svmcore.store import RunStatus
 
@@ -173,6 +174,33 @@ def prediction_panel(lab: Lab, values: dict) -> None:
     st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
             f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "
             "exact peak is shown beside it when it ends.", icon=":material/query_stats:")
+    with st.expander("Best setting for a memory budget"):
+        c1, c2, c3 = st.columns([1, 1, 1])
+        budget = c1.number_input("budget (MiB)", min_value=64, max_value=1_000_000, step=16,
+                                 value=int(max(64, pred["predicted_peak_mb"] * 0.8)), key="rec_budget")
+        objective = c2.radio("best for", ["accuracy", "throughput"], horizontal=True, key="rec_objective")
+        if c3.button("Recommend", key="rec_go"):
+            try:
+                st.session_state.recommendation = lab.recommend(values, budget, objective)
+            except SvmcoreError as e:
+                st.session_state.recommendation = {"fits": False, "message": str(e)}
+        rec = st.session_state.get("recommendation")
+        if rec and not rec["fits"]:
+            st.warning(rec["message"])
+        elif rec:
+            changed = ", ".join(f"{k} = {v}" for k, v in rec["changed"].items()) or "the knobs as they are"
+            st.success(f"Within {rec['budget_mb']:,.0f} MiB, best for {rec['objective']}: **{changed}**, "
+                       f"predicted exact peak {rec['predicted_peak_mb']:,.0f} MiB "
+                       f"({rec['fitting']} of {rec['candidates']} candidate settings fit).")
+            st.caption(f"Ranking: {rec['basis']}. Launch it to measure it; the result shows predicted vs measured.")
+            st.button("Use these knobs", key="rec_apply", on_click=_apply_knobs, args=(rec["changed"],))
+
+
+def _apply_knobs(changed: dict) -> None:
+    """Set the sidebar's widgets (a callback runs before the widgets are drawn again)."""
+    for k, v in changed.items():
+        st.session_state[f"train_{k}"] = v
+    st.session_state.pop("recommendation", None)
 
 
 @st.fragment(run_every=1.0)

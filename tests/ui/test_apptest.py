@@ -484,6 +484,14 @@ def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(a
     assert not any(b.label == "Calibrate" for b in at.button)
     info = next(i.value for i in at.info if "Predicted exact peak" in i.value)
     assert "floor 124" in info and "load phase" in info
+    at.number_input(key="rec_budget").set_value(150).run()
+    at.button(key="rec_go").click().run()
+    assert not at.exception
+    advice = next(s.value for s in at.success if "best for accuracy" in s.value)
+    assert "mode = " in advice, advice  # under this budget the data cannot stay in memory
+    at.button(key="rec_apply").click().run()
+    assert at.selectbox(key="train_mode").value != "memory"
+    at.selectbox(key="train_mode").set_value("memory").run()
     at.checkbox(key="train_features_on").check().run()
     at.number_input(key="train_features").set_value(SMALL["features"])
     at.number_input(key="train_rows").set_value(SMALL["rows"])

@@ -120,3 +120,8 @@ def test_synthetic_sparse_shape_measures_real_nonzeros():
     hashed = estimate.data_shape(validate(rows=10_000, hashing_bits=8))
     assert hashed.width == 256 and hashed.nnz_per_row < shape.nnz_per_row
     assert np.isclose(estimate.data_shape(validate(dataset="dense", rows=1000, batch_size=100)).nnz_per_row, 200)
+
+
+def test_a_calibration_without_numba_runs_assumes_its_usual_cost():
+    cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
+    assert estimate._floor(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
