@@ -35,6 +35,8 @@ OOM_MARKERS = ("Thread creation failed", "MemoryError", "Cannot allocate memory"
 
 _ACTIVE: dict[int, "Run"] = {}
 _ACTIVE_LOCK = threading.Lock()
+# (store home, run id) of runs that this process watches while a Dask worker runs them
+_REMOTE: set[tuple[str, int]] = set()
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,13 @@ def active_runs() -> dict[int, "Run"]:
 def get_active(run_id: int) -> "Run | None":
     with _ACTIVE_LOCK:
         return _ACTIVE.get(run_id)
+
+
+def watch_remote(home: str, run_id: int, watching: bool = True) -> None:
+    """Mark a run as owned by this process though no local worker runs it (``recover``
+    leaves it alone), or unmark it once its outcome is stored."""
+    with _ACTIVE_LOCK:
+        (_REMOTE.add if watching else _REMOTE.discard)((home, run_id))
 
 
 def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
@@ -504,6 +513,9 @@ def recover(store: Store) -> list[int]:
     for rec in store.list_runs(status=[RunStatus.RUNNING, RunStatus.QUEUED]):
         if get_active(rec.id) is not None:
             continue
+        with _ACTIVE_LOCK:
+            if (store.home, rec.id) in _REMOTE:
+                continue
         if rec.runner_pid and procfs.is_same_process(rec.runner_pid, rec.runner_ctime):
             if rec.runner_pid != os.getpid():
                 continue  # another live runner (a CLI, another app) owns it
