@@ -48,6 +48,16 @@ def _home_prefix(prefix: str, run_id: int) -> str:
     return f"svmcore-{prefix}-{run_id}-"
 
 
+def _dask_environ() -> dict[str, None]:
+    """The variables a Dask nanny sets for its worker (e.g. MALLOC_TRIM_THRESHOLD_, which
+    changes when glibc returns memory), to leave out of the training worker's environment:
+    its memory must behave as in a local run."""
+    import dask
+
+    preset = dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}
+    return {k: None for k, v in preset.items() if os.environ.get(k) == str(v)}
+
+
 def run_on_worker(config: dict, extra_env: dict, prefix: str, run_id: int) -> dict:
     """Run one configuration here; returns {status, summary, samples, events, host}."""
     from distributed import Event, get_worker
@@ -74,7 +84,7 @@ def run_on_worker(config: dict, extra_env: dict, prefix: str, run_id: int) -> di
     store = None
     try:
         store = Store(home)
-        env = dict(extra_env, SVMCORE_DIE_WITH_PARENT=str(os.getpid()))
+        env = dict(_dask_environ(), **extra_env, SVMCORE_DIE_WITH_PARENT=str(os.getpid()))
         run = Run(store, RunConfig(**config), extra_env=env)
         if cancelled():
             run.cancel()  # start() then records it cancelled without spawning anything

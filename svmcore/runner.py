@@ -94,7 +94,7 @@ class Run:
     its outcome is in the store; ``cancel()`` kills it and every descendant."""
 
     def __init__(self, store: Store, config: RunConfig, sweep_id: int | None = None,
-                 extra_env: dict[str, str] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None):
+                 extra_env: dict[str, str | None] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None):
         self.store = store
         self.home = store.home
         self.config = config
@@ -155,7 +155,11 @@ class Run:
                 json.dump(job, f)
             env = dict(os.environ)
             env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            env.update(self.extra_env)
+            for k, v in self.extra_env.items():  # None: leave the variable out
+                if v is None:
+                    env.pop(k, None)
+                else:
+                    env[k] = v
             with open(os.path.join(self.run_dir, "stdout.txt"), "wb") as out, \
                     open(os.path.join(self.run_dir, "stderr.txt"), "wb") as err:
                 self._t0 = time.time()

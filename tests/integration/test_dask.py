@@ -128,6 +128,7 @@ def test_dask_worker_killed_mid_run_loses_that_run_only(store, address, cluster)
     executor = make_executor("dask", store, scheduler=address)
     sweep = Sweep(store, executor, TINY, {"batch_size": [64, 128, 256, 512]}, extra_env={"SVMCORE_FAULT": marker})
     victim = _wait_training(marker, 1)[0]
+    assert "MALLOC_TRIM_THRESHOLD_" not in victim.environ()  # the nanny's malloc setting stays with Dask
     dask_worker = victim.ppid()
     assert dask_worker in _worker_pids(client)
     lost_id = _app_run_id(victim)
