@@ -13,7 +13,8 @@ from ui.widgets import knob_panel
 lab = page_setup("Sweep")
 st.title("Sweep a grid of settings")
 st.markdown("Set the base knobs in the sidebar, pick the knobs to vary and their values, and start. "
-            "Runs go through the queue one at a time so that they do not disturb each other's timings.")
+            "Runs go through the queue one at a time so that they do not disturb each other's timings, "
+            "or to a Dask cluster, one run per Dask worker at a time.")
 
 if "sweep_knobs" not in st.session_state:
     st.session_state.sweep_knobs = dict(defaults(), rows=50_000, epochs=2)
@@ -44,9 +45,22 @@ except SvmcoreError as e:
     grid, grid_error = None, str(e)
     st.error(grid_error)
 
+c1, c2 = st.columns([1, 2])
+executor = c1.radio("Run on", ["local", "dask"], horizontal=True, key="executor",
+                    format_func=lambda e: {"local": "this machine (queue)", "dask": "a Dask cluster"}[e],
+                    help="This machine: one run at a time through the queue. A Dask cluster: one task per run, one "
+                         "run per Dask worker at a time; the dataset must be at the same path on every worker "
+                         "(built-in datasets are generated there).")
+scheduler = c2.text_input("Dask scheduler", key="scheduler", disabled=executor != "dask",
+                          placeholder="tcp://HOST:8786 (empty: a local cluster on this machine)",
+                          help="Workers need svmcore installed and one run slot each: "
+                               "dask worker tcp://HOST:8786 --nthreads 1 --resources svmcore_run=1")
+
 if st.button("Start sweep", type="primary", disabled=grid is None, key="start_sweep"):
     try:
-        st.session_state.sweep_id = lab.start_sweep(base, grid)
+        with st.spinner("Connecting to the Dask cluster…" if executor == "dask" else "Queueing…"):
+            st.session_state.sweep_id = lab.start_sweep(base, grid, executor=executor,
+                                                        scheduler=scheduler if executor == "dask" else None)
         st.session_state.pop("shown_sweep", None)
         st.rerun()
     except SvmcoreError as e:
@@ -63,6 +77,9 @@ chosen = st.selectbox("Sweep", ids, index=ids.index(current) if current in ids e
                           f"{k}={v}" for k, v in next(s for s in sweeps if s["id"] == i)["spec"]["grid"].items()),
                       key="shown_sweep")
 st.session_state.sweep_id = chosen
+spec = next(s for s in sweeps if s["id"] == chosen)["spec"]
+if spec.get("executor") == "dask":
+    st.caption(f"Ran on a Dask cluster: {spec.get('scheduler')}; one run per Dask worker at a time.")
 
 
 def results(sweep_id: int, live: bool = False) -> None:
@@ -71,18 +88,25 @@ def results(sweep_id: int, live: bool = False) -> None:
         st.rerun(scope="app")
     if status["done"] < status["total"]:
         c1, c2 = st.columns([5, 1])
+        running = ", ".join(f"run {r}" for r in status["running"])
         c1.progress(status["done"] / max(1, status["total"]),
                     text=f"{status['done']} of {status['total']} runs finished"
-                         + (f" · running: run {status['running'][0]}" if status["running"] else " · queued"))
+                         + (f" · running: {running}" if running else " · queued"))
         if c2.button("Cancel sweep", key="cancel_sweep"):
             lab.cancel_sweep(sweep_id)
             st.rerun(scope="app")
     budget = st.number_input("Best setting under (MiB)", min_value=1, value=300, key="budget", help="Answered from this sweep's measured exact peaks.")
     objective = st.radio("Best by", ["accuracy", "samples_per_s"], horizontal=True, key="objective",
                          format_func=lambda o: {"accuracy": "accuracy", "samples_per_s": "throughput"}[o])
-    pts = lab.sweep_points(sweep_id)
+    hosts = lab.sweep_hosts(sweep_id)
+    host = None
+    if len(hosts) > 1:
+        host = st.selectbox("Runs on host", hosts, key="sweep_host",
+                            help="This sweep ran on several machines: peaks and throughput compare like with like "
+                                 "only on one machine, so the chart, frontier and best setting are per host.")
+    pts = lab.sweep_points(sweep_id, host)
     st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
-    best = lab.best_under(budget, objective, sweep_id)
+    best = lab.best_under(budget, objective, sweep_id, host)
     if best:
         st.success(f"**Best under {budget} MiB by {objective.replace('samples_per_s', 'throughput')}: run "
                    f"{best.run_id}** ({best.label}): exact peak {best.peak_mb:.1f} MiB, accuracy "
@@ -90,8 +114,8 @@ def results(sweep_id: int, live: bool = False) -> None:
     elif pts:
         st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
     table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
-                           "accuracy": p.accuracy, "samples/s": p.samples_per_s, "on frontier": p.on_frontier}
-                          for p in pts])
+                           "accuracy": p.accuracy, "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
+                           "host": p.host} for p in pts])
     if not table.empty:
         st.dataframe(table, hide_index=True, key="sweep_table")
     others = {rid: s for rid, s in status["statuses"].items() if s not in ("completed", "oom")}

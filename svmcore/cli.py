@@ -59,11 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     r.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
 
-    sw = sub.add_parser("sweep", help="run a grid of settings, one run at a time")
+    sw = sub.add_parser("sweep", help="run a grid of settings, one run at a time (per Dask worker with --executor dask)")
     add_knob_flags(sw)
     sw.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     sw.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2",
                     help="a knob and the values to try; repeat for more knobs")
+    sw.add_argument("--executor", choices=["local", "dask"], default="local",
+                    help="local: one run at a time on this machine (default); dask: one task per run on a "
+                         "dask.distributed cluster, one run per Dask worker at a time")
+    sw.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                    help="the Dask scheduler (with --executor dask); unset: a local cluster on this machine")
     sw.add_argument("--json", action="store_true")
 
     es = sub.add_parser("estimate", help="predict a run's exact peak and its parts before running it")
@@ -337,7 +342,7 @@ def cmd_runs(args, home: str) -> int:
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
                  "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
-                 "samples_per_s": r.summary.get("samples_per_s"), "wall_s": r.summary.get("wall_s")}
+                 "samples_per_s": r.summary.get("samples_per_s"), "wall_s": r.summary.get("wall_s"), "host": r.host}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
@@ -383,7 +388,8 @@ def run_export(store: Store, run_id: int) -> dict:
     """Everything about one run as plain data: config, summary, samples, events."""
     rec = store.get_run(run_id)
     return {"id": rec.id, "status": rec.status.value, "created_at": rec.created_at, "finished_at": rec.finished_at,
-            "host": rec.host, "config": rec.config, "summary": rec.summary,
+            "host": rec.host, "host_cpus": rec.host_cpus, "host_memory_bytes": rec.host_memory_bytes,
+            "config": rec.config, "summary": rec.summary,
             "samples": [dict(zip(("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"), s))
                         for s in store.samples(run_id)],
             "events": store.events(run_id)}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .cli import run_export, samples_csv
 from .config import validate
 from .errors import ConfigError, DataError
+from .executors import make_executor
 from .knobs import BUILTIN_DATASETS, KNOBS
 from .remedies import REMEDIES, Remedy
 from .run_queue import RunQueue
@@ -45,6 +46,8 @@ class RunView:
     elapsed_s: float | None = None
     queue_position: int | None = None
     prediction: dict | None = None
+    host: str | None = None
+    remote: bool = False  # a Dask worker runs it: its samples and events arrive when it ends
 
     @property
     def is_live(self) -> bool:
@@ -79,6 +82,9 @@ class Lab:
     def cancel(self, run_id: int) -> bool:
         if self.queue.cancel(run_id):
             return True
+        for sweep in list(self.sweeps.values()):
+            if sweep.executor.kind != "local" and sweep.executor.cancel(run_id):
+                return True
         run = get_active(run_id)
         if run is not None:
             run.cancel()
@@ -97,9 +103,10 @@ class Lab:
         if rec is None:
             return None
         samples = [MemorySample(*s) for s in self.store.samples(run_id)]
+        remote = rec.sweep_id in self.sweeps and self.sweeps[rec.sweep_id].executor.kind != "local"
         return RunView(rec.id, rec.status, rec.config, rec.summary, samples, self.store.events(run_id),
                        rec.label, rec.created_at, None, None, self.queue.position(run_id),
-                       rec.summary.get("prediction"))
+                       rec.summary.get("prediction"), rec.host, remote)
 
     def latest_run_id(self) -> int | None:
         runs = self.store.list_runs(limit=1)
@@ -187,7 +194,7 @@ class Lab:
                 "threads": r.config.get("threads"), "peak_mb": s.get("peak_rss_mb"),
                 "peak_phase": s.get("peak_phase"), "accuracy": s.get("accuracy"),
                 "samples_per_s": s.get("samples_per_s"), "wall_s": s.get("wall_s"),
-                "cap": s.get("cap"), "sweep_id": r.sweep_id})
+                "cap": s.get("cap"), "sweep_id": r.sweep_id, "host": r.host})
         return rows
 
     def views(self, run_ids: list[int]) -> list[RunView]:
@@ -225,7 +232,10 @@ class Lab:
             shutil.rmtree(rec.run_dir, ignore_errors=True)
 
     # ------------------------------------------------------------- sweep
-    def start_sweep(self, base: dict, grid: dict[str, list] | list[str]) -> int:
+    def start_sweep(self, base: dict, grid: dict[str, list] | list[str], executor: str = "local",
+                    scheduler: str | None = None) -> int:
+        """Queue a grid; ``executor`` 'dask' runs it on the Dask scheduler at ``scheduler``
+        (none: a local cluster). Raises an SvmcoreError naming the problem."""
         if isinstance(grid, list):
             grid = parse_grid(grid)
         if not grid:
@@ -236,13 +246,20 @@ class Lab:
         points = expand(base, grid)
         if all(p.config is None for p in points):
             raise ConfigError("grid", "no combination is valid: " + points[0].error)
-        sweep = Sweep(self.store, self.queue, base, grid)
+        threads = max(p.config.threads for p in points if p.config)
+        ex = make_executor(executor, self.store, self.queue, (scheduler or "").strip() or None, threads)
+        sweep = Sweep(self.store, ex, base, grid)
         with self._lock:
             self.sweeps[sweep.sweep_id] = sweep
         return sweep.sweep_id
 
-    def sweep_points(self, sweep_id: int) -> list[TradeoffPoint]:
-        return tradeoff_points(self.store.list_runs(sweep_id=sweep_id))
+    def sweep_points(self, sweep_id: int, host: str | None = None) -> list[TradeoffPoint]:
+        """The sweep's finished runs as trade-off points; with ``host``, only the runs on
+        that host (the frontier among them: peaks and speeds compare like with like)."""
+        return tradeoff_points([r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host])
+
+    def sweep_hosts(self, sweep_id: int) -> list[str]:
+        return sorted({r.host for r in self.store.list_runs(sweep_id=sweep_id) if r.host})
 
     def sweep_status(self, sweep_id: int) -> dict:
         runs = self.store.list_runs(sweep_id=sweep_id)
@@ -265,10 +282,10 @@ class Lab:
     def sweeps_list(self) -> list[dict]:
         return self.store.sweeps()
 
-    def best_under(self, budget_mb: float, objective: str = "accuracy", sweep_id: int | None = None
-                   ) -> TradeoffPoint | None:
+    def best_under(self, budget_mb: float, objective: str = "accuracy", sweep_id: int | None = None,
+                   host: str | None = None) -> TradeoffPoint | None:
         recs = self.store.list_runs(sweep_id=sweep_id) if sweep_id else self.store.list_runs()
-        return best_under(tradeoff_points(recs), budget_mb, objective)
+        return best_under(tradeoff_points([r for r in recs if host is None or r.host == host]), budget_mb, objective)
 
     # ------------------------------------------------------------- learn
     def remedies(self) -> list[Remedy]:

@@ -36,6 +36,8 @@ OOM_MARKERS = ("Thread creation failed", "MemoryError", "Cannot allocate memory"
 
 _ACTIVE: dict[int, "Run"] = {}
 _ACTIVE_LOCK = threading.Lock()
+# (store home, run id) of runs that this process watches while a Dask worker runs them
+_REMOTE: set[tuple[str, int]] = set()
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,13 @@ def get_active(run_id: int) -> "Run | None":
         return _ACTIVE.get(run_id)
 
 
+def watch_remote(home: str, run_id: int, watching: bool = True) -> None:
+    """Mark a run as owned by this process though no local worker runs it (``recover``
+    leaves it alone), or unmark it once its outcome is stored."""
+    with _ACTIVE_LOCK:
+        (_REMOTE.add if watching else _REMOTE.discard)((home, run_id))
+
+
 def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
     """('none' | 'rlimit' | 'cgroup', cap in bytes)."""
     if cfg.memory_cap_mb is None:
@@ -86,7 +95,7 @@ class Run:
     its outcome is in the store; ``cancel()`` kills it and every descendant."""
 
     def __init__(self, store: Store, config: RunConfig, sweep_id: int | None = None,
-                 extra_env: dict[str, str] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None,
+                 extra_env: dict[str, str | None] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None,
                  prediction: dict | None = None):
         self.store = store
         self.prediction = prediction  # the memory model's forecast, kept beside the measurement
@@ -156,7 +165,11 @@ class Run:
                 json.dump(job, f)
             env = dict(os.environ)
             env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            env.update(self.extra_env)
+            for k, v in self.extra_env.items():  # None: leave the variable out
+                if v is None:
+                    env.pop(k, None)
+                else:
+                    env[k] = v
             with open(os.path.join(self.run_dir, "stdout.txt"), "wb") as out, \
                     open(os.path.join(self.run_dir, "stderr.txt"), "wb") as err:
                 self._t0 = time.time()
@@ -519,6 +532,9 @@ def recover(store: Store) -> list[int]:
     for rec in store.list_runs(status=[RunStatus.RUNNING, RunStatus.QUEUED]):
         if get_active(rec.id) is not None:
             continue
+        with _ACTIVE_LOCK:
+            if (store.home, rec.id) in _REMOTE:
+                continue
         if rec.runner_pid and procfs.is_same_process(rec.runner_pid, rec.runner_ctime):
             if rec.runner_pid != os.getpid():
                 continue  # another live runner (a CLI, another app) owns it

@@ -2,7 +2,12 @@
 
 Contract:
 - ``create_run`` returns a new run id; the row exists (status ``running``) before
-  the worker starts, so a crash at any later point leaves a trace.
+  the worker starts, so a crash at any later point leaves a trace. It records this
+  machine as the run's host, unless the run is ``remote`` (a Dask worker runs it):
+  then ``set_started_on`` records its host when it starts.
+- ``complete_imported`` fills a remote run's row from the record its worker sent
+  back (host, samples, events, outcome) in one transaction; like ``finish_run``,
+  only once.
 - ``add_samples`` / ``add_events`` append; each call is one transaction, so what a
   kill -9 interrupts is at most the last batch, never earlier rows.
 - ``finish_run`` sets the terminal status and summary once; later calls for a
@@ -17,7 +22,6 @@ import contextlib
 import fcntl
 import json
 import os
-import socket
 import sqlite3
 import threading
 import time
@@ -26,6 +30,7 @@ from enum import Enum
 from typing import Any, Iterable, Iterator
 
 from .errors import SvmcoreError
+from .hostinfo import this_host
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,7 +47,9 @@ CREATE TABLE IF NOT EXISTS runs (
     runner_ctime REAL,
     host TEXT,
     sweep_id INTEGER,
-    label TEXT
+    label TEXT,
+    host_cpus INTEGER,
+    host_memory_bytes INTEGER
 );
 CREATE TABLE IF NOT EXISTS samples (
     run_id INTEGER NOT NULL,
@@ -68,6 +75,8 @@ CREATE TABLE IF NOT EXISTS sweeps (
     status TEXT NOT NULL
 );
 """
+# Columns added since the first schema: a store file made before them gets them on open.
+ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"))
 
 
 class RunStatus(str, Enum):
@@ -101,6 +110,8 @@ class RunRecord:
     host: str | None
     sweep_id: int | None
     label: str | None
+    host_cpus: int | None = None
+    host_memory_bytes: int | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "RunRecord":
@@ -109,6 +120,12 @@ class RunRecord:
         d["config"] = json.loads(d["config"])
         d["summary"] = json.loads(d["summary"]) if d["summary"] else {}
         return cls(**d)
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    for table, column, kind in ADDED_COLUMNS:
+        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def _ctime(pid: int) -> float | None:
@@ -135,6 +152,7 @@ class Store:
         try:
             with self._writing(transaction=False) as db:
                 db.executescript(SCHEMA)
+                _add_missing_columns(db)
         except StoreError:
             if not os.path.isfile(self.path):
                 raise
@@ -196,15 +214,49 @@ class Store:
 
     # ------------------------------------------------------------- writes
     def create_run(self, config: dict, status: RunStatus = RunStatus.RUNNING, sweep_id: int | None = None,
-                   label: str | None = None) -> int:
+                   label: str | None = None, remote: bool = False) -> int:
         runner_ctime = _ctime(os.getpid())
+        host = {} if remote else this_host()
         with self._writing() as db:
             cur = db.execute(
-                "INSERT INTO runs (created_at, status, config, host, sweep_id, label, runner_pid, runner_ctime) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                (time.time(), status.value, json.dumps(config, sort_keys=True), socket.gethostname(),
-                 sweep_id, label, os.getpid(), runner_ctime))
+                "INSERT INTO runs (created_at, status, config, host, host_cpus, host_memory_bytes, sweep_id, label, "
+                "runner_pid, runner_ctime) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (time.time(), status.value, json.dumps(config, sort_keys=True), host.get("host"), host.get("cpus"),
+                 host.get("memory_bytes"), sweep_id, label, os.getpid(), runner_ctime))
             return int(cur.lastrowid)
+
+    def set_started_on(self, run_id: int, host: dict) -> bool:
+        """A queued remote run started on ``host`` (as from ``hostinfo.this_host``)."""
+        with self._writing() as db:
+            cur = db.execute("UPDATE runs SET status=?, host=?, host_cpus=?, host_memory_bytes=? "
+                             "WHERE id=? AND status=?",
+                             (RunStatus.RUNNING.value, host.get("host"), host.get("cpus"), host.get("memory_bytes"),
+                              run_id, RunStatus.QUEUED.value))
+            return cur.rowcount == 1
+
+    def complete_imported(self, run_id: int, record: dict) -> bool:
+        """Fill a queued or running row from a record made elsewhere: ``status``,
+        ``summary``, ``samples`` (tuples as from ``samples``), ``events`` (dicts as from
+        ``events``) and ``host``. All or nothing; False if the run had already finished."""
+        status = RunStatus(record["status"])
+        summary = dict(record.get("summary") or {}, run_id=run_id, status=status.value)
+        host = record.get("host") or {}
+        events = [(e["seq"], e["t_s"], e["kind"], {k: v for k, v in e.items() if k not in ("seq", "t_s", "kind")})
+                  for e in record.get("events") or []]
+        with self._writing() as db:
+            cur = db.execute(
+                "UPDATE runs SET status=?, summary=?, finished_at=?, host=coalesce(?, host), "
+                "host_cpus=coalesce(?, host_cpus), host_memory_bytes=coalesce(?, host_memory_bytes) "
+                "WHERE id=? AND status IN (?, ?)",
+                (status.value, json.dumps(summary), time.time(), host.get("host"), host.get("cpus"),
+                 host.get("memory_bytes"), run_id, RunStatus.RUNNING.value, RunStatus.QUEUED.value))
+            if cur.rowcount != 1:
+                return False
+            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
+                           "VALUES (?,?,?,?,?,?)", [(run_id, *s) for s in record.get("samples") or []])
+            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
+                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+            return True
 
     def set_process(self, run_id: int, run_dir: str, worker_pid: int, worker_ctime: float | None,
                     runner_pid: int, runner_ctime: float | None) -> None:

@@ -61,20 +61,24 @@ def expand(base: dict, grid: dict[str, list]) -> list[GridPoint]:
 
 
 class Sweep:
-    """A grid submitted to a RunQueue; ``run_ids`` fill in as runs are queued."""
+    """A grid submitted to an executor (``executors``); ``run_ids`` fill in as runs are queued."""
 
-    def __init__(self, store: Store, queue, base: dict, grid: dict[str, list], extra_env: dict | None = None):
+    def __init__(self, store: Store, executor, base: dict, grid: dict[str, list], extra_env: dict | None = None):
         self.store = store
-        self.queue = queue
+        self.executor = executor
         self.base = base
         self.grid = grid
         self.points = expand(base, grid)
         self.runs = []
-        self.sweep_id = store.create_sweep({"base": base, "grid": grid})
-        for p in self.points:
-            if p.config is not None:
-                self.runs.append(queue.submit(p.config, sweep_id=self.sweep_id, extra_env=extra_env,
-                                              label=_label(p.values)))
+        try:
+            self.sweep_id = store.create_sweep({"base": base, "grid": grid, **executor.describe()})
+            for p in self.points:
+                if p.config is not None:
+                    self.runs.append(executor.submit(p.config, sweep_id=self.sweep_id, extra_env=extra_env,
+                                                     label=_label(p.values)))
+        except BaseException:
+            executor.close()  # a Dask cluster started for this sweep must not outlive it
+            raise
         self._watch = threading.Thread(target=self._close_when_done, daemon=True)
         self._watch.start()
 
@@ -86,14 +90,16 @@ class Sweep:
         return sum(r.is_finished() for r in self.runs), len(self.runs)
 
     def cancel(self) -> None:
-        for r in self.runs:
-            if not r.is_finished():
-                self.queue.cancel(r.run_id)
+        self.executor.cancel_all()
 
     def wait(self, timeout: float | None = None) -> bool:
         for r in self.runs:
             r.wait(timeout)
         return all(r.is_finished() for r in self.runs)
+
+    def close(self) -> None:
+        """Let go of the executor (a Dask client or cluster); unfinished runs are cancelled."""
+        self.executor.close()
 
     def _close_when_done(self) -> None:
         for r in self.runs:
@@ -103,6 +109,7 @@ class Sweep:
             self.store.set_sweep_status(self.sweep_id, "cancelled" if cancelled else "finished")
         except Exception:
             pass
+        self.executor.close()
 
 
 def _label(values: dict) -> str:
@@ -120,6 +127,7 @@ class TradeoffPoint:
     status: str
     label: str
     on_frontier: bool = False
+    host: str | None = None
 
 
 def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
@@ -131,7 +139,8 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
         if r.status not in (RunStatus.COMPLETED, RunStatus.OOM) or not r.summary.get("peak_rss_mb"):
             continue
         pts.append(TradeoffPoint(r.id, float(r.summary["peak_rss_mb"]), r.summary.get("accuracy"),
-                                 r.summary.get("samples_per_s"), r.status.value, r.label or f"run {r.id}"))
+                                 r.summary.get("samples_per_s"), r.status.value, r.label or f"run {r.id}",
+                                 host=r.host))
     done = [p for p in pts if p.status == "completed" and p.accuracy is not None]
     frontier = {p.run_id for p in pareto_front(done)}
     return [TradeoffPoint(**{**p.__dict__, "on_frontier": p.run_id in frontier}) for p in pts]
@@ -163,7 +172,7 @@ def best_under(points: list[TradeoffPoint], budget_mb: float, objective: str = "
 
 def cmd_sweep(args, home: str) -> int:
     from .cli import knob_values
-    from .run_queue import RunQueue
+    from .executors import make_executor
     from .runner import recover
 
     grid = parse_grid(args.grid)
@@ -173,10 +182,13 @@ def cmd_sweep(args, home: str) -> int:
     points = expand(base, grid)
     if all(p.config is None for p in points):
         raise ConfigError("grid", "no combination is valid: " + "; ".join(p.error for p in points[:3]))
+    if args.scheduler and args.executor != "dask":
+        raise ConfigError("scheduler", "--scheduler is only used with --executor dask")
     store = Store(home)
     recover(store)
-    queue = RunQueue(store)
-    sweep = Sweep(store, queue, base, grid)
+    executor = make_executor(args.executor, store, scheduler=args.scheduler,
+                             threads_per_run=max(p.config.threads for p in points if p.config))
+    sweep = Sweep(store, executor, base, grid)
     for p in points:
         if p.error:
             print(f"skipped {_label(p.values)}: {p.error}", file=sys.stderr)
@@ -189,10 +201,13 @@ def cmd_sweep(args, home: str) -> int:
     except KeyboardInterrupt:
         sweep.cancel()
         sweep.wait(10)
+    finally:
+        sweep.close()
     records = [store.get_run(i) for i in sweep.run_ids]
     pts = tradeoff_points(records)
     result = {"sweep_id": sweep.sweep_id, "grid": grid,
-              "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value,
+              "executor": executor.describe(),
+              "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value, "host": r.host,
                         "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
                         "samples_per_s": r.summary.get("samples_per_s")} for r in records],
               "skipped": [{"values": p.values, "reason": p.error} for p in points if p.error],
@@ -205,6 +220,7 @@ def cmd_sweep(args, home: str) -> int:
             star = "*" if r["run_id"] in result["frontier"] else " "
             peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
             acc = f"{r['accuracy']:.4f}" if r["accuracy"] is not None else "-"
-            print(f" {star} run {r['run_id']:>4}  {r['status']:9}  peak {peak:>8} MiB  acc {acc}  {r['values']}")
+            print(f" {star} run {r['run_id']:>4}  {r['status']:9}  peak {peak:>8} MiB  acc {acc}  on {r['host']}  "
+                  f"{r['values']}")
         print(" * on the memory/accuracy frontier")
     return 0 if all(r.status in (RunStatus.COMPLETED, RunStatus.OOM) for r in records) else 1

@@ -143,7 +143,21 @@ def _apply_limits(job: dict) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Be killed when the process that started this one dies (Linux's parent-death
+    signal). Set for runs on a Dask worker: if that worker dies, nobody is left to
+    record or cancel this run, so it must not go on using the host."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # 9 = SIGKILL
+    if os.getppid() != parent_pid:  # it died before the signal was armed
+        os._exit(1)
+
+
 def main(run_dir: str) -> int:
+    if os.environ.get("SVMCORE_DIE_WITH_PARENT"):
+        _die_with_parent(int(os.environ["SVMCORE_DIE_WITH_PARENT"]))
     with open(os.path.join(run_dir, "job.json")) as f:
         job = json.load(f)
     job.setdefault("run_dir", run_dir)

@@ -16,7 +16,7 @@ OUTCOME_TEXT = {
     "oom": ("", "ran out of memory"),
     "failed": ("", "failed"),
     "cancelled": ("", "cancelled"),
-    "lost": ("", "lost (its runner stopped and it reported no outcome)"),
+    "lost": ("", "lost (its runner or its Dask worker stopped before it reported an outcome)"),
 }
 
 
@@ -27,6 +27,9 @@ def _fmt(v, spec=".1f", unit=""):
 def progress_line(view: RunView) -> tuple[float, str]:
     prog = next((e for e in reversed(view.events) if e["kind"] == "progress"), None)
     phase = view.phase or "starting"
+    if view.remote:
+        where = f"running on {view.host}" if view.status == RunStatus.RUNNING else "queued on the Dask cluster"
+        return 0.0, f"{where}; its memory samples and events arrive when it ends"
     if view.status == RunStatus.QUEUED:
         return 0.0, f"queued (position {view.queue_position or '?'}); runs go one at a time so timings stay clean"
     if not prog or not prog.get("total"):

@@ -399,6 +399,63 @@ def test_start_sweep_with_history_shows_the_new_sweep(app_home):
                 wait_run_finished(r.id, app_home)
 
 
+def test_sweep_on_an_unreachable_dask_scheduler_shows_one_error(app_home, monkeypatch):
+    from svmcore import dask_executor
+
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT_S", 1.0)
+    at = open_page("pages/2_Sweep.py")
+    assert at.text_input(key="scheduler").disabled  # only for the dask executor
+    at.radio(key="executor").set_value("dask").run()
+    at.text_input(key="scheduler").set_value("tcp://127.0.0.1:1").run()
+    at.button(key="start_sweep").click().run()
+    assert_clean(at)
+    assert texts(at.error) == ["cannot reach the Dask scheduler at tcp://127.0.0.1:1: connection refused "
+                               "(is a scheduler running there?)"], texts(at.error)
+    assert not store_runs(app_home)
+
+
+def test_dask_sweep_shows_where_each_run_ran(app_home):
+    import socket
+
+    from distributed import LocalCluster
+
+    from svmcore.lab import Lab
+
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, resources={"svmcore_run": 1},
+                      dashboard_address=None) as cluster:
+        lab = Lab(app_home)
+        sweep_id = lab.start_sweep(dict(SMALL, epochs=1), {"batch_size": [256, 2048]}, executor="dask",
+                                   scheduler=cluster.scheduler_address)
+        assert lab.sweeps[sweep_id].wait(120)
+    at = open_page("pages/2_Sweep.py")
+    assert_clean(at)
+    assert any(t.startswith("Ran on a Dask cluster: tcp://127.0.0.1:") for t in texts(at.caption)), texts(at.caption)
+    assert list(at.dataframe[0].value["host"]) == [socket.gethostname()] * 2
+    at.switch_page("pages/1_Compare.py").run()
+    assert_clean(at)
+    assert set(at.dataframe[0].value["host"]) == {socket.gethostname()}
+
+
+def test_sweep_over_several_hosts_is_compared_per_host(app_home):
+    s = Store(app_home)
+    sweep_id = s.create_sweep({"base": {}, "grid": {"batch_size": [256, 2048]}, "executor": "dask",
+                               "scheduler": "tcp://scheduler:8786"})
+    for host, peak, acc in [("box-a", 150.0, 0.80), ("box-a", 200.0, 0.85), ("box-b", 120.0, 0.70)]:
+        rid = s.create_run({"batch_size": 256}, status=RunStatus.QUEUED, sweep_id=sweep_id, label=f"{host} {acc}",
+                           remote=True)
+        s.complete_imported(rid, {"status": "completed", "host": {"host": host, "cpus": 8, "memory_bytes": 2**34},
+                                  "summary": {"peak_rss_mb": peak, "accuracy": acc, "samples_per_s": 1e4}})
+    s.close()
+    at = open_page("pages/2_Sweep.py")
+    assert_clean(at)
+    assert list(at.selectbox(key="sweep_host").options) == ["box-a", "box-b"]
+    assert set(at.dataframe[0].value["host"]) == {"box-a"}
+    assert any("(box-a 0.85)" in t for t in texts(at.success)), texts(at.success)
+    at.selectbox(key="sweep_host").set_value("box-b").run()
+    assert set(at.dataframe[0].value["host"]) == {"box-b"}
+    assert any("(box-b 0.7)" in t for t in texts(at.success)), texts(at.success)
+
+
 def test_upload_is_inspected_right_away(app_home):
     data = b"".join(b"1 1:0.5 3:1\n-1 2:0.25 4:2\n" for _ in range(20))
     at = open_page("pages/4_Data.py")

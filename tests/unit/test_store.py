@@ -393,3 +393,89 @@ def test_read_only_home_gives_store_error(tmp_path):
             Store(str(home))
     finally:
         home.chmod(stat.S_IRWXU)
+
+
+# ---------------------------------------------------------------- hosts and imported runs
+
+OLD_SCHEMA = """
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL, finished_at REAL,
+    status TEXT NOT NULL, config TEXT NOT NULL, summary TEXT, run_dir TEXT, worker_pid INTEGER,
+    worker_ctime REAL, runner_pid INTEGER, runner_ctime REAL, host TEXT, sweep_id INTEGER, label TEXT);
+"""
+
+
+def test_local_run_records_its_host(run_store):
+    rec = run_store.get_run(run_store.create_run({"a": 1}))
+    assert rec.host == socket.gethostname()
+    assert rec.host_cpus == os.cpu_count()
+    assert rec.host_memory_bytes > 2**28
+
+
+def test_store_made_before_the_host_columns_gets_them(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    db = sqlite3.connect(home / "runs.sqlite")
+    db.executescript(OLD_SCHEMA)
+    db.execute("INSERT INTO runs (created_at, status, config, host) VALUES (1.0, 'completed', '{}', 'old-box')")
+    db.commit()
+    db.close()
+    s = Store(str(home))
+    try:
+        old = s.list_runs()[0]
+        assert (old.host, old.host_cpus, old.host_memory_bytes) == ("old-box", None, None)
+        assert s.get_run(s.create_run({"b": 2})).host_cpus == os.cpu_count()
+        assert s.integrity_ok()
+    finally:
+        s.close()
+    Store(str(home)).close()  # opening again does not add them twice
+
+
+def _record(status="completed"):
+    return {"status": status, "summary": {"run_id": 1, "status": status, "peak_rss_mb": 150.0},
+            "samples": [sample(i) for i in range(5)],
+            "events": [{"seq": 0, "t_s": 0.1, "kind": "started", "pid": 42},
+                       {"seq": 1, "t_s": 0.2, "kind": "outcome", "status": status}],
+            "host": {"host": "worker-7", "cpus": 16, "memory_bytes": 64 * 2**30}}
+
+
+def test_remote_run_has_no_host_until_it_starts(run_store):
+    rid = run_store.create_run({"a": 1}, status=RunStatus.QUEUED, remote=True)
+    assert run_store.get_run(rid).host is None
+    assert run_store.set_started_on(rid, {"host": "worker-7", "cpus": 16, "memory_bytes": 2**36})
+    rec = run_store.get_run(rid)
+    assert (rec.status, rec.host, rec.host_cpus, rec.host_memory_bytes) == (RunStatus.RUNNING, "worker-7", 16, 2**36)
+    assert not run_store.set_started_on(rid, {"host": "other"})  # only a queued run starts
+    assert run_store.get_run(rid).host == "worker-7"
+
+
+def test_complete_imported_fills_the_row_once(run_store):
+    rid = run_store.create_run({"a": 1}, status=RunStatus.QUEUED, remote=True)
+    assert run_store.complete_imported(rid, _record())
+    rec = run_store.get_run(rid)
+    assert rec.status == RunStatus.COMPLETED and rec.finished_at is not None
+    assert rec.summary == {"run_id": rid, "status": "completed", "peak_rss_mb": 150.0}  # the app's id, not the worker's
+    assert (rec.host, rec.host_cpus) == ("worker-7", 16)
+    assert run_store.samples(rid) == [sample(i) for i in range(5)]
+    assert [(e["seq"], e["kind"]) for e in run_store.events(rid)] == [(0, "started"), (1, "outcome")]
+    assert run_store.events(rid)[0]["pid"] == 42
+    assert not run_store.complete_imported(rid, _record("failed"))
+    assert run_store.get_run(rid).status == RunStatus.COMPLETED
+    assert len(run_store.samples(rid)) == 5
+
+
+def test_complete_imported_without_host_keeps_the_started_one(run_store):
+    rid = run_store.create_run({}, status=RunStatus.QUEUED, remote=True)
+    run_store.set_started_on(rid, {"host": "worker-7", "cpus": 16, "memory_bytes": 1})
+    assert run_store.complete_imported(rid, {"status": "lost", "summary": {"error": {"type": "Lost"}}})
+    rec = run_store.get_run(rid)
+    assert (rec.status, rec.host, rec.summary["status"]) == (RunStatus.LOST, "worker-7", "lost")
+
+
+def test_complete_imported_is_all_or_nothing(run_store):
+    rid = run_store.create_run({}, status=RunStatus.QUEUED, remote=True)
+    bad = _record()
+    bad["samples"].append((1.0, "not", "a", "row"))  # wrong width: the insert fails
+    with pytest.raises(StoreError):
+        run_store.complete_imported(rid, bad)
+    assert run_store.get_run(rid).status == RunStatus.QUEUED
+    assert run_store.samples(rid) == [] and run_store.events(rid) == []
