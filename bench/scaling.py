@@ -123,7 +123,7 @@ def plot(results: list[dict], out: str) -> None:
         ox = i * (W + 40)
 
         def px(v):
-            return ox + M + (math.log10(v) - x0) / (x1 - x0) * (W - M - 10)
+            return ox + M + (math.log10(v) - x0) / (x1 - x0) * (W - M - 40)
 
         def py(v):
             return H - M + 20 - (math.log10(v) - y0) / (y1 - y0) * (H - M - 10)
