@@ -20,6 +20,7 @@ by this machine and the library versions, so it is done once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -65,9 +66,9 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
         if cfg.dataset == "dense":
             nnz_row = float(width)
         else:
-            X, _ = next(iter(Source(validate(cfg.to_dict(), rows=min(cfg.rows, 2000), batch_size=1))
-                             .iter_chunks(2000, width)))
-            nnz_row = X.nnz / max(1, X.shape[0])
+            sample = validate(dataset=cfg.dataset, rows=min(cfg.rows, 2000), features=cfg.features, seed=cfg.seed,
+                              nnz_per_row=cfg.nnz_per_row, hashing_bits=cfg.hashing_bits, batch_size=1)
+            nnz_row = _synthetic_nnz_per_row(sample, width)  # keyed by the data knobs alone
         rows, classes, dense_src = cfg.rows, 2, cfg.dataset == "dense"
     else:
         info = scan(src, cache_dir)
@@ -82,6 +83,14 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
         test_rows = n_test_rows(rows)
         train_rows = rows - test_rows
     return Shape(rows, train_rows, test_rows, width, nnz_row, classes, dense_src)
+
+
+@functools.lru_cache(maxsize=64)
+def _synthetic_nnz_per_row(sample_cfg: RunConfig, width: int) -> float:
+    """Nonzeros per row of a generated sample chunk (a sweep forecasts many runs over the
+    same data: measured once)."""
+    X, _ = next(iter(Source(sample_cfg).iter_chunks(2000, width)))
+    return X.nnz / max(1, X.shape[0])
 
 
 def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:

@@ -61,3 +61,16 @@ def _wait_running(store, timeout=60):
     raise AssertionError("the CLI run never reached train")
 
 
+
+
+def make_history(script: str, home: str, small: dict) -> dict:
+    """Run a history-making script (Lab API) in a small separate process, so the test
+    process has no part in its runs; returns the JSON it printed last."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("SVMCORE_FAULT", None)
+    proc = subprocess.run([sys.executable, "-c", script, home, json.dumps(small)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -11,7 +11,6 @@ own SVMCORE_HOME, Debian's chromium driven by Playwright, screenshots.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -25,6 +24,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+from tests.helpers import make_history  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -145,12 +146,7 @@ def _prepare_history(home: str) -> dict:
     """With the Lab API, in a small separate process (so the test process has no part in
     the runs): a finished two-point sweep, then two finished single runs that differ in
     batch_size and epochs (the queue runs in order, so these are the latest two)."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.pop("SVMCORE_FAULT", None)
-    proc = subprocess.run([sys.executable, "-c", HISTORY_SCRIPT, home, json.dumps(SMALL)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    made = json.loads(proc.stdout.strip().splitlines()[-1])
+    made = make_history(HISTORY_SCRIPT, home, SMALL)
     assert made.pop("statuses") == ["completed"] * 4, made
     return made
 

@@ -4,13 +4,12 @@ made with the real engine, and a clean ``st.cache_resource`` around every test
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 import streamlit
+
+from tests.helpers import make_history
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = {"rows": 20_000, "features": 65_536, "epochs": 2}
@@ -66,12 +65,7 @@ def history(tmp_path_factory):
     part in them. Returns dict(home, completed, oom, sweep, sweep_runs)."""
     home = str(tmp_path_factory.mktemp("history") / "home")
     os.makedirs(home)
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.pop("SVMCORE_FAULT", None)
-    proc = subprocess.run([sys.executable, "-c", HISTORY_SCRIPT, home, json.dumps(SMALL)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    made = json.loads(proc.stdout.strip().splitlines()[-1])
+    made = make_history(HISTORY_SCRIPT, home, SMALL)
     statuses = made.pop("statuses")
     assert statuses == {str(made["completed"]): "completed", str(made["oom"]): "oom",
                         **{str(i): "completed" for i in made["sweep_runs"]}}, statuses
