@@ -6,7 +6,7 @@ import streamlit as st
 from svmcore import plots
 from svmcore.errors import SvmcoreError
 from svmcore.knobs import KNOBS, defaults
-from svmcore.sweep import expand, parse_grid
+from svmcore.sweep import parse_grid
 from ui.state import page_setup
 from ui.widgets import knob_panel
 
@@ -37,7 +37,7 @@ for col, name in zip(cols, varied):
     grid_items.append(f"{name}={text}")
 try:
     grid = parse_grid(grid_items)
-    points = expand({k: v for k, v in base.items()}, grid)
+    points = lab.sweep_preview(base, grid)
     valid = sum(p.config is not None for p in points)
     st.caption(f"{len(points)} combinations, {valid} valid"
                + ("; skipped: " + "; ".join(p.error for p in points if p.error)[:300] if valid < len(points) else ""))

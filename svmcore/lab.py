@@ -27,6 +27,7 @@ from .store import RunRecord, RunStatus, Store
 from .sweep import Sweep, TradeoffPoint, best_under, expand, parse_grid, tradeoff_points
 
 UPLOAD_LIMIT_MB = 200
+PATH_KNOBS = ("dataset", "test_file")  # knobs naming files: confined to the data folders (Lab._confined)
 ALLOWED_UPLOAD_EXT = (".svm", ".svmlight", ".libsvm", ".txt", ".csv", ".npz", ".tsv")
 
 
@@ -71,12 +72,7 @@ class Lab:
     # ------------------------------------------------------------- train
     def launch(self, values: dict, label: str | None = None) -> int:
         """Validate and queue a run; returns its id. Raises ConfigError/DataError."""
-        values = dict(values)
-        if values.get("dataset") and values["dataset"] not in BUILTIN_DATASETS:
-            values["dataset"] = self.resolve_path(values["dataset"])
-        if values.get("test_file"):
-            values["test_file"] = self.resolve_path(values["test_file"])
-        cfg = validate(values)
+        cfg = validate(self._confined(values))
         return self.queue.submit(cfg, label=label).run_id
 
     def cancel(self, run_id: int) -> bool:
@@ -117,7 +113,7 @@ class Lab:
         from .datasets import Source, n_test_rows, scan
         from .datasets_io import memory_sizes
 
-        cfg = validate(dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text"))))
+        cfg = validate(self._confined(values))
         info = scan(Source(cfg), os.path.join(self.home, "cache"))
         rows = info.rows - (n_test_rows(info.rows) if cfg.test_file is None else 0)
         nnz = int(info.nnz * rows / max(1, info.rows))
@@ -133,20 +129,21 @@ class Lab:
         """The calibrated memory model's prediction for these knobs, or None before the
         machine has been calibrated."""
         from . import estimate
+        values = self._confined(values)
         cal = estimate.load_calibration(self.home)
         if cal is None:
             return None
-        cfg = validate(dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text"))))
+        cfg = validate(values)
         return estimate.predict(cfg, cal, cache_dir=os.path.join(self.home, "cache"))
 
     def recommend(self, values: dict, budget_mb: float, objective: str = "accuracy") -> dict:
         """The setting expected to do best within ``budget_mb`` (needs the calibration)."""
         from . import estimate
         from .recommend import recommend
+        values = self._confined(values)
         cal = estimate.load_calibration(self.home)
         if cal is None:
             raise ConfigError("budget", "calibrate the memory model first (one time, a few minutes)")
-        values = dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text")))
         return recommend(values, budget_mb, cal, objective, os.path.join(self.home, "cache"),
                          self.store.list_runs())
 
@@ -236,14 +233,7 @@ class Lab:
                     scheduler: str | None = None) -> int:
         """Queue a grid; ``executor`` 'dask' runs it on the Dask scheduler at ``scheduler``
         (none: a local cluster). Raises an SvmcoreError naming the problem."""
-        if isinstance(grid, list):
-            grid = parse_grid(grid)
-        if not grid:
-            raise ConfigError("grid", "choose at least one knob to vary")
-        base = dict(base)
-        if base.get("dataset") and base["dataset"] not in BUILTIN_DATASETS:
-            base["dataset"] = self.resolve_path(base["dataset"])
-        points = expand(base, grid)
+        base, grid, points = self._sweep_points(base, grid)
         if all(p.config is None for p in points):
             raise ConfigError("grid", "no combination is valid: " + points[0].error)
         threads = max(p.config.threads for p in points if p.config)
@@ -252,6 +242,21 @@ class Lab:
         with self._lock:
             self.sweeps[sweep.sweep_id] = sweep
         return sweep.sweep_id
+
+    def sweep_preview(self, base: dict, grid: dict[str, list] | list[str]) -> list:
+        """The grid's combinations over ``base`` (each with its config or the reason it is
+        skipped), without queueing anything: what the Sweep page shows before Start."""
+        return self._sweep_points(base, grid)[2]
+
+    def _sweep_points(self, base: dict, grid: dict[str, list] | list[str]) -> tuple[dict, dict, list]:
+        if isinstance(grid, list):
+            grid = parse_grid(grid)
+        if not grid:
+            raise ConfigError("grid", "choose at least one knob to vary")
+        base = self._confined(base)
+        grid = {k: [self._confined({k: v})[k] for v in vals] if k in PATH_KNOBS else vals
+                for k, vals in grid.items()}
+        return base, grid, expand(base, grid)
 
     def sweep_points(self, sweep_id: int, host: str | None = None) -> list[TradeoffPoint]:
         """The sweep's finished runs as trade-off points; with ``host``, only the runs on
@@ -296,7 +301,7 @@ class Lab:
         remedy = next((r for r in REMEDIES if r.key == key), None)
         if remedy is None:
             raise ConfigError("remedy", f"unknown remedy {key!r}")
-        before, after = remedy.configs(base or {})
+        before, after = remedy.configs(self._confined(base))
         return (self.queue.submit(before, label=f"{remedy.title}: before").run_id,
                 self.queue.submit(after, label=f"{remedy.title}: after").run_id)
 
@@ -325,12 +330,26 @@ class Lab:
         return out
 
     # ------------------------------------------------------------- data
-    def resolve_path(self, path: str) -> str:
+    def resolve_path(self, path: str, knob: str = "dataset") -> str:
         """A user-typed path, confined to the data folders (no '..', no symlinks out)."""
-        return confine(path, self.data_roots)
+        return confine(path, self.data_roots, knob)
 
-    def _resolve_or_builtin(self, dataset: str) -> str:
-        return dataset if dataset in BUILTIN_DATASETS else self.resolve_path(dataset)
+    def _confined(self, values: dict | None) -> dict:
+        """A copy of knob values whose file knobs (``PATH_KNOBS``) are resolved inside the
+        data folders. Every Lab method that takes knob values from the browser passes them
+        through here first, so no file outside the data folders is ever opened."""
+        out = dict(values or {})
+        for knob in PATH_KNOBS:
+            value = out.get(knob)
+            if value is None or (isinstance(value, str) and not value.strip()):
+                continue  # unset: validate() applies the default or refuses the empty value
+            if not isinstance(value, str):
+                raise ConfigError(knob, "expected a file name")
+            if knob == "dataset" and value.strip() in BUILTIN_DATASETS:
+                out[knob] = value.strip()
+                continue
+            out[knob] = self.resolve_path(value.strip(), knob)
+        return out
 
     def save_upload(self, name: str, data: bytes) -> str:
         """Store an upload under the data folder with a generated name; returns its path."""
@@ -369,17 +388,22 @@ class Lab:
     def inspect(self, dataset: str, **knobs) -> dict:
         from .datasets_io import inspect_dataset
 
-        ds = self._resolve_or_builtin(dataset)
-        return inspect_dataset(ds, cache_dir=os.path.join(self.home, "cache"), **knobs)
+        values = self._confined({**knobs, "dataset": dataset})
+        ds = values.pop("dataset")
+        return inspect_dataset(ds, cache_dir=os.path.join(self.home, "cache"), **values)
 
     def datasets(self) -> list[str]:
-        """Files in the data folders, newest first."""
+        """Files in the data folders, newest first. A symlink is listed only if it leads
+        to a file inside the data folders (never one outside, nor a broken one)."""
+        real_roots = [os.path.realpath(r) for r in self.data_roots]
         files = []
         for root in self.data_roots:
             if os.path.isdir(root):
                 for name in os.listdir(root):
                     p = os.path.join(root, name)
-                    if os.path.isfile(p) and not name.endswith(".tmp"):
+                    if name.endswith(".tmp") or not _inside(os.path.realpath(p), real_roots):
+                        continue
+                    if os.path.isfile(p):
                         files.append(p)
         return sorted(files, key=os.path.getmtime, reverse=True)
 
@@ -388,18 +412,26 @@ def _phase_peak(rec: RunRecord, phase: str) -> float | None:
     return next((p.get("peak_rss_mb") for p in rec.summary.get("phases") or [] if p["name"] == phase), None)
 
 
-def confine(path: str, roots: list[str]) -> str:
-    """Resolve ``path`` (relative paths against the first root) and refuse anything
-    outside ``roots`` after symlinks are followed."""
-    if not path or "\x00" in path:
-        raise ConfigError("dataset", "a file path is required")
-    candidate = path if os.path.isabs(path) else os.path.join(roots[0], path)
-    real = os.path.realpath(candidate)
-    for root in roots:
-        root_real = os.path.realpath(root)
-        if real == root_real or real.startswith(root_real + os.sep):
-            if not os.path.isfile(real):
-                raise ConfigError("dataset", f"no such file in the data folders: {os.path.basename(path)}")
-            return real
-    raise ConfigError("dataset", "that path is outside the data folders (the data home's datasets and "
+def _inside(real: str, real_roots: list[str]) -> bool:
+    return any(real == r or real.startswith(r + os.sep) for r in real_roots)
+
+
+def confine(path: str, roots: list[str], knob: str = "dataset") -> str:
+    """Resolve ``path`` and refuse anything outside ``roots`` after symlinks are
+    followed. A relative path is looked up in each root in turn; the first one that
+    names a file inside the roots wins. Returns the real (symlink-free) path."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ConfigError(knob, "a file path is required")
+    real_roots = [os.path.realpath(r) for r in roots]
+    candidates = [path] if os.path.isabs(path) else [os.path.join(root, path) for root in roots]
+    inside = False
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        if _inside(real, real_roots):
+            inside = True
+            if os.path.isfile(real):
+                return real
+    if inside:
+        raise ConfigError(knob, f"no such file in the data folders: {os.path.basename(path)}")
+    raise ConfigError(knob, "that path is outside the data folders (the data home's datasets and "
                       "uploads folders, and SVMCORE_DATA_DIRS); copy the file there (symlinks that lead outside are refused)")

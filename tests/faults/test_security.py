@@ -73,3 +73,98 @@ def test_server_binds_locally_and_hides_tracebacks():
     assert cfg["server"]["maxUploadSize"] <= 200
     assert cfg["browser"]["gatherUsageStats"] is False
     assert cfg["client"]["showErrorDetails"] in ("none", False)
+
+
+# ---------------------------------------------------------------- every file knob is confined (issue #10)
+
+def _outward_link(lab, name="passwd.svm", target="/etc/passwd"):
+    """A symlink inside the datasets folder that leads to a system file."""
+    os.makedirs(lab.data_dir, exist_ok=True)
+    link = os.path.join(lab.data_dir, name)
+    os.symlink(target, link)
+    return link
+
+
+def _good_dataset(lab, name="good.svm"):
+    os.makedirs(lab.data_dir, exist_ok=True)
+    path = os.path.join(lab.data_dir, name)
+    with open(path, "wb") as f:
+        f.write(GOOD * 20)
+    return path
+
+
+@pytest.mark.parametrize("how", ["launch", "start_sweep", "sweep_preview", "forecast", "data_size", "recommend",
+                                 "inspect", "run_remedy", "sweep_grid"])
+def test_test_file_symlink_to_a_system_file_is_refused_and_never_read(lab, how):
+    good = _good_dataset(lab)
+    link = _outward_link(lab)
+    values = {"dataset": good, "test_file": link, "batch_size": 2, "epochs": 1}
+    calls = {
+        "launch": lambda: lab.launch(values),
+        "start_sweep": lambda: lab.start_sweep(values, {"batch_size": [2, 4]}),
+        "sweep_preview": lambda: lab.sweep_preview(values, {"batch_size": [2, 4]}),
+        "forecast": lambda: lab.forecast(values),
+        "data_size": lambda: lab.data_size(values),
+        "recommend": lambda: lab.recommend(values, 500),
+        "inspect": lambda: lab.inspect(good, test_file=link),
+        "run_remedy": lambda: lab.run_remedy("batch", {"test_file": link}),
+        "sweep_grid": lambda: lab.start_sweep({"dataset": good}, {"test_file": [link], "batch_size": [2]}),
+    }
+    with pytest.raises(ConfigError, match="outside the data folders") as err:
+        calls[how]()
+    assert err.value.knob == "test_file"
+    assert not lab.store.list_runs(), "a run was queued with a file outside the data folders"
+    cache = os.path.join(lab.home, "cache")
+    assert not os.path.isdir(cache) or not os.listdir(cache), "the outside file was scanned"
+
+
+@pytest.mark.parametrize("how", ["launch", "start_sweep", "forecast", "data_size", "inspect"])
+def test_dataset_symlink_to_a_system_file_is_refused(lab, how):
+    link = _outward_link(lab)
+    values = {"dataset": link}
+    calls = {
+        "launch": lambda: lab.launch(values),
+        "start_sweep": lambda: lab.start_sweep(values, {"batch_size": [2, 4]}),
+        "forecast": lambda: lab.forecast(values),
+        "data_size": lambda: lab.data_size(values),
+        "inspect": lambda: lab.inspect(link),
+    }
+    with pytest.raises(ConfigError, match="outside the data folders") as err:
+        calls[how]()
+    assert err.value.knob == "dataset"
+    assert not lab.store.list_runs()
+
+
+def test_listing_hides_symlinks_that_leave_the_data_folders(lab, tmp_path):
+    good = _good_dataset(lab)
+    outside = tmp_path / "outside.svm"
+    outside.write_bytes(GOOD)
+    _outward_link(lab, "passwd.svm")
+    _outward_link(lab, "outside.svm", str(outside))
+    _outward_link(lab, "broken.svm", os.path.join(lab.data_dir, "gone.svm"))
+    inward = os.path.join(lab.data_dir, "alias.svm")
+    os.symlink(good, inward)
+    listed = sorted(os.path.basename(p) for p in lab.datasets())
+    assert listed == ["alias.svm", "good.svm"], listed
+    for p in lab.datasets():  # everything listed is usable
+        assert lab.resolve_path(p).startswith(os.path.realpath(lab.data_dir))
+
+
+def test_relative_name_is_looked_up_in_every_data_folder(lab, tmp_path, monkeypatch):
+    in_datasets = _good_dataset(lab, "rel.svm")
+    assert lab.resolve_path("rel.svm") == os.path.realpath(in_datasets)
+    assert lab.inspect("rel.svm")["rows"] == 120
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "more.svm").write_bytes(GOOD)
+    monkeypatch.setenv("SVMCORE_DATA_DIRS", str(extra))
+    lab2 = Lab(lab.home)
+    assert lab2.resolve_path("more.svm") == str((extra / "more.svm").resolve())
+    with pytest.raises(ConfigError, match="no such file in the data folders: nothing.svm"):
+        lab2.resolve_path("nothing.svm")
+    # the uploads folder comes first: the same name there wins
+    uploaded = os.path.join(lab.upload_dir, "rel.svm")
+    os.makedirs(lab.upload_dir, exist_ok=True)
+    with open(uploaded, "wb") as f:
+        f.write(GOOD)
+    assert lab.resolve_path("rel.svm") == os.path.realpath(uploaded)
