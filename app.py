@@ -5,6 +5,7 @@ import streamlit as st
 from svmcore.errors import SvmcoreError
 from svmcore.knobs import defaults
 from ui.live import prediction_panel, run_panel
+from ui.messages import show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
 
@@ -49,7 +50,7 @@ try:
             f"One batch of {values['batch_size']:,} rows: {batch:,.2f} MiB. "
             f"Dense float64 would be {size['sizes']['float64']['dense'] / 2**30:,.2f} GiB.", icon=":material/memory:")
 except SvmcoreError as e:
-    st.warning(str(e))
+    show_error(e, "warning")
 else:
     prediction_panel(lab, values)
 

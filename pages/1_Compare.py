@@ -5,6 +5,7 @@ import streamlit as st
 
 from svmcore import plots
 from svmcore.errors import SvmcoreError
+from ui.messages import show_error
 from ui.state import page_setup
 
 lab = page_setup("Compare")
@@ -61,4 +62,4 @@ if c4.button(f"Delete {len(selected)} selected", key="delete"):
             lab.delete(rid)
         st.rerun()
     except SvmcoreError as e:
-        st.error(str(e))
+        show_error(e)

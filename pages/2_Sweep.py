@@ -7,6 +7,7 @@ from svmcore import plots
 from svmcore.errors import SvmcoreError
 from svmcore.knobs import KNOBS, defaults
 from svmcore.sweep import parse_grid
+from ui.messages import plain, show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
 
@@ -40,10 +41,11 @@ try:
     points = lab.sweep_preview(base, grid)
     valid = sum(p.config is not None for p in points)
     st.caption(f"{len(points)} combinations, {valid} valid"
-               + ("; skipped: " + "; ".join(p.error for p in points if p.error)[:300] if valid < len(points) else ""))
+               + ("; skipped: " + plain("; ".join(p.error for p in points if p.error)[:300])
+                  if valid < len(points) else ""))
 except SvmcoreError as e:
     grid, grid_error = None, str(e)
-    st.error(grid_error)
+    show_error(grid_error)
 
 c1, c2 = st.columns([1, 2])
 executor = c1.radio("Run on", ["local", "dask"], horizontal=True, key="executor",
@@ -64,7 +66,7 @@ if st.button("Start sweep", type="primary", disabled=grid is None, key="start_sw
         st.session_state.pop("shown_sweep", None)
         st.rerun()
     except SvmcoreError as e:
-        st.error(str(e))
+        show_error(e)
 
 sweeps = lab.sweeps_list()
 if not sweeps:

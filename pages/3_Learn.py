@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from svmcore.errors import SvmcoreError
+from ui.messages import show_error
 from ui.state import page_setup
 
 lab = page_setup("Learn")
@@ -38,7 +39,7 @@ for remedy in lab.remedies():
                 st.success(f"Queued runs {b} (before) and {a} (after). Watch them on Train or Compare; "
                            "this page shows the result when both have finished.")
             except SvmcoreError as e:
-                st.error(str(e))
+                show_error(e)
         if r.get("after_id"):
             c = st.columns(4)
             c[0].metric("exact peak before → after", _mb(r.get("after_peak_mb")),

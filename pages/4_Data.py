@@ -8,6 +8,7 @@ import streamlit as st
 from svmcore.errors import SvmcoreError
 from svmcore.knobs import BUILTIN_DATASETS
 from svmcore.lab import UPLOAD_LIMIT_MB
+from ui.messages import show_error
 from ui.state import page_setup
 
 lab = page_setup("Data")
@@ -33,7 +34,7 @@ with tab_up:
             inspect_next(path)
             st.success(f"Saved as {os.path.basename(path)}; it is now in the dataset list on every page.")
         except SvmcoreError as e:
-            st.error(str(e))
+            show_error(e)
 with tab_gen:
     c = st.columns(5)
     kind = c[0].selectbox("kind", ["sparse-text", "dense"], key="gen_kind")
@@ -48,7 +49,7 @@ with tab_gen:
             inspect_next(path)
             st.success(f"Wrote {os.path.basename(path)}.")
         except SvmcoreError as e:
-            st.error(str(e))
+            show_error(e)
 with tab_path:
     st.caption("For data too large to upload: a file inside the data folders (the `datasets` and "
                "`uploads` folders of the data home, and any folder in `SVMCORE_DATA_DIRS`).")
@@ -57,7 +58,7 @@ with tab_path:
         try:
             inspect_next(lab.resolve_path(typed))
         except SvmcoreError as e:
-            st.error(str(e))
+            show_error(e)
 
 st.subheader("Inspect")
 files = lab.datasets()
@@ -83,4 +84,4 @@ try:
     sizes.columns = ["sparse (MiB)", "dense (MiB)"]
     st.dataframe(sizes.style.format("{:,.1f}"), key="sizes")
 except SvmcoreError as e:
-    st.error(str(e))
+    show_error(e)

@@ -4,6 +4,8 @@ Both carry one clear sentence; the CLI prints it on one line and exits 2, the
 dashboard shows it next to the field.
 """
 
+import os
+
 
 class SvmcoreError(Exception):
     """Base class of the errors a user can fix."""
@@ -18,14 +20,19 @@ class ConfigError(SvmcoreError, ValueError):
 
 
 class DataError(SvmcoreError, ValueError):
-    """A data file is malformed or unusable. ``line`` is 1-based when known."""
+    """A data file is malformed or unusable. ``line`` is 1-based when known.
+
+    The message names the file by its base name only (it is shown in the browser,
+    which must not learn the server's folders); ``path`` keeps the full path and
+    ``reason`` the message without the file and line."""
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
         self.path = path
         self.line = line
+        self.reason = message
         where = ""
         if path:
-            where = f"{path}"
+            where = os.path.basename(os.path.normpath(path)) or path
             if line is not None:
                 where += f", line {line}"
             where += ": "

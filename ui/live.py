@@ -10,6 +10,7 @@ from svmcore import plots
 from svmcore.errors import SvmcoreError
 from svmcore.lab import Lab, RunView
 from svmcore.store import RunStatus
+from ui.messages import plain, show_error
 
 OUTCOME_TEXT = {
     "completed": ("", "completed"),
@@ -79,8 +80,9 @@ def outcome(view: RunView) -> None:
     elif view.status == RunStatus.CANCELLED:
         st.info(line)
     else:
-        st.error(line + (f": {err.get('message')}" if err.get("message") else "")
-                 + (f" (phase {s.get('phase')})" if s.get("phase") else ""))
+        # the worker's message quotes the data (a bad line): shown as plain text
+        st.error(line + (f": {plain(err['message'])}" if err.get("message") else "")
+                 + (f" (phase {plain(s['phase'])})" if s.get("phase") else ""))
     cols = st.columns(6)
     cols[0].metric("exact peak", _fmt(s.get("peak_rss_mb"), ".1f", " MiB"),
                    help="The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
@@ -162,7 +164,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         return
     if not state["calibrated"]:
         if state["error"]:
-            st.error(f"Calibration failed: {state['error']}")
+            show_error(state["error"], prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
         c1.caption("Predictions need the memory model fitted to this machine once: about 26 small real runs, "
                    "2-3 minutes. Until then runs are measured but not forecast.")
@@ -189,7 +191,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
                 st.session_state.recommendation = {"fits": False, "message": str(e)}
         rec = st.session_state.get("recommendation")
         if rec and not rec["fits"]:
-            st.warning(rec["message"])
+            show_error(rec["message"], "warning")
         elif rec:
             changed = ", ".join(f"{k} = {v}" for k, v in rec["changed"].items()) or "the knobs as they are"
             st.success(f"Within {rec['budget_mb']:,.0f} MiB, best for {rec['objective']}: **{changed}**, "

@@ -7,6 +7,7 @@ import os
 import streamlit as st
 
 from svmcore.knobs import BUILTIN_DATASETS, KNOBS, Knob
+from ui.messages import show_error
 
 GROUPS = (("data", "Data"), ("memory", "Memory knobs"), ("training", "Model and training"))
 OTHER_FILE = "a file in the data folders…"
@@ -72,5 +73,5 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
                     continue
                 out[k.name] = knob_widget(k, out.get(k.name, k.default), f"{prefix}_{k.name}", lab)
                 if k.name in errors:
-                    st.error(errors[k.name])
+                    show_error(errors[k.name])
     return out

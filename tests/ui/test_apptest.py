@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import time
 
 import pytest
@@ -46,8 +47,14 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception] + [getattr(e, "stack_trace", None) for e in at.exception]
 
 
+def displayed(markdown: str) -> str:
+    """The text a Markdown body shows (backslash escapes resolved): error text from
+    exceptions and files is escaped by ui.messages so that it shows exactly as written."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    return [displayed(str(e.value)) for e in elements]
 
 
 def chart(at: AppTest, key: str) -> dict:
@@ -254,6 +261,48 @@ def test_bad_upload_shows_its_error(app_home, name, content, expect):
     assert not at.success, texts(at.success)
     uploads = os.path.join(app_home, "uploads")
     assert not os.path.isdir(uploads) or not os.listdir(uploads), "a rejected upload was kept"
+
+
+EVIL_LINES = ["[x](http://evil.example/) ![i](http://evil.example/i.png)",
+              "![i](http://evil.example/i.png) [x](http://evil.example/)"]
+
+
+def assert_plain_and_pathless(body: str, home: str, quoted: str) -> None:
+    """An error body (Markdown) that shows ``quoted`` as text: no link, image or HTML can
+    form, and no server path is shown."""
+    active = re.findall(r"(?<!\\)(?:\\\\)*([\[\]()!<>:])", body)
+    assert not active, f"unescaped Markdown in the error: {active} in {body!r}"
+    assert "](" not in body and "![" not in body, body
+    assert quoted in displayed(body), (quoted, displayed(body))
+    assert home not in displayed(body) and os.path.realpath(home) not in displayed(body), body
+    assert not re.search(r"(^|[\s'\"(])/[\w.-]+/", displayed(body)), f"a server path is shown: {body!r}"
+
+
+@pytest.mark.parametrize("line", EVIL_LINES, ids=["link-first", "image-first"])
+def test_upload_error_quoting_the_data_is_plain_text_without_paths(app_home, line):
+    at = open_page("pages/4_Data.py")
+    at.file_uploader(key="upload").set_value(("evil.svm", b"1 1:1\n" + line.encode() + b"\n-1 2:1\n", "text/plain"))
+    at.run()
+    assert_clean(at)
+    assert len(at.error) == 1, texts(at.error)
+    body = at.error[0].proto.body
+    assert "line 2" in displayed(body)
+    assert_plain_and_pathless(body, app_home, line.split()[0])
+
+
+@pytest.mark.parametrize("line", EVIL_LINES, ids=["link-first", "image-first"])
+def test_server_file_error_quoting_the_data_is_plain_text_without_paths(app_home, line):
+    os.makedirs(os.path.join(app_home, "datasets"))
+    with open(os.path.join(app_home, "datasets", "evil.svm"), "wb") as f:
+        f.write(b"1 1:1\n" + line.encode() + b"\n-1 2:1\n")
+    at = open_page("pages/4_Data.py")
+    at.text_input(key="server_path").set_value("evil.svm")  # a relative name of a file in datasets/
+    at.button(key="use_path").click().run()
+    assert_clean(at)
+    assert len(at.error) == 1, texts(at.error)
+    body = at.error[0].proto.body
+    assert displayed(body).startswith("evil.svm, line 2: "), displayed(body)
+    assert_plain_and_pathless(body, app_home, line.split()[0])
 
 
 def test_good_upload_is_saved_and_offered_for_training(app_home):
