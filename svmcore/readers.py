@@ -28,6 +28,7 @@ LABEL_COLUMNS = ("label", "target", "y", "class")
 TEXT_DEFAULT_BITS = 20
 MAX_NPZ_UNCOMPRESSED = 8 * 2**30
 MAX_NPZ_RATIO = 200
+MAX_NPZ_DENSE_MEMBER = 16 * 2**20  # a member may pack tighter than MAX_NPZ_RATIO up to this size
 
 
 @dataclass(frozen=True)
@@ -282,11 +283,7 @@ def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
             infos = z.infolist()
     except (zipfile.BadZipFile, OSError):
         raise DataError("is not a valid .npz (zip) file", path) from None
-    total = sum(i.file_size for i in infos)
-    packed = max(1, sum(i.compress_size for i in infos))
-    if total > MAX_NPZ_UNCOMPRESSED or (total > 64 * 2**20 and total / packed > MAX_NPZ_RATIO):
-        raise DataError(f"would expand to {total / 2**20:,.0f} MiB from {packed / 2**20:,.1f} MiB "
-                        "(refused as a possible zip bomb)", path)
+    _check_npz_sizes(path, infos)
     _check_npz_headers(path, infos)
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -331,6 +328,23 @@ def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
     if y.dtype.kind not in "fiubU":
         raise DataError("'y' must hold numbers or text labels", path)
     return X, y
+
+
+def _check_npz_sizes(path: str, infos) -> None:
+    """Refuse a possible zip bomb from the sizes the zip declares, before reading
+    anything: each member on its own (a tightly packed member must not hide behind
+    a stored one of random bytes), then all of them together."""
+    for i in infos:
+        size, packed = i.file_size, max(1, i.compress_size)
+        if size > MAX_NPZ_UNCOMPRESSED or (size > MAX_NPZ_DENSE_MEMBER and size / packed > MAX_NPZ_RATIO):
+            raise DataError(f"array {i.filename.removesuffix('.npy')!r} would expand to {size / 2**20:,.0f} MiB "
+                            f"from {packed / 2**20:,.1f} MiB, which is refused as a possible zip bomb "
+                            "(save large arrays uncompressed, with np.savez)", path)
+    total = sum(i.file_size for i in infos)
+    packed = max(1, sum(i.compress_size for i in infos))
+    if total > MAX_NPZ_UNCOMPRESSED or (total > 64 * 2**20 and total / packed > MAX_NPZ_RATIO):
+        raise DataError(f"would expand to {total / 2**20:,.0f} MiB from {packed / 2**20:,.1f} MiB "
+                        "(refused as a possible zip bomb)", path)
 
 
 def _check_npz_headers(path: str, infos) -> None:

@@ -168,3 +168,52 @@ def test_relative_name_is_looked_up_in_every_data_folder(lab, tmp_path, monkeypa
     with open(uploaded, "wb") as f:
         f.write(GOOD)
     assert lab.resolve_path("rel.svm") == os.path.realpath(uploaded)
+
+
+# ---------------------------------------------------------------- npz zip bomb behind a stored member (issue #10)
+
+def _npz_bomb(path, rows=2**20, cols=128):
+    """An .npz of ~13 MB: y, ``rows`` random float64 stored as is (8 MiB), and X, a
+    rows x cols float64 array of zeros (1 GiB) deflated. Written a MiB at a time, so
+    making it costs no memory. Together the members look like a ~90:1 ratio."""
+    import numpy as np
+    import zipfile
+
+    rng = np.random.default_rng(0)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6, allowZip64=True) as z:
+        stored = zipfile.ZipInfo("y.npy")
+        stored.compress_type = zipfile.ZIP_STORED
+        with z.open(stored, "w", force_zip64=True) as m:
+            np.lib.format.write_array_header_1_0(m, {"descr": "<f8", "fortran_order": False, "shape": (rows,)})
+            for _ in range(rows // 2**17):
+                m.write(rng.random(2**17).tobytes())
+        with z.open("X.npy", "w", force_zip64=True) as m:
+            np.lib.format.write_array_header_1_0(m, {"descr": "<f8", "fortran_order": False,
+                                                     "shape": (rows, cols)})
+            zeros = bytes(2**20)
+            for _ in range(rows * cols * 8 // 2**20):
+                m.write(zeros)
+        infos = z.infolist()
+    return infos
+
+
+def test_npz_bomb_hidden_behind_a_stored_member_is_refused_without_growing(tmp_path):
+    from svmcore import procfs
+    from svmcore.readers import load_npz
+
+    path = str(tmp_path / "bomb.npz")
+    infos = _npz_bomb(path)
+    assert os.path.getsize(path) < 16 * 2**20
+    total, packed = sum(i.file_size for i in infos), sum(i.compress_size for i in infos)
+    assert total >= 2**30 and total / packed < 200  # the whole-file ratio alone lets it through
+    assert procfs.reset_peak()
+    before = procfs.read_status()
+    with pytest.raises(DataError, match="zip bomb") as err:
+        load_npz(path)
+    grew = procfs.read_status().hwm_bytes - before.rss_bytes
+    assert "'X'" in str(err.value) and "1,024 MiB" in str(err.value), str(err.value)
+    assert grew < 64 * 2**20, f"the test process grew by {grew / 2**20:.0f} MiB while refusing"
+    with pytest.raises(DataError, match="zip bomb"):  # and through the Lab, as an upload would go
+        lab_dir = tmp_path / "home"
+        lab_dir.mkdir()
+        Lab(str(lab_dir)).save_upload("bomb.npz", open(path, "rb").read())
