@@ -805,13 +805,16 @@ def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
     number of each block's first physical line. The last block may lack a final
     newline. Each block is a read-only memoryview of its own buffer: it stays valid
     after the next iteration. A file line number for a :class:`BlockError` raised on
-    a block is ``first_line + err.line_index``.
+    a block is ``first_line + err.line_index``. A UTF-8 byte order mark at the start
+    of the file is skipped.
     """
     if block_bytes < 1:
         raise ValueError("block_bytes must be positive")
     line_no = 1
     carry = np.empty(0, dtype=np.uint8)
     with open(path, "rb", buffering=0) as f:
+        if f.read(3) != b"\xef\xbb\xbf":
+            f.seek(0)
         while True:
             # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid
             size = max(block_bytes, 2 * carry.shape[0])

@@ -29,6 +29,7 @@ TEXT_DEFAULT_BITS = 20
 MAX_NPZ_UNCOMPRESSED = 8 * 2**30
 MAX_NPZ_RATIO = 200
 MAX_NPZ_DENSE_MEMBER = 16 * 2**20  # a member may pack tighter than MAX_NPZ_RATIO up to this size
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: editors on Windows start text files with it; every reader skips it
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def sniff_format(path: str) -> str:
     if ext in (".svm", ".svmlight", ".libsvm"):
         return "svmlight"
     with open(path, "rb") as f:
-        head = f.read(65536)
+        head = f.read(65536).removeprefix(BOM)
     for raw in head.splitlines():
         line = raw.strip()
         if not line or line.startswith(b"#"):
@@ -74,6 +75,8 @@ def _data_lines(path: str, chunk_rows: int) -> Iterator[tuple[list[bytes], list[
     with open(path, "rb") as f:
         for no, raw in enumerate(f, 1):
             s = raw.rstrip(b"\r\n")
+            if no == 1:
+                s = s.removeprefix(BOM)
             head = s.lstrip()
             if not head or head.startswith(b"#"):
                 continue
@@ -187,7 +190,7 @@ def _csv_header(path: str) -> tuple[list[str], int, int]:
     """Column names, index of the label column, and the header's line number."""
     with open(path, "rb") as f:
         for no, raw in enumerate(f, 1):
-            s = raw.strip()
+            s = (raw.removeprefix(BOM) if no == 1 else raw).strip()
             if not s or s.startswith(b"#"):
                 continue
             try:

@@ -588,3 +588,47 @@ def test_unknown_format_name(tmp_path):
     path = write(tmp_path, "d.svm", "1 1:1\n")
     with pytest.raises(DataError, match="unknown format"):
         list(iter_file_chunks(path, 10, "parquet"))
+
+
+# ---------------------------------------------------------------- a UTF-8 byte order mark (issue #10)
+
+BOM_CASES = [
+    pytest.param("svm", "1 1:0.5 3:1\n-1 2:0.25\n1 1:1 4:2\n", {"parser": "sklearn"}, id="svmlight-sklearn"),
+    pytest.param("svm", "1 1:0.5 3:1\n-1 2:0.25\n1 1:1 4:2\n", {"parser": "numba"}, id="svmlight-compiled"),
+    pytest.param("svm", "# a comment first\n1 1:0.5\n-1 2:0.25\n", {"parser": "sklearn"}, id="svmlight-comment"),
+    pytest.param("csv", "label,a,b\n1,0.5,2\n0,1,0\n", {}, id="csv"),
+    pytest.param("csv", '"label","a"\n1,0.5\n0,1\n', {}, id="csv-quoted-header"),
+    pytest.param("txt", "pos\tgood film\nneg\tbad film\n", {}, id="raw-text"),
+]
+
+
+@pytest.mark.parametrize("ext,content,kw", BOM_CASES)
+@pytest.mark.parametrize("named", [True, False], ids=["by-extension", "no-extension"])
+def test_a_leading_bom_is_skipped_by_every_reader(tmp_path, ext, content, kw, named):
+    plain = write(tmp_path, f"plain.{ext}" if named else "plain", content)
+    bom = write(tmp_path, f"bom.{ext}" if named else "bom", b"\xef\xbb\xbf" + content.encode())
+    assert sniff_format(bom) == sniff_format(plain)
+    X0, y0, lines0 = read_all(plain, **kw)
+    X1, y1, lines1 = read_all(bom, **kw)
+    np.testing.assert_array_equal(X1, X0)
+    np.testing.assert_array_equal(y1, y0)
+    assert lines1 == lines0
+
+
+def test_a_bom_keeps_line_numbers_of_errors(tmp_path):
+    path = write(tmp_path, "d.svm", b"\xef\xbb\xbf1 1:1\n-1 2:oops\n")
+    for parser in ("sklearn", "numba"):
+        assert_line(data_error(path, parser=parser), 2, path)
+
+
+def test_a_bom_alone_on_the_first_line_is_an_empty_line(tmp_path):
+    path = write(tmp_path, "d.svm", b"\xef\xbb\xbf\n1 1:1\n-1 2:1\n")
+    for parser in ("sklearn", "numba"):
+        X, y, lines = read_all(path, parser=parser)
+        assert X.shape[0] == 2 and lines[0] == 2
+
+
+def test_a_bom_before_a_csv_header_still_finds_the_label_column(tmp_path):
+    path = write(tmp_path, "d.csv", b"\xef\xbb\xbflabel,a\n1,2\n0,3\n")
+    info = scan(Source(validate({"dataset": path, "batch_size": 1})), exact=True)
+    assert info.rows == 2 and info.features == 1
