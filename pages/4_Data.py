@@ -23,9 +23,10 @@ def inspect_next(path: str) -> None:
 
 tab_up, tab_gen, tab_path = st.tabs(["Upload a file", "Generate synthetic data", "A file on the server"])
 with tab_up:
-    st.caption(f"svmlight/libsvm (.svm, .txt), CSV with a header naming a `label` column, .npz "
-               f"(CSR arrays or a dense X, plus y), or raw text lines `label<TAB>text`. Up to "
-               f"{UPLOAD_LIMIT_MB} MB; for more, put the file on the server (see the third tab).")
+    st.caption(f"svmlight/libsvm, CSV with a header naming a `label` column, .npz (CSR arrays or a "
+               f"dense X, plus y), or raw text lines `label<TAB>text`. The format is read from the content, "
+               f"so names without an extension (`a9a`, `a9a.t`) are fine. Up to {UPLOAD_LIMIT_MB} MB; for "
+               f"more, put the file on the server (see the third tab).")
     up = st.file_uploader("Dataset file", key="upload")
     if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
         try:

@@ -20,6 +20,7 @@ from .config import validate
 from .errors import ConfigError, DataError
 from .executors import make_executor
 from .knobs import BUILTIN_DATASETS, KNOBS
+from .readers import FORMAT_EXT, sniff_format
 from .remedies import REMEDIES, Remedy
 from .run_queue import RunQueue
 from .runner import MemorySample, get_active, recover
@@ -27,8 +28,8 @@ from .store import RunRecord, RunStatus, Store
 from .sweep import Sweep, TradeoffPoint, best_under, expand, parse_grid, tradeoff_points
 
 UPLOAD_LIMIT_MB = 200
+DATA_EXT = (".svm", ".svmlight", ".libsvm", ".txt", ".csv", ".npz", ".tsv")  # dropped from upload names
 PATH_KNOBS = ("dataset", "test_file")  # knobs naming files: confined to the data folders (Lab._confined)
-ALLOWED_UPLOAD_EXT = (".svm", ".svmlight", ".libsvm", ".txt", ".csv", ".npz", ".tsv")
 
 
 @dataclass(frozen=True)
@@ -352,25 +353,34 @@ class Lab:
         return out
 
     def save_upload(self, name: str, data: bytes) -> str:
-        """Store an upload under the data folder with a generated name; returns its path."""
+        """Store an upload under the data folder with a generated name; returns its path.
+
+        The format is read from the content, not the name (libsvm files come as ``a9a``
+        or ``a9a.t``); the saved file's extension says the format. Binary files and
+        files that do not parse are refused and not kept."""
         if len(data) > UPLOAD_LIMIT_MB * 2**20:
             raise DataError(f"the upload is {len(data) / 2**20:,.1f} MB, above the {UPLOAD_LIMIT_MB} MB limit; "
                             "for larger data, put the file in a data folder on the server and name it")
         if not data:
             raise DataError("the uploaded file is empty")
-        ext = os.path.splitext(name)[1].lower()
-        if ext not in ALLOWED_UPLOAD_EXT:
-            raise DataError(f"files ending in {ext or '(nothing)'} are not accepted; use one of "
-                            f"{', '.join(ALLOWED_UPLOAD_EXT)}")
+        shown = os.path.basename(name.replace("\\", "/"))[:80] or "the upload"
+        stem, ext = os.path.splitext(shown)
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", stem if ext.lower() in DATA_EXT else shown)[:40] or "data"
         os.makedirs(self.upload_dir, exist_ok=True)
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(name))[0])[:40] or "data"
-        path = os.path.join(self.upload_dir, f"{safe}-{uuid.uuid4().hex[:8]}{ext}")
-        with open(path, "wb") as f:
-            f.write(data)
+        base = os.path.join(self.upload_dir, f"{safe}-{uuid.uuid4().hex[:8]}")
+        tmp, path = base + ".tmp", None  # .tmp files are never listed
         try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            path = base + FORMAT_EXT[sniff_format(tmp, by_content=True)]
+            os.replace(tmp, path)
             self.inspect(path)
-        except DataError:
-            os.remove(path)
+        except BaseException as e:
+            for p in (tmp, path):
+                if p and os.path.exists(p):
+                    os.remove(p)
+            if isinstance(e, DataError) and e.path:  # name the file as the user knows it
+                raise DataError(e.reason, shown, e.line) from None
             raise
         return path
 

@@ -29,6 +29,8 @@ TEXT_DEFAULT_BITS = 20
 MAX_NPZ_UNCOMPRESSED = 8 * 2**30
 MAX_NPZ_RATIO = 200
 MAX_NPZ_DENSE_MEMBER = 16 * 2**20  # a member may pack tighter than MAX_NPZ_RATIO up to this size
+ZIP_MAGIC = b"PK\x03\x04"  # an .npz is a zip archive
+FORMAT_EXT = {"svmlight": ".svm", "csv": ".csv", "text": ".txt", "npz": ".npz"}  # a file name for each format
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: editors on Windows start text files with it; every reader skips it
 
 
@@ -39,17 +41,28 @@ class Chunk:
     first_line: int  # 1-based line (or row, for npz) of the chunk's first row
 
 
-def sniff_format(path: str) -> str:
-    """svmlight, csv, npz or text, from the extension and the first data line."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext == ".npz":
-        return "npz"
-    if ext == ".csv":
-        return "csv"
-    if ext in (".svm", ".svmlight", ".libsvm"):
-        return "svmlight"
+def sniff_format(path: str, by_content: bool = False) -> str:
+    """svmlight, csv, npz or text, from the extension (unless ``by_content``) and
+    else from the content: the zip magic of an .npz, then the first data line. Files
+    without an extension (libsvm's ``a9a``) or with another one (``a9a.t``) are
+    sniffed; binary files are refused with a DataError."""
+    if not by_content:
+        ext = os.path.splitext(path)[1].lower()
+        if ext == ".npz":
+            return "npz"
+        if ext == ".csv":
+            return "csv"
+        if ext in (".svm", ".svmlight", ".libsvm"):
+            return "svmlight"
     with open(path, "rb") as f:
-        head = f.read(65536).removeprefix(BOM)
+        head = f.read(65536)
+    if head.startswith(ZIP_MAGIC):
+        return "npz"
+    head = head.removeprefix(BOM)
+    why = _binary(head)
+    if why:
+        raise DataError(f"is not a dataset: {why}; data files are UTF-8 text (svmlight/libsvm, CSV with a "
+                        "label column, raw text) or .npz", path)
     for raw in head.splitlines():
         line = raw.strip()
         if not line or line.startswith(b"#"):
@@ -66,6 +79,20 @@ def sniff_format(path: str) -> str:
             return "csv"
         return "text" if b"\t" in line else "svmlight"
     raise DataError("the file has no data rows", path)
+
+
+def _binary(head: bytes) -> str | None:
+    """Why the first bytes of a file are not text, or None if they look like text. A
+    stray bad byte on some line is left to the readers, which name the line."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "it is UTF-16 text (save it as UTF-8)"
+    if b"\x00" in head:
+        return "it holds binary data"
+    controls = sum(head.count(bytes([c])) for c in (*range(0, 9), *range(14, 32), 127) if c != 27)
+    invalid = head[:-4].decode("utf-8", errors="replace").count("\ufffd")  # a cut last character is fine
+    if controls + invalid > max(2, len(head) // 10):
+        return "it holds binary data"
+    return None
 
 
 def _data_lines(path: str, chunk_rows: int) -> Iterator[tuple[list[bytes], list[int]]]:

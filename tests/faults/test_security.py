@@ -50,8 +50,8 @@ def test_upload_limits_and_bad_uploads(lab, monkeypatch):
         lab.save_upload("big.svm", b"1 1:1\n" * 400_000)
     with pytest.raises(DataError, match="empty"):
         lab.save_upload("empty.svm", b"")
-    with pytest.raises(DataError, match="not accepted"):
-        lab.save_upload("data.pkl", GOOD)
+    with pytest.raises(DataError, match="binary data"):
+        lab.save_upload("data.pkl", b"\x80\x04\x95" + bytes(range(256)) * 4)  # a pickle: binary
     with pytest.raises(DataError, match="line 2"):
         lab.save_upload("bad.svm", b"1 1:1\n-1 2:oops\n")
     assert os.listdir(lab.upload_dir) == []  # refused uploads are not kept
@@ -217,3 +217,54 @@ def test_npz_bomb_hidden_behind_a_stored_member_is_refused_without_growing(tmp_p
         lab_dir = tmp_path / "home"
         lab_dir.mkdir()
         Lab(str(lab_dir)).save_upload("bomb.npz", open(path, "rb").read())
+
+
+# ---------------------------------------------------------------- uploads are accepted by content (issue #10)
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00" + bytes(200)
+
+
+@pytest.mark.parametrize("name", ["a9a", "a9a.t", "w8a", "train.data", "a9a.svm"])
+def test_libsvm_uploads_without_the_usual_extension_are_accepted_by_content(lab, name):
+    path = lab.save_upload(name, GOOD * 10)
+    base = os.path.basename(path)
+    assert os.path.dirname(path) == lab.upload_dir and path.endswith(".svm")
+    assert base.startswith(name.replace(".svm", "").replace(".", "_") + "-"), base
+    info = lab.inspect(path)
+    assert (info["rows"], info["format"], sorted(info["classes"])) == (60, "svmlight", ["-1.0", "1.0"])
+    assert path in lab.datasets()
+    assert lab.data_size({"dataset": path})["rows"] > 0  # trainable: the Train page sizes it
+
+
+def test_other_formats_without_an_extension_are_sniffed(lab, tmp_path):
+    import numpy as np
+
+    csv = lab.save_upload("table", b"a,label\n1,0\n2,1\n3,0\n4,1\n")
+    text = lab.save_upload("reviews", b"pos\tgood film\nneg\tbad film\n")
+    np.savez(tmp_path / "arrays.npz", X=np.eye(4), y=np.array([0, 1, 0, 1]))
+    npz = lab.save_upload("arrays", (tmp_path / "arrays.npz").read_bytes())
+    assert [os.path.splitext(p)[1] for p in (csv, text, npz)] == [".csv", ".txt", ".npz"]
+    assert [lab.inspect(p)["format"] for p in (csv, text, npz)] == ["csv", "text", "npz"]
+
+
+@pytest.mark.parametrize("name,data", [
+    ("picture.png", PNG),
+    ("a9a", PNG),  # a binary file under a dataset's name
+    ("junk.bin", bytes(__import__("random").Random(0).getrandbits(8) for _ in range(4096))),
+    ("notes.txt", "pos\tgood".encode("utf-16")),
+], ids=["png", "png-named-a9a", "random-bytes", "utf-16"])
+def test_binary_uploads_are_refused_clearly_and_not_kept(lab, name, data):
+    with pytest.raises(DataError) as err:
+        lab.save_upload(name, data)
+    msg = str(err.value)
+    assert msg.startswith(os.path.basename(name) + ": is not a dataset: ") and "UTF-8" in msg, msg
+    assert len(msg.splitlines()) == 1 and lab.upload_dir not in msg
+    assert os.listdir(lab.upload_dir) == []
+    assert lab.datasets() == []
+
+
+def test_a_refused_upload_is_named_as_the_user_named_it(lab):
+    with pytest.raises(DataError) as err:
+        lab.save_upload("a9a.t", b"1 1:1\n-1 2:oops\n")
+    assert str(err.value).startswith("a9a.t, line 2: ") and err.value.line == 2
+    assert os.listdir(lab.upload_dir) == []

@@ -249,8 +249,8 @@ def test_optional_knobs_reveal_their_input(app_home):
 @pytest.mark.parametrize("name,content,expect", [
     ("bad.svm", b"1 1:0.5\n-1 2:x\n", "line 2"),
     ("empty.svm", b"", "empty"),
-    ("data.exe", b"1 1:0.5\n-1 2:0.25\n", "not accepted"),
-], ids=["malformed-line-2", "empty", "disallowed-extension"])
+    ("picture.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(100), "is not a dataset: it holds binary data"),
+], ids=["malformed-line-2", "empty", "binary"])
 def test_bad_upload_shows_its_error(app_home, name, content, expect):
     at = open_page("pages/4_Data.py")
     at.file_uploader(key="upload").set_value((name, content, "text/plain"))
@@ -503,6 +503,19 @@ def test_sweep_over_several_hosts_is_compared_per_host(app_home):
     at.selectbox(key="sweep_host").set_value("box-b").run()
     assert set(at.dataframe[0].value["host"]) == {"box-b"}
     assert any("(box-b 0.7)" in t for t in texts(at.success)), texts(at.success)
+
+
+@pytest.mark.parametrize("name", ["a9a", "a9a.t"])
+def test_libsvm_upload_without_an_extension_is_accepted_and_inspected(app_home, name):
+    data = b"".join(b"+1 1:0.5 3:1\n-1 2:0.25 4:2\n" for _ in range(20))
+    at = open_page("pages/4_Data.py")
+    at.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
+    assert_clean(at)
+    assert not at.error, texts(at.error)
+    saved = os.listdir(os.path.join(app_home, "uploads"))
+    assert len(saved) == 1 and saved[0].startswith(name.replace(".", "_") + "-") and saved[0].endswith(".svm")
+    assert any(f"Saved as {saved[0]}" in t for t in texts(at.success)), texts(at.success)
+    assert at.metric[0].value == "40" and at.metric[4].value == "2"
 
 
 def test_upload_is_inspected_right_away(app_home):

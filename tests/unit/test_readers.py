@@ -632,3 +632,54 @@ def test_a_bom_before_a_csv_header_still_finds_the_label_column(tmp_path):
     path = write(tmp_path, "d.csv", b"\xef\xbb\xbflabel,a\n1,2\n0,3\n")
     info = scan(Source(validate({"dataset": path, "batch_size": 1})), exact=True)
     assert info.rows == 2 and info.features == 1
+
+
+# ---------------------------------------------------------------- sniffing by content (issue #10)
+
+@pytest.mark.parametrize("content,fmt", [
+    (b"1 1:0.5 3:1\n-1 2:1\n", "svmlight"),
+    (b"+1 5:1 17:0.5\n-1 3:1\n", "svmlight"),
+    (b"label,a\n1,2\n", "csv"),
+    (b"pos\tgood film\n", "text"),
+    (b"\xef\xbb\xbf1 1:1\n", "svmlight"),
+])
+@pytest.mark.parametrize("name", ["a9a", "a9a.t", "data.bin"])
+def test_sniff_format_of_files_without_a_known_extension(tmp_path, name, content, fmt):
+    assert sniff_format(write(tmp_path, name, content)) == fmt
+
+
+def test_sniff_format_finds_npz_by_its_zip_magic(tmp_path):
+    buf = npz_bytes(X=np.eye(2), y=np.array([0, 1]))
+    assert buf[:4] == b"PK\x03\x04"
+    for name in ("arrays", "arrays.t", "arrays.svm"):
+        path = write(tmp_path, name, buf)
+        assert sniff_format(path, by_content=True) == "npz"
+    path = write(tmp_path, "arrays", buf)
+    assert sniff_format(path) == "npz"
+    X, y, _ = read_all(path)
+    np.testing.assert_array_equal(X, np.eye(2))
+
+
+def test_sniff_format_by_content_ignores_the_extension(tmp_path):
+    assert sniff_format(write(tmp_path, "d.csv", "1 1:1\n"), by_content=True) == "svmlight"
+    assert sniff_format(write(tmp_path, "d.svm", "label,a\n1,2\n"), by_content=True) == "csv"
+
+
+@pytest.mark.parametrize("content,why", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64), "binary data"),
+    (bytes(range(256)) * 8, "binary data"),
+    (b"\x7fELF\x02\x01\x01" + bytes(100), "binary data"),
+    ("pos\tgood".encode("utf-16"), "UTF-16"),
+    (bytes([0x80 + (i * 7) % 120 for i in range(1000)]), "binary data"),  # high bytes, no NUL
+], ids=["png", "all-bytes", "elf", "utf-16", "high-bytes"])
+def test_sniff_format_refuses_binary_files(tmp_path, content, why):
+    path = write(tmp_path, "junk", content)
+    with pytest.raises(DataError, match=why) as err:
+        sniff_format(path)
+    assert "is not a dataset" in str(err.value) and err.value.path == path
+
+
+def test_one_bad_byte_in_a_text_file_is_left_to_the_reader_to_name_its_line(tmp_path):
+    path = write(tmp_path, "a9a", b"1 1:1\n-1 2:1\n1 3:\xff\n-1 1:1\n" * 50)
+    assert sniff_format(path) == "svmlight"
+    assert_line(data_error(path), 3, path)
