@@ -13,6 +13,7 @@ from .errors import ConfigError
 from .knobs import BUILTIN_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
 
 DEFAULT_FEATURES = {"sparse-text": 1 << 20, "dense": 200}
+MAX_SHOWN = 80  # characters of a user's value echoed in an error message
 BYTES_PER_VALUE = {"float64": 8, "float32": 4, "float16": 2}
 
 
@@ -71,6 +72,21 @@ class RunConfig:
 assert {f.name for f in dataclasses.fields(RunConfig)} == set(KNOBS), "RunConfig and KNOBS disagree"
 
 
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, cut to ``MAX_SHOWN`` characters with an
+    ellipsis and the value's full length: a 100 KB value must not come back whole."""
+    text = repr(value)
+    if len(text) <= MAX_SHOWN:
+        return text
+    size = len(value) if isinstance(value, (str, bytes)) else len(text)
+    return f"{text[:MAX_SHOWN]}… ({size:,} characters)"
+
+
+def shown_name(name: str) -> str:
+    """A knob name as given by the user, cut like :func:`shown` (without quotes)."""
+    return name if len(name) <= MAX_SHOWN else f"{name[:MAX_SHOWN]}… ({len(name):,} characters)"
+
+
 def _coerce(name: str, value: Any) -> Any:
     k = KNOBS[name]
     if value is None or (isinstance(value, str) and value.strip() == "" and k.optional):
@@ -84,10 +100,10 @@ def _coerce(name: str, value: Any) -> Any:
             return True
         if isinstance(value, str) and value.lower() in ("0", "false", "no", "off"):
             return False
-        raise ConfigError(name, f"expected true or false, got {value!r}")
+        raise ConfigError(name, f"expected true or false, got {shown(value)}")
     if k.type is int:
         if isinstance(value, bool):
-            raise ConfigError(name, f"expected a whole number, got {value!r}")
+            raise ConfigError(name, f"expected a whole number, got {shown(value)}")
         if isinstance(value, numbers.Integral):
             value = int(value)
         if isinstance(value, float) and value.is_integer():
@@ -96,26 +112,26 @@ def _coerce(name: str, value: Any) -> Any:
             try:
                 value = int(value.strip().replace("_", ""))
             except ValueError:
-                raise ConfigError(name, f"expected a whole number, got {value!r}") from None
+                raise ConfigError(name, f"expected a whole number, got {shown(value)}") from None
         if not isinstance(value, int):
-            raise ConfigError(name, f"expected a whole number, got {value!r}")
+            raise ConfigError(name, f"expected a whole number, got {shown(value)}")
     elif k.type is float:
         if isinstance(value, bool):
-            raise ConfigError(name, f"expected a number, got {value!r}")
+            raise ConfigError(name, f"expected a number, got {shown(value)}")
         try:
             value = float(value)
         except (TypeError, ValueError, OverflowError):
-            raise ConfigError(name, f"expected a number, got {value!r}") from None
+            raise ConfigError(name, f"expected a number, got {shown(value)}") from None
         if value != value or value in (float("inf"), float("-inf")):
-            raise ConfigError(name, f"expected a finite number, got {value!r}")
+            raise ConfigError(name, f"expected a finite number, got {shown(value)}")
     elif k.type is str:
         if not isinstance(value, str):
-            raise ConfigError(name, f"expected text, got {value!r}")
+            raise ConfigError(name, f"expected text, got {shown(value)}")
         value = value.strip()
     if k.choices and not k.free_text and value not in k.choices:
-        raise ConfigError(name, f"{value!r} is not one of: {k.describe_allowed()}")
+        raise ConfigError(name, f"{shown(value)} is not one of: {k.describe_allowed()}")
     if k.min is not None and value < k.min or k.max is not None and value > k.max:
-        raise ConfigError(name, f"{value!r} is out of range; allowed: {k.describe_allowed()}")
+        raise ConfigError(name, f"{shown(value)} is out of range; allowed: {k.describe_allowed()}")
     return value
 
 
@@ -130,7 +146,7 @@ def validate(values: Mapping[str, Any] | None = None, **overrides: Any) -> RunCo
     merged.update(overrides)
     unknown = sorted(set(merged) - set(KNOBS))
     if unknown:
-        raise ConfigError(unknown[0], f"unknown knob; known knobs: {', '.join(KNOBS)}")
+        raise ConfigError(shown_name(str(unknown[0])), f"unknown knob; known knobs: {', '.join(KNOBS)}")
     clean = {name: _coerce(name, merged[name]) for name in merged}
     if clean.get("features") is None:
         clean["features"] = DEFAULT_FEATURES.get(clean.get("dataset", "sparse-text"), DEFAULT_FEATURES["sparse-text"])
@@ -148,10 +164,10 @@ def _check_combinations(cfg: RunConfig) -> None:
         if not cfg.dataset:
             raise ConfigError("dataset", "a dataset name or a file path is required")
         if not os.path.isfile(cfg.dataset):
-            raise ConfigError("dataset", f"{cfg.dataset!r} is neither a built-in dataset "
+            raise ConfigError("dataset", f"{shown(cfg.dataset)} is neither a built-in dataset "
                               f"({', '.join(BUILTIN_DATASETS)}) nor a readable file")
     if cfg.test_file is not None and not os.path.isfile(cfg.test_file):
-        raise ConfigError("test_file", f"{cfg.test_file!r} is not a readable file")
+        raise ConfigError("test_file", f"{shown(cfg.test_file)} is not a readable file")
     if cfg.dataset == "sparse-text" and cfg.nnz_per_row > cfg.features:
         raise ConfigError("nnz_per_row", f"{cfg.nnz_per_row} nonzeros per row cannot fit in "
                           f"{cfg.features} features")
@@ -160,7 +176,7 @@ def _check_combinations(cfg: RunConfig) -> None:
     try:
         sizes = cfg.hidden_sizes
     except ValueError:
-        raise ConfigError("hidden", f"expected comma-separated layer sizes like 128,64, got {cfg.hidden!r}") from None
+        raise ConfigError("hidden", f"expected comma-separated layer sizes like 128,64, got {shown(cfg.hidden)}") from None
     if not sizes or any(s < 1 or s > 100_000 for s in sizes) or len(sizes) > 8:
         raise ConfigError("hidden", "between 1 and 8 layers of 1 to 100,000 units each")
     if cfg.model == "kernel-svm":

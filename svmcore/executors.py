@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from .config import RunConfig
+from .config import RunConfig, shown
 from .errors import ConfigError
 from .run_queue import RunQueue
 from .store import RunStatus, Store
@@ -85,7 +85,7 @@ def make_executor(kind: str, store: Store, queue: RunQueue | None = None, schedu
     ``threads_per_run`` threads fit its cores). Raises an SvmcoreError naming the
     problem (an unknown kind, an unreachable scheduler)."""
     if kind not in EXECUTORS:
-        raise ConfigError("executor", f"unknown executor {kind!r}; choose one of {', '.join(EXECUTORS)}")
+        raise ConfigError("executor", f"unknown executor {shown(kind)}; choose one of {', '.join(EXECUTORS)}")
     if kind == "local":
         if scheduler:
             raise ConfigError("scheduler", "a scheduler address is only used with the dask executor")

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 
 from .cli import run_export, samples_csv
-from .config import validate
+from .config import shown, shown_name, validate
 from .errors import ConfigError, DataError
 from .executors import make_executor
 from .knobs import BUILTIN_DATASETS, KNOBS
@@ -301,7 +301,7 @@ class Lab:
         """Queue the remedy's before and after runs; returns their ids."""
         remedy = next((r for r in REMEDIES if r.key == key), None)
         if remedy is None:
-            raise ConfigError("remedy", f"unknown remedy {key!r}")
+            raise ConfigError("remedy", f"unknown remedy {shown(key)}")
         before, after = remedy.configs(self._confined(base))
         return (self.queue.submit(before, label=f"{remedy.title}: before").run_id,
                 self.queue.submit(after, label=f"{remedy.title}: after").run_id)
@@ -442,6 +442,6 @@ def confine(path: str, roots: list[str], knob: str = "dataset") -> str:
             if os.path.isfile(real):
                 return real
     if inside:
-        raise ConfigError(knob, f"no such file in the data folders: {os.path.basename(path)}")
+        raise ConfigError(knob, f"no such file in the data folders: {shown_name(os.path.basename(path))}")
     raise ConfigError(knob, "that path is outside the data folders (the data home's datasets and "
                       "uploads folders, and SVMCORE_DATA_DIRS); copy the file there (symlinks that lead outside are refused)")

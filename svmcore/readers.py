@@ -21,6 +21,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from .config import shown
 from .errors import DataError
 from .knobs import MAX_FEATURES
 
@@ -130,15 +131,15 @@ def explain_svmlight_line(line: bytes) -> str | None:
         return None
     label = parts[0]
     if ":" in label:
-        return f"starts with {label!r}; each line must start with a label, then id:value pairs"
+        return f"starts with {shown(label)}; each line must start with a label, then id:value pairs"
     try:
         lv = float(label)
     except ValueError:
         if "," in label or ";" in label:
             return "uses ',' or ';' as separator; svmlight separates fields with spaces"
-        return f"label {label!r} is not a number"
+        return f"label {shown(label)} is not a number"
     if not math.isfinite(lv):
-        return f"label {label!r} is not finite"
+        return f"label {shown(label)} is not finite"
     prev = 0
     for tok in parts[1:]:
         if tok.startswith("qid:"):
@@ -146,11 +147,11 @@ def explain_svmlight_line(line: bytes) -> str | None:
         idx, sep, val = tok.partition(":")
         if not sep:
             hint = " (wrong separator?)" if any(c in tok for c in ",;=") else ""
-            return f"{tok!r} is not an id:value pair{hint}"
+            return f"{shown(tok)} is not an id:value pair{hint}"
         try:
             fid = int(idx)
         except ValueError:
-            return f"feature id {idx!r} is not a whole number"
+            return f"feature id {shown(idx)} is not a whole number"
         if fid <= 0:
             return f"feature id {fid} is not allowed; ids start at 1"
         if fid > MAX_FEATURES:
@@ -161,9 +162,9 @@ def explain_svmlight_line(line: bytes) -> str | None:
         try:
             v = float(val)
         except ValueError:
-            return f"value {val!r} of feature {fid} is not a number"
+            return f"value {shown(val)} of feature {fid} is not a number"
         if not math.isfinite(v):
-            return f"value {val!r} of feature {fid} is NaN or infinite"
+            return f"value {shown(val)} of feature {fid} is NaN or infinite"
     return None
 
 
@@ -233,7 +234,7 @@ def _csv_header(path: str) -> tuple[list[str], int, int]:
             if len(names) == 1 and any(c in header for c in ";\t|"):
                 hint = " The file does not look comma-separated; CSV files must use ','."
             raise DataError(f"no label column: the header must name one of {', '.join(LABEL_COLUMNS)}; "
-                            f"found {', '.join(repr(n) for n in names[:8])}.{hint}", path, no)
+                            f"found {', '.join(shown(n) for n in names[:8])}.{hint}", path, no)
     raise DataError("the file has no data rows", path)
 
 
@@ -253,9 +254,9 @@ def _explain_csv_line(line: bytes, n_cols: int) -> str | None:
         try:
             v = float(f)
         except ValueError:
-            return f"field {i + 1} ({f!r}) is not a number"
+            return f"field {i + 1} ({shown(f)}) is not a number"
         if not math.isfinite(v):
-            return f"field {i + 1} ({f!r}) is NaN or infinite"
+            return f"field {i + 1} ({shown(f)}) is NaN or infinite"
     return None
 
 
@@ -367,7 +368,7 @@ def _check_npz_sizes(path: str, infos) -> None:
     for i in infos:
         size, packed = i.file_size, max(1, i.compress_size)
         if size > MAX_NPZ_UNCOMPRESSED or (size > MAX_NPZ_DENSE_MEMBER and size / packed > MAX_NPZ_RATIO):
-            raise DataError(f"array {i.filename.removesuffix('.npy')!r} would expand to {size / 2**20:,.0f} MiB "
+            raise DataError(f"array {shown(i.filename.removesuffix('.npy'))} would expand to {size / 2**20:,.0f} MiB "
                             f"from {packed / 2**20:,.1f} MiB, which is refused as a possible zip bomb "
                             "(save large arrays uncompressed, with np.savez)", path)
     total = sum(i.file_size for i in infos)
@@ -392,11 +393,11 @@ def _check_npz_headers(path: str, infos) -> None:
                     else:
                         shape, _, dtype = np.lib.format.read_array_header_2_0(member)
                 if dtype.hasobject:
-                    raise DataError(f"array {info.filename[:-4]!r} holds Python objects; "
+                    raise DataError(f"array {shown(info.filename[:-4])} holds Python objects; "
                                     "pickled data is refused", path)
                 declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
                 if declared > info.file_size:
-                    raise DataError(f"array {info.filename[:-4]!r} declares {declared:,} bytes but holds "
+                    raise DataError(f"array {shown(info.filename[:-4])} declares {declared:,} bytes but holds "
                                     f"{info.file_size:,}", path)
     except DataError:
         raise

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from .config import RunConfig, _coerce, validate
+from .config import RunConfig, _coerce, shown, validate
 from .errors import ConfigError
 from .knobs import KNOBS
 from .store import RunRecord, RunStatus, Store
@@ -26,11 +26,11 @@ def parse_grid(items: list[str]) -> dict[str, list]:
         name, sep, values = item.partition("=")
         name = name.strip().replace("-", "_")
         if not sep or not values.strip():
-            raise ConfigError("grid", f"{item!r} must look like KNOB=V1,V2 (e.g. batch_size=256,2048)")
+            raise ConfigError("grid", f"{shown(item)} must look like KNOB=V1,V2 (e.g. batch_size=256,2048)")
         if name not in KNOBS:
-            raise ConfigError("grid", f"unknown knob {name!r}; known knobs: {', '.join(KNOBS)}")
+            raise ConfigError("grid", f"unknown knob {shown(name)}; known knobs: {', '.join(KNOBS)}")
         if name in grid:
-            raise ConfigError("grid", f"knob {name!r} is given twice")
+            raise ConfigError("grid", f"knob {shown(name)} is given twice")
         parsed = [_coerce(name, v.strip()) for v in values.split(",") if v.strip()]
         grid[name] = list(dict.fromkeys(parsed))  # keep order, drop repeats
     return grid

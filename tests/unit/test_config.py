@@ -426,3 +426,54 @@ def test_builtin_datasets_are_accepted(name):
 def test_missing_test_file_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=knob_error("test_file")):
         validate(test_file=str(tmp_path / "nope.svm"))
+
+
+# ---------------------------------------------------------------- long values are cut in messages (issue #10)
+
+LONG = "7" * 50_000 + "x" * 50_000  # 100 KB: not a number, not a choice, not a file
+
+
+def assert_cut(msg: str, size: int = 100_000) -> None:
+    assert len(msg) < 600, f"{len(msg)} characters echoed"
+    assert "…" in msg and f"({size:,} characters)" in msg, msg[:300]
+
+
+@pytest.mark.parametrize("name", KNOB_NAMES)
+def test_a_100kb_value_is_cut_in_the_message_of_every_knob(name):
+    with pytest.raises(ConfigError) as info:
+        validate({name: LONG})
+    assert str(info.value).startswith(f"{name}: ")
+    assert_cut(str(info.value))
+
+
+def test_a_100kb_unknown_knob_name_is_cut():
+    with pytest.raises(ConfigError) as info:
+        validate({"k" * 100_000: 1})
+    assert_cut(str(info.value))
+
+
+def test_short_values_are_echoed_whole():
+    with pytest.raises(ConfigError, match=r"^epochs: expected a whole number, got 'three'$"):
+        validate(epochs="three")
+
+
+def test_a_100kb_value_in_a_sweep_grid_is_cut():
+    from svmcore.sweep import parse_grid
+
+    for item in (f"batch_size={LONG}", f"precision={LONG}", LONG, f"{LONG}=1,2", f"epochs=1,{LONG}"):
+        with pytest.raises(ConfigError) as info:
+            parse_grid([item])
+        assert len(str(info.value)) < 600, (item[:20], len(str(info.value)))
+        assert "…" in str(info.value), str(info.value)[:300]
+
+
+def test_a_100kb_data_token_is_cut_in_the_reader_message(tmp_path):
+    from svmcore.errors import DataError
+    from svmcore.readers import iter_file_chunks
+
+    path = tmp_path / "d.svm"
+    path.write_text("1 1:1\n" + LONG + " 1:1\n")
+    with pytest.raises(DataError) as info:
+        list(iter_file_chunks(str(path), 10))
+    assert info.value.line == 2
+    assert_cut(str(info.value))
