@@ -10,13 +10,14 @@ import argparse
 import csv
 import io
 import json
+import logging
 import os
 import signal
 import sys
 import time
 
 from .config import RunConfig, validate
-from .errors import SvmcoreError
+from .errors import ConfigError, SvmcoreError
 from .knobs import KNOBS
 from .store import RunStatus, Store, StoreError
 
@@ -24,21 +25,54 @@ EXIT = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1, RunStatus.OOM: 3, RunStatus
         RunStatus.LOST: 1}
 EXIT_BAD_INPUT = 2
 
+log = logging.getLogger(__name__)
+
 
 def default_home() -> str:
     return os.environ.get("SVMCORE_HOME") or os.path.join(os.getcwd(), ".svmcore")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    def _format_action_invocation(self, action):
+        if isinstance(action, _BoolKnobAction):  # --average [true|false], --no-average
+            return f"{action.option_strings[0]} [{action.metavar}], " + ", ".join(action.option_strings[1:])
+        return super()._format_action_invocation(action)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # one clear line, no usage dump
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+class _BoolKnobAction(argparse.Action):
+    """A bool knob as ``--average``, ``--average VALUE`` / ``--average=VALUE`` (true, false,
+    yes, no, 1, 0, on, off: checked by ``validate`` like any knob value) or ``--no-average``."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        flags = [f for s in option_strings for f in (s, "--no-" + s[2:])]
+        super().__init__(flags, dest, nargs="?", metavar="true|false", **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string.startswith("--no-"):
+            if values is not None:
+                parser.error(f"{option_string} takes no value (or use --{option_string[5:]}={values})")
+            setattr(namespace, self.dest, False)
+        else:
+            setattr(namespace, self.dest, True if values is None else values)
+
+    def format_usage(self) -> str:
+        return " | ".join(self.option_strings)
 
 
 def add_knob_flags(p: argparse.ArgumentParser) -> None:
     for k in KNOBS.values():
         help_text = f"{k.help} [{k.describe_allowed()}; default {k.default}]"
         if k.type is bool:
-            p.add_argument(k.flag, dest=k.name, action=argparse.BooleanOptionalAction,
+            p.add_argument(k.flag, dest=k.name, action=_BoolKnobAction,
                            default=argparse.SUPPRESS, help=help_text)
         else:
             p.add_argument(k.flag, dest=k.name, default=argparse.SUPPRESS, metavar=k.unit.upper() or "VALUE",
@@ -122,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     home = getattr(args, "home_sub", None) or args.home or default_home()
     try:
+        if args.command != "knobs" and not (args.command == "data" and args.data_command == "make"):
+            # the data home must be a folder; commands that cache or calibrate must be able to write in it
+            check_home(home, write=args.command in ("estimate", "recommend", "calibrate")
+                       or args.command == "data")
         if args.command == "run":
             return cmd_run(args, home)
         if args.command == "sweep":
@@ -140,6 +178,27 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 1
+    except OSError as e:  # a file or folder we were pointed at cannot be used: one line, not a traceback
+        log.debug("command failed", exc_info=True)
+        where = ": " + " -> ".join(str(f) for f in (e.filename, e.filename2) if f) if e.filename else ""
+        print(f"svmcore: error: {e.strerror or e}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def check_home(home: str, write: bool = False) -> None:
+    """The data home must be a folder (or creatable as one); with ``write``, a folder we
+    can write in. Raises ConfigError('home', ...) with one clear sentence."""
+    hint = "set SVMCORE_HOME or --home to a folder you can write to"
+    if os.path.exists(home) and not os.path.isdir(home):
+        raise ConfigError("home", f"the data home {home} is a file, not a folder; {hint}")
+    existing = os.path.abspath(home)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ConfigError("home", f"the data home {home} cannot be created: {existing} is a file, not a folder; {hint}")
+    if write and not os.access(existing, os.W_OK | os.X_OK):
+        what = "is read-only" if existing == os.path.abspath(home) else f"cannot be created: {existing} is read-only"
+        raise ConfigError("home", f"the data home {home} {what}; {hint}")
 
 
 # ---------------------------------------------------------------- estimate, recommend

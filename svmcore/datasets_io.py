@@ -30,32 +30,47 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
     if features is not None:
         values["features"] = features
     cfg = validate(values)
-    parent = os.path.dirname(os.path.abspath(out))
+    target = os.path.abspath(out)
+    parent = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise ConfigError("out", f"{out} is a folder; give the path of the file to write, "
+                          f"e.g. {os.path.join(out, 'data' + {'svmlight': '.svm', 'npz': '.npz'}.get(fmt, '.txt'))}")
     if not os.path.isdir(parent):
-        raise ConfigError("out", f"folder {parent} does not exist")
+        what = "is a file, not a folder" if os.path.exists(parent) else "does not exist"
+        raise ConfigError("out", f"folder {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError("out", f"folder {parent} is read-only")
     source = Source(cfg)
-    if fmt == "svmlight":
-        from .cache import write_svmlight
-        return write_svmlight(source, out)
-    if fmt == "text":
-        return _write_text(source, out)
-    return _write_npz(source, out)
+    try:
+        if fmt == "svmlight":
+            from .cache import write_svmlight
+            return write_svmlight(source, out)
+        if fmt == "text":
+            return _write_text(source, out)
+        return _write_npz(source, out)
+    except OSError as e:
+        raise ConfigError("out", f"cannot write {out}: {e.strerror or e}") from None
 
 
 def _write_text(source: Source, out: str) -> int:
     """Raw text 'label<TAB>text': each nonzero becomes its token word, repeated by weight."""
     rows = 0
     tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for X, y in source.iter_chunks(10_000):
-            X = sp.csr_matrix(X)
-            reps = np.clip(np.rint(X.data * 4), 1, 4).astype(np.int64)
-            for i in range(X.shape[0]):
-                lo, hi = X.indptr[i], X.indptr[i + 1]
-                words = " ".join(" ".join([f"w{j}"] * r) for j, r in zip(X.indices[lo:hi].tolist(), reps[lo:hi].tolist()))
-                f.write(f"{'pos' if y[i] > 0 else 'neg'}\t{words}\n")
-            rows += X.shape[0]
-    os.replace(tmp, out)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for X, y in source.iter_chunks(10_000):
+                X = sp.csr_matrix(X)
+                reps = np.clip(np.rint(X.data * 4), 1, 4).astype(np.int64)
+                for i in range(X.shape[0]):
+                    lo, hi = X.indptr[i], X.indptr[i + 1]
+                    words = " ".join(" ".join([f"w{j}"] * r)
+                                     for j, r in zip(X.indices[lo:hi].tolist(), reps[lo:hi].tolist()))
+                    f.write(f"{'pos' if y[i] > 0 else 'neg'}\t{words}\n")
+                rows += X.shape[0]
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):  # a failed write leaves no half file behind
+            os.remove(tmp)
     return rows
 
 
@@ -95,6 +110,8 @@ def _write_npz(source: Source, out: str) -> int:
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if os.path.exists(out + ".tmp"):  # a failed write leaves no half file behind
+            os.remove(out + ".tmp")
 
 
 def inspect_dataset(dataset: str, cache_dir: str | None = None, **knobs) -> dict:

@@ -1,0 +1,147 @@
+"""The CLI says what is wrong with a folder or a flag in one line and exits 2, never
+with a traceback (issue #10). Runs the real CLI (`python -m svmcore`)."""
+
+import os
+import subprocess
+
+import pytest
+
+from svmcore.store import Store
+from tests.conftest import cli
+
+GOOD = "1 1:0.5 2:1\n-1 2:0.25\n1 1:1\n-1 3:1\n"
+MAKE = ("data", "make", "sparse-text", "--rows", "200", "--features", "64", "--nnz-per-row", "5")
+
+
+def one_line_error(proc, *needles) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-1000:], proc.stderr[-2000:])
+    err = proc.stderr.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith("svmcore: error: "), err
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    path = tmp_path / "d.svm"
+    path.write_text(GOOD)
+    return str(path)
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A folder that even root cannot write to: a tmpfs remounted read-only (chmod
+    does not stop root). Yields (mount point, a folder inside it)."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("needs root to mount a tmpfs: " + r.stderr.decode().strip())
+    try:
+        (mnt / "home").mkdir()
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        with pytest.raises(OSError):
+            open(mnt / "home" / "probe", "w")
+        yield str(mnt)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+
+
+# ---------------------------------------------------------------- data inspect with an unusable home
+
+def test_inspect_with_the_home_a_regular_file(tmp_path, dataset):
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    proc = cli("data", "inspect", dataset, env={"SVMCORE_HOME": str(home)})
+    one_line_error(proc, "is a file, not a folder", "SVMCORE_HOME")
+    proc = cli("data", "inspect", dataset, env={"SVMCORE_HOME": str(home / "below")})
+    one_line_error(proc, "is a file, not a folder")
+
+
+def test_inspect_with_a_read_only_home(read_only_dir, dataset):
+    proc = cli("data", "inspect", dataset, env={"SVMCORE_HOME": os.path.join(read_only_dir, "home")})
+    one_line_error(proc, "read-only")
+    proc = cli("data", "inspect", dataset, env={"SVMCORE_HOME": os.path.join(read_only_dir, "new", "home")})
+    one_line_error(proc, "read-only")
+
+
+def test_a_home_that_is_a_file_is_refused_by_every_command(tmp_path):
+    home = tmp_path / "home"
+    home.write_text("")
+    for args in (("runs", "list"), ("run", "--rows=2000"), ("estimate",)):
+        one_line_error(cli(*args, env={"SVMCORE_HOME": str(home)}), "is a file, not a folder")
+
+
+def test_inspect_with_a_good_home_still_works(tmp_path, dataset):
+    proc = cli("data", "inspect", dataset, "--json", env={"SVMCORE_HOME": str(tmp_path / "new-home")})
+    assert proc.returncode == 0, proc.stderr
+    assert '"rows": 4' in proc.stdout
+
+
+# ---------------------------------------------------------------- data make --out that cannot be written
+
+def test_make_into_an_existing_folder(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    one_line_error(cli(*MAKE, "--out", str(out)), "is a folder", os.path.join(str(out), "data.svm"))
+    assert os.listdir(out) == [] and sorted(os.listdir(tmp_path)) == ["out"]  # no half-written file left
+
+
+def test_make_below_a_regular_file(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    one_line_error(cli(*MAKE, "--out", str(blocker / "x.svm")), "is a file, not a folder")
+    one_line_error(cli(*MAKE, "--out", str(blocker / "sub" / "x.svm")), "does not exist")
+
+
+@pytest.mark.parametrize("fmt", ["svmlight", "npz", "text"])
+def test_make_into_a_read_only_folder(read_only_dir, fmt):
+    out = os.path.join(read_only_dir, "home", "x.svm")
+    one_line_error(cli(*MAKE, "--format", fmt, "--out", out), "read-only")
+    assert os.listdir(os.path.join(read_only_dir, "home")) == []
+
+
+def test_make_still_writes_a_file(tmp_path):
+    out = tmp_path / "x.svm"
+    proc = cli(*MAKE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert len(out.read_text().splitlines()) == 200
+    assert sorted(os.listdir(tmp_path)) == ["x.svm"]
+
+
+# ---------------------------------------------------------------- bool knob flags
+
+TINY = ("--rows=400", "--features=64", "--nnz-per-row=5", "--epochs=1", "--batch-size=16")
+
+
+@pytest.mark.parametrize("flags,expect", [
+    (["--average", "false"], False),
+    (["--average=no"], False),
+    (["--average", "0"], False),
+    (["--no-average"], False),
+    (["--average"], True),
+    (["--average", "yes"], True),
+    (["--average=1"], True),
+], ids=["space-false", "equals-no", "zero", "no-flag", "bare", "yes", "one"])
+def test_bool_knob_flags_take_true_or_false(tmp_path, flags, expect):
+    home = str(tmp_path / "home")
+    proc = cli("run", *flags, *TINY, home=home)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    store = Store(home)
+    try:
+        [run] = store.list_runs()
+        assert run.config["average"] is expect
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("flags,needle", [
+    (["--average", "maybe"], "average: expected true or false, got 'maybe'"),
+    (["--no-average=1"], "--no-average takes no value"),
+])
+def test_bad_bool_knob_values_are_one_line(tmp_path, flags, needle):
+    proc = cli("run", *flags, *TINY, home=str(tmp_path / "home"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
