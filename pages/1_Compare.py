@@ -24,6 +24,10 @@ event = st.dataframe(
     column_config={
         "peak_mb": st.column_config.NumberColumn("exact peak (MiB)", format="%.1f"),
         "accuracy": st.column_config.NumberColumn("accuracy", format="%.4f"),
+        "balanced_accuracy": st.column_config.NumberColumn("balanced accuracy", format="%.4f",
+                                                           help="mean of the per-class recalls"),
+        "baseline_accuracy": st.column_config.NumberColumn("majority baseline", format="%.4f",
+                                                           help="accuracy of always predicting the majority class"),
         "samples_per_s": st.column_config.NumberColumn("samples/s", format="%.0f"),
         "wall_s": st.column_config.NumberColumn("wall (s)", format="%.1f"),
     })

@@ -98,8 +98,9 @@ def results(sweep_id: int, live: bool = False) -> None:
             lab.cancel_sweep(sweep_id)
             st.rerun(scope="app")
     budget = st.number_input("Best setting under (MiB)", min_value=1, value=300, key="budget", help="Answered from this sweep's measured exact peaks.")
-    objective = st.radio("Best by", ["accuracy", "samples_per_s"], horizontal=True, key="objective",
-                         format_func=lambda o: {"accuracy": "accuracy", "samples_per_s": "throughput"}[o])
+    objective = st.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True, key="objective",
+                         format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
+                                                "samples_per_s": "throughput"}[o])
     hosts = lab.sweep_hosts(sweep_id)
     host = None
     if len(hosts) > 1:
@@ -110,13 +111,15 @@ def results(sweep_id: int, live: bool = False) -> None:
     st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
     best = lab.best_under(budget, objective, sweep_id, host)
     if best:
-        st.success(f"**Best under {budget} MiB by {objective.replace('samples_per_s', 'throughput')}: run "
+        st.success(f"**Best under {budget} MiB by {objective.replace('samples_per_s', 'throughput').replace('_', ' ')}: run "
                    f"{best.run_id}** ({best.label}): exact peak {best.peak_mb:.1f} MiB, accuracy "
-                   f"{best.accuracy:.4f}, {best.samples_per_s or 0:,.0f} samples/s.")
+                   f"{best.accuracy:.4f} (balanced {best.balanced_accuracy or 0:.4f}), "
+                   f"{best.samples_per_s or 0:,.0f} samples/s.")
     elif pts:
         st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
     table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
-                           "accuracy": p.accuracy, "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
+                           "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
+                           "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
                            "host": p.host} for p in pts])
     if not table.empty:
         st.dataframe(table, hide_index=True, key="sweep_table")

@@ -43,10 +43,20 @@ with tab_gen:
     features = c[2].number_input("features", 2, 1 << 26, 1 << 20 if kind == "sparse-text" else 200, key="gen_features")
     nnz = c[3].number_input("nonzeros per row", 1, 100_000, 50, key="gen_nnz", disabled=kind == "dense")
     fmt = c[4].selectbox("format", ["svmlight", "npz", "text"], key="gen_fmt")
+    c = st.columns([1, 1, 3])
+    positives = c[0].number_input("share of positives", 0.001, 0.5, 0.5, step=0.01, format="%.3f", key="gen_pos",
+                                  disabled=kind != "sparse-text",
+                                  help="Below 0.5 the positive class is a minority, learnable from a few marker "
+                                       "tokens: accuracy alone then flatters a model that ignores it.")
+    sort = c[1].checkbox("sorted by label", key="gen_sorted",
+                         help="Every positive row first, as many public libsvm files come: trained in file order "
+                              "(shuffle off), SGD ends on the majority class.")
     if st.button("Generate", key="generate"):
         try:
             with st.spinner("Writing chunk by chunk…"):
-                path = lab.generate(kind, int(rows), int(features), int(nnz), 0, fmt)
+                path = lab.generate(kind, int(rows), int(features), int(nnz), 0, fmt,
+                                    positive_fraction=float(positives) if kind == "sparse-text" else 0.5,
+                                    sort_by_label=sort)
             inspect_next(path)
             st.success(f"Wrote {os.path.basename(path)}.")
         except SvmcoreError as e:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .datasets import Source, is_test_row
+from .datasets import CHUNK_ROWS, Source, is_test_row
 
 DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
@@ -32,7 +32,7 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None) -
     rows = 0
     try:
         with open(tmp, "wb") as f:
-            for X, y in source.iter_chunks(10_000, hashed=False):
+            for X, y in source.iter_chunks(CHUNK_ROWS, hashed=False):
                 if y.dtype.kind not in "fiub":
                     y = np.searchsorted(np.asarray(classes), y).astype(np.float64)
                 dump_svmlight_file(X, y, f, zero_based=False)
@@ -83,11 +83,16 @@ class BinaryData:
         return (data, indices, indptr), y
 
 
+HOLD_OUT_RULE = 2  # in cache names: version of the held-out rule (datasets.is_test_row)
+
+
 def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dtype: str,
-                representation: str, hold_out: bool = True) -> BinaryData:
-    """The binary form for memmap mode, built chunk by chunk if not there yet. Without
-    ``hold_out`` (a separate test file) every row goes to the train part."""
-    folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}" + ("" if hold_out else "-all"))
+                representation: str, rows: int, hold_out: bool = True) -> BinaryData:
+    """The binary form for memmap mode, built chunk by chunk if not there yet. ``rows``
+    is the dataset's row count (the held-out rule depends on it). Without ``hold_out``
+    (a separate test file) every row goes to the train part."""
+    folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}"
+                          + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all"))
     meta_path = os.path.join(folder, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
@@ -107,9 +112,9 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
             if representation != "dense":
                 np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
         row0 = 0
-        for X, y in source.iter_chunks(10_000, features):
-            rows = np.arange(row0, row0 + X.shape[0])
-            test = is_test_row(rows) if hold_out else np.zeros(rows.shape, bool)
+        for X, y in source.iter_chunks(CHUNK_ROWS, features):
+            ids = np.arange(row0, row0 + X.shape[0])
+            test = is_test_row(ids, rows) if hold_out else np.zeros(ids.shape, bool)
             row0 += X.shape[0]
             yi = np.searchsorted(class_arr, y).astype(np.int32)
             for p, mask in (("train", ~test), ("test", test)):
@@ -141,6 +146,60 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
             with open(meta_path) as f:
                 meta = json.load(f)
         return BinaryData(folder, meta)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@dataclass
+class HeldOut:
+    """The held-out rows of a dataset as CSR arrays on disk (float64, as parsed)."""
+
+    folder: str
+    meta: dict
+
+    def load(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        def read(name, dtype):
+            return np.fromfile(os.path.join(self.folder, name), dtype=dtype)
+
+        X = sp.csr_matrix((read("data.f64", np.float64), read("indices.i32", np.int32), read("indptr.i64", np.int64)),
+                          shape=(self.meta["rows"], self.meta["features"]))
+        y = np.load(os.path.join(self.folder, "y.npy"), allow_pickle=False)
+        return X, y
+
+
+def held_out_copy(source: Source, cache_dir: str, features: int, rows: int) -> HeldOut:
+    """The held-out rows of a streamed dataset, extracted once: they are spread over the
+    whole file, so finding them costs a full read, which later runs skip."""
+    from .batches import split_chunks
+
+    folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
+    meta_path = os.path.join(folder, "meta.json")
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            return HeldOut(folder, json.load(f))
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
+    os.makedirs(tmp)
+    try:
+        Xs, ys = [], []
+        for X, y in split_chunks(source.iter_chunks(CHUNK_ROWS, features), want_test=True, rows=rows):
+            Xs.append(sp.csr_matrix(X))
+            ys.append(y)
+        X = sp.vstack(Xs, format="csr") if Xs else sp.csr_matrix((0, features))
+        y = np.concatenate(ys) if ys else np.zeros(0)
+        X.data.astype(np.float64).tofile(os.path.join(tmp, "data.f64"))
+        X.indices.astype(np.int32).tofile(os.path.join(tmp, "indices.i32"))
+        X.indptr.astype(np.int64).tofile(os.path.join(tmp, "indptr.i64"))
+        np.save(os.path.join(tmp, "y.npy"), y, allow_pickle=False)
+        meta = {"rows": int(X.shape[0]), "features": int(features)}
+        with open(os.path.join(tmp, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another run built it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+        return HeldOut(folder, meta)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

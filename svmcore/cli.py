@@ -19,6 +19,7 @@ import time
 from .config import RunConfig, validate
 from .errors import ConfigError, SvmcoreError
 from .knobs import KNOBS
+from .metrics import near_baseline
 from .store import RunStatus, Store, StoreError
 
 EXIT = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1, RunStatus.OOM: 3, RunStatus.CANCELLED: 4,
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_knob_flags(rc)
     rc.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     rc.add_argument("--budget-mb", dest="budget_mb", type=float, required=True, metavar="MiB")
-    rc.add_argument("--objective", choices=["accuracy", "throughput"], default="accuracy")
+    rc.add_argument("--objective", choices=["accuracy", "balanced_accuracy", "throughput"], default="accuracy")
     rc.add_argument("--verify", action="store_true", help="run the recommended setting and compare")
     rc.add_argument("--json", action="store_true")
     ca = sub.add_parser("calibrate", help="(re)fit the memory model on this machine (~2-3 minutes)")
@@ -130,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     mk.add_argument("--seed", default="0")
     mk.add_argument("--out", required=True)
     mk.add_argument("--format", choices=["svmlight", "npz", "text"], default="svmlight")
+    mk.add_argument("--positive-fraction", dest="positive_fraction", default="0.5",
+                    help="share of positive rows, 0.001 to 0.5 (sparse-text; default 0.5: balanced)")
+    mk.add_argument("--sort-by-label", dest="sort_by_label", action="store_true",
+                    help="write every positive row first, as many public libsvm files are")
     ins = dsub.add_parser("inspect", help="rows, features, nonzeros, classes and size in memory")
     ins.add_argument("dataset")
     ins.add_argument("--json", action="store_true")
@@ -332,8 +337,14 @@ def describe(summary: dict) -> str:
                  f"sampled max {fmt(summary.get('peak_sampled_mb'), ' MiB')} at {summary.get('sample_hz')} Hz; "
                  f"floor {fmt(summary.get('floor_mb'), ' MiB')}; cap {summary.get('cap')}")
     lines.append(f"  wall {fmt(summary.get('wall_s'), ' s')}, train {fmt(summary.get('train_s'), ' s')}, "
-                 f"{fmt(summary.get('samples_per_s'), ' samples/s', ',.0f')}, "
-                 f"accuracy {fmt(summary.get('accuracy'), '', '.4f')}")
+                 f"{fmt(summary.get('samples_per_s'), ' samples/s', ',.0f')}")
+    lines.append(f"  accuracy {fmt(summary.get('accuracy'), '', '.4f')}, "
+                 f"balanced accuracy {fmt(summary.get('balanced_accuracy'), '', '.4f')}, "
+                 f"F1 ({summary.get('f1_of') or '-'}) {fmt(summary.get('f1'), '', '.4f')}; "
+                 f"always predicting the majority class would score {fmt(summary.get('baseline_accuracy'), '', '.4f')}")
+    if near_baseline(summary.get("accuracy"), summary.get("baseline_accuracy")):
+        lines.append("  WARNING: accuracy is within 2 points of the majority-class baseline; "
+                     "the model may not have learnt the minority class (see balanced accuracy)")
     for ph in summary.get("phases") or []:
         lines.append(f"    {ph['name']:10s} {fmt(ph.get('wall_s'), ' s', '8.2f')}  peak {fmt(ph.get('peak_rss_mb'), ' MiB', '8.1f')}"
                      + ("   <- owns the peak" if ph["name"] == summary.get("peak_phase") else ""))
@@ -363,7 +374,8 @@ def cmd_data(args, home: str) -> int:
     if args.data_command == "make":
         from .datasets_io import make_dataset
         rows = make_dataset(args.kind, rows=args.rows, features=args.features, nnz_per_row=args.nnz_per_row,
-                            seed=args.seed, out=args.out, fmt=args.format)
+                            seed=args.seed, out=args.out, fmt=args.format,
+                            positive_fraction=args.positive_fraction, sort_by_label=args.sort_by_label)
         print(f"wrote {rows:,} rows to {args.out}")
         return 0
     from .datasets_io import inspect_dataset
@@ -401,20 +413,22 @@ def cmd_runs(args, home: str) -> int:
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
                  "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
+                 "balanced_accuracy": r.summary.get("balanced_accuracy"),
                  "samples_per_s": r.summary.get("samples_per_s"), "wall_s": r.summary.get("wall_s"), "host": r.host}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
         else:
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':14} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'samples/s':>11}")
+                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}")
             for r in rows:
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
+                bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {str(r['dataset'])[:14]:14} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {sps:>11}")
+                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}")
         return 0
     rec = store.get_run(args.id)
     if rec is None:

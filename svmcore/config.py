@@ -36,6 +36,8 @@ class RunConfig:
     model: str = "linear-svm"
     batch_size: int = 1024
     epochs: int = 5
+    shuffle: bool = True
+    shuffle_buffer: int = 16_384
     alpha: float = 1e-5
     average: bool = True
     solver: str = "sklearn"

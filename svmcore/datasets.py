@@ -22,18 +22,32 @@ from .errors import DataError
 from .readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from .synthetic import iter_synthetic
 
+CHUNK_ROWS = 10_000  # rows per chunk when a whole dataset is read, converted or written
 MAX_TEST_ROWS = 20_000
 TEST_EVERY = 5
 
 
 def n_test_rows(rows: int) -> int:
-    """How many of the first ``rows`` rows ``is_test_row`` holds out."""
+    """How many of ``rows`` rows ``is_test_row`` holds out."""
     return min(rows // TEST_EVERY, MAX_TEST_ROWS)
 
 
-def is_test_row(row: np.ndarray) -> np.ndarray:
-    """Every 5th row is held out, up to 20,000 of them."""
-    return (row % TEST_EVERY == TEST_EVERY - 1) & (row // TEST_EVERY < MAX_TEST_ROWS)
+def last_test_row(rows: int) -> int:
+    """The number of the last held-out row (a test pass may stop reading after it)."""
+    if rows <= TEST_EVERY * MAX_TEST_ROWS:
+        return n_test_rows(rows) * TEST_EVERY - 1
+    return rows - 1
+
+
+def is_test_row(row: np.ndarray, rows: int) -> np.ndarray:
+    """Which of the row numbers ``row`` (0-based, of a dataset of ``rows`` rows) are held
+    out: every 5th row, and on more than 100,000 rows 20,000 rows evenly spread over the
+    whole data (a file sorted by label must not be tested on its first rows only)."""
+    row = np.asarray(row, dtype=np.int64)
+    if rows <= TEST_EVERY * MAX_TEST_ROWS:
+        return row % TEST_EVERY == TEST_EVERY - 1
+    t = MAX_TEST_ROWS
+    return ((row + 1) * t // rows > row * t // rows) & (row < rows)
 
 
 @dataclass(frozen=True)
@@ -154,7 +168,7 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     rows = nnz = 0
     width = 0
     classes: dict = {}
-    for X, y in source.iter_chunks(10_000):
+    for X, y in source.iter_chunks(CHUNK_ROWS):
         rows += X.shape[0]
         nnz += X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
         width = max(width, X.shape[1])

@@ -24,8 +24,30 @@ def memory_sizes(rows: int, features: int, nnz: int) -> dict[str, dict[str, int]
     return out
 
 
-def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: str = "svmlight") -> int:
-    """Write a synthetic dataset chunk by chunk; memory stays at one generation chunk."""
+class _Generated:
+    """Synthetic rows with a chosen share of positives, optionally sorted by label."""
+
+    def __init__(self, cfg, positive_fraction: float, sort_by_label: bool):
+        self.cfg = cfg
+        self.positive_fraction = positive_fraction
+        self.sort_by_label = sort_by_label
+
+    def iter_chunks(self, chunk_rows: int | None = None, n_features: int | None = None, hashed: bool = True):
+        from .synthetic import iter_synthetic, sorted_by_label
+
+        c = self.cfg
+
+        def make():
+            return iter_synthetic(c.dataset, c.rows, c.features, c.nnz_per_row, c.seed, self.positive_fraction)
+
+        return sorted_by_label(make) if self.sort_by_label else make()
+
+
+def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: str = "svmlight",
+                 positive_fraction: float = 0.5, sort_by_label: bool = False) -> int:
+    """Write a synthetic dataset chunk by chunk; memory stays at one generation chunk.
+    ``positive_fraction`` below 0.5 makes the positive class a minority (sparse-text);
+    ``sort_by_label`` writes every positive row first, as many public libsvm files are."""
     values = {"dataset": kind, "rows": rows, "nnz_per_row": nnz_per_row, "seed": seed, "batch_size": 1}
     if features is not None:
         values["features"] = features
@@ -36,6 +58,7 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
         raise ConfigError("out", f"{out} is a folder; give the path of the file to write, "
                           f"e.g. {os.path.join(out, 'data' + {'svmlight': '.svm', 'npz': '.npz'}.get(fmt, '.txt'))}")
     if not os.path.isdir(parent):
+<<<<<<< HEAD
         what = "is a file, not a folder" if os.path.exists(parent) else "does not exist"
         raise ConfigError("out", f"folder {parent} {what}")
     if not os.access(parent, os.W_OK | os.X_OK):
@@ -50,6 +73,27 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
         return _write_npz(source, out)
     except OSError as e:
         raise ConfigError("out", f"cannot write {out}: {e.strerror or e}") from None
+=======
+        raise ConfigError("out", f"folder {parent} does not exist")
+    try:
+        positive_fraction = float(positive_fraction)
+    except (TypeError, ValueError):
+        raise ConfigError("positive_fraction", f"expected a number, got {str(positive_fraction)[:40]!r}") from None
+    if not 0.001 <= positive_fraction <= 0.5:
+        raise ConfigError("positive_fraction", f"{positive_fraction:g} is out of range; allowed: 0.001 to 0.5")
+    if positive_fraction != 0.5 and kind != "sparse-text":
+        raise ConfigError("positive_fraction", "only sparse-text data can be made imbalanced")
+    if positive_fraction != 0.5 or sort_by_label:
+        source = _Generated(cfg, positive_fraction, sort_by_label)
+    else:
+        source = Source(cfg)
+    if fmt == "svmlight":
+        from .cache import write_svmlight
+        return write_svmlight(source, out)
+    if fmt == "text":
+        return _write_text(source, out)
+    return _write_npz(source, out)
+>>>>>>> fix10-me
 
 
 def _write_text(source: Source, out: str) -> int:

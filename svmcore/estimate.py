@@ -9,7 +9,9 @@ named parts computed from the config and the data's shape:
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
 - ``model``: the weights (and their average, and the copies a solver keeps);
 - ``transform``: a kernel approximation and the rows it produced;
-- ``io``: what reading holds at once: a generated chunk, a parser block.
+- ``io``: what reading holds at once: a generated chunk, a parser block;
+- ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
+  window of mapped rows (memmap), a shuffle buffer of parsed rows (stream).
 
 How many bytes of RSS each byte of a part costs (copies, allocator slack, the
 temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
@@ -38,7 +40,7 @@ CHUNK_ROWS = 10_000  # rows per generated or parsed chunk in loading (training.p
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 MODES = ("memory", "stream", "memmap")
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
-CALIBRATION_VERSION = 2
+CALIBRATION_VERSION = 3
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 
 
@@ -114,6 +116,15 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
+    p["shuffle"] = 0.0
+    if cfg.shuffle and incremental:
+        window = min(cfg.shuffle_buffer, shape.train_rows)
+        if cfg.mode == "memory":
+            p["shuffle"] = shape.train_rows * 8.0  # the permutation of row ids
+        elif cfg.mode == "memmap":
+            p["shuffle"] = window * row_store  # the window's mapped pages
+        else:
+            p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
     copies = 2 if cfg.average else 1
@@ -176,9 +187,10 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
         "train": {**one, **held, **model, f"batch_{m}": p["batch"], "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
-                  **tf, "batch_transformed": p["batch_transformed"]},
+                  **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"]},
         # what training freed is often kept by the allocator, so it shows here too
-        "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"]},
+        "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
+                     f"shuffle_{m}": p["shuffle"]},
     }
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
@@ -211,6 +223,8 @@ def calibration_configs() -> list[dict]:
         {**t, "mode": "stream", "batch_size": 32_768, "features": 1 << 20},
         {**t, "mode": "stream", "parser": "numba", "solver": "numba", "threads": 2, "batch_size": 8192},
         {**t, "mode": "stream", "representation": "dense", "hashing_bits": 12, "batch_size": 4096},
+        {**t, "mode": "stream", "epochs": 2, "shuffle_buffer": 100_000, "nnz_per_row": 100},
+        {**t, "mode": "memmap", "shuffle_buffer": 100_000, "nnz_per_row": 100},
         {**d, "mode": "stream", "rows": 30_000, "batch_size": 16_384},
         {**t, "mode": "memmap"},
         {**t, "mode": "memmap", "precision": "float32", "batch_size": 32_768, "features": 1 << 21},
@@ -373,7 +387,8 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
 
 def _group(contrib: dict[str, float]) -> dict[str, float]:
     """Features folded back into the parts named in the output."""
-    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "transforms": 0.0, "io": 0.0, "other": 0.0}
+    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "transforms": 0.0, "io": 0.0, "shuffle": 0.0,
+           "other": 0.0}
     for k, v in contrib.items():
         if k == "test":
             out[k] += v
@@ -387,6 +402,8 @@ def _group(contrib: dict[str, float]) -> dict[str, float]:
             out["transforms"] += v
         elif k.startswith("io_"):
             out["io"] += v
+        elif k.startswith("shuffle"):
+            out["shuffle"] += v
         else:
             out["other"] += v
     return out

@@ -130,6 +130,20 @@ _KNOBS = [
     Knob("epochs", int, 5, min=1, max=1000, unit="passes",
          help="Passes over the training data (kernel-svm trains once).",
          trades="More passes cost time; accuracy plateaus after a few."),
+    Knob("shuffle", bool, True,
+         help="Visit the training rows in a new random order every epoch (drawn from the seed: the same "
+              "seed gives the same order). memory: a full permutation. memmap: batch-sized blocks in a "
+              "permuted order, shuffled together a window of shuffle_buffer rows at a time. stream: a "
+              "shuffle buffer of shuffle_buffer rows over the text, then windows of blocks over the spill.",
+         trades="Files are often sorted by label; without shuffling SGD ends on one class and accuracy can "
+                "hide a useless model. Costs 8 bytes a row in memory mode and a window of rows in stream "
+                "and memmap mode, and random rather than sequential reads within a window."),
+    Knob("shuffle_buffer", int, 16_384, min=1, max=10_000_000, unit="rows",
+         help="Rows held to shuffle in stream mode (a shuffle buffer: it mixes rows within about this "
+              "distance of each other in the file) and the window of memory-mapped blocks shuffled "
+              "together in memmap mode.",
+         trades="A bigger buffer mixes rows from further apart (a file sorted by label needs it) and holds "
+                "that many more rows in memory.", applies_to=("linear-svm", "kernel-approx", "mlp")),
     Knob("alpha", float, 1e-5, min=1e-9, max=10.0,
          help="Regularisation strength of the SGD-trained models (larger = simpler model).",
          trades="Too small overfits noise, too large underfits.",

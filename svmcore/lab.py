@@ -191,6 +191,7 @@ class Lab:
                 "representation": r.config.get("representation"), "batch_size": r.config.get("batch_size"),
                 "threads": r.config.get("threads"), "peak_mb": s.get("peak_rss_mb"),
                 "peak_phase": s.get("peak_phase"), "accuracy": s.get("accuracy"),
+                "balanced_accuracy": s.get("balanced_accuracy"), "baseline_accuracy": s.get("baseline_accuracy"),
                 "samples_per_s": s.get("samples_per_s"), "wall_s": s.get("wall_s"),
                 "cap": s.get("cap"), "sweep_id": r.sweep_id, "host": r.host})
         return rows
@@ -318,6 +319,7 @@ class Lab:
                    "after_id": after.id if after else None}
             if before and after:
                 for name, key in (("peak_mb", "peak_rss_mb"), ("accuracy", "accuracy"),
+                                  ("balanced_accuracy", "balanced_accuracy"),
                                   ("samples_per_s", "samples_per_s")):
                     row[f"before_{name}"] = before.summary.get(key)
                     row[f"after_{name}"] = after.summary.get(key)
@@ -385,14 +387,16 @@ class Lab:
         return path
 
     def generate(self, kind: str, rows: int, features: int | None, nnz_per_row: int, seed: int,
-                 fmt: str = "svmlight") -> str:
+                 fmt: str = "svmlight", positive_fraction: float = 0.5, sort_by_label: bool = False) -> str:
         from .datasets_io import make_dataset
 
         os.makedirs(self.data_dir, exist_ok=True)
         ext = {"svmlight": ".svm", "npz": ".npz", "text": ".txt"}[fmt]
         feats = features if features is not None else "auto"
-        path = os.path.join(self.data_dir, f"{kind}-{rows}x{feats}-s{seed}{ext}")
-        make_dataset(kind, rows=rows, features=features, nnz_per_row=nnz_per_row, seed=seed, out=path, fmt=fmt)
+        extra = (f"-p{positive_fraction:g}" if positive_fraction != 0.5 else "") + ("-sorted" if sort_by_label else "")
+        path = os.path.join(self.data_dir, f"{kind}-{rows}x{feats}-s{seed}{extra}{ext}")
+        make_dataset(kind, rows=rows, features=features, nnz_per_row=nnz_per_row, seed=seed, out=path, fmt=fmt,
+                     positive_fraction=positive_fraction, sort_by_label=sort_by_label)
         return path
 
     def inspect(self, dataset: str, **knobs) -> dict:

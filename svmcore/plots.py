@@ -120,19 +120,27 @@ def accuracy_info(events: list[dict]) -> dict:
     ev = [e for e in events if e["kind"] == "eval" and not e.get("final")]
     final = next((e for e in events if e["kind"] == "eval" and e.get("final")), None)
     return {"samples": [e["samples"] for e in ev], "accuracy": [e["accuracy"] for e in ev],
+            "balanced": [e.get("balanced_accuracy") for e in ev],
             "rows": ev[0]["rows"] if ev else None,
-            "final": (final["samples"], final["accuracy"], final["rows"]) if final else None}
+            "final": (final["samples"], final["accuracy"], final["rows"]) if final else None,
+            "final_balanced": final.get("balanced_accuracy") if final else None}
 
 
 def accuracy_figure(info: dict, colour: str = PALETTE[0]) -> go.Figure:
     fig = go.Figure(go.Scatter(x=info["samples"], y=info["accuracy"], mode="lines+markers",
                                name=f"held-out sample ({info['rows'] or 0:,} rows)",
                                line=dict(color=colour, width=2), hovertemplate="%{y:.4f}"))
+    if any(b is not None for b in info.get("balanced", [])):
+        fig.add_trace(go.Scatter(x=info["samples"], y=info["balanced"], mode="lines", name="balanced accuracy",
+                                 line=dict(color=colour, width=2, dash="dot"), hovertemplate="%{y:.4f}"))
     if info["final"]:
         s, a, rows = info["final"]
         fig.add_trace(go.Scatter(x=[s], y=[a], mode="markers", name=f"final, all {rows:,} test rows",
                                  marker=dict(color=colour, size=12, symbol="star")))
-    return _layout(fig, "Held-out accuracy", "samples seen", "accuracy")
+        if info.get("final_balanced") is not None:
+            fig.add_trace(go.Scatter(x=[s], y=[info["final_balanced"]], mode="markers", name="final balanced",
+                                     marker=dict(color=colour, size=11, symbol="star-open")))
+    return _layout(fig, "Held-out accuracy (dotted: balanced)", "samples seen", "accuracy")
 
 
 # ---------------------------------------------------------------- several runs

@@ -505,6 +505,7 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
         "samples_per_s": (samples_seen / train_s) if samples_seen and train_s else None,
         "samples_seen": samples_seen,
         "accuracy": (final_eval or {}).get("accuracy"),
+        "balanced_accuracy": (final_eval or {}).get("balanced_accuracy"),
         "last_accuracy": (last_eval or {}).get("accuracy"),
         "phases": phases,
         "peak_phase": owner["name"] if owner else None,
@@ -516,7 +517,8 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
         "exit": exit_info,
     }
     for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches",
-                "epoch_samples_per_s", "spill"):
+                "epoch_samples_per_s", "spill", "f1", "f1_of", "baseline_accuracy", "per_class_recall", "confusion",
+                "shuffle"):
         if key in worker:
             summary[key] = worker[key]
     if data_ev:

@@ -8,6 +8,10 @@ read those files sequentially with plain reads into fresh arrays, so memory stay
 one batch (the kernel's page cache serves the reads; nothing is mapped). The files
 live in the run's own folder and are deleted when the stream ends. If the disk
 fills up, the spill is dropped and later passes parse the text again.
+
+For shuffled passes, the spill keeps where each block of written rows starts (one
+entry per batch written, at least ``MIN_BLOCK_ROWS`` rows apart: a few KiB), so a pass
+can read blocks in a permuted order and shuffle a window of them in memory.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 _FILES = ("data", "indices", "lengths", "codes")
+MIN_BLOCK_ROWS = 256
 
 
 class Spill:
@@ -31,6 +36,8 @@ class Spill:
         self.complete = False
         self.rows = 0
         self.failed: str | None = None
+        self._blocks: list[tuple[int, int]] = []  # (first row, first nonzero) of each block
+        self.nnz = 0
 
     def _path(self, name: str) -> str:
         return os.path.join(self.folder, f"{name}.bin")
@@ -61,12 +68,15 @@ class Spill:
     def _write(self, files, Xb, yb) -> None:
         X = Xb if sp.issparse(Xb) else sp.csr_matrix(Xb)
         X = X.tocsr()
+        if not self._blocks or self.rows - self._blocks[-1][0] >= MIN_BLOCK_ROWS:
+            self._blocks.append((self.rows, self.nnz))
         X.data.astype(self.dtype, copy=False).tofile(files["data"])
         X.indices.astype(np.int32, copy=False).tofile(files["indices"])
         np.diff(X.indptr).astype(np.int32).tofile(files["lengths"])
         codes = np.searchsorted(self.classes, yb).astype(np.int32)
         codes.tofile(files["codes"])
         self.rows += X.shape[0]
+        self.nnz += int(X.indptr[-1])
 
     @staticmethod
     def _close(files) -> None:
@@ -90,6 +100,42 @@ class Spill:
                     raise OSError(f"the spill file in {self.folder} is shorter than written")
                 left -= n
                 yield sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features)), self.classes[codes]
+
+    def read_windows(self, batch_size: int, window_rows: int, rng) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+        """The rows shuffled: blocks in a permuted order, ``window_rows`` rows of whole
+        blocks read into memory at a time and shuffled together, cut into batches."""
+        bounds = self._blocks + [(self.rows, self.nnz)]
+        n_blocks = len(self._blocks)
+        avg_rows = max(1, self.rows // max(1, n_blocks))
+        per_window = max(1, window_rows // avg_rows)
+        order = rng.permutation(n_blocks)
+        with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
+                open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
+            for w in range(0, n_blocks, per_window):
+                parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1]) for b in order[w:w + per_window]]
+                X = sp.vstack([p[0] for p in parts], format="csr")
+                codes = np.concatenate([p[1] for p in parts])
+                del parts
+                ids = rng.permutation(codes.shape[0])
+                for s in range(0, ids.shape[0], batch_size):
+                    take = ids[s:s + batch_size]
+                    yield X[take], self.classes[codes[take]]
+
+    def _read_block(self, fd, fi, fl, fc, lo, hi):
+        (r0, z0), (r1, z1) = lo, hi
+        fl.seek(r0 * 4)
+        lengths = np.fromfile(fl, np.int32, r1 - r0)
+        fd.seek(z0 * self.dtype.itemsize)
+        data = np.fromfile(fd, self.dtype, z1 - z0)
+        fi.seek(z0 * 4)
+        indices = np.fromfile(fi, np.int32, z1 - z0)
+        fc.seek(r0 * 4)
+        codes = np.fromfile(fc, np.int32, r1 - r0)
+        if lengths.shape[0] != r1 - r0 or data.shape[0] != z1 - z0 or codes.shape[0] != r1 - r0:
+            raise OSError(f"the spill file in {self.folder} is shorter than written")
+        indptr = np.zeros(r1 - r0 + 1, np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        return sp.csr_matrix((data, indices, indptr), shape=(r1 - r0, self.n_features)), codes
 
     def discard(self) -> None:
         self.complete = False

@@ -128,6 +128,7 @@ class TradeoffPoint:
     label: str
     on_frontier: bool = False
     host: str | None = None
+    balanced_accuracy: float | None = None
 
 
 def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
@@ -140,7 +141,7 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
             continue
         pts.append(TradeoffPoint(r.id, float(r.summary["peak_rss_mb"]), r.summary.get("accuracy"),
                                  r.summary.get("samples_per_s"), r.status.value, r.label or f"run {r.id}",
-                                 host=r.host))
+                                 host=r.host, balanced_accuracy=r.summary.get("balanced_accuracy")))
     done = [p for p in pts if p.status == "completed" and p.accuracy is not None]
     frontier = {p.run_id for p in pareto_front(done)}
     return [TradeoffPoint(**{**p.__dict__, "on_frontier": p.run_id in frontier}) for p in pts]
@@ -158,9 +159,14 @@ def pareto_front(points: list[TradeoffPoint]) -> list[TradeoffPoint]:
     return front
 
 
+OBJECTIVES = ("accuracy", "balanced_accuracy", "samples_per_s")
+
+
 def best_under(points: list[TradeoffPoint], budget_mb: float, objective: str = "accuracy") -> TradeoffPoint | None:
-    """The completed run with the best ``objective`` (accuracy or samples_per_s) whose
-    exact peak fits ``budget_mb``; ties go to the smaller peak."""
+    """The completed run with the best ``objective`` (accuracy, balanced_accuracy or
+    samples_per_s) whose exact peak fits ``budget_mb``; ties go to the smaller peak."""
+    if objective not in OBJECTIVES:
+        raise ConfigError("objective", f"{objective!r} is not one of: {', '.join(OBJECTIVES)}")
     fits = [p for p in points if p.status == "completed" and p.peak_mb <= budget_mb
             and getattr(p, objective) is not None]
     if not fits:
@@ -209,6 +215,7 @@ def cmd_sweep(args, home: str) -> int:
               "executor": executor.describe(),
               "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value, "host": r.host,
                         "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
+                        "balanced_accuracy": r.summary.get("balanced_accuracy"),
                         "samples_per_s": r.summary.get("samples_per_s")} for r in records],
               "skipped": [{"values": p.values, "reason": p.error} for p in points if p.error],
               "frontier": [p.run_id for p in pts if p.on_frontier]}

@@ -39,15 +39,25 @@ def hidden_weights(rank: np.ndarray, seed: int) -> np.ndarray:
     return np.where((u < 0.3) & (rank < HEAD_TOKENS), 2.0 * v - 1.0, 0.0)
 
 
-def sparse_text_chunk(k: int, n_rows: int, features: int, nnz_per_row: int, seed: int
-                      ) -> tuple[sp.csr_matrix, np.ndarray]:
+def sparse_text_chunk(k: int, n_rows: int, features: int, nnz_per_row: int, seed: int,
+                      positive_fraction: float = 0.5) -> tuple[sp.csr_matrix, np.ndarray]:
     """Rows of text-like data: token ranks drawn from a Zipf-like (1/rank) law over
     ``features`` (ids scrambled), tf-idf-like values (1+log tf) * idf(rank), L2-normalised
-    rows, labels from a hidden sparse linear model with 5% of labels flipped."""
+    rows, labels from a hidden sparse linear model with 5% of labels flipped.
+
+    With ``positive_fraction`` below one half the rare class is the rows that hold one of
+    a few marker tokens (as spam holds its tell-tale words), so it is learnable at any
+    share, and the noise is class-conditional (5% of positives flipped, and as many
+    negatives)."""
     rng = np.random.default_rng([seed, k])
-    X, score = _raw_counts(rng, n_rows, features, nnz_per_row, seed)
-    y = np.where(score > _balanced_threshold(features, nnz_per_row, seed), 1.0, -1.0)
-    flip = rng.random(n_rows) < LABEL_NOISE
+    X, score, marker = _raw_counts(rng, n_rows, features, nnz_per_row, seed)
+    if positive_fraction == 0.5:
+        y = np.where(score > _balanced_threshold(features, nnz_per_row, seed), 1.0, -1.0)
+        flip = rng.random(n_rows) < LABEL_NOISE
+    else:
+        y = np.where(marker < _marker_threshold(features, nnz_per_row, seed, positive_fraction), 1.0, -1.0)
+        u = rng.random(n_rows)
+        flip = np.where(y > 0, u < LABEL_NOISE, u < LABEL_NOISE * positive_fraction / (1.0 - positive_fraction))
     y[flip] = -y[flip]
     return X, y
 
@@ -77,15 +87,30 @@ def _raw_counts(rng: np.random.Generator, n_rows: int, features: int, nnz_per_ro
     score = np.bincount(rows, weights=data * hidden_weights(rank, seed), minlength=n_rows)
     # rows without a weighted token score exactly 0: break those ties by a coin
     score += 1e-9 * (rng.random(n_rows) - 0.5)
-    return X, score
+    # the smallest marker value of a row's head tokens (1 when it has none)
+    u = np.where(rank < HEAD_TOKENS, _hash_unit(rank, seed + 7), 1.0)
+    marker = np.ones(n_rows)
+    nonempty = np.diff(indptr) > 0
+    if u.size:
+        marker[nonempty] = np.minimum.reduceat(u, indptr[:-1][nonempty])
+    return X, score, marker
 
 
 @functools.lru_cache(maxsize=64)
 def _balanced_threshold(features: int, nnz_per_row: int, seed: int) -> float:
     """Median score of a calibration sample, so that classes come out balanced."""
     rng = np.random.default_rng([seed, 2**31 - 1])
-    _, score = _raw_counts(rng, 2000, features, nnz_per_row, seed)
+    _, score, _ = _raw_counts(rng, 2000, features, nnz_per_row, seed)
     return float(np.median(score))
+
+
+@functools.lru_cache(maxsize=64)
+def _marker_threshold(features: int, nnz_per_row: int, seed: int, fraction: float) -> float:
+    """Marker tokens are head tokens whose value is below this: chosen on a calibration
+    sample so that ``fraction`` of rows hold at least one."""
+    rng = np.random.default_rng([seed, 2**31 - 2])
+    _, _, marker = _raw_counts(rng, 20_000, features, nnz_per_row, seed)
+    return float(np.quantile(marker, fraction))
 
 
 def dense_chunk(k: int, n_rows: int, features: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,12 +126,24 @@ def dense_chunk(k: int, n_rows: int, features: int, seed: int) -> tuple[np.ndarr
     return X, y
 
 
-def iter_synthetic(kind: str, rows: int, features: int, nnz_per_row: int, seed: int) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
+def iter_synthetic(kind: str, rows: int, features: int, nnz_per_row: int, seed: int,
+                   positive_fraction: float = 0.5) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
     """Yield (X, y) generation chunks covering rows [0, rows)."""
     n_chunks = (rows + GEN_CHUNK_ROWS - 1) // GEN_CHUNK_ROWS
     for k in range(n_chunks):
         n = min(GEN_CHUNK_ROWS, rows - k * GEN_CHUNK_ROWS)
         if kind == "sparse-text":
-            yield sparse_text_chunk(k, n, features, nnz_per_row, seed)
+            yield sparse_text_chunk(k, n, features, nnz_per_row, seed, positive_fraction)
         else:
             yield dense_chunk(k, n, features, seed)
+
+
+def sorted_by_label(make_chunks) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
+    """The rows of ``make_chunks()`` with every positive row first, then the rest, each in
+    its original order: how many public libsvm files come. Two passes over the
+    generator, so memory stays one chunk."""
+    for positive in (True, False):
+        for X, y in make_chunks():
+            keep = (y > 0) if positive else (y <= 0)
+            if keep.any():
+                yield X[keep], y[keep]

@@ -11,13 +11,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import cache
-from .batches import COMPUTE_DTYPES, STORE_DTYPES, ArrayData, StreamData, split_both, split_chunks, to_storage
+from .batches import COMPUTE_DTYPES, STORE_DTYPES, ArrayData, Shuffle, StreamData, split_both, to_storage
 from .config import RunConfig, validate
-from .datasets import Source, check_trainable, n_test_rows, scan
+from .datasets import CHUNK_ROWS, Source, check_trainable, n_test_rows, scan
+from .metrics import confusion, scores
 from .models import KERNEL_SAMPLE_ROWS, Trainer
 from .spill import Spill
 
-EVAL_ROWS = 2000  # rows of the held-out set scored during training
+EVAL_SAMPLE_ROWS = 2000  # held-out rows, drawn at random, scored live during training
+SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
 EVAL_EVERY_S = 1.0
 PROGRESS_EVERY_S = 0.1
 
@@ -109,38 +111,41 @@ def run(job: dict, events, phases) -> dict:
     check_trainable(info, cfg)
     classes = list(info.classes)
     text_path = bin_data = None
+    held_out = None
     if cfg.mode == "stream":
         text_path = cache.text_copy(source, cache_dir, classes)
+        stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
+        if not cfg.test_file:
+            held_out = cache.held_out_copy(stream_src, cache_dir, n_features, info.rows)
     elif cfg.mode == "memmap":
         bin_data = cache.binary_copy(source, cache_dir, classes, n_features, cfg.precision,
-                                     "dense" if dense else "csr", hold_out=not cfg.test_file)
+                                     "dense" if dense else "csr", info.rows, hold_out=not cfg.test_file)
     events.emit("data", info=info.to_dict(), n_features=n_features, text_path=text_path,
                 binary_path=bin_data.folder if bin_data else None)
 
     phases.start("load")
+    shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
     test_parts: list = []  # memory mode collects the held-out rows in its one pass
     if cfg.mode == "memory":
-        chunks = source.iter_chunks(10_000, n_features)
-        X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts),
+        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
+        X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
                                    cfg.precision, dense, n_features)
-        train = ArrayData(X_train, y_train, n_features, cfg.precision, dense)
+        train = ArrayData(X_train, y_train, n_features, cfg.precision, dense, shuffle)
         train_bytes = _nbytes(X_train)
     elif cfg.mode == "memmap":
         Xp, yi = bin_data.part("train")
-        train = ArrayData(Xp, _LazyLabels(yi, classes),
-                          n_features, cfg.precision, dense)
+        train = ArrayData(Xp, _LazyLabels(yi, classes), n_features, cfg.precision, dense, shuffle)
         train_bytes = 0
     else:
-        stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
         n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
         spill = None
         if cfg.epochs > 1 and cfg.model != "kernel-svm" and job.get("run_dir"):
             spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], classes, n_features)
         train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
-                           hold_out=not cfg.test_file, spill=spill)
+                           hold_out=not cfg.test_file, spill=spill, shuffle=shuffle, total_rows=info.rows)
         train_bytes = 0
     if cfg.test_file:
-        X_test, y_test = _gather(test_source.iter_chunks(10_000, n_features), cfg.precision, False, n_features)
+        X_test, y_test = _gather(test_source.iter_chunks(CHUNK_ROWS, n_features), cfg.precision, False, n_features)
     elif cfg.mode == "memmap":
         Xp, yi = bin_data.part("test")
         X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
@@ -149,8 +154,7 @@ def run(job: dict, events, phases) -> dict:
         X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
         test_parts.clear()
     else:
-        X_test, y_test = _gather(split_chunks(stream_src.iter_chunks(10_000, n_features), True),
-                                 cfg.precision, False, n_features)
+        X_test, y_test = _gather(iter([held_out.load()]), cfg.precision, False, n_features)
     if y_test.shape[0] == 0:
         from .errors import DataError
         raise DataError("no rows are left for testing; give a test file or more rows")
@@ -159,7 +163,9 @@ def run(job: dict, events, phases) -> dict:
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
     trainer = Trainer(cfg, classes, n_features)
-    X_eval, y_eval = X_test[:EVAL_ROWS], y_test[:EVAL_ROWS]
+    score_classes = _score_classes(classes, y_test)
+    eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(y_test.shape[0])[:EVAL_SAMPLE_ROWS])
+    X_eval, y_eval = X_test[eval_rows], y_test[eval_rows]
     pre_transformed = False
     if trainer.needs_transform_fit:
         phases.start("transform")
@@ -170,7 +176,7 @@ def run(job: dict, events, phases) -> dict:
         if cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
             X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
             train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
-                              "float64" if cfg.precision == "float64" else "float32", False)
+                              "float64" if cfg.precision == "float64" else "float32", False, shuffle)
             del X_all
             pre_transformed = True
         events.emit("transformed", components=int(trainer.transform(X_eval[:1]).shape[1]))
@@ -184,10 +190,10 @@ def run(job: dict, events, phases) -> dict:
 
     def evaluate_now() -> None:
         nonlocal last_eval
-        acc = _score(trainer, X_eval, y_eval, dense)
+        sc = scores(_confusion(trainer, X_eval, y_eval, dense, score_classes), score_classes)
         last_eval = time.monotonic()
-        events.emit("eval", samples=samples, accuracy=acc, rows=int(y_eval.shape[0]),
-                    train_elapsed_s=last_eval - t_train)
+        events.emit("eval", samples=samples, accuracy=sc["accuracy"], balanced_accuracy=sc["balanced_accuracy"],
+                    rows=int(y_eval.shape[0]), train_elapsed_s=last_eval - t_train)
 
     if not trainer.incremental:
         X_all, y_all = train.batch(0, train.n_rows)
@@ -236,11 +242,11 @@ def run(job: dict, events, phases) -> dict:
         os_threads = next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
 
     phases.start("evaluate")
-    accuracy = _score(trainer, X_test, y_test, dense)
-    events.emit("eval", samples=samples, accuracy=accuracy, rows=int(y_test.shape[0]), final=True,
-                train_elapsed_s=train_s)
+    final = scores(_confusion(trainer, X_test, y_test, dense, score_classes), score_classes)
+    events.emit("eval", samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
+                rows=int(y_test.shape[0]), final=True, train_elapsed_s=train_s)
     return {
-        "accuracy": accuracy, "samples": samples, "batches": batches, "train_s": train_s,
+        **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None,
         "epoch_samples_per_s": epoch_rates,
         "spill": spill_info,
@@ -252,15 +258,24 @@ def run(job: dict, events, phases) -> dict:
     }
 
 
-def _score(trainer: Trainer, X, y, dense: bool, rows: int = 2048) -> float:
-    """Accuracy, scored in slices so a dense or transformed test set never exists whole."""
-    correct = 0
-    for s in range(0, y.shape[0], rows):
-        Xs = X[s:s + rows]
+def _score_classes(classes: list, y_test: np.ndarray) -> np.ndarray:
+    """The training classes and any label only the test set has (never predicted, but
+    its rows count as errors)."""
+    return np.unique(np.concatenate([np.asarray(classes), np.asarray(y_test)]))
+
+
+def _confusion(trainer: Trainer, X, y, dense: bool, classes: np.ndarray) -> np.ndarray:
+    """The confusion matrix over ``classes``, scored in slices so that a dense or
+    transformed test set never exists whole."""
+    k = classes.shape[0]
+    matrix = np.zeros((k, k), np.int64)
+    for s in range(0, y.shape[0], SCORE_SLICE_ROWS):
+        Xs = X[s:s + SCORE_SLICE_ROWS]
         if dense and sp.issparse(Xs):
             Xs = Xs.toarray()
-        correct += int(np.sum(trainer.model.predict(trainer.transform(Xs)) == y[s:s + rows]))
-    return correct / max(1, y.shape[0])
+        pred = trainer.model.predict(trainer.transform(Xs))
+        matrix += confusion(np.searchsorted(classes, y[s:s + SCORE_SLICE_ROWS]), np.searchsorted(classes, pred), k)
+    return matrix
 
 
 class _LazyLabels:

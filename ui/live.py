@@ -9,6 +9,7 @@ import streamlit as st
 from svmcore import plots
 from svmcore.errors import SvmcoreError
 from svmcore.lab import Lab, RunView
+from svmcore.metrics import near_baseline
 from svmcore.store import RunStatus
 from ui.messages import plain, show_error
 
@@ -83,7 +84,7 @@ def outcome(view: RunView) -> None:
         # the worker's message quotes the data (a bad line): shown as plain text
         st.error(line + (f": {plain(err['message'])}" if err.get("message") else "")
                  + (f" (phase {plain(s['phase'])})" if s.get("phase") else ""))
-    cols = st.columns(6)
+    cols = st.columns(7)
     cols[0].metric("exact peak", _fmt(s.get("peak_rss_mb"), ".1f", " MiB"),
                    help="The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
                         "not sampled. If the worker is killed, exact up to the last reading.")
@@ -95,6 +96,24 @@ def outcome(view: RunView) -> None:
     cols[3].metric("wall time", _fmt(s.get("wall_s"), ".1f", " s"), help=f"training: {_fmt(s.get('train_s'), '.1f', ' s')}")
     cols[4].metric("throughput", _fmt(s.get("samples_per_s"), ",.0f", "/s"), help="training samples per second of the train phase")
     cols[5].metric("accuracy", _fmt(s.get("accuracy"), ".4f"), help=f"on all {s.get('test_rows', '–')} held-out rows")
+    cols[6].metric("balanced accuracy", _fmt(s.get("balanced_accuracy"), ".4f"),
+                   help="The mean of the per-class recalls: 0.5 for a two-class model that always predicts one "
+                        f"class. F1 of {s.get('f1_of') or '–'}: {_fmt(s.get('f1'), '.4f')}. Always predicting the "
+                        f"majority class would score an accuracy of {_fmt(s.get('baseline_accuracy'), '.4f')}.")
+    if near_baseline(s.get("accuracy"), s.get("baseline_accuracy")):
+        st.warning(f"Accuracy {s['accuracy']:.4f} is within 2 points of always predicting the majority class "
+                   f"({s['baseline_accuracy']:.4f}): this model may not have learnt the other class. Balanced "
+                   f"accuracy is {_fmt(s.get('balanced_accuracy'), '.4f')}"
+                   + ("; the rows were trained in file order (shuffle off)." if s.get("shuffle") is False else "."),
+                   icon=":material/balance:")
+    conf = s.get("confusion")
+    if conf and len(conf["classes"]) <= 10:
+        with st.expander("Confusion matrix and per-class recall"):
+            import pandas as pd
+            table = pd.DataFrame(conf["matrix"], index=[f"true {c}" for c in conf["classes"]],
+                                 columns=[f"predicted {c}" for c in conf["classes"]])
+            table["recall"] = [s.get("per_class_recall", {}).get(c) for c in conf["classes"]]
+            st.dataframe(table, key=f"confusion_{view.id}")
     phases = s.get("phases") or []
     if phases:
         owner = s.get("peak_phase")
@@ -183,7 +202,8 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         c1, c2, c3 = st.columns([1, 1, 1])
         budget = c1.number_input("budget (MiB)", min_value=64, max_value=1_000_000, step=16,
                                  value=int(max(64, pred["predicted_peak_mb"] * 0.8)), key="rec_budget")
-        objective = c2.radio("best for", ["accuracy", "throughput"], horizontal=True, key="rec_objective")
+        objective = c2.radio("best for", ["accuracy", "balanced_accuracy", "throughput"], horizontal=True,
+                             key="rec_objective", format_func=lambda o: o.replace("_", " "))
         if c3.button("Recommend", key="rec_go"):
             try:
                 st.session_state.recommendation = lab.recommend(values, budget, objective)

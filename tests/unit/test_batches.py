@@ -76,8 +76,8 @@ def test_rebatch_skips_empty_chunks():
 def run_split(n_rows, chunk_sizes):
     y = np.arange(n_rows)
     X = y.reshape(-1, 1).astype(np.float64)
-    train = list(split_chunks(iter(chunked(X, y, chunk_sizes)), want_test=False))
-    test = list(split_chunks(iter(chunked(X, y, chunk_sizes)), want_test=True))
+    train = list(split_chunks(iter(chunked(X, y, chunk_sizes)), want_test=False, rows=n_rows))
+    test = list(split_chunks(iter(chunked(X, y, chunk_sizes)), want_test=True, rows=n_rows))
     train_rows = np.concatenate([c[1] for c in train]) if train else np.zeros(0, int)
     test_rows = np.concatenate([c[1] for c in test]) if test else np.zeros(0, int)
     for X_, y_ in train + test:
@@ -92,43 +92,49 @@ def test_split_chunks_is_disjoint_complete_and_in_order(n_rows, chunk_sizes):
     assert np.intersect1d(train, test).size == 0
     np.testing.assert_array_equal(np.sort(np.concatenate([train, test])), np.arange(n_rows))
     assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
-    np.testing.assert_array_equal(test, np.flatnonzero(is_test_row(np.arange(n_rows))))
+    np.testing.assert_array_equal(test, np.flatnonzero(is_test_row(np.arange(n_rows), n_rows)))
     assert test.size == n_rows // TEST_EVERY
 
 
 @pytest.mark.parametrize("chunk_sizes", [[10_000], [9_999], [33_333, 1]])
-def test_split_chunks_holds_out_at_most_max_test_rows(chunk_sizes):
+def test_split_chunks_holds_out_at_most_max_test_rows_spread_over_the_data(chunk_sizes):
     n_rows = TEST_EVERY * MAX_TEST_ROWS + 25_003
     train, test = run_split(n_rows, chunk_sizes)
     assert test.size == MAX_TEST_ROWS
-    assert test.max() == TEST_EVERY * MAX_TEST_ROWS - 1
     assert train.size == n_rows - MAX_TEST_ROWS
     assert np.intersect1d(train, test).size == 0
-    assert train[-25_003:].tolist() == list(range(TEST_EVERY * MAX_TEST_ROWS, n_rows))
+    # spread over the whole data: a file sorted by label is tested on every part of it
+    assert test.max() == n_rows - 1
+    assert np.diff(test).max() - np.diff(test).min() <= 1
 
 
-def test_split_chunks_test_pass_stops_reading_after_the_test_rows():
+def test_split_chunks_test_pass_stops_reading_after_the_last_test_row():
     read = []
+    n_rows = 1_000_000 + 5
 
     def chunks():
-        for k in range(100):
+        for k in range(101):
             read.append(k)
-            rows = np.arange(k * 10_000, (k + 1) * 10_000)
+            rows = np.arange(k * 10_000, min(n_rows, (k + 1) * 10_000))
             yield rows.reshape(-1, 1), rows
 
-    test = list(split_chunks(chunks(), want_test=True))
+    test = list(split_chunks(chunks(), want_test=True, rows=n_rows))
     assert sum(c[1].size for c in test) == MAX_TEST_ROWS
-    assert max(read) <= TEST_EVERY * MAX_TEST_ROWS // 10_000
+    assert max(read) == 100
+    read.clear()
+    small = list(split_chunks(chunks(), want_test=True, rows=50_000))
+    assert sum(c[1].size for c in small) == 10_000
+    assert max(read) == 5  # stopped after row 49,999's chunk
 
 
 def test_split_chunks_keeps_sparse_chunks_sparse():
     X = source_matrix(100)
     y = np.arange(100)
     for want_test in (False, True):
-        out = list(split_chunks(iter(chunked(X, y, [30])), want_test))
+        out = list(split_chunks(iter(chunked(X, y, [30])), want_test, rows=100))
         assert all(sp.issparse(c[0]) for c in out)
         got = sp.vstack([c[0] for c in out]).toarray()
-        keep = is_test_row(np.arange(100)) if want_test else ~is_test_row(np.arange(100))
+        keep = is_test_row(np.arange(100), 100) if want_test else ~is_test_row(np.arange(100), 100)
         np.testing.assert_array_equal(got, X.toarray()[keep])
 
 

@@ -13,7 +13,7 @@ from svmcore import synthetic
 from svmcore.batches import rebatch
 from svmcore.config import validate
 from svmcore.datasets import (MAX_TEST_ROWS, TEST_EVERY, DataInfo, Source, check_trainable, hash_features,
-                              is_test_row, scan)
+                              is_test_row, n_test_rows, scan)
 from svmcore.errors import ConfigError, DataError
 from svmcore.synthetic import GEN_CHUNK_ROWS, iter_synthetic
 
@@ -135,17 +135,17 @@ def test_synthetic_labels_follow_the_hidden_model():
 
 def test_is_test_row_every_fifth_row():
     rows = np.arange(30)
-    assert np.flatnonzero(is_test_row(rows)).tolist() == [4, 9, 14, 19, 24, 29]
+    assert np.flatnonzero(is_test_row(rows, 30)).tolist() == [4, 9, 14, 19, 24, 29]
 
 
-def test_is_test_row_stops_after_max_test_rows():
-    rows = np.arange(2 * TEST_EVERY * MAX_TEST_ROWS)
-    mask = is_test_row(rows)
-    assert mask.sum() == MAX_TEST_ROWS
-    last = TEST_EVERY * MAX_TEST_ROWS - 1
-    assert mask[last] and not mask[last + TEST_EVERY]
-    assert not mask[last + 1:].any()
-    assert is_test_row(np.array([99_999, 100_004, 10**9 + 4])).tolist() == [True, False, False]
+@pytest.mark.parametrize("n", [TEST_EVERY * MAX_TEST_ROWS, TEST_EVERY * MAX_TEST_ROWS + 1, 2 * TEST_EVERY * MAX_TEST_ROWS,
+                               1_000_003])
+def test_is_test_row_holds_out_at_most_max_test_rows_over_the_whole_data(n):
+    mask = is_test_row(np.arange(n), n)
+    assert mask.sum() == n_test_rows(n) == MAX_TEST_ROWS
+    held = np.flatnonzero(mask)
+    assert held[-1] == n - 1  # the last part of the data is tested too
+    assert np.diff(held).max() - np.diff(held).min() <= 1  # evenly spread
 
 
 # ---------------------------------------------------------------- hashing

@@ -125,3 +125,15 @@ def test_synthetic_sparse_shape_measures_real_nonzeros():
 def test_a_calibration_without_numba_runs_assumes_its_usual_cost():
     cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
     assert estimate._floor(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
+
+
+def test_shuffling_is_priced_by_mode_and_buffer():
+    row = 46 * 12 + 8  # float64 CSR row: value + id per nonzero, a row pointer
+    assert parts(validate(mode="memory"), SHAPE)["shuffle"] == 80_000 * 8  # the permutation
+    assert parts(validate(mode="memmap", shuffle_buffer=10_000), SHAPE)["shuffle"] == pytest.approx(10_000 * row)
+    assert parts(validate(mode="stream", shuffle_buffer=10_000), SHAPE)["shuffle"] == pytest.approx(10_000 * row)
+    assert parts(validate(mode="stream", shuffle_buffer=10**6), SHAPE)["shuffle"] == pytest.approx(80_000 * row)
+    for mode in ("memory", "stream", "memmap"):
+        assert parts(validate(mode=mode, shuffle=False), SHAPE)["shuffle"] == 0
+        f = features(validate(mode=mode), parts(validate(mode=mode), SHAPE))
+        assert f"shuffle_{mode}" in f["train"]

@@ -1,0 +1,46 @@
+"""A file sorted by label, as many public libsvm files come: without shuffling, SGD ends on
+the majority class and accuracy hides it; with shuffling, every mode learns the minority
+class, and every run reports the class-aware scores that tell the two apart."""
+
+import json
+
+import pytest
+
+from svmcore.datasets_io import make_dataset
+from tests.conftest import cli
+
+
+@pytest.fixture(scope="module")
+def sorted_file(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("sorted") / "sorted3pct")  # no extension, like a9a
+    make_dataset("sparse-text", rows=60_000, features=1 << 16, nnz_per_row=30, seed=1, out=path,
+                 positive_fraction=0.03, sort_by_label=True)
+    with open(path) as f:
+        first = [next(f).split(" ", 1)[0] for _ in range(10)]
+    assert first == ["1"] * 10  # the positives come first
+    return path
+
+
+def _run(home, path, mode, shuffle):
+    proc = cli("run", f"--dataset={path}", f"--mode={mode}", "--epochs=5", "--parser=numba",
+               "--shuffle" if shuffle else "--no-shuffle", "--json", home=home,
+               env={"SVMCORE_DATA_DIRS": path.rsplit("/", 1)[0]}, check=0)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("mode", ["memory", "stream", "memmap"])
+def test_shuffle_turns_a_majority_class_model_into_a_real_one(home, sorted_file, mode):
+    plain = _run(home, sorted_file, mode, shuffle=False)
+    mixed = _run(home, sorted_file, mode, shuffle=True)
+    for s in (plain, mixed):
+        assert {"balanced_accuracy", "f1", "baseline_accuracy", "confusion", "per_class_recall"} <= set(s)
+        assert s["confusion"]["classes"] == ["-1", "1"]
+        assert sum(map(sum, s["confusion"]["matrix"])) == s["test_rows"]
+        assert 0.95 < s["baseline_accuracy"] < 0.99
+    # file order: the model ends on the majority class; accuracy is the baseline's
+    assert plain["balanced_accuracy"] < 0.6
+    assert plain["accuracy"] - plain["baseline_accuracy"] < 0.02
+    # shuffled: the minority class is learnt
+    assert mixed["balanced_accuracy"] > 0.7, mixed
+    assert mixed["f1"] > 0.5
+    assert mixed["shuffle"] is True and plain["shuffle"] is False

@@ -1,0 +1,193 @@
+"""Shuffling training rows: every epoch a permutation of the rows, drawn from (seed, epoch),
+holding no more than the mode promises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file
+
+from svmcore.batches import ArrayData, Shuffle, StreamData, block_windows, pool_shuffle, rebatch
+from svmcore.config import validate
+from svmcore.datasets import Source
+from svmcore.spill import Spill
+from tests.unit.test_batches import STORAGE_CASES, source_matrix, stored, to_dense
+
+
+def _ids(batches) -> np.ndarray:
+    return np.concatenate([yb for _, yb in batches])
+
+
+def _memmapped(tmp_path, X: sp.csr_matrix, y: np.ndarray):
+    parts = []
+    for name, arr in (("data", X.data), ("indices", X.indices.astype(np.int32)), ("indptr", X.indptr.astype(np.int64)),
+                      ("y", y)):
+        path = str(tmp_path / name)
+        arr.tofile(path)
+        parts.append(np.memmap(path, dtype=arr.dtype, mode="r", shape=arr.shape))
+    return tuple(parts[:3]), parts[3]
+
+
+@pytest.mark.parametrize("storage,precision", STORAGE_CASES)
+@pytest.mark.parametrize("batch_size", [1, 64, 1000])
+def test_in_memory_epochs_are_permutations_with_rows_intact(storage, precision, batch_size):
+    X = source_matrix(1000)
+    y = np.arange(1000.0)
+    data = ArrayData(stored(X, storage, precision), y, X.shape[1], precision, False, Shuffle(seed=3, window_rows=100))
+    ref = ArrayData(stored(X, storage, precision), y, X.shape[1], precision, False)
+    orders = []
+    for epoch in range(2):
+        batches = list(data.batches(batch_size, epoch))
+        ids = _ids(batches)
+        assert sorted(ids.tolist()) == list(range(1000))  # every row once
+        got = np.vstack([to_dense(b[0]) for b in batches])
+        want = np.vstack([to_dense(ref.batch(int(i), int(i) + 1)[0]) for i in ids])
+        np.testing.assert_array_equal(got, want)  # each row's values travel with its label
+        orders.append(ids)
+    assert not np.array_equal(orders[0], orders[1])  # a new order every epoch
+    assert not np.array_equal(orders[0], np.arange(1000.0))
+
+
+def test_same_seed_same_order_other_seed_other_order():
+    X = source_matrix(500)
+    y = np.arange(500.0)
+
+    def order(seed, epoch):
+        return _ids(ArrayData(X, y, X.shape[1], "float64", False, Shuffle(seed, 64)).batches(50, epoch))
+
+    np.testing.assert_array_equal(order(1, 2), order(1, 2))
+    assert not np.array_equal(order(1, 2), order(2, 2))
+
+
+def test_no_shuffle_keeps_file_order():
+    X = source_matrix(300)
+    y = np.arange(300.0)
+    assert _ids(ArrayData(X, y, X.shape[1], "float64", False).batches(64)).tolist() == list(range(300))
+
+
+@pytest.mark.parametrize("n,block,window", [(1000, 64, 256), (1000, 100, 50), (7, 3, 100), (1, 1, 1)])
+def test_block_windows_cover_every_row_once_and_keep_blocks_whole(n, block, window):
+    rng = np.random.default_rng(0)
+    seen = []
+    for spans in block_windows(n, block, window, rng):
+        assert len(spans) <= max(1, window // block)
+        assert all(b - a == block for a, b in spans if b < n)
+        seen += [r for a, b in spans for r in range(a, b)]
+    assert sorted(seen) == list(range(n))
+
+
+def test_memmapped_rows_are_shuffled_window_by_window(tmp_path):
+    X = source_matrix(2000)
+    y = np.arange(2000, dtype=np.int32)
+    parts, ym = _memmapped(tmp_path, X, y)
+    data = ArrayData(parts, ym, X.shape[1], "float64", False, Shuffle(seed=0, window_rows=256))
+    batches = list(data.batches(64))
+    ids = _ids(batches)
+    assert sorted(ids.tolist()) == list(range(2000))
+    assert not np.array_equal(ids, np.arange(2000))
+    # a window of 256 rows holds 4 blocks of 64: each group of 4 batches draws on at most 4 blocks
+    for w in range(0, len(batches), 4):
+        blocks = {int(i) // 64 for _, yb in batches[w:w + 4] for i in yb}
+        assert len(blocks) <= 4
+    got = np.vstack([to_dense(b[0]) for b in batches])
+    np.testing.assert_array_equal(got, X.toarray()[ids])
+
+
+def test_pool_shuffle_is_a_permutation_within_reach():
+    n, pool = 5000, 500
+    y = np.arange(n)
+    X = y.reshape(-1, 1).astype(float)
+    chunks = [(X[s:s + 100], y[s:s + 100]) for s in range(0, n, 100)]
+    out = list(pool_shuffle(iter(chunks), pool, np.random.default_rng(0)))
+    ids = np.concatenate([c[1] for c in out])
+    assert sorted(ids.tolist()) == list(range(n))
+    np.testing.assert_array_equal(np.concatenate([c[0][:, 0] for c in out]), ids)  # rows stay paired
+    # bounded: a row leaves the pool no earlier than about a pool's reach before it is read
+    position = np.empty(n, int)
+    position[ids] = np.arange(n)
+    assert (position - np.arange(n)).min() >= -(pool + 100)
+    assert not np.array_equal(ids, y)
+
+
+def test_pool_shuffle_holds_at_most_a_pool_and_a_chunk():
+    read = []
+
+    def chunks():
+        for s in range(0, 10_000, 100):
+            read.append(s + 100)
+            yield np.zeros((100, 1)), np.arange(s, s + 100)
+
+    emitted = 0
+    for X, y in pool_shuffle(chunks(), 1000, np.random.default_rng(1)):
+        emitted += y.shape[0]
+        assert read[-1] - emitted <= 1000 + 100  # rows read but not yet given out
+
+
+def _spill_with(tmp_path, n=3000, batch=100):
+    X = source_matrix(n)
+    y = np.arange(n)  # each row its own label: ids in the output
+    spill = Spill(str(tmp_path / "spill"), np.float32, list(range(n)), X.shape[1])
+    list(spill.write_through(iter([(X[s:s + batch], y[s:s + batch]) for s in range(0, n, batch)])))
+    return X, y, spill
+
+
+def test_spill_read_in_windows_is_a_permutation_of_the_rows(tmp_path):
+    X, y, spill = _spill_with(tmp_path)
+    batches = list(spill.read_windows(128, 1024, np.random.default_rng(5)))
+    assert all(b[0].shape[0] <= 128 for b in batches)
+    got = sp.vstack([b[0] for b in batches]).toarray()
+    ids = _ids(batches)
+    assert sorted(ids.tolist()) == list(range(X.shape[0]))
+    assert ids.tolist() != list(range(X.shape[0]))
+    np.testing.assert_array_equal(got, X.astype(np.float32).toarray()[ids])
+    again = list(spill.read_windows(128, 1024, np.random.default_rng(5)))
+    np.testing.assert_array_equal(sp.vstack([b[0] for b in again]).toarray(), got)
+
+
+def test_stream_shuffles_the_text_pass_and_the_spill_passes(tmp_path):
+    n = 2000
+    X = source_matrix(n, cols=30)
+    X = sp.hstack([X, sp.csr_matrix(np.arange(1.0, n + 1).reshape(-1, 1))]).tocsr()  # a row id column
+    y = np.arange(n) % 2
+    path = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    cfg = validate(dataset=str(path), mode="stream")
+    spill = Spill(str(tmp_path / "spill"), np.float64, [0.0, 1.0], 31)
+    data = StreamData(Source(cfg), n, 31, "float64", False, reader_thread=False, hold_out=False, spill=spill,
+                      shuffle=Shuffle(seed=0, window_rows=256))
+    orders = []
+    for epoch in range(3):
+        batches = list(data.batches(100, epoch))
+        rows = np.vstack([to_dense(b[0]) for b in batches])
+        ids = (rows[:, -1] - 1).astype(int).tolist()
+        np.testing.assert_array_equal(rows, X.toarray()[ids])
+        np.testing.assert_array_equal(_ids(batches), y[ids])
+        assert sorted(ids) == list(range(n))
+        orders.append(ids)
+    assert spill.complete
+    assert orders[0] != list(range(n)) and orders[1] != orders[2]
+
+
+def test_label_sorted_rows_come_out_mixed_in_every_scheme(tmp_path):
+    """The case that motivated shuffling: 3% positives in one block near the top. Over
+    ten epochs, the last quarter of each epoch sees its share of positives."""
+    n = 20_000
+    y = np.where((np.arange(n) >= 200) & (np.arange(n) < 800), 1.0, -1.0)
+    X = sp.csr_matrix(np.ones((n, 1)))
+    shuffle = Shuffle(seed=0, window_rows=2048)
+
+    def last_quarter_positive_share(epochs):
+        return float(np.mean([np.mean(_ids(b)[-n // 4:] > 0) for b in epochs]))
+
+    plain = ArrayData(X, y, 1, "float64", False)
+    assert last_quarter_positive_share(plain.batches(256, e) for e in range(10)) == 0.0
+    memory = ArrayData(X, y, 1, "float64", False, shuffle)
+    assert last_quarter_positive_share(memory.batches(256, e) for e in range(10)) > 0.02
+    parts, ym = _memmapped(tmp_path, X, y)
+    memmap = ArrayData(parts, ym, 1, "float64", False, shuffle)
+    assert last_quarter_positive_share(memmap.batches(256, e) for e in range(10)) > 0.01
+    chunks = rebatch(iter([(X[s:s + 1000], y[s:s + 1000]) for s in range(0, n, 1000)]), 256)
+    spill = Spill(str(tmp_path / "spill"), np.float64, [-1.0, 1.0], 1)
+    list(spill.write_through(chunks))
+    assert last_quarter_positive_share(spill.read_windows(256, 2048, shuffle.rng(e)) for e in range(10)) > 0.01
