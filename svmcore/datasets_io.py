@@ -58,23 +58,10 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
         raise ConfigError("out", f"{out} is a folder; give the path of the file to write, "
                           f"e.g. {os.path.join(out, 'data' + {'svmlight': '.svm', 'npz': '.npz'}.get(fmt, '.txt'))}")
     if not os.path.isdir(parent):
-<<<<<<< HEAD
         what = "is a file, not a folder" if os.path.exists(parent) else "does not exist"
         raise ConfigError("out", f"folder {parent} {what}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError("out", f"folder {parent} is read-only")
-    source = Source(cfg)
-    try:
-        if fmt == "svmlight":
-            from .cache import write_svmlight
-            return write_svmlight(source, out)
-        if fmt == "text":
-            return _write_text(source, out)
-        return _write_npz(source, out)
-    except OSError as e:
-        raise ConfigError("out", f"cannot write {out}: {e.strerror or e}") from None
-=======
-        raise ConfigError("out", f"folder {parent} does not exist")
     try:
         positive_fraction = float(positive_fraction)
     except (TypeError, ValueError):
@@ -87,13 +74,15 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
         source = _Generated(cfg, positive_fraction, sort_by_label)
     else:
         source = Source(cfg)
-    if fmt == "svmlight":
-        from .cache import write_svmlight
-        return write_svmlight(source, out)
-    if fmt == "text":
-        return _write_text(source, out)
-    return _write_npz(source, out)
->>>>>>> fix10-me
+    try:
+        if fmt == "svmlight":
+            from .cache import write_svmlight
+            return write_svmlight(source, out)
+        if fmt == "text":
+            return _write_text(source, out)
+        return _write_npz(source, out)
+    except OSError as e:
+        raise ConfigError("out", f"cannot write {out}: {e.strerror or e}") from None
 
 
 def _write_text(source: Source, out: str) -> int:
