@@ -45,6 +45,20 @@ def add_knob_flags(p: argparse.ArgumentParser) -> None:
                            help=help_text.replace("%", "%%"))
 
 
+MAX_RUN_ID = 2**63 - 1  # SQLite's largest INTEGER PRIMARY KEY
+
+
+def run_id_arg(text: str) -> int:
+    """A run id from the command line: a whole number SQLite can hold (1 .. 2^63-1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value <= MAX_RUN_ID:
+        raise argparse.ArgumentTypeError(f"run ids are whole numbers from 1 to {MAX_RUN_ID}; got {text[:40]!r}")
+    return value
+
+
 def knob_values(args: argparse.Namespace) -> dict:
     return {k: getattr(args, k) for k in KNOBS if hasattr(args, k)}
 
@@ -108,13 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     ls = rsub.add_parser("list")
     ls.add_argument("--json", action="store_true")
     show = rsub.add_parser("show")
-    show.add_argument("id", type=int)
+    show.add_argument("id", type=run_id_arg)
     show.add_argument("--json", action="store_true")
     ex = rsub.add_parser("export")
-    ex.add_argument("id", type=int)
+    ex.add_argument("id", type=run_id_arg)
     ex.add_argument("--format", choices=["csv", "json"], default="json")
     de = rsub.add_parser("delete")
-    de.add_argument("id", type=int)
+    de.add_argument("id", type=run_id_arg)
     return p
 
 

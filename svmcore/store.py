@@ -79,6 +79,14 @@ CREATE TABLE IF NOT EXISTS sweeps (
 ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"))
 
 
+MAX_ROWID = 2**63 - 1
+
+
+def _in_range(row_id: int) -> bool:
+    """SQLite integers are 64-bit: a larger id cannot name a row (and would raise OverflowError)."""
+    return -MAX_ROWID - 1 <= row_id <= MAX_ROWID
+
+
 class RunStatus(str, Enum):
     QUEUED = "queued"
     RUNNING = "running"
@@ -294,6 +302,8 @@ class Store:
             return cur.rowcount == 1
 
     def delete_run(self, run_id: int) -> bool:
+        if not _in_range(run_id):
+            return False
         with self._writing() as db:
             db.execute("DELETE FROM samples WHERE run_id=?", (run_id,))
             db.execute("DELETE FROM events WHERE run_id=?", (run_id,))
@@ -311,6 +321,8 @@ class Store:
 
     # ------------------------------------------------------------- reads
     def get_run(self, run_id: int) -> RunRecord | None:
+        if not _in_range(run_id):
+            return None
         row = self._db().execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         return RunRecord.from_row(row) if row else None
 
@@ -333,12 +345,16 @@ class Store:
         return [RunRecord.from_row(r) for r in self._db().execute(sql, args)]
 
     def samples(self, run_id: int) -> list[tuple[float, int, int, int, int]]:
+        if not _in_range(run_id):
+            return []
         return [tuple(r) for r in self._db().execute(
             "SELECT t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes FROM samples WHERE run_id=? ORDER BY t_s",
             (run_id,))]
 
     def events(self, run_id: int) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
+        if not _in_range(run_id):
+            return out
         for seq, t, kind, data in self._db().execute(
                 "SELECT seq, t_s, kind, data FROM events WHERE run_id=? ORDER BY seq", (run_id,)):
             d = json.loads(data)

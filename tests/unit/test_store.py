@@ -479,3 +479,10 @@ def test_complete_imported_is_all_or_nothing(run_store):
         run_store.complete_imported(rid, bad)
     assert run_store.get_run(rid).status == RunStatus.QUEUED
     assert run_store.samples(rid) == [] and run_store.events(rid) == []
+
+
+@pytest.mark.parametrize("run_id", [2**63, 10**23, -(2**63) - 1])
+def test_run_ids_beyond_sqlite_range_are_simply_not_there(run_store, run_id):
+    assert run_store.get_run(run_id) is None
+    assert run_store.delete_run(run_id) is False
+    assert run_store.samples(run_id) == [] and run_store.events(run_id) == []
