@@ -8,10 +8,13 @@ kill processes that double-forked away from the session.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import resource
 import time
 import uuid
+
+log = logging.getLogger(__name__)
 
 _MEMORY_ROOT = "/sys/fs/cgroup/memory"
 
@@ -36,7 +39,11 @@ def _own_memory_cgroup() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def cgroup_parent() -> str | None:
-    """A writable cgroup v1 memory folder for our runs, or None."""
+    """A writable cgroup v1 memory folder for our runs, or None.
+
+    It creates ``svmcore/`` inside this process's own memory cgroup: call it from the
+    process that starts runs, never from a worker (which sits in its run's cgroup, where
+    the folder would block the run's cgroup from being removed)."""
     base = _own_memory_cgroup()
     if not base or not os.path.isdir(base):
         return None
@@ -78,12 +85,33 @@ def join_cgroup(path: str, pid: int | None = None) -> None:
     _write(path, "cgroup.procs", str(pid or os.getpid()))
 
 
+def _groups_bottom_up(path: str) -> list[str]:
+    """``path`` and every cgroup below it, deepest first."""
+    out = [root for root, _, _ in os.walk(path, topdown=False)]
+    return out or [path]
+
+
 def cgroup_pids(path: str) -> list[int]:
-    try:
-        with open(os.path.join(path, "cgroup.procs")) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
+    """Every process in the cgroup ``path`` and in the groups below it (v1 lists a
+    process only in the group it sits in)."""
+    pids: list[int] = []
+    for group in _groups_bottom_up(path):
+        try:
+            with open(os.path.join(group, "cgroup.procs")) as f:
+                pids += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return pids
+
+
+def is_run_cgroup(path: str | None) -> bool:
+    """Whether ``path`` names a run's cgroup as ``create_cgroup`` makes them
+    (MEMORY_ROOT/.../svmcore/run-*): the only folders the cleanup may kill in and remove."""
+    if not path:
+        return False
+    real = os.path.realpath(path)
+    return (real.startswith(_MEMORY_ROOT + os.sep) and os.path.basename(os.path.dirname(real)) == "svmcore"
+            and os.path.basename(real).startswith("run-"))
 
 
 def cgroup_oom_kills(path: str) -> int:
@@ -107,18 +135,26 @@ def cgroup_peak_bytes(path: str) -> int | None:
         return None
 
 
-def remove_cgroup(path: str, timeout_s: float = 2.0) -> None:
+def remove_cgroup(path: str, timeout_s: float = 2.0) -> bool:
+    """Remove the cgroup ``path`` and any group below it, deepest first, once their
+    processes are gone (the kernel refuses, EBUSY, while a group holds a process or a
+    child group). Waits up to ``timeout_s`` for exiting processes to leave; logs a
+    warning and returns False if a group is still there."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            os.rmdir(path)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.05)
+    for group in _groups_bottom_up(path):
+        while True:
+            try:
+                os.rmdir(group)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if time.monotonic() > deadline:
+                    log.warning("could not remove the cgroup %s (%s; processes in it: %s); remove it with "
+                                "rmdir once they have ended", group, e.strerror, cgroup_pids(group) or "none")
+                    return False
+                time.sleep(0.05)  # a killed process takes a moment to leave its group
+    return True
 
 
 def _write(path: str, name: str, value: str) -> None:

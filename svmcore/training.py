@@ -89,7 +89,8 @@ def _as_compute(X, precision: str, dense: bool, n_features: int):
 
 
 def run(job: dict, events, phases) -> dict:
-    cfg: RunConfig = validate(job["config"])
+    # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
+    cfg: RunConfig = validate(job["config"], check_machine=False)
     cache_dir = job["cache_dir"]
     from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -103,7 +104,7 @@ def run(job: dict, events, phases) -> dict:
     n_features = info.features
     test_info = None
     if cfg.test_file:
-        test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
+        test_source = Source(validate(cfg.to_dict(), check_machine=False, dataset=cfg.test_file, test_file=None))
         test_info = scan(test_source, cache_dir)
         n_features = max(n_features, test_info.features)
     check_trainable(info, cfg)
@@ -131,7 +132,8 @@ def run(job: dict, events, phases) -> dict:
                           n_features, cfg.precision, dense)
         train_bytes = 0
     else:
-        stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
+        stream_src = source if text_path == source.path else Source(
+            validate(cfg.to_dict(), check_machine=False, dataset=text_path))
         n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
         spill = None
         if cfg.epochs > 1 and cfg.model != "kernel-svm" and job.get("run_dir"):
