@@ -346,7 +346,7 @@ def knobs_table(markdown: bool = True) -> str:
 # ---------------------------------------------------------------- runs
 
 def cmd_runs(args, home: str) -> int:
-    from .runner import recover
+    from .runner import recover, release_leftovers
 
     store = Store(home)
     recover(store)
@@ -380,6 +380,7 @@ def cmd_runs(args, home: str) -> int:
             print(f"svmcore: error: run {args.id} is still {rec.status.value}; cancel it first", file=sys.stderr)
             return EXIT_BAD_INPUT
         store.delete_run(args.id)
+        release_leftovers(rec.run_dir, store.home, delete_folder=True)
         print(f"deleted run {args.id}")
         return 0
     record = run_export(store, args.id)

@@ -201,7 +201,10 @@ def run(job: dict, events, phases) -> dict:
         evaluate_now()
     else:
         fit = trainer.model.partial_fit
+        faults = getattr(phases, "faults", None)
         for epoch in range(cfg.epochs):
+            if faults is not None:  # test-only fault injection: 'sleep:60@epoch2' waits before pass 2
+                faults.fire(f"epoch{epoch + 1}")
             t_epoch, samples_epoch = time.monotonic(), samples
             for Xb, yb in train.batches(cfg.batch_size, epoch):
                 if pre_transformed:

@@ -76,7 +76,8 @@ class Phases:
 
 
 class Faults:
-    """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'.
+    """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'
+    (a phase name, or epochN: at the start of the Nth training pass).
     Actions: spike:MB (touch MB then free at once), sleep:S, orphan (leave a
     double-forked grandchild), threads:N (start N threads), exit:CODE, raise, hog:MB
     (allocate MB and keep it)."""
