@@ -34,8 +34,6 @@ EVENTS_EVERY_S = 0.1
 FLUSH_EVERY_S = 0.5
 MiB = 2**20
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OOM_MARKERS = ("Thread creation failed", "MemoryError", "Cannot allocate memory", "std::bad_alloc",
-               "can't start new thread", "Resource temporarily unavailable", "out of memory")
 
 _ACTIVE: dict[int, "Run"] = {}
 _ACTIVE_LOCK = threading.Lock()
@@ -409,12 +407,18 @@ class Run:
         else:
             stderr = _tail(os.path.join(self.run_dir, "stderr.txt"))
             oom_kills = limits.cgroup_oom_kills(self._cgroup) if self._cgroup else 0
-            if oom_kills or any(m in stderr for m in OOM_MARKERS):
+            capped = self.cap_kind != "none" and bool(self.cap_bytes)
+            if oom_kills or limits.refused_memory(stderr, capped, last_phase):
                 status = RunStatus.OOM
-                last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
-                how = ("killed by the kernel's OOM killer at the cgroup cap" if oom_kills
-                       else f"out of memory (the worker's last words: {last[:200]})")
-                error = {"type": "OutOfMemory", "message": how}
+                last = stderr.strip().splitlines()[-1][:200] if stderr.strip() else ""
+                if oom_kills:
+                    error = {"type": "OutOfMemory", "message": "killed by the kernel's OOM killer at the cgroup cap"}
+                elif capped:
+                    error = {"type": "OutOfMemory", "cause": last,
+                             "message": limits.cap_message(self.cap_kind, self.cap_bytes, self.config.threads,
+                                                           last_phase, f"the worker's last words: {last}")}
+                else:
+                    error = {"type": "OutOfMemory", "message": f"out of memory (the worker's last words: {last})"}
             elif "signal" in exit_info:
                 status = RunStatus.FAILED
                 error = {"type": "Signal", "message": f"the worker was killed by {exit_info['signal']}",
