@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import glob
 import io
 import json
+import logging
 import os
 import signal
+import sqlite3
 import sys
 import time
 
@@ -27,6 +30,22 @@ EXIT_BAD_INPUT = 2
 
 def default_home() -> str:
     return os.environ.get("SVMCORE_HOME") or os.path.join(os.getcwd(), ".svmcore")
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"svmcore: {record.levelname.lower()}: {record.getMessage()}".replace("\n", " ")
+
+
+def _log_to_stderr() -> None:
+    """svmcore's warnings (a damaged store moved aside, a cgroup left behind) as one
+    line each on stderr."""
+    logger = logging.getLogger("svmcore")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_OneLine())
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -129,12 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--format", choices=["csv", "json"], default="json")
     de = rsub.add_parser("delete")
     de.add_argument("id", type=run_id_arg)
+    ck = rsub.add_parser("check", help="check the run store file (PRAGMA integrity_check)")
+    ck.add_argument("--json", action="store_true")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     home = getattr(args, "home_sub", None) or args.home or default_home()
+    _log_to_stderr()
     try:
         if args.command == "run":
             return cmd_run(args, home)
@@ -151,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_runs(args, home)
     except (SvmcoreError, StoreError) as e:
         print(f"svmcore: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except sqlite3.DatabaseError as e:  # damaged after it was opened (opening moves a damaged store aside)
+        print(f"svmcore: error: the run store could not be read ({e}); run the command again to move "
+              "the damaged store aside, or 'svmcore runs check'", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 1
@@ -351,6 +377,8 @@ def cmd_runs(args, home: str) -> int:
     store = Store(home)
     recover(store)
     c = args.runs_command
+    if c == "check":
+        return cmd_runs_check(store, args.json)
     if c == "list":
         runs = store.list_runs()
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
@@ -397,6 +425,29 @@ def cmd_runs(args, home: str) -> int:
     else:
         sys.stdout.write(samples_csv(record))
     return 0
+
+
+def _set_aside(store: Store) -> list[str]:
+    return sorted(p for p in glob.glob(glob.escape(store.path) + ".damaged-*") if not p.endswith(("-wal", "-shm")))
+
+
+def cmd_runs_check(store: Store, as_json: bool) -> int:
+    """PRAGMA integrity_check of the current store; lists damaged stores kept aside."""
+    problems = store.integrity_problems()
+    aside = _set_aside(store)
+    if as_json:
+        print(json.dumps({"path": store.path, "ok": not problems, "problems": problems, "damaged_files": aside}))
+    else:
+        if problems:
+            print(f"{store.path}: damaged (PRAGMA integrity_check):")
+            for line in problems:
+                print(f"  {line}")
+            print("  the next command that opens it moves it aside if SQLite cannot read it")
+        else:
+            print(f"{store.path}: ok (PRAGMA integrity_check)")
+        for path in aside:
+            print(f"damaged store kept aside: {path}")
+    return 1 if problems else 0
 
 
 def run_export(store: Store, run_id: int) -> dict:

@@ -14,6 +14,12 @@ Contract:
   finished run are ignored, so two observers cannot overwrite an outcome.
 - Writes are serialised across threads and processes by a lock file (the bundled
   SQLite has a WAL bug with several processes writing at once); reads never block.
+- Opening a damaged file (SQLite says it is not a database or is malformed, or
+  ``PRAGMA quick_check`` fails) moves it aside, with its -wal and -shm, to
+  ``runs.sqlite.damaged-<UTC time>`` (never deletes it), starts a fresh store, logs a
+  warning and sets ``damaged_moved_to``.
+- New run ids never reuse the name of a run folder left in ``runs/`` (a store started
+  afresh next to an old history would otherwise append to an old run's event file).
 """
 
 from __future__ import annotations
@@ -21,16 +27,20 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator
 
 from .errors import SvmcoreError
 from .hostinfo import this_host
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -145,6 +155,49 @@ class StoreError(SvmcoreError):
     """The store cannot be written (disk full, read-only folder) or read."""
 
 
+class StoreDamagedError(StoreError):
+    """The store file is damaged and could not be moved aside."""
+
+
+_DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes share the low byte)
+
+
+def _is_damage(error: sqlite3.DatabaseError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _DAMAGE_CODES
+    text = str(error)
+    return "malformed" in text or "not a database" in text
+
+
+def damage(path: str) -> str | None:
+    """What is wrong with the SQLite file at ``path`` (SQLite's words), or None if it is
+    sound, absent, or cannot be judged now (locked, unreadable: opening reports those)."""
+    if not os.path.isfile(path):
+        return None
+    try:  # read-only: a read-write connection would checkpoint the -wal into the damaged file on close
+        db = sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True, timeout=30,
+                             isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        db.execute("PRAGMA busy_timeout=30000")
+        found = [row[0] for row in db.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as e:
+        return str(e) if _is_damage(e) else None
+    finally:
+        db.close()
+    return None if found == ["ok"] else "; ".join(found)
+
+
+def _top_run_folder(home: str) -> int:
+    try:
+        names = os.listdir(os.path.join(home, "runs"))
+    except OSError:
+        return 0
+    return max((int(n) for n in names if n.isdigit()), default=0)
+
+
 class Store:
     def __init__(self, home: str):
         self.home = os.path.abspath(home)
@@ -157,26 +210,79 @@ class Store:
         self._thread_lock = threading.RLock()
         self._lock_path = os.path.join(self.home, "runs.sqlite.writelock")
         self.read_only = False
+        self.damaged_moved_to: str | None = None  # where a damaged store file was moved on open
+        self.damage: str | None = None  # what SQLite found wrong with it
         try:
-            with self._writing(transaction=False) as db:
+            with self._writing(transaction=False, on_lock=self._set_aside_if_damaged) as db:
                 db.executescript(SCHEMA)
                 _add_missing_columns(db)
+                self._skip_old_run_folders(db)
+        except StoreDamagedError:
+            raise
         except StoreError:
             if not os.path.isfile(self.path):
                 raise
             self.read_only = True  # history stays readable on a read-only or full disk
             self._local.db = None
             try:
-                self._db().execute("SELECT count(*) FROM runs").fetchone()
+                db = self._db()
+                try:
+                    found = [row[0] for row in db.execute("PRAGMA quick_check(5)")]
+                except sqlite3.DatabaseError as e:
+                    if not _is_damage(e):
+                        raise
+                    found = [str(e)]
+                if found != ["ok"]:
+                    raise StoreDamagedError(f"the run store {self.path} is damaged ({'; '.join(found)}) and could "
+                                            "not be moved aside (the data folder is read-only); move it away by hand")
+                db.execute("SELECT count(*) FROM runs").fetchone()
             except sqlite3.Error as e:
                 raise StoreError(f"cannot read the run store {self.path}: {e}") from None
 
+    def _set_aside_if_damaged(self) -> None:
+        """Under the write lock: move a damaged store file (and its -wal, -shm) aside."""
+        problem = damage(self.path)
+        if problem is None:
+            return
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target, n = f"{self.path}.damaged-{stamp}", 1
+        while any(os.path.lexists(target + suffix) for suffix in ("", "-wal", "-shm")):
+            target, n = f"{self.path}.damaged-{stamp}-{n}", n + 1
+        self.close()
+        try:  # the main file last: a fresh store must never meet the old -wal
+            for suffix in ("-wal", "-shm", ""):
+                if os.path.lexists(self.path + suffix):
+                    os.rename(self.path + suffix, target + suffix)
+        except OSError as e:
+            raise StoreDamagedError(f"the run store {self.path} is damaged ({problem}) and could not be moved "
+                                    f"aside ({e.strerror}); move it away by hand") from None
+        self.damaged_moved_to, self.damage = target, problem
+        log.warning("the run store %s was damaged (%s); it was moved to %s and a new, empty store started; "
+                    "'python -m svmcore runs recover %s' copies back every readable run",
+                    self.path, problem, target, target)
+
+    def _skip_old_run_folders(self, db: sqlite3.Connection) -> None:
+        """A store with no run yet starts its ids above any run folder already in runs/."""
+        if db.execute("SELECT 1 FROM sqlite_sequence WHERE name='runs'").fetchone():
+            return
+        top = _top_run_folder(self.home)
+        if top and not db.execute("SELECT 1 FROM runs LIMIT 1").fetchone():
+            db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('runs', ?)", (top,))
+
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
+        if db is not None and not self.read_only:
+            try:  # the file was moved aside (another process found it damaged): follow the path
+                moved = os.stat(self.path).st_ino != getattr(self._local, "ino", None)
+            except OSError:
+                moved = False
+            if moved:
+                db.close()
+                db = self._local.db = None
         if db is None:
             try:
                 if getattr(self, "read_only", False):
-                    db = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True, isolation_level=None,
+                    db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True, isolation_level=None,
                                          check_same_thread=False)
                     db.row_factory = sqlite3.Row
                     self._local.db = db
@@ -186,13 +292,16 @@ class Store:
                 db.execute("PRAGMA busy_timeout=30000")
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
+                self._local.ino = os.stat(self.path).st_ino
             except sqlite3.Error as e:
                 raise StoreError(f"cannot open the run store {self.path}: {e}") from None
+            except OSError as e:
+                raise StoreError(f"cannot open the run store {self.path}: {e.strerror}") from None
             self._local.db = db
         return db
 
     @contextlib.contextmanager
-    def _writing(self, transaction: bool = True) -> Iterator[sqlite3.Connection]:
+    def _writing(self, transaction: bool = True, on_lock=None) -> Iterator[sqlite3.Connection]:
         with self._thread_lock:
             try:
                 lock = open(self._lock_path, "a")
@@ -200,6 +309,8 @@ class Store:
                 raise StoreError(f"cannot write to the data folder {self.home}: {e.strerror}") from None
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX)
+                if on_lock is not None:
+                    on_lock()
                 db = self._db()
                 try:
                     if transaction:
@@ -366,11 +477,17 @@ class Store:
         return [dict(r) | {"spec": json.loads(r["spec"])}
                 for r in self._db().execute("SELECT * FROM sweeps ORDER BY id DESC")]
 
-    def integrity_ok(self) -> bool:
+    def integrity_problems(self, limit: int = 20) -> list[str]:
+        """What ``PRAGMA integrity_check`` finds wrong with the store file (at most
+        ``limit`` lines); empty if it is intact."""
         try:
-            return self._db().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        except sqlite3.DatabaseError:
-            return False
+            found = [row[0] for row in self._db().execute(f"PRAGMA integrity_check({int(limit)})")]
+        except sqlite3.DatabaseError as e:
+            return [str(e)]
+        return [] if found == ["ok"] else found
+
+    def integrity_ok(self) -> bool:
+        return not self.integrity_problems(1)
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)
