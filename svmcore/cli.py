@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("id", type=run_id_arg)
     ck = rsub.add_parser("check", help="check the run store file (PRAGMA integrity_check)")
     ck.add_argument("--json", action="store_true")
+    rv = rsub.add_parser("recover", help="copy every readable run from a damaged store file into the current store")
+    rv.add_argument("path", help="the damaged file, e.g. runs.sqlite.damaged-20250101T120000Z")
+    rv.add_argument("--json", action="store_true")
     return p
 
 
@@ -379,6 +382,8 @@ def cmd_runs(args, home: str) -> int:
     c = args.runs_command
     if c == "check":
         return cmd_runs_check(store, args.json)
+    if c == "recover":
+        return cmd_runs_recover(store, args.path, args.json)
     if c == "list":
         runs = store.list_runs()
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
@@ -442,12 +447,47 @@ def cmd_runs_check(store: Store, as_json: bool) -> int:
             print(f"{store.path}: damaged (PRAGMA integrity_check):")
             for line in problems:
                 print(f"  {line}")
-            print("  the next command that opens it moves it aside if SQLite cannot read it")
+            print("  the next command that opens it moves it aside if SQLite cannot read it; "
+                  "'svmcore runs recover FILE' copies the readable runs from a file set aside")
         else:
             print(f"{store.path}: ok (PRAGMA integrity_check)")
         for path in aside:
-            print(f"damaged store kept aside: {path}")
+            print(f"damaged store kept aside: {path} (copy its readable runs back: svmcore runs recover {path})")
     return 1 if problems else 0
+
+
+def cmd_runs_recover(store: Store, path: str, as_json: bool) -> int:
+    """Copy every readable row of a damaged store file into the current store."""
+    from .salvage import salvage
+
+    path = os.path.abspath(path)
+    if os.path.exists(path) and os.path.samefile(path, store.path):
+        raise StoreError(f"{path} is the current run store; recover from a damaged copy set aside "
+                         "(runs.sqlite.damaged-...)")
+    tables = salvage(path)
+    rows = {name: [t.rows[k] for k in sorted(t.rows)] for name, t in tables.items()}
+    result = store.import_rows(rows["runs"], rows["samples"], rows["events"], rows["sweeps"])
+    result["source"] = path
+    result["read"] = {name: {"readable": len(t.rows), "unreadable": t.unreadable, "more_unreadable": t.unbounded,
+                             "lost_pages": t.lost_pages} for name, t in tables.items()}
+    if as_json:
+        print(json.dumps(result))
+        return 0
+    print(f"recovered from {path} into {store.path}:")
+    for name in ("runs", "samples", "events", "sweeps"):
+        read = result["read"][name]
+        unreadable = f"{read['unreadable']:,}{' or more' if read['more_unreadable'] else ''}"
+        extra = []
+        if result["already_present"].get(name):
+            extra.append(f"{result['already_present'][name]:,} already there")
+        if result["without_run"].get(name):
+            extra.append(f"{result['without_run'][name]:,} of runs that were not recovered")
+        print(f"  {name:8s} {result[name]:>8,} recovered, {unreadable} unreadable"
+              + (f" ({read['lost_pages']:,} pages lost)" if read["lost_pages"] else "")
+              + (f"; skipped {', '.join(extra)}" if extra else ""))
+    if result["run_ids"]:
+        print("  new ids (old -> new): " + ", ".join(f"{o} -> {n}" for o, n in result["run_ids"].items()))
+    return 0
 
 
 def run_export(store: Store, run_id: int) -> dict:

@@ -17,7 +17,8 @@ Contract:
 - Opening a damaged file (SQLite says it is not a database or is malformed, or
   ``PRAGMA quick_check`` fails) moves it aside, with its -wal and -shm, to
   ``runs.sqlite.damaged-<UTC time>`` (never deletes it), starts a fresh store, logs a
-  warning and sets ``damaged_moved_to``.
+  warning and sets ``damaged_moved_to``; ``import_rows`` copies back what
+  ``salvage.salvage`` could read from it.
 - New run ids never reuse the name of a run folder left in ``runs/`` (a store started
   afresh next to an old history would otherwise append to an old run's event file).
 """
@@ -188,6 +189,13 @@ def damage(path: str) -> str | None:
     finally:
         db.close()
     return None if found == ["ok"] else "; ".join(found)
+
+
+def _free_ids_first(db: sqlite3.Connection, table: str, rows: list[dict]) -> list[dict]:
+    """Rows whose id is free in ``table`` first, so that those that need a new id get
+    one above every kept id (not one that a later row would have kept)."""
+    taken = {row["id"] for row in rows if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (row["id"],)).fetchone()}
+    return [r for r in rows if r["id"] not in taken] + [r for r in rows if r["id"] in taken]
 
 
 def _top_run_folder(home: str) -> int:
@@ -488,6 +496,87 @@ class Store:
 
     def integrity_ok(self) -> bool:
         return not self.integrity_problems(1)
+
+    # ------------------------------------------------------------- recovery
+    def import_rows(self, runs: list[dict], samples: list[dict], events: list[dict], sweeps: list[dict]) -> dict:
+        """Copy rows read from another store file (``salvage.salvage``) into this one, in
+        one transaction. A run or sweep keeps its id unless this store already uses it,
+        then it gets a new one (``run_ids``/``sweep_ids`` map old to new); one already
+        here (same creation time and config or spec) is not copied again. Samples and
+        events are copied for the runs copied. A run that was still running or queued is
+        recorded as lost. Returns the counts."""
+        result: dict[str, Any] = {"runs": 0, "samples": 0, "events": 0, "sweeps": 0,
+                                  "already_present": {"runs": 0, "sweeps": 0, "samples": 0, "events": 0},
+                                  "without_run": {"samples": 0, "events": 0}, "run_ids": {}, "sweep_ids": {}}
+        with self._writing() as db:
+            run_cols = [r[1] for r in db.execute("PRAGMA table_info(runs)")]
+            sweep_ids: dict[int, int] = {}
+            have = {(r[1], r[2]): r[0] for r in db.execute("SELECT id, created_at, spec FROM sweeps")}
+            new_sweeps = []
+            for row in sorted(sweeps, key=lambda r: r["id"]):
+                if (row["created_at"], row["spec"]) in have:
+                    sweep_ids[row["id"]] = have[(row["created_at"], row["spec"])]
+                    result["already_present"]["sweeps"] += 1
+                else:
+                    new_sweeps.append(row)
+            for row in _free_ids_first(db, "sweeps", new_sweeps):
+                old = row["id"]
+                free = not db.execute("SELECT 1 FROM sweeps WHERE id=?", (old,)).fetchone()
+                cur = db.execute("INSERT INTO sweeps (id, created_at, spec, status) VALUES (?,?,?,?)",
+                                 (old if free else None, row["created_at"], row["spec"], row["status"]))
+                sweep_ids[old] = int(cur.lastrowid)
+                result["sweeps"] += 1
+                if sweep_ids[old] != old:
+                    result["sweep_ids"][old] = sweep_ids[old]
+            run_ids: dict[int, int] = {}
+            present: set[int] = set()  # copied before: their samples and events are here already
+            have = {(r[1], r[2]) for r in db.execute("SELECT id, created_at, config FROM runs")}
+            dirs = {r[0] for r in db.execute("SELECT run_dir FROM runs WHERE run_dir IS NOT NULL")}
+            new_runs = []
+            for row in sorted(runs, key=lambda r: r["id"]):
+                if (row["created_at"], row["config"]) in have:
+                    result["already_present"]["runs"] += 1
+                    present.add(row["id"])
+                else:
+                    new_runs.append(row)
+            for row in _free_ids_first(db, "runs", new_runs):
+                old = row["id"]
+                values = {c: row.get(c) for c in run_cols}
+                free = not db.execute("SELECT 1 FROM runs WHERE id=?", (old,)).fetchone()
+                values["id"] = old if free else None
+                values["sweep_id"] = sweep_ids.get(row.get("sweep_id"))
+                if values["run_dir"] in dirs:
+                    values["run_dir"] = None  # that folder is another run's now
+                unfinished = values["status"] in (RunStatus.RUNNING.value, RunStatus.QUEUED.value)
+                if unfinished:
+                    values["status"], values["finished_at"] = RunStatus.LOST.value, time.time()
+                cur = db.execute(f"INSERT INTO runs ({', '.join(run_cols)}) VALUES ({', '.join('?' * len(run_cols))})",
+                                 [values[c] for c in run_cols])
+                new = run_ids[old] = int(cur.lastrowid)
+                summary = json.loads(values["summary"]) if values["summary"] else {}
+                if unfinished:
+                    summary.update(status=RunStatus.LOST.value, error={
+                        "type": "Lost", "message": "recovered from a damaged store; its outcome was never recorded"})
+                if summary:
+                    summary["run_id"] = new
+                    db.execute("UPDATE runs SET summary=? WHERE id=?", (json.dumps(summary), new))
+                result["runs"] += 1
+                if new != old:
+                    result["run_ids"][old] = new
+            copied = [(run_ids[r["run_id"]], r["t_s"], r["rss_bytes"], r["anon_bytes"], r["file_bytes"],
+                       r["hwm_bytes"]) for r in samples if r["run_id"] in run_ids]
+            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
+                           "VALUES (?,?,?,?,?,?)", copied)
+            result["samples"] = len(copied)
+            result["already_present"]["samples"] = sum(r["run_id"] in present for r in samples)
+            result["without_run"]["samples"] = len(samples) - len(copied) - result["already_present"]["samples"]
+            copied = [(run_ids[e["run_id"]], e["seq"], e["t_s"], e["kind"], e["data"])
+                      for e in events if e["run_id"] in run_ids]
+            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)", copied)
+            result["events"] = len(copied)
+            result["already_present"]["events"] = sum(e["run_id"] in present for e in events)
+            result["without_run"]["events"] = len(events) - len(copied) - result["already_present"]["events"]
+        return result
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)
