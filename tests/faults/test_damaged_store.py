@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from svmcore.store import Store
+from svmcore.store import RunStatus, Store
 from tests.conftest import cli
 
 TINY = ["--rows=3000", "--features=1024", "--epochs=1"]
@@ -84,3 +84,29 @@ def test_truncated_store_is_set_aside_every_command_works_and_recover_brings_run
         store.close()
     shown = cli("runs", "show", str(back[0].id), home=home)
     assert shown.returncode == 0 and "memory samples" in shown.stdout
+
+
+def test_a_store_open_elsewhere_follows_the_file_set_aside_by_another_process(home):
+    app = Store(home)  # a long-lived process (the dashboard) with its connection open
+    try:
+        for i in range(40):
+            app.finish_run(app.create_run({"i": i, "payload": "x" * 2000}), RunStatus.COMPLETED, {"i": i})
+        path = os.path.join(home, "runs.sqlite")
+        app._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        os.truncate(path, os.path.getsize(path) // 2)
+        with open(path, "rb") as f:
+            damaged = f.read()
+        proc = cli("runs", "list", home=home)  # another process finds it damaged and sets it aside
+        assert proc.returncode == 0 and "warning" in proc.stderr
+        [aside] = [p for p in glob.glob(path + ".damaged-*") if not p.endswith(("-wal", "-shm"))]
+        rid = app.create_run({"after": True})  # lands in the new store, not the file set aside
+        assert [r.config for r in app.list_runs()] == [{"after": True}]
+    finally:
+        app.close()
+    fresh = Store(home)
+    try:
+        assert fresh.get_run(rid).config == {"after": True} and fresh.damaged_moved_to is None
+    finally:
+        fresh.close()
+    with open(aside, "rb") as f:
+        assert f.read() == damaged  # closing the old connection did not write into it
