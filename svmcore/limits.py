@@ -78,7 +78,8 @@ def cap_message(cap_kind: str, cap_bytes: int, threads: int, phase: str | None, 
     text = f"the {cap_bytes / 2**20:,.0f} MiB {cap_kind} cap was reached{where}: the kernel refused memory ({cause})"
     if cap_kind == "rlimit" and threads > 1:
         stack = thread_stack_bytes()
-        stacks = f"{threads} × {stack / 2**20:,.0f} MiB = {threads * stack / 2**20:,.0f} MiB" if stack else "their size"
+        stacks = (f"{threads} × {stack / 2**20:,.0f} MiB = {threads * stack / 2**20:,.0f} MiB" if stack
+                  else "their size")
         text += (f"; under rlimit the cap must also hold what {threads} threads reserve, "
                  f"their stacks ({stacks}) and BLAS buffers included: raise the cap, lower threads or use a cgroup cap")
     elif threads > 1:

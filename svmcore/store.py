@@ -290,8 +290,8 @@ class Store:
         if db is None:
             try:
                 if getattr(self, "read_only", False):
-                    db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True, isolation_level=None,
-                                         check_same_thread=False)
+                    db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True,
+                                         isolation_level=None, check_same_thread=False)
                     db.row_factory = sqlite3.Row
                     self._local.db = db
                     return db

@@ -42,7 +42,8 @@ def test_memory_error_is_oom_with_or_without_a_cap():
 
 @pytest.mark.parametrize("text", ["libgomp: Thread creation failed: Resource temporarily unavailable",
                                   "OpenBLAS blas_thread_init: pthread_create failed for thread 3 of 64",
-                                  "BLAS : Program is Terminated. Because you tried to allocate too many memory regions.",
+                                  "BLAS : Program is Terminated. Because you tried to allocate too many "
+                                  "memory regions.",
                                   "ImportError: x.so: failed to map segment from shared object"])
 def test_the_worker_last_words_are_refusals_under_a_cap_only(text):
     assert refused_memory(text, capped=True, phase="train")
