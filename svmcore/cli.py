@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import glob
 import io
 import json
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import time
 
@@ -38,6 +40,22 @@ class _HelpFormatter(argparse.HelpFormatter):
         if isinstance(action, _BoolKnobAction):  # --average [true|false], --no-average
             return f"{action.option_strings[0]} [{action.metavar}], " + ", ".join(action.option_strings[1:])
         return super()._format_action_invocation(action)
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"svmcore: {record.levelname.lower()}: {record.getMessage()}".replace("\n", " ")
+
+
+def _log_to_stderr() -> None:
+    """svmcore's warnings (a damaged store moved aside, a cgroup left behind) as one
+    line each on stderr."""
+    logger = logging.getLogger("svmcore")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_OneLine())
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,6 +96,20 @@ def add_knob_flags(p: argparse.ArgumentParser) -> None:
         else:
             p.add_argument(k.flag, dest=k.name, default=argparse.SUPPRESS, metavar=k.unit.upper() or "VALUE",
                            help=help_text.replace("%", "%%"))
+
+
+MAX_RUN_ID = 2**63 - 1  # SQLite's largest INTEGER PRIMARY KEY
+
+
+def run_id_arg(text: str) -> int:
+    """A run id from the command line: a whole number SQLite can hold (1 .. 2^63-1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value <= MAX_RUN_ID:
+        raise argparse.ArgumentTypeError(f"run ids are whole numbers from 1 to {MAX_RUN_ID}; got {text[:40]!r}")
+    return value
 
 
 def knob_values(args: argparse.Namespace) -> dict:
@@ -147,19 +179,25 @@ def build_parser() -> argparse.ArgumentParser:
     ls = rsub.add_parser("list")
     ls.add_argument("--json", action="store_true")
     show = rsub.add_parser("show")
-    show.add_argument("id", type=int)
+    show.add_argument("id", type=run_id_arg)
     show.add_argument("--json", action="store_true")
     ex = rsub.add_parser("export")
-    ex.add_argument("id", type=int)
+    ex.add_argument("id", type=run_id_arg)
     ex.add_argument("--format", choices=["csv", "json"], default="json")
     de = rsub.add_parser("delete")
-    de.add_argument("id", type=int)
+    de.add_argument("id", type=run_id_arg)
+    ck = rsub.add_parser("check", help="check the run store file (PRAGMA integrity_check)")
+    ck.add_argument("--json", action="store_true")
+    rv = rsub.add_parser("recover", help="copy every readable run from a damaged store file into the current store")
+    rv.add_argument("path", help="the damaged file, e.g. runs.sqlite.damaged-20250101T120000Z")
+    rv.add_argument("--json", action="store_true")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     home = getattr(args, "home_sub", None) or args.home or default_home()
+    _log_to_stderr()
     try:
         if args.command != "knobs" and not (args.command == "data" and args.data_command == "make"):
             # the data home must be a folder; commands that cache or calibrate must be able to write in it
@@ -180,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_runs(args, home)
     except (SvmcoreError, StoreError) as e:
         print(f"svmcore: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except sqlite3.DatabaseError as e:  # damaged after it was opened (opening moves a damaged store aside)
+        print(f"svmcore: error: the run store could not be read ({e}); run the command again to move "
+              "the damaged store aside, or 'svmcore runs check'", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 1
@@ -403,11 +445,15 @@ def knobs_table(markdown: bool = True) -> str:
 # ---------------------------------------------------------------- runs
 
 def cmd_runs(args, home: str) -> int:
-    from .runner import recover
+    from .runner import recover, release_leftovers
 
     store = Store(home)
     recover(store)
     c = args.runs_command
+    if c == "check":
+        return cmd_runs_check(store, args.json)
+    if c == "recover":
+        return cmd_runs_recover(store, args.path, args.json)
     if c == "list":
         runs = store.list_runs()
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
@@ -439,6 +485,7 @@ def cmd_runs(args, home: str) -> int:
             print(f"svmcore: error: run {args.id} is still {rec.status.value}; cancel it first", file=sys.stderr)
             return EXIT_BAD_INPUT
         store.delete_run(args.id)
+        release_leftovers(rec.run_dir, store.home, delete_folder=True)
         print(f"deleted run {args.id}")
         return 0
     record = run_export(store, args.id)
@@ -454,6 +501,64 @@ def cmd_runs(args, home: str) -> int:
         print(json.dumps(record))
     else:
         sys.stdout.write(samples_csv(record))
+    return 0
+
+
+def _set_aside(store: Store) -> list[str]:
+    return sorted(p for p in glob.glob(glob.escape(store.path) + ".damaged-*") if not p.endswith(("-wal", "-shm")))
+
+
+def cmd_runs_check(store: Store, as_json: bool) -> int:
+    """PRAGMA integrity_check of the current store; lists damaged stores kept aside."""
+    problems = store.integrity_problems()
+    aside = _set_aside(store)
+    if as_json:
+        print(json.dumps({"path": store.path, "ok": not problems, "problems": problems, "damaged_files": aside}))
+    else:
+        if problems:
+            print(f"{store.path}: damaged (PRAGMA integrity_check):")
+            for line in problems:
+                print(f"  {line}")
+            print("  the next command that opens it moves it aside if SQLite cannot read it; "
+                  "'svmcore runs recover FILE' copies the readable runs from a file set aside")
+        else:
+            print(f"{store.path}: ok (PRAGMA integrity_check)")
+        for path in aside:
+            print(f"damaged store kept aside: {path} (copy its readable runs back: svmcore runs recover {path})")
+    return 1 if problems else 0
+
+
+def cmd_runs_recover(store: Store, path: str, as_json: bool) -> int:
+    """Copy every readable row of a damaged store file into the current store."""
+    from .salvage import salvage
+
+    path = os.path.abspath(path)
+    if os.path.exists(path) and os.path.samefile(path, store.path):
+        raise StoreError(f"{path} is the current run store; recover from a damaged copy set aside "
+                         "(runs.sqlite.damaged-...)")
+    tables = salvage(path)
+    rows = {name: [t.rows[k] for k in sorted(t.rows)] for name, t in tables.items()}
+    result = store.import_rows(rows["runs"], rows["samples"], rows["events"], rows["sweeps"])
+    result["source"] = path
+    result["read"] = {name: {"readable": len(t.rows), "unreadable": t.unreadable, "more_unreadable": t.unbounded,
+                             "lost_pages": t.lost_pages} for name, t in tables.items()}
+    if as_json:
+        print(json.dumps(result))
+        return 0
+    print(f"recovered from {path} into {store.path}:")
+    for name in ("runs", "samples", "events", "sweeps"):
+        read = result["read"][name]
+        unreadable = f"{read['unreadable']:,}{' or more' if read['more_unreadable'] else ''}"
+        extra = []
+        if result["already_present"].get(name):
+            extra.append(f"{result['already_present'][name]:,} already there")
+        if result["without_run"].get(name):
+            extra.append(f"{result['without_run'][name]:,} of runs that were not recovered")
+        print(f"  {name:8s} {result[name]:>8,} recovered, {unreadable} unreadable"
+              + (f" ({read['lost_pages']:,} pages lost)" if read["lost_pages"] else "")
+              + (f"; skipped {', '.join(extra)}" if extra else ""))
+    if result["run_ids"]:
+        print("  new ids (old -> new): " + ", ".join(f"{o} -> {n}" for o, n in result["run_ids"].items()))
     return 0
 
 

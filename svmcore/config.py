@@ -137,12 +137,16 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-def validate(values: Mapping[str, Any] | None = None, **overrides: Any) -> RunConfig:
+def validate(values: Mapping[str, Any] | None = None, *, check_machine: bool = True,
+             **overrides: Any) -> RunConfig:
     """Build a RunConfig from user values, checking each knob and every combination.
 
     Unknown knobs, bad types, out-of-range values and impossible combinations all
     raise ``ConfigError`` naming the knob. Things that need the data itself (rows of
     a file, batch size above the data) are checked by the worker at load time.
+    ``check_machine=False`` skips what this machine can do (cgroup caps): the worker
+    re-validates a config its parent already checked, and must not probe cgroups from
+    inside its run's own cgroup.
     """
     merged: dict[str, Any] = dict(values or {})
     merged.update(overrides)
@@ -153,7 +157,7 @@ def validate(values: Mapping[str, Any] | None = None, **overrides: Any) -> RunCo
     if clean.get("features") is None:
         clean["features"] = DEFAULT_FEATURES.get(clean.get("dataset", "sparse-text"), DEFAULT_FEATURES["sparse-text"])
     cfg = RunConfig(**clean)
-    _check_combinations(cfg)
+    _check_combinations(cfg, check_machine)
     return cfg
 
 
@@ -161,7 +165,7 @@ def physical_memory_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def _check_combinations(cfg: RunConfig) -> None:
+def _check_combinations(cfg: RunConfig, check_machine: bool = True) -> None:
     if not cfg.is_builtin:
         if not cfg.dataset:
             raise ConfigError("dataset", "a dataset name or a file path is required")
@@ -189,7 +193,7 @@ def _check_combinations(cfg: RunConfig) -> None:
                               f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
     if cfg.cap_kind != "auto" and cfg.memory_cap_mb is None:
         raise ConfigError("cap_kind", "set memory_cap_mb to choose how to cap")
-    if cfg.cap_kind == "cgroup":
+    if cfg.cap_kind == "cgroup" and check_machine:
         from .limits import cgroup_available
         if not cgroup_available():
             raise ConfigError("cap_kind", "cgroup caps are not available on this machine "

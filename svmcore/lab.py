@@ -10,7 +10,6 @@ import io
 import json
 import os
 import re
-import shutil
 import threading
 import uuid
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from .knobs import BUILTIN_DATASETS, KNOBS
 from .readers import FORMAT_EXT, sniff_format
 from .remedies import REMEDIES, Remedy
 from .run_queue import RunQueue
-from .runner import MemorySample, get_active, recover
+from .runner import MemorySample, get_active, recover, release_leftovers
 from .store import RunRecord, RunStatus, Store
 from .sweep import Sweep, TradeoffPoint, best_under, expand, parse_grid, tradeoff_points
 
@@ -227,8 +226,7 @@ class Lab:
         if not rec.status.is_finished():
             raise ConfigError("run", f"run {run_id} is still {rec.status.value}; cancel it first")
         self.store.delete_run(run_id)
-        if rec.run_dir and os.path.isdir(rec.run_dir) and rec.run_dir.startswith(self.home):
-            shutil.rmtree(rec.run_dir, ignore_errors=True)
+        release_leftovers(rec.run_dir, self.home, delete_folder=True)
 
     # ------------------------------------------------------------- sweep
     def start_sweep(self, base: dict, grid: dict[str, list] | list[str], executor: str = "local",

@@ -7,11 +7,15 @@ kill processes that double-forked away from the session.
 
 from __future__ import annotations
 
+import errno
 import functools
+import logging
 import os
 import resource
 import time
 import uuid
+
+log = logging.getLogger(__name__)
 
 _MEMORY_ROOT = "/sys/fs/cgroup/memory"
 
@@ -20,6 +24,69 @@ def set_data_limit(limit_bytes: int) -> None:
     """RLIMIT_DATA: numpy/scipy then raise a clean MemoryError above the cap.
     (RLIMIT_AS is unusable: OpenBLAS/OpenMP reserve large virtual regions.)"""
     resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, limit_bytes))
+
+
+# How a process's failure reads when memory ran out. Explicit statements are out of
+# memory with or without a cap; the kernel *refusing* memory (a mapping, a thread) is the
+# cap being reached only when there is a cap; without one it stays a failure.
+OOM_MARKERS = ("memoryerror", "std::bad_alloc", "out of memory")
+REFUSAL_MARKERS = ("failed to map segment", "cannot allocate memory", "thread creation failed",
+                   "can't start new thread", "pthread_create failed", "resource temporarily unavailable",
+                   "too many memory regions")
+# CPython's C code returning NULL without an exception: an allocation failed where the
+# code does not expect one. Seen while importing the libraries under a tight cap.
+NULL_RETURN_MARKERS = ("error return without exception set", "returned null without setting an exception")
+
+
+def refused_memory(text: str, capped: bool, phase: str | None) -> bool:
+    """Whether a worker's last words (stderr) say it ran out of memory."""
+    low = text.lower()
+    if any(m in low for m in OOM_MARKERS):
+        return True
+    if not capped:
+        return False
+    return (any(m in low for m in REFUSAL_MARKERS)
+            or phase in (None, "imports") and any(m in low for m in NULL_RETURN_MARKERS))
+
+
+def exception_refused_memory(error: BaseException, capped: bool, phase: str | None) -> bool:
+    """Whether an exception caught in the worker is memory running out: a MemoryError
+    always; under a cap also the kernel refusing memory (ENOMEM, a shared object's segment
+    that cannot be mapped, a thread that cannot start) and, while importing, CPython's
+    NULL-without-exception SystemError."""
+    if isinstance(error, MemoryError):
+        return True
+    if not capped:
+        return False
+    message = str(error).lower()
+    if isinstance(error, SystemError):
+        return phase == "imports" and any(m in message for m in NULL_RETURN_MARKERS)
+    if isinstance(error, OSError) and error.errno == errno.ENOMEM:
+        return True
+    return isinstance(error, (ImportError, OSError, RuntimeError)) and any(m in message for m in REFUSAL_MARKERS)
+
+
+def thread_stack_bytes() -> int | None:
+    """The stack a new thread reserves by default (glibc uses the RLIMIT_STACK soft limit)."""
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def cap_message(cap_kind: str, cap_bytes: int, threads: int, phase: str | None, cause: str) -> str:
+    """One sentence saying that the cap is what failed, and what it had to hold."""
+    where = f" in phase {phase}" if phase else ""
+    text = f"the {cap_bytes / 2**20:,.0f} MiB {cap_kind} cap was reached{where}: the kernel refused memory ({cause})"
+    if cap_kind == "rlimit" and threads > 1:
+        stack = thread_stack_bytes()
+        stacks = (f"{threads} × {stack / 2**20:,.0f} MiB = {threads * stack / 2**20:,.0f} MiB" if stack
+                  else "their size")
+        text += (f"; under rlimit the cap must also hold what {threads} threads reserve, "
+                 f"their stacks ({stacks}) and BLAS buffers included: raise the cap, lower threads or use a cgroup cap")
+    elif threads > 1:
+        text += f"; the cap must hold the libraries and {threads} threads: raise the cap or lower threads"
+    else:
+        text += "; raise the cap"
+    return text
 
 
 def _own_memory_cgroup() -> str | None:
@@ -36,7 +103,11 @@ def _own_memory_cgroup() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def cgroup_parent() -> str | None:
-    """A writable cgroup v1 memory folder for our runs, or None."""
+    """A writable cgroup v1 memory folder for our runs, or None.
+
+    It creates ``svmcore/`` inside this process's own memory cgroup: call it from the
+    process that starts runs, never from a worker (which sits in its run's cgroup, where
+    the folder would block the run's cgroup from being removed)."""
     base = _own_memory_cgroup()
     if not base or not os.path.isdir(base):
         return None
@@ -78,12 +149,33 @@ def join_cgroup(path: str, pid: int | None = None) -> None:
     _write(path, "cgroup.procs", str(pid or os.getpid()))
 
 
+def _groups_bottom_up(path: str) -> list[str]:
+    """``path`` and every cgroup below it, deepest first."""
+    out = [root for root, _, _ in os.walk(path, topdown=False)]
+    return out or [path]
+
+
 def cgroup_pids(path: str) -> list[int]:
-    try:
-        with open(os.path.join(path, "cgroup.procs")) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
+    """Every process in the cgroup ``path`` and in the groups below it (v1 lists a
+    process only in the group it sits in)."""
+    pids: list[int] = []
+    for group in _groups_bottom_up(path):
+        try:
+            with open(os.path.join(group, "cgroup.procs")) as f:
+                pids += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return pids
+
+
+def is_run_cgroup(path: str | None) -> bool:
+    """Whether ``path`` names a run's cgroup as ``create_cgroup`` makes them
+    (MEMORY_ROOT/.../svmcore/run-*): the only folders the cleanup may kill in and remove."""
+    if not path:
+        return False
+    real = os.path.realpath(path)
+    return (real.startswith(_MEMORY_ROOT + os.sep) and os.path.basename(os.path.dirname(real)) == "svmcore"
+            and os.path.basename(real).startswith("run-"))
 
 
 def cgroup_oom_kills(path: str) -> int:
@@ -107,18 +199,26 @@ def cgroup_peak_bytes(path: str) -> int | None:
         return None
 
 
-def remove_cgroup(path: str, timeout_s: float = 2.0) -> None:
+def remove_cgroup(path: str, timeout_s: float = 2.0) -> bool:
+    """Remove the cgroup ``path`` and any group below it, deepest first, once their
+    processes are gone (the kernel refuses, EBUSY, while a group holds a process or a
+    child group). Waits up to ``timeout_s`` for exiting processes to leave; logs a
+    warning and returns False if a group is still there."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            os.rmdir(path)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.05)
+    for group in _groups_bottom_up(path):
+        while True:
+            try:
+                os.rmdir(group)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if time.monotonic() > deadline:
+                    log.warning("could not remove the cgroup %s (%s; processes in it: %s); remove it with "
+                                "rmdir once they have ended", group, e.strerror, cgroup_pids(group) or "none")
+                    return False
+                time.sleep(0.05)  # a killed process takes a moment to leave its group
+    return True
 
 
 def _write(path: str, name: str, value: str) -> None:

@@ -8,6 +8,7 @@ progress bar, the dashboard's live fragment) take snapshots and never block it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -23,6 +24,8 @@ from . import limits, procfs
 from .config import RunConfig
 from .store import RunRecord, RunStatus, Store, StoreError
 
+log = logging.getLogger(__name__)
+
 SAMPLE_HZ = 50
 # OpenBLAS retries a failed allocation at import time forever: under a cap just above
 # the interpreter's own needs, a worker can spin in its imports phase. Past this, it is oom.
@@ -31,8 +34,6 @@ EVENTS_EVERY_S = 0.1
 FLUSH_EVERY_S = 0.5
 MiB = 2**20
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OOM_MARKERS = ("Thread creation failed", "MemoryError", "Cannot allocate memory", "std::bad_alloc",
-               "can't start new thread", "Resource temporarily unavailable", "out of memory")
 
 _ACTIVE: dict[int, "Run"] = {}
 _ACTIVE_LOCK = threading.Lock()
@@ -205,10 +206,7 @@ class Run:
                     self.status, self.summary = rec.status, rec.summary
         except StoreError as e:
             self.store_error = str(e)
-        if self._cgroup:
-            limits.remove_cgroup(self._cgroup)
-        if self.run_dir:  # a killed stream run leaves its binary spill behind
-            shutil.rmtree(os.path.join(self.run_dir, "spill"), ignore_errors=True)
+        release_leftovers(self.run_dir, cgroup=self._cgroup)
         with _ACTIVE_LOCK:
             _ACTIVE.pop(self.run_id, None)
         self._done.set()
@@ -409,12 +407,18 @@ class Run:
         else:
             stderr = _tail(os.path.join(self.run_dir, "stderr.txt"))
             oom_kills = limits.cgroup_oom_kills(self._cgroup) if self._cgroup else 0
-            if oom_kills or any(m in stderr for m in OOM_MARKERS):
+            capped = self.cap_kind != "none" and bool(self.cap_bytes)
+            if oom_kills or limits.refused_memory(stderr, capped, last_phase):
                 status = RunStatus.OOM
-                last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
-                how = ("killed by the kernel's OOM killer at the cgroup cap" if oom_kills
-                       else f"out of memory (the worker's last words: {last[:200]})")
-                error = {"type": "OutOfMemory", "message": how}
+                last = stderr.strip().splitlines()[-1][:200] if stderr.strip() else ""
+                if oom_kills:
+                    error = {"type": "OutOfMemory", "message": "killed by the kernel's OOM killer at the cgroup cap"}
+                elif capped:
+                    error = {"type": "OutOfMemory", "cause": last,
+                             "message": limits.cap_message(self.cap_kind, self.cap_bytes, self.config.threads,
+                                                           last_phase, f"the worker's last words: {last}")}
+                else:
+                    error = {"type": "OutOfMemory", "message": f"out of memory (the worker's last words: {last})"}
             elif "signal" in exit_info:
                 status = RunStatus.FAILED
                 error = {"type": "Signal", "message": f"the worker was killed by {exit_info['signal']}",
@@ -562,8 +566,63 @@ def recover(store: Store) -> list[int]:
         store.add_events(rec.id, [(e["seq"], e["t_s"], e["kind"],
                                    {k: v for k, v in e.items() if k not in ("seq", "t_s", "kind")}) for e in events])
         store.finish_run(rec.id, status, summary)
+        release_leftovers(rec.run_dir)
         touched.append(rec.id)
     return touched
+
+
+def _run_cgroup(run_dir: str) -> str | None:
+    try:
+        with open(os.path.join(run_dir, "job.json")) as f:
+            return json.load(f).get("cgroup")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, AttributeError) as e:
+        log.warning("could not read %s to find the run's cgroup: %s", os.path.join(run_dir, "job.json"), e)
+        return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path != folder and os.path.commonpath([path, folder]) == folder
+
+
+def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: str | None = None,
+                      delete_folder: bool = False) -> None:
+    """Release what an ended run leaves behind: the processes still in its cgroup and the
+    cgroup itself (``cgroup``, else the one named in RUN_DIR/job.json), and a stream run's
+    binary spill. With ``delete_folder`` (the run is being deleted), the whole run folder
+    too, but only when it is inside ``home``'s runs folder. The one cleanup used by
+    ``Run._finish``, ``recover``, ``Lab.delete`` and the CLI's ``runs delete``; what it
+    cannot remove is logged, never raised."""
+    if cgroup is None and run_dir:
+        cgroup = _run_cgroup(run_dir)
+    if cgroup and os.path.isdir(cgroup):
+        if limits.is_run_cgroup(cgroup):
+            for pid in limits.cgroup_pids(cgroup):  # descendants must not outlive the run
+                if pid != os.getpid():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            limits.remove_cgroup(cgroup)
+        else:
+            log.warning("left %s alone: it is not a run's cgroup (svmcore/run-*)", cgroup)
+    if not run_dir:
+        return
+
+    def report(_func, path, exc_info):
+        log.warning("could not remove %s: %s", path, exc_info[1])
+
+    if delete_folder:
+        if home and _inside(run_dir, os.path.join(home, "runs")):
+            if os.path.isdir(run_dir):
+                shutil.rmtree(run_dir, onerror=report)
+            return
+        log.info("kept the run folder %s: it is outside %s", run_dir, os.path.join(home or "", "runs"))
+    spill = os.path.join(run_dir, "spill")
+    if os.path.isdir(spill):  # a killed stream run leaves its binary spill behind
+        shutil.rmtree(spill, onerror=report)
 
 
 def _read_events_file(rec: RunRecord) -> list[dict]:

@@ -91,7 +91,8 @@ def _as_compute(X, precision: str, dense: bool, n_features: int):
 
 
 def run(job: dict, events, phases) -> dict:
-    cfg: RunConfig = validate(job["config"])
+    # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
+    cfg: RunConfig = validate(job["config"], check_machine=False)
     cache_dir = job["cache_dir"]
     from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -105,7 +106,7 @@ def run(job: dict, events, phases) -> dict:
     n_features = info.features
     test_info = None
     if cfg.test_file:
-        test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
+        test_source = Source(validate(cfg.to_dict(), check_machine=False, dataset=cfg.test_file, test_file=None))
         test_info = scan(test_source, cache_dir)
         n_features = max(n_features, test_info.features)
     check_trainable(info, cfg)
@@ -114,7 +115,8 @@ def run(job: dict, events, phases) -> dict:
     held_out = None
     if cfg.mode == "stream":
         text_path = cache.text_copy(source, cache_dir, classes)
-        stream_src = source if text_path == source.path else Source(validate(cfg.to_dict(), dataset=text_path))
+        stream_src = source if text_path == source.path else Source(
+            validate(cfg.to_dict(), check_machine=False, dataset=text_path))
         if not cfg.test_file:
             held_out = cache.held_out_copy(stream_src, cache_dir, n_features, info.rows)
     elif cfg.mode == "memmap":
@@ -205,7 +207,10 @@ def run(job: dict, events, phases) -> dict:
         evaluate_now()
     else:
         fit = trainer.model.partial_fit
+        faults = getattr(phases, "faults", None)
         for epoch in range(cfg.epochs):
+            if faults is not None:  # test-only fault injection: 'sleep:60@epoch2' waits before pass 2
+                faults.fire(f"epoch{epoch + 1}")
             t_epoch, samples_epoch = time.monotonic(), samples
             for Xb, yb in train.batches(cfg.batch_size, epoch):
                 if pre_transformed:

@@ -5,8 +5,8 @@ numpy, then trains, writing JSON-lines events to RUN_DIR/events.jsonl: phase sta
 and end (with the kernel's exact peak of each phase), progress, held-out accuracy,
 and finally its own outcome, so a parent that restarts can still learn how it ended.
 
-Only the standard library is imported at module level: the worker's floor is
-measured as the imports phase.
+Only the standard library (and svmcore's own light modules) is imported at module
+level: the worker's floor is measured as the imports phase.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ import json
 import os
 import sys
 import time
+
+# Light (standard library only) and imported now: under a tight cap, an import inside
+# the failure handler can itself fail with MemoryError and lose the outcome.
+from .errors import SvmcoreError
+from .limits import cap_message, exception_refused_memory
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -76,10 +81,11 @@ class Phases:
 
 
 class Faults:
-    """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'.
+    """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'
+    (a phase name, or epochN: at the start of the Nth training pass).
     Actions: spike:MB (touch MB then free at once), sleep:S, orphan (leave a
     double-forked grandchild), threads:N (start N threads), exit:CODE, raise, hog:MB
-    (allocate MB and keep it)."""
+    (allocate MB and keep it), die:TEXT (print TEXT on stderr and exit 1, no outcome)."""
 
     def __init__(self, spec: str):
         self.actions: dict[str, list[tuple[str, str]]] = {}
@@ -119,6 +125,9 @@ class Faults:
                     self.kept.append(t)
             elif name == "exit":
                 os._exit(int(arg))
+            elif name == "die":  # like libgomp: a message on stderr, then exit without an exception
+                os.write(2, (arg + "\n").encode())
+                os._exit(1)
             elif name == "raise":
                 raise RuntimeError("injected failure")
 
@@ -171,27 +180,37 @@ def main(run_dir: str) -> int:
     events.emit("started", pid=os.getpid(), cap_kind=job.get("cap_kind"), cap_bytes=job.get("cap_bytes"))
     status, error = "completed", None
     summary: dict = {}
+    unexpected: BaseException | None = None
     try:
         phases.start("imports")
         from . import training  # numpy, scipy, scikit-learn: the worker's floor
         training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
                                    job["config"].get("solver", "sklearn"))
         summary = training.run(job, events, phases)
-    except MemoryError as e:
-        status, error = "oom", {"type": type(e).__name__, "message": str(e) or "out of memory"}
     except BaseException as e:  # the outcome event must be written whatever happened
-        from .errors import SvmcoreError
         message = str(e) or type(e).__name__
-        oomish = isinstance(e, RuntimeError) and "can't start new thread" in message and job.get("cap_kind")
-        status = "oom" if oomish else "failed"
-        error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError)}
-        if not isinstance(e, SvmcoreError):
-            import traceback
-            traceback.print_exc()
+        capped = bool(job.get("cap_kind")) and bool(job.get("cap_bytes"))
+        if exception_refused_memory(e, capped, phases.current):
+            status = "oom"
+            if capped:
+                cause = type(e).__name__ + (f": {e}" if str(e) else "")
+                error = {"type": "OutOfMemory", "cause": cause,
+                         "message": cap_message(job["cap_kind"], int(job["cap_bytes"]),
+                                                int(job["config"].get("threads") or 1), phases.current, cause)}
+            else:
+                error = {"type": type(e).__name__, "message": str(e) or "out of memory"}
+        else:
+            status = "failed"
+            error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError)}
+        if not isinstance(e, (SvmcoreError, MemoryError)):
+            unexpected = e
     phase = phases.current
     phases.end()
     events.emit("outcome", status=status, phase=phase if status != "completed" else None, error=error,
                 summary=summary, peak_rss_bytes=phases.peak_kib * 1024)
+    if unexpected is not None:  # after the outcome: printing can itself run out of memory under a cap
+        import traceback
+        traceback.print_exception(unexpected)
     return {"completed": 0, "oom": 3}.get(status, 1)
 
 

@@ -31,7 +31,13 @@ def page_setup(title: str) -> Lab:
         for path, label in PAGES:
             st.page_link(path, label=label)
         st.divider()
-    return lab()
+    the_lab = lab()
+    store = the_lab.store
+    if store.damaged_moved_to:  # found damaged when this server opened it
+        st.warning(f"The run history was damaged ({store.damage}). It was moved to `{store.damaged_moved_to}` "
+                   f"and a new, empty history started. To copy back every run that can still be read: "
+                   f"`python -m svmcore runs recover {store.damaged_moved_to}`", icon=":material/warning:")
+    return the_lab
 
 
 PAGES = (("app.py", "Train"), ("pages/1_Compare.py", "Compare"), ("pages/2_Sweep.py", "Sweep"),

@@ -96,3 +96,23 @@ def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small
     assert seen == 20_000
     assert not spill.complete and "could not write the spill" in spill.failed
     assert not os.path.exists(os.path.join(small_disk, "spill"))
+
+
+def test_a_damaged_store_on_a_read_only_disk_is_one_clear_line_and_left_in_place(small_disk):
+    home = os.path.join(small_disk, "home")
+    os.makedirs(home)
+    junk = b"this is not sqlite" * 300
+    with open(os.path.join(home, "runs.sqlite"), "wb") as f:
+        f.write(junk)
+    subprocess.run(["mount", "-o", "remount,ro", small_disk], check=True)
+    try:
+        proc = cli("runs", "list", home=home)
+        assert proc.returncode == 2
+        err = proc.stderr.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert "damaged" in err and "could not be moved aside" in err
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", small_disk], check=True)
+    assert sorted(os.listdir(home)) == ["runs.sqlite"]
+    with open(os.path.join(home, "runs.sqlite"), "rb") as f:
+        assert f.read() == junk

@@ -189,3 +189,18 @@ def test_a_separate_test_file_means_every_row_trains(home, tmp_path, mode):
     s = json.loads(proc.stdout.strip().splitlines()[-1])
     assert s["train_rows"] == 2000 and s["test_rows"] == 300
     assert s["samples_seen"] == 2000
+
+
+@pytest.mark.parametrize("command", ["show", "export", "delete"])
+@pytest.mark.parametrize("run_id", ["99999999999999999999999", "9223372036854775808", "0", "-1", "x1"])
+def test_cli_run_id_out_of_sqlite_range_is_one_line_exit_2(home, command, run_id):
+    proc = cli("runs", command, run_id, home=home)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "run id" in err
+
+
+def test_cli_largest_sqlite_run_id_is_accepted_and_not_found(home):
+    proc = cli("runs", "show", "9223372036854775807", home=home)
+    assert proc.returncode == 2 and "no run with id 9223372036854775807" in proc.stderr

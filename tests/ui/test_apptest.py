@@ -171,6 +171,17 @@ def test_page_runs_with_empty_history(app_home, page):
     assert not store_runs(app_home), "opening a page must not start runs"
 
 
+def test_a_damaged_history_is_set_aside_and_the_page_says_where(app_home):
+    with open(os.path.join(app_home, "runs.sqlite"), "wb") as f:
+        f.write(b"this is not sqlite" * 300)
+    at = open_page("app.py")
+    assert_clean(at)
+    [moved] = [p for p in glob.glob(os.path.join(app_home, "runs.sqlite.damaged-*"))
+               if not p.endswith(("-wal", "-shm"))]
+    assert any(moved in t and "runs recover" in t for t in texts(at.warning)), texts(at.warning)
+    assert any("No runs yet" in t for t in texts(at.markdown))
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_with_history(history_home, page):
     h = history_home

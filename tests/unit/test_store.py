@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 import socket
 import sqlite3
 import stat
@@ -252,13 +255,14 @@ def test_integrity_check_sees_a_damaged_file(tmp_path):
     db = sqlite3.connect(home / "runs.sqlite")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
+    s2 = Store(str(home))  # opened while sound; damaged afterwards, under its feet
+    s2.close()
     path = home / "runs.sqlite"
     raw = bytearray(path.read_bytes())
     page = 4096
     assert len(raw) > 4 * page
     raw[2 * page:2 * page + 64] = b"\xff" * 64
     path.write_bytes(bytes(raw))
-    s2 = Store(str(home))
     try:
         # integrity_ok() -> bool: a damaged file is False (a StoreError would do too),
         # not a raw sqlite3.DatabaseError escaping the store.
@@ -375,12 +379,104 @@ def test_unusable_paths_inside_home_give_store_error(tmp_path, blocker, needle):
         Store(str(home))
 
 
-def test_a_file_that_is_not_a_database_gives_store_error(tmp_path):
+def test_a_file_that_is_not_a_database_is_moved_aside_with_its_wal_and_shm(tmp_path, caplog):
+    home = tmp_path / "home"
+    home.mkdir()
+    junk = {"runs.sqlite": b"this is not sqlite" * 300, "runs.sqlite-wal": b"w" * 100, "runs.sqlite-shm": b"s" * 10}
+    for name, data in junk.items():
+        (home / name).write_bytes(data)
+    with caplog.at_level(logging.WARNING, logger="svmcore"):
+        s = Store(str(home))
+    try:
+        moved = s.damaged_moved_to
+        assert moved and re.fullmatch(re.escape(str(home / "runs.sqlite")) + r"\.damaged-\d{8}T\d{6}Z", moved)
+        for name, data in junk.items():  # kept, never deleted; the file and its -wal byte for byte
+            kept = moved + name[len("runs.sqlite"):]
+            assert name.endswith("-shm") or open(kept, "rb").read() == data  # -shm: SQLite's index of the -wal
+            assert os.path.isfile(kept)
+        assert "not a database" in s.damage
+        assert s.list_runs() == [] and s.integrity_ok()
+        assert s.get_run(s.create_run({"a": 1})).config == {"a": 1}
+        [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert moved in warning and "runs recover" in warning and "\n" not in warning
+    finally:
+        s.close()
+
+
+def _store_with_runs(home, n=12, samples_each=400):
+    s = Store(str(home))
+    for r in range(n):
+        rid = s.create_run({"r": r, "payload": "x" * 400})
+        s.add_samples(rid, [sample(i) for i in range(samples_each)])
+        s.add_events(rid, [(i, i * 0.1, "progress", {"i": i}) for i in range(30)])
+        s.finish_run(rid, RunStatus.COMPLETED, {"accuracy": 0.5, "phases": ["x" * 1500]})
+        os.makedirs(home / "runs" / str(rid), exist_ok=True)
+    s.close()
+    return home / "runs.sqlite"
+
+
+def test_a_truncated_store_is_moved_aside_and_a_fresh_one_started(tmp_path):
+    home = tmp_path / "home"
+    path = _store_with_runs(home)
+    os.truncate(path, path.stat().st_size // 2)
+    damaged = path.read_bytes()
+    s = Store(str(home))
+    try:
+        assert s.damaged_moved_to and "malformed" in s.damage
+        assert open(s.damaged_moved_to, "rb").read() == damaged
+        assert s.list_runs() == [] and s.integrity_ok()
+        # new ids never reuse an old run's folder (its events file would be appended to)
+        assert s.create_run({"new": True}) == 13
+    finally:
+        s.close()
+    again = Store(str(home))  # sound now: nothing more is moved
+    try:
+        assert again.damaged_moved_to is None and len(again.list_runs()) == 1
+    finally:
+        again.close()
+
+
+def test_a_store_with_a_failing_quick_check_is_moved_aside(tmp_path):
+    home = tmp_path / "home"
+    path = _store_with_runs(home)
+    db = sqlite3.connect(path)
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name='samples_run'").fetchone()[0]
+    db.close()
+    raw = bytearray(path.read_bytes())
+    raw[(root - 1) * 4096 + 8:(root - 1) * 4096 + 12] = (10**6).to_bytes(4, "big")  # a child pointer off the end
+    path.write_bytes(bytes(raw))
+    s = Store(str(home))
+    try:
+        assert s.damaged_moved_to is not None and s.list_runs() == []
+    finally:
+        s.close()
+
+
+def test_a_damaged_store_that_cannot_be_moved_is_one_clear_store_error(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     (home / "runs.sqlite").write_bytes(b"this is not sqlite" * 300)
-    with pytest.raises(StoreError, match="runs.sqlite"):
+
+    def refuse(src, dst):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "rename", refuse)
+    with pytest.raises(StoreError) as info:
         Store(str(home))
+    message = str(info.value)
+    assert "damaged" in message and "could not be moved aside" in message and "\n" not in message
+    assert (home / "runs.sqlite").read_bytes() == b"this is not sqlite" * 300
+
+
+def test_a_healthy_store_is_not_moved(tmp_path):
+    home = tmp_path / "home"
+    _store_with_runs(home, n=3)
+    s = Store(str(home))
+    try:
+        assert s.damaged_moved_to is None and len(s.list_runs()) == 3
+    finally:
+        s.close()
+    assert sorted(os.listdir(home)) == ["runs", "runs.sqlite", "runs.sqlite.writelock"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root bypasses file permissions; see the regular-file tests")
@@ -479,3 +575,30 @@ def test_complete_imported_is_all_or_nothing(run_store):
         run_store.complete_imported(rid, bad)
     assert run_store.get_run(rid).status == RunStatus.QUEUED
     assert run_store.samples(rid) == [] and run_store.events(rid) == []
+
+
+@pytest.mark.parametrize("run_id", [2**63, 10**23, -(2**63) - 1])
+def test_run_ids_beyond_sqlite_range_are_simply_not_there(run_store, run_id):
+    assert run_store.get_run(run_id) is None
+    assert run_store.delete_run(run_id) is False
+    assert run_store.samples(run_id) == [] and run_store.events(run_id) == []
+
+
+def test_runs_check_reports_what_integrity_check_finds(tmp_path, capsys):
+    from svmcore.cli import cmd_runs_check
+
+    home = tmp_path / "home"
+    path = _store_with_runs(home, n=6)
+    s = Store(str(home))
+    try:
+        assert cmd_runs_check(s, as_json=True) == 0
+        assert json.loads(capsys.readouterr().out)["ok"] is True
+        s.close()  # damaged under the open store's feet, after its check on open
+        raw = bytearray(path.read_bytes())
+        raw[2 * 4096:2 * 4096 + 64] = b"\xff" * 64
+        path.write_bytes(bytes(raw))
+        assert cmd_runs_check(s, as_json=True) == 1
+        report = json.loads(capsys.readouterr().out)
+        assert report["ok"] is False and report["problems"]
+    finally:
+        s.close()

@@ -1,0 +1,112 @@
+"""A run store damaged on disk (here: truncated to half, as a full disk or a bad copy
+leaves it): every command works again at once, the damaged file is kept aside under a
+name that says so, and ``runs recover`` brings back the runs that can still be read."""
+
+import glob
+import json
+import os
+import re
+
+from svmcore.store import RunStatus, Store
+from tests.conftest import cli
+
+TINY = ["--rows=3000", "--features=1024", "--epochs=1"]
+
+
+def _history(home):
+    """Eight finished runs and a sweep, made by the CLI; returns each run's export."""
+    proc = cli("sweep", *TINY, "--grid", "seed=0,1,2,3,4,5,6,7", "--json", home=home)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    store = Store(home)
+    try:
+        runs = store.list_runs()
+        assert len(runs) == 8 and all(r.status.value == "completed" for r in runs)
+        return {r.id: {"config": r.config, "summary": r.summary, "status": r.status.value,
+                       "samples": store.samples(r.id), "events": len(store.events(r.id))} for r in runs}
+    finally:
+        store.close()
+
+
+def test_truncated_store_is_set_aside_every_command_works_and_recover_brings_runs_back(home):
+    before = _history(home)
+    path = os.path.join(home, "runs.sqlite")
+    assert not os.path.exists(path + "-wal") or os.path.getsize(path + "-wal") == 0
+    os.truncate(path, os.path.getsize(path) // 2)
+    with open(path, "rb") as f:
+        damaged = f.read()
+
+    first = cli("runs", "list", "--json", home=home)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == []
+    [warning] = first.stderr.strip().splitlines()  # one line, no traceback
+    [aside] = [p for p in glob.glob(path + ".damaged-*") if not p.endswith(("-wal", "-shm"))]
+    assert re.fullmatch(re.escape(path) + r"\.damaged-\d{8}T\d{6}Z", aside)
+    assert aside in warning and "runs recover" in warning and warning.startswith("svmcore: warning:")
+    with open(aside, "rb") as f:
+        assert f.read() == damaged  # kept as it was, for recovery or a post-mortem
+
+    # every command works again, and says nothing more about it
+    for args, code in [(("runs", "list"), 0), (("runs", "show", "1"), 2), (("runs", "export", "1"), 2),
+                       (("runs", "delete", "1"), 2), (("runs", "check"), 0)]:
+        proc = cli(*args, home=home)
+        assert proc.returncode == code, (args, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr and "warning" not in proc.stderr
+    check = cli("runs", "check", home=home)
+    assert "ok" in check.stdout and aside in check.stdout
+    run = cli("run", *TINY, "--json", home=home)
+    assert run.returncode == 0, run.stderr[-2000:]
+    new_id = json.loads(run.stdout.strip().splitlines()[-1])["run_id"]
+    assert new_id > max(before)  # never an old run's folder (and events file) again
+    assert cli("runs", "export", str(new_id), home=home).returncode == 0
+
+    recovered = cli("runs", "recover", aside, "--json", home=home)
+    assert recovered.returncode == 0, recovered.stderr[-2000:]
+    result = json.loads(recovered.stdout)
+    assert result["runs"] >= 1 and result["samples"] > 0 and result["sweeps"] == 1
+    assert result["read"]["runs"]["unreadable"] == len(before) - result["runs"]
+    text = cli("runs", "recover", aside, home=home)  # again: nothing is copied twice
+    assert text.returncode == 0 and re.search(r"runs\s+0 recovered", text.stdout), text.stdout
+
+    store = Store(home)
+    try:
+        back = [r for r in store.list_runs() if r.id != new_id]
+        assert len(back) == result["runs"]
+        with_all_samples = 0
+        for rec in back:
+            old = before[rec.id]  # ids were free: each run keeps its own
+            assert (rec.config, rec.summary, rec.status.value) == (old["config"], old["summary"], old["status"])
+            samples = store.samples(rec.id)
+            assert set(samples) <= set(old["samples"])
+            with_all_samples += samples == old["samples"]
+        assert with_all_samples >= 1
+        assert store.integrity_ok()
+    finally:
+        store.close()
+    shown = cli("runs", "show", str(back[0].id), home=home)
+    assert shown.returncode == 0 and "memory samples" in shown.stdout
+
+
+def test_a_store_open_elsewhere_follows_the_file_set_aside_by_another_process(home):
+    app = Store(home)  # a long-lived process (the dashboard) with its connection open
+    try:
+        for i in range(40):
+            app.finish_run(app.create_run({"i": i, "payload": "x" * 2000}), RunStatus.COMPLETED, {"i": i})
+        path = os.path.join(home, "runs.sqlite")
+        app._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        os.truncate(path, os.path.getsize(path) // 2)
+        with open(path, "rb") as f:
+            damaged = f.read()
+        proc = cli("runs", "list", home=home)  # another process finds it damaged and sets it aside
+        assert proc.returncode == 0 and "warning" in proc.stderr
+        [aside] = [p for p in glob.glob(path + ".damaged-*") if not p.endswith(("-wal", "-shm"))]
+        rid = app.create_run({"after": True})  # lands in the new store, not the file set aside
+        assert [r.config for r in app.list_runs()] == [{"after": True}]
+    finally:
+        app.close()
+    fresh = Store(home)
+    try:
+        assert fresh.get_run(rid).config == {"after": True} and fresh.damaged_moved_to is None
+    finally:
+        fresh.close()
+    with open(aside, "rb") as f:
+        assert f.read() == damaged  # closing the old connection did not write into it

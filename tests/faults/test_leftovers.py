@@ -1,0 +1,187 @@
+"""What a run leaves behind once it is over: its cgroup and its stream spill must go,
+however it ended (finished while watched, re-attached after a restart, finished as
+lost by ``recover``, deleted)."""
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from svmcore import limits
+from svmcore.runner import recover
+from svmcore.store import RunStatus
+from tests.conftest import ROOT, cli
+from tests.helpers import _run
+
+needs_cgroup = pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller")
+
+
+def _wait_until(condition, timeout=60, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _job(run_dir):
+    with open(os.path.join(run_dir, "job.json")) as f:
+        return json.load(f)
+
+
+# ---------------------------------------------------------------- cgroups
+
+@needs_cgroup
+def test_completed_cgroup_capped_run_leaves_no_cgroup(store):
+    run = _run(store, memory_cap_mb=600, cap_kind="cgroup", epochs=1)
+    assert run.wait(120) == RunStatus.COMPLETED, run.summary
+    group = _job(run.run_dir)["cgroup"]
+    assert group and group.startswith(limits.cgroup_parent() + os.sep)
+    assert not os.path.exists(group), os.listdir(group)
+
+
+@needs_cgroup
+def test_remove_cgroup_removes_child_groups_bottom_up(tmp_path):
+    group = limits.create_cgroup(f"run-test-{os.getpid()}", None)
+    nested = os.path.join(group, "svmcore", "probe-x")
+    os.makedirs(nested)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        limits.join_cgroup(os.path.join(group, "svmcore"), proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    limits.remove_cgroup(group)
+    assert not os.path.exists(group)
+
+
+@needs_cgroup
+def test_remove_cgroup_that_still_holds_a_process_says_so(caplog):
+    group = limits.create_cgroup(f"run-test-{os.getpid()}-busy", None)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        limits.join_cgroup(group, proc.pid)
+        with caplog.at_level(logging.WARNING, logger="svmcore"):
+            limits.remove_cgroup(group, timeout_s=0.3)
+        assert os.path.isdir(group)
+        assert any(group in r.getMessage() for r in caplog.records), caplog.text
+    finally:
+        proc.kill()
+        proc.wait()
+        limits.remove_cgroup(group)
+    assert not os.path.exists(group)
+
+
+# ---------------------------------------------------------------- runs the runner lost sight of
+
+STREAM = dict(rows=20_000, features=1 << 16, nnz_per_row=30, epochs=3, mode="stream", batch_size=1000)
+
+
+def _start_cli_run(home, fault, **knobs):
+    env = dict(os.environ, PYTHONPATH=ROOT, SVMCORE_FAULT=fault)
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in knobs.items()]
+    return subprocess.Popen([sys.executable, "-m", "svmcore", "run", "--home", home, "--json"] + args,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+
+
+def _spill_written(store):
+    """The CLI's run once its first pass is over and its spill is on disk (it then sleeps at epoch 2)."""
+    runs = store.list_runs()
+    if not runs or not runs[0].worker_pid or not runs[0].run_dir:
+        return None
+    rec = runs[0]
+    try:
+        with open(os.path.join(rec.run_dir, "events.jsonl")) as f:
+            first_pass_done = any('"epoch_samples_per_s"' in line for line in f)
+    except OSError:
+        return None
+    spill = os.path.join(rec.run_dir, "spill")
+    if first_pass_done and os.path.isdir(spill) and sum(
+            os.path.getsize(os.path.join(spill, n)) for n in os.listdir(spill)) > 0:
+        return rec
+    return None
+
+
+def _gone(pid, ctime):
+    from svmcore import procfs
+    return not procfs.is_same_process(pid, ctime)
+
+
+@needs_cgroup
+def test_lost_run_releases_its_cgroup_and_spill_and_delete_removes_its_folder(home, store):
+    proc = _start_cli_run(home, "sleep:120@epoch2", memory_cap_mb=800, cap_kind="cgroup", **STREAM)
+    try:
+        rec = _wait_until(lambda: _spill_written(store), what="the first pass and its spill")
+    finally:
+        proc.kill()  # the runner dies without cleaning up ...
+        proc.wait()
+    os.kill(rec.worker_pid, signal.SIGKILL)  # ... and so does the worker (it is in its own session)
+    _wait_until(lambda: _gone(rec.worker_pid, rec.worker_ctime), what="the worker to end")
+    group = _job(rec.run_dir)["cgroup"]
+    assert group and os.path.isdir(group)
+    assert recover(store) == [rec.id]
+    assert store.get_run(rec.id).status == RunStatus.LOST
+    assert not os.path.exists(group)
+    assert not os.path.exists(os.path.join(rec.run_dir, "spill"))
+    assert os.path.isfile(os.path.join(rec.run_dir, "events.jsonl"))  # the evidence stays until deleted
+    deleted = cli("runs", "delete", str(rec.id), home=home)
+    assert deleted.returncode == 0, deleted.stderr
+    assert not os.path.exists(rec.run_dir)
+    assert store.get_run(rec.id) is None
+
+
+@needs_cgroup
+def test_reattached_cgroup_run_leaves_no_cgroup(home, store):
+    from svmcore.runner import get_active
+    from tests.helpers import SMALL, _wait_running
+
+    proc = _start_cli_run(home, "sleep:2@train", memory_cap_mb=800, cap_kind="cgroup", **SMALL)
+    try:
+        rec = _wait_running(store)
+    finally:
+        proc.kill()
+        proc.wait()
+    group = _job(rec.run_dir)["cgroup"]
+    assert recover(store) == [rec.id]
+    run = get_active(rec.id)
+    assert run is not None and run.wait(120) == RunStatus.COMPLETED, run.summary
+    assert not os.path.exists(group)
+
+
+def test_delete_keeps_a_run_folder_outside_the_home(home, store, tmp_path):
+    outside = tmp_path / "elsewhere" / "7"
+    outside.mkdir(parents=True)
+    (outside / "events.jsonl").write_text("")
+    rid = store.create_run({"dataset": "sparse-text"})
+    store.set_run_dir(rid, str(outside))
+    store.finish_run(rid, RunStatus.FAILED, {})
+    assert cli("runs", "delete", str(rid), home=home).returncode == 0
+    assert store.get_run(rid) is None
+    assert outside.is_dir()
+
+
+def test_lab_delete_removes_the_folder_and_spill_inside_the_home_only(home, tmp_path):
+    from svmcore.lab import Lab
+
+    lab = Lab(home)
+    inside = os.path.join(home, "runs", "1")
+    os.makedirs(os.path.join(inside, "spill"))
+    outside = tmp_path / "elsewhere"
+    (outside / "spill").mkdir(parents=True)
+    ids = []
+    for folder in (inside, str(outside)):
+        rid = lab.store.create_run({"dataset": "sparse-text"})
+        lab.store.set_run_dir(rid, folder)
+        lab.store.finish_run(rid, RunStatus.LOST, {})
+        ids.append(rid)
+    for rid in ids:
+        lab.delete(rid)
+    assert not os.path.exists(inside)
+    assert outside.is_dir() and not (outside / "spill").exists()  # kept, but its spill is released

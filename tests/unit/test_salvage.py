@@ -1,0 +1,190 @@
+"""Salvaging a damaged run store (svmcore.salvage) and copying what it read into the
+current store (Store.import_rows), on real SQLite files.
+
+The oracle for "readable" is SQLite itself: on a truncated file, a row can be read by
+its id exactly when the pages on its path survive."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+
+import pytest
+
+from svmcore.salvage import SalvageError, salvage
+from svmcore.store import RunStatus, Store
+
+PAGE = 4096
+
+
+def sample(i: int) -> tuple:
+    return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i)
+
+
+def make_store(home, runs=30, samples_each=300, events_each=40, delete=(3,)):
+    s = Store(str(home))
+    sweep = s.create_sweep({"grid": {"seed": [1, 2]}})
+    for r in range(runs):
+        rid = s.create_run({"r": r, "payload": "x" * 500}, sweep_id=sweep if r < 2 else None)
+        s.add_samples(rid, [sample(i) for i in range(samples_each)])
+        s.add_events(rid, [(i, i * 0.1, "progress", {"samples": i}) for i in range(events_each)])
+        s.finish_run(rid, RunStatus.COMPLETED, {"run_id": rid, "accuracy": 0.5, "big": "q" * 5000})
+    for rid in delete:
+        s.delete_run(rid)
+    s.close()
+    return os.path.join(str(home), "runs.sqlite")
+
+
+def readable_by_sqlite(path, table, ids):
+    """The rows SQLite itself can still read, probing one id at a time. (writable_schema
+    lets it open a file shorter than its header says; the connection only reads.)"""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.execute("PRAGMA writable_schema=ON")
+    out = {}
+    try:
+        for i in ids:
+            try:
+                row = db.execute(f"SELECT * FROM {table} WHERE rowid=?", (i,)).fetchone()
+            except sqlite3.DatabaseError:
+                continue
+            if row is not None:
+                out[i] = row
+    finally:
+        db.close()
+    return out
+
+
+def all_rows(path, table):
+    db = sqlite3.connect(path)
+    try:
+        return {r[0]: r[1:] for r in db.execute(f"SELECT rowid, * FROM {table}")}
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def intact(tmp_path):
+    path = make_store(tmp_path / "home")
+    copy = str(tmp_path / "intact.sqlite")
+    shutil.copyfile(path, copy)
+    return copy
+
+
+def values(row, columns):
+    return tuple(row[c] for c in columns)
+
+
+def test_an_intact_file_is_read_whole(intact):
+    got = salvage(intact)
+    for table in ("runs", "samples", "events", "sweeps"):
+        expected = all_rows(intact, table)
+        t = got[table]
+        assert {k: values(r, t.columns) for k, r in t.rows.items()} == expected
+        assert t.unreadable == 0 and t.lost_pages == 0 and not t.unbounded
+    assert 3 not in got["runs"].rows  # a deleted run stays deleted
+
+
+def test_a_file_truncated_to_half_gives_exactly_what_sqlite_can_still_read(intact, tmp_path):
+    whole = {t: all_rows(intact, t) for t in ("runs", "samples", "events")}
+    half = str(tmp_path / "half.sqlite")
+    shutil.copyfile(intact, half)
+    os.truncate(half, os.path.getsize(half) // 2)
+    got = salvage(half)
+    for table, rows in whole.items():
+        oracle = readable_by_sqlite(half, table, rows)
+        t = got[table]
+        assert {k: values(r, t.columns) for k, r in t.rows.items()} == {k: tuple(v) for k, v in oracle.items()}
+        assert 0 < len(t.rows) < len(rows)
+    runs = got["runs"]
+    assert runs.unreadable == len(whole["runs"]) - len(runs.rows)  # ids are bounded by sqlite_sequence
+    assert got["samples"].unbounded  # its last page is gone: how many rows it held is unknown
+
+
+def test_rows_below_a_lost_interior_page_are_found_on_their_own(tmp_path):
+    path = make_store(tmp_path / "home", runs=12, samples_each=6000, delete=())
+    whole = all_rows(path, "samples")
+    db = sqlite3.connect(path)
+    pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name='samples' AND pagetype='internal' "
+                                      "AND path != '/'")]
+    db.close()
+    assert pages, "the samples table is expected to be three levels deep"
+    raw = bytearray(open(path, "rb").read())
+    raw[(pages[0] - 1) * PAGE:pages[0] * PAGE] = b"\0" * PAGE  # zero an interior page: its leaves are orphaned
+    open(path, "wb").write(bytes(raw))
+    got = salvage(path)["samples"]
+    assert {k: values(r, got.columns) for k, r in got.rows.items()} == {k: tuple(v) for k, v in whole.items()}
+
+
+def test_rows_still_in_the_wal_are_read(tmp_path):
+    home = tmp_path / "home"
+    path = make_store(home, runs=3, delete=())
+    holder = Store(str(home))  # an open store keeps its last writes in runs.sqlite-wal
+    rid = holder.create_run({"late": True})
+    holder.add_samples(rid, [sample(i) for i in range(10)])
+    aside = str(tmp_path / "aside.sqlite")
+    for suffix in ("", "-wal"):
+        shutil.copyfile(path + suffix, aside + suffix)
+    holder.close()
+    before = open(aside, "rb").read(), open(aside + "-wal", "rb").read()
+    got = salvage(aside)
+    assert rid in got["runs"].rows
+    assert sum(r["run_id"] == rid for r in got["samples"].rows.values()) == 10
+    assert (open(aside, "rb").read(), open(aside + "-wal", "rb").read()) == before  # never written
+
+
+def test_a_file_that_is_not_sqlite_gives_nothing_and_a_tiny_one_an_error(tmp_path):
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"this is not sqlite" * 1000)
+    assert all(not t.rows for t in salvage(str(junk)).values())
+    tiny = tmp_path / "tiny"
+    tiny.write_bytes(b"x" * 10)
+    with pytest.raises(SalvageError):
+        salvage(str(tiny))
+    with pytest.raises(SalvageError):
+        salvage(str(tmp_path / "missing"))
+
+
+# ---------------------------------------------------------------- copying into the current store
+
+def rows_of(tables):
+    return {name: [t.rows[k] for k in sorted(t.rows)] for name, t in tables.items()}
+
+
+def test_import_keeps_free_ids_renumbers_taken_ones_and_never_copies_twice(intact, tmp_path):
+    got = rows_of(salvage(intact))
+    s = Store(str(tmp_path / "new"))
+    try:
+        mine = s.create_run({"mine": True})  # takes id 1
+        result = s.import_rows(got["runs"], got["samples"], got["events"], got["sweeps"])
+        assert result["runs"] == 29 and result["sweeps"] == 1
+        assert result["run_ids"] == {1: 31}  # id 1 was taken; the others kept theirs
+        assert s.get_run(mine).config == {"mine": True}
+        moved = s.get_run(31)
+        assert moved.config["r"] == 0 and moved.summary["run_id"] == 31
+        assert s.samples(31) == [sample(i) for i in range(300)]
+        assert [e["samples"] for e in s.events(31)] == list(range(40))
+        assert s.get_run(2).sweep_id == moved.sweep_id is not None
+        assert s.samples(2) == [sample(i) for i in range(300)]
+        again = s.import_rows(got["runs"], got["samples"], got["events"], got["sweeps"])
+        assert again["runs"] == 0 and again["already_present"]["runs"] == 29
+        assert again["samples"] == 0 and again["already_present"]["samples"] == 29 * 300
+        assert len(s.list_runs()) == 30 and s.integrity_ok()
+    finally:
+        s.close()
+
+
+def test_imported_runs_that_never_finished_are_lost(tmp_path):
+    old = Store(str(tmp_path / "old"))
+    rid = old.create_run({"unfinished": True})
+    old.add_samples(rid, [sample(0)])
+    old.close()
+    got = rows_of(salvage(os.path.join(str(tmp_path / "old"), "runs.sqlite")))
+    s = Store(str(tmp_path / "new"))
+    try:
+        s.import_rows(got["runs"], got["samples"], got["events"], got["sweeps"])
+        rec = s.get_run(rid)
+        assert rec.status == RunStatus.LOST and "damaged store" in rec.summary["error"]["message"]
+        assert s.samples(rid) == [sample(0)]
+    finally:
+        s.close()
