@@ -182,7 +182,9 @@ def cmd_predict(args, home: str) -> int:
     result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs())
     code = 0 if result["fits"] else 1
     if result["fits"] and args.verify:
+        from .datasets import preflight
         best = validate(result["config"])
+        preflight(best, cache_dir)
         run = execute(best, home, show_progress=not args.json and sys.stderr.isatty())
         s = run.summary
         measured = s.get("peak_rss_mb")
@@ -282,7 +284,10 @@ def describe(summary: dict) -> str:
 
 
 def cmd_run(args, home: str) -> int:
+    from .datasets import preflight
+
     cfg = validate(knob_values(args))
+    preflight(cfg, os.path.join(home, "cache"))  # what only the data can refuse: exit 2, nothing stored
     run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json)
     summary = run.summary
     err = summary.get("error") or {}

@@ -287,3 +287,22 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
         if n_train > MAX_KERNEL_SVM_ROWS:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {n_train:,} rows is "
                               f"above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
+
+
+def preflight(cfg: RunConfig, cache_dir: str | None = None) -> DataInfo:
+    """Everything a run would refuse because of its data, checked before it is launched
+    (``validate`` cannot know a file's rows or classes): reads the scan (cached by the
+    file's identity, and the worker reuses it), scans the test file, then applies
+    ``check_trainable`` (one class, batch size above the training rows, kernel-svm
+    above its row limit) and the need for held-out rows. Raises ConfigError/DataError;
+    returns the scan."""
+    info = scan(Source(cfg), cache_dir)
+    if cfg.test_file:
+        from .config import validate
+
+        scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
+    check_trainable(info, cfg)
+    if cfg.test_file is None and n_test_rows(info.rows) == 0:
+        raise DataError(f"no rows are left for testing ({info.rows:,} rows hold out none); "
+                        "give a test file or more rows")
+    return info

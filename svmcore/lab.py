@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .cli import run_export, samples_csv
 from .config import validate
+from .datasets import preflight
 from .errors import ConfigError, DataError
 from .executors import make_executor
 from .knobs import BUILTIN_DATASETS, KNOBS
@@ -77,6 +78,7 @@ class Lab:
         if values.get("test_file"):
             values["test_file"] = self.resolve_path(values["test_file"])
         cfg = validate(values)
+        preflight(cfg, os.path.join(self.home, "cache"))  # what only the data can refuse, before anything is stored
         return self.queue.submit(cfg, label=label).run_id
 
     def cancel(self, run_id: int) -> bool:
@@ -243,7 +245,7 @@ class Lab:
         base = dict(base)
         if base.get("dataset") and base["dataset"] not in BUILTIN_DATASETS:
             base["dataset"] = self.resolve_path(base["dataset"])
-        points = expand(base, grid)
+        points = expand(base, grid, os.path.join(self.home, "cache"))
         if all(p.config is None for p in points):
             raise ConfigError("grid", "no combination is valid: " + points[0].error)
         threads = max(p.config.threads for p in points if p.config)
@@ -297,6 +299,8 @@ class Lab:
         if remedy is None:
             raise ConfigError("remedy", f"unknown remedy {key!r}")
         before, after = remedy.configs(base or {})
+        for cfg in (before, after):
+            preflight(cfg, os.path.join(self.home, "cache"))
         return (self.queue.submit(before, label=f"{remedy.title}: before").run_id,
                 self.queue.submit(after, label=f"{remedy.title}: after").run_id)
 

@@ -125,3 +125,15 @@ def test_synthetic_sparse_shape_measures_real_nonzeros():
 def test_a_calibration_without_numba_runs_assumes_its_usual_cost():
     cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
     assert estimate._floor(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
+
+
+def test_recommend_never_proposes_a_batch_larger_than_the_training_rows(tmp_path):
+    from svmcore.recommend import recommend
+
+    path = tmp_path / "small.svm"
+    path.write_text("".join(f"{1 if r % 2 else -1} {r % 50 + 1}:1\n" for r in range(3000)))  # 2,400 train rows
+    cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, estimate.fingerprint(), 0.0, 1, {})
+    result = recommend({"dataset": str(path), "batch_size": 256}, 10_000, cal, "accuracy", str(tmp_path / "c"))
+    assert result["fits"]
+    proposed = [result["changed"]] + [r["changed"] for r in result["runners_up"]]
+    assert all(c.get("batch_size", 256) <= 2400 for c in proposed), proposed
