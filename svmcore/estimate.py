@@ -7,7 +7,8 @@ named parts computed from the config and the data's shape:
 - ``data``: the training rows held in memory (memory mode only), in storage form;
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps);
+- ``model``: the weights (and their average, and the copies a solver keeps; for the
+  MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block.
 
@@ -38,7 +39,7 @@ CHUNK_ROWS = 10_000  # rows per generated or parsed chunk in loading (training.p
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 MODES = ("memory", "stream", "memmap")
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
-CALIBRATION_VERSION = 2
+CALIBRATION_VERSION = 3  # 3: the MLP priced as scikit-learn holds it (model_mlp, model_mlp_step)
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 
 
@@ -109,7 +110,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_svm": 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
@@ -131,8 +132,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         else:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
     elif cfg.model == "mlp":
-        sizes = [w, *cfg.hidden_sizes, nvec]
-        p["model_mlp"] = sum(a * b * 8 for a, b in zip(sizes, sizes[1:]))
+        p["model_mlp"], p["model_mlp_step"] = mlp_bytes(cfg, w, nvec)
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
     source_is_text = not cfg.is_builtin or cfg.mode == "stream"
@@ -155,6 +155,24 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     return p
 
 
+def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
+    """What scikit-learn's MLPClassifier (solver adam) holds: (between steps, added
+    during a step). Weights are in the batch's dtype (float64, or float32 for float32
+    and float16 storage). Per weight it keeps ``coefs_``, ``_best_coefs`` (a copy made
+    at the first partial_fit) and Adam's first and second moments: 4 copies. A step
+    adds the dense gradient (``X.T @ delta`` is layer-sized even for sparse X) and,
+    while Adam builds the update, 16 bytes per weight of the largest layer in
+    temporaries: Adam's learning rate is a numpy float64, so the update is computed in
+    float64 whatever the weights' dtype. Measured: 2^20 x 64 float64 (512 MiB of
+    weights) held 4.0x between steps and 7.0x at a step's peak; tests/unit/test_estimate.py
+    checks both counts against scikit-learn with tracemalloc."""
+    cb = 8 if cfg.precision == "float64" else 4
+    sizes = [width, *cfg.hidden_sizes, outputs]
+    layers = [a * b for a, b in zip(sizes, sizes[1:])]
+    biases = sum(sizes[1:])
+    return 4.0 * (sum(layers) + biases) * cb, (sum(layers) + biases) * cb + 2.0 * max(layers) * 8
+
+
 def _csv_or_text(cfg: RunConfig) -> bool:
     return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
 
@@ -170,11 +188,13 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
     model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
+    trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
     io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
     phases = {
         "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_densify_{m}": p["io_densify"]},
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
-        "train": {**one, **held, **model, f"batch_{m}": p["batch"], "batch_queue": 2 * p["batch"] if reader else 0.0,
+        "train": {**one, **held, **trained, f"batch_{m}": p["batch"], "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
                   **tf, "batch_transformed": p["batch_transformed"]},
         # what training freed is often kept by the allocator, so it shows here too
@@ -225,6 +245,7 @@ def calibration_configs() -> list[dict]:
          "n_components": 128, "hashing_bits": 15},
         {**t, "mode": "memory", "rows": 30_000, "model": "mlp", "hashing_bits": 14, "hidden": "64"},
         {**t, "mode": "stream", "rows": 30_000, "model": "mlp", "hashing_bits": 15, "hidden": "128"},
+        {**t, "mode": "memmap", "rows": 5000, "model": "mlp", "hashing_bits": 17, "hidden": "64"},  # 64 MiB layer
         {**t, "mode": "memory", "rows": 5000, "model": "kernel-svm", "features": 1 << 16},
         {"dataset": "digits", "model": "linear-svm", "epochs": 1},
         {"dataset": "digits", "model": "mlp", "epochs": 1, "mode": "stream"},
@@ -417,3 +438,4 @@ def forecast(cfg: RunConfig, home: str) -> dict | None:
         return None
     return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts")} | {
         "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}
+

@@ -34,6 +34,7 @@ def _estimate(home, *flags):
     ("--rows=60000",),
     ("--rows=60000", "--mode=stream"),
     ("--rows=60000", "--mode=memmap", "--solver=numba", "--precision=float32"),
+    ("--rows=10000", "--model=mlp", "--hashing-bits=18", "--hidden=64"),  # a 128 MiB first layer: 7 copies at a step
 ])
 def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
     pred = _estimate(calibrated, "--epochs=1", *flags)

@@ -137,3 +137,51 @@ def test_recommend_never_proposes_a_batch_larger_than_the_training_rows(tmp_path
     assert result["fits"]
     proposed = [result["changed"]] + [r["changed"] for r in result["runners_up"]]
     assert all(c.get("batch_size", 256) <= 2400 for c in proposed), proposed
+
+
+# ---------------------------------------------------------------- the MLP, as scikit-learn holds it
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_mlp_parts_are_what_scikit_learn_really_holds(precision):
+    """coefs_, _best_coefs and Adam's two moments between steps; a step adds the dense
+    gradient and Adam's temporaries. Measured with tracemalloc (numpy reports to it)."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+    from sklearn.neural_network import MLPClassifier
+
+    width, hidden = 1 << 16, 32
+    dtype = np.float64 if precision == "float64" else np.float32
+    X = sp.random(600, width, density=30 / width, format="csr", random_state=0, dtype=dtype)
+    y = np.where(np.arange(600) % 2, 1.0, -1.0)
+    mlp = MLPClassifier(hidden_layer_sizes=(hidden,), batch_size=200, random_state=0)
+    tracemalloc.start()
+    try:
+        mlp.partial_fit(X[:200], y[:200], classes=[-1.0, 1.0])
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        mlp.partial_fit(X[200:400], y[200:400])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    shape = Shape(1000, 800, 200, width, 30.0, 2, False)
+    p = parts(validate(model="mlp", hidden=str(hidden), precision=precision, rows=1000, batch_size=200), shape)
+    assert p["model_mlp"] == pytest.approx(held, rel=0.02)
+    assert p["model_mlp_step"] == pytest.approx(peak - held, rel=0.02)
+    # and the train phase prices both: its peak is during a step
+    cfg = validate(model="mlp", hidden=str(hidden), precision=precision, rows=1000, batch_size=200)
+    f = features(cfg, p)
+    assert f["train"]["model_mlp"] == p["model_mlp"] + p["model_mlp_step"]
+    assert f["evaluate"]["model_mlp"] == p["model_mlp"]
+
+
+def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_first_layer():
+    """The case of issue #10: 2^20 x 64 float64 weights are 512 MiB; the run measured
+    3,745 MiB at its peak (4.0x between steps, 7.0x during one, plus the floor)."""
+    shape = Shape(20_000, 16_000, 4000, 1 << 20, 45.0, 2, False)
+    cfg = validate(model="mlp", hidden="64")
+    layer = (1 << 20) * 64 * 8
+    p = parts(cfg, shape)
+    assert p["model_mlp"] + p["model_mlp_step"] >= 7 * layer
+    assert sum(features(cfg, p)["train"].values()) / MiB < 3745  # the parts alone: below the measured peak
+
