@@ -173,6 +173,9 @@ def cmd_predict(args, home: str) -> int:
             print(json.dumps(pred))
         else:
             print(f"predicted exact peak: {pred['predicted_peak_mb']:.0f} MiB, in {pred['peak_phase']}")
+            if pred.get("predicted_train_s") is not None:
+                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} "
+                      "(a rough forecast from the calibration runs' per-sample and per-step costs)")
             print("  " + ", ".join(f"{k} {v:.0f}" for k, v in pred["parts"].items() if v) + " (MiB)")
             for ph, v in pred["phases"].items():
                 print(f"  {ph:9s} {v['predicted_mb']:8.0f} MiB")

@@ -27,7 +27,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -210,6 +210,93 @@ def floor_key(cfg: RunConfig) -> str:
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
 
+# ---------------------------------------------------------------- train time (rough)
+
+def time_family(cfg: RunConfig) -> str:
+    """Runs whose per-sample and per-step costs are alike."""
+    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
+    return cfg.model + ("+numba" if numba else "")
+
+
+def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
+    """Units of work of the train phase, whose seconds each the calibration fits:
+
+    - ``sample_<family>``: samples trained x the values each one touches (nonzeros, or
+      the width for dense batches; kernel-approx: its components, and the transform of
+      each row outside memory mode);
+    - ``step_<family>``: optimizer steps x the model's weights (an SGD ``partial_fit``
+      call per batch; an MLP step per 200 rows, each one passing over every weight
+      about 15 times: the dense gradient and Adam's moments and update);
+    - ``parse_<parser>``: stream mode parses the text once (later passes read the
+      binary spill): rows x nonzeros;
+    - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
+    - ``const``: one per run."""
+    fam = time_family(cfg)
+    f = {"const": 1.0}
+    n, z = shape.train_rows, shape.nnz_per_row
+    if cfg.model == "kernel-svm":
+        f["svm"] = float(n) ** 2 * z
+        return f
+    nvec = 1 if shape.classes == 2 else shape.classes
+    row_work = shape.width if cfg.representation == "dense" else z
+    batch = min(cfg.batch_size, max(1, n))
+    steps = cfg.epochs * -(-n // batch)
+    if cfg.model == "kernel-approx":
+        C = cfg.n_components
+        work, weights = C + (row_work * C if cfg.mode != "memory" else 0), nvec * C
+    elif cfg.model == "mlp":
+        sizes = [shape.width, *cfg.hidden_sizes, nvec]
+        work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
+        step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
+        steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
+    else:
+        work, weights = row_work, nvec * shape.width
+    f[f"sample_{fam}"] = float(n) * cfg.epochs * work
+    f[f"step_{fam}"] = float(steps) * weights
+    if cfg.mode == "stream":
+        f[f"parse_{cfg.parser}"] = float(n) * z
+    return f
+
+
+def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, float]:
+    """Seconds per unit of each time feature: a non-negative least-squares fit to the
+    measured ``train_s`` of the calibration runs, each weighted by its relative error
+    (runs under half a second count less: their timings are mostly noise)."""
+    from scipy.optimize import nnls
+
+    rows, ys = [], []
+    for cfg, s in observations:
+        if s.get("train_s") is None:
+            continue
+        rows.append(time_features(cfg, _shape_from_summary(cfg, s)))
+        ys.append(float(s["train_s"]))
+    names = sorted({k for r in rows for k in r})
+    if not names:
+        return {}
+    w = 1.0 / (np.array(ys) + 0.5)
+    A = np.array([[r.get(n, 0.0) for n in names] for r in rows])
+    scale = np.maximum(A.max(axis=0), 1e-300)  # columns of like size, for a well-conditioned fit
+    x, _ = nnls(A / scale * w[:, None], np.array(ys) * w)
+    return {n: float(c / sc) for n, c, sc in zip(names, x, scale)}
+
+
+def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:
+    """The train phase's seconds from fitted costs, or None if a cost this run needs
+    was never fitted (its model family was not in the calibration)."""
+    f = time_features(cfg, shape)
+    if not time_coefs or any(k not in time_coefs for k in f):
+        return None
+    return sum(v * time_coefs[k] for k, v in f.items())
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {seconds:,.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:,.0f} minutes"
+    return f"about {seconds / 3600:,.1f} hours"
+
+
 # ---------------------------------------------------------------- calibration
 
 def calibration_configs() -> list[dict]:
@@ -260,6 +347,7 @@ class Calibration:
     created: float
     runs: int
     fit_error: dict[str, float]
+    time_coefs: dict[str, float] = field(default_factory=dict)  # seconds per unit of time_features
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -346,7 +434,8 @@ def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
         x, _ = nnls(A, b)
         coefs[phase] = {n: float(c) for n, c in zip(names, x)}
         errors[phase] = float(np.max(np.abs(A @ x - b))) if len(b) else 0.0
-    return Calibration(floor_mb, coefs, fingerprint(), time.time(), len(observations), errors)
+    return Calibration(floor_mb, coefs, fingerprint(), time.time(), len(observations), errors,
+                       fit_train_time(observations))
 
 
 def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
@@ -386,10 +475,15 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
         "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
         "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
                        "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
+        "predicted_train_s": _round(predict_train_s(cfg, shape, cal.time_coefs)),
         "raw_bytes": {k: int(v) for k, v in p.items() if v},
         "shape": shape.__dict__,
         "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
     }
+
+
+def _round(v: float | None, digits: int = 1) -> float | None:
+    return None if v is None else round(v, digits)
 
 
 def _group(contrib: dict[str, float]) -> dict[str, float]:
@@ -436,6 +530,6 @@ def forecast(cfg: RunConfig, home: str) -> dict | None:
         pred = predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
     except Exception:  # the worker reports bad data properly; a forecast is optional
         return None
-    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts")} | {
+    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts", "predicted_train_s")} | {
         "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}
 

@@ -185,3 +185,37 @@ def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_fir
     assert p["model_mlp"] + p["model_mlp_step"] >= 7 * layer
     assert sum(features(cfg, p)["train"].values()) / MiB < 3745  # the parts alone: below the measured peak
 
+
+# ---------------------------------------------------------------- the train time forecast
+
+def test_time_fit_recovers_the_costs_it_was_given():
+    configs = [validate(v) for v in [
+        dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18, batch_size=256),
+        dict(rows=30_000, batch_size=4096, features=1 << 20, mode="stream"), dict(rows=60_000, epochs=3),
+        dict(rows=20_000, model="mlp", hashing_bits=14, hidden="64"),
+        dict(rows=10_000, model="mlp", hashing_bits=16, hidden="32", mode="stream"),
+        dict(rows=30_000, model="mlp", hashing_bits=12, hidden="128", epochs=2),
+        dict(rows=50_000, features=1 << 17, mode="stream", epochs=2)]]
+    truth = {"const": 0.05, "sample_linear-svm": 6e-9, "step_linear-svm": 7e-9, "parse_sklearn": 9e-7,
+             "sample_mlp": 2e-9, "step_mlp": 2e-8}
+    obs = []
+    for cfg in configs:
+        shape = estimate.data_shape(cfg)
+        train_s = sum(v * truth.get(k, 0.0) for k, v in estimate.time_features(cfg, shape).items())
+        obs.append((cfg, {"train_s": train_s, "features": shape.width, "train_rows": shape.train_rows,
+                          "test_rows": shape.test_rows, "data": {"rows": shape.rows, "exact": True,
+                                                                 "nnz": shape.nnz_per_row * shape.rows}}))
+    coefs = estimate.fit_train_time(obs)
+    for cfg, s in obs:
+        shape = estimate._shape_from_summary(cfg, s)
+        assert estimate.predict_train_s(cfg, shape, coefs) == pytest.approx(s["train_s"], rel=1e-3)
+    # a family the calibration never ran has no forecast, rather than a made-up one
+    assert estimate.predict_train_s(validate(model="kernel-approx", rows=30_000), SHAPE, coefs) is None
+
+
+def test_mlp_steps_follow_its_own_200_row_batches_and_its_weights():
+    shape = Shape(1000, 1000, 0, 1 << 10, 20.0, 2, False)
+    f = estimate.time_features(validate(model="mlp", hidden="64", rows=1000, batch_size=512, epochs=2), shape)
+    # 1000 rows in batches of 512 and 488: 3 + 3 MLP steps of at most 200 rows, per epoch
+    assert f["step_mlp"] == 2 * 6 * ((1 << 10) * 64 + 64)
+
