@@ -181,9 +181,10 @@ def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_fir
     shape = Shape(20_000, 16_000, 4000, 1 << 20, 45.0, 2, False)
     cfg = validate(model="mlp", hidden="64")
     layer = (1 << 20) * 64 * 8
-    p = parts(cfg, shape)
-    assert p["model_mlp"] + p["model_mlp_step"] >= 7 * layer
-    assert sum(features(cfg, p)["train"].values()) / MiB < 3745  # the parts alone: below the measured peak
+    lb = estimate.lower_bound(cfg, shape)
+    assert lb["peak_phase"] == "train"
+    assert 7 * layer / MiB <= lb["peak_mb"] < 3745  # a lower bound of the measured peak
+    assert max(lb["parts"], key=lb["parts"].get) == "model"
 
 
 # ---------------------------------------------------------------- the train time forecast
@@ -219,3 +220,49 @@ def test_mlp_steps_follow_its_own_200_row_batches_and_its_weights():
     # 1000 rows in batches of 512 and 488: 3 + 3 MLP steps of at most 200 rows, per epoch
     assert f["step_mlp"] == 2 * 6 * ((1 << 10) * 64 + 64)
 
+
+# ---------------------------------------------------------------- warnings before launch
+
+def _forecast(peak_mb=4000.0, train_s=600.0, lower=False, time_basis="calibrated"):
+    return {"peak_mb": peak_mb, "peak_phase": "train", "lower_bound": lower, "train_s": train_s,
+            "parts": {"data": 14.0, "model": 3772.0}, "time_basis": time_basis}
+
+
+def test_launch_warnings_memory_above_what_is_available_now():
+    cfg = validate(model="mlp")
+    warns = estimate.launch_warnings(cfg, _forecast(train_s=10), 3000 * MiB)
+    assert len(warns) == 1
+    assert warns[0].startswith("Memory: this run is forecast to peak at 4,000 MiB")
+    assert "most of it model (3,772 MiB) in the train phase" in warns[0] and "3,000 MiB available now" in warns[0]
+    assert estimate.launch_warnings(cfg, _forecast(train_s=10), 5000 * MiB) == []
+
+
+def test_launch_warnings_memory_above_the_cap():
+    warns = estimate.launch_warnings(validate(memory_cap_mb=1000), _forecast(train_s=None), None)
+    assert len(warns) == 1 and "its memory cap is 1,000 MiB" in warns[0] and "out of memory" in warns[0]
+    assert estimate.launch_warnings(validate(memory_cap_mb=5000), _forecast(train_s=None), None) == []
+
+
+def test_launch_warnings_a_long_train_phase_in_minutes_and_says_it_is_rough():
+    warns = estimate.launch_warnings(validate(), _forecast(peak_mb=300), 10_000 * MiB)
+    assert warns == ["Time: training alone is forecast to take about 10 minutes (a rough forecast from "
+                     "per-sample and per-step costs fitted on this machine's calibration runs)."]
+    assert estimate.launch_warnings(validate(), _forecast(peak_mb=300, train_s=170), 10_000 * MiB) == []
+    ref = estimate.launch_warnings(validate(), _forecast(peak_mb=300, train_s=9000, time_basis="reference"), None)
+    assert "about 2.5 hours" in ref[0] and "a reference machine, not this one" in ref[0]
+
+
+def test_launch_warnings_without_calibration_say_the_peak_is_a_lower_bound():
+    warns = estimate.launch_warnings(validate(), _forecast(lower=True, train_s=None), 2000 * MiB)
+    assert warns[0].startswith("Memory: this run needs at least 4,000 MiB (a lower bound")
+    assert "calibrate for a forecast" in warns[0]
+
+
+def test_launch_forecast_without_calibration_is_the_lower_bound(tmp_path):
+    path = tmp_path / "raw.txt"
+    path.write_text("".join(f"{'pos' if r % 2 else 'neg'}\tw{r % 7} w{r % 13} w{r}\n" for r in range(2000)))
+    cfg = validate(dataset=str(path), model="mlp", hidden="64", batch_size=200)
+    fc = estimate.launch_forecast(cfg, str(tmp_path / "home"))
+    assert fc["lower_bound"] and fc["time_basis"] == "reference"
+    assert fc["peak_mb"] >= 7 * (1 << 20) * 64 * 8 / MiB  # text is hashed to 2^20 columns by default
+    assert fc["train_s"] > 0
