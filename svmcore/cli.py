@@ -264,6 +264,15 @@ def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None
     return run
 
 
+def warn_before_launch(cfg: RunConfig, home: str) -> None:
+    """Print on stderr why the run may not fit or may take long (never blocks it)."""
+    from . import estimate
+    from .hostinfo import available_memory_bytes
+
+    for text in estimate.launch_warnings(cfg, estimate.launch_forecast(cfg, home), available_memory_bytes()):
+        print(f"svmcore: warning: {text}", file=sys.stderr)
+
+
 def describe(summary: dict) -> str:
     status = summary.get("status")
     lines = [f"run {summary.get('run_id')}: {status}"]
@@ -291,6 +300,7 @@ def cmd_run(args, home: str) -> int:
 
     cfg = validate(knob_values(args))
     preflight(cfg, os.path.join(home, "cache"))  # what only the data can refuse: exit 2, nothing stored
+    warn_before_launch(cfg, home)
     run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json)
     summary = run.summary
     err = summary.get("error") or {}

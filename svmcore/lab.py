@@ -141,6 +141,19 @@ class Lab:
         cfg = validate(dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text"))))
         return estimate.predict(cfg, cal, cache_dir=os.path.join(self.home, "cache"))
 
+    def launch_warnings(self, values: dict) -> list[str]:
+        """Reasons to think twice before launching these knobs, one sentence each: the
+        forecast peak (a lower bound before calibration) above the memory available
+        now or the run's cap, or a train phase forecast to last more than a few minutes.
+        They never block a launch. Raises ConfigError/DataError like ``launch``."""
+        from . import estimate
+        from .hostinfo import available_memory_bytes
+        values = dict(values, dataset=self._resolve_or_builtin(values.get("dataset", "sparse-text")))
+        if values.get("test_file"):
+            values["test_file"] = self.resolve_path(values["test_file"])
+        cfg = validate(values)
+        return estimate.launch_warnings(cfg, estimate.launch_forecast(cfg, self.home), available_memory_bytes())
+
     def recommend(self, values: dict, budget_mb: float, objective: str = "accuracy") -> dict:
         """The setting expected to do best within ``budget_mb`` (needs the calibration)."""
         from . import estimate
