@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .datasets import Source, is_test_row, last_test_row
+from .errors import DataChangedError
 
 STORE_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 COMPUTE_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float32}
@@ -377,7 +378,11 @@ class StreamData:
                 raw = rebatch(pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch)), batch_size)
         cdtype = COMPUTE_DTYPES[self.precision]
         sdtype = STORE_DTYPES[self.precision]
+        rows = 0
         for Xb, yb in raw:
+            rows += yb.shape[0]
+            if rows > self.n_rows:  # more rows than the scan counted: never train on them
+                self._changed(rows, epoch)
             if self.dense_batches:
                 Xb = Xb.toarray() if sp.issparse(Xb) else Xb
                 Xb = Xb.astype(sdtype, copy=False).astype(cdtype, copy=False)
@@ -385,6 +390,16 @@ class StreamData:
                 Xb = sp.csr_matrix(Xb) if not sp.issparse(Xb) else Xb
                 Xb.data = Xb.data.astype(sdtype, copy=False).astype(cdtype, copy=False)
             yield Xb, yb
+        if rows != self.n_rows:
+            self._changed(rows, epoch)
+
+    def _changed(self, rows: int, epoch: int) -> None:
+        """A pass found another number of training rows than the scan: the data changed."""
+        self.source.check_unchanged()  # names what changed in the file, when it did
+        more = "at least " if rows > self.n_rows else ""
+        raise DataChangedError(f"{self.source.name} changed while {self.source.during}: {self.n_rows:,} training "
+                               f"rows at the start, {more}{rows:,} in pass {epoch + 1}; re-run on a stable copy",
+                               self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
         if not self.reader_thread:

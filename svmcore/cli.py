@@ -279,6 +279,9 @@ def cmd_predict(args, home: str) -> int:
             print(json.dumps(pred))
         else:
             print(f"predicted exact peak: {pred['predicted_peak_mb']:.0f} MiB, in {pred['peak_phase']}")
+            if pred.get("predicted_train_s") is not None:
+                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} "
+                      "(a rough forecast from the calibration runs' per-sample and per-step costs)")
             print("  " + ", ".join(f"{k} {v:.0f}" for k, v in pred["parts"].items() if v) + " (MiB)")
             for ph, v in pred["phases"].items():
                 print(f"  {ph:9s} {v['predicted_mb']:8.0f} MiB")
@@ -288,7 +291,9 @@ def cmd_predict(args, home: str) -> int:
     result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs())
     code = 0 if result["fits"] else 1
     if result["fits"] and args.verify:
+        from .datasets import preflight
         best = validate(result["config"])
+        preflight(best, cache_dir)
         run = execute(best, home, show_progress=not args.json and sys.stderr.isatty())
         s = run.summary
         measured = s.get("peak_rss_mb")
@@ -365,6 +370,15 @@ def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None
     return run
 
 
+def warn_before_launch(cfg: RunConfig, home: str) -> None:
+    """Print on stderr why the run may not fit or may take long (never blocks it)."""
+    from . import estimate
+    from .hostinfo import available_memory_bytes
+
+    for text in estimate.launch_warnings(cfg, estimate.launch_forecast(cfg, home), available_memory_bytes()):
+        print(f"svmcore: warning: {text}", file=sys.stderr)
+
+
 def describe(summary: dict) -> str:
     status = summary.get("status")
     lines = [f"run {summary.get('run_id')}: {status}"]
@@ -394,7 +408,11 @@ def describe(summary: dict) -> str:
 
 
 def cmd_run(args, home: str) -> int:
+    from .datasets import preflight
+
     cfg = validate(knob_values(args))
+    preflight(cfg, os.path.join(home, "cache"))  # what only the data can refuse: exit 2, nothing stored
+    warn_before_launch(cfg, home)
     run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json)
     summary = run.summary
     err = summary.get("error") or {}

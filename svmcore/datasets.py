@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
@@ -18,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .config import RunConfig
-from .errors import DataError
+from .errors import DataChangedError, DataError
 from .readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from .synthetic import iter_synthetic
 
@@ -87,14 +88,87 @@ def hash_features(X: sp.csr_matrix | np.ndarray, bits: int) -> sp.csr_matrix:
     return out
 
 
+@dataclass(frozen=True)
+class FileStamp:
+    """A file's identity: if any of these differ, it is not the file that was scanned."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of(cls, path: str) -> "FileStamp | None":
+        """The file's identity now, or None if it is gone."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def describe_change(name: str, during: str, before: FileStamp, now: FileStamp | None,
+                    rows_before: int | None = None, rows_now: int | None = None) -> str | None:
+    """One sentence saying how a file changed since ``before`` (or how many rows a
+    pass found against the scan's), or None if it did not."""
+    head = f"{name} changed while {during}: "
+    tail = "; re-run on a stable copy"
+    if now is None:
+        return head + "it was deleted or moved away" + tail
+    if (now.inode, now.device) != (before.inode, before.device):
+        return head + (f"it was replaced by another file ({before.size:,} bytes at the start, "
+                       f"{now.size:,} now)") + tail
+    if now.size != before.size:
+        return head + f"{before.size:,} bytes at the start, {now.size:,} now" + tail
+    if now.mtime_ns != before.mtime_ns:
+        when = time.strftime("%H:%M:%S", time.localtime(now.mtime_ns / 1e9))
+        return head + f"rewritten at {when} (same size, {now.size:,} bytes)" + tail
+    if rows_before is not None and rows_now is not None and rows_now != rows_before:
+        return head + f"{rows_before:,} rows at the start, {rows_now:,} read in this pass" + tail
+    return None
+
+
 class Source:
-    """Rows of one dataset as chunks. ``features`` is the width after hashing."""
+    """Rows of one dataset as chunks. ``features`` is the width after hashing.
+
+    A file source is pinned by ``scan``: its identity (size, modification time, inode)
+    and row count are recorded, and every later read checks them after each chunk and
+    at the end of a complete pass, raising ``DataChangedError`` if the file changed.
+    A run therefore never trains on a file that was truncated, appended to (a torn last
+    line included) or replaced while it read it."""
 
     def __init__(self, cfg: RunConfig, path: str | None = None):
         self.cfg = cfg
         self.path = path or (None if cfg.is_builtin else os.path.abspath(cfg.dataset))
         self.fmt = "synthetic" if cfg.is_synthetic else ("shipped" if cfg.is_builtin else sniff_format(self.path))
         self.text_bits = cfg.hashing_bits or TEXT_DEFAULT_BITS
+        self.stamp: FileStamp | None = None  # the file's identity when scanned
+        self.expected_rows: int | None = None  # rows the scan counted
+        self.name = os.path.basename(self.path) if self.path else cfg.dataset  # as named in messages
+        self.during = "being read"  # what a message says was going on ("training" in the worker)
+
+    @property
+    def is_file(self) -> bool:
+        return self.fmt not in ("synthetic", "shipped")
+
+    def pin(self, stamp: FileStamp | None = None, rows: int | None = None) -> None:
+        """Record the identity (now, unless given) and row count that every later read must find."""
+        if not self.is_file:
+            return
+        self.stamp = stamp or FileStamp.of(self.path)
+        if self.stamp is None:
+            raise DataError("the file no longer exists", self.path)
+        self.expected_rows = rows
+
+    def check_unchanged(self, rows_read: int | None = None) -> None:
+        """Raise DataChangedError if the pinned file changed (or a full pass read
+        ``rows_read`` rows where the scan counted others)."""
+        if self.stamp is None:
+            return
+        why = describe_change(self.name, self.during, self.stamp, FileStamp.of(self.path),
+                              self.expected_rows, rows_read)
+        if why:
+            raise DataChangedError(why, self.path)
 
     # identity for caches: the same key means the same rows
     def key(self, hashed: bool = True) -> str:
@@ -104,8 +178,10 @@ class Source:
         elif self.fmt == "shipped":
             ident = [c.dataset]
         else:
-            st = os.stat(self.path)
-            ident = [self.path, st.st_size, st.st_mtime_ns, self.fmt]
+            st = self.stamp or FileStamp.of(self.path)
+            if st is None:
+                raise DataError("the file no longer exists", self.path)
+            ident = [self.path, st.size, st.mtime_ns, self.fmt]
         ident += [(c.hashing_bits if hashed else 0) if self.fmt != "text" else self.text_bits]
         return hashlib.sha1(json.dumps(ident).encode()).hexdigest()[:16]
 
@@ -132,12 +208,24 @@ class Source:
         False. Chunk sizes are the source's own (generation chunks, parse chunks), not
         necessarily ``chunk_rows``."""
         bits = self.cfg.hashing_bits if self.fmt != "text" and hashed else 0
-        for X, y in self._raw_chunks(chunk_rows, None if bits else n_features):
-            if bits:
-                X = hash_features(X, bits)
-            elif n_features is not None and sp.issparse(X) and X.shape[1] < n_features:
-                X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
-            yield X, y
+        guarded = self.stamp is not None
+        rows = 0
+        try:
+            for X, y in self._raw_chunks(chunk_rows, None if bits else n_features):
+                if guarded:
+                    self.check_unchanged()  # these rows were read from the file as it was scanned
+                rows += X.shape[0]
+                if bits:
+                    X = hash_features(X, bits)
+                elif n_features is not None and sp.issparse(X) and X.shape[1] < n_features:
+                    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+                yield X, y
+        except DataError as e:
+            if guarded and not isinstance(e, DataChangedError):
+                self.check_unchanged()  # a line torn by a writer or a truncation: say so, not "bad line"
+            raise
+        if guarded:
+            self.check_unchanged(rows)  # a whole pass: same file, same rows as the scan
 
 
 def _shipped(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -156,10 +244,15 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     a file; the result is cached by the file's identity. Synthetic data is described
     from its knobs (nonzeros as an upper bound) unless ``exact``."""
     c = source.cfg
+    if source.is_file:
+        source.pin()  # every read from here on (this scan's included) checks the file is the same
     cache_file = os.path.join(cache_dir, f"scan-{source.key()}.json") if cache_dir else None
     if cache_file and os.path.exists(cache_file):
         with open(cache_file) as f:
-            return DataInfo(**json.load(f))
+            info = DataInfo(**json.load(f))
+        if source.is_file:
+            source.expected_rows = info.rows
+        return info
     if source.fmt == "synthetic" and not exact:
         features = (1 << c.hashing_bits) if c.hashing_bits else c.features
         nnz = c.rows * (features if c.dataset == "dense" else c.nnz_per_row)
@@ -182,6 +275,8 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         width = (1 << c.hashing_bits) if c.hashing_bits else c.features
     info = DataInfo(os.path.basename(source.path or c.dataset), source.fmt, rows, width, nnz,
                     keys, [classes[k] for k in keys], source.dense_source)
+    if source.is_file:
+        source.expected_rows = rows
     if cache_file and source.fmt not in ("synthetic", "shipped"):
         os.makedirs(cache_dir, exist_ok=True)
         tmp = cache_file + f".{os.getpid()}.tmp"
@@ -206,3 +301,22 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
         if n_train > MAX_KERNEL_SVM_ROWS:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {n_train:,} rows is "
                               f"above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
+
+
+def preflight(cfg: RunConfig, cache_dir: str | None = None) -> DataInfo:
+    """Everything a run would refuse because of its data, checked before it is launched
+    (``validate`` cannot know a file's rows or classes): reads the scan (cached by the
+    file's identity, and the worker reuses it), scans the test file, then applies
+    ``check_trainable`` (one class, batch size above the training rows, kernel-svm
+    above its row limit) and the need for held-out rows. Raises ConfigError/DataError;
+    returns the scan."""
+    info = scan(Source(cfg), cache_dir)
+    if cfg.test_file:
+        from .config import validate
+
+        scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
+    check_trainable(info, cfg)
+    if cfg.test_file is None and n_test_rows(info.rows) == 0:
+        raise DataError(f"no rows are left for testing ({info.rows:,} rows hold out none); "
+                        "give a test file or more rows")
+    return info

@@ -39,3 +39,12 @@ class DataError(SvmcoreError, ValueError):
         elif line is not None:
             where = f"line {line}: "
         super().__init__(where + message)
+
+
+class DataChangedError(DataError):
+    """A data file changed (size, modification time, inode, or its rows) while a run
+    read it. The message names the file's base name and what changed."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)  # the message names the file itself
+        self.path = path

@@ -7,7 +7,8 @@ named parts computed from the config and the data's shape:
 - ``data``: the training rows held in memory (memory mode only), in storage form;
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps);
+- ``model``: the weights (and their average, and the copies a solver keeps; for the
+  MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
 - ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
@@ -28,7 +29,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,7 +41,7 @@ CHUNK_ROWS = 10_000  # rows per generated or parsed chunk in loading (training.p
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 MODES = ("memory", "stream", "memmap")
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
-CALIBRATION_VERSION = 3
+CALIBRATION_VERSION = 4  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 
 
@@ -111,7 +112,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_svm": 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
@@ -142,8 +143,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         else:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
     elif cfg.model == "mlp":
-        sizes = [w, *cfg.hidden_sizes, nvec]
-        p["model_mlp"] = sum(a * b * 8 for a, b in zip(sizes, sizes[1:]))
+        p["model_mlp"], p["model_mlp_step"] = mlp_bytes(cfg, w, nvec)
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
     source_is_text = not cfg.is_builtin or cfg.mode == "stream"
@@ -166,6 +166,24 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     return p
 
 
+def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
+    """What scikit-learn's MLPClassifier (solver adam) holds: (between steps, added
+    during a step). Weights are in the batch's dtype (float64, or float32 for float32
+    and float16 storage). Per weight it keeps ``coefs_``, ``_best_coefs`` (a copy made
+    at the first partial_fit) and Adam's first and second moments: 4 copies. A step
+    adds the dense gradient (``X.T @ delta`` is layer-sized even for sparse X) and,
+    while Adam builds the update, 16 bytes per weight of the largest layer in
+    temporaries: Adam's learning rate is a numpy float64, so the update is computed in
+    float64 whatever the weights' dtype. Measured: 2^20 x 64 float64 (512 MiB of
+    weights) held 4.0x between steps and 7.0x at a step's peak; tests/unit/test_estimate.py
+    checks both counts against scikit-learn with tracemalloc."""
+    cb = 8 if cfg.precision == "float64" else 4
+    sizes = [width, *cfg.hidden_sizes, outputs]
+    layers = [a * b for a, b in zip(sizes, sizes[1:])]
+    biases = sum(sizes[1:])
+    return 4.0 * (sum(layers) + biases) * cb, (sum(layers) + biases) * cb + 2.0 * max(layers) * 8
+
+
 def _csv_or_text(cfg: RunConfig) -> bool:
     return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
 
@@ -181,11 +199,14 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
     model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
+    trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
     io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
     phases = {
         "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_densify_{m}": p["io_densify"]},
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
-        "train": {**one, **held, **model, f"batch_{m}": p["batch"], "batch_queue": 2 * p["batch"] if reader else 0.0,
+        "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
+                  "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
                   **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"]},
         # what training freed is often kept by the allocator, so it shows here too
@@ -200,6 +221,93 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
 def floor_key(cfg: RunConfig) -> str:
     numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
+
+
+# ---------------------------------------------------------------- train time (rough)
+
+def time_family(cfg: RunConfig) -> str:
+    """Runs whose per-sample and per-step costs are alike."""
+    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
+    return cfg.model + ("+numba" if numba else "")
+
+
+def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
+    """Units of work of the train phase, whose seconds each the calibration fits:
+
+    - ``sample_<family>``: samples trained x the values each one touches (nonzeros, or
+      the width for dense batches; kernel-approx: its components, and the transform of
+      each row outside memory mode);
+    - ``step_<family>``: optimizer steps x the model's weights (an SGD ``partial_fit``
+      call per batch; an MLP step per 200 rows, each one passing over every weight
+      about 15 times: the dense gradient and Adam's moments and update);
+    - ``parse_<parser>``: stream mode parses the text once (later passes read the
+      binary spill): rows x nonzeros;
+    - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
+    - ``const``: one per run."""
+    fam = time_family(cfg)
+    f = {"const": 1.0}
+    n, z = shape.train_rows, shape.nnz_per_row
+    if cfg.model == "kernel-svm":
+        f["svm"] = float(n) ** 2 * z
+        return f
+    nvec = 1 if shape.classes == 2 else shape.classes
+    row_work = shape.width if cfg.representation == "dense" else z
+    batch = min(cfg.batch_size, max(1, n))
+    steps = cfg.epochs * -(-n // batch)
+    if cfg.model == "kernel-approx":
+        C = cfg.n_components
+        work, weights = C + (row_work * C if cfg.mode != "memory" else 0), nvec * C
+    elif cfg.model == "mlp":
+        sizes = [shape.width, *cfg.hidden_sizes, nvec]
+        work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
+        step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
+        steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
+    else:
+        work, weights = row_work, nvec * shape.width
+    f[f"sample_{fam}"] = float(n) * cfg.epochs * work
+    f[f"step_{fam}"] = float(steps) * weights
+    if cfg.mode == "stream":
+        f[f"parse_{cfg.parser}"] = float(n) * z
+    return f
+
+
+def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, float]:
+    """Seconds per unit of each time feature: a non-negative least-squares fit to the
+    measured ``train_s`` of the calibration runs, each weighted by its relative error
+    (runs under half a second count less: their timings are mostly noise)."""
+    from scipy.optimize import nnls
+
+    rows, ys = [], []
+    for cfg, s in observations:
+        if s.get("train_s") is None:
+            continue
+        rows.append(time_features(cfg, _shape_from_summary(cfg, s)))
+        ys.append(float(s["train_s"]))
+    names = sorted({k for r in rows for k in r})
+    if not names:
+        return {}
+    w = 1.0 / (np.array(ys) + 0.5)
+    A = np.array([[r.get(n, 0.0) for n in names] for r in rows])
+    scale = np.maximum(A.max(axis=0), 1e-300)  # columns of like size, for a well-conditioned fit
+    x, _ = nnls(A / scale * w[:, None], np.array(ys) * w)
+    return {n: float(c / sc) for n, c, sc in zip(names, x, scale)}
+
+
+def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:
+    """The train phase's seconds from fitted costs, or None if a cost this run needs
+    was never fitted (its model family was not in the calibration)."""
+    f = time_features(cfg, shape)
+    if not time_coefs or any(k not in time_coefs for k in f):
+        return None
+    return sum(v * time_coefs[k] for k, v in f.items())
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {seconds:,.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:,.0f} minutes"
+    return f"about {seconds / 3600:,.1f} hours"
 
 
 # ---------------------------------------------------------------- calibration
@@ -239,6 +347,7 @@ def calibration_configs() -> list[dict]:
          "n_components": 128, "hashing_bits": 15},
         {**t, "mode": "memory", "rows": 30_000, "model": "mlp", "hashing_bits": 14, "hidden": "64"},
         {**t, "mode": "stream", "rows": 30_000, "model": "mlp", "hashing_bits": 15, "hidden": "128"},
+        {**t, "mode": "memmap", "rows": 5000, "model": "mlp", "hashing_bits": 17, "hidden": "64"},  # 64 MiB layer
         {**t, "mode": "memory", "rows": 5000, "model": "kernel-svm", "features": 1 << 16},
         {"dataset": "digits", "model": "linear-svm", "epochs": 1},
         {"dataset": "digits", "model": "mlp", "epochs": 1, "mode": "stream"},
@@ -253,6 +362,7 @@ class Calibration:
     created: float
     runs: int
     fit_error: dict[str, float]
+    time_coefs: dict[str, float] = field(default_factory=dict)  # seconds per unit of time_features
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -339,7 +449,8 @@ def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
         x, _ = nnls(A, b)
         coefs[phase] = {n: float(c) for n, c in zip(names, x)}
         errors[phase] = float(np.max(np.abs(A @ x - b))) if len(b) else 0.0
-    return Calibration(floor_mb, coefs, fingerprint(), time.time(), len(observations), errors)
+    return Calibration(floor_mb, coefs, fingerprint(), time.time(), len(observations), errors,
+                       fit_train_time(observations))
 
 
 def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
@@ -379,10 +490,15 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
         "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
         "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
                        "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
+        "predicted_train_s": _round(predict_train_s(cfg, shape, cal.time_coefs)),
         "raw_bytes": {k: int(v) for k, v in p.items() if v},
         "shape": shape.__dict__,
         "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
     }
+
+
+def _round(v: float | None, digits: int = 1) -> float | None:
+    return None if v is None else round(v, digits)
 
 
 def _group(contrib: dict[str, float]) -> dict[str, float]:
@@ -432,5 +548,77 @@ def forecast(cfg: RunConfig, home: str) -> dict | None:
         pred = predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
     except Exception:  # the worker reports bad data properly; a forecast is optional
         return None
-    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts")} | {
+    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts", "predicted_train_s")} | {
         "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}
+
+
+# ---------------------------------------------------------------- warnings before launch
+
+LONG_TRAIN_S = 180.0  # a forecast train phase longer than this is worth a warning
+# Seconds per unit of time_features, fitted on the calibration runs of the 2-core
+# development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
+# without its own calibration, and labelled as such.
+REFERENCE_TIME_COEFS = {
+    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
+    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
+    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
+    "step_mlp": 1.92e-08, "svm": 1.96e-08,
+}
+
+
+def lower_bound(cfg: RunConfig, shape: Shape) -> dict:
+    """Without a calibration: the largest phase's parts, each byte counted once, with
+    no floor and no allocator overhead. Every run needs at least this much."""
+    p = parts(cfg, shape)
+    phases = {ph: {k: v / MiB for k, v in f.items() if not k.startswith("const_")}
+              for ph, f in features(cfg, p).items()}
+    peak_phase = max(phases, key=lambda ph: sum(phases[ph].values()))
+    return {"peak_mb": round(sum(phases[peak_phase].values()), 1), "peak_phase": peak_phase,
+            "parts": {k: round(v, 1) for k, v in _group(phases[peak_phase]).items()}}
+
+
+def launch_forecast(cfg: RunConfig, home: str, shape: Shape | None = None) -> dict:
+    """What a warning before launch needs: the calibrated forecast of the exact peak
+    and of the train phase's seconds when this machine has a calibration; otherwise
+    the lower bound of the peak (``lower_bound`` True) and the time at the reference
+    machine's rates (``time_basis`` 'reference')."""
+    shape = shape or data_shape(cfg, os.path.join(home, "cache"))
+    cal = load_calibration(home)
+    if cal is not None:
+        pred = predict(cfg, cal, shape)
+        parts_mb = {k: v for k, v in pred["parts"].items() if k != "floor"}
+        return {"peak_mb": pred["predicted_peak_mb"], "peak_phase": pred["peak_phase"], "lower_bound": False,
+                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated"}
+    lb = lower_bound(cfg, shape)
+    return {"peak_mb": lb["peak_mb"], "peak_phase": lb["peak_phase"], "lower_bound": True, "parts": lb["parts"],
+            "train_s": _round(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference"}
+
+
+def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None) -> list[str]:
+    """One sentence per reason to think twice before launching: the forecast peak above
+    the memory available now or above the run's memory cap, or a train phase forecast
+    longer than ``LONG_TRAIN_S``. ``forecast`` is ``launch_forecast``'s. Pure."""
+    out = []
+    peak = forecast["peak_mb"]
+    if forecast["lower_bound"]:
+        what = (f"needs at least {peak:,.0f} MiB (a lower bound: the parts' sizes alone, without the "
+                "interpreter's floor or any overhead; calibrate for a forecast)")
+    else:
+        what = f"is forecast to peak at {peak:,.0f} MiB (exact peak, calibrated memory model)"
+    parts_mb = {k: v for k, v in (forecast.get("parts") or {}).items() if v}
+    if parts_mb:
+        big = max(parts_mb, key=parts_mb.get)
+        what += f", most of it {big} ({parts_mb[big]:,.0f} MiB) in the {forecast['peak_phase']} phase"
+    if available_bytes is not None and peak * MiB > available_bytes:
+        out.append(f"Memory: this run {what}; this machine has {available_bytes / MiB:,.0f} MiB available now. "
+                   "It may be killed by the kernel's out-of-memory killer or slow the machine down.")
+    if cfg.memory_cap_mb is not None and peak > cfg.memory_cap_mb:
+        out.append(f"Memory: this run {what}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
+                   "likely end out of memory.")
+    train_s = forecast.get("train_s")
+    if train_s is not None and train_s > LONG_TRAIN_S:
+        basis = ("fitted on this machine's calibration runs" if forecast["time_basis"] == "calibrated" else
+                 "measured on a reference machine, not this one; calibrate for this machine's")
+        out.append(f"Time: training alone is forecast to take {duration_text(train_s)} (a rough forecast from "
+                   f"per-sample and per-step costs {basis}).")
+    return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .cli import run_export, samples_csv
 from .config import shown, shown_name, validate
+from .datasets import preflight
 from .errors import ConfigError, DataError
 from .executors import make_executor
 from .knobs import BUILTIN_DATASETS, KNOBS
@@ -73,6 +74,7 @@ class Lab:
     def launch(self, values: dict, label: str | None = None) -> int:
         """Validate and queue a run; returns its id. Raises ConfigError/DataError."""
         cfg = validate(self._confined(values))
+        preflight(cfg, os.path.join(self.home, "cache"))  # what only the data can refuse, before anything is stored
         return self.queue.submit(cfg, label=label).run_id
 
     def cancel(self, run_id: int) -> bool:
@@ -135,6 +137,16 @@ class Lab:
             return None
         cfg = validate(values)
         return estimate.predict(cfg, cal, cache_dir=os.path.join(self.home, "cache"))
+
+    def launch_warnings(self, values: dict) -> list[str]:
+        """Reasons to think twice before launching these knobs, one sentence each: the
+        forecast peak (a lower bound before calibration) above the memory available
+        now or the run's cap, or a train phase forecast to last more than a few minutes.
+        They never block a launch. Raises ConfigError/DataError like ``launch``."""
+        from . import estimate
+        from .hostinfo import available_memory_bytes
+        cfg = validate(self._confined(values))
+        return estimate.launch_warnings(cfg, estimate.launch_forecast(cfg, self.home), available_memory_bytes())
 
     def recommend(self, values: dict, budget_mb: float, objective: str = "accuracy") -> dict:
         """The setting expected to do best within ``budget_mb`` (needs the calibration)."""
@@ -302,6 +314,8 @@ class Lab:
         if remedy is None:
             raise ConfigError("remedy", f"unknown remedy {shown(key)}")
         before, after = remedy.configs(self._confined(base))
+        for cfg in (before, after):
+            preflight(cfg, os.path.join(self.home, "cache"))
         return (self.queue.submit(before, label=f"{remedy.title}: before").run_id,
                 self.queue.submit(after, label=f"{remedy.title}: after").run_id)
 

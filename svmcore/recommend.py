@@ -18,7 +18,8 @@ from __future__ import annotations
 import itertools
 
 from .config import RunConfig, validate
-from .errors import ConfigError
+from .datasets import Source, check_trainable, scan
+from .errors import ConfigError, SvmcoreError
 from .estimate import Calibration, data_shape, predict
 
 SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sparse text)
@@ -67,12 +68,20 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
     if objective not in OBJECTIVES:
         raise ConfigError("objective", f"choose one of {', '.join(OBJECTIVES)}")
     cfg0 = validate(base)
+    info = scan(Source(cfg0), cache_dir)
     shapes: dict[int, object] = {}
     priced = []
     for cfg in candidates(base):
+        try:
+            check_trainable(info, cfg)  # never recommend what preflight would refuse
+        except SvmcoreError:
+            continue
         shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))
         pr = predict(cfg, cal, shape)
         priced.append((cfg, pr))
+    if not priced:
+        check_trainable(info, cfg0)  # says why, in the data's words
+        raise ConfigError("budget", "no candidate setting can train on this data")
     fits = [(c, p) for c, p in priced if p["predicted_peak_mb"] <= budget_mb]
     if not fits:
         smallest = min(priced, key=lambda cp: cp[1]["predicted_peak_mb"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -43,9 +44,14 @@ class GridPoint:
     error: str | None = None
 
 
-def expand(base: dict, grid: dict[str, list]) -> list[GridPoint]:
+def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None) -> list[GridPoint]:
     """Every combination of the grid over the base knobs. Impossible combinations are
-    kept as points with the reason, so the user sees what was skipped and why."""
+    kept as points with the reason, so the user sees what was skipped and why. With
+    ``cache_dir`` (launching), the data's rules are checked too (``preflight``: e.g.
+    kernel-svm on more rows than its limit, a batch larger than the data)."""
+    from .datasets import preflight
+    from .errors import SvmcoreError
+
     names = list(grid)
     combos = list(itertools.product(*(grid[n] for n in names))) if names else [()]
     if len(combos) > MAX_GRID_RUNS:
@@ -54,8 +60,11 @@ def expand(base: dict, grid: dict[str, list]) -> list[GridPoint]:
     for combo in combos:
         values = dict(zip(names, combo))
         try:
-            points.append(GridPoint(values, validate({**base, **values})))
-        except ConfigError as e:
+            cfg = validate({**base, **values})
+            if cache_dir is not None:
+                preflight(cfg, cache_dir)
+            points.append(GridPoint(values, cfg))
+        except SvmcoreError as e:
             points.append(GridPoint(values, None, str(e)))
     return points
 
@@ -68,7 +77,7 @@ class Sweep:
         self.executor = executor
         self.base = base
         self.grid = grid
-        self.points = expand(base, grid)
+        self.points = expand(base, grid, os.path.join(store.home, "cache"))
         self.runs = []
         try:
             self.sweep_id = store.create_sweep({"base": base, "grid": grid, **executor.describe()})
@@ -185,7 +194,7 @@ def cmd_sweep(args, home: str) -> int:
     if not grid:
         raise ConfigError("grid", "give at least one --grid KNOB=V1,V2")
     base = knob_values(args)
-    points = expand(base, grid)
+    points = expand(base, grid, os.path.join(home, "cache"))
     if all(p.config is None for p in points):
         raise ConfigError("grid", "no combination is valid: " + "; ".join(p.error for p in points[:3]))
     if args.scheduler and args.executor != "dask":

@@ -102,12 +102,16 @@ def run(job: dict, events, phases) -> dict:
 
     phases.start("prepare")
     source = Source(cfg)
-    info = scan(source, cache_dir)
+    source.during = "training"
+    info = scan(source, cache_dir)  # pins the file: every later read checks it is unchanged
+    read_sources = [source]  # file sources this run reads: checked again when training ends
     n_features = info.features
     test_info = None
     if cfg.test_file:
         test_source = Source(validate(cfg.to_dict(), check_machine=False, dataset=cfg.test_file, test_file=None))
+        test_source.during = "training"
         test_info = scan(test_source, cache_dir)
+        read_sources.append(test_source)
         n_features = max(n_features, test_info.features)
     check_trainable(info, cfg)
     classes = list(info.classes)
@@ -115,8 +119,7 @@ def run(job: dict, events, phases) -> dict:
     held_out = None
     if cfg.mode == "stream":
         text_path = cache.text_copy(source, cache_dir, classes)
-        stream_src = source if text_path == source.path else Source(
-            validate(cfg.to_dict(), check_machine=False, dataset=text_path))
+        stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
         if not cfg.test_file:
             held_out = cache.held_out_copy(stream_src, cache_dir, n_features, info.rows)
     elif cfg.mode == "memmap":
@@ -235,6 +238,8 @@ def run(job: dict, events, phases) -> dict:
                         total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
             evaluate_now()
     train_s = time.monotonic() - t_train
+    for src in read_sources:  # trained on the file as scanned, to the end (no line torn by a writer since)
+        src.check_unchanged()
     spill = getattr(train, "spill", None)
     spill_info = None
     if spill is not None:
@@ -261,6 +266,15 @@ def run(job: dict, events, phases) -> dict:
                     "reader_thread": isinstance(train, StreamData) and train.reader_thread},
         "data": info.to_dict(), "pid": os.getpid(),
     }
+
+
+def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:
+    """The stream source over a cached text copy of ``source``, pinned as it is now, and
+    named after the dataset in messages."""
+    copy = Source(validate(cfg.to_dict(), check_machine=False, dataset=text_path))
+    copy.pin(rows=rows)
+    copy.name, copy.during = source.name, source.during
+    return copy
 
 
 def _score_classes(classes: list, y_test: np.ndarray) -> np.ndarray:

@@ -85,11 +85,16 @@ class Faults:
     (a phase name, or epochN: at the start of the Nth training pass).
     Actions: spike:MB (touch MB then free at once), sleep:S, orphan (leave a
     double-forked grandchild), threads:N (start N threads), exit:CODE, raise, hog:MB
-    (allocate MB and keep it), die:TEXT (print TEXT on stderr and exit 1, no outcome)."""
+    (allocate MB and keep it), die:TEXT (print TEXT on stderr and exit 1, no outcome);
+    and changes to the run's data file, as another program would make them: truncate:FRACTION (cut the file to that fraction of its bytes,
+    mid-line), append:ROWS (append copies of its first line), tear (append half a
+    line, no newline: a writer caught mid-line). With a '-test' suffix (truncate-test,
+    ...) they change the test file instead."""
 
-    def __init__(self, spec: str):
+    def __init__(self, spec: str, files: dict | None = None):
         self.actions: dict[str, list[tuple[str, str]]] = {}
         self.kept = []
+        self.files = files or {}  # "dataset" and "test" paths of the run
         for item in filter(None, (s.strip() for s in spec.split(","))):
             action, _, phase = item.partition("@")
             name, _, arg = action.partition(":")
@@ -130,6 +135,20 @@ class Faults:
                 os._exit(1)
             elif name == "raise":
                 raise RuntimeError("injected failure")
+            elif name.split("-")[0] in ("truncate", "append", "tear"):
+                self._change_file(name, arg)
+
+    def _change_file(self, name: str, arg: str) -> None:
+        action, _, which = name.partition("-")
+        path = self.files.get("test" if which == "test" else "dataset")
+        with open(path, "rb") as f:
+            line = f.readline()
+        line = line if line.endswith(b"\n") else line + b"\n"
+        if action == "truncate":
+            os.truncate(path, int(os.path.getsize(path) * float(arg)))
+        else:
+            with open(path, "ab") as f:
+                f.write(line * int(arg) if action == "append" else line[:len(line) // 2])
 
 
 class _NoPandas:
@@ -175,7 +194,8 @@ def main(run_dir: str) -> int:
     # path here uses. Refuse the import (scikit-learn treats pandas as optional).
     sys.meta_path.insert(0, _NoPandas())
     events = Events(os.path.join(run_dir, "events.jsonl"))
-    faults = Faults(os.environ.get("SVMCORE_FAULT", ""))
+    faults = Faults(os.environ.get("SVMCORE_FAULT", ""),
+                    {"dataset": job["config"].get("dataset"), "test": job["config"].get("test_file")})
     phases = Phases(events, faults)
     events.emit("started", pid=os.getpid(), cap_kind=job.get("cap_kind"), cap_bytes=job.get("cap_bytes"))
     status, error = "completed", None

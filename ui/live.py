@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from svmcore import plots
+from svmcore import estimate, plots
 from svmcore.errors import SvmcoreError
 from svmcore.lab import Lab, RunView
 from svmcore.metrics import near_baseline
@@ -126,9 +126,13 @@ def outcome(view: RunView) -> None:
         err = pred["predicted_peak_mb"] / s["peak_rss_mb"] - 1
         per_phase = " · ".join(f"{p['name']} {_fmt(pred.get('phases_mb', {}).get(p['name']), '.0f')}"
                                f" / {_fmt(p.get('peak_rss_mb'), '.0f')}" for p in phases)
+        took = ""
+        if pred.get("predicted_train_s") is not None and s.get("train_s") is not None:
+            took = (f" Train phase forecast {pred['predicted_train_s']:,.1f} s (rough) against "
+                    f"{s['train_s']:,.1f} s measured.")
         st.caption(f"**Predicted before launch: {pred['predicted_peak_mb']:.0f} MiB** (in {pred['peak_phase']}) "
                    f"against the measured exact {s['peak_rss_mb']:.0f} MiB: **{err * 100:+.1f}%**. "
-                   f"Predicted / measured per phase (MiB): {per_phase}.")
+                   f"Predicted / measured per phase (MiB): {per_phase}.{took}")
     rates = s.get("epoch_samples_per_s") or []
     if len(rates) > 1:
         st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
@@ -175,8 +179,20 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
     live()
 
 
+def launch_warnings(lab: Lab, values: dict) -> None:
+    """Why these knobs may not fit or may take long, shown before launch (it never blocks)."""
+    try:
+        warnings = lab.launch_warnings(values)
+    except SvmcoreError as e:  # the launch will refuse it and say so next to the field
+        warnings = [f"No forecast for these knobs: {e}"]
+    for text in warnings:
+        st.warning(text, icon=":material/warning:")
+
+
 def prediction_panel(lab: Lab, values: dict) -> None:
-    """The memory model's forecast for the knobs in the sidebar, before launch."""
+    """The memory model's forecast for the knobs in the sidebar, before launch, and
+    the warnings it gives (with a lower bound of the peak before calibration)."""
+    launch_warnings(lab, values)
     state = lab.calibration_state()
     if state["running"]:
         _calibration_progress(lab)
@@ -185,8 +201,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         if state["error"]:
             show_error(state["error"], prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
-        c1.caption("Predictions need the memory model fitted to this machine once: about 26 small real runs, "
-                   "2-3 minutes. Until then runs are measured but not forecast.")
+        runs = len(estimate.calibration_configs())
+        c1.caption(f"Predictions need the memory model fitted to this machine once: {runs} small real "
+                   "runs, 2-3 minutes. Until then runs are measured but not forecast (the warnings above use a "
+                   "lower bound of the peak).")
         if c2.button("Calibrate", key="calibrate"):
             lab.start_calibration()
             st.rerun()
@@ -195,9 +213,12 @@ def prediction_panel(lab: Lab, values: dict) -> None:
     if pred is None:
         return
     parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
+    took = pred.get("predicted_train_s")
+    took = (f" Training: **{estimate.duration_text(took)}** (a rough forecast from the calibration runs' "
+            "per-sample and per-step costs)." if took is not None else "")
     st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
             f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "
-            "exact peak is shown beside it when it ends.", icon=":material/query_stats:")
+            f"exact peak is shown beside it when it ends.{took}", icon=":material/query_stats:")
     with st.expander("Best setting for a memory budget"):
         c1, c2, c3 = st.columns([1, 1, 1])
         budget = c1.number_input("budget (MiB)", min_value=64, max_value=1_000_000, step=16,

@@ -636,3 +636,71 @@ def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(a
     assert any("Predicted before launch" in c.value for c in at.caption), [c.value for c in at.caption]
     rec = Store(app_home).get_run(run_id)
     assert rec.summary["prediction"]["predicted_peak_mb"] > 124
+
+
+# ---------------------------------------------------------------- Train: warnings before launch
+
+def _launch_warnings(at: AppTest) -> list[str]:
+    return [t for t in texts(at.warning) if t.startswith(("Memory: ", "Time: "))]
+
+
+def test_train_warns_before_launch_without_calibration(app_home):
+    """Issue #10: an MLP on 2^20 columns took 3.7 GiB and ten minutes with no word."""
+    at = open_page()
+    assert_clean(at)
+    assert _launch_warnings(at) == []  # the default linear SVM: nothing to warn about
+    at.selectbox(key="train_model").set_value("mlp").run()
+    assert_clean(at)
+    warns = _launch_warnings(at)
+    assert len(warns) == 1 and warns[0].startswith("Time: training alone is forecast to take about "), warns
+    assert "minutes" in warns[0] and "rough" in warns[0] and "a reference machine, not this one" in warns[0]
+    at.checkbox(key="train_memory_cap_mb_on").check().run()
+    at.number_input(key="train_memory_cap_mb").set_value(300).run()
+    assert_clean(at)
+    memory = [w for w in _launch_warnings(at) if w.startswith("Memory: ")]
+    assert len(memory) == 1, _launch_warnings(at)
+    assert "needs at least 3," in memory[0] and "a lower bound" in memory[0], memory[0]
+    assert "most of it model" in memory[0] and "its memory cap is 300 MiB" in memory[0]
+    assert not store_runs(app_home)  # a warning is not a launch
+
+
+def test_train_warns_when_the_peak_exceeds_available_memory_and_still_launches(app_home, monkeypatch):
+    from svmcore import hostinfo
+
+    monkeypatch.setattr(hostinfo, "available_memory_bytes", lambda: 5 * 2**20)
+    at = open_page()
+    at.checkbox(key="train_features_on").check().run()
+    at.number_input(key="train_features").set_value(SMALL["features"])
+    at.number_input(key="train_rows").set_value(SMALL["rows"])
+    at.number_input(key="train_epochs").set_value(1).run()
+    assert_clean(at)
+    warns = _launch_warnings(at)
+    assert len(warns) == 1 and warns[0].startswith("Memory: this run needs at least"), warns
+    assert "this machine has 5 MiB available now" in warns[0]
+    at.button(key="launch").click().run()  # warned, not blocked
+    assert_clean(at)
+    runs = store_runs(app_home)
+    assert len(runs) == 1
+    assert wait_run_finished(runs[0].id, app_home) == RunStatus.COMPLETED
+
+
+def test_train_warns_with_the_calibrated_forecast_and_shows_the_time(app_home):
+    from svmcore import estimate
+
+    cal = estimate.Calibration({"linear-svm+base": 124.0, "mlp+base": 125.0},
+                               {"train": {"model_mlp": 1.0, "const_memory": 10.0}},
+                               estimate.fingerprint(), time.time(), 1, {},
+                               {"const": 0.05, "sample_mlp": 2e-9, "step_mlp": 2e-8})
+    with open(estimate.calibration_path(app_home), "w") as f:
+        json.dump(cal.to_dict(), f)
+    at = open_page()
+    at.selectbox(key="train_model").set_value("mlp").run()
+    at.checkbox(key="train_memory_cap_mb_on").check().run()
+    at.number_input(key="train_memory_cap_mb").set_value(1000).run()
+    assert_clean(at)
+    warns = _launch_warnings(at)
+    assert any(w.startswith("Memory: this run is forecast to peak at 3,") and "its memory cap is 1,000 MiB" in w
+               for w in warns), warns
+    assert any(w.startswith("Time: ") and "fitted on this machine's calibration runs" in w for w in warns), warns
+    info = next(i.value for i in at.info if "Predicted exact peak" in i.value)
+    assert "Training: **about " in info and "rough" in info

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -222,3 +224,52 @@ def test_cut_rows_of_empty_rows():
     parts = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
     Xb = cut_rows(parts, 1, 4, 4, "float32", False)
     assert Xb.shape == (3, 4) and Xb.nnz == 0 and Xb.dtype == np.float32
+
+
+# ---------------------------------------------------------------- StreamData: a pass against the scan
+
+def _stream(tmp_path, n_rows=None, reader_thread=False, rows=3000):
+    from svmcore.batches import StreamData
+    from svmcore.config import validate
+    from svmcore.datasets import Source, n_test_rows, scan
+
+    path = tmp_path / "train.svm"
+    path.write_text("".join(f"{1 if r % 2 else -1} {r % 97 + 1}:1\n" for r in range(rows)))
+    source = Source(validate(dataset=str(path)))
+    source.during = "training"
+    info = scan(source)
+    train_rows = info.rows - n_test_rows(info.rows)
+    return StreamData(source, train_rows if n_rows is None else n_rows, info.features, "float64", False,
+                      reader_thread), path, train_rows
+
+
+@pytest.mark.parametrize("reader_thread", [False, True])
+def test_stream_pass_counts_its_rows_against_the_scan(tmp_path, reader_thread):
+    from svmcore.errors import DataChangedError
+
+    data, _, train_rows = _stream(tmp_path, reader_thread=reader_thread)
+    assert sum(yb.shape[0] for _, yb in data.batches(500)) == train_rows  # unchanged: every row, once
+    short, _, _ = _stream(tmp_path, n_rows=train_rows + 10, reader_thread=reader_thread)
+    with pytest.raises(DataChangedError, match=f"{train_rows + 10:,} training rows at the start, "
+                                               f"{train_rows:,} in pass 1"):
+        list(short.batches(500))
+    more, _, _ = _stream(tmp_path, n_rows=train_rows - 700, reader_thread=reader_thread)
+    seen = 0
+    with pytest.raises(DataChangedError, match="at least"):
+        for _, yb in more.batches(500):
+            seen += yb.shape[0]
+    assert seen <= train_rows - 700  # a row beyond the scan's count is never handed to training
+
+
+@pytest.mark.parametrize("reader_thread", [False, True])
+def test_stream_pass_over_a_truncated_file_fails(tmp_path, reader_thread):
+    from svmcore.errors import DataChangedError
+
+    data, path, _ = _stream(tmp_path, reader_thread=reader_thread, rows=30_000)
+    size = path.stat().st_size
+    batches = data.batches(1000)
+    next(batches)
+    os.truncate(path, size // 2)
+    with pytest.raises(DataChangedError, match=f"train.svm changed while training: {size:,} bytes at the start, "
+                                               f"{size // 2:,} now"):
+        list(batches)

@@ -334,3 +334,142 @@ def test_check_trainable_does_not_materialise_a_row_index():
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20, f"check_trainable traced {peak / 2**20:.0f} MiB for 10,000,000 rows"
+
+
+# ---------------------------------------------------------------- a file changed while read
+
+def _svm_file(path, rows=5000):
+    rng = np.random.default_rng(1)
+    ids = rng.integers(1, 300, size=rows)
+    path.write_text("".join(f"{1 if r % 2 else -1} {i}:1 {i + 1}:0.5\n" for r, i in enumerate(ids)))
+    return path
+
+
+def _pinned(path, **knobs):
+    source = Source(validate(dataset=str(path), **knobs))
+    source.during = "training"
+    info = scan(source)
+    return source, info
+
+
+def _change(path, how):
+    if how == "truncate":
+        os.truncate(path, os.path.getsize(path) // 2)
+    elif how == "append":
+        with open(path, "ab") as f:
+            f.write(b"1 3:1\n" * 10)
+    elif how == "tear":  # a writer caught mid-line
+        with open(path, "ab") as f:
+            f.write(b"1 3:1 17")
+    elif how == "replace":  # same bytes count, another file (a new inode)
+        tmp = path.parent / "new.svm"
+        tmp.write_bytes(path.read_bytes().replace(b"-1 ", b"+1 ", 1))
+        os.replace(tmp, path)
+
+
+@pytest.mark.parametrize("how, says", [("truncate", "bytes at the start"), ("append", "bytes at the start"),
+                                       ("tear", "bytes at the start"), ("replace", "replaced by another file")])
+@pytest.mark.parametrize("parser", ["sklearn", "numba"])
+def test_a_file_changed_between_chunks_fails_the_pass_with_one_message(tmp_path, how, says, parser):
+    path = _svm_file(tmp_path / "train.svm")
+    size = os.path.getsize(path)
+    source, info = _pinned(path, parser=parser)
+    assert source.stamp.size == size and source.expected_rows == info.rows == 5000
+    chunks = source.iter_chunks(1000)
+    next(chunks)
+    _change(path, how)
+    with pytest.raises(DataError) as e:
+        list(chunks)
+    msg = str(e.value)
+    assert msg.startswith("train.svm changed while training: ") and says in msg, msg
+    assert msg.endswith("; re-run on a stable copy") and str(tmp_path) not in msg
+    if how in ("truncate", "append", "tear"):
+        assert f"{size:,} bytes at the start, {os.path.getsize(path):,} now" in msg
+
+
+def test_an_unchanged_file_reads_every_pass(tmp_path):
+    source, info = _pinned(_svm_file(tmp_path / "train.svm"))
+    for _ in range(2):
+        assert sum(X.shape[0] for X, _ in source.iter_chunks(1000)) == info.rows
+
+
+def test_a_pass_with_other_rows_than_the_scan_fails(tmp_path):
+    source, info = _pinned(_svm_file(tmp_path / "train.svm"))
+    source.expected_rows = info.rows + 1  # the file looks the same, its rows do not
+    with pytest.raises(DataError, match="5,001 rows at the start, 5,000 read in this pass"):
+        list(source.iter_chunks(1000))
+
+
+def test_a_deleted_file_fails_the_pass(tmp_path):
+    path = _svm_file(tmp_path / "train.svm")
+    source, _ = _pinned(path)
+    chunks = source.iter_chunks(1000)
+    next(chunks)
+    os.remove(path)
+    with pytest.raises(DataError, match="train.svm changed while training: it was deleted or moved away"):
+        list(chunks)
+
+
+def test_a_file_changed_during_the_scan_fails_the_scan(tmp_path, monkeypatch):
+    path = _svm_file(tmp_path / "train.svm")
+    raw = Source._raw_chunks
+
+    def appending(self, *a, **k):
+        for i, ch in enumerate(raw(self, *a, **k)):
+            if i == 0:
+                _change(path, "append")
+            yield ch
+
+    monkeypatch.setattr(Source, "_raw_chunks", appending)
+    with pytest.raises(DataError, match="train.svm changed while being read: .* bytes at the start"):
+        scan(Source(validate(dataset=str(path))), str(tmp_path / "cache"))
+    assert not (tmp_path / "cache").exists() or not os.listdir(tmp_path / "cache")  # nothing cached
+
+
+def test_memmap_conversion_of_a_file_changed_midway_fails_and_leaves_no_cache(tmp_path, monkeypatch):
+    from svmcore import cache
+
+    path = _svm_file(tmp_path / "train.svm", rows=25_000)
+    source, info = _pinned(path, mode="memmap")
+    raw = Source._raw_chunks
+
+    def truncating(self, *a, **k):
+        for i, ch in enumerate(raw(self, *a, **k)):
+            if i == 1:
+                _change(path, "truncate")
+            yield ch
+
+    monkeypatch.setattr(Source, "_raw_chunks", truncating)
+    with pytest.raises(DataError, match="train.svm changed while training"):
+        cache.binary_copy(source, str(tmp_path / "cache"), info.classes, info.features, "float64", "csr", info.rows)
+    assert not [n for n in os.listdir(tmp_path / "cache") if n.startswith("bin-")]
+
+
+# ---------------------------------------------------------------- preflight: the data's rules before launch
+
+def test_preflight_refuses_what_only_the_data_can_refuse(tmp_path):
+    from svmcore.datasets import preflight
+
+    big = _svm_file(tmp_path / "big.svm", rows=20_000)
+    cache = str(tmp_path / "cache")
+    assert preflight(validate(dataset=str(big)), cache).rows == 20_000
+    with pytest.raises(ConfigError, match=r"^model: kernel-svm .* 16,000 rows is above its limit of 10,000"):
+        preflight(validate(dataset=str(big), model="kernel-svm"), cache)
+    with pytest.raises(ConfigError, match=r"^batch_size: 16,001 is larger than the training data \(16,000 rows\)"):
+        preflight(validate(dataset=str(big), batch_size=16_001), cache)
+    one = tmp_path / "one.svm"
+    one.write_text("1 1:1\n" * 50)
+    with pytest.raises(DataError, match="one class"):
+        preflight(validate(dataset=str(one), batch_size=1), cache)
+    few = tmp_path / "few.svm"
+    few.write_text("1 1:1\n-1 2:1\n")
+    with pytest.raises(DataError, match="no rows are left for testing"):
+        preflight(validate(dataset=str(few), batch_size=1), cache)
+    bad_test = tmp_path / "test.svm"
+    bad_test.write_text("1 1:1\n-1 2:x\n")
+    with pytest.raises(DataError, match="line 2"):
+        preflight(validate(dataset=str(big), test_file=str(bad_test)), cache)
+    # synthetic data: described from its knobs, no generation
+    with pytest.raises(ConfigError, match=r"^batch_size: "):
+        preflight(validate(rows=1000, batch_size=900))
+    preflight(validate(rows=1000, batch_size=800))

@@ -137,3 +137,144 @@ def test_shuffling_is_priced_by_mode_and_buffer():
         assert parts(validate(mode=mode, shuffle=False), SHAPE)["shuffle"] == 0
         f = features(validate(mode=mode), parts(validate(mode=mode), SHAPE))
         assert f"shuffle_{mode}" in f["train"]
+
+
+def test_recommend_never_proposes_a_batch_larger_than_the_training_rows(tmp_path):
+    from svmcore.recommend import recommend
+
+    path = tmp_path / "small.svm"
+    path.write_text("".join(f"{1 if r % 2 else -1} {r % 50 + 1}:1\n" for r in range(3000)))  # 2,400 train rows
+    cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, estimate.fingerprint(), 0.0, 1, {})
+    result = recommend({"dataset": str(path), "batch_size": 256}, 10_000, cal, "accuracy", str(tmp_path / "c"))
+    assert result["fits"]
+    proposed = [result["changed"]] + [r["changed"] for r in result["runners_up"]]
+    assert all(c.get("batch_size", 256) <= 2400 for c in proposed), proposed
+
+
+# ---------------------------------------------------------------- the MLP, as scikit-learn holds it
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_mlp_parts_are_what_scikit_learn_really_holds(precision):
+    """coefs_, _best_coefs and Adam's two moments between steps; a step adds the dense
+    gradient and Adam's temporaries. Measured with tracemalloc (numpy reports to it)."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+    from sklearn.neural_network import MLPClassifier
+
+    width, hidden = 1 << 16, 32
+    dtype = np.float64 if precision == "float64" else np.float32
+    X = sp.random(600, width, density=30 / width, format="csr", random_state=0, dtype=dtype)
+    y = np.where(np.arange(600) % 2, 1.0, -1.0)
+    mlp = MLPClassifier(hidden_layer_sizes=(hidden,), batch_size=200, random_state=0)
+    tracemalloc.start()
+    try:
+        mlp.partial_fit(X[:200], y[:200], classes=[-1.0, 1.0])
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        mlp.partial_fit(X[200:400], y[200:400])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    shape = Shape(1000, 800, 200, width, 30.0, 2, False)
+    p = parts(validate(model="mlp", hidden=str(hidden), precision=precision, rows=1000, batch_size=200), shape)
+    assert p["model_mlp"] == pytest.approx(held, rel=0.02)
+    assert p["model_mlp_step"] == pytest.approx(peak - held, rel=0.02)
+    # and the train phase prices both: its peak is during a step
+    cfg = validate(model="mlp", hidden=str(hidden), precision=precision, rows=1000, batch_size=200)
+    f = features(cfg, p)
+    assert f["train"]["model_mlp"] == p["model_mlp"] + p["model_mlp_step"]
+    assert f["evaluate"]["model_mlp"] == p["model_mlp"]
+
+
+def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_first_layer():
+    """The case of issue #10: 2^20 x 64 float64 weights are 512 MiB; the run measured
+    3,745 MiB at its peak (4.0x between steps, 7.0x during one, plus the floor)."""
+    shape = Shape(20_000, 16_000, 4000, 1 << 20, 45.0, 2, False)
+    cfg = validate(model="mlp", hidden="64")
+    layer = (1 << 20) * 64 * 8
+    lb = estimate.lower_bound(cfg, shape)
+    assert lb["peak_phase"] == "train"
+    assert 7 * layer / MiB <= lb["peak_mb"] < 3745  # a lower bound of the measured peak
+    assert max(lb["parts"], key=lb["parts"].get) == "model"
+
+
+# ---------------------------------------------------------------- the train time forecast
+
+def test_time_fit_recovers_the_costs_it_was_given():
+    configs = [validate(v) for v in [
+        dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18, batch_size=256),
+        dict(rows=30_000, batch_size=4096, features=1 << 20, mode="stream"), dict(rows=60_000, epochs=3),
+        dict(rows=20_000, model="mlp", hashing_bits=14, hidden="64"),
+        dict(rows=10_000, model="mlp", hashing_bits=16, hidden="32", mode="stream"),
+        dict(rows=30_000, model="mlp", hashing_bits=12, hidden="128", epochs=2),
+        dict(rows=50_000, features=1 << 17, mode="stream", epochs=2)]]
+    truth = {"const": 0.05, "sample_linear-svm": 6e-9, "step_linear-svm": 7e-9, "parse_sklearn": 9e-7,
+             "sample_mlp": 2e-9, "step_mlp": 2e-8}
+    obs = []
+    for cfg in configs:
+        shape = estimate.data_shape(cfg)
+        train_s = sum(v * truth.get(k, 0.0) for k, v in estimate.time_features(cfg, shape).items())
+        obs.append((cfg, {"train_s": train_s, "features": shape.width, "train_rows": shape.train_rows,
+                          "test_rows": shape.test_rows, "data": {"rows": shape.rows, "exact": True,
+                                                                 "nnz": shape.nnz_per_row * shape.rows}}))
+    coefs = estimate.fit_train_time(obs)
+    for cfg, s in obs:
+        shape = estimate._shape_from_summary(cfg, s)
+        assert estimate.predict_train_s(cfg, shape, coefs) == pytest.approx(s["train_s"], rel=1e-3)
+    # a family the calibration never ran has no forecast, rather than a made-up one
+    assert estimate.predict_train_s(validate(model="kernel-approx", rows=30_000), SHAPE, coefs) is None
+
+
+def test_mlp_steps_follow_its_own_200_row_batches_and_its_weights():
+    shape = Shape(1000, 1000, 0, 1 << 10, 20.0, 2, False)
+    f = estimate.time_features(validate(model="mlp", hidden="64", rows=1000, batch_size=512, epochs=2), shape)
+    # 1000 rows in batches of 512 and 488: 3 + 3 MLP steps of at most 200 rows, per epoch
+    assert f["step_mlp"] == 2 * 6 * ((1 << 10) * 64 + 64)
+
+
+# ---------------------------------------------------------------- warnings before launch
+
+def _forecast(peak_mb=4000.0, train_s=600.0, lower=False, time_basis="calibrated"):
+    return {"peak_mb": peak_mb, "peak_phase": "train", "lower_bound": lower, "train_s": train_s,
+            "parts": {"data": 14.0, "model": 3772.0}, "time_basis": time_basis}
+
+
+def test_launch_warnings_memory_above_what_is_available_now():
+    cfg = validate(model="mlp")
+    warns = estimate.launch_warnings(cfg, _forecast(train_s=10), 3000 * MiB)
+    assert len(warns) == 1
+    assert warns[0].startswith("Memory: this run is forecast to peak at 4,000 MiB")
+    assert "most of it model (3,772 MiB) in the train phase" in warns[0] and "3,000 MiB available now" in warns[0]
+    assert estimate.launch_warnings(cfg, _forecast(train_s=10), 5000 * MiB) == []
+
+
+def test_launch_warnings_memory_above_the_cap():
+    warns = estimate.launch_warnings(validate(memory_cap_mb=1000), _forecast(train_s=None), None)
+    assert len(warns) == 1 and "its memory cap is 1,000 MiB" in warns[0] and "out of memory" in warns[0]
+    assert estimate.launch_warnings(validate(memory_cap_mb=5000), _forecast(train_s=None), None) == []
+
+
+def test_launch_warnings_a_long_train_phase_in_minutes_and_says_it_is_rough():
+    warns = estimate.launch_warnings(validate(), _forecast(peak_mb=300), 10_000 * MiB)
+    assert warns == ["Time: training alone is forecast to take about 10 minutes (a rough forecast from "
+                     "per-sample and per-step costs fitted on this machine's calibration runs)."]
+    assert estimate.launch_warnings(validate(), _forecast(peak_mb=300, train_s=170), 10_000 * MiB) == []
+    ref = estimate.launch_warnings(validate(), _forecast(peak_mb=300, train_s=9000, time_basis="reference"), None)
+    assert "about 2.5 hours" in ref[0] and "a reference machine, not this one" in ref[0]
+
+
+def test_launch_warnings_without_calibration_say_the_peak_is_a_lower_bound():
+    warns = estimate.launch_warnings(validate(), _forecast(lower=True, train_s=None), 2000 * MiB)
+    assert warns[0].startswith("Memory: this run needs at least 4,000 MiB (a lower bound")
+    assert "calibrate for a forecast" in warns[0]
+
+
+def test_launch_forecast_without_calibration_is_the_lower_bound(tmp_path):
+    path = tmp_path / "raw.txt"
+    path.write_text("".join(f"{'pos' if r % 2 else 'neg'}\tw{r % 7} w{r % 13} w{r}\n" for r in range(2000)))
+    cfg = validate(dataset=str(path), model="mlp", hidden="64", batch_size=200)
+    fc = estimate.launch_forecast(cfg, str(tmp_path / "home"))
+    assert fc["lower_bound"] and fc["time_basis"] == "reference"
+    assert fc["peak_mb"] >= 7 * (1 << 20) * 64 * 8 / MiB  # text is hashed to 2^20 columns by default
+    assert fc["train_s"] > 0
