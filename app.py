@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from svmcore.errors import SvmcoreError
-from svmcore.knobs import defaults
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.knobs import defaults
 from ui.live import prediction_panel, run_panel
 from ui.messages import show_error
 from ui.state import page_setup

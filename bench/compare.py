@@ -87,8 +87,9 @@ def to_vw(path: str, work: str) -> tuple[str, str, int]:
     if os.path.exists(test):
         with open(train + ".rows") as f:
             return train, test, int(f.read())
-    from svmcore.datasets import is_test_row
     import numpy as np
+
+    from svmcore.data.sources import is_test_row
     n_train = 0
     with open(path) as src, open(train + ".tmp", "w") as tr, open(test, "w") as te:
         for i, line in enumerate(src):

@@ -21,10 +21,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from svmcore import estimate  # noqa: E402
-from svmcore.config import validate  # noqa: E402
-from svmcore.runner import Run  # noqa: E402
-from svmcore.store import RunStatus, Store  # noqa: E402
+from svmcore.engine.runner import Run  # noqa: E402
+from svmcore.predict import calibration as calib
+from svmcore.predict import model as estimate  # noqa: E402
+from svmcore.spec.config import validate  # noqa: E402
+from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
 
 T = dict(dataset="sparse-text", epochs=1)
 
@@ -82,7 +83,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "svmcore", "data", "make", "sparse-text", "--rows", "80000",
                         "--features", str(1 << 19), "--out", data_file], check=True, cwd=ROOT)
     t0 = time.time()
-    cal = estimate.load_calibration(home) or estimate.calibrate(
+    cal = calib.load_calibration(home) or calib.calibrate(
         home, lambda i, n, c: print(f"calibrating {i + 1}/{n}", flush=True) if c else None)
     cal_s = time.time() - t0
     store = Store(home)

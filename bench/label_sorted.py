@@ -30,7 +30,7 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.svm import LinearSVC
 sys.path.insert(0, sys.argv[2])
-from svmcore.datasets import is_test_row
+from svmcore.data.sources import is_test_row
 X, y = load_svmlight_file(sys.argv[1], zero_based=False)
 test = is_test_row(np.arange(X.shape[0]), X.shape[0])
 order = np.random.default_rng(0).permutation(np.flatnonzero(~test))
@@ -56,7 +56,7 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
-    from svmcore.datasets_io import make_dataset
+    from svmcore.data.files import make_dataset
 
     work = tempfile.mkdtemp(prefix="svmcore-sorted-")
     path = os.path.join(work, "sorted")

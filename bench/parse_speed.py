@@ -35,7 +35,7 @@ if ROOT not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from svmcore import fastsvm  # noqa: E402
+from svmcore.data import fastsvm  # noqa: E402
 
 MAXF = 2**26
 

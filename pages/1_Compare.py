@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from svmcore import plots
-from svmcore.errors import SvmcoreError
+from svmcore.spec.errors import SvmcoreError
+from ui import charts as plots
 from ui.messages import show_error
 from ui.state import page_setup
 

@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from svmcore import plots
-from svmcore.errors import SvmcoreError
-from svmcore.knobs import KNOBS, defaults
-from svmcore.sweep import parse_grid
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.knobs import KNOBS, defaults
+from svmcore.sweeps.grid import parse_grid
+from ui import charts as plots
 from ui.messages import plain, show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from svmcore.errors import SvmcoreError
+from svmcore.spec.errors import SvmcoreError
 from ui.messages import show_error
 from ui.state import page_setup
 

@@ -5,9 +5,9 @@ import os
 import pandas as pd
 import streamlit as st
 
-from svmcore.errors import SvmcoreError
-from svmcore.knobs import BUILTIN_DATASETS
-from svmcore.lab import UPLOAD_LIMIT_MB
+from svmcore.app.lab import UPLOAD_LIMIT_MB
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.knobs import BUILTIN_DATASETS
 from ui.messages import show_error
 from ui.state import page_setup
 

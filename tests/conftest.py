@@ -19,7 +19,7 @@ def home(tmp_path):
 
 @pytest.fixture
 def store(home):
-    from svmcore.store import Store
+    from svmcore.store.sqlite import Store
 
     s = Store(home)
     yield s

@@ -5,8 +5,8 @@ import subprocess
 import sys
 import time
 
-from svmcore.config import validate
-from svmcore.runner import Run
+from svmcore.engine.runner import Run
+from svmcore.spec.config import validate
 from tests.conftest import ROOT
 
 SMALL = dict(rows=20_000, features=1 << 16, nnz_per_row=30, epochs=2)

@@ -6,11 +6,13 @@ import time
 
 import streamlit as st
 
-from svmcore import estimate, plots
-from svmcore.errors import SvmcoreError
-from svmcore.lab import Lab, RunView
-from svmcore.metrics import near_baseline
-from svmcore.store import RunStatus
+from svmcore.app.lab import Lab, RunView
+from svmcore.predict import calibration as calib
+from svmcore.predict import model as estimate
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.scores import near_baseline
+from svmcore.store.sqlite import RunStatus
+from ui import charts as plots
 from ui.messages import plain, show_error
 
 OUTCOME_TEXT = {
@@ -201,7 +203,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         if state["error"]:
             show_error(state["error"], prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
-        runs = len(estimate.calibration_configs())
+        runs = len(calib.calibration_configs())
         c1.caption(f"Predictions need the memory model fitted to this machine once: {runs} small real "
                    "runs, 2-3 minutes. Until then runs are measured but not forecast (the warnings above use a "
                    "lower bound of the peak).")

@@ -6,7 +6,7 @@ import os
 
 import streamlit as st
 
-from svmcore.lab import Lab
+from svmcore.app.lab import Lab
 
 
 def home() -> str:

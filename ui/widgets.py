@@ -6,7 +6,7 @@ import os
 
 import streamlit as st
 
-from svmcore.knobs import BUILTIN_DATASETS, KNOBS, Knob
+from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS, Knob
 from ui.messages import show_error
 
 GROUPS = (("data", "Data"), ("memory", "Memory knobs"), ("training", "Model and training"))

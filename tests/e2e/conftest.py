@@ -88,7 +88,7 @@ class Server:
 
     def runs(self):
         """The run records of this server's home (read through the store, read-only)."""
-        from svmcore.store import Store
+        from svmcore.store.sqlite import Store
 
         s = Store(self.home)
         try:
@@ -110,8 +110,8 @@ class Server:
     def _reap_workers(self) -> None:
         """Workers run in their own sessions and outlive a stopped server: kill the ones
         this server started that are still alive (checked by pid *and* start time)."""
-        from svmcore import procfs
-        from svmcore.store import RunStatus
+        from svmcore.engine import procfs
+        from svmcore.store.sqlite import RunStatus
 
         try:
             live = [r for r in self.runs() if r.status in (RunStatus.RUNNING, RunStatus.QUEUED)]
@@ -127,7 +127,7 @@ class Server:
 
 HISTORY_SCRIPT = r"""
 import json, sys, time
-from svmcore.lab import Lab
+from svmcore.app.lab import Lab
 
 home, small = sys.argv[1], json.loads(sys.argv[2])
 lab = Lab(home)

@@ -170,7 +170,7 @@ def test_cancel_a_long_run(fresh_server, page):
     no_exception(page)
     rec = server.runs()[0]
     assert rec.status.value == "cancelled", rec.status
-    from svmcore import procfs
+    from svmcore.engine import procfs
     assert not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker outlived its cancel"
     screenshot(page, "train-cancelled")
 

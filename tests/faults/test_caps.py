@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from svmcore import limits
-from svmcore.store import RunStatus
+from svmcore.engine import limits
+from svmcore.store.sqlite import RunStatus
 from tests.helpers import _run
 
 KINDS = ["rlimit"] + (["cgroup"] if limits.cgroup_available() else [])
@@ -39,7 +39,7 @@ def test_cap_below_the_libraries_is_oom_in_imports(store, kind):
 
 def test_a_cap_where_openblas_spins_is_oom_not_a_hang(store, monkeypatch):
     """OpenBLAS retries a failed allocation forever at import time; the runner gives up."""
-    from svmcore import runner
+    from svmcore.engine import runner
 
     monkeypatch.setattr(runner, "IMPORTS_LIMIT_S", 8.0)
     run = _run(store, memory_cap_mb=100, cap_kind="rlimit")

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from svmcore.store import Store
+from svmcore.store.sqlite import Store
 from tests.conftest import cli
 
 GOOD = "1 1:0.5 2:1\n-1 2:0.25\n1 1:1\n-1 3:1\n"

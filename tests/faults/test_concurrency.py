@@ -7,9 +7,9 @@ import subprocess
 import sys
 import threading
 
-from svmcore.lab import Lab
-from svmcore.runner import get_active
-from svmcore.store import RunStatus
+from svmcore.app.lab import Lab
+from svmcore.engine.registry import get_active
+from svmcore.store.sqlite import RunStatus
 from tests.conftest import ROOT
 
 TINY = dict(rows=3_000, features=4096, nnz_per_row=20, epochs=1)

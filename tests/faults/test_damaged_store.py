@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from svmcore.store import RunStatus, Store
+from svmcore.store.sqlite import RunStatus, Store
 from tests.conftest import cli
 
 TINY = ["--rows=3000", "--features=1024", "--epochs=1"]

@@ -5,10 +5,10 @@ import subprocess
 
 import pytest
 
-from svmcore.config import validate
-from svmcore.errors import SvmcoreError
-from svmcore.lab import Lab
-from svmcore.store import RunStatus, Store, StoreError
+from svmcore.app.lab import Lab
+from svmcore.spec.config import validate
+from svmcore.spec.errors import SvmcoreError
+from svmcore.store.sqlite import RunStatus, Store, StoreError
 from tests.conftest import cli
 from tests.helpers import SMALL
 
@@ -42,7 +42,7 @@ def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
     home = os.path.join(small_disk, "home")
     lab = Lab(home)
     rid = lab.launch(dict(SMALL, epochs=1, rows=5_000))
-    from svmcore.runner import get_active
+    from svmcore.engine.registry import get_active
     run = get_active(rid)
     if run is not None:
         run.wait(120)
@@ -86,7 +86,7 @@ def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small
     import numpy as np
     import scipy.sparse as sp
 
-    from svmcore.spill import Spill
+    from svmcore.data.spill import Spill
 
     X = sp.random(20_000, 1000, density=0.02, format="csr", random_state=0)  # ~4.8 MB spilled
     y = np.arange(20_000) % 2

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from svmcore import limits
-from svmcore.runner import recover
-from svmcore.store import RunStatus
+from svmcore.engine import limits
+from svmcore.engine.recovery import recover
+from svmcore.store.sqlite import RunStatus
 from tests.conftest import ROOT, cli
 from tests.helpers import _run
 
@@ -110,7 +110,7 @@ def _spill_written(store):
 
 
 def _gone(pid, ctime):
-    from svmcore import procfs
+    from svmcore.engine import procfs
     return not procfs.is_same_process(pid, ctime)
 
 
@@ -139,7 +139,7 @@ def test_lost_run_releases_its_cgroup_and_spill_and_delete_removes_its_folder(ho
 
 @needs_cgroup
 def test_reattached_cgroup_run_leaves_no_cgroup(home, store):
-    from svmcore.runner import get_active
+    from svmcore.engine.registry import get_active
     from tests.helpers import SMALL, _wait_running
 
     proc = _start_cli_run(home, "sleep:2@train", memory_cap_mb=800, cap_kind="cgroup", **SMALL)
@@ -168,7 +168,7 @@ def test_delete_keeps_a_run_folder_outside_the_home(home, store, tmp_path):
 
 
 def test_lab_delete_removes_the_folder_and_spill_inside_the_home_only(home, tmp_path):
-    from svmcore.lab import Lab
+    from svmcore.app.lab import Lab
 
     lab = Lab(home)
     inside = os.path.join(home, "runs", "1")

@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from svmcore import procfs
-from svmcore.config import validate
-from svmcore.runner import get_active, recover
-from svmcore.store import RunStatus
+from svmcore.engine import procfs
+from svmcore.engine.recovery import recover
+from svmcore.engine.registry import get_active
+from svmcore.spec.config import validate
+from svmcore.store.sqlite import RunStatus
 from tests.helpers import SMALL, _run, _start_cli_run, _wait_for_phase, _wait_running
 
 
@@ -47,7 +48,6 @@ def test_runner_killed_worker_alive_is_monitored_again(home, store):
     proc.kill()
     proc.wait()
     assert recover(store) == [rec.id]
-    from svmcore.runner import get_active
     run = get_active(rec.id)
     assert run is not None
     assert run.wait(60) == RunStatus.COMPLETED

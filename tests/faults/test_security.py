@@ -7,9 +7,9 @@ import tomllib
 
 import pytest
 
-from svmcore import lab as lab_module
-from svmcore.errors import ConfigError, DataError
-from svmcore.lab import Lab
+from svmcore.app import lab as lab_module
+from svmcore.app.lab import Lab
+from svmcore.spec.errors import ConfigError, DataError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOOD = b"1 1:0.5 2:1\n-1 2:0.25\n1 1:1\n-1 3:1\n1 1:0.5\n-1 2:1\n"
@@ -176,8 +176,9 @@ def _npz_bomb(path, rows=2**20, cols=128):
     """An .npz of ~13 MB: y, ``rows`` random float64 stored as is (8 MiB), and X, a
     rows x cols float64 array of zeros (1 GiB) deflated. Written a MiB at a time, so
     making it costs no memory. Together the members look like a ~90:1 ratio."""
-    import numpy as np
     import zipfile
+
+    import numpy as np
 
     rng = np.random.default_rng(0)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6, allowZip64=True) as z:
@@ -198,8 +199,8 @@ def _npz_bomb(path, rows=2**20, cols=128):
 
 
 def test_npz_bomb_hidden_behind_a_stored_member_is_refused_without_growing(tmp_path):
-    from svmcore import procfs
-    from svmcore.readers import load_npz
+    from svmcore.data.readers import load_npz
+    from svmcore.engine import procfs
 
     path = str(tmp_path / "bomb.npz")
     infos = _npz_bomb(path)

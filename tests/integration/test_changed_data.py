@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from svmcore.config import validate
-from svmcore.runner import Run
-from svmcore.store import RunStatus
+from svmcore.engine.runner import Run
+from svmcore.spec.config import validate
+from svmcore.store.sqlite import RunStatus
 from tests.conftest import cli
 
 ROWS = 20_000

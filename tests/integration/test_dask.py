@@ -13,13 +13,13 @@ import time
 import psutil
 import pytest
 
-from svmcore import dask_executor
-from svmcore.dask_executor import SchedulerUnreachable
-from svmcore.executors import make_executor
-from svmcore.lab import Lab
-from svmcore.runner import Run
-from svmcore.store import RunStatus
-from svmcore.sweep import Sweep
+from svmcore.app.lab import Lab
+from svmcore.engine.runner import Run
+from svmcore.store.sqlite import RunStatus
+from svmcore.sweeps import dask_executor
+from svmcore.sweeps.dask_executor import SchedulerUnreachable
+from svmcore.sweeps.executors import make_executor
+from svmcore.sweeps.sweep import Sweep
 from tests.conftest import cli
 
 TINY = dict(rows=2_000, features=1024, nnz_per_row=10, epochs=1)

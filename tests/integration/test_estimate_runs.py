@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from svmcore import estimate
+from svmcore.predict import calibration as calib
 from tests.conftest import cli
 
 pytestmark = pytest.mark.slow
@@ -18,8 +18,8 @@ def calibrated(tmp_path_factory):
     proc = cli("calibrate", "--json", home=home, timeout=900)
     assert proc.returncode == 0, proc.stderr
     cal = json.loads(proc.stdout)
-    assert cal["runs"] == len(estimate.calibration_configs())
-    assert os.path.exists(estimate.calibration_path(home))
+    assert cal["runs"] == len(calib.calibration_configs())
+    assert os.path.exists(calib.calibration_path(home))
     return home
 
 

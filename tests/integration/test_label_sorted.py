@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from svmcore.datasets_io import make_dataset
+from svmcore.data.files import make_dataset
 from tests.conftest import cli
 
 

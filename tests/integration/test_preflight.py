@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from svmcore.errors import ConfigError
-from svmcore.lab import Lab
-from svmcore.store import Store
+from svmcore.app.lab import Lab
+from svmcore.spec.errors import ConfigError
+from svmcore.store.sqlite import Store
 from tests.conftest import cli
 
 ROWS = 20_000  # 16,000 training rows: above kernel-svm's limit of 10,000

@@ -2,19 +2,17 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
-from svmcore import limits, procfs
-from svmcore.config import validate
-from svmcore.runner import Run, recover
-from svmcore.store import RunStatus
+from svmcore.engine import limits
+from svmcore.store.sqlite import RunStatus
 from tests.conftest import ROOT, cli
-from tests.helpers import SMALL, _processes_of, _run, _wait_for_phase
+from tests.helpers import _processes_of, _run, _wait_for_phase
+
 
 def test_completed_run_is_measured_and_stored(store):
     run = _run(store)

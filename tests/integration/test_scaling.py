@@ -7,11 +7,11 @@ import os
 import numpy as np
 import pytest
 
-from svmcore.batches import split_chunks
-from svmcore.config import validate
-from svmcore.datasets import Source
-from svmcore.runner import Run
-from svmcore.store import RunStatus, Store
+from svmcore.data.batches import split_chunks
+from svmcore.data.sources import Source
+from svmcore.engine.runner import Run
+from svmcore.spec.config import validate
+from svmcore.store.sqlite import RunStatus, Store
 
 pytestmark = pytest.mark.slow
 

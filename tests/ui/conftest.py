@@ -18,7 +18,7 @@ SMALL = {"rows": 20_000, "features": 65_536, "epochs": 2}
 def _stop_runs_of(home: str) -> None:
     """Cancel and reap any run of ``home`` still alive, so no worker outlives its test
     (run ids are per store and the active-run table is per process)."""
-    from svmcore.runner import active_runs
+    from svmcore.engine.registry import active_runs
 
     real = os.path.abspath(home)
     for run in active_runs().values():
@@ -41,7 +41,7 @@ def app_home(home, monkeypatch):
 
 HISTORY_SCRIPT = r"""
 import json, sys, time
-from svmcore.lab import Lab
+from svmcore.app.lab import Lab
 
 home, small = sys.argv[1], json.loads(sys.argv[2])
 lab = Lab(home)

@@ -3,7 +3,7 @@
 Pages are reached the way Streamlit reaches them: ``app.py`` is the entry point and
 the other pages are switched to with ``AppTest.switch_page`` (the sidebar's
 ``st.page_link`` paths only resolve relative to the entry point). History is made
-with the real engine (``svmcore.lab.Lab``), so runs are real worker processes.
+with the real engine (``svmcore.app.lab.Lab``), so runs are real worker processes.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
-from svmcore.knobs import BUILTIN_DATASETS, KNOBS, defaults
-from svmcore.remedies import REMEDIES
-from svmcore.runner import get_active
-from svmcore.store import RunStatus, Store
+from svmcore.app.remedies import REMEDIES
+from svmcore.engine.registry import get_active
+from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS
+from svmcore.store.sqlite import RunStatus, Store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = {"rows": 20_000, "features": 65_536, "epochs": 2}  # a run of about a second
@@ -407,7 +407,7 @@ def test_live_run_shows_progress_and_cancels(app_home, monkeypatch):
 # ---------------------------------------------------------------- regressions (bugs found and fixed)
 
 def _small_run_via_lab(home: str, **knobs) -> int:
-    from svmcore.lab import Lab
+    from svmcore.app.lab import Lab
 
     rid = Lab(home).launch(dict(SMALL, epochs=1, **knobs))
     assert wait_run_finished(rid, home) == RunStatus.COMPLETED
@@ -432,7 +432,7 @@ def test_launch_with_history_shows_the_new_run(app_home):
 
 
 def test_start_sweep_with_history_shows_the_new_sweep(app_home):
-    from svmcore.lab import Lab
+    from svmcore.app.lab import Lab
 
     lab = Lab(app_home)
     old = lab.start_sweep(dict(SMALL, epochs=1), {"batch_size": [256]})
@@ -460,7 +460,7 @@ def test_start_sweep_with_history_shows_the_new_sweep(app_home):
 
 
 def test_sweep_on_an_unreachable_dask_scheduler_shows_one_error(app_home, monkeypatch):
-    from svmcore import dask_executor
+    from svmcore.sweeps import dask_executor
 
     monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT_S", 1.0)
     at = open_page("pages/2_Sweep.py")
@@ -479,7 +479,7 @@ def test_dask_sweep_shows_where_each_run_ran(app_home):
 
     from distributed import LocalCluster
 
-    from svmcore.lab import Lab
+    from svmcore.app.lab import Lab
 
     with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, resources={"svmcore_run": 1},
                       dashboard_address=None) as cluster:
@@ -501,8 +501,7 @@ def test_sweep_over_several_hosts_is_compared_per_host(app_home):
     sweep_id = s.create_sweep({"base": {}, "grid": {"batch_size": [256, 2048]}, "executor": "dask",
                                "scheduler": "tcp://scheduler:8786"})
     for host, peak, acc in [("box-a", 150.0, 0.80), ("box-a", 200.0, 0.85), ("box-b", 120.0, 0.70)]:
-        rid = s.create_run({"batch_size": 256}, status=RunStatus.QUEUED, sweep_id=sweep_id, label=f"{host} {acc}",
-                           remote=True)
+        rid = s.create_run({"batch_size": 256}, status=RunStatus.QUEUED, sweep_id=sweep_id, label=f"{host} {acc}")
         s.complete_imported(rid, {"status": "completed", "host": {"host": host, "cpus": 8, "memory_bytes": 2**34},
                                   "summary": {"peak_rss_mb": peak, "accuracy": acc, "samples_per_s": 1e4}})
     s.close()
@@ -597,18 +596,18 @@ def test_exact_peak_is_the_workers_not_the_dashboards(app_home):
 
 
 def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(app_home):
-    from svmcore import estimate
+    from svmcore.predict import calibration as calib
 
     at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
     assert not at.exception
     assert any(b.label == "Calibrate" for b in at.button)
     assert not any("Predicted exact peak" in i.value for i in at.info)
     # a calibration for this machine (the coefficients of a real fit would do the same)
-    cal = estimate.Calibration({"linear-svm+base": 124.0},
+    cal = calib.Calibration({"linear-svm+base": 124.0},
                                {"load": {"load_data_float64": 1.0, "test": 2.0, "const_memory": 10.0},
                                 "train": {"data_float64": 1.5, "model_linear": 1.0, "test": 2.0}},
-                               estimate.fingerprint(), time.time(), 1, {})
-    with open(estimate.calibration_path(app_home), "w") as f:
+                               calib.fingerprint(), time.time(), 1, {})
+    with open(calib.calibration_path(app_home), "w") as f:
         json.dump(cal.to_dict(), f)
     at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
     assert not any(b.label == "Calibrate" for b in at.button)
@@ -665,7 +664,7 @@ def test_train_warns_before_launch_without_calibration(app_home):
 
 
 def test_train_warns_when_the_peak_exceeds_available_memory_and_still_launches(app_home, monkeypatch):
-    from svmcore import hostinfo
+    from svmcore.engine import hostinfo
 
     monkeypatch.setattr(hostinfo, "available_memory_bytes", lambda: 5 * 2**20)
     at = open_page()
@@ -685,13 +684,13 @@ def test_train_warns_when_the_peak_exceeds_available_memory_and_still_launches(a
 
 
 def test_train_warns_with_the_calibrated_forecast_and_shows_the_time(app_home):
-    from svmcore import estimate
+    from svmcore.predict import calibration as calib
 
-    cal = estimate.Calibration({"linear-svm+base": 124.0, "mlp+base": 125.0},
+    cal = calib.Calibration({"linear-svm+base": 124.0, "mlp+base": 125.0},
                                {"train": {"model_mlp": 1.0, "const_memory": 10.0}},
-                               estimate.fingerprint(), time.time(), 1, {},
+                               calib.fingerprint(), time.time(), 1, {},
                                {"const": 0.05, "sample_mlp": 2e-9, "step_mlp": 2e-8})
-    with open(estimate.calibration_path(app_home), "w") as f:
+    with open(calib.calibration_path(app_home), "w") as f:
         json.dump(cal.to_dict(), f)
     at = open_page()
     at.selectbox(key="train_model").set_value("mlp").run()

@@ -67,7 +67,7 @@ def test_urls_fractions_and_relative_paths_are_left_alone(text):
 
 
 def test_plain_scrubs_then_escapes_and_accepts_exceptions():
-    from svmcore.errors import DataError
+    from svmcore.spec.errors import DataError
 
     err = DataError("label '[x](http://evil.example/)' is not a number", "/root/secret/dir/bad.svm", 2)
     assert err.path == "/root/secret/dir/bad.svm"  # the full path stays on the error

@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore.batches import COMPUTE_DTYPES, STORE_DTYPES, ArrayData, cut_rows, rebatch, split_chunks, to_storage
-from svmcore.datasets import MAX_TEST_ROWS, TEST_EVERY, is_test_row
+from svmcore.data.batches import (
+    COMPUTE_DTYPES,
+    STORE_DTYPES,
+    ArrayData,
+    cut_rows,
+    rebatch,
+    split_chunks,
+    to_storage,
+)
+from svmcore.data.sources import MAX_TEST_ROWS, TEST_EVERY, is_test_row
 
 
 def source_matrix(rows=1000, cols=40, seed=0) -> sp.csr_matrix:
@@ -229,9 +237,9 @@ def test_cut_rows_of_empty_rows():
 # ---------------------------------------------------------------- StreamData: a pass against the scan
 
 def _stream(tmp_path, n_rows=None, reader_thread=False, rows=3000):
-    from svmcore.batches import StreamData
-    from svmcore.config import validate
-    from svmcore.datasets import Source, n_test_rows, scan
+    from svmcore.data.batches import StreamData
+    from svmcore.data.sources import Source, n_test_rows, scan
+    from svmcore.spec.config import validate
 
     path = tmp_path / "train.svm"
     path.write_text("".join(f"{1 if r % 2 else -1} {r % 97 + 1}:1\n" for r in range(rows)))
@@ -245,7 +253,7 @@ def _stream(tmp_path, n_rows=None, reader_thread=False, rows=3000):
 
 @pytest.mark.parametrize("reader_thread", [False, True])
 def test_stream_pass_counts_its_rows_against_the_scan(tmp_path, reader_thread):
-    from svmcore.errors import DataChangedError
+    from svmcore.spec.errors import DataChangedError
 
     data, _, train_rows = _stream(tmp_path, reader_thread=reader_thread)
     assert sum(yb.shape[0] for _, yb in data.batches(500)) == train_rows  # unchanged: every row, once
@@ -263,7 +271,7 @@ def test_stream_pass_counts_its_rows_against_the_scan(tmp_path, reader_thread):
 
 @pytest.mark.parametrize("reader_thread", [False, True])
 def test_stream_pass_over_a_truncated_file_fails(tmp_path, reader_thread):
-    from svmcore.errors import DataChangedError
+    from svmcore.spec.errors import DataChangedError
 
     data, path, _ = _stream(tmp_path, reader_thread=reader_thread, rows=30_000)
     size = path.stat().st_size

@@ -1,4 +1,4 @@
-"""The knob registry (svmcore.knobs) and svmcore.config.validate."""
+"""The knob registry (svmcore.knobs) and svmcore.spec.config.validate."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ import typing
 
 import pytest
 
-from svmcore import limits
-from svmcore.config import DEFAULT_FEATURES, RunConfig, validate
-from svmcore.errors import ConfigError
-from svmcore.knobs import BUILTIN_DATASETS, KNOBS, MAX_FEATURES, MAX_KERNEL_SVM_ROWS, defaults
+from svmcore.engine import limits
+from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
+from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import (
+    BUILTIN_DATASETS,
+    KNOBS,
+    MAX_FEATURES,
+    MAX_KERNEL_SVM_ROWS,
+    defaults,
+)
 
 KNOB_NAMES = sorted(KNOBS)
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
@@ -265,7 +271,7 @@ def test_unknown_choice_message_lists_the_choices(name):
 
 @pytest.mark.parametrize("name", ["alpha", "c"])
 def test_float_knob_given_an_int_too_large_for_a_float_raises_config_error(name):
-    # float(10**400) raises OverflowError, which config._coerce does not catch.
+    # float(10**400) raises OverflowError, which config.coerce does not catch.
     with pytest.raises(ConfigError, match=knob_error(name)):
         validate({name: 10**400})
 
@@ -376,12 +382,16 @@ def test_cap_kind_without_memory_cap_is_refused(cap_kind):
 
 @pytest.mark.parametrize("available", [True, False])
 def test_cgroup_cap_follows_availability(monkeypatch, available):
+    """validate() is pure; admission checks what this machine can do."""
+    from svmcore.engine.admission import admit
+
     monkeypatch.setattr(limits, "cgroup_available", lambda: available)
+    assert validate(cap_kind="cgroup", memory_cap_mb=256).cap_kind == "cgroup"
     if available:
-        assert validate(cap_kind="cgroup", memory_cap_mb=256).cap_kind == "cgroup"
+        assert admit({"cap_kind": "cgroup", "memory_cap_mb": 256}, None).cap_kind == "cgroup"
     else:
         with pytest.raises(ConfigError, match=knob_error("cap_kind") + ".*rlimit"):
-            validate(cap_kind="cgroup", memory_cap_mb=256)
+            admit({"cap_kind": "cgroup", "memory_cap_mb": 256}, None)
 
 
 @pytest.mark.parametrize("hidden", ["", " ", ",", "64,", ",64", "a", "64;32", "64 32", "1.5", "0", "-5",
@@ -458,7 +468,7 @@ def test_short_values_are_echoed_whole():
 
 
 def test_a_100kb_value_in_a_sweep_grid_is_cut():
-    from svmcore.sweep import parse_grid
+    from svmcore.sweeps.grid import parse_grid
 
     for item in (f"batch_size={LONG}", f"precision={LONG}", LONG, f"{LONG}=1,2", f"epochs=1,{LONG}"):
         with pytest.raises(ConfigError) as info:
@@ -468,8 +478,8 @@ def test_a_100kb_value_in_a_sweep_grid_is_cut():
 
 
 def test_a_100kb_data_token_is_cut_in_the_reader_message(tmp_path):
-    from svmcore.errors import DataError
-    from svmcore.readers import iter_file_chunks
+    from svmcore.data.readers import iter_file_chunks
+    from svmcore.spec.errors import DataError
 
     path = tmp_path / "d.svm"
     path.write_text("1 1:1\n" + LONG + " 1:1\n")

@@ -9,13 +9,22 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore import synthetic
-from svmcore.batches import rebatch
-from svmcore.config import validate
-from svmcore.datasets import (MAX_TEST_ROWS, TEST_EVERY, DataInfo, Source, check_trainable, hash_features,
-                              is_test_row, n_test_rows, scan)
-from svmcore.errors import ConfigError, DataError
-from svmcore.synthetic import GEN_CHUNK_ROWS, iter_synthetic
+from svmcore.data import synthetic
+from svmcore.data.batches import rebatch
+from svmcore.data.sources import (
+    MAX_TEST_ROWS,
+    TEST_EVERY,
+    DataInfo,
+    Source,
+    check_trainable,
+    hash_features,
+    is_test_row,
+    n_test_rows,
+    scan,
+)
+from svmcore.data.synthetic import GEN_CHUNK_ROWS, iter_synthetic
+from svmcore.spec.config import validate
+from svmcore.spec.errors import ConfigError, DataError
 
 
 def dense(X) -> np.ndarray:
@@ -311,7 +320,7 @@ def test_check_trainable_with_a_test_file_trains_on_every_row(tmp_path):
 
 
 def test_check_trainable_kernel_svm_row_limit():
-    from svmcore.knobs import MAX_KERNEL_SVM_ROWS as limit
+    from svmcore.spec.knobs import MAX_KERNEL_SVM_ROWS as limit
 
     # limit training rows = rows - held-out rows (a fifth, below 100k rows)
     check_trainable(info_of(limit * 5 // 4), validate(model="kernel-svm", rows=limit, batch_size=1))
@@ -427,7 +436,7 @@ def test_a_file_changed_during_the_scan_fails_the_scan(tmp_path, monkeypatch):
 
 
 def test_memmap_conversion_of_a_file_changed_midway_fails_and_leaves_no_cache(tmp_path, monkeypatch):
-    from svmcore import cache
+    from svmcore.data import copies as cache
 
     path = _svm_file(tmp_path / "train.svm", rows=25_000)
     source, info = _pinned(path, mode="memmap")
@@ -448,7 +457,7 @@ def test_memmap_conversion_of_a_file_changed_midway_fails_and_leaves_no_cache(tm
 # ---------------------------------------------------------------- preflight: the data's rules before launch
 
 def test_preflight_refuses_what_only_the_data_can_refuse(tmp_path):
-    from svmcore.datasets import preflight
+    from svmcore.data.sources import preflight
 
     big = _svm_file(tmp_path / "big.svm", rows=20_000)
     cache = str(tmp_path / "cache")

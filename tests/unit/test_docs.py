@@ -2,7 +2,7 @@
 
 import os
 
-from svmcore.cli import knobs_table
+from svmcore.cli.knobs import knobs_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -2,14 +2,17 @@
 tests/integration/test_estimate_runs.py and bench/estimate_accuracy.py."""
 
 import json
-import os
 
 import numpy as np
 import pytest
 
-from svmcore import estimate
-from svmcore.config import validate
-from svmcore.estimate import MiB, Shape, features, fit, parts, predict
+from svmcore.predict import calibration as calib
+from svmcore.predict import launch
+from svmcore.predict import model as estimate
+from svmcore.predict.calibration import fit
+from svmcore.predict.model import Shape, features, parts, predict
+from svmcore.spec.config import validate
+from svmcore.spec.units import MiB
 
 SHAPE = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=1 << 20, nnz_per_row=46.0,
               classes=2, dense_source=False)
@@ -76,14 +79,14 @@ def test_fit_recovers_the_coefficients_it_was_given():
     obs = _observations(truth, {"linear-svm+base": 120.0}, configs)
     cal = fit(obs)
     for cfg, s in obs:
-        pred = predict(cfg, cal, estimate._shape_from_summary(cfg, s))
+        pred = predict(cfg, cal, calib._shape_from_summary(cfg, s))
         measured = max(p["peak_rss_mb"] for p in s["phases"])
         assert pred["predicted_peak_mb"] == pytest.approx(measured, rel=1e-3)
 
 
 def test_prediction_reports_its_parts_and_every_phase(tmp_path):
-    cal = estimate.Calibration({"linear-svm+base": 124.0}, {"load": {"load_data_float64": 1.0, "test": 1.0}},
-                               estimate.fingerprint(), 0.0, 1, {})
+    cal = calib.Calibration({"linear-svm+base": 124.0}, {"load": {"load_data_float64": 1.0, "test": 1.0}},
+                               calib.fingerprint(), 0.0, 1, {})
     pred = predict(validate(rows=50_000), cal)
     assert pred["peak_phase"] == "load"
     assert set(pred["phases"]) >= {"imports", "prepare", "load", "train", "evaluate"}
@@ -94,22 +97,22 @@ def test_prediction_reports_its_parts_and_every_phase(tmp_path):
 
 
 def test_a_calibration_from_another_machine_or_version_is_not_used(tmp_path):
-    cal = estimate.Calibration({"linear-svm+base": 124.0}, {}, "another-machine", 0.0, 1, {})
-    with open(estimate.calibration_path(str(tmp_path)), "w") as f:
+    cal = calib.Calibration({"linear-svm+base": 124.0}, {}, "another-machine", 0.0, 1, {})
+    with open(calib.calibration_path(str(tmp_path)), "w") as f:
         json.dump(cal.to_dict(), f)
-    assert estimate.load_calibration(str(tmp_path)) is None
-    cal.fingerprint = estimate.fingerprint()
-    with open(estimate.calibration_path(str(tmp_path)), "w") as f:
+    assert calib.load_calibration(str(tmp_path)) is None
+    cal.fingerprint = calib.fingerprint()
+    with open(calib.calibration_path(str(tmp_path)), "w") as f:
         json.dump(cal.to_dict(), f)
-    assert estimate.load_calibration(str(tmp_path)).floors == {"linear-svm+base": 124.0}
-    with open(estimate.calibration_path(str(tmp_path)), "w") as f:
+    assert calib.load_calibration(str(tmp_path)).floors == {"linear-svm+base": 124.0}
+    with open(calib.calibration_path(str(tmp_path)), "w") as f:
         f.write("{not json")
-    assert estimate.load_calibration(str(tmp_path)) is None
-    assert estimate.forecast(validate(), str(tmp_path)) is None
+    assert calib.load_calibration(str(tmp_path)) is None
+    assert launch.forecast(validate(), str(tmp_path)) is None
 
 
 def test_unknown_library_sets_borrow_the_numba_cost():
-    cal = estimate.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0, "mlp+base": 125.0},
+    cal = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0, "mlp+base": 125.0},
                                {}, "x", 0.0, 1, {})
     assert estimate._floor(cal, validate(model="mlp", parser="numba")) == 225.0
 
@@ -123,7 +126,7 @@ def test_synthetic_sparse_shape_measures_real_nonzeros():
 
 
 def test_a_calibration_without_numba_runs_assumes_its_usual_cost():
-    cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
+    cal = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
     assert estimate._floor(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
 
 
@@ -140,11 +143,11 @@ def test_shuffling_is_priced_by_mode_and_buffer():
 
 
 def test_recommend_never_proposes_a_batch_larger_than_the_training_rows(tmp_path):
-    from svmcore.recommend import recommend
+    from svmcore.predict.recommend import recommend
 
     path = tmp_path / "small.svm"
     path.write_text("".join(f"{1 if r % 2 else -1} {r % 50 + 1}:1\n" for r in range(3000)))  # 2,400 train rows
-    cal = estimate.Calibration({"linear-svm+base": 120.0}, {}, estimate.fingerprint(), 0.0, 1, {})
+    cal = calib.Calibration({"linear-svm+base": 120.0}, {}, calib.fingerprint(), 0.0, 1, {})
     result = recommend({"dataset": str(path), "batch_size": 256}, 10_000, cal, "accuracy", str(tmp_path / "c"))
     assert result["fits"]
     proposed = [result["changed"]] + [r["changed"] for r in result["runners_up"]]
@@ -193,7 +196,7 @@ def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_fir
     shape = Shape(20_000, 16_000, 4000, 1 << 20, 45.0, 2, False)
     cfg = validate(model="mlp", hidden="64")
     layer = (1 << 20) * 64 * 8
-    lb = estimate.lower_bound(cfg, shape)
+    lb = launch.lower_bound(cfg, shape)
     assert lb["peak_phase"] == "train"
     assert 7 * layer / MiB <= lb["peak_mb"] < 3745  # a lower bound of the measured peak
     assert max(lb["parts"], key=lb["parts"].get) == "model"
@@ -218,9 +221,9 @@ def test_time_fit_recovers_the_costs_it_was_given():
         obs.append((cfg, {"train_s": train_s, "features": shape.width, "train_rows": shape.train_rows,
                           "test_rows": shape.test_rows, "data": {"rows": shape.rows, "exact": True,
                                                                  "nnz": shape.nnz_per_row * shape.rows}}))
-    coefs = estimate.fit_train_time(obs)
+    coefs = calib.fit_train_time(obs)
     for cfg, s in obs:
-        shape = estimate._shape_from_summary(cfg, s)
+        shape = calib._shape_from_summary(cfg, s)
         assert estimate.predict_train_s(cfg, shape, coefs) == pytest.approx(s["train_s"], rel=1e-3)
     # a family the calibration never ran has no forecast, rather than a made-up one
     assert estimate.predict_train_s(validate(model="kernel-approx", rows=30_000), SHAPE, coefs) is None
@@ -242,30 +245,30 @@ def _forecast(peak_mb=4000.0, train_s=600.0, lower=False, time_basis="calibrated
 
 def test_launch_warnings_memory_above_what_is_available_now():
     cfg = validate(model="mlp")
-    warns = estimate.launch_warnings(cfg, _forecast(train_s=10), 3000 * MiB)
+    warns = launch.launch_warnings(cfg, _forecast(train_s=10), 3000 * MiB)
     assert len(warns) == 1
     assert warns[0].startswith("Memory: this run is forecast to peak at 4,000 MiB")
     assert "most of it model (3,772 MiB) in the train phase" in warns[0] and "3,000 MiB available now" in warns[0]
-    assert estimate.launch_warnings(cfg, _forecast(train_s=10), 5000 * MiB) == []
+    assert launch.launch_warnings(cfg, _forecast(train_s=10), 5000 * MiB) == []
 
 
 def test_launch_warnings_memory_above_the_cap():
-    warns = estimate.launch_warnings(validate(memory_cap_mb=1000), _forecast(train_s=None), None)
+    warns = launch.launch_warnings(validate(memory_cap_mb=1000), _forecast(train_s=None), None)
     assert len(warns) == 1 and "its memory cap is 1,000 MiB" in warns[0] and "out of memory" in warns[0]
-    assert estimate.launch_warnings(validate(memory_cap_mb=5000), _forecast(train_s=None), None) == []
+    assert launch.launch_warnings(validate(memory_cap_mb=5000), _forecast(train_s=None), None) == []
 
 
 def test_launch_warnings_a_long_train_phase_in_minutes_and_says_it_is_rough():
-    warns = estimate.launch_warnings(validate(), _forecast(peak_mb=300), 10_000 * MiB)
+    warns = launch.launch_warnings(validate(), _forecast(peak_mb=300), 10_000 * MiB)
     assert warns == ["Time: training alone is forecast to take about 10 minutes (a rough forecast from "
                      "per-sample and per-step costs fitted on this machine's calibration runs)."]
-    assert estimate.launch_warnings(validate(), _forecast(peak_mb=300, train_s=170), 10_000 * MiB) == []
-    ref = estimate.launch_warnings(validate(), _forecast(peak_mb=300, train_s=9000, time_basis="reference"), None)
+    assert launch.launch_warnings(validate(), _forecast(peak_mb=300, train_s=170), 10_000 * MiB) == []
+    ref = launch.launch_warnings(validate(), _forecast(peak_mb=300, train_s=9000, time_basis="reference"), None)
     assert "about 2.5 hours" in ref[0] and "a reference machine, not this one" in ref[0]
 
 
 def test_launch_warnings_without_calibration_say_the_peak_is_a_lower_bound():
-    warns = estimate.launch_warnings(validate(), _forecast(lower=True, train_s=None), 2000 * MiB)
+    warns = launch.launch_warnings(validate(), _forecast(lower=True, train_s=None), 2000 * MiB)
     assert warns[0].startswith("Memory: this run needs at least 4,000 MiB (a lower bound")
     assert "calibrate for a forecast" in warns[0]
 
@@ -274,7 +277,7 @@ def test_launch_forecast_without_calibration_is_the_lower_bound(tmp_path):
     path = tmp_path / "raw.txt"
     path.write_text("".join(f"{'pos' if r % 2 else 'neg'}\tw{r % 7} w{r % 13} w{r}\n" for r in range(2000)))
     cfg = validate(dataset=str(path), model="mlp", hidden="64", batch_size=200)
-    fc = estimate.launch_forecast(cfg, str(tmp_path / "home"))
+    fc = launch.launch_forecast(cfg, str(tmp_path / "home"))
     assert fc["lower_bound"] and fc["time_basis"] == "reference"
     assert fc["peak_mb"] >= 7 * (1 << 20) * 64 * 8 / MiB  # text is hashed to 2^20 columns by default
     assert fc["train_s"] > 0

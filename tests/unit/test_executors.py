@@ -2,9 +2,9 @@
 
 import pytest
 
-from svmcore.errors import ConfigError
-from svmcore.executors import LocalExecutor, make_executor
-from svmcore.run_queue import RunQueue
+from svmcore.engine.queue import RunQueue
+from svmcore.spec.errors import ConfigError
+from svmcore.sweeps.executors import LocalExecutor, make_executor
 
 
 def test_unknown_executor_is_refused(store):

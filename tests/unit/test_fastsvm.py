@@ -14,8 +14,14 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from svmcore import fastsvm
-from svmcore.fastsvm import BlockError, iter_parsed_blocks, iter_svmlight_blocks, parse_block, to_csr
+from svmcore.data import fastsvm
+from svmcore.data.fastsvm import (
+    BlockError,
+    iter_parsed_blocks,
+    iter_svmlight_blocks,
+    parse_block,
+    to_csr,
+)
 
 MAXF = 2**26
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -458,8 +464,8 @@ def test_parse_block_rejects_bad_arguments():
 # ---------------------------------------------------------------- wired into the readers
 
 def test_readers_numba_parser_matches_sklearn_parser_and_names_bad_lines(tmp_path):
-    from svmcore.errors import DataError
-    from svmcore.readers import iter_file_chunks
+    from svmcore.data.readers import iter_file_chunks
+    from svmcore.spec.errors import DataError
 
     good = tmp_path / "good.svm"
     good.write_text("".join(f"{1 if i % 3 else -1} {i % 7 + 1}:{i / 10:.3f} {i % 7 + 9}:1\n" for i in range(500)))

@@ -1,11 +1,11 @@
-"""Which failures are the kernel refusing memory (svmcore.limits.refused_memory): under a
+"""Which failures are the kernel refusing memory (svmcore.engine.limits.refused_memory): under a
 cap they are the cap being reached (oom); without one they stay failures."""
 
 import errno
 
 import pytest
 
-from svmcore.limits import cap_message, exception_refused_memory, refused_memory
+from svmcore.spec.outcomes import cap_message, exception_refused_memory, refused_memory
 
 REFUSALS = [
     ImportError("/x/_slsqplib.cpython-311-x86_64-linux-gnu.so: failed to map segment from shared object"),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, recall_score
 
-from svmcore.metrics import confusion, label_text, near_baseline, scores
+from svmcore.spec.scores import confusion, label_text, near_baseline, scores
 
 
 def _scores(y_true, y_pred, classes):

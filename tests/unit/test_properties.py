@@ -11,10 +11,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from svmcore.config import RunConfig, validate
-from svmcore.errors import ConfigError, DataError
-from svmcore.knobs import BUILTIN_DATASETS, KNOBS
-from svmcore.readers import iter_file_chunks
+from svmcore.data.readers import iter_file_chunks
+from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.errors import ConfigError, DataError
+from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -134,7 +134,7 @@ knob_dicts = st.one_of(_dicts(lambda n: _valid_values(KNOBS[n])), _dicts(_value_
 @given(knob_dicts)
 def test_random_knob_dicts_give_a_run_config_or_config_error(values):
     # cap_kind=cgroup would probe /sys/fs/cgroup; answer for the machine instead
-    with mock.patch("svmcore.limits.cgroup_available", return_value=False):
+    with mock.patch("svmcore.engine.limits.cgroup_available", return_value=False):
         try:
             cfg = validate(values)
         except ConfigError as e:

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore import readers
-from svmcore.config import validate
-from svmcore.datasets import Source, scan
-from svmcore.errors import DataError
-from svmcore.readers import iter_file_chunks, load_npz, sniff_format
+from svmcore.data import readers
+from svmcore.data.readers import iter_file_chunks, load_npz, sniff_format
+from svmcore.data.sources import Source, scan
+from svmcore.spec.config import validate
+from svmcore.spec.errors import DataError
 
 CHUNK_SIZES = [1, 2, 1000]
 

@@ -12,8 +12,8 @@ import sqlite3
 
 import pytest
 
-from svmcore.salvage import SalvageError, salvage
-from svmcore.store import RunStatus, Store
+from svmcore.store.salvage import SalvageError, salvage
+from svmcore.store.sqlite import RunStatus, Store
 
 PAGE = 4096
 

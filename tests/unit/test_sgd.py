@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import SGDClassifier
 
-from svmcore.sgd import CompiledSGD
+from svmcore.worker.sgd import CompiledSGD
 
 
 def _data(n=2000, f=300, classes=2, seed=0):

@@ -8,10 +8,17 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from svmcore.batches import ArrayData, Shuffle, StreamData, block_windows, pool_shuffle, rebatch
-from svmcore.config import validate
-from svmcore.datasets import Source
-from svmcore.spill import Spill
+from svmcore.data.batches import (
+    ArrayData,
+    Shuffle,
+    StreamData,
+    block_windows,
+    pool_shuffle,
+    rebatch,
+)
+from svmcore.data.sources import Source
+from svmcore.data.spill import Spill
+from svmcore.spec.config import validate
 from tests.unit.test_batches import STORAGE_CASES, source_matrix, stored, to_dense
 
 

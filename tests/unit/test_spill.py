@@ -5,10 +5,10 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from svmcore.batches import ArrayData, StreamData, _release_rows
-from svmcore.config import validate
-from svmcore.datasets import Source
-from svmcore.spill import Spill
+from svmcore.data.batches import ArrayData, StreamData, _release_rows
+from svmcore.data.sources import Source
+from svmcore.data.spill import Spill
+from svmcore.spec.config import validate
 
 
 def _batches(n=1000, f=50, size=128, seed=0):

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from svmcore.store import RunRecord, RunStatus, Store, StoreError
+from svmcore.engine.hostinfo import this_host
+from svmcore.store.sqlite import RunRecord, RunStatus, Store, StoreError
 
 THREADS = 4
 PER_THREAD = 200
@@ -47,7 +48,7 @@ def test_new_store_creates_its_folder_and_file(tmp_path):
 def test_create_and_get_run(run_store):
     before = time.time()
     config = {"model": "linear-svm", "rows": 1000, "nested": {"a": [1, 2]}}
-    rid = run_store.create_run(config, label="first", sweep_id=None)
+    rid = run_store.create_run(config, label="first", sweep_id=None, host=this_host())
     rec = run_store.get_run(rid)
     assert isinstance(rec, RunRecord)
     assert rec.id == rid
@@ -501,7 +502,7 @@ CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NUL
 
 
 def test_local_run_records_its_host(run_store):
-    rec = run_store.get_run(run_store.create_run({"a": 1}))
+    rec = run_store.get_run(run_store.create_run({"a": 1}, host=this_host()))
     assert rec.host == socket.gethostname()
     assert rec.host_cpus == os.cpu_count()
     assert rec.host_memory_bytes > 2**28
@@ -519,7 +520,7 @@ def test_store_made_before_the_host_columns_gets_them(tmp_path):
     try:
         old = s.list_runs()[0]
         assert (old.host, old.host_cpus, old.host_memory_bytes) == ("old-box", None, None)
-        assert s.get_run(s.create_run({"b": 2})).host_cpus == os.cpu_count()
+        assert s.get_run(s.create_run({"b": 2}, host=this_host())).host_cpus == os.cpu_count()
         assert s.integrity_ok()
     finally:
         s.close()
@@ -535,7 +536,7 @@ def _record(status="completed"):
 
 
 def test_remote_run_has_no_host_until_it_starts(run_store):
-    rid = run_store.create_run({"a": 1}, status=RunStatus.QUEUED, remote=True)
+    rid = run_store.create_run({"a": 1}, status=RunStatus.QUEUED)
     assert run_store.get_run(rid).host is None
     assert run_store.set_started_on(rid, {"host": "worker-7", "cpus": 16, "memory_bytes": 2**36})
     rec = run_store.get_run(rid)
@@ -545,7 +546,7 @@ def test_remote_run_has_no_host_until_it_starts(run_store):
 
 
 def test_complete_imported_fills_the_row_once(run_store):
-    rid = run_store.create_run({"a": 1}, status=RunStatus.QUEUED, remote=True)
+    rid = run_store.create_run({"a": 1}, status=RunStatus.QUEUED)
     assert run_store.complete_imported(rid, _record())
     rec = run_store.get_run(rid)
     assert rec.status == RunStatus.COMPLETED and rec.finished_at is not None
@@ -560,7 +561,7 @@ def test_complete_imported_fills_the_row_once(run_store):
 
 
 def test_complete_imported_without_host_keeps_the_started_one(run_store):
-    rid = run_store.create_run({}, status=RunStatus.QUEUED, remote=True)
+    rid = run_store.create_run({}, status=RunStatus.QUEUED)
     run_store.set_started_on(rid, {"host": "worker-7", "cpus": 16, "memory_bytes": 1})
     assert run_store.complete_imported(rid, {"status": "lost", "summary": {"error": {"type": "Lost"}}})
     rec = run_store.get_run(rid)
@@ -568,7 +569,7 @@ def test_complete_imported_without_host_keeps_the_started_one(run_store):
 
 
 def test_complete_imported_is_all_or_nothing(run_store):
-    rid = run_store.create_run({}, status=RunStatus.QUEUED, remote=True)
+    rid = run_store.create_run({}, status=RunStatus.QUEUED)
     bad = _record()
     bad["samples"].append((1.0, "not", "a", "row"))  # wrong width: the insert fails
     with pytest.raises(StoreError):
@@ -585,7 +586,7 @@ def test_run_ids_beyond_sqlite_range_are_simply_not_there(run_store, run_id):
 
 
 def test_runs_check_reports_what_integrity_check_finds(tmp_path, capsys):
-    from svmcore.cli import cmd_runs_check
+    from svmcore.cli.runs import cmd_runs_check
 
     home = tmp_path / "home"
     path = _store_with_runs(home, n=6)

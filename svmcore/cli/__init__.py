@@ -1,0 +1,60 @@
+"""Command line: ``python -m svmcore run|sweep|estimate|recommend|calibrate|data|knobs|runs``.
+
+One module per subcommand, each with ``add_parser(subparsers)``; nothing imports this
+package. Run flags are generated from the knob registry. Exit status of ``run``:
+0 completed, 1 failed, 2 bad input, 3 oom, 4 cancelled.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import sys
+
+from svmcore.cli import data, knobs, predict, run, runs, sweep
+from svmcore.cli.common import (
+    EXIT_BAD_INPUT,
+    _log_to_stderr,
+    _Parser,
+    check_home,
+    default_home,
+)
+from svmcore.spec.errors import SvmcoreError
+from svmcore.store.sqlite import StoreError
+
+log = logging.getLogger(__name__)
+COMMANDS = (run, sweep, predict, data, knobs, runs)
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog="svmcore", description="SVM Memory Lab: measured training runs.")
+    p.add_argument("--home", default=None, help="data folder (default $SVMCORE_HOME or ./.svmcore)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    home = getattr(args, "home_sub", None) or args.home or default_home()
+    _log_to_stderr()
+    try:
+        if getattr(args, "uses_home", True):
+            # the data home must be a folder; commands that cache or calibrate must be able to write in it
+            check_home(home, write=getattr(args, "writes_home", False))
+        return args.handler(args, home)
+    except (SvmcoreError, StoreError) as e:
+        print(f"svmcore: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except sqlite3.DatabaseError as e:  # damaged after it was opened (opening moves a damaged store aside)
+        print(f"svmcore: error: the run store could not be read ({e}); run the command again to move "
+              "the damaged store aside, or 'svmcore runs check'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 1
+    except OSError as e:  # a file or folder we were pointed at cannot be used: one line, not a traceback
+        log.debug("command failed", exc_info=True)
+        where = ": " + " -> ".join(str(f) for f in (e.filename, e.filename2) if f) if e.filename else ""
+        print(f"svmcore: error: {e.strerror or e}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT

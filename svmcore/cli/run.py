@@ -1,0 +1,129 @@
+"""``svmcore run``: train once in a child process, show its progress, print its outcome."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
+from svmcore.engine.admission import admit
+from svmcore.predict.launch import forecast
+from svmcore.spec.config import RunConfig
+from svmcore.spec.scores import near_baseline
+from svmcore.store.sqlite import RunStatus, Store
+
+
+def _bar(run) -> str:
+    snap = run.snapshot()
+    progress = next((e for e in reversed(snap.events) if e["kind"] == "progress"), None)
+    acc = next((e["accuracy"] for e in reversed(snap.events) if e["kind"] == "eval"), None)
+    rss = snap.samples[-1].rss_bytes / 2**20 if snap.samples else 0
+    peak = max((s.hwm_bytes for s in snap.samples), default=0) / 2**20
+    frac = 0.0
+    if progress and progress.get("total"):
+        frac = min(1.0, progress["samples"] / progress["total"])
+    width = 24
+    filled = int(frac * width)
+    parts = [f"[{'#' * filled}{'-' * (width - filled)}] {frac * 100:5.1f}%", f"{snap.phase or '...':9s}",
+             f"RSS {rss:7.1f} MiB (peak {peak:7.1f})"]
+    if progress:
+        parts.append(f"{progress['samples']:,} samples")
+    if acc is not None:
+        parts.append(f"acc {acc:.3f}")
+    parts.append(f"{snap.elapsed_s:6.1f}s")
+    return "  ".join(parts)
+
+
+def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None):
+    """Start a run, show progress, cancel it on Ctrl-C/SIGTERM; returns the finished Run."""
+    from svmcore.engine.recovery import recover
+    from svmcore.engine.runner import Run
+
+    store = Store(home)
+    recover(store)
+    run = Run(store, cfg, sweep_id=sweep_id, prediction=forecast(cfg, home)).start()
+    previous = {}
+
+    def on_signal(signum, frame):
+        run.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, on_signal)
+    try:
+        while not run.is_finished():
+            run.wait(0.25 if show_progress else 1.0)
+            if show_progress:
+                sys.stderr.write("\r" + _bar(run)[:160])
+                sys.stderr.flush()
+        if show_progress:
+            sys.stderr.write("\r" + _bar(run)[:160] + "\n")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return run
+
+
+def warn_before_launch(cfg: RunConfig, home: str) -> None:
+    """Print on stderr why the run may not fit or may take long (never blocks it)."""
+    from svmcore.engine.hostinfo import available_memory_bytes
+    from svmcore.predict import launch
+
+    for text in launch.launch_warnings(cfg, launch.launch_forecast(cfg, home), available_memory_bytes()):
+        print(f"svmcore: warning: {text}", file=sys.stderr)
+
+
+def describe(summary: dict) -> str:
+    status = summary.get("status")
+    lines = [f"run {summary.get('run_id')}: {status}"]
+    if summary.get("error"):
+        lines.append(f"  {summary['error'].get('type')}: {summary['error'].get('message')}"
+                     + (f" (in phase {summary.get('phase')})" if summary.get("phase") else ""))
+
+    def fmt(v, unit="", spec=".1f"):
+        return "n/a" if v is None else f"{v:{spec}}{unit}"
+
+    lines.append(f"  peak RSS {fmt(summary.get('peak_rss_mb'), ' MiB')} exact (kernel high-water mark); "
+                 f"sampled max {fmt(summary.get('peak_sampled_mb'), ' MiB')} at {summary.get('sample_hz')} Hz; "
+                 f"floor {fmt(summary.get('floor_mb'), ' MiB')}; cap {summary.get('cap')}")
+    lines.append(f"  wall {fmt(summary.get('wall_s'), ' s')}, train {fmt(summary.get('train_s'), ' s')}, "
+                 f"{fmt(summary.get('samples_per_s'), ' samples/s', ',.0f')}")
+    lines.append(f"  accuracy {fmt(summary.get('accuracy'), '', '.4f')}, "
+                 f"balanced accuracy {fmt(summary.get('balanced_accuracy'), '', '.4f')}, "
+                 f"F1 ({summary.get('f1_of') or '-'}) {fmt(summary.get('f1'), '', '.4f')}; "
+                 f"always predicting the majority class would score {fmt(summary.get('baseline_accuracy'), '', '.4f')}")
+    if near_baseline(summary.get("accuracy"), summary.get("baseline_accuracy")):
+        lines.append("  WARNING: accuracy is within 2 points of the majority-class baseline; "
+                     "the model may not have learnt the minority class (see balanced accuracy)")
+    for ph in summary.get("phases") or []:
+        lines.append(f"    {ph['name']:10s} {fmt(ph.get('wall_s'), ' s', '8.2f')}  peak {fmt(ph.get('peak_rss_mb'), ' MiB', '8.1f')}"
+                     + ("   <- owns the peak" if ph["name"] == summary.get("peak_phase") else ""))
+    return "\n".join(lines)
+
+
+def cmd_run(args, home: str) -> int:
+    cfg = admit(knob_values(args), os.path.join(home, "cache"))  # exit 2 and nothing stored if it cannot run
+    warn_before_launch(cfg, home)
+    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json)
+    summary = run.summary
+    err = summary.get("error") or {}
+    if run.status == RunStatus.FAILED and err.get("bad_input"):
+        print(f"svmcore: error: {err.get('message')}", file=sys.stderr)
+        code = EXIT_BAD_INPUT
+    else:
+        code = EXIT.get(run.status, 1)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(describe(summary))
+    return code
+
+
+def add_parser(sub) -> None:
+    r = sub.add_parser("run", help="train once in a child process and measure it")
+    add_knob_flags(r)
+    r.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
+    r.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
+    r.set_defaults(handler=cmd_run)

@@ -1,0 +1,154 @@
+"""``svmcore runs list|show|export|delete|check|recover``: the run history."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+import time
+
+from svmcore.cli.common import EXIT_BAD_INPUT, _Parser, run_id_arg
+from svmcore.cli.run import describe
+from svmcore.store.export import run_export, samples_csv
+from svmcore.store.sqlite import Store, StoreError
+
+
+def cmd_runs(args, home: str) -> int:
+    from svmcore.engine.leftovers import release_leftovers
+    from svmcore.engine.recovery import recover
+
+    store = Store(home)
+    recover(store)
+    c = args.runs_command
+    if c == "check":
+        return cmd_runs_check(store, args.json)
+    if c == "recover":
+        return cmd_runs_recover(store, args.path, args.json)
+    if c == "list":
+        runs = store.list_runs()
+        rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
+                 "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
+                 "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
+                 "balanced_accuracy": r.summary.get("balanced_accuracy"),
+                 "samples_per_s": r.summary.get("samples_per_s"), "wall_s": r.summary.get("wall_s"), "host": r.host}
+                for r in runs]
+        if args.json:
+            print(json.dumps(rows))
+        else:
+            print(f"{'id':>5} {'status':10} {'created':19} {'dataset':14} {'mode':7} {'model':13} "
+                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}")
+            for r in rows:
+                created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
+                peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
+                acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
+                bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
+                sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
+                print(f"{r['id']:>5} {r['status']:10} {created:19} {str(r['dataset'])[:14]:14} {r['mode']:7} "
+                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}")
+        return 0
+    rec = store.get_run(args.id)
+    if rec is None:
+        print(f"svmcore: error: no run with id {args.id}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if c == "delete":
+        if not rec.status.is_finished():
+            print(f"svmcore: error: run {args.id} is still {rec.status.value}; cancel it first", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        store.delete_run(args.id)
+        release_leftovers(rec.run_dir, store.home, delete_folder=True)
+        print(f"deleted run {args.id}")
+        return 0
+    record = run_export(store, args.id)
+    if c == "show":
+        if args.json:
+            print(json.dumps(record))
+        else:
+            print(describe(rec.summary or {"run_id": rec.id, "status": rec.status.value}))
+            print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))
+            print(f"  {len(record['samples'])} memory samples, {len(record['events'])} events")
+        return 0
+    if args.format == "json":
+        print(json.dumps(record))
+    else:
+        sys.stdout.write(samples_csv(record))
+    return 0
+
+
+def _set_aside(store: Store) -> list[str]:
+    return sorted(p for p in glob.glob(glob.escape(store.path) + ".damaged-*") if not p.endswith(("-wal", "-shm")))
+
+
+def cmd_runs_check(store: Store, as_json: bool) -> int:
+    """PRAGMA integrity_check of the current store; lists damaged stores kept aside."""
+    problems = store.integrity_problems()
+    aside = _set_aside(store)
+    if as_json:
+        print(json.dumps({"path": store.path, "ok": not problems, "problems": problems, "damaged_files": aside}))
+    else:
+        if problems:
+            print(f"{store.path}: damaged (PRAGMA integrity_check):")
+            for line in problems:
+                print(f"  {line}")
+            print("  the next command that opens it moves it aside if SQLite cannot read it; "
+                  "'svmcore runs recover FILE' copies the readable runs from a file set aside")
+        else:
+            print(f"{store.path}: ok (PRAGMA integrity_check)")
+        for path in aside:
+            print(f"damaged store kept aside: {path} (copy its readable runs back: svmcore runs recover {path})")
+    return 1 if problems else 0
+
+
+def cmd_runs_recover(store: Store, path: str, as_json: bool) -> int:
+    """Copy every readable row of a damaged store file into the current store."""
+    from svmcore.store.salvage import salvage
+
+    path = os.path.abspath(path)
+    if os.path.exists(path) and os.path.samefile(path, store.path):
+        raise StoreError(f"{path} is the current run store; recover from a damaged copy set aside "
+                         "(runs.sqlite.damaged-...)")
+    tables = salvage(path)
+    rows = {name: [t.rows[k] for k in sorted(t.rows)] for name, t in tables.items()}
+    result = store.import_rows(rows["runs"], rows["samples"], rows["events"], rows["sweeps"])
+    result["source"] = path
+    result["read"] = {name: {"readable": len(t.rows), "unreadable": t.unreadable, "more_unreadable": t.unbounded,
+                             "lost_pages": t.lost_pages} for name, t in tables.items()}
+    if as_json:
+        print(json.dumps(result))
+        return 0
+    print(f"recovered from {path} into {store.path}:")
+    for name in ("runs", "samples", "events", "sweeps"):
+        read = result["read"][name]
+        unreadable = f"{read['unreadable']:,}{' or more' if read['more_unreadable'] else ''}"
+        extra = []
+        if result["already_present"].get(name):
+            extra.append(f"{result['already_present'][name]:,} already there")
+        if result["without_run"].get(name):
+            extra.append(f"{result['without_run'][name]:,} of runs that were not recovered")
+        print(f"  {name:8s} {result[name]:>8,} recovered, {unreadable} unreadable"
+              + (f" ({read['lost_pages']:,} pages lost)" if read["lost_pages"] else "")
+              + (f"; skipped {', '.join(extra)}" if extra else ""))
+    if result["run_ids"]:
+        print("  new ids (old -> new): " + ", ".join(f"{o} -> {n}" for o, n in result["run_ids"].items()))
+    return 0
+
+
+def add_parser(sub) -> None:
+    runs = sub.add_parser("runs", help="the run history")
+    rsub = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
+    ls = rsub.add_parser("list")
+    ls.add_argument("--json", action="store_true")
+    show = rsub.add_parser("show")
+    show.add_argument("id", type=run_id_arg)
+    show.add_argument("--json", action="store_true")
+    ex = rsub.add_parser("export")
+    ex.add_argument("id", type=run_id_arg)
+    ex.add_argument("--format", choices=["csv", "json"], default="json")
+    de = rsub.add_parser("delete")
+    de.add_argument("id", type=run_id_arg)
+    ck = rsub.add_parser("check", help="check the run store file (PRAGMA integrity_check)")
+    ck.add_argument("--json", action="store_true")
+    rv = rsub.add_parser("recover", help="copy every readable run from a damaged store file into the current store")
+    rv.add_argument("path", help="the damaged file, e.g. runs.sqlite.damaged-20250101T120000Z")
+    rv.add_argument("--json", action="store_true")
+    runs.set_defaults(handler=cmd_runs)

@@ -1,0 +1,87 @@
+"""``svmcore sweep``: a grid of settings, run one at a time here or one per Dask worker."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from svmcore.cli.common import add_knob_flags
+from svmcore.spec.errors import ConfigError
+from svmcore.store.sqlite import RunStatus, Store
+from svmcore.sweeps.frontier import tradeoff_points
+from svmcore.sweeps.grid import expand, grid_label, parse_grid
+from svmcore.sweeps.sweep import Sweep
+
+
+def cmd_sweep(args, home: str) -> int:
+    from svmcore.cli.common import knob_values
+    from svmcore.engine.recovery import recover
+    from svmcore.sweeps.executors import make_executor
+
+    grid = parse_grid(args.grid)
+    if not grid:
+        raise ConfigError("grid", "give at least one --grid KNOB=V1,V2")
+    base = knob_values(args)
+    points = expand(base, grid, os.path.join(home, "cache"))
+    if all(p.config is None for p in points):
+        raise ConfigError("grid", "no combination is valid: " + "; ".join(p.error for p in points[:3]))
+    if args.scheduler and args.executor != "dask":
+        raise ConfigError("scheduler", "--scheduler is only used with --executor dask")
+    store = Store(home)
+    recover(store)
+    executor = make_executor(args.executor, store, scheduler=args.scheduler,
+                             threads_per_run=max(p.config.threads for p in points if p.config))
+    sweep = Sweep(store, executor, base, grid)
+    for p in points:
+        if p.error:
+            print(f"skipped {grid_label(p.values)}: {p.error}", file=sys.stderr)
+    try:
+        while not sweep.wait(0.5):
+            done, total = sweep.progress()
+            if sys.stderr.isatty() and not args.json:
+                sys.stderr.write(f"\rsweep {sweep.sweep_id}: {done}/{total} runs finished")
+                sys.stderr.flush()
+    except KeyboardInterrupt:
+        sweep.cancel()
+        sweep.wait(10)
+    finally:
+        sweep.close()
+    records = [store.get_run(i) for i in sweep.run_ids]
+    pts = tradeoff_points(records)
+    result = {"sweep_id": sweep.sweep_id, "grid": grid,
+              "executor": executor.describe(),
+              "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value, "host": r.host,
+                        "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
+                        "balanced_accuracy": r.summary.get("balanced_accuracy"),
+                        "samples_per_s": r.summary.get("samples_per_s")} for r in records],
+              "skipped": [{"values": p.values, "reason": p.error} for p in points if p.error],
+              "frontier": [p.run_id for p in pts if p.on_frontier]}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"\nsweep {sweep.sweep_id}: {len(records)} runs")
+        for r in result["runs"]:
+            star = "*" if r["run_id"] in result["frontier"] else " "
+            peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
+            acc = f"{r['accuracy']:.4f}" if r["accuracy"] is not None else "-"
+            print(f" {star} run {r['run_id']:>4}  {r['status']:9}  peak {peak:>8} MiB  acc {acc}  on {r['host']}  "
+                  f"{r['values']}")
+        print(" * on the memory/accuracy frontier")
+    return 0 if all(r.status in (RunStatus.COMPLETED, RunStatus.OOM) for r in records) else 1
+
+
+def add_parser(sub) -> None:
+    sw = sub.add_parser("sweep", help="run a grid of settings, one run at a time (per Dask worker with --executor dask)")
+    add_knob_flags(sw)
+    sw.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
+    sw.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2",
+                    help="a knob and the values to try; repeat for more knobs")
+    sw.add_argument("--executor", choices=["local", "dask"], default="local",
+                    help="local: one run at a time on this machine (default); dask: one task per run on a "
+                         "dask.distributed cluster, one run per Dask worker at a time")
+    sw.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                    help="the Dask scheduler (with --executor dask); unset: a local cluster on this machine")
+    sw.add_argument("--json", action="store_true")
+    sw.set_defaults(handler=cmd_sweep)

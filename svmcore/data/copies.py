@@ -1,0 +1,205 @@
+"""On-disk forms of a dataset, built once chunk by chunk and reused.
+
+- a text (svmlight) copy, for streaming sources that are not text files already;
+- a binary form (CSR arrays or a dense matrix, train and test apart) that memmap
+  mode maps into memory instead of loading.
+
+Both are written to a temporary folder and renamed into place, so a run that dies
+while building leaves no half-built cache behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
+
+DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
+
+
+def write_svmlight(source: Source, out_path: str, classes: list | None = None) -> int:
+    """Write every row of ``source`` as svmlight text without holding it all; returns rows."""
+    from sklearn.datasets import dump_svmlight_file
+
+    tmp = f"{out_path}.{uuid.uuid4().hex[:8]}.tmp"
+    rows = 0
+    try:
+        with open(tmp, "wb") as f:
+            for X, y in source.iter_chunks(CHUNK_ROWS, hashed=False):
+                if y.dtype.kind not in "fiub":
+                    y = np.searchsorted(np.asarray(classes), y).astype(np.float64)
+                dump_svmlight_file(X, y, f, zero_based=False)
+                rows += X.shape[0]
+        os.replace(tmp, out_path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return rows
+
+
+def text_copy(source: Source, cache_dir: str, classes: list) -> str:
+    """A text file holding the source's rows, before hashing (streaming hashes as it
+    reads): the file itself when it is text already."""
+    if source.fmt in ("svmlight", "csv", "text"):
+        return source.path
+    path = os.path.join(cache_dir, f"text-{source.key(hashed=False)}.svm")
+    if not os.path.exists(path):
+        os.makedirs(cache_dir, exist_ok=True)
+        write_svmlight(source, path, classes)
+    return path
+
+
+@dataclass
+class BinaryData:
+    """Memory-mapped train/test arrays of a dataset in one precision."""
+
+    folder: str
+    meta: dict
+
+    def _map(self, name: str, dtype, shape=None):
+        path = os.path.join(self.folder, name)
+        if os.path.getsize(path) == 0:
+            return np.zeros(0 if shape is None else shape, dtype=dtype)
+        return np.memmap(path, dtype=dtype, mode="r", shape=shape)
+
+    def part(self, which: str):
+        """(X parts, y) for 'train' or 'test': X is (data, indices, indptr) or a dense matrix."""
+        m = self.meta[which]
+        dtype = DTYPES[self.meta["dtype"]]
+        y = self._map(f"{which}_y.i32", np.int32)
+        if self.meta["representation"] == "dense":
+            X = self._map(f"{which}_X.bin", dtype, (m["rows"], self.meta["features"]))
+            return X, y
+        data = self._map(f"{which}_data.bin", dtype)
+        indices = self._map(f"{which}_indices.i32", np.int32)
+        indptr = self._map(f"{which}_indptr.i64", np.int64)
+        return (data, indices, indptr), y
+
+
+HOLD_OUT_RULE = 2  # in cache names: version of the held-out rule (datasets.is_test_row)
+
+
+def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dtype: str,
+                representation: str, rows: int, hold_out: bool = True) -> BinaryData:
+    """The binary form for memmap mode, built chunk by chunk if not there yet. ``rows``
+    is the dataset's row count (the held-out rule depends on it). Without ``hold_out``
+    (a separate test file) every row goes to the train part."""
+    folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}"
+                          + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all"))
+    meta_path = os.path.join(folder, "meta.json")
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            return BinaryData(folder, json.load(f))
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
+    os.makedirs(tmp)
+    np_dtype = DTYPES[dtype]
+    class_arr = np.asarray(classes)
+    try:
+        files = {}
+        for part in ("train", "test"):
+            names = ["y.i32"] + (["X.bin"] if representation == "dense" else ["data.bin", "indices.i32", "indptr.i64"])
+            files[part] = {n: open(os.path.join(tmp, f"{part}_{n}"), "wb") for n in names}
+        stats = {p: {"rows": 0, "nnz": 0} for p in ("train", "test")}
+        for p in ("train", "test"):
+            if representation != "dense":
+                np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
+        row0 = 0
+        for X, y in source.iter_chunks(CHUNK_ROWS, features):
+            ids = np.arange(row0, row0 + X.shape[0])
+            test = is_test_row(ids, rows) if hold_out else np.zeros(ids.shape, bool)
+            row0 += X.shape[0]
+            yi = np.searchsorted(class_arr, y).astype(np.int32)
+            for p, mask in (("train", ~test), ("test", test)):
+                if not mask.any():
+                    continue
+                Xp = X[mask]
+                f = files[p]
+                yi[mask].tofile(f["y.i32"])
+                if representation == "dense":
+                    (Xp.toarray() if sp.issparse(Xp) else Xp).astype(np_dtype).tofile(f["X.bin"])
+                else:
+                    Xp = sp.csr_matrix(Xp)
+                    Xp.data.astype(np_dtype).tofile(f["data.bin"])
+                    Xp.indices.astype(np.int32).tofile(f["indices.i32"])
+                    (Xp.indptr[1:].astype(np.int64) + stats[p]["nnz"]).tofile(f["indptr.i64"])
+                    stats[p]["nnz"] += int(Xp.nnz)
+                stats[p]["rows"] += int(mask.sum())
+        for part in files.values():
+            for fh in part.values():
+                fh.close()
+        meta = {"features": features, "dtype": dtype, "representation": representation,
+                "classes": list(classes), **stats}
+        with open(os.path.join(tmp, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another run built it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+            with open(meta_path) as f:
+                meta = json.load(f)
+        return BinaryData(folder, meta)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@dataclass
+class HeldOut:
+    """The held-out rows of a dataset as CSR arrays on disk (float64, as parsed)."""
+
+    folder: str
+    meta: dict
+
+    def load(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        def read(name, dtype):
+            return np.fromfile(os.path.join(self.folder, name), dtype=dtype)
+
+        X = sp.csr_matrix((read("data.f64", np.float64), read("indices.i32", np.int32), read("indptr.i64", np.int64)),
+                          shape=(self.meta["rows"], self.meta["features"]))
+        y = np.load(os.path.join(self.folder, "y.npy"), allow_pickle=False)
+        return X, y
+
+
+def held_out_copy(source: Source, cache_dir: str, features: int, rows: int) -> HeldOut:
+    """The held-out rows of a streamed dataset, extracted once: they are spread over the
+    whole file, so finding them costs a full read, which later runs skip."""
+    from svmcore.data.batches import split_chunks
+
+    folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
+    meta_path = os.path.join(folder, "meta.json")
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            return HeldOut(folder, json.load(f))
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
+    os.makedirs(tmp)
+    try:
+        Xs, ys = [], []
+        for X, y in split_chunks(source.iter_chunks(CHUNK_ROWS, features), want_test=True, rows=rows):
+            Xs.append(sp.csr_matrix(X))
+            ys.append(y)
+        X = sp.vstack(Xs, format="csr") if Xs else sp.csr_matrix((0, features))
+        y = np.concatenate(ys) if ys else np.zeros(0)
+        X.data.astype(np.float64).tofile(os.path.join(tmp, "data.f64"))
+        X.indices.astype(np.int32).tofile(os.path.join(tmp, "indices.i32"))
+        X.indptr.astype(np.int64).tofile(os.path.join(tmp, "indptr.i64"))
+        np.save(os.path.join(tmp, "y.npy"), y, allow_pickle=False)
+        meta = {"rows": int(X.shape[0]), "features": int(features)}
+        with open(os.path.join(tmp, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another run built it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+        return HeldOut(folder, meta)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,884 @@
+"""A compiled svmlight/libsvm block parser (numba), identical to sklearn on valid input.
+
+``parse_block`` turns a block of complete svmlight lines into CSR arrays in one pass
+of compiled code; ``iter_svmlight_blocks`` cuts a file into such blocks. On valid
+input the output equals ``sklearn.datasets.load_svmlight_file(..., zero_based=False)``
+bit for bit (same rows, same float64 values, same labels); on an invalid line
+``parse_block`` raises :class:`BlockError` naming that line, so the caller can
+explain it (``readers.explain_svmlight_line``) and report the file line number.
+
+Grammar of a line (the compiled fast path)::
+
+    [ws] label [ws qid:ANY] {ws id:value} [ws] [# comment] ("\\n" | end of block)
+
+* ws is any run of space, TAB, CR, VT, FF (so ``\\r\\n`` endings work); empty and
+  comment-only lines are skipped; ``#`` starts a comment anywhere on a line.
+* label and value: ``[+-] (digits [. digits] | . digits) [(e|E) [+-] digits]``;
+  NaN, inf, and numbers that overflow float64 are refused.
+* id: decimal digits, 1 <= id <= ``max_features``, strictly increasing along a line.
+
+Floats are converted with the Eisel-Lemire algorithm (128-bit truncated powers of
+five; correctly rounded, the same result as Python's ``float()`` which sklearn
+uses). Numbers with more than 19 significant digits are truncated to 19 digits and
+converted twice (w and w+1); if the two disagree, that one line takes the Python
+path (``_parse_line_python``, which does exactly what sklearn's loop does). The same
+per-line Python path handles the rare lines the strict grammar refuses but Python
+accepts (``1_000``, ``+3:1``, non-ASCII Unicode spaces, ...); everything else stays
+compiled. No whole block ever falls back.
+
+Memory: a first compiled pass counts ``:`` and ``\\n`` bytes, which bounds nnz and
+rows, so allocations are O(block size) and never O(largest id); ids above
+``max_features`` are refused before they are used for anything.
+
+numba cache: ``@njit(cache=True, nogil=True)`` with numba's own locator chain,
+unchanged: ``$NUMBA_CACHE_DIR`` if the environment sets it, else
+``svmcore/__pycache__`` when the package directory is writable (git-ignored), else
+the user-wide ``~/.cache/numba``. If no location is usable, the functions are
+compiled uncached (each process then pays the compile, ~3-6 s on a busy 2-core
+box) instead of failing at import. A cached first call costs ~0.3-0.7 s. We never
+set ``NUMBA_CACHE_DIR`` ourselves: it is process-global and read when numba is
+imported.
+
+Threads: the compiled functions release the GIL, so blocks can be parsed by a
+thread pool. Memory: importing numba costs ~65 MiB of RSS over numpy, the first
+call (loading LLVM and the cached code) ~60 MiB more; in a process that already
+imported sklearn the two together add ~100 MiB. See bench/parse_speed.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, NamedTuple
+
+import numba
+import numpy as np
+
+__all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blocks", "ParsedBlock",
+           "to_csr", "warm_up", "DEFAULT_BLOCK_BYTES", "stats"]
+
+DEFAULT_BLOCK_BYTES = 8 * 2**20
+
+# status codes of the compiled scanner
+_OK = 0
+_INVALID = 1      # the strict grammar refuses the line
+_NONFINITE = 2    # a number overflows float64
+_SLOW = 3         # >19 significant digits and truncation makes the rounding ambiguous
+
+# Counters of how often the per-line Python path ran (for benchmarks and tests).
+stats = {"python_lines": 0, "slow_lines": 0}
+
+
+class BlockError(ValueError):
+    """An invalid line in a block.
+
+    ``line_index``: 0-based physical line index within the block (every ``\\n``
+    counts, including empty and comment lines). ``data_line_index``: 0-based index
+    among the block's data lines (lines that are not empty and not comment-only).
+    ``line``: the raw bytes of the line without its ``\\r\\n``, ready for
+    ``explain_svmlight_line``. ``offset``: byte offset of the line in the block.
+    ``reason``: a short description. ``line_number``: the 1-based file line, set by
+    ``iter_parsed_blocks`` (None from ``parse_block``).
+    """
+
+    def __init__(self, line_index: int, data_line_index: int, line: bytes, offset: int, reason: str):
+        self.line_index = line_index
+        self.data_line_index = data_line_index
+        self.line = line
+        self.offset = offset
+        self.reason = reason
+        self.line_number: int | None = None
+        super().__init__(f"line {line_index} of the block: {reason}")
+
+
+# ---------------------------------------------------------------- jit with a graceful cache
+
+def _jit(fn):
+    try:
+        return numba.njit(cache=True, nogil=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(cache=False, nogil=True)(fn)
+
+
+# ---------------------------------------------------------------- powers of five (Eisel-Lemire)
+
+_SMALLEST_POW10 = -342
+_LARGEST_POW10 = 308
+
+
+def _power_of_five_table() -> np.ndarray:
+    """5**q for q in [-342, 308] as 128-bit numbers (hi, lo), the top bit set;
+    positive powers truncated, negative powers as reciprocals rounded up."""
+    out = np.empty(2 * (_LARGEST_POW10 - _SMALLEST_POW10 + 1), dtype=np.uint64)
+    mask = (1 << 64) - 1
+    for k, q in enumerate(range(_SMALLEST_POW10, _LARGEST_POW10 + 1)):
+        if q >= 0:
+            v = 5**q
+            shift = v.bit_length() - 128
+            v = v >> shift if shift > 0 else v << -shift
+        else:
+            p = 5**-q
+            z = (p - 1).bit_length()  # smallest z with 2**z >= p
+            b = z + 127 if q >= -27 else 2 * z + 128
+            v = 2**b // p + 1
+            while v >= 1 << 128:
+                v >>= 1
+        out[2 * k] = v >> 64
+        out[2 * k + 1] = v & mask
+    return out
+
+
+_POW5 = _power_of_five_table()
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U3 = np.uint64(3)
+_U10 = np.uint64(10)
+_U32 = np.uint64(32)
+_U52 = np.uint64(52)
+_U63 = np.uint64(63)
+_M32 = np.uint64(0xFFFFFFFF)
+_HIDDEN = np.uint64(1 << 52)
+_TWO53 = np.uint64(1 << 53)
+_NOT_HIDDEN = np.uint64(~(1 << 52) & (2**64 - 1))
+_NOT_ONE = np.uint64(2**64 - 2)
+_PRECISION_MASK = np.uint64(0x1FF)  # 2**64-1 >> (52 + 3)
+
+
+# Indexing with an unsigned index spares numba's negative-index wraparound on every access.
+_ix = np.uint64
+
+
+@_jit
+def _mul128(a, b):
+    """(hi, lo) of the 128-bit product of two uint64."""
+    a_lo = a & _M32
+    a_hi = a >> _U32
+    b_lo = b & _M32
+    b_hi = b >> _U32
+    p_ll = a_lo * b_lo
+    p_lh = a_lo * b_hi
+    p_hl = a_hi * b_lo
+    p_hh = a_hi * b_hi
+    mid = (p_ll >> _U32) + (p_lh & _M32) + (p_hl & _M32)
+    lo = (p_ll & _M32) | (mid << _U32)
+    hi = p_hh + (p_lh >> _U32) + (p_hl >> _U32) + (mid >> _U32)
+    return hi, lo
+
+
+@_jit
+def _leading_zeros(w):
+    n = 0
+    if w >> np.uint64(32) == _U0:
+        n += 32
+        w = w << np.uint64(32)
+    if w >> np.uint64(48) == _U0:
+        n += 16
+        w = w << np.uint64(16)
+    if w >> np.uint64(56) == _U0:
+        n += 8
+        w = w << np.uint64(8)
+    if w >> np.uint64(60) == _U0:
+        n += 4
+        w = w << np.uint64(4)
+    if w >> np.uint64(62) == _U0:
+        n += 2
+        w = w << np.uint64(2)
+    if w >> _U63 == _U0:
+        n += 1
+    return n
+
+
+@_jit
+def _eisel_lemire(q, w):
+    """Correctly rounded w * 10**q (w > 0) as (52-bit mantissa, biased exponent);
+    exponent 2047 means overflow to infinity. Reads the global table ``_POW5``
+    (numba freezes it into the compiled code)."""
+    if q < _SMALLEST_POW10:
+        return _U0, 0
+    if q > _LARGEST_POW10:
+        return _U0, 2047
+    lz = _leading_zeros(w)
+    w = w << np.uint64(lz)
+    idx = 2 * (q - _SMALLEST_POW10)
+    hi, lo = _mul128(w, _POW5[_ix(idx)])
+    if (hi & _PRECISION_MASK) == _PRECISION_MASK:
+        hi2, lo2 = _mul128(w, _POW5[_ix(idx + 1)])
+        lo = lo + hi2
+        if hi2 > lo:
+            hi = hi + _U1
+    upperbit = np.int64(hi >> _U63)
+    shift = np.uint64(upperbit + 9)
+    mant = hi >> shift
+    power2 = ((217706 * q) >> 16) + 63 + upperbit - lz + 1023
+    if power2 <= 0:  # subnormal
+        if -power2 + 1 >= 64:
+            return _U0, 0
+        mant = mant >> np.uint64(-power2 + 1)
+        mant = mant + (mant & _U1)
+        mant = mant >> _U1
+        if mant < _HIDDEN:
+            return mant, 0
+        return mant & _NOT_HIDDEN, 1
+    if lo <= _U1 and q >= -4 and q <= 23 and (mant & _U3) == _U1:
+        if (mant << shift) == hi:
+            mant = mant & _NOT_ONE
+    mant = mant + (mant & _U1)
+    mant = mant >> _U1
+    if mant >= _TWO53:
+        mant = _HIDDEN
+        power2 += 1
+    mant = mant & _NOT_HIDDEN
+    if power2 >= 2047:
+        return _U0, 2047
+    return mant, power2
+
+
+@_jit
+def _to_bits(neg, w, exp10):
+    """(status, float64 bits) of (-1)**neg * w * 10**exp10, w < 2**64 exact."""
+    sign = np.uint64(1 << 63) if neg else _U0
+    if w == _U0:
+        return _OK, sign
+    mant, p2 = _eisel_lemire(exp10, w)
+    if p2 >= 2047:
+        return _NONFINITE, _U0
+    return _OK, mant | (np.uint64(p2) << _U52) | sign
+
+
+@_jit
+def _is_ws(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@_jit
+def _is_end(c):
+    """A byte that may follow a number: whitespace, newline or comment."""
+    return c == 32 or c == 10 or c == 9 or c == 13 or c == 35 or c == 11 or c == 12
+
+
+@_jit
+def _eight_digits(v):
+    """Whether the eight bytes of v are all ASCII digits."""
+    return (((v + np.uint64(0x4646464646464646)) | (v - np.uint64(0x3030303030303030)))
+            & np.uint64(0x8080808080808080)) == _U0
+
+
+@_jit
+def _parse8(v):
+    """The value of eight ASCII digits (first digit in the lowest byte)."""
+    v = v - np.uint64(0x3030303030303030)
+    v = v * _U10 + (v >> np.uint64(8))
+    m = np.uint64(0x000000FF000000FF)
+    return ((v & m) * np.uint64(0x000F424000000064)
+            + ((v >> np.uint64(16)) & m) * np.uint64(0x0000271000000001)) >> _U32
+
+
+@_jit
+def _parse_number_careful(buf, pos, n):
+    """Parse one float at buf[pos:] with any number of digits (beyond 19 significant
+    digits the mantissa is truncated). Returns (status, new_pos, float64 bits)."""
+    neg = False
+    if pos < n:
+        c = buf[_ix(pos)]
+        if c == 45:  # '-'
+            neg = True
+            pos += 1
+        elif c == 43:  # '+'
+            pos += 1
+    w = _U0
+    ndig = 0          # significant digits kept in w
+    exp10 = 0
+    dropped = False   # a nonzero digit beyond the 19th
+    nseen = 0         # mantissa digits seen
+    while pos < n:
+        d = np.int64(buf[_ix(pos)]) - 48
+        if d < 0 or d > 9:
+            break
+        nseen += 1
+        if ndig < 19:
+            if w != _U0 or d != 0:
+                w = w * _U10 + np.uint64(d)
+                ndig += 1
+        else:
+            exp10 += 1
+            if d != 0:
+                dropped = True
+        pos += 1
+    if pos < n and buf[_ix(pos)] == 46:  # '.'
+        pos += 1
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
+                break
+            nseen += 1
+            if ndig < 19:
+                if w != _U0 or d != 0:
+                    w = w * _U10 + np.uint64(d)
+                    ndig += 1
+                exp10 -= 1
+            elif d != 0:
+                dropped = True
+            pos += 1
+    if nseen == 0:
+        return _INVALID, pos, _U0
+    if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
+        pos += 1
+        eneg = False
+        if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
+            eneg = buf[_ix(pos)] == 45
+            pos += 1
+        e = 0
+        ne = 0
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
+                break
+            if e < 100000:
+                e = e * 10 + d
+            ne += 1
+            pos += 1
+        if ne == 0:
+            return _INVALID, pos, _U0
+        exp10 += -e if eneg else e
+    if pos < n and not _is_end(buf[_ix(pos)]):
+        return _INVALID, pos, _U0
+    st, bits = _to_bits(neg, w, exp10)
+    if st == _OK and dropped and w != _U0:
+        # truncated to 19 digits: the true value lies in (w, w+1) * 10**exp10
+        st2, bits2 = _to_bits(neg, w + _U1, exp10)
+        if st2 != st or bits2 != bits:
+            return _SLOW, pos, _U0
+    return st, pos, bits
+
+
+# The hot path of a number, written out twice: in _parse_number (labels, once per
+# row) and inline in _scan (values). numba's own inlining (inline="always") made the
+# cold compile ~3x slower, and a call per value that passes the array costs ~30%.
+# Keep the two copies identical; the tests parse every case both as label and value.
+
+@_jit
+def _parse_number(buf, pos, n):
+    """Parse one float at buf[pos:]. Returns (status, new_pos, float64 bits as uint64).
+    Up to 19 significant digits here; longer mantissas go to the careful parser."""
+    start = pos
+    neg = False
+    if pos < n:
+        c = buf[_ix(pos)]
+        if c == 45:  # '-'
+            neg = True
+            pos += 1
+        elif c == 43:  # '+'
+            pos += 1
+    digits_start = pos
+    while pos < n and buf[_ix(pos)] == 48:  # leading zeros
+        pos += 1
+    sig_start = pos
+    w = _U0
+    while pos < n:
+        d = np.int64(buf[_ix(pos)]) - 48
+        if d < 0 or d > 9:
+            break
+        w = w * _U10 + np.uint64(d)
+        pos += 1
+    nsig = pos - sig_start
+    nseen = pos - digits_start
+    exp10 = 0
+    if pos < n and buf[_ix(pos)] == 46:  # '.'
+        pos += 1
+        frac_start = pos
+        if nsig == 0:
+            while pos < n and buf[_ix(pos)] == 48:
+                pos += 1
+        frac_sig = pos
+        while pos + 8 <= n:  # eight digits at a time
+            v = _load8(buf, pos)
+            if not _eight_digits(v):
+                break
+            w = w * np.uint64(100000000) + _parse8(v)
+            pos += 8
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
+                break
+            w = w * _U10 + np.uint64(d)
+            pos += 1
+        nsig += pos - frac_sig
+        nseen += pos - frac_start
+        exp10 = frac_start - pos
+    if nsig > 19:
+        return _parse_number_careful(buf, start, n)
+    if nseen == 0:
+        return _INVALID, pos, _U0
+    if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
+        pos += 1
+        eneg = False
+        if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
+            eneg = buf[_ix(pos)] == 45
+            pos += 1
+        e = 0
+        ne = 0
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
+                break
+            if e < 100000:
+                e = e * 10 + d
+            ne += 1
+            pos += 1
+        if ne == 0:
+            return _INVALID, pos, _U0
+        exp10 += -e if eneg else e
+    if pos < n and not _is_end(buf[_ix(pos)]):
+        return _INVALID, pos, _U0
+    st, bits = _to_bits(neg, w, exp10)
+    return st, pos, bits
+
+
+@_jit
+def _load8(buf, pos):
+    """Eight bytes from buf[pos:] as a little-endian uint64 (LLVM fuses the loads)."""
+    return (np.uint64(buf[_ix(pos)]) | (np.uint64(buf[_ix(pos + 1)]) << np.uint64(8))
+            | (np.uint64(buf[_ix(pos + 2)]) << np.uint64(16)) | (np.uint64(buf[_ix(pos + 3)]) << np.uint64(24))
+            | (np.uint64(buf[_ix(pos + 4)]) << np.uint64(32)) | (np.uint64(buf[_ix(pos + 5)]) << np.uint64(40))
+            | (np.uint64(buf[_ix(pos + 6)]) << np.uint64(48)) | (np.uint64(buf[_ix(pos + 7)]) << np.uint64(56)))
+
+
+@_jit
+def _count(buf):
+    """Number of ':' and '\\n' bytes."""
+    colons = 0
+    newlines = 0
+    for i in range(buf.shape[0]):
+        c = buf[_ix(i)]
+        if c == 58:
+            colons += 1
+        elif c == 10:
+            newlines += 1
+    return colons, newlines
+
+
+@_jit
+def _find_newline(buf, pos):
+    """Index of the first '\\n' at or after pos, or len(buf)."""
+    n = buf.shape[0]
+    while pos < n and buf[_ix(pos)] != 10:
+        pos += 1
+    return pos
+
+
+@_jit
+def _rfind_newline(buf, lo, hi):
+    """Index of the last '\\n' in buf[lo:hi], or -1."""
+    i = hi - 1
+    while i >= lo:
+        if buf[_ix(i)] == 10:
+            return i
+        i -= 1
+    return -1
+
+
+@_jit
+def _scan(buf, pos, max_features, data_bits, indices, indptr, y_bits,
+          nnz, rows, max_id, line_no, data_no, first_row_line):
+    """Parse lines from buf[pos:] into the arrays until the end or a line that needs
+    attention. Returns (status, pos, nnz, rows, max_id, line_no, data_no, first_row_line);
+    on a non-OK status, pos is the start of that line and the counters exclude it."""
+    n = buf.shape[0]
+    while pos < n:
+        line_start = pos
+        c = buf[_ix(pos)]
+        while _is_ws(c):
+            pos += 1
+            if pos == n:
+                break
+            c = buf[_ix(pos)]
+        if pos == n:
+            break
+        if c == 10:
+            pos += 1
+            line_no += 1
+            continue
+        if c == 35:
+            while pos < n and buf[_ix(pos)] != 10:
+                pos += 1
+            if pos < n:
+                pos += 1
+                line_no += 1
+            continue
+        st, pos, label = _parse_number(buf, pos, n)
+        if st != _OK:
+            return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
+        k = nnz
+        prev = 0
+        first = True
+        while True:
+            while pos < n and _is_ws(buf[_ix(pos)]):
+                pos += 1
+            if pos >= n:
+                break
+            c = buf[_ix(pos)]
+            if c == 10:
+                break
+            if c == 35:
+                while pos < n and buf[_ix(pos)] != 10:
+                    pos += 1
+                break
+            if (first and c == 113 and pos + 3 < n and buf[_ix(pos + 1)] == 105
+                    and buf[_ix(pos + 2)] == 100 and buf[_ix(pos + 3)] == 58):  # "qid:" right after the label
+                while pos < n and not _is_end(buf[_ix(pos)]):
+                    pos += 1
+                first = False
+                continue
+            first = False
+            # the feature id: at most 10 digits here (longer ones, e.g. with leading
+            # zeros, take the Python path)
+            fid = 0
+            nd = 0
+            while pos < n:
+                d = np.int64(buf[_ix(pos)]) - 48
+                if d < 0 or d > 9:
+                    break
+                fid = fid * 10 + d
+                nd += 1
+                pos += 1
+            if nd == 0 or nd > 10 or fid <= 0 or fid > max_features or fid <= prev or pos >= n or buf[_ix(pos)] != 58:
+                return _INVALID, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
+            pos += 1
+            # ---- the value: same code as _parse_number, written out (see above)
+            start = pos
+            neg = False
+            if pos < n:
+                c = buf[_ix(pos)]
+                if c == 45:
+                    neg = True
+                    pos += 1
+                elif c == 43:
+                    pos += 1
+            digits_start = pos
+            while pos < n and buf[_ix(pos)] == 48:
+                pos += 1
+            sig_start = pos
+            w = _U0
+            while pos < n:
+                d = np.int64(buf[_ix(pos)]) - 48
+                if d < 0 or d > 9:
+                    break
+                w = w * _U10 + np.uint64(d)
+                pos += 1
+            nsig = pos - sig_start
+            nseen = pos - digits_start
+            exp10 = 0
+            if pos < n and buf[_ix(pos)] == 46:
+                pos += 1
+                frac_start = pos
+                if nsig == 0:
+                    while pos < n and buf[_ix(pos)] == 48:
+                        pos += 1
+                frac_sig = pos
+                while pos + 8 <= n:
+                    v8 = _load8(buf, pos)
+                    if not _eight_digits(v8):
+                        break
+                    w = w * np.uint64(100000000) + _parse8(v8)
+                    pos += 8
+                while pos < n:
+                    d = np.int64(buf[_ix(pos)]) - 48
+                    if d < 0 or d > 9:
+                        break
+                    w = w * _U10 + np.uint64(d)
+                    pos += 1
+                nsig += pos - frac_sig
+                nseen += pos - frac_start
+                exp10 = frac_start - pos
+            if nsig > 19:
+                st, pos, v = _parse_number_careful(buf, start, n)
+            elif nseen == 0:
+                st = _INVALID
+                v = _U0
+            else:
+                st = _OK
+                if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):
+                    pos += 1
+                    eneg = False
+                    if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
+                        eneg = buf[_ix(pos)] == 45
+                        pos += 1
+                    e = 0
+                    ne = 0
+                    while pos < n:
+                        d = np.int64(buf[_ix(pos)]) - 48
+                        if d < 0 or d > 9:
+                            break
+                        if e < 100000:
+                            e = e * 10 + d
+                        ne += 1
+                        pos += 1
+                    if ne == 0:
+                        st = _INVALID
+                    exp10 += -e if eneg else e
+                if st == _OK and pos < n and not _is_end(buf[_ix(pos)]):
+                    st = _INVALID
+                v = _U0
+                if st == _OK:
+                    st, v = _to_bits(neg, w, exp10)
+            # ---- end of the value
+            if st != _OK:
+                return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
+            data_bits[_ix(k)] = v
+            indices[_ix(k)] = fid - 1
+            k += 1
+            prev = fid
+        if prev > max_id:
+            max_id = prev
+        if rows == 0 and first_row_line < 0:
+            first_row_line = line_no
+        y_bits[_ix(rows)] = label
+        rows += 1
+        nnz = k
+        indptr[_ix(rows)] = nnz
+        data_no += 1
+        if pos < n:  # at the '\n'
+            pos += 1
+            line_no += 1
+    return _OK, pos, nnz, rows, max_id, line_no, data_no, first_row_line
+
+
+# ---------------------------------------------------------------- the per-line Python path
+
+def _parse_line_python(line: bytes, max_features: int) -> tuple[float, list[int], list[float]] | None:
+    """One line exactly as sklearn's loader reads it (``float()``/``int()`` on the
+    tokens), plus our checks. None for an empty/comment line; ValueError if invalid."""
+    hash_at = line.find(b"#")
+    nul_at = line.find(b"\x00")
+    if hash_at >= 0 and (nul_at < 0 or hash_at < nul_at):  # sklearn uses strchr()
+        line = line[:hash_at]
+    parts = line.split()
+    if not parts:
+        return None
+    label = float(parts[0])
+    if not math.isfinite(label):
+        raise ValueError(f"label {parts[0]!r} is not finite")
+    feats = parts[1:]
+    if feats and feats[0].startswith(b"qid"):
+        feats[0].split(b":", 1)[1]  # IndexError if there is no ':' (sklearn: ValueError)
+        feats = feats[1:]
+    ids: list[int] = []
+    vals: list[float] = []
+    prev = 0
+    for tok in feats:
+        idx_s, sep, val_s = tok.partition(b":")
+        if not sep:
+            raise ValueError(f"{tok!r} is not an id:value pair")
+        fid = int(idx_s)
+        if fid <= 0:
+            raise ValueError(f"feature id {fid} is not allowed; ids start at 1")
+        if fid > max_features:
+            raise ValueError(f"declares feature {fid:,}, above the limit of {max_features:,} features")
+        if fid <= prev:
+            raise ValueError(f"feature ids must increase along a line; {fid} comes after {prev}")
+        v = float(val_s)
+        if not math.isfinite(v):
+            raise ValueError(f"value {val_s!r} of feature {fid} is NaN or infinite")
+        ids.append(fid)
+        vals.append(v)
+        prev = fid
+    return label, ids, vals
+
+
+# ---------------------------------------------------------------- public API
+
+class _Result(NamedTuple):
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    y: np.ndarray
+    n_rows: int
+    max_id: int
+    first_row_line: int  # 0-based physical line of the first row in the block, -1 if none
+    n_lines: int         # physical lines in the block
+
+
+def _as_u8(buf) -> np.ndarray:
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8 or buf.ndim != 1:
+            raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
+        arr = np.ascontiguousarray(buf).view()
+    else:
+        arr = np.frombuffer(buf, dtype=np.uint8)
+    arr.flags.writeable = False  # one compiled specialisation for every input kind
+    return arr
+
+
+def _parse(buf, max_features: int) -> _Result:
+    max_features = int(max_features)
+    if not 1 <= max_features <= 2**31:
+        raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
+    arr = _as_u8(buf)
+    n = arr.shape[0]
+    colons, newlines = _count(arr)
+    row_cap = newlines + (1 if n and arr[n - 1] != 10 else 0)
+    data = np.empty(colons, dtype=np.float64)
+    indices = np.empty(colons, dtype=np.int32)
+    indptr = np.empty(row_cap + 1, dtype=np.int64)
+    indptr[0] = 0
+    y = np.empty(row_cap, dtype=np.float64)
+    data_bits = data.view(np.uint64)
+    y_bits = y.view(np.uint64)
+    pos = nnz = rows = max_id = line_no = data_no = 0
+    first_row_line = -1
+    while True:
+        st, pos, nnz, rows, max_id, line_no, data_no, first_row_line = _scan(
+            arr, pos, max_features, data_bits, indices, indptr, y_bits,
+            nnz, rows, max_id, line_no, data_no, first_row_line)
+        if st == _OK:
+            break
+        # one line needs the Python path: parse it the way sklearn would, or refuse it
+        end = _find_newline(arr, pos)
+        raw = arr[pos:end].tobytes()
+        line = raw.rstrip(b"\r\n")
+        stats["python_lines"] += 1
+        if st == _SLOW:
+            stats["slow_lines"] += 1
+        try:
+            parsed = _parse_line_python(raw, max_features)
+        except (ValueError, IndexError, OverflowError) as e:
+            raise BlockError(line_no, data_no, line, pos, str(e) or type(e).__name__) from None
+        if parsed is not None:  # (None, a line sklearn would skip, does not reach here)
+            label, ids, vals = parsed
+            k = len(ids)
+            data[nnz:nnz + k] = vals
+            indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
+            y[rows] = label
+            if rows == 0 and first_row_line < 0:
+                first_row_line = line_no
+            rows += 1
+            nnz += k
+            indptr[rows] = nnz
+            if ids and ids[-1] > max_id:
+                max_id = ids[-1]
+            data_no += 1
+        if end < n:
+            pos = end + 1
+            line_no += 1
+        else:
+            pos = n
+            break
+    if nnz != data.shape[0]:
+        data = data[:nnz].copy()
+        indices = indices[:nnz].copy()
+    if rows != y.shape[0]:
+        y = y[:rows].copy()
+        indptr = indptr[:rows + 1].copy()
+    return _Result(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
+
+
+def parse_block(buf: bytes | memoryview | np.ndarray, max_features: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Parse a block of complete svmlight lines (ending at a newline or at the end).
+
+    Returns ``(data float64, indices int32 (file id - 1), indptr int64, y float64,
+    n_rows, max_id)``; ``max_id`` is the largest 1-based id seen (0 if none), so the
+    block's width is ``max_id`` columns. Raises :class:`BlockError` at the first
+    invalid line (its ``line_index`` is the physical line within the block).
+    Identical to ``load_svmlight_file(..., zero_based=False)`` on valid input,
+    explicit zeros and -0.0 included. The first call in a process compiles or loads
+    the numba cache (see :func:`warm_up`). Releases the GIL while parsing.
+    """
+    r = _parse(buf, max_features)
+    return r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) everything the parser uses: ~3-6 s on
+    the first run after an install or an edit of this file, ~0.3-0.7 s cached."""
+    parse_block(b"1 qid:1 1:0.5 3:1e-3 # c\n\n-1 2:-.5e+2\n", 4)
+    ro = _as_u8(b"\n")
+    _rfind_newline(ro, 0, 1)
+    _find_newline(ro, 0)
+
+
+def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
+                         ) -> Iterator[tuple[memoryview, int]]:
+    """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
+    after a newline (the partial last line is carried into the next block; a line
+    longer than ``block_bytes`` makes a bigger block), and the 1-based file line
+    number of each block's first physical line. The last block may lack a final
+    newline. Each block is a read-only memoryview of its own buffer: it stays valid
+    after the next iteration. A file line number for a :class:`BlockError` raised on
+    a block is ``first_line + err.line_index``. A UTF-8 byte order mark at the start
+    of the file is skipped.
+    """
+    if block_bytes < 1:
+        raise ValueError("block_bytes must be positive")
+    line_no = 1
+    carry = np.empty(0, dtype=np.uint8)
+    with open(path, "rb", buffering=0) as f:
+        if f.read(3) != b"\xef\xbb\xbf":
+            f.seek(0)
+        while True:
+            # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid
+            size = max(block_bytes, 2 * carry.shape[0])
+            arr = np.empty(size, dtype=np.uint8)
+            start = carry.shape[0]
+            arr[:start] = carry
+            end = start
+            mv = memoryview(arr)
+            while end < size:
+                got = f.readinto(mv[end:])
+                if not got:
+                    break
+                end += got
+            eof = end < size
+            ro = _as_u8(arr)  # read-only view: the same compiled specialisation as parse_block
+            cut = _rfind_newline(ro, start, end)  # the carry never holds a newline
+            if cut < 0 and not eof:
+                carry = arr[:end]  # one line longer than the block: read more
+                continue
+            if cut < 0:  # end of file, no newline left
+                if end:
+                    yield mv[:end].toreadonly(), line_no
+                return
+            carry = arr[cut + 1:end].copy()
+            yield mv[:cut + 1].toreadonly(), line_no
+            line_no += _count(ro[:cut + 1])[1]
+            if eof:
+                if carry.shape[0]:
+                    yield memoryview(carry).toreadonly(), line_no
+                return
+
+
+class ParsedBlock(NamedTuple):
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    y: np.ndarray
+    n_rows: int
+    max_id: int
+    first_line: int       # 1-based file line of the block's first physical line
+    first_row_line: int   # 1-based file line of the block's first row
+
+
+def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
+                       ) -> Iterator[ParsedBlock]:
+    """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
+    A :class:`BlockError` carries ``line_number`` (1-based line in the file)."""
+    for block, first_line in iter_svmlight_blocks(path, block_bytes):
+        try:
+            r = _parse(block, max_features)
+        except BlockError as e:
+            e.line_number = first_line + e.line_index
+            raise
+        if r.n_rows:
+            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
+                              first_line + r.first_row_line)
+
+
+def to_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):
+    """A scipy CSR matrix over the arrays (no copy), keeping int32 indices and
+    int64 indptr (scipy's constructor would otherwise pick one dtype for both)."""
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features), copy=False)
+    X.indices = indices
+    X.indptr = indptr
+    return X

@@ -1,0 +1,69 @@
+"""What a run leaves behind and who removes it: its cgroup (named in job.json), its
+stream spill, and on delete its folder. One function, used by every path a run ends by."""
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger(__name__)
+
+import json
+import os
+import shutil
+import signal
+
+from svmcore.engine import limits
+
+
+def _run_cgroup(run_dir: str) -> str | None:
+    try:
+        with open(os.path.join(run_dir, "job.json")) as f:
+            return json.load(f).get("cgroup")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, AttributeError) as e:
+        log.warning("could not read %s to find the run's cgroup: %s", os.path.join(run_dir, "job.json"), e)
+        return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path != folder and os.path.commonpath([path, folder]) == folder
+
+
+def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: str | None = None,
+                      delete_folder: bool = False) -> None:
+    """Release what an ended run leaves behind: the processes still in its cgroup and the
+    cgroup itself (``cgroup``, else the one named in RUN_DIR/job.json), and a stream run's
+    binary spill. With ``delete_folder`` (the run is being deleted), the whole run folder
+    too, but only when it is inside ``home``'s runs folder. The one cleanup used by
+    ``Run._finish``, ``recover``, ``Lab.delete`` and the CLI's ``runs delete``; what it
+    cannot remove is logged, never raised."""
+    if cgroup is None and run_dir:
+        cgroup = _run_cgroup(run_dir)
+    if cgroup and os.path.isdir(cgroup):
+        if limits.is_run_cgroup(cgroup):
+            for pid in limits.cgroup_pids(cgroup):  # descendants must not outlive the run
+                if pid != os.getpid():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            limits.remove_cgroup(cgroup)
+        else:
+            log.warning("left %s alone: it is not a run's cgroup (svmcore/run-*)", cgroup)
+    if not run_dir:
+        return
+
+    def report(_func, path, exc_info):
+        log.warning("could not remove %s: %s", path, exc_info[1])
+
+    if delete_folder:
+        if home and _inside(run_dir, os.path.join(home, "runs")):
+            if os.path.isdir(run_dir):
+                shutil.rmtree(run_dir, onerror=report)
+            return
+        log.info("kept the run folder %s: it is outside %s", run_dir, os.path.join(home or "", "runs"))
+    spill = os.path.join(run_dir, "spill")
+    if os.path.isdir(spill):  # a killed stream run leaves its binary spill behind
+        shutil.rmtree(spill, onerror=report)

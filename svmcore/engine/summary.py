@@ -1,0 +1,107 @@
+"""A run's summary from its events and memory samples: phases with their exact peaks,
+the phase that owns the peak, the floor, throughput and the scores."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from svmcore.spec.units import MiB
+from svmcore.store.sqlite import RunStatus
+
+
+@dataclass(frozen=True)
+class MemorySample:
+    """One 50 Hz reading: instantaneous RSS split into anonymous and file-backed pages,
+    and the kernel's high-water mark (exact, but reset by the worker at each phase)."""
+
+    t_s: float
+    rss_bytes: int
+    anon_bytes: int
+    file_bytes: int
+    hwm_bytes: int
+
+
+def tail_text(path: str, n: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def phase_spans(events: list[dict]) -> list[dict]:
+    """Phase spans with their exact peaks; a phase the worker never ended (killed in it)
+    keeps its start and gets the end of the run, peak unknown (None)."""
+    out: list[dict] = []
+    for e in events:
+        if e["kind"] == "phase_start":
+            out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None, "wall_s": None,
+                        "peak_rss_mb": None})
+        elif e["kind"] == "phase_end" and out and out[-1]["name"] == e["phase"]:
+            out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
+    return out
+
+
+def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, last_phase,
+                  cap_kind, cap_bytes, exit_info, wall_s, sample_hz) -> dict:
+    worker = (outcome or {}).get("summary") or {}
+    # wait4's ru_maxrss is not used: Linux seeds it at exec with the RSS of the process
+    # that forked the worker (a 700 MiB dashboard would show in every run). The worker's
+    # own VmHWM, read at every phase end and at 50 Hz, is the exact figure.
+    phase_peaks = [p["peak_rss_mb"] for p in phases if p["peak_rss_mb"] is not None]
+    hwm_max = max((s.hwm_bytes for s in samples), default=0)
+    exact_bytes = max([hwm_max, (outcome or {}).get("peak_rss_bytes") or 0]
+                      + [int(p * MiB) for p in phase_peaks])
+    end_t = samples[-1].t_s if samples else wall_s
+    for p in phases:
+        if p["end_s"] is None:
+            p["end_s"] = end_t
+            p["wall_s"] = end_t - p["start_s"]
+            # killed inside this phase: the kernel's high-water mark since the phase's
+            # reset, as last read (exact up to the last 50 Hz reading)
+            inside = [s.hwm_bytes for s in samples if s.t_s >= p["start_s"]]
+            if inside:
+                p["peak_rss_mb"] = max(inside) / MiB
+    owner = max((p for p in phases if p["peak_rss_mb"] is not None), key=lambda p: p["peak_rss_mb"], default=None)
+    floor = next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"), None)
+    final_eval = next((e for e in reversed(events) if e["kind"] == "eval" and e.get("final")), None)
+    last_eval = next((e for e in reversed(events) if e["kind"] == "eval"), None)
+    progress = next((e for e in reversed(events) if e["kind"] == "progress"), None)
+    data_ev = next((e for e in events if e["kind"] == "data"), None)
+    train_s = worker.get("train_s") or next((p["wall_s"] for p in phases if p["name"] == "train"), None)
+    samples_seen = worker.get("samples") or (progress or {}).get("samples")
+    summary = {
+        "run_id": run_id,
+        "status": status.value,
+        "peak_rss_mb": exact_bytes / MiB if exact_bytes else None,
+        "peak_rss_source": "the worker's kernel high-water mark (VmHWM at each phase end and at 50 Hz): exact",
+        "peak_sampled_mb": max((s.rss_bytes for s in samples), default=0) / MiB if samples else None,
+        "sample_hz": sample_hz,
+        "n_samples": len(samples),
+        "wall_s": wall_s,
+        "train_s": train_s,
+        "samples_per_s": (samples_seen / train_s) if samples_seen and train_s else None,
+        "samples_seen": samples_seen,
+        "accuracy": (final_eval or {}).get("accuracy"),
+        "balanced_accuracy": (final_eval or {}).get("balanced_accuracy"),
+        "last_accuracy": (last_eval or {}).get("accuracy"),
+        "phases": phases,
+        "peak_phase": owner["name"] if owner else None,
+        "floor_mb": floor,
+        "cap": cap_kind,
+        "cap_mb": cap_bytes / MiB if cap_bytes else None,
+        "phase": last_phase if status != RunStatus.COMPLETED else None,
+        "error": error,
+        "exit": exit_info,
+    }
+    for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches",
+                "epoch_samples_per_s", "spill", "f1", "f1_of", "baseline_accuracy", "per_class_recall", "confusion",
+                "shuffle"):
+        if key in worker:
+            summary[key] = worker[key]
+    if data_ev:
+        summary["data"] = data_ev.get("info")
+    return summary

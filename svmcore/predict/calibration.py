@@ -1,0 +1,200 @@
+"""Fitting the memory and time model on this machine: a fixed set of small real runs
+(through the engine, in a store of their own), non-negative least squares per phase,
+cached in ``$SVMCORE_HOME/calibration.json`` keyed by machine and library versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+
+import numpy as np
+
+from svmcore.data.sources import n_test_rows
+from svmcore.predict.model import (
+    PHASES,
+    Calibration,
+    Shape,
+    data_shape,
+    features,
+    floor_key,
+    parts,
+    time_features,
+)
+from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.units import MiB
+
+
+def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, float]:
+    """Seconds per unit of each time feature: a non-negative least-squares fit to the
+    measured ``train_s`` of the calibration runs, each weighted by its relative error
+    (runs under half a second count less: their timings are mostly noise)."""
+    from scipy.optimize import nnls
+
+    rows, ys = [], []
+    for cfg, s in observations:
+        if s.get("train_s") is None:
+            continue
+        rows.append(time_features(cfg, _shape_from_summary(cfg, s)))
+        ys.append(float(s["train_s"]))
+    names = sorted({k for r in rows for k in r})
+    if not names:
+        return {}
+    w = 1.0 / (np.array(ys) + 0.5)
+    A = np.array([[r.get(n, 0.0) for n in names] for r in rows])
+    scale = np.maximum(A.max(axis=0), 1e-300)  # columns of like size, for a well-conditioned fit
+    x, _ = nnls(A / scale * w[:, None], np.array(ys) * w)
+    return {n: float(c / sc) for n, c, sc in zip(names, x, scale)}
+
+
+def calibration_configs() -> list[dict]:
+    """Small real runs that, together, move every feature of every phase on its own."""
+    t = dict(dataset="sparse-text", features=1 << 18, nnz_per_row=50, rows=100_000, epochs=1, seed=7)
+    d = dict(dataset="dense", rows=100_000, features=200, epochs=1, seed=7)
+    return [
+        {**t, "mode": "memory"},
+        {**t, "mode": "memory", "rows": 300_000, "precision": "float32"},
+        {**t, "mode": "memory", "rows": 200_000, "precision": "float16", "average": False},
+        {**t, "mode": "memory", "features": 1 << 22, "batch_size": 16_384},
+        {**t, "mode": "memory", "solver": "numba", "parser": "numba", "features": 1 << 22},
+        {**t, "mode": "memory", "rows": 10_000, "representation": "dense", "hashing_bits": 12, "batch_size": 512},
+        {**t, "mode": "memory", "rows": 40_000, "representation": "dense", "hashing_bits": 10},
+        {**t, "mode": "memory", "rows": 40_000, "nnz_per_row": 150},
+        {**d, "mode": "memory", "representation": "dense"},
+        {**d, "mode": "memory", "rows": 200_000, "precision": "float32"},
+        {**t, "mode": "stream"},
+        {**t, "mode": "stream", "batch_size": 32_768, "features": 1 << 20},
+        {**t, "mode": "stream", "parser": "numba", "solver": "numba", "threads": 2, "batch_size": 8192},
+        {**t, "mode": "stream", "representation": "dense", "hashing_bits": 12, "batch_size": 4096},
+        {**t, "mode": "stream", "epochs": 2, "shuffle_buffer": 100_000, "nnz_per_row": 100},
+        {**t, "mode": "memmap", "shuffle_buffer": 100_000, "nnz_per_row": 100},
+        {**d, "mode": "stream", "rows": 30_000, "batch_size": 16_384},
+        {**t, "mode": "memmap"},
+        {**t, "mode": "memmap", "precision": "float32", "batch_size": 32_768, "features": 1 << 21},
+        {**t, "mode": "memmap", "rows": 30_000, "representation": "dense", "hashing_bits": 11, "batch_size": 4096},
+        {**t, "mode": "memmap", "solver": "numba", "features": 1 << 22},
+        {**d, "mode": "memmap", "representation": "dense", "batch_size": 8192},
+        {**t, "mode": "memory", "rows": 50_000, "model": "kernel-approx", "n_components": 512},
+        {**t, "mode": "stream", "rows": 50_000, "model": "kernel-approx", "approximation": "rff",
+         "n_components": 256, "hashing_bits": 14},
+        {**t, "mode": "memmap", "rows": 50_000, "model": "kernel-approx", "n_components": 1024},
+        {**t, "mode": "memory", "rows": 30_000, "model": "kernel-approx", "approximation": "rff",
+         "n_components": 128, "hashing_bits": 15},
+        {**t, "mode": "memory", "rows": 30_000, "model": "mlp", "hashing_bits": 14, "hidden": "64"},
+        {**t, "mode": "stream", "rows": 30_000, "model": "mlp", "hashing_bits": 15, "hidden": "128"},
+        {**t, "mode": "memmap", "rows": 5000, "model": "mlp", "hashing_bits": 17, "hidden": "64"},  # 64 MiB layer
+        {**t, "mode": "memory", "rows": 5000, "model": "kernel-svm", "features": 1 << 16},
+        {"dataset": "digits", "model": "linear-svm", "epochs": 1},
+        {"dataset": "digits", "model": "mlp", "epochs": 1, "mode": "stream"},
+    ]
+
+
+
+
+def fingerprint() -> str:
+    """This machine and the versions that shape memory use."""
+    from importlib.metadata import (
+        version,  # no import of numba itself: it costs the caller ~65 MiB
+    )
+
+    from svmcore.spec.config import physical_memory_bytes
+    parts_ = [platform.machine(), platform.python_version(), np.__version__, version("scipy"),
+              version("scikit-learn"), version("numba"), str(os.cpu_count()), str(physical_memory_bytes() // MiB),
+              str(CALIBRATION_VERSION)]
+    return hashlib.sha1("|".join(parts_).encode()).hexdigest()[:16]
+
+
+def calibration_path(home: str) -> str:
+    return os.path.join(home, "calibration.json")
+
+
+def load_calibration(home: str) -> Calibration | None:
+    try:
+        with open(calibration_path(home)) as f:
+            cal = Calibration(**json.load(f))
+    except (OSError, ValueError, TypeError):
+        return None
+    return cal if cal.fingerprint == fingerprint() else None
+
+
+def calibrate(home: str, progress=None) -> Calibration:
+    """Run the calibration set in a store of its own (not the user's history), fit, cache."""
+    from svmcore.engine.runner import Run
+    from svmcore.store.sqlite import RunStatus, Store
+
+    store = Store(os.path.join(home, "calibration"))
+    observations = []
+    configs = calibration_configs()
+    for i, values in enumerate(configs):
+        cfg = validate(values)
+        if progress:
+            progress(i, len(configs), cfg)
+        run = Run(store, cfg, label="calibration").start()
+        if run.wait(600) != RunStatus.COMPLETED:
+            raise RuntimeError(f"calibration run {values} ended {run.status.value}: {run.summary.get('error')}")
+        observations.append((cfg, run.summary))
+    cal = fit(observations)
+    tmp = calibration_path(home) + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(cal.to_dict(), f, indent=1)
+    os.replace(tmp, calibration_path(home))
+    if progress:
+        progress(len(configs), len(configs), None)
+    return cal
+
+
+def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
+    """Floors by library set (the imports phase, exact), then per phase a non-negative
+    least-squares fit of (phase peak - floor) on the phase's features, weighted so that
+    each run counts by its relative error, which is what the prediction promises."""
+    from scipy.optimize import nnls
+
+    floors: dict[str, list[float]] = {}
+    for cfg, s in observations:
+        floors.setdefault(floor_key(cfg), []).append(s["floor_mb"])
+    floor_mb = {k: float(np.median(v)) for k, v in floors.items()}
+    coefs, errors = {}, {}
+    for phase in PHASES:
+        rows, ys, ws = [], [], []
+        for cfg, s in observations:
+            peak = next((p["peak_rss_mb"] for p in s["phases"] if p["name"] == phase), None)
+            if peak is None:
+                continue
+            f = features(cfg, parts(cfg, _shape_from_summary(cfg, s))).get(phase)
+            if f is None:
+                continue
+            rows.append(f)
+            ys.append(max(0.0, peak - floor_mb[floor_key(cfg)]) * MiB)
+            ws.append(1.0 / (peak * MiB))
+        names = sorted({k for r in rows for k in r})
+        if not names:
+            continue
+        A = np.array([[r.get(n, 0.0) for n in names] for r in rows]) * np.array(ws)[:, None]
+        b = np.array(ys) * np.array(ws)
+        x, _ = nnls(A, b)
+        coefs[phase] = {n: float(c) for n, c in zip(names, x)}
+        errors[phase] = float(np.max(np.abs(A @ x - b))) if len(b) else 0.0
+    return Calibration(floor_mb, coefs, fingerprint(), time.time(), len(observations), errors,
+                       fit_train_time(observations))
+
+
+def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
+    """The shape a finished run actually saw (exact rows and nonzeros)."""
+    d = s.get("data") or {}
+    rows = d.get("rows") or cfg.rows
+    width = s.get("features") or d.get("features") or cfg.features
+    nnz = d.get("nnz") or rows * cfg.nnz_per_row
+    classes = len(d.get("classes") or [0, 1])
+    train_rows = s.get("train_rows") or rows - n_test_rows(rows)
+    test_rows = s.get("test_rows") or n_test_rows(rows)
+    if d.get("exact") is False and cfg.dataset == "sparse-text":
+        nnz = None  # the scan's upper bound: measure as a prediction would
+    shape = Shape(rows, train_rows, test_rows, width,
+                  (nnz / rows) if nnz else data_shape(cfg).nnz_per_row, max(2, classes),
+                  bool(d.get("dense_source", cfg.dataset == "dense")))
+    return shape
+
+
+CALIBRATION_VERSION = 4  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced

@@ -1,0 +1,108 @@
+"""What to say before a launch: the forecast stored with a run, a lower bound before
+calibration, and the warnings (memory above what is available or the cap, a long
+train phase)."""
+
+from __future__ import annotations
+
+import os
+
+from svmcore.predict.calibration import load_calibration
+from svmcore.predict.model import (
+    Shape,
+    data_shape,
+    duration_text,
+    features,
+    group_parts,
+    parts,
+    predict,
+    predict_train_s,
+    round_or_none,
+)
+from svmcore.spec.config import RunConfig
+from svmcore.spec.units import MiB
+
+
+def forecast(cfg: RunConfig, home: str) -> dict | None:
+    """The compact prediction stored with a run, or None when this machine has no
+    calibration yet (a run never waits for one) or the data cannot be described."""
+    cal = load_calibration(home)
+    if cal is None:
+        return None
+    try:
+        pred = predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
+    except Exception:  # the worker reports bad data properly; a forecast is optional
+        return None
+    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts", "predicted_train_s")} | {
+        "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}
+
+
+LONG_TRAIN_S = 180.0  # a forecast train phase longer than this is worth a warning
+
+
+# Seconds per unit of time_features, fitted on the calibration runs of the 2-core
+# development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
+# without its own calibration, and labelled as such.
+REFERENCE_TIME_COEFS = {
+    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
+    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
+    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
+    "step_mlp": 1.92e-08, "svm": 1.96e-08,
+}
+
+
+def lower_bound(cfg: RunConfig, shape: Shape) -> dict:
+    """Without a calibration: the largest phase's parts, each byte counted once, with
+    no floor and no allocator overhead. Every run needs at least this much."""
+    p = parts(cfg, shape)
+    phases = {ph: {k: v / MiB for k, v in f.items() if not k.startswith("const_")}
+              for ph, f in features(cfg, p).items()}
+    peak_phase = max(phases, key=lambda ph: sum(phases[ph].values()))
+    return {"peak_mb": round(sum(phases[peak_phase].values()), 1), "peak_phase": peak_phase,
+            "parts": {k: round(v, 1) for k, v in group_parts(phases[peak_phase]).items()}}
+
+
+def launch_forecast(cfg: RunConfig, home: str, shape: Shape | None = None) -> dict:
+    """What a warning before launch needs: the calibrated forecast of the exact peak
+    and of the train phase's seconds when this machine has a calibration; otherwise
+    the lower bound of the peak (``lower_bound`` True) and the time at the reference
+    machine's rates (``time_basis`` 'reference')."""
+    shape = shape or data_shape(cfg, os.path.join(home, "cache"))
+    cal = load_calibration(home)
+    if cal is not None:
+        pred = predict(cfg, cal, shape)
+        parts_mb = {k: v for k, v in pred["parts"].items() if k != "floor"}
+        return {"peak_mb": pred["predicted_peak_mb"], "peak_phase": pred["peak_phase"], "lower_bound": False,
+                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated"}
+    lb = lower_bound(cfg, shape)
+    return {"peak_mb": lb["peak_mb"], "peak_phase": lb["peak_phase"], "lower_bound": True, "parts": lb["parts"],
+            "train_s": round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference"}
+
+
+def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None) -> list[str]:
+    """One sentence per reason to think twice before launching: the forecast peak above
+    the memory available now or above the run's memory cap, or a train phase forecast
+    longer than ``LONG_TRAIN_S``. ``forecast`` is ``launch_forecast``'s. Pure."""
+    out = []
+    peak = forecast["peak_mb"]
+    if forecast["lower_bound"]:
+        what = (f"needs at least {peak:,.0f} MiB (a lower bound: the parts' sizes alone, without the "
+                "interpreter's floor or any overhead; calibrate for a forecast)")
+    else:
+        what = f"is forecast to peak at {peak:,.0f} MiB (exact peak, calibrated memory model)"
+    parts_mb = {k: v for k, v in (forecast.get("parts") or {}).items() if v}
+    if parts_mb:
+        big = max(parts_mb, key=parts_mb.get)
+        what += f", most of it {big} ({parts_mb[big]:,.0f} MiB) in the {forecast['peak_phase']} phase"
+    if available_bytes is not None and peak * MiB > available_bytes:
+        out.append(f"Memory: this run {what}; this machine has {available_bytes / MiB:,.0f} MiB available now. "
+                   "It may be killed by the kernel's out-of-memory killer or slow the machine down.")
+    if cfg.memory_cap_mb is not None and peak > cfg.memory_cap_mb:
+        out.append(f"Memory: this run {what}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
+                   "likely end out of memory.")
+    train_s = forecast.get("train_s")
+    if train_s is not None and train_s > LONG_TRAIN_S:
+        basis = ("fitted on this machine's calibration runs" if forecast["time_basis"] == "calibrated" else
+                 "measured on a reference machine, not this one; calibrate for this machine's")
+        out.append(f"Time: training alone is forecast to take {duration_text(train_s)} (a rough forecast from "
+                   f"per-sample and per-step costs {basis}).")
+    return out

@@ -1,0 +1,395 @@
+"""Predict a run's exact peak before running it.
+
+The model is structural: for every phase the worker goes through, the bytes it holds
+are the worker's floor (interpreter and libraries, measured per library set) plus
+named parts computed from the config and the data's shape:
+
+- ``data``: the training rows held in memory (memory mode only), in storage form;
+- ``test``: the held-out rows, in compute form;
+- ``batch``: one minibatch in compute form (two more in the reader thread's queue);
+- ``model``: the weights (and their average, and the copies a solver keeps; for the
+  MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
+- ``transform``: a kernel approximation and the rows it produced;
+- ``io``: what reading holds at once: a generated chunk, a parser block;
+- ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
+  window of mapped rows (memmap), a shuffle buffer of parsed rows (stream).
+
+How many bytes of RSS each byte of a part costs (copies, allocator slack, the
+temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
+real runs on this machine and fits one non-negative coefficient per (phase, part)
+feature to their exact per-phase peaks. The fit is cached in ``$SVMCORE_HOME`` keyed
+by this machine and the library versions, so it is done once.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+
+from svmcore.data.sources import MAX_TEST_ROWS, Source, n_test_rows, scan
+from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
+from svmcore.spec.units import MiB
+
+CHUNK_ROWS = 10_000  # rows per generated or parsed chunk in loading (training.py)
+PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
+MODES = ("memory", "stream", "memmap")
+PHASES = ("prepare", "load", "transform", "train", "evaluate")
+NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
+
+
+# ---------------------------------------------------------------- sizes of the parts
+
+@dataclass(frozen=True)
+class Shape:
+    rows: int
+    train_rows: int
+    test_rows: int
+    width: int  # columns after hashing
+    nnz_per_row: float
+    classes: int
+    dense_source: bool
+
+
+def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
+    """Rows, width and nonzeros per row of the data as a run would see them. Synthetic
+    sparse data is measured on one generated chunk (duplicate tokens and hashing
+    collisions make it a little sparser than ``nnz_per_row``); files are scanned once
+    (the scan is cached like the worker's)."""
+    src = Source(cfg)
+    if cfg.is_synthetic:
+        width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
+        if cfg.dataset == "dense":
+            nnz_row = float(width)
+        else:
+            sample = validate(dataset=cfg.dataset, rows=min(cfg.rows, 2000), features=cfg.features, seed=cfg.seed,
+                              nnz_per_row=cfg.nnz_per_row, hashing_bits=cfg.hashing_bits, batch_size=1)
+            nnz_row = _synthetic_nnz_per_row(sample, width)  # keyed by the data knobs alone
+        rows, classes, dense_src = cfg.rows, 2, cfg.dataset == "dense"
+    else:
+        info = scan(src, cache_dir)
+        width, rows = info.features, info.rows
+        nnz_row = info.nnz / max(1, rows)
+        classes, dense_src = max(2, len(info.classes)), info.dense_source
+    if cfg.test_file:
+        tinfo = scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
+        test_rows, train_rows = tinfo.rows, rows
+        width = max(width, tinfo.features)
+    else:
+        test_rows = n_test_rows(rows)
+        train_rows = rows - test_rows
+    return Shape(rows, train_rows, test_rows, width, nnz_row, classes, dense_src)
+
+
+@functools.lru_cache(maxsize=64)
+def _synthetic_nnz_per_row(sample_cfg: RunConfig, width: int) -> float:
+    """Nonzeros per row of a generated sample chunk (a sweep forecasts many runs over the
+    same data: measured once)."""
+    X, _ = next(iter(Source(sample_cfg).iter_chunks(2000, width)))
+    return X.nnz / max(1, X.shape[0])
+
+
+def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
+    """Bytes of each part of the run, before any calibration."""
+    vb = BYTES_PER_VALUE[cfg.precision]
+    cb = 8 if cfg.precision == "float64" else 4
+    dense = cfg.representation == "dense"
+    z, w = shape.nnz_per_row, shape.width
+    sparse_row = lambda b: z * (b + 4) + 8  # noqa: E731 (value + int32 id, int64 row pointer)
+    row_store = w * vb if dense else sparse_row(vb)
+    nvec = 1 if shape.classes == 2 else shape.classes
+    incremental = cfg.model != "kernel-svm"
+    test_rows = min(shape.test_rows, MAX_TEST_ROWS if not cfg.test_file else shape.test_rows)
+    dense_test = dense and cfg.mode == "memmap" and not cfg.test_file  # kept as stored: dense
+    p = {
+        "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
+        "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
+        "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
+        "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
+        "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
+        "io_parse_batch": 0.0, "io_densify": 0.0,
+    }
+    p["shuffle"] = 0.0
+    if cfg.shuffle and incremental:
+        window = min(cfg.shuffle_buffer, shape.train_rows)
+        if cfg.mode == "memory":
+            p["shuffle"] = shape.train_rows * 8.0  # the permutation of row ids
+        elif cfg.mode == "memmap":
+            p["shuffle"] = window * row_store  # the window's mapped pages
+        else:
+            p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
+    # loading stacks the chunks into one array: two copies at that moment, unless one chunk
+    p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
+    copies = 2 if cfg.average else 1
+    if cfg.model == "linear-svm":
+        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * w * 8 * copies
+    elif cfg.model == "kernel-approx":
+        C = cfg.n_components
+        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * C * 8 * copies
+        if cfg.approximation == "nystroem":
+            p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
+        else:
+            p["transform_rff"] = w * C * 8
+        if cfg.mode == "memory":
+            p["transformed"] = shape.train_rows * C * cb
+        else:
+            p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
+    elif cfg.model == "mlp":
+        p["model_mlp"], p["model_mlp_step"] = mlp_bytes(cfg, w, nvec)
+    else:
+        p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
+    source_is_text = not cfg.is_builtin or cfg.mode == "stream"
+    chunk = min(CHUNK_ROWS, shape.rows)
+    # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
+    chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
+    if dense and cfg.mode != "stream":
+        p["io_densify"] = chunk * w * vb
+    if source_is_text and cfg.parser == "numba" and not _csv_or_text(cfg):
+        p["io_parse_numba"] = PARSER_BLOCK
+    elif source_is_text:
+        row_read = w * 8 if shape.dense_source else sparse_row(8)
+        p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
+        if cfg.mode == "stream":
+            p["io_parse_batch"] = min(cfg.batch_size, shape.train_rows) * row_read  # training parses by batches
+    else:
+        p["io_generate"] = chunk_bytes
+    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin):
+        p["io_build"] = chunk_bytes  # prepare: the binary (memmap) or text (stream) copy, chunk by chunk
+    return p
+
+
+def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
+    """What scikit-learn's MLPClassifier (solver adam) holds: (between steps, added
+    during a step). Weights are in the batch's dtype (float64, or float32 for float32
+    and float16 storage). Per weight it keeps ``coefs_``, ``_best_coefs`` (a copy made
+    at the first partial_fit) and Adam's first and second moments: 4 copies. A step
+    adds the dense gradient (``X.T @ delta`` is layer-sized even for sparse X) and,
+    while Adam builds the update, 16 bytes per weight of the largest layer in
+    temporaries: Adam's learning rate is a numpy float64, so the update is computed in
+    float64 whatever the weights' dtype. Measured: 2^20 x 64 float64 (512 MiB of
+    weights) held 4.0x between steps and 7.0x at a step's peak; tests/unit/test_estimate.py
+    checks both counts against scikit-learn with tracemalloc."""
+    cb = 8 if cfg.precision == "float64" else 4
+    sizes = [width, *cfg.hidden_sizes, outputs]
+    layers = [a * b for a, b in zip(sizes, sizes[1:])]
+    biases = sum(sizes[1:])
+    return 4.0 * (sum(layers) + biases) * cb, (sum(layers) + biases) * cb + 2.0 * max(layers) * 8
+
+
+def _csv_or_text(cfg: RunConfig) -> bool:
+    return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
+
+
+def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
+    """The regression features of each phase the run goes through: its parts, split by
+    mode where the mode changes what a byte costs, and a constant (1 MiB)."""
+    m = cfg.mode
+    one = {f"const_{m}": MiB}
+    reader = cfg.threads > 1 and m == "stream"
+    data_kind = "data_dense" if cfg.representation == "dense" else f"data_{cfg.precision}"
+    stacked = p["data_stacked"]
+    tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
+    held = {"test": p["test"], data_kind: p["data"]}
+    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
+    trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
+    io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
+    phases = {
+        "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_densify_{m}": p["io_densify"]},
+        "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
+        "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
+                  "batch_queue": 2 * p["batch"] if reader else 0.0,
+                  "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
+                  **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"]},
+        # what training freed is often kept by the allocator, so it shows here too
+        "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
+                     f"shuffle_{m}": p["shuffle"]},
+    }
+    if cfg.model == "kernel-approx":
+        phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
+    return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
+
+
+def floor_key(cfg: RunConfig) -> str:
+    numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
+    return f"{cfg.model}+{'numba' if numba else 'base'}"
+
+
+# ---------------------------------------------------------------- train time (rough)
+
+def time_family(cfg: RunConfig) -> str:
+    """Runs whose per-sample and per-step costs are alike."""
+    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
+    return cfg.model + ("+numba" if numba else "")
+
+
+def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
+    """Units of work of the train phase, whose seconds each the calibration fits:
+
+    - ``sample_<family>``: samples trained x the values each one touches (nonzeros, or
+      the width for dense batches; kernel-approx: its components, and the transform of
+      each row outside memory mode);
+    - ``step_<family>``: optimizer steps x the model's weights (an SGD ``partial_fit``
+      call per batch; an MLP step per 200 rows, each one passing over every weight
+      about 15 times: the dense gradient and Adam's moments and update);
+    - ``parse_<parser>``: stream mode parses the text once (later passes read the
+      binary spill): rows x nonzeros;
+    - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
+    - ``const``: one per run."""
+    fam = time_family(cfg)
+    f = {"const": 1.0}
+    n, z = shape.train_rows, shape.nnz_per_row
+    if cfg.model == "kernel-svm":
+        f["svm"] = float(n) ** 2 * z
+        return f
+    nvec = 1 if shape.classes == 2 else shape.classes
+    row_work = shape.width if cfg.representation == "dense" else z
+    batch = min(cfg.batch_size, max(1, n))
+    steps = cfg.epochs * -(-n // batch)
+    if cfg.model == "kernel-approx":
+        C = cfg.n_components
+        work, weights = C + (row_work * C if cfg.mode != "memory" else 0), nvec * C
+    elif cfg.model == "mlp":
+        sizes = [shape.width, *cfg.hidden_sizes, nvec]
+        work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
+        step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
+        steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
+    else:
+        work, weights = row_work, nvec * shape.width
+    f[f"sample_{fam}"] = float(n) * cfg.epochs * work
+    f[f"step_{fam}"] = float(steps) * weights
+    if cfg.mode == "stream":
+        f[f"parse_{cfg.parser}"] = float(n) * z
+    return f
+
+
+
+
+def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:
+    """The train phase's seconds from fitted costs, or None if a cost this run needs
+    was never fitted (its model family was not in the calibration)."""
+    f = time_features(cfg, shape)
+    if not time_coefs or any(k not in time_coefs for k in f):
+        return None
+    return sum(v * time_coefs[k] for k, v in f.items())
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {seconds:,.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:,.0f} minutes"
+    return f"about {seconds / 3600:,.1f} hours"
+
+
+# ---------------------------------------------------------------- calibration
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+# ---------------------------------------------------------------- prediction
+
+def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_dir: str | None = None) -> dict:
+    """``predicted_peak_mb`` and its parts, per phase."""
+    shape = shape or data_shape(cfg, cache_dir)
+    p = parts(cfg, shape)
+    floor = _floor(cal, cfg)
+    phases = {}
+    for phase, f in features(cfg, p).items():
+        coefs = cal.coefs.get(phase, {})
+        contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
+        phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": group_parts(contrib)}
+    phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
+    peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
+    return {
+        "predicted_peak_mb": round(phases[peak_phase]["predicted_mb"], 1),
+        "peak_phase": peak_phase,
+        "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
+        "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
+                       "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
+        "predicted_train_s": round_or_none(predict_train_s(cfg, shape, cal.time_coefs)),
+        "raw_bytes": {k: int(v) for k, v in p.items() if v},
+        "shape": shape.__dict__,
+        "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
+    }
+
+
+def round_or_none(v: float | None, digits: int = 1) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+def group_parts(contrib: dict[str, float]) -> dict[str, float]:
+    """Features folded back into the parts named in the output."""
+    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "transforms": 0.0, "io": 0.0, "shuffle": 0.0,
+           "other": 0.0}
+    for k, v in contrib.items():
+        if k == "test":
+            out[k] += v
+        elif k.startswith("data") or k.startswith("load_data"):
+            out["data"] += v
+        elif k.startswith("batch") and k != "batch_transformed":
+            out["batch"] += v
+        elif k.startswith("model"):
+            out["model"] += v
+        elif k.startswith("transform") or k == "batch_transformed":
+            out["transforms"] += v
+        elif k.startswith("io_"):
+            out["io"] += v
+        elif k.startswith("shuffle"):
+            out["shuffle"] += v
+        else:
+            out["other"] += v
+    return out
+
+
+def _floor(cal: Calibration, cfg: RunConfig) -> float:
+    key = floor_key(cfg)
+    if key in cal.floors:
+        return cal.floors[key]
+    model, libs = key.split("+")
+    base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
+    if libs == "numba":
+        f = cal.floors
+        have = "linear-svm+numba" in f and "linear-svm+base" in f
+        base += f["linear-svm+numba"] - f["linear-svm+base"] if have else NUMBA_FLOOR_MB
+    return base
+
+
+
+
+# ---------------------------------------------------------------- warnings before launch
+
+
+
+
+
+
+
+
+
+@dataclass
+class Calibration:
+    floors: dict[str, float]  # MiB per floor key
+    coefs: dict[str, dict[str, float]]  # phase -> feature -> RSS bytes per byte
+    fingerprint: str
+    created: float
+    runs: int
+    fit_error: dict[str, float]
+    time_coefs: dict[str, float] = field(default_factory=dict)  # seconds per unit of time_features
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)

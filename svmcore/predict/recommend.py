@@ -1,0 +1,126 @@
+"""The setting expected to do best within a memory budget.
+
+Candidates are the user's config with the memory and speed knobs varied (mode,
+precision, parser, solver, batch size, hashing). Each is priced by the calibrated
+memory model; those predicted to fit are ranked by the chosen objective:
+
+- accuracy: settings that keep the data as it is first (no float16 rounding, no
+  hashing collisions), then the faster of those;
+- throughput: the fastest first (compiled parser and solver, then binary passes).
+
+The ranking is a prior, not a measurement, and says so (``basis``). Where the run
+history holds a completed run with the same knobs, its measured figures are shown
+next to the prediction. ``verify`` runs the pick and reports predicted vs measured.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from svmcore.data.sources import Source, check_trainable, scan
+from svmcore.predict.model import Calibration, data_shape, predict
+from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.errors import ConfigError, SvmcoreError
+
+SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sparse text)
+    ("memory", "sklearn", "sklearn"): 2, ("memmap", "sklearn", "sklearn"): 3, ("stream", "sklearn", "sklearn"): 0,
+    ("memory", "numba", "sklearn"): 2, ("memmap", "numba", "sklearn"): 3, ("stream", "numba", "sklearn"): 1,
+    ("memory", "sklearn", "numba"): 5, ("memmap", "sklearn", "numba"): 6, ("stream", "sklearn", "numba"): 2,
+    ("memory", "numba", "numba"): 5, ("memmap", "numba", "numba"): 6, ("stream", "numba", "numba"): 5,
+}
+
+
+def candidates(base: dict) -> list[RunConfig]:
+    cfg0 = validate(base)
+    linear = cfg0.model in ("linear-svm", "kernel-approx")
+    modes = ["memory"] if cfg0.model == "kernel-svm" else ["memory", "memmap", "stream"]
+    hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or cfg0.features.bit_length())]
+    out, seen = [], set()
+    for mode, prec, parser, solver, batch, bits in itertools.product(
+            modes, ("float64", "float32", "float16"), ("sklearn", "numba"),
+            ("sklearn", "numba") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing):
+        try:
+            cfg = validate(base, mode=mode, precision=prec, parser=parser, solver=solver, batch_size=batch,
+                           hashing_bits=bits)
+        except ConfigError:
+            continue
+        key = cfg.to_json()
+        if key not in seen:
+            seen.add(key)
+            out.append(cfg)
+    return out
+
+
+OBJECTIVES = ("accuracy", "balanced_accuracy", "throughput")
+
+
+def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:
+    cost = 2 if cfg.precision == "float16" else 0
+    if not cfg.shuffle:
+        cost += 3  # file order can leave the model on one class (balanced accuracy near 0.5)
+    if cfg.hashing_bits != base.hashing_bits:
+        cost += 1 + (20 - cfg.hashing_bits) // 2
+    return cost
+
+
+def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "accuracy",
+              cache_dir: str | None = None, history: list | None = None) -> dict:
+    if objective not in OBJECTIVES:
+        raise ConfigError("objective", f"choose one of {', '.join(OBJECTIVES)}")
+    cfg0 = validate(base)
+    info = scan(Source(cfg0), cache_dir)
+    shapes: dict[int, object] = {}
+    priced = []
+    for cfg in candidates(base):
+        try:
+            check_trainable(info, cfg)  # never recommend what preflight would refuse
+        except SvmcoreError:
+            continue
+        shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))
+        pr = predict(cfg, cal, shape)
+        priced.append((cfg, pr))
+    if not priced:
+        check_trainable(info, cfg0)  # says why, in the data's words
+        raise ConfigError("budget", "no candidate setting can train on this data")
+    fits = [(c, p) for c, p in priced if p["predicted_peak_mb"] <= budget_mb]
+    if not fits:
+        smallest = min(priced, key=lambda cp: cp[1]["predicted_peak_mb"])
+        return {"budget_mb": budget_mb, "objective": objective, "fits": False,
+                "message": f"no setting is predicted to fit {budget_mb:g} MiB; the smallest is "
+                           f"{smallest[1]['predicted_peak_mb']:.0f} MiB",
+                "smallest": {"config": _changed(smallest[0], cfg0), "prediction": smallest[1]},
+                "candidates": len(priced)}
+
+    def speed(c: RunConfig) -> int:
+        return SPEED_RANK.get((c.mode, c.parser if c.mode == "stream" or not c.is_builtin else "sklearn",
+                               c.solver), 0) + (1 if c.batch_size >= 1024 else 0)
+
+    if objective != "throughput":
+        key = lambda cp: (_accuracy_cost(cp[0], cfg0), -speed(cp[0]), cp[1]["predicted_peak_mb"])  # noqa: E731
+    else:
+        key = lambda cp: (-speed(cp[0]), _accuracy_cost(cp[0], cfg0), cp[1]["predicted_peak_mb"])  # noqa: E731
+    fits.sort(key=key)
+    best, pred = fits[0]
+    measured = None
+    for rec in history or []:
+        if rec.status.value == "completed" and validate(rec.config) == best:
+            measured = {"run_id": rec.id, "peak_rss_mb": rec.summary.get("peak_rss_mb"),
+                        "accuracy": rec.summary.get("accuracy"),
+                        "balanced_accuracy": rec.summary.get("balanced_accuracy"),
+                        "samples_per_s": rec.summary.get("samples_per_s")}
+    return {
+        "budget_mb": budget_mb, "objective": objective, "fits": True,
+        "config": best.to_dict(), "changed": _changed(best, cfg0),
+        "predicted_peak_mb": pred["predicted_peak_mb"], "prediction": pred,
+        "basis": ("ranked by a prior: " + ("keeps the data exact (no float16, no hashing) and shuffled, then fastest"
+                                            if objective != "throughput" else "fastest compiled path first")
+                  + "; memory from the calibrated model"),
+        "measured_before": measured,
+        "candidates": len(priced), "fitting": len(fits),
+        "runners_up": [{"changed": _changed(c, cfg0), "predicted_peak_mb": p["predicted_peak_mb"]} for c, p in fits[1:4]],
+    }
+
+
+def _changed(cfg: RunConfig, base: RunConfig) -> dict:
+    a, b = cfg.to_dict(), base.to_dict()
+    return {k: v for k, v in a.items() if b.get(k) != v}

@@ -1,0 +1,204 @@
+"""Run configuration: validated once, here, then trusted everywhere else."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import numbers
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
+
+DEFAULT_FEATURES = {"sparse-text": 1 << 20, "dense": 200}
+MAX_SHOWN = 80  # characters of a user's value echoed in an error message
+BYTES_PER_VALUE = {"float64": 8, "float32": 4, "float16": 2}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    dataset: str = "sparse-text"
+    test_file: str | None = None
+    rows: int = 100_000
+    features: int | None = None
+    nnz_per_row: int = 50
+    seed: int = 0
+    mode: str = "memory"
+    representation: str = "sparse"
+    precision: str = "float64"
+    hashing_bits: int = 0
+    parser: str = "sklearn"
+    gc_every: int = 0
+    memory_cap_mb: int | None = None
+    cap_kind: str = "auto"
+    model: str = "linear-svm"
+    batch_size: int = 1024
+    epochs: int = 5
+    shuffle: bool = True
+    shuffle_buffer: int = 16_384
+    alpha: float = 1e-5
+    average: bool = True
+    solver: str = "sklearn"
+    c: float = 1.0
+    approximation: str = "nystroem"
+    n_components: int = 256
+    cache_size_mb: int = 200
+    hidden: str = "64"
+    threads: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.dataset in BUILTIN_DATASETS
+
+    @property
+    def is_synthetic(self) -> bool:
+        return self.dataset in ("sparse-text", "dense")
+
+    @property
+    def hidden_sizes(self) -> tuple[int, ...]:
+        return tuple(int(x) for x in self.hidden.split(","))
+
+    def differs_from(self, other: "RunConfig") -> dict[str, tuple[Any, Any]]:
+        a, b = self.to_dict(), other.to_dict()
+        return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+
+
+assert {f.name for f in dataclasses.fields(RunConfig)} == set(KNOBS), "RunConfig and KNOBS disagree"
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, cut to ``MAX_SHOWN`` characters with an
+    ellipsis and the value's full length: a 100 KB value must not come back whole."""
+    text = repr(value)
+    if len(text) <= MAX_SHOWN:
+        return text
+    size = len(value) if isinstance(value, (str, bytes)) else len(text)
+    return f"{text[:MAX_SHOWN]}… ({size:,} characters)"
+
+
+def shown_name(name: str) -> str:
+    """A knob name as given by the user, cut like :func:`shown` (without quotes)."""
+    return name if len(name) <= MAX_SHOWN else f"{name[:MAX_SHOWN]}… ({len(name):,} characters)"
+
+
+def coerce(name: str, value: Any) -> Any:
+    k = KNOBS[name]
+    if value is None or (isinstance(value, str) and value.strip() == "" and k.optional):
+        if k.optional:
+            return None
+        raise ConfigError(name, f"a value is required (allowed: {k.describe_allowed()})")
+    if k.type is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if isinstance(value, str) and value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(name, f"expected true or false, got {shown(value)}")
+    if k.type is int:
+        if isinstance(value, bool):
+            raise ConfigError(name, f"expected a whole number, got {shown(value)}")
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, str):
+            try:
+                value = int(value.strip().replace("_", ""))
+            except ValueError:
+                raise ConfigError(name, f"expected a whole number, got {shown(value)}") from None
+        if not isinstance(value, int):
+            raise ConfigError(name, f"expected a whole number, got {shown(value)}")
+    elif k.type is float:
+        if isinstance(value, bool):
+            raise ConfigError(name, f"expected a number, got {shown(value)}")
+        try:
+            value = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ConfigError(name, f"expected a number, got {shown(value)}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ConfigError(name, f"expected a finite number, got {shown(value)}")
+    elif k.type is str:
+        if not isinstance(value, str):
+            raise ConfigError(name, f"expected text, got {shown(value)}")
+        value = value.strip()
+    if k.choices and not k.free_text and value not in k.choices:
+        raise ConfigError(name, f"{shown(value)} is not one of: {k.describe_allowed()}")
+    if k.min is not None and value < k.min or k.max is not None and value > k.max:
+        raise ConfigError(name, f"{shown(value)} is out of range; allowed: {k.describe_allowed()}")
+    return value
+
+
+def validate(values: Mapping[str, Any] | None = None, **overrides: Any) -> RunConfig:
+    """Build a RunConfig from user values, checking each knob and every combination.
+
+    Unknown knobs, bad types, out-of-range values and impossible combinations all
+    raise ``ConfigError`` naming the knob. Things that need the data itself (rows of
+    a file, batch size above the data) and what this machine can do (a cgroup cap)
+    are checked at launch by ``engine.admission.admit``; this function is pure.
+    """
+    merged: dict[str, Any] = dict(values or {})
+    merged.update(overrides)
+    unknown = sorted(set(merged) - set(KNOBS))
+    if unknown:
+        raise ConfigError(shown_name(str(unknown[0])), f"unknown knob; known knobs: {', '.join(KNOBS)}")
+    clean = {name: coerce(name, merged[name]) for name in merged}
+    if clean.get("features") is None:
+        clean["features"] = DEFAULT_FEATURES.get(clean.get("dataset", "sparse-text"), DEFAULT_FEATURES["sparse-text"])
+    cfg = RunConfig(**clean)
+    _check_combinations(cfg)
+    return cfg
+
+
+def physical_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _check_combinations(cfg: RunConfig) -> None:
+    if not cfg.is_builtin:
+        if not cfg.dataset:
+            raise ConfigError("dataset", "a dataset name or a file path is required")
+        if not os.path.isfile(cfg.dataset):
+            raise ConfigError("dataset", f"{shown(cfg.dataset)} is neither a built-in dataset "
+                              f"({', '.join(BUILTIN_DATASETS)}) nor a readable file")
+    if cfg.test_file is not None and not os.path.isfile(cfg.test_file):
+        raise ConfigError("test_file", f"{shown(cfg.test_file)} is not a readable file")
+    if cfg.dataset == "sparse-text" and cfg.nnz_per_row > cfg.features:
+        raise ConfigError("nnz_per_row", f"{cfg.nnz_per_row} nonzeros per row cannot fit in "
+                          f"{cfg.features} features")
+    if cfg.is_synthetic and cfg.batch_size > cfg.rows:
+        raise ConfigError("batch_size", f"{cfg.batch_size} is larger than the data ({cfg.rows} rows)")
+    try:
+        sizes = cfg.hidden_sizes
+    except ValueError:
+        raise ConfigError("hidden", f"expected comma-separated layer sizes like 128,64, got {shown(cfg.hidden)}") from None
+    if not sizes or any(s < 1 or s > 100_000 for s in sizes) or len(sizes) > 8:
+        raise ConfigError("hidden", "between 1 and 8 layers of 1 to 100,000 units each")
+    if cfg.model == "kernel-svm":
+        if cfg.mode != "memory":
+            raise ConfigError("mode", "kernel-svm trains on all the data at once; use mode=memory")
+        if cfg.is_synthetic and cfg.rows > MAX_KERNEL_SVM_ROWS:
+            raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {cfg.rows:,} rows "
+                              f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
+    if cfg.cap_kind != "auto" and cfg.memory_cap_mb is None:
+        raise ConfigError("cap_kind", "set memory_cap_mb to choose how to cap")
+    if cfg.representation == "dense":
+        width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
+        if cfg.is_synthetic:
+            rows = cfg.rows if cfg.mode == "memory" else cfg.batch_size
+            need = rows * width * BYTES_PER_VALUE[cfg.precision]
+            limit = (cfg.memory_cap_mb * 2**20) if cfg.memory_cap_mb else int(physical_memory_bytes() * 0.8)
+            if need > limit:
+                what = "the data" if cfg.mode == "memory" else "one batch"
+                raise ConfigError("representation", f"dense {what} would need {need / 2**30:,.1f} GiB "
+                                  f"({rows:,} rows x {width:,} features x {BYTES_PER_VALUE[cfg.precision]} B), "
+                                  f"above the {'cap' if cfg.memory_cap_mb else 'machine memory'} "
+                                  f"({limit / 2**30:,.1f} GiB). Use sparse, hashing or stream mode.")

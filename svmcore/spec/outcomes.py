@@ -1,0 +1,74 @@
+"""What counts as running out of memory: one classifier for the worker (the exception
+it caught) and the engine (a dead worker's last words on stderr), and the message
+that says which cap was reached."""
+
+from __future__ import annotations
+
+import errno
+import resource
+
+# How a process's failure reads when memory ran out. Explicit statements are out of
+# memory with or without a cap; the kernel *refusing* memory (a mapping, a thread) is the
+# cap being reached only when there is a cap; without one it stays a failure.
+OOM_MARKERS = ("memoryerror", "std::bad_alloc", "out of memory")
+
+
+REFUSAL_MARKERS = ("failed to map segment", "cannot allocate memory", "thread creation failed",
+                   "can't start new thread", "pthread_create failed", "resource temporarily unavailable",
+                   "too many memory regions")
+
+
+# CPython's C code returning NULL without an exception: an allocation failed where the
+# code does not expect one. Seen while importing the libraries under a tight cap.
+NULL_RETURN_MARKERS = ("error return without exception set", "returned null without setting an exception")
+
+
+def refused_memory(text: str, capped: bool, phase: str | None) -> bool:
+    """Whether a worker's last words (stderr) say it ran out of memory."""
+    low = text.lower()
+    if any(m in low for m in OOM_MARKERS):
+        return True
+    if not capped:
+        return False
+    return (any(m in low for m in REFUSAL_MARKERS)
+            or phase in (None, "imports") and any(m in low for m in NULL_RETURN_MARKERS))
+
+
+def exception_refused_memory(error: BaseException, capped: bool, phase: str | None) -> bool:
+    """Whether an exception caught in the worker is memory running out: a MemoryError
+    always; under a cap also the kernel refusing memory (ENOMEM, a shared object's segment
+    that cannot be mapped, a thread that cannot start) and, while importing, CPython's
+    NULL-without-exception SystemError."""
+    if isinstance(error, MemoryError):
+        return True
+    if not capped:
+        return False
+    message = str(error).lower()
+    if isinstance(error, SystemError):
+        return phase == "imports" and any(m in message for m in NULL_RETURN_MARKERS)
+    if isinstance(error, OSError) and error.errno == errno.ENOMEM:
+        return True
+    return isinstance(error, (ImportError, OSError, RuntimeError)) and any(m in message for m in REFUSAL_MARKERS)
+
+
+def thread_stack_bytes() -> int | None:
+    """The stack a new thread reserves by default (glibc uses the RLIMIT_STACK soft limit)."""
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def cap_message(cap_kind: str, cap_bytes: int, threads: int, phase: str | None, cause: str) -> str:
+    """One sentence saying that the cap is what failed, and what it had to hold."""
+    where = f" in phase {phase}" if phase else ""
+    text = f"the {cap_bytes / 2**20:,.0f} MiB {cap_kind} cap was reached{where}: the kernel refused memory ({cause})"
+    if cap_kind == "rlimit" and threads > 1:
+        stack = thread_stack_bytes()
+        stacks = (f"{threads} × {stack / 2**20:,.0f} MiB = {threads * stack / 2**20:,.0f} MiB" if stack
+                  else "their size")
+        text += (f"; under rlimit the cap must also hold what {threads} threads reserve, "
+                 f"their stacks ({stacks}) and BLAS buffers included: raise the cap, lower threads or use a cgroup cap")
+    elif threads > 1:
+        text += f"; the cap must hold the libraries and {threads} threads: raise the cap or lower threads"
+    else:
+        text += "; raise the cap"
+    return text

@@ -1,0 +1,6 @@
+"""Durable run history: SQLite (``sqlite``), typed records (``records``), salvage of a
+damaged file (``salvage``) and export of a run as plain data (``export``).
+
+Rule: imports only ``spec``. It knows nothing of processes or machines: callers pass
+the host and the runner's identity in.
+"""

@@ -1,0 +1,28 @@
+"""One run as plain data (config, summary, samples, events), and its samples as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from svmcore.store.sqlite import Store
+
+
+def run_export(store: Store, run_id: int) -> dict:
+    """Everything about one run as plain data: config, summary, samples, events."""
+    rec = store.get_run(run_id)
+    return {"id": rec.id, "status": rec.status.value, "created_at": rec.created_at, "finished_at": rec.finished_at,
+            "host": rec.host, "host_cpus": rec.host_cpus, "host_memory_bytes": rec.host_memory_bytes,
+            "config": rec.config, "summary": rec.summary,
+            "samples": [dict(zip(("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"), s))
+                        for s in store.samples(run_id)],
+            "events": store.events(run_id)}
+
+
+def samples_csv(record: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["run_id", "t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"])
+    for s in record["samples"]:
+        w.writerow([record["id"], f"{s['t_s']:.4f}", s["rss_bytes"], s["anon_bytes"], s["file_bytes"], s["hwm_bytes"]])
+    return buf.getvalue()

@@ -1,0 +1,538 @@
+"""Durable run history in one SQLite file (WAL mode).
+
+Contract:
+- ``create_run`` returns a new run id; the row exists (status ``running``) before
+  the worker starts, so a crash at any later point leaves a trace. It records this
+  machine as the run's host, unless the run is ``remote`` (a Dask worker runs it):
+  then ``set_started_on`` records its host when it starts.
+- ``complete_imported`` fills a remote run's row from the record its worker sent
+  back (host, samples, events, outcome) in one transaction; like ``finish_run``,
+  only once.
+- ``add_samples`` / ``add_events`` append; each call is one transaction, so what a
+  kill -9 interrupts is at most the last batch, never earlier rows.
+- ``finish_run`` sets the terminal status and summary once; later calls for a
+  finished run are ignored, so two observers cannot overwrite an outcome.
+- Writes are serialised across threads and processes by a lock file (the bundled
+  SQLite has a WAL bug with several processes writing at once); reads never block.
+- Opening a damaged file (SQLite says it is not a database or is malformed, or
+  ``PRAGMA quick_check`` fails) moves it aside, with its -wal and -shm, to
+  ``runs.sqlite.damaged-<UTC time>`` (never deletes it), starts a fresh store, logs a
+  warning and sets ``damaged_moved_to``; ``import_rows`` copies back what
+  ``salvage.salvage`` could read from it.
+- New run ids never reuse the name of a run folder left in ``runs/`` (a store started
+  afresh next to an old history would otherwise append to an old run's event file).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+import urllib.parse
+from typing import Any, Iterable, Iterator
+
+from svmcore.spec.errors import SvmcoreError
+from svmcore.store.records import RunRecord, RunStatus, in_rowid_range
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL,
+    summary TEXT,
+    run_dir TEXT,
+    worker_pid INTEGER,
+    worker_ctime REAL,
+    runner_pid INTEGER,
+    runner_ctime REAL,
+    host TEXT,
+    sweep_id INTEGER,
+    label TEXT,
+    host_cpus INTEGER,
+    host_memory_bytes INTEGER
+);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id INTEGER NOT NULL,
+    t_s REAL NOT NULL,
+    rss_bytes INTEGER NOT NULL,
+    anon_bytes INTEGER NOT NULL,
+    file_bytes INTEGER NOT NULL,
+    hwm_bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, t_s);
+CREATE TABLE IF NOT EXISTS events (
+    run_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    t_s REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at REAL NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+"""
+# Columns added since the first schema: a store file made before them gets them on open.
+ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"))
+
+
+
+
+
+
+
+
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    for table, column, kind in ADDED_COLUMNS:
+        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
+class StoreError(SvmcoreError):
+    """The store cannot be written (disk full, read-only folder) or read."""
+
+
+class StoreDamagedError(StoreError):
+    """The store file is damaged and could not be moved aside."""
+
+
+_DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes share the low byte)
+
+
+def _is_damage(error: sqlite3.DatabaseError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _DAMAGE_CODES
+    text = str(error)
+    return "malformed" in text or "not a database" in text
+
+
+def damage(path: str) -> str | None:
+    """What is wrong with the SQLite file at ``path`` (SQLite's words), or None if it is
+    sound, absent, or cannot be judged now (locked, unreadable: opening reports those)."""
+    if not os.path.isfile(path):
+        return None
+    try:  # read-only: a read-write connection would checkpoint the -wal into the damaged file on close
+        db = sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True, timeout=30,
+                             isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        db.execute("PRAGMA busy_timeout=30000")
+        found = [row[0] for row in db.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as e:
+        return str(e) if _is_damage(e) else None
+    finally:
+        db.close()
+    return None if found == ["ok"] else "; ".join(found)
+
+
+def _free_ids_first(db: sqlite3.Connection, table: str, rows: list[dict]) -> list[dict]:
+    """Rows whose id is free in ``table`` first, so that those that need a new id get
+    one above every kept id (not one that a later row would have kept)."""
+    taken = {row["id"] for row in rows if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (row["id"],)).fetchone()}
+    return [r for r in rows if r["id"] not in taken] + [r for r in rows if r["id"] in taken]
+
+
+def _top_run_folder(home: str) -> int:
+    try:
+        names = os.listdir(os.path.join(home, "runs"))
+    except OSError:
+        return 0
+    return max((int(n) for n in names if n.isdigit()), default=0)
+
+
+class Store:
+    def __init__(self, home: str):
+        self.home = os.path.abspath(home)
+        try:
+            os.makedirs(self.home, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the data folder {self.home}: {e.strerror}") from None
+        self.path = os.path.join(self.home, "runs.sqlite")
+        self._local = threading.local()
+        self._thread_lock = threading.RLock()
+        self._lock_path = os.path.join(self.home, "runs.sqlite.writelock")
+        self.read_only = False
+        self.damaged_moved_to: str | None = None  # where a damaged store file was moved on open
+        self.damage: str | None = None  # what SQLite found wrong with it
+        try:
+            with self._writing(transaction=False, on_lock=self._set_aside_if_damaged) as db:
+                db.executescript(SCHEMA)
+                _add_missing_columns(db)
+                self._skip_old_run_folders(db)
+        except StoreDamagedError:
+            raise
+        except StoreError:
+            if not os.path.isfile(self.path):
+                raise
+            self.read_only = True  # history stays readable on a read-only or full disk
+            self._local.db = None
+            try:
+                db = self._db()
+                try:
+                    found = [row[0] for row in db.execute("PRAGMA quick_check(5)")]
+                except sqlite3.DatabaseError as e:
+                    if not _is_damage(e):
+                        raise
+                    found = [str(e)]
+                if found != ["ok"]:
+                    raise StoreDamagedError(f"the run store {self.path} is damaged ({'; '.join(found)}) and could "
+                                            "not be moved aside (the data folder is read-only); move it away by hand")
+                db.execute("SELECT count(*) FROM runs").fetchone()
+            except sqlite3.Error as e:
+                raise StoreError(f"cannot read the run store {self.path}: {e}") from None
+
+    def _set_aside_if_damaged(self) -> None:
+        """Under the write lock: move a damaged store file (and its -wal, -shm) aside."""
+        problem = damage(self.path)
+        if problem is None:
+            return
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target, n = f"{self.path}.damaged-{stamp}", 1
+        while any(os.path.lexists(target + suffix) for suffix in ("", "-wal", "-shm")):
+            target, n = f"{self.path}.damaged-{stamp}-{n}", n + 1
+        self.close()
+        try:  # the main file last: a fresh store must never meet the old -wal
+            for suffix in ("-wal", "-shm", ""):
+                if os.path.lexists(self.path + suffix):
+                    os.rename(self.path + suffix, target + suffix)
+        except OSError as e:
+            raise StoreDamagedError(f"the run store {self.path} is damaged ({problem}) and could not be moved "
+                                    f"aside ({e.strerror}); move it away by hand") from None
+        self.damaged_moved_to, self.damage = target, problem
+        log.warning("the run store %s was damaged (%s); it was moved to %s and a new, empty store started; "
+                    "'python -m svmcore runs recover %s' copies back every readable run",
+                    self.path, problem, target, target)
+
+    def _skip_old_run_folders(self, db: sqlite3.Connection) -> None:
+        """A store with no run yet starts its ids above any run folder already in runs/."""
+        if db.execute("SELECT 1 FROM sqlite_sequence WHERE name='runs'").fetchone():
+            return
+        top = _top_run_folder(self.home)
+        if top and not db.execute("SELECT 1 FROM runs LIMIT 1").fetchone():
+            db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('runs', ?)", (top,))
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is not None and not self.read_only:
+            try:  # the file was moved aside (another process found it damaged): follow the path
+                moved = os.stat(self.path).st_ino != getattr(self._local, "ino", None)
+            except OSError:
+                moved = False
+            if moved:
+                db.close()
+                db = self._local.db = None
+        if db is None:
+            try:
+                if getattr(self, "read_only", False):
+                    db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True,
+                                         isolation_level=None, check_same_thread=False)
+                    db.row_factory = sqlite3.Row
+                    self._local.db = db
+                    return db
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                db.row_factory = sqlite3.Row
+                db.execute("PRAGMA busy_timeout=30000")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                self._local.ino = os.stat(self.path).st_ino
+            except sqlite3.Error as e:
+                raise StoreError(f"cannot open the run store {self.path}: {e}") from None
+            except OSError as e:
+                raise StoreError(f"cannot open the run store {self.path}: {e.strerror}") from None
+            self._local.db = db
+        return db
+
+    @contextlib.contextmanager
+    def _writing(self, transaction: bool = True, on_lock=None) -> Iterator[sqlite3.Connection]:
+        with self._thread_lock:
+            try:
+                lock = open(self._lock_path, "a")
+            except OSError as e:
+                raise StoreError(f"cannot write to the data folder {self.home}: {e.strerror}") from None
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if on_lock is not None:
+                    on_lock()
+                db = self._db()
+                try:
+                    if transaction:
+                        db.execute("BEGIN IMMEDIATE")
+                    yield db
+                    if transaction:
+                        db.execute("COMMIT")
+                except sqlite3.Error as e:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise StoreError(f"the run store could not be written ({e}); "
+                                     "is the disk full or read-only?") from None
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                lock.close()
+
+    # ------------------------------------------------------------- writes
+    def create_run(self, config: dict, status: RunStatus = RunStatus.RUNNING, sweep_id: int | None = None,
+                   label: str | None = None, host: dict | None = None,
+                   runner_ctime: float | None = None) -> int:
+        """A new run's row. ``host`` (as from ``engine.hostinfo.this_host``; none for a run
+        whose host is not known yet) and ``runner_ctime`` (this process's start time, which
+        with its pid identifies the runner after a restart) come from the caller."""
+        host = host or {}
+        with self._writing() as db:
+            cur = db.execute(
+                "INSERT INTO runs (created_at, status, config, host, host_cpus, host_memory_bytes, sweep_id, label, "
+                "runner_pid, runner_ctime) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (time.time(), status.value, json.dumps(config, sort_keys=True), host.get("host"), host.get("cpus"),
+                 host.get("memory_bytes"), sweep_id, label, os.getpid(), runner_ctime))
+            return int(cur.lastrowid)
+
+    def set_started_on(self, run_id: int, host: dict) -> bool:
+        """A queued remote run started on ``host`` (as from ``hostinfo.this_host``)."""
+        with self._writing() as db:
+            cur = db.execute("UPDATE runs SET status=?, host=?, host_cpus=?, host_memory_bytes=? "
+                             "WHERE id=? AND status=?",
+                             (RunStatus.RUNNING.value, host.get("host"), host.get("cpus"), host.get("memory_bytes"),
+                              run_id, RunStatus.QUEUED.value))
+            return cur.rowcount == 1
+
+    def complete_imported(self, run_id: int, record: dict) -> bool:
+        """Fill a queued or running row from a record made elsewhere: ``status``,
+        ``summary``, ``samples`` (tuples as from ``samples``), ``events`` (dicts as from
+        ``events``) and ``host``. All or nothing; False if the run had already finished."""
+        status = RunStatus(record["status"])
+        summary = dict(record.get("summary") or {}, run_id=run_id, status=status.value)
+        host = record.get("host") or {}
+        events = [(e["seq"], e["t_s"], e["kind"], {k: v for k, v in e.items() if k not in ("seq", "t_s", "kind")})
+                  for e in record.get("events") or []]
+        with self._writing() as db:
+            cur = db.execute(
+                "UPDATE runs SET status=?, summary=?, finished_at=?, host=coalesce(?, host), "
+                "host_cpus=coalesce(?, host_cpus), host_memory_bytes=coalesce(?, host_memory_bytes) "
+                "WHERE id=? AND status IN (?, ?)",
+                (status.value, json.dumps(summary), time.time(), host.get("host"), host.get("cpus"),
+                 host.get("memory_bytes"), run_id, RunStatus.RUNNING.value, RunStatus.QUEUED.value))
+            if cur.rowcount != 1:
+                return False
+            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
+                           "VALUES (?,?,?,?,?,?)", [(run_id, *s) for s in record.get("samples") or []])
+            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
+                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+            return True
+
+    def set_process(self, run_id: int, run_dir: str, worker_pid: int, worker_ctime: float | None,
+                    runner_pid: int, runner_ctime: float | None) -> None:
+        with self._writing() as db:
+            db.execute("UPDATE runs SET run_dir=?, worker_pid=?, worker_ctime=?, runner_pid=?, runner_ctime=?, "
+                       "status=? WHERE id=?", (run_dir, worker_pid, worker_ctime, runner_pid, runner_ctime,
+                                               RunStatus.RUNNING.value, run_id))
+
+    def set_run_dir(self, run_id: int, run_dir: str) -> None:
+        with self._writing() as db:
+            db.execute("UPDATE runs SET run_dir=? WHERE id=?", (run_dir, run_id))
+
+    def add_samples(self, run_id: int, rows: Iterable[tuple]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        with self._writing() as db:
+            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
+                           "VALUES (?,?,?,?,?,?)", [(run_id, *r) for r in rows])
+
+    def add_events(self, run_id: int, events: Iterable[tuple[int, float, str, dict]]) -> None:
+        events = list(events)
+        if not events:
+            return
+        with self._writing() as db:
+            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
+                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+
+    def finish_run(self, run_id: int, status: RunStatus, summary: dict) -> bool:
+        """Set the outcome once. Returns False if the run had already finished."""
+        with self._writing() as db:
+            cur = db.execute("UPDATE runs SET status=?, summary=?, finished_at=? WHERE id=? AND status IN (?, ?)",
+                             (status.value, json.dumps(summary), time.time(), run_id,
+                              RunStatus.RUNNING.value, RunStatus.QUEUED.value))
+            return cur.rowcount == 1
+
+    def delete_run(self, run_id: int) -> bool:
+        if not in_rowid_range(run_id):
+            return False
+        with self._writing() as db:
+            db.execute("DELETE FROM samples WHERE run_id=?", (run_id,))
+            db.execute("DELETE FROM events WHERE run_id=?", (run_id,))
+            return db.execute("DELETE FROM runs WHERE id=?", (run_id,)).rowcount == 1
+
+    def create_sweep(self, spec: dict) -> int:
+        with self._writing() as db:
+            cur = db.execute("INSERT INTO sweeps (created_at, spec, status) VALUES (?,?,?)",
+                             (time.time(), json.dumps(spec), "running"))
+            return int(cur.lastrowid)
+
+    def set_sweep_status(self, sweep_id: int, status: str) -> None:
+        with self._writing() as db:
+            db.execute("UPDATE sweeps SET status=? WHERE id=?", (status, sweep_id))
+
+    # ------------------------------------------------------------- reads
+    def get_run(self, run_id: int) -> RunRecord | None:
+        if not in_rowid_range(run_id):
+            return None
+        row = self._db().execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return RunRecord.from_row(row) if row else None
+
+    def list_runs(self, status: Iterable[RunStatus] | None = None, sweep_id: int | None = None,
+                  limit: int | None = None) -> list[RunRecord]:
+        sql, args = "SELECT * FROM runs", []
+        where = []
+        if status is not None:
+            st = [s.value for s in status]
+            where.append(f"status IN ({','.join('?' * len(st))})")
+            args += st
+        if sweep_id is not None:
+            where.append("sweep_id=?")
+            args.append(sweep_id)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [RunRecord.from_row(r) for r in self._db().execute(sql, args)]
+
+    def samples(self, run_id: int) -> list[tuple[float, int, int, int, int]]:
+        if not in_rowid_range(run_id):
+            return []
+        return [tuple(r) for r in self._db().execute(
+            "SELECT t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes FROM samples WHERE run_id=? ORDER BY t_s",
+            (run_id,))]
+
+    def events(self, run_id: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if not in_rowid_range(run_id):
+            return out
+        for seq, t, kind, data in self._db().execute(
+                "SELECT seq, t_s, kind, data FROM events WHERE run_id=? ORDER BY seq", (run_id,)):
+            d = json.loads(data)
+            d.update(seq=seq, t_s=t, kind=kind)
+            out.append(d)
+        return out
+
+    def sweeps(self) -> list[dict]:
+        return [dict(r) | {"spec": json.loads(r["spec"])}
+                for r in self._db().execute("SELECT * FROM sweeps ORDER BY id DESC")]
+
+    def integrity_problems(self, limit: int = 20) -> list[str]:
+        """What ``PRAGMA integrity_check`` finds wrong with the store file (at most
+        ``limit`` lines); empty if it is intact."""
+        try:
+            found = [row[0] for row in self._db().execute(f"PRAGMA integrity_check({int(limit)})")]
+        except sqlite3.DatabaseError as e:
+            return [str(e)]
+        return [] if found == ["ok"] else found
+
+    def integrity_ok(self) -> bool:
+        return not self.integrity_problems(1)
+
+    # ------------------------------------------------------------- recovery
+    def import_rows(self, runs: list[dict], samples: list[dict], events: list[dict], sweeps: list[dict]) -> dict:
+        """Copy rows read from another store file (``salvage.salvage``) into this one, in
+        one transaction. A run or sweep keeps its id unless this store already uses it,
+        then it gets a new one (``run_ids``/``sweep_ids`` map old to new); one already
+        here (same creation time and config or spec) is not copied again. Samples and
+        events are copied for the runs copied. A run that was still running or queued is
+        recorded as lost. Returns the counts."""
+        result: dict[str, Any] = {"runs": 0, "samples": 0, "events": 0, "sweeps": 0,
+                                  "already_present": {"runs": 0, "sweeps": 0, "samples": 0, "events": 0},
+                                  "without_run": {"samples": 0, "events": 0}, "run_ids": {}, "sweep_ids": {}}
+        with self._writing() as db:
+            run_cols = [r[1] for r in db.execute("PRAGMA table_info(runs)")]
+            sweep_ids: dict[int, int] = {}
+            have = {(r[1], r[2]): r[0] for r in db.execute("SELECT id, created_at, spec FROM sweeps")}
+            new_sweeps = []
+            for row in sorted(sweeps, key=lambda r: r["id"]):
+                if (row["created_at"], row["spec"]) in have:
+                    sweep_ids[row["id"]] = have[(row["created_at"], row["spec"])]
+                    result["already_present"]["sweeps"] += 1
+                else:
+                    new_sweeps.append(row)
+            for row in _free_ids_first(db, "sweeps", new_sweeps):
+                old = row["id"]
+                free = not db.execute("SELECT 1 FROM sweeps WHERE id=?", (old,)).fetchone()
+                cur = db.execute("INSERT INTO sweeps (id, created_at, spec, status) VALUES (?,?,?,?)",
+                                 (old if free else None, row["created_at"], row["spec"], row["status"]))
+                sweep_ids[old] = int(cur.lastrowid)
+                result["sweeps"] += 1
+                if sweep_ids[old] != old:
+                    result["sweep_ids"][old] = sweep_ids[old]
+            run_ids: dict[int, int] = {}
+            present: set[int] = set()  # copied before: their samples and events are here already
+            have = {(r[1], r[2]) for r in db.execute("SELECT id, created_at, config FROM runs")}
+            dirs = {r[0] for r in db.execute("SELECT run_dir FROM runs WHERE run_dir IS NOT NULL")}
+            new_runs = []
+            for row in sorted(runs, key=lambda r: r["id"]):
+                if (row["created_at"], row["config"]) in have:
+                    result["already_present"]["runs"] += 1
+                    present.add(row["id"])
+                else:
+                    new_runs.append(row)
+            for row in _free_ids_first(db, "runs", new_runs):
+                old = row["id"]
+                values = {c: row.get(c) for c in run_cols}
+                free = not db.execute("SELECT 1 FROM runs WHERE id=?", (old,)).fetchone()
+                values["id"] = old if free else None
+                values["sweep_id"] = sweep_ids.get(row.get("sweep_id"))
+                if values["run_dir"] in dirs:
+                    values["run_dir"] = None  # that folder is another run's now
+                unfinished = values["status"] in (RunStatus.RUNNING.value, RunStatus.QUEUED.value)
+                if unfinished:
+                    values["status"], values["finished_at"] = RunStatus.LOST.value, time.time()
+                cur = db.execute(f"INSERT INTO runs ({', '.join(run_cols)}) VALUES ({', '.join('?' * len(run_cols))})",
+                                 [values[c] for c in run_cols])
+                new = run_ids[old] = int(cur.lastrowid)
+                summary = json.loads(values["summary"]) if values["summary"] else {}
+                if unfinished:
+                    summary.update(status=RunStatus.LOST.value, error={
+                        "type": "Lost", "message": "recovered from a damaged store; its outcome was never recorded"})
+                if summary:
+                    summary["run_id"] = new
+                    db.execute("UPDATE runs SET summary=? WHERE id=?", (json.dumps(summary), new))
+                result["runs"] += 1
+                if new != old:
+                    result["run_ids"][old] = new
+            copied = [(run_ids[r["run_id"]], r["t_s"], r["rss_bytes"], r["anon_bytes"], r["file_bytes"],
+                       r["hwm_bytes"]) for r in samples if r["run_id"] in run_ids]
+            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
+                           "VALUES (?,?,?,?,?,?)", copied)
+            result["samples"] = len(copied)
+            result["already_present"]["samples"] = sum(r["run_id"] in present for r in samples)
+            result["without_run"]["samples"] = len(samples) - len(copied) - result["already_present"]["samples"]
+            copied = [(run_ids[e["run_id"]], e["seq"], e["t_s"], e["kind"], e["data"])
+                      for e in events if e["run_id"] in run_ids]
+            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)", copied)
+            result["events"] = len(copied)
+            result["already_present"]["events"] = sum(e["run_id"] in present for e in events)
+            result["without_run"]["events"] = len(events) - len(copied) - result["already_present"]["events"]
+        return result
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None

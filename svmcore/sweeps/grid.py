@@ -1,0 +1,83 @@
+"""Grids of settings, run through the queue, and what to make of the results:
+the memory/accuracy Pareto frontier and the best setting under a memory budget."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from svmcore.engine.admission import admit
+from svmcore.spec.config import RunConfig, coerce, shown
+from svmcore.spec.errors import ConfigError, SvmcoreError
+from svmcore.spec.knobs import KNOBS
+
+MAX_GRID_RUNS = 200
+
+
+def parse_grid(items: list[str]) -> dict[str, list]:
+    """['batch_size=256,2048', 'precision=float32,float64'] -> {knob: [values]}, each
+    value checked against the knob registry."""
+    grid: dict[str, list] = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not values.strip():
+            raise ConfigError("grid", f"{shown(item)} must look like KNOB=V1,V2 (e.g. batch_size=256,2048)")
+        if name not in KNOBS:
+            raise ConfigError("grid", f"unknown knob {shown(name)}; known knobs: {', '.join(KNOBS)}")
+        if name in grid:
+            raise ConfigError("grid", f"knob {shown(name)} is given twice")
+        parsed = [coerce(name, v.strip()) for v in values.split(",") if v.strip()]
+        grid[name] = list(dict.fromkeys(parsed))  # keep order, drop repeats
+    return grid
+
+
+@dataclass
+class GridPoint:
+    values: dict[str, Any]
+    config: RunConfig | None
+    error: str | None = None
+
+
+def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None) -> list[GridPoint]:
+    """Every combination of the grid over the base knobs. Impossible combinations are
+    kept as points with the reason, so the user sees what was skipped and why. With
+    ``cache_dir`` (launching), the data's rules are checked too (``preflight``: e.g.
+    kernel-svm on more rows than its limit, a batch larger than the data)."""
+
+    names = list(grid)
+    combos = list(itertools.product(*(grid[n] for n in names))) if names else [()]
+    if len(combos) > MAX_GRID_RUNS:
+        raise ConfigError("grid", f"{len(combos)} combinations; at most {MAX_GRID_RUNS} per sweep")
+    points = []
+    for combo in combos:
+        values = dict(zip(names, combo))
+        try:
+            cfg = admit({**base, **values}, cache_dir)
+            points.append(GridPoint(values, cfg))
+        except SvmcoreError as e:
+            points.append(GridPoint(values, None, str(e)))
+    return points
+
+
+
+
+def grid_label(values: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+# ---------------------------------------------------------------- trade-offs
+
+
+
+
+
+
+
+
+
+
+
+# ---------------------------------------------------------------- CLI
+

@@ -1,0 +1,240 @@
+"""The child process that trains: ``python -m svmcore.worker RUN_DIR``.
+
+It reads RUN_DIR/job.json, sets its threads and memory cap *before* importing
+numpy, then trains, writing JSON-lines events to RUN_DIR/events.jsonl: phase start
+and end (with the kernel's exact peak of each phase), progress, held-out accuracy,
+and finally its own outcome, so a parent that restarts can still learn how it ended.
+
+Only the standard library (and svmcore's own light modules) is imported at module
+level: the worker's floor is measured as the imports phase.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+# Light (standard library only) and imported now: under a tight cap, an import inside
+# the failure handler can itself fail with MemoryError and lose the outcome.
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.outcomes import cap_message, exception_refused_memory
+
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+              "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+class Events:
+    def __init__(self, path: str):
+        self.f = open(path, "a", buffering=1)
+
+    def emit(self, kind: str, **data) -> None:
+        data["kind"] = kind
+        data["ts"] = time.time()
+        self.f.write(json.dumps(data) + "\n")
+        self.f.flush()
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
+
+
+class Phases:
+    """Phase bookkeeping: the exact peak of each phase from VmHWM, reset between phases."""
+
+    def __init__(self, events: Events, faults: "Faults"):
+        self.events = events
+        self.faults = faults
+        self.current: str | None = None
+        self.started = 0.0
+        self.walls: dict[str, float] = {}
+        self.peak_kib = 0
+
+    def start(self, name: str) -> None:
+        if self.current:
+            self.end()
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass
+        self.current = name
+        self.started = time.monotonic()
+        self.events.emit("phase_start", phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)
+        self.faults.fire(name)
+
+    def end(self) -> None:
+        if not self.current:
+            return
+        hwm = _status_kib("VmHWM:")
+        self.peak_kib = max(self.peak_kib, hwm)
+        wall = time.monotonic() - self.started
+        self.walls[self.current] = wall
+        self.events.emit("phase_end", phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
+                         rss_bytes=_status_kib("VmRSS:") * 1024)
+        self.current = None
+
+
+class Faults:
+    """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'
+    (a phase name, or epochN: at the start of the Nth training pass).
+    Actions: spike:MB (touch MB then free at once), sleep:S, orphan (leave a
+    double-forked grandchild), threads:N (start N threads), exit:CODE, raise, hog:MB
+    (allocate MB and keep it), die:TEXT (print TEXT on stderr and exit 1, no outcome);
+    and changes to the run's data file, as another program would make them: truncate:FRACTION (cut the file to that fraction of its bytes,
+    mid-line), append:ROWS (append copies of its first line), tear (append half a
+    line, no newline: a writer caught mid-line). With a '-test' suffix (truncate-test,
+    ...) they change the test file instead."""
+
+    def __init__(self, spec: str, files: dict | None = None):
+        self.actions: dict[str, list[tuple[str, str]]] = {}
+        self.kept = []
+        self.files = files or {}  # "dataset" and "test" paths of the run
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            action, _, phase = item.partition("@")
+            name, _, arg = action.partition(":")
+            self.actions.setdefault(phase or "train", []).append((name, arg))
+
+    def fire(self, phase: str) -> None:
+        for name, arg in self.actions.get(phase, []):
+            if name == "spike":
+                block = bytearray(int(float(arg) * 2**20))
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                del block
+            elif name == "hog":
+                block = bytearray(int(float(arg) * 2**20))
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                self.kept.append(block)
+            elif name == "sleep":
+                time.sleep(float(arg))
+            elif name == "orphan":
+                if os.fork() == 0:
+                    if os.fork() == 0:
+                        os.setsid()
+                        time.sleep(600)
+                    os._exit(0)
+                os.wait()
+            elif name == "threads":
+                import threading
+                threading.stack_size(64 * 2**20)
+                for _ in range(int(arg)):
+                    t = threading.Thread(target=time.sleep, args=(600,), daemon=True)
+                    t.start()
+                    self.kept.append(t)
+            elif name == "exit":
+                os._exit(int(arg))
+            elif name == "die":  # like libgomp: a message on stderr, then exit without an exception
+                os.write(2, (arg + "\n").encode())
+                os._exit(1)
+            elif name == "raise":
+                raise RuntimeError("injected failure")
+            elif name.split("-")[0] in ("truncate", "append", "tear"):
+                self._change_file(name, arg)
+
+    def _change_file(self, name: str, arg: str) -> None:
+        action, _, which = name.partition("-")
+        path = self.files.get("test" if which == "test" else "dataset")
+        with open(path, "rb") as f:
+            line = f.readline()
+        line = line if line.endswith(b"\n") else line + b"\n"
+        if action == "truncate":
+            os.truncate(path, int(os.path.getsize(path) * float(arg)))
+        else:
+            with open(path, "ab") as f:
+                f.write(line * int(arg) if action == "append" else line[:len(line) // 2])
+
+
+class _NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is not loaded in the worker (it would raise the floor by ~60 MiB)")
+        return None
+
+
+def _apply_limits(job: dict) -> None:
+    threads = str(job["config"]["threads"])
+    for var in THREAD_ENV:
+        os.environ[var] = threads
+    if job.get("cgroup"):
+        with open(os.path.join(job["cgroup"], "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    if job.get("cap_kind") == "rlimit":
+        import resource
+        cap = int(job["cap_bytes"])
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Be killed when the process that started this one dies (Linux's parent-death
+    signal). Set for runs on a Dask worker: if that worker dies, nobody is left to
+    record or cancel this run, so it must not go on using the host."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # 9 = SIGKILL
+    if os.getppid() != parent_pid:  # it died before the signal was armed
+        os._exit(1)
+
+
+def main(run_dir: str) -> int:
+    if os.environ.get("SVMCORE_DIE_WITH_PARENT"):
+        _die_with_parent(int(os.environ["SVMCORE_DIE_WITH_PARENT"]))
+    with open(os.path.join(run_dir, "job.json")) as f:
+        job = json.load(f)
+    job.setdefault("run_dir", run_dir)
+    _apply_limits(job)
+    # scikit-learn imports pandas when it is installed: ~60 MiB of floor that no code
+    # path here uses. Refuse the import (scikit-learn treats pandas as optional).
+    sys.meta_path.insert(0, _NoPandas())
+    events = Events(os.path.join(run_dir, "events.jsonl"))
+    faults = Faults(os.environ.get("SVMCORE_FAULT", ""),
+                    {"dataset": job["config"].get("dataset"), "test": job["config"].get("test_file")})
+    phases = Phases(events, faults)
+    events.emit("started", pid=os.getpid(), cap_kind=job.get("cap_kind"), cap_bytes=job.get("cap_bytes"))
+    status, error = "completed", None
+    summary: dict = {}
+    unexpected: BaseException | None = None
+    try:
+        phases.start("imports")
+        from svmcore.worker import (
+            training,  # numpy, scipy, scikit-learn: the worker's floor
+        )
+        training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
+                                   job["config"].get("solver", "sklearn"))
+        summary = training.run(job, events, phases)
+    except BaseException as e:  # the outcome event must be written whatever happened
+        message = str(e) or type(e).__name__
+        capped = bool(job.get("cap_kind")) and bool(job.get("cap_bytes"))
+        if exception_refused_memory(e, capped, phases.current):
+            status = "oom"
+            if capped:
+                cause = type(e).__name__ + (f": {e}" if str(e) else "")
+                error = {"type": "OutOfMemory", "cause": cause,
+                         "message": cap_message(job["cap_kind"], int(job["cap_bytes"]),
+                                                int(job["config"].get("threads") or 1), phases.current, cause)}
+            else:
+                error = {"type": type(e).__name__, "message": str(e) or "out of memory"}
+        else:
+            status = "failed"
+            error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError)}
+        if not isinstance(e, (SvmcoreError, MemoryError)):
+            unexpected = e
+    phase = phases.current
+    phases.end()
+    events.emit("outcome", status=status, phase=phase if status != "completed" else None, error=error,
+                summary=summary, peak_rss_bytes=phases.peak_kib * 1024)
+    if unexpected is not None:  # after the outcome: printing can itself run out of memory under a cap
+        import traceback
+        traceback.print_exception(unexpected)
+    return {"completed": 0, "oom": 3}.get(status, 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

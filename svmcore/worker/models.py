@@ -1,0 +1,88 @@
+"""Model factory: every model exposes the same small training surface.
+
+Incremental models (linear-svm, kernel-approx, mlp) learn from one minibatch at a
+time with ``partial_fit``; the exact kernel SVM needs all rows at once (``fit_all``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmcore.spec.config import RunConfig
+
+KERNEL_SAMPLE_ROWS = 2000
+
+
+def _rbf_gamma(X) -> float:
+    """1 / (2 * mean squared row norm): a scale-free RBF width for the data at hand."""
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else (np.asarray(X) ** 2).sum(axis=1)
+    mean = float(sq.mean()) if sq.size else 1.0
+    return 1.0 / (2.0 * mean) if mean > 0 else 1.0
+
+
+class Trainer:
+    def __init__(self, cfg: RunConfig, classes: list, n_features: int):
+        self.cfg = cfg
+        self.classes = np.asarray(classes)
+        self.n_features = n_features
+        self.incremental = cfg.model != "kernel-svm"
+        self.transformer = None
+        self.needs_transform_fit = cfg.model == "kernel-approx"
+        self.model = self._make()
+
+    def _make(self):
+        c = self.cfg
+        if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
+            from svmcore.worker.sgd import CompiledSGD
+            width = c.n_components if c.model == "kernel-approx" else self.n_features
+            return CompiledSGD(c.alpha, c.average, width, self.classes)
+        if c.model in ("linear-svm", "kernel-approx"):
+            from sklearn.linear_model import SGDClassifier
+            return SGDClassifier(loss="hinge", alpha=c.alpha, average=c.average, random_state=c.seed)
+        if c.model == "mlp":
+            from sklearn.neural_network import MLPClassifier
+            return MLPClassifier(hidden_layer_sizes=c.hidden_sizes, alpha=c.alpha,
+                                 batch_size=min(c.batch_size, 200), random_state=c.seed)
+        from sklearn.svm import SVC
+        return SVC(C=c.c, kernel="rbf", gamma="scale", cache_size=c.cache_size_mb)
+
+    def fit_transform_on(self, X_sample) -> None:
+        """Fit the kernel approximation on a sample of training rows."""
+        c = self.cfg
+        gamma = _rbf_gamma(X_sample)
+        if c.approximation == "nystroem":
+            from sklearn.kernel_approximation import Nystroem
+            n = min(c.n_components, X_sample.shape[0])
+            self.transformer = Nystroem(gamma=gamma, n_components=n, random_state=c.seed)
+        else:
+            from sklearn.kernel_approximation import RBFSampler
+            self.transformer = RBFSampler(gamma=gamma, n_components=c.n_components, random_state=c.seed)
+        self.transformer.fit(X_sample)
+
+    def transform(self, X):
+        if self.transformer is None:
+            return X
+        out = self.transformer.transform(X)
+        return out.astype(np.float32, copy=False) if self.cfg.precision != "float64" else out
+
+    def partial_fit(self, Xb, yb) -> None:
+        self.model.partial_fit(self.transform(Xb), yb, classes=self.classes)
+
+    def fit_all(self, X, y) -> None:
+        self.model.fit(X, y)
+
+    def model_bytes(self) -> int:
+        """Bytes held in the fitted model's and transformer's arrays."""
+        total = 0
+        for obj in (self.model, self.transformer):
+            if obj is None:
+                continue
+            for v in vars(obj).values():
+                if isinstance(v, np.ndarray):
+                    total += v.nbytes
+                elif isinstance(v, list):
+                    total += sum(a.nbytes for a in v if isinstance(a, np.ndarray))
+                elif sp.issparse(v):
+                    total += v.data.nbytes + v.indices.nbytes + v.indptr.nbytes
+        return total
