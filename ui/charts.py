@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PROGRESS
 from svmcore.spec.units import MiB
 
 # colour-blind-safe palette, readable on light and dark backgrounds
@@ -54,10 +55,10 @@ def live_phases(events: list[dict], now_s: float) -> list[dict]:
     """Phase spans from raw events while a run is going (the open phase ends 'now')."""
     out: list[dict] = []
     for e in events:
-        if e["kind"] == "phase_start":
+        if e["kind"] == PHASE_START:
             out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None,
                         "peak_rss_mb": None})
-        elif e["kind"] == "phase_end" and out and out[-1]["name"] == e["phase"]:
+        elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
             out[-1]["end_s"] = e["t_s"]
             out[-1]["peak_rss_mb"] = e["peak_rss_bytes"] / MiB
     if out and out[-1]["end_s"] is None:
@@ -100,7 +101,7 @@ def memory_figure(info: dict, colour: str = PALETTE[0], title: str = "Memory (RS
 
 def throughput_info(events: list[dict], window: int = 3) -> dict:
     """samples/s between progress events (moving average over ``window`` intervals)."""
-    prog = [(e["train_elapsed_s"], e["samples"], e["t_s"]) for e in events if e["kind"] == "progress"]
+    prog = [(e["train_elapsed_s"], e["samples"], e["t_s"]) for e in events if e["kind"] == PROGRESS]
     t, rate = [], []
     for i in range(1, len(prog)):
         j = max(0, i - window)
@@ -118,8 +119,8 @@ def throughput_figure(info: dict, colour: str = PALETTE[0]) -> go.Figure:
 
 
 def accuracy_info(events: list[dict]) -> dict:
-    ev = [e for e in events if e["kind"] == "eval" and not e.get("final")]
-    final = next((e for e in events if e["kind"] == "eval" and e.get("final")), None)
+    ev = [e for e in events if e["kind"] == EVAL and not e.get("final")]
+    final = next((e for e in events if e["kind"] == EVAL and e.get("final")), None)
     return {"samples": [e["samples"] for e in ev], "accuracy": [e["accuracy"] for e in ev],
             "balanced": [e.get("balanced_accuracy") for e in ev],
             "rows": ev[0]["rows"] if ev else None,
@@ -148,7 +149,7 @@ def accuracy_figure(info: dict, colour: str = PALETTE[0]) -> go.Figure:
 
 def samples_at(events: list[dict], t: Sequence[float]) -> list[float | None]:
     """Samples seen at each time (linear between progress events), to align runs by work done."""
-    prog = [(e["t_s"], e["samples"]) for e in events if e["kind"] == "progress"]
+    prog = [(e["t_s"], e["samples"]) for e in events if e["kind"] == PROGRESS]
     if not prog:
         return [None] * len(t)
     ts, ss = zip(*prog)

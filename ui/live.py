@@ -10,6 +10,7 @@ from svmcore.app.lab import Lab, RunView
 from svmcore.predict import calibration as calib
 from svmcore.predict import model as estimate
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.events import PROGRESS
 from svmcore.spec.scores import near_baseline
 from svmcore.store.sqlite import RunStatus
 from ui import charts as plots
@@ -29,7 +30,7 @@ def _fmt(v, spec=".1f", unit=""):
 
 
 def progress_line(view: RunView) -> tuple[float, str]:
-    prog = next((e for e in reversed(view.events) if e["kind"] == "progress"), None)
+    prog = next((e for e in reversed(view.events) if e["kind"] == PROGRESS), None)
     phase = view.phase or "starting"
     if view.remote:
         where = f"running on {view.host}" if view.status == RunStatus.RUNNING else "queued on the Dask cluster"

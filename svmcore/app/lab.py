@@ -28,10 +28,9 @@ from svmcore.spec.errors import ConfigError, DataError
 from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS
 from svmcore.store.export import run_export, samples_csv
 from svmcore.store.sqlite import RunRecord, RunStatus, Store
-from svmcore.sweeps.executors import make_executor
 from svmcore.sweeps.frontier import TradeoffPoint, best_under, tradeoff_points
 from svmcore.sweeps.grid import expand, parse_grid
-from svmcore.sweeps.sweep import Sweep
+from svmcore.sweeps.sweep import Sweep, start_sweep
 
 UPLOAD_LIMIT_MB = 200
 DATA_EXT = (".svm", ".svmlight", ".libsvm", ".txt", ".csv", ".npz", ".tsv")  # dropped from upload names
@@ -101,7 +100,7 @@ class Lab:
         if run is not None and run.run_id == run_id and not run.is_finished():
             snap = run.snapshot()
             return RunView(run_id, snap.status, run.config.to_dict(), snap.summary, snap.samples, snap.events,
-                           run.label, run._t0 or 0.0, snap.phase, snap.elapsed_s if snap.status == RunStatus.RUNNING
+                           run.label, run.started_at or 0.0, snap.phase, snap.elapsed_s if snap.status == RunStatus.RUNNING
                            else None, self.queue.position(run_id), run.prediction)
         rec = self.store.get_run(run_id)
         if rec is None:
@@ -252,12 +251,8 @@ class Lab:
                     scheduler: str | None = None) -> int:
         """Queue a grid; ``executor`` 'dask' runs it on the Dask scheduler at ``scheduler``
         (none: a local cluster). Raises an SvmcoreError naming the problem."""
-        base, grid, points = self._sweep_points(base, grid)
-        if all(p.config is None for p in points):
-            raise ConfigError("grid", "no combination is valid: " + points[0].error)
-        threads = max(p.config.threads for p in points if p.config)
-        ex = make_executor(executor, self.store, self.queue, (scheduler or "").strip() or None, threads)
-        sweep = Sweep(self.store, ex, base, grid)
+        base, grid = self._confined_grid(base, grid)
+        sweep = start_sweep(self.store, base, grid, executor, (scheduler or "").strip() or None, self.queue)
         with self._lock:
             self.sweeps[sweep.sweep_id] = sweep
         return sweep.sweep_id
@@ -265,9 +260,10 @@ class Lab:
     def sweep_preview(self, base: dict, grid: dict[str, list] | list[str]) -> list:
         """The grid's combinations over ``base`` (each with its config or the reason it is
         skipped), without queueing anything: what the Sweep page shows before Start."""
-        return self._sweep_points(base, grid)[2]
+        base, grid = self._confined_grid(base, grid)
+        return expand(base, grid, self.cache_dir)
 
-    def _sweep_points(self, base: dict, grid: dict[str, list] | list[str]) -> tuple[dict, dict, list]:
+    def _confined_grid(self, base: dict, grid: dict[str, list] | list[str]) -> tuple[dict, dict]:
         if isinstance(grid, list):
             grid = parse_grid(grid)
         if not grid:
@@ -275,7 +271,7 @@ class Lab:
         base = self._confined(base)
         grid = {k: [self._confined({k: v})[k] for v in vals] if k in PATH_KNOBS else vals
                 for k, vals in grid.items()}
-        return base, grid, expand(base, grid)
+        return base, grid
 
     def sweep_points(self, sweep_id: int, host: str | None = None) -> list[TradeoffPoint]:
         """The sweep's finished runs as trade-off points; with ``host``, only the runs on

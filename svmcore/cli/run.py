@@ -12,14 +12,15 @@ from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
 from svmcore.engine.admission import admit
 from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
+from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.spec.scores import near_baseline
 from svmcore.store.sqlite import RunStatus, Store
 
 
 def _bar(run) -> str:
     snap = run.snapshot()
-    progress = next((e for e in reversed(snap.events) if e["kind"] == "progress"), None)
-    acc = next((e["accuracy"] for e in reversed(snap.events) if e["kind"] == "eval"), None)
+    progress = next((e for e in reversed(snap.events) if e["kind"] == PROGRESS), None)
+    acc = next((e["accuracy"] for e in reversed(snap.events) if e["kind"] == EVAL), None)
     rss = snap.samples[-1].rss_bytes / 2**20 if snap.samples else 0
     peak = max((s.hwm_bytes for s in snap.samples), default=0) / 2**20
     frac = 0.0

@@ -4,36 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from svmcore.cli.common import add_knob_flags
 from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import RunStatus, Store
 from svmcore.sweeps.frontier import tradeoff_points
-from svmcore.sweeps.grid import expand, grid_label, parse_grid
-from svmcore.sweeps.sweep import Sweep
+from svmcore.sweeps.grid import grid_label, parse_grid
+from svmcore.sweeps.sweep import start_sweep
 
 
 def cmd_sweep(args, home: str) -> int:
     from svmcore.cli.common import knob_values
     from svmcore.engine.recovery import recover
-    from svmcore.sweeps.executors import make_executor
 
     grid = parse_grid(args.grid)
     if not grid:
         raise ConfigError("grid", "give at least one --grid KNOB=V1,V2")
-    base = knob_values(args)
-    points = expand(base, grid, os.path.join(home, "cache"))
-    if all(p.config is None for p in points):
-        raise ConfigError("grid", "no combination is valid: " + "; ".join(p.error for p in points[:3]))
     if args.scheduler and args.executor != "dask":
         raise ConfigError("scheduler", "--scheduler is only used with --executor dask")
     store = Store(home)
     recover(store)
-    executor = make_executor(args.executor, store, scheduler=args.scheduler,
-                             threads_per_run=max(p.config.threads for p in points if p.config))
-    sweep = Sweep(store, executor, base, grid)
+    sweep = start_sweep(store, knob_values(args), grid, args.executor, args.scheduler)
+    executor, points = sweep.executor, sweep.points
     for p in points:
         if p.error:
             print(f"skipped {grid_label(p.values)}: {p.error}", file=sys.stderr)

@@ -4,6 +4,7 @@ and release what a run leaves behind (its cgroup, its spill, its folder)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 from svmcore.engine import procfs, registry
@@ -11,7 +12,10 @@ from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.runner import SAMPLE_HZ, Run
 from svmcore.engine.summary import MemorySample, build_summary, phase_spans
 from svmcore.spec.config import RunConfig
+from svmcore.spec.events import OUTCOME
 from svmcore.store.sqlite import RunRecord, RunStatus, Store
+
+log = logging.getLogger(__name__)
 
 
 def recover(store: Store) -> list[int]:
@@ -19,6 +23,9 @@ def recover(store: Store) -> list[int]:
     their worker lives (same pid *and* start time), else finished from their event file
     (its outcome if written, else ``lost``). Returns the ids it touched."""
     touched = []
+    if store.read_only:  # the history stays readable; nothing can be finished until it is writable
+        log.info("the run store is read-only: unfinished runs are left as they are")
+        return touched
     for rec in store.list_runs(status=[RunStatus.RUNNING, RunStatus.QUEUED]):
         if registry.is_watched(store.home, rec.id):
             continue
@@ -35,7 +42,7 @@ def recover(store: Store) -> list[int]:
             touched.append(rec.id)
             continue
         events = _read_events_file(rec)
-        outcome = next((e for e in reversed(events) if e["kind"] == "outcome"), None)
+        outcome = next((e for e in reversed(events) if e["kind"] == OUTCOME), None)
         status = RunStatus(outcome["status"]) if outcome else RunStatus.LOST
         error = (outcome or {}).get("error") or (None if outcome else {
             "type": "Lost", "message": "the runner stopped and the worker ended without reporting an outcome"})

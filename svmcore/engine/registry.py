@@ -4,17 +4,16 @@ worker runs for it. ``recover`` leaves both alone; the dashboard finds live runs
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from svmcore.engine.runner import Run
+Run = Any  # engine.runner.Run; not imported here, which would make a cycle
 
 _lock = threading.Lock()
-_active: dict[int, "Run"] = {}
+_active: dict[int, Run] = {}
 _remote: set[tuple[str, int]] = set()  # (store home, run id)
 
 
-def register(run: "Run") -> None:
+def register(run: Run) -> None:
     with _lock:
         _active[run.run_id] = run
 
@@ -24,12 +23,12 @@ def unregister(run_id: int) -> None:
         _active.pop(run_id, None)
 
 
-def active_runs() -> dict[int, "Run"]:
+def active_runs() -> dict[int, Run]:
     with _lock:
         return dict(_active)
 
 
-def get_active(run_id: int) -> "Run | None":
+def get_active(run_id: int) -> Run | None:
     with _lock:
         return _active.get(run_id)
 

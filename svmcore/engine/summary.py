@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS
 from svmcore.spec.units import MiB
 from svmcore.store.sqlite import RunStatus
 
@@ -37,10 +38,10 @@ def phase_spans(events: list[dict]) -> list[dict]:
     keeps its start and gets the end of the run, peak unknown (None)."""
     out: list[dict] = []
     for e in events:
-        if e["kind"] == "phase_start":
+        if e["kind"] == PHASE_START:
             out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None, "wall_s": None,
                         "peak_rss_mb": None})
-        elif e["kind"] == "phase_end" and out and out[-1]["name"] == e["phase"]:
+        elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
             out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
     return out
 
@@ -67,10 +68,10 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
                 p["peak_rss_mb"] = max(inside) / MiB
     owner = max((p for p in phases if p["peak_rss_mb"] is not None), key=lambda p: p["peak_rss_mb"], default=None)
     floor = next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"), None)
-    final_eval = next((e for e in reversed(events) if e["kind"] == "eval" and e.get("final")), None)
-    last_eval = next((e for e in reversed(events) if e["kind"] == "eval"), None)
-    progress = next((e for e in reversed(events) if e["kind"] == "progress"), None)
-    data_ev = next((e for e in events if e["kind"] == "data"), None)
+    final_eval = next((e for e in reversed(events) if e["kind"] == EVAL and e.get("final")), None)
+    last_eval = next((e for e in reversed(events) if e["kind"] == EVAL), None)
+    progress = next((e for e in reversed(events) if e["kind"] == PROGRESS), None)
+    data_ev = next((e for e in events if e["kind"] == DATA), None)
     train_s = worker.get("train_s") or next((p["wall_s"] for p in phases if p["name"] == "train"), None)
     samples_seen = worker.get("samples") or (progress or {}).get("samples")
     summary = {

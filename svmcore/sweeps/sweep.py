@@ -1,23 +1,50 @@
-"""A sweep: a grid submitted to an executor; its run handles fill in as runs are queued."""
+"""A sweep: a grid submitted to an executor; its run handles fill in as runs are queued.
+``start_sweep`` is the one entry point of both front ends (dashboard and CLI)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
+from svmcore.engine.queue import RunQueue
+from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import RunStatus, Store
-from svmcore.sweeps.grid import expand, grid_label
+from svmcore.sweeps.executors import make_executor
+from svmcore.sweeps.grid import GridPoint, expand, grid_label
+
+log = logging.getLogger(__name__)
+
+
+def start_sweep(store: Store, base: dict, grid: dict[str, list], executor: str = "local",
+                scheduler: str | None = None, queue: RunQueue | None = None) -> "Sweep":
+    """Expand the grid (impossible points are kept with their reason), check that some
+    combination can run, and submit it to the executor ('local': ``queue``, or a new one;
+    'dask': the scheduler at ``scheduler``, or a local cluster). Raises an SvmcoreError
+    naming the problem before anything is stored."""
+    if not grid:
+        raise ConfigError("grid", "choose at least one knob to vary")
+    if scheduler and executor != "dask":
+        raise ConfigError("scheduler", "a scheduler address is only used with the dask executor")
+    points = expand(base, grid, os.path.join(store.home, "cache"))
+    if all(p.config is None for p in points):
+        raise ConfigError("grid", "no combination is valid: " + "; ".join(p.error for p in points[:3]))
+    threads = max(p.config.threads for p in points if p.config)
+    ex = make_executor(executor, store, queue, scheduler, threads)
+    return Sweep(store, ex, base, grid, points)
 
 
 class Sweep:
     """A grid submitted to an executor (``executors``); ``run_ids`` fill in as runs are queued."""
 
-    def __init__(self, store: Store, executor, base: dict, grid: dict[str, list], extra_env: dict | None = None):
+    def __init__(self, store: Store, executor, base: dict, grid: dict[str, list], points: list[GridPoint],
+                 extra_env: dict | None = None):
         self.store = store
         self.executor = executor
         self.base = base
         self.grid = grid
-        self.points = expand(base, grid, os.path.join(store.home, "cache"))
+        self.points = points
+        self.error: str | None = None  # a sweep whose status could not be recorded says why
         self.runs = []
         try:
             self.sweep_id = store.create_sweep({"base": base, "grid": grid, **executor.describe()})
@@ -56,6 +83,8 @@ class Sweep:
         cancelled = any(r.status == RunStatus.CANCELLED for r in self.runs)
         try:
             self.store.set_sweep_status(self.sweep_id, "cancelled" if cancelled else "finished")
-        except Exception:
-            pass
-        self.executor.close()
+        except Exception as e:  # the runs are recorded; only the sweep's own status is not
+            log.exception("sweep %s: its status could not be recorded", self.sweep_id)
+            self.error = f"the sweep's status could not be recorded: {e}"
+        finally:
+            self.executor.close()

@@ -19,6 +19,7 @@ import time
 # Light (standard library only) and imported now: under a tight cap, an import inside
 # the failure handler can itself fail with MemoryError and lose the outcome.
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import cap_message, exception_refused_memory
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -65,7 +66,7 @@ class Phases:
             pass
         self.current = name
         self.started = time.monotonic()
-        self.events.emit("phase_start", phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)
+        self.events.emit(PHASE_START, phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)
         self.faults.fire(name)
 
     def end(self) -> None:
@@ -75,7 +76,7 @@ class Phases:
         self.peak_kib = max(self.peak_kib, hwm)
         wall = time.monotonic() - self.started
         self.walls[self.current] = wall
-        self.events.emit("phase_end", phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
+        self.events.emit(PHASE_END, phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
                          rss_bytes=_status_kib("VmRSS:") * 1024)
         self.current = None
 
@@ -197,7 +198,7 @@ def main(run_dir: str) -> int:
     faults = Faults(os.environ.get("SVMCORE_FAULT", ""),
                     {"dataset": job["config"].get("dataset"), "test": job["config"].get("test_file")})
     phases = Phases(events, faults)
-    events.emit("started", pid=os.getpid(), cap_kind=job.get("cap_kind"), cap_bytes=job.get("cap_bytes"))
+    events.emit(STARTED, pid=os.getpid(), cap_kind=job.get("cap_kind"), cap_bytes=job.get("cap_bytes"))
     status, error = "completed", None
     summary: dict = {}
     unexpected: BaseException | None = None
@@ -228,7 +229,7 @@ def main(run_dir: str) -> int:
             unexpected = e
     phase = phases.current
     phases.end()
-    events.emit("outcome", status=status, phase=phase if status != "completed" else None, error=error,
+    events.emit(OUTCOME, status=status, phase=phase if status != "completed" else None, error=error,
                 summary=summary, peak_rss_bytes=phases.peak_kib * 1024)
     if unexpected is not None:  # after the outcome: printing can itself run out of memory under a cap
         import traceback

@@ -23,6 +23,7 @@ from svmcore.data.batches import (
 from svmcore.data.sources import CHUNK_ROWS, Source, check_trainable, n_test_rows, scan
 from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS, TRANSFORMED
 from svmcore.spec.scores import confusion, scores
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 
@@ -133,7 +134,7 @@ def run(job: dict, events, phases) -> dict:
     elif cfg.mode == "memmap":
         bin_data = cache.binary_copy(source, cache_dir, classes, n_features, cfg.precision,
                                      "dense" if dense else "csr", info.rows, hold_out=not cfg.test_file)
-    events.emit("data", info=info.to_dict(), n_features=n_features, text_path=text_path,
+    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=text_path,
                 binary_path=bin_data.folder if bin_data else None)
 
     phases.start("load")
@@ -172,7 +173,7 @@ def run(job: dict, events, phases) -> dict:
         from svmcore.spec.errors import DataError
         raise DataError("no rows are left for testing; give a test file or more rows")
     X_test = _as_compute(X_test, cfg.precision, False, n_features)
-    events.emit("loaded", train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
+    events.emit(LOADED, train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
     trainer = Trainer(cfg, classes, n_features)
@@ -192,7 +193,7 @@ def run(job: dict, events, phases) -> dict:
                               "float64" if cfg.precision == "float64" else "float32", False, shuffle)
             del X_all
             pre_transformed = True
-        events.emit("transformed", components=int(trainer.transform(X_eval[:1]).shape[1]))
+        events.emit(TRANSFORMED, components=int(trainer.transform(X_eval[:1]).shape[1]))
 
     phases.start("train")
     t_train = time.monotonic()
@@ -205,7 +206,7 @@ def run(job: dict, events, phases) -> dict:
         nonlocal last_eval
         sc = scores(_confusion(trainer, X_eval, y_eval, dense, score_classes), score_classes)
         last_eval = time.monotonic()
-        events.emit("eval", samples=samples, accuracy=sc["accuracy"], balanced_accuracy=sc["balanced_accuracy"],
+        events.emit(EVAL, samples=samples, accuracy=sc["accuracy"], balanced_accuracy=sc["balanced_accuracy"],
                     rows=int(y_eval.shape[0]), train_elapsed_s=last_eval - t_train)
 
     if not trainer.incremental:
@@ -213,7 +214,7 @@ def run(job: dict, events, phases) -> dict:
         trainer.fit_all(X_all, y_all)
         del X_all
         samples = batches = train.n_rows
-        events.emit("progress", samples=samples, batches=1, epoch=1, epochs=1, total=total,
+        events.emit(PROGRESS, samples=samples, batches=1, epoch=1, epochs=1, total=total,
                     train_elapsed_s=time.monotonic() - t_train)
         evaluate_now()
     else:
@@ -235,14 +236,14 @@ def run(job: dict, events, phases) -> dict:
                     gc.collect()
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY_S:
-                    events.emit("progress", samples=samples, batches=batches, epoch=epoch + 1,
+                    events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1,
                                 epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
                     last_progress = now
                 if now - last_eval >= EVAL_EVERY_S:
                     evaluate_now()
             epoch_s = time.monotonic() - t_epoch
             epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
-            events.emit("progress", samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+            events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
                         total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
             evaluate_now()
     train_s = time.monotonic() - t_train
@@ -261,7 +262,7 @@ def run(job: dict, events, phases) -> dict:
 
     phases.start("evaluate")
     final = scores(_confusion(trainer, X_test, y_test, dense, score_classes), score_classes)
-    events.emit("eval", samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
+    events.emit(EVAL, samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
                 rows=int(y_test.shape[0]), final=True, train_elapsed_s=train_s)
     return {
         **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,

@@ -19,6 +19,7 @@ from svmcore.store.sqlite import RunStatus
 from svmcore.sweeps import dask_executor
 from svmcore.sweeps.dask_executor import SchedulerUnreachable
 from svmcore.sweeps.executors import make_executor
+from svmcore.sweeps.grid import expand
 from svmcore.sweeps.sweep import Sweep
 from tests.conftest import cli
 
@@ -42,6 +43,9 @@ def address(cluster):
     c, client = cluster
     client.wait_for_workers(2, timeout=60)  # a test before may have killed one (its nanny restarts it)
     return c.scheduler_address
+
+
+GRID = {"batch_size": [64, 128, 256, 512]}
 
 
 def _worker_pids(client) -> set[int]:
@@ -126,7 +130,7 @@ def test_dask_worker_killed_mid_run_loses_that_run_only(store, address, cluster)
     _, client = cluster
     marker = "sleep:2.5@train"
     executor = make_executor("dask", store, scheduler=address)
-    sweep = Sweep(store, executor, TINY, {"batch_size": [64, 128, 256, 512]}, extra_env={"SVMCORE_FAULT": marker})
+    sweep = Sweep(store, executor, TINY, GRID, expand(TINY, GRID), extra_env={"SVMCORE_FAULT": marker})
     victim = _wait_training(marker, 1)[0]
     assert "MALLOC_TRIM_THRESHOLD_" not in victim.environ()  # the nanny's malloc setting stays with Dask
     dask_worker = victim.ppid()
@@ -148,7 +152,7 @@ def test_dask_worker_killed_mid_run_loses_that_run_only(store, address, cluster)
 def test_cancel_kills_running_runs_and_drops_queued_ones(store, address, cluster):
     marker = "sleep:60@train"
     executor = make_executor("dask", store, scheduler=address)
-    sweep = Sweep(store, executor, TINY, {"batch_size": [64, 128, 256, 512]}, extra_env={"SVMCORE_FAULT": marker})
+    sweep = Sweep(store, executor, TINY, GRID, expand(TINY, GRID), extra_env={"SVMCORE_FAULT": marker})
     running = {_app_run_id(p) for p in _wait_training(marker, 2)}
     t0 = time.monotonic()
     sweep.cancel()

@@ -1,0 +1,75 @@
+"""How a run ended, decided from what is known when its worker is gone: a pure function
+of the worker's own outcome event, the exit status, the cancel and watchdog flags, the
+tail of its stderr and the cgroup's OOM-kill count (tested with ==, no process needed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svmcore.spec import outcomes
+from svmcore.spec.events import OUTCOME, PHASE_START
+from svmcore.store.records import RunStatus
+
+IMPORTS_LIMIT_S = 30.0  # see runner: a worker still importing after this under a cap is oom
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What the engine knows when the worker is gone."""
+
+    exit_info: dict  # {"code": int | None} or {"signal": "SIGKILL"}
+    cancelled: bool = False
+    stuck_in_imports: bool = False
+    stderr_tail: str = ""
+    oom_kills: int = 0
+    cap_kind: str = "none"
+    cap_bytes: int | None = None
+    threads: int = 1
+
+
+def classify(events: list[dict], ending: Ending) -> tuple[RunStatus, dict | None, str | None]:
+    """(status, error, the phase it ended in)."""
+    outcome = next((e for e in reversed(events) if e["kind"] == OUTCOME), None)
+    last_phase = next((e["phase"] for e in reversed(events) if e["kind"] == PHASE_START), None)
+    error = None
+    if outcome is not None and outcome["status"] == "completed":
+        return RunStatus.COMPLETED, None, last_phase
+    if ending.cancelled:
+        return RunStatus.CANCELLED, {"type": "Cancelled", "message": "cancelled by the user"}, last_phase
+    if ending.stuck_in_imports:
+        return RunStatus.OOM, {"type": "OutOfMemory", "message": (
+            f"the libraries could not start under the cap (still importing after {IMPORTS_LIMIT_S:.0f} s: OpenBLAS "
+            "retries a failed allocation forever); the cap is below what Python, numpy and scikit-learn need")}, \
+            last_phase
+    if outcome is not None:
+        status = RunStatus(outcome["status"])
+        error = outcome.get("error")
+        last_phase = outcome.get("phase") or last_phase
+    else:
+        stderr = ending.stderr_tail.strip()
+        last = stderr.splitlines()[-1] if stderr else ""
+        capped = ending.cap_kind != "none" and bool(ending.cap_bytes)
+        if ending.oom_kills or outcomes.refused_memory(ending.stderr_tail, capped, last_phase):
+            status = RunStatus.OOM
+            if ending.oom_kills:
+                error = {"type": "OutOfMemory", "message": "killed by the kernel's OOM killer at the cgroup cap"}
+            elif capped:
+                error = {"type": "OutOfMemory", "cause": last[:200],
+                         "message": outcomes.cap_message(ending.cap_kind, ending.cap_bytes, ending.threads,
+                                                         last_phase, f"the worker's last words: {last[:200]}")}
+            else:
+                error = {"type": "OutOfMemory", "message": f"out of memory (the worker's last words: {last[:200]})"}
+        elif "signal" in ending.exit_info:
+            status = RunStatus.FAILED
+            error = {"type": "Signal", "message": f"the worker was killed by {ending.exit_info['signal']}",
+                     "signal": ending.exit_info["signal"]}
+        elif ending.exit_info.get("code") is None:
+            status = RunStatus.LOST
+            error = {"type": "Lost", "message": "the worker ended without reporting an outcome"}
+        else:
+            status = RunStatus.FAILED
+            error = {"type": "Exit", "message": f"the worker exited with code {ending.exit_info['code']}"
+                     + (f": {last}" if last else "")}
+    if status == RunStatus.OOM and error is None:
+        error = {"type": "MemoryError", "message": "out of memory"}
+    return status, error, last_phase
