@@ -28,7 +28,7 @@ with st.sidebar:
 
 if launch:
     try:
-        st.session_state.run_id = lab.launch(values)
+        st.session_state.run_id = lab.runs.launch(values)
         st.session_state.train_knobs = values
         st.session_state.train_errors = {}
         st.session_state.pop("shown_run", None)  # show the new run, not the one picked before
@@ -40,7 +40,7 @@ if launch:
         st.rerun()
 
 try:
-    size = lab.data_size(values)
+    size = lab.forecasts.data_size(values)
     mib = size["bytes"] / 2**20
     where = "held in memory" if size["resident"] else "on disk; one batch in memory at a time"
     batch = size["batch_bytes"] / 2**20
@@ -54,7 +54,7 @@ except SvmcoreError as e:
 else:
     prediction_panel(lab, values)
 
-recent = lab.history()[:15]
+recent = lab.runs.history()[:15]
 if not recent:
     st.markdown("No runs yet: press **Launch run** to train on the built-in `sparse-text` dataset.")
 else:

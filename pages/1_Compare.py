@@ -10,7 +10,7 @@ from ui.state import page_setup
 
 lab = page_setup("Compare")
 st.title("Compare runs")
-rows = lab.history()
+rows = lab.runs.history()
 if not rows:
     st.info("No runs yet. Launch one on the **Train** page, or a grid on **Sweep**.")
     st.stop()
@@ -38,7 +38,7 @@ if not selected:
 
 align = st.radio("Align curves by", ["time", "samples"], horizontal=True, key="align",
                  format_func=lambda a: {"time": "time since launch", "samples": "samples seen"}[a])
-views = lab.views(selected)
+views = lab.runs.views(selected)
 info = plots.compare_info(views, align)
 mem, thr, acc = plots.compare_figures(info, align)
 c1, c2, c3 = st.columns(3)
@@ -46,7 +46,7 @@ c1.plotly_chart(mem, key="cmp_mem")
 c2.plotly_chart(thr, key="cmp_thr")
 c3.plotly_chart(acc, key="cmp_acc")
 
-diff = lab.differing_knobs(selected)
+diff = lab.runs.differing_knobs(selected)
 if diff:
     st.subheader("Knobs that differ")
     st.dataframe(pd.DataFrame(diff, index=[f"run {i}" for i in selected]).T.astype(str), key="diff")
@@ -55,15 +55,15 @@ elif len(selected) > 1:
 
 st.subheader("Export and delete")
 c1, c2, c3, c4 = st.columns(4)
-c1.download_button("Data (JSON)", lab.export(selected, "json"), file_name="runs.json", mime="application/json")
-c2.download_button("Memory samples (CSV)", lab.export(selected, "csv"), file_name="runs.csv", mime="text/csv")
+c1.download_button("Data (JSON)", lab.runs.export(selected, "json"), file_name="runs.json", mime="application/json")
+c2.download_button("Memory samples (CSV)", lab.runs.export(selected, "csv"), file_name="runs.csv", mime="text/csv")
 html = "".join(f.to_html(full_html=False, include_plotlyjs="cdn" if i == 0 else False)
                for i, f in enumerate((mem, thr, acc)))
 c3.download_button("Charts (HTML)", f"<html><body>{html}</body></html>", file_name="charts.html", mime="text/html")
 if c4.button(f"Delete {len(selected)} selected", key="delete"):
     try:
         for rid in selected:
-            lab.delete(rid)
+            lab.runs.delete(rid)
         st.rerun()
     except SvmcoreError as e:
         show_error(e)

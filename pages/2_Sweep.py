@@ -38,7 +38,7 @@ for col, name in zip(cols, varied):
     grid_items.append(f"{name}={text}")
 try:
     grid = parse_grid(grid_items)
-    points = lab.sweep_preview(base, grid)
+    points = lab.sweeps.preview(base, grid)
     valid = sum(p.config is not None for p in points)
     st.caption(f"{len(points)} combinations, {valid} valid"
                + ("; skipped: " + plain("; ".join(p.error for p in points if p.error)[:300])
@@ -61,14 +61,14 @@ scheduler = c2.text_input("Dask scheduler", key="scheduler", disabled=executor !
 if st.button("Start sweep", type="primary", disabled=grid is None, key="start_sweep"):
     try:
         with st.spinner("Connecting to the Dask cluster…" if executor == "dask" else "Queueing…"):
-            st.session_state.sweep_id = lab.start_sweep(base, grid, executor=executor,
+            st.session_state.sweep_id = lab.sweeps.start(base, grid, executor=executor,
                                                         scheduler=scheduler if executor == "dask" else None)
         st.session_state.pop("shown_sweep", None)
         st.rerun()
     except SvmcoreError as e:
         show_error(e)
 
-sweeps = lab.sweeps_list()
+sweeps = lab.sweeps.list()
 if not sweeps:
     st.info("No sweeps yet.")
     st.stop()
@@ -85,7 +85,7 @@ if spec.get("executor") == "dask":
 
 
 def results(sweep_id: int, live: bool = False) -> None:
-    status = lab.sweep_status(sweep_id)
+    status = lab.sweeps.status(sweep_id)
     if live and status["done"] >= status["total"]:
         st.rerun(scope="app")
     if status["done"] < status["total"]:
@@ -95,21 +95,21 @@ def results(sweep_id: int, live: bool = False) -> None:
                     text=f"{status['done']} of {status['total']} runs finished"
                          + (f" · running: {running}" if running else " · queued"))
         if c2.button("Cancel sweep", key="cancel_sweep"):
-            lab.cancel_sweep(sweep_id)
+            lab.sweeps.cancel(sweep_id)
             st.rerun(scope="app")
     budget = st.number_input("Best setting under (MiB)", min_value=1, value=300, key="budget", help="Answered from this sweep's measured exact peaks.")
     objective = st.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True, key="objective",
                          format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
                                                 "samples_per_s": "throughput"}[o])
-    hosts = lab.sweep_hosts(sweep_id)
+    hosts = lab.sweeps.hosts(sweep_id)
     host = None
     if len(hosts) > 1:
         host = st.selectbox("Runs on host", hosts, key="sweep_host",
                             help="This sweep ran on several machines: peaks and throughput compare like with like "
                                  "only on one machine, so the chart, frontier and best setting are per host.")
-    pts = lab.sweep_points(sweep_id, host)
+    pts = lab.sweeps.points(sweep_id, host)
     st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
-    best = lab.best_under(budget, objective, sweep_id, host)
+    best = lab.sweeps.best_under(budget, objective, sweep_id, host)
     if best:
         st.success(f"**Best under {budget} MiB by {objective.replace('samples_per_s', 'throughput').replace('_', ' ')}: run "
                    f"{best.run_id}** ({best.label}): exact peak {best.peak_mb:.1f} MiB, accuracy "
@@ -128,7 +128,7 @@ def results(sweep_id: int, live: bool = False) -> None:
         st.caption("Not on the chart: " + ", ".join(f"run {r} {s}" for r, s in others.items()))
 
 
-status = lab.sweep_status(chosen)
+status = lab.sweeps.status(chosen)
 if status["done"] < status["total"]:
     st.fragment(run_every=1.0)(results)(chosen, live=True)
 else:

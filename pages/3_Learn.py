@@ -14,7 +14,7 @@ st.markdown("Every remedy trades memory for something else. Each section says wh
             "queue. Where the peak happens decides what a remedy can save: a remedy that acts on "
             "training cannot lower a peak that the load phase owns, so the phase it acts on is shown too.")
 
-results = {r["key"]: r for r in lab.remedy_results()}
+results = {r["key"]: r for r in lab.learn.results()}
 
 
 def _mb(v):
@@ -25,7 +25,7 @@ def _pct(v):
     return "–" if v is None else f"{v:+.0f}%".replace("+-", "−")
 
 
-for remedy in lab.remedies():
+for remedy in lab.learn.remedies():
     r = results.get(remedy.key, {})
     with st.expander(f"**{remedy.title}**", expanded=False):
         st.markdown(f"**What it does.** {remedy.what}\n\n**Why it saves memory.** {remedy.why}\n\n"
@@ -35,7 +35,7 @@ for remedy in lab.remedies():
                    f"before, and with {change} after.")
         if st.button("Measure before/after", key=f"remedy_{remedy.key}"):
             try:
-                b, a = lab.run_remedy(remedy.key)
+                b, a = lab.learn.run_remedy(remedy.key)
                 st.success(f"Queued runs {b} (before) and {a} (after). Watch them on Train or Compare; "
                            "this page shows the result when both have finished.")
             except SvmcoreError as e:

@@ -5,7 +5,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from svmcore.app.lab import UPLOAD_LIMIT_MB
+from svmcore.app.folders import UPLOAD_LIMIT_MB
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import BUILTIN_DATASETS
 from ui.messages import show_error
@@ -30,7 +30,7 @@ with tab_up:
     up = st.file_uploader("Dataset file", key="upload")
     if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
         try:
-            path = lab.save_upload(up.name, up.getvalue())
+            path = lab.folders.save_upload(up.name, up.getvalue())
             st.session_state.uploaded_name = (up.name, up.size)
             inspect_next(path)
             st.success(f"Saved as {os.path.basename(path)}; it is now in the dataset list on every page.")
@@ -54,7 +54,7 @@ with tab_gen:
     if st.button("Generate", key="generate"):
         try:
             with st.spinner("Writing chunk by chunk…"):
-                path = lab.generate(kind, int(rows), int(features), int(nnz), 0, fmt,
+                path = lab.folders.generate(kind, int(rows), int(features), int(nnz), 0, fmt,
                                     positive_fraction=float(positives) if kind == "sparse-text" else 0.5,
                                     sort_by_label=sort)
             inspect_next(path)
@@ -67,12 +67,12 @@ with tab_path:
     typed = st.text_input("File name or path", key="server_path")
     if st.button("Use this file", key="use_path") and typed:
         try:
-            inspect_next(lab.resolve_path(typed))
+            inspect_next(lab.folders.resolve(typed))
         except SvmcoreError as e:
             show_error(e)
 
 st.subheader("Inspect")
-files = lab.datasets()
+files = lab.folders.files()
 options = list(BUILTIN_DATASETS) + files
 current = st.session_state.get("inspect", "sparse-text")
 if current not in options:
@@ -81,7 +81,7 @@ choice = st.selectbox("Dataset", options, index=options.index(current), key="ins
                       format_func=lambda p: p if p in BUILTIN_DATASETS else os.path.basename(p))
 try:
     with st.spinner("Counting rows, nonzeros and labels…"):
-        info = lab.inspect(choice)
+        info = lab.folders.inspect(choice)
     c = st.columns(5)
     c[0].metric("rows", f"{info['rows']:,}")
     c[1].metric("features", f"{info['features']:,}")

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PROGRESS
 from svmcore.spec.units import MiB
+from svmcore.store.records import PhaseSpan, RunSummary
 
 # colour-blind-safe palette, readable on light and dark backgrounds
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#B279A2", "#72B7B2", "#EECA3B", "#9D755D",
@@ -32,38 +33,34 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go
 
 # ---------------------------------------------------------------- one run
 
-def memory_info(samples: Sequence, summary: dict, phases: list[dict] | None = None,
-                prediction: dict | None = None) -> dict:
+def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None = None) -> dict:
     """Series for the memory chart: sampled RSS split anon/file, phase bands, the exact
     peak, the cap, the floor and the predicted peak, all in MiB."""
-    phases = phases if phases is not None else (summary.get("phases") or [])
-    prediction = prediction or summary.get("prediction") or {}
+    prediction = prediction or summary.prediction or {}
     return {
         "t": [round(s.t_s, 3) for s in samples],
         "rss": [s.rss_bytes / MiB for s in samples],
         "anon": [s.anon_bytes / MiB for s in samples],
         "file": [s.file_bytes / MiB for s in samples],
-        "phases": [(p["name"], p["start_s"], p["end_s"]) for p in phases if p.get("end_s") is not None],
-        "peak_mb": summary.get("peak_rss_mb"),
-        "cap_mb": summary.get("cap_mb"),
-        "floor_mb": summary.get("floor_mb"),
+        "phases": [(p.name, p.start_s, p.end_s) for p in summary.phases if p.end_s is not None],
+        "peak_mb": summary.peak_rss_mb,
+        "cap_mb": summary.cap_mb,
+        "floor_mb": summary.floor_mb,
         "predicted_mb": prediction.get("predicted_peak_mb"),
     }
 
 
-def live_phases(events: list[dict], now_s: float) -> list[dict]:
+def live_phases(events: list[dict], now_s: float) -> tuple[PhaseSpan, ...]:
     """Phase spans from raw events while a run is going (the open phase ends 'now')."""
     out: list[dict] = []
     for e in events:
         if e["kind"] == PHASE_START:
-            out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None,
-                        "peak_rss_mb": None})
+            out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None, "wall_s": None, "peak_rss_mb": None})
         elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
-            out[-1]["end_s"] = e["t_s"]
-            out[-1]["peak_rss_mb"] = e["peak_rss_bytes"] / MiB
+            out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
     if out and out[-1]["end_s"] is None:
         out[-1]["end_s"] = now_s
-    return out
+    return tuple(PhaseSpan(**p) for p in out)
 
 
 def memory_figure(info: dict, colour: str = PALETTE[0], title: str = "Memory (RSS, sampled at 50 Hz)") -> go.Figure:
@@ -174,7 +171,7 @@ def compare_info(views: Sequence, align: str = "time") -> list[dict]:
                     "colour": run_colour(v.id), "x": x, "rss": rss,
                     "thr_x": thr["t"] if align == "time" else samples_at(v.events, thr["t"]),
                     "thr": thr["samples_per_s"], "acc_x": acc["samples"], "acc": acc["accuracy"],
-                    "peak_mb": v.summary.get("peak_rss_mb")})
+                    "peak_mb": v.summary.peak_rss_mb})
     return out
 
 

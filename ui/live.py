@@ -6,12 +6,14 @@ import time
 
 import streamlit as st
 
-from svmcore.app.lab import Lab, RunView
+from svmcore.app.lab import Lab
+from svmcore.app.runs import RunView
 from svmcore.predict import calibration as calib
 from svmcore.predict import model as estimate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
 from svmcore.spec.scores import near_baseline
+from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus
 from ui import charts as plots
 from ui.messages import plain, show_error
@@ -51,11 +53,9 @@ def charts(view: RunView, key: str) -> None:
     colour = plots.run_colour(view.id)
     if view.is_live:
         phases = plots.live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
-        summary = {"cap_mb": (view.config.get("memory_cap_mb") or None),
-                   "peak_rss_mb": None,
-                   "floor_mb": next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"
-                                     and p["peak_rss_mb"]), None)}
-        mem = plots.memory_info(view.samples, summary, phases, view.prediction)
+        summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
+                             floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
+        mem = plots.memory_info(view.samples, summary, view.prediction)
         title = "Memory (RSS, 50 Hz samples)"
     else:
         mem = plots.memory_info(view.samples, view.summary)
@@ -72,11 +72,11 @@ def charts(view: RunView, key: str) -> None:
 def outcome(view: RunView) -> None:
     s = view.summary
     icon, text = OUTCOME_TEXT.get(view.status.value, ("", view.status.value))
-    err = s.get("error") or {}
+    err = s.error or {}
     line = f"**Run {view.id} {text}**"
     if view.status == RunStatus.OOM:
-        line += (f" in phase **{s.get('phase')}**, at an exact peak of **{_fmt(s.get('peak_rss_mb'), '.0f')} MiB**"
-                 f" under a {s.get('cap')} cap of {_fmt(s.get('cap_mb'), '.0f')} MiB. That is the measurement: "
+        line += (f" in phase **{s.phase}**, at an exact peak of **{_fmt(s.peak_rss_mb, '.0f')} MiB**"
+                 f" under a {s.cap} cap of {_fmt(s.cap_mb, '.0f')} MiB. That is the measurement: "
                  "this setting needs more memory than the cap allows.")
         st.warning(line)
     elif view.status == RunStatus.COMPLETED:
@@ -86,66 +86,66 @@ def outcome(view: RunView) -> None:
     else:
         # the worker's message quotes the data (a bad line): shown as plain text
         st.error(line + (f": {plain(err['message'])}" if err.get("message") else "")
-                 + (f" (phase {plain(s['phase'])})" if s.get("phase") else ""))
+                 + (f" (phase {plain(s.phase)})" if s.phase else ""))
     cols = st.columns(7)
-    cols[0].metric("exact peak", _fmt(s.get("peak_rss_mb"), ".1f", " MiB"),
+    cols[0].metric("exact peak", _fmt(s.peak_rss_mb, ".1f", " MiB"),
                    help="The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
                         "not sampled. If the worker is killed, exact up to the last reading.")
-    cols[1].metric("sampled max", _fmt(s.get("peak_sampled_mb"), ".1f", " MiB"),
-                   help=f"Highest of {s.get('n_samples', 0):,} RSS samples at {s.get('sample_hz', 50)} Hz; "
+    cols[1].metric("sampled max", _fmt(s.peak_sampled_mb, ".1f", " MiB"),
+                   help=f"Highest of {s.n_samples:,} RSS samples at {s.sample_hz} Hz; "
                         "can miss short spikes, which the exact peak does not.")
-    cols[2].metric("floor", _fmt(s.get("floor_mb"), ".0f", " MiB"),
+    cols[2].metric("floor", _fmt(s.floor_mb, ".0f", " MiB"),
                    help="Peak of the imports phase: Python, numpy, scipy and scikit-learn before any data.")
-    cols[3].metric("wall time", _fmt(s.get("wall_s"), ".1f", " s"), help=f"training: {_fmt(s.get('train_s'), '.1f', ' s')}")
-    cols[4].metric("throughput", _fmt(s.get("samples_per_s"), ",.0f", "/s"), help="training samples per second of the train phase")
-    cols[5].metric("accuracy", _fmt(s.get("accuracy"), ".4f"), help=f"on all {s.get('test_rows', '–')} held-out rows")
-    cols[6].metric("balanced accuracy", _fmt(s.get("balanced_accuracy"), ".4f"),
+    cols[3].metric("wall time", _fmt(s.wall_s, ".1f", " s"), help=f"training: {_fmt(s.train_s, '.1f', ' s')}")
+    cols[4].metric("throughput", _fmt(s.samples_per_s, ",.0f", "/s"), help="training samples per second of the train phase")
+    cols[5].metric("accuracy", _fmt(s.accuracy, ".4f"), help=f"on all {s.test_rows or '–'} held-out rows")
+    cols[6].metric("balanced accuracy", _fmt(s.balanced_accuracy, ".4f"),
                    help="The mean of the per-class recalls: 0.5 for a two-class model that always predicts one "
-                        f"class. F1 of {s.get('f1_of') or '–'}: {_fmt(s.get('f1'), '.4f')}. Always predicting the "
-                        f"majority class would score an accuracy of {_fmt(s.get('baseline_accuracy'), '.4f')}.")
-    if near_baseline(s.get("accuracy"), s.get("baseline_accuracy")):
-        st.warning(f"Accuracy {s['accuracy']:.4f} is within 2 points of always predicting the majority class "
-                   f"({s['baseline_accuracy']:.4f}): this model may not have learnt the other class. Balanced "
-                   f"accuracy is {_fmt(s.get('balanced_accuracy'), '.4f')}"
-                   + ("; the rows were trained in file order (shuffle off)." if s.get("shuffle") is False else "."),
+                        f"class. F1 of {s.f1_of or '–'}: {_fmt(s.f1, '.4f')}. Always predicting the "
+                        f"majority class would score an accuracy of {_fmt(s.baseline_accuracy, '.4f')}.")
+    if near_baseline(s.accuracy, s.baseline_accuracy):
+        st.warning(f"Accuracy {s.accuracy:.4f} is within 2 points of always predicting the majority class "
+                   f"({s.baseline_accuracy:.4f}): this model may not have learnt the other class. Balanced "
+                   f"accuracy is {_fmt(s.balanced_accuracy, '.4f')}"
+                   + ("; the rows were trained in file order (shuffle off)." if s.shuffle is False else "."),
                    icon=":material/balance:")
-    conf = s.get("confusion")
+    conf = s.confusion
     if conf and len(conf["classes"]) <= 10:
         with st.expander("Confusion matrix and per-class recall"):
             import pandas as pd
             table = pd.DataFrame(conf["matrix"], index=[f"true {c}" for c in conf["classes"]],
                                  columns=[f"predicted {c}" for c in conf["classes"]])
-            table["recall"] = [s.get("per_class_recall", {}).get(c) for c in conf["classes"]]
+            table["recall"] = [s.per_class_recall.get(c) for c in conf["classes"]]
             st.dataframe(table, key=f"confusion_{view.id}")
-    phases = s.get("phases") or []
+    phases = s.phases
     if phases:
-        owner = s.get("peak_phase")
+        owner = s.peak_phase
         st.caption("Exact peak of each phase (the kernel's high-water mark, reset at each phase start): "
-                   + " · ".join(f"{'**' if p['name'] == owner else ''}{p['name']} {_fmt(p.get('peak_rss_mb'), '.0f')} MiB"
-                                f" in {_fmt(p.get('wall_s'), '.2f')} s{'** ← owns the peak' if p['name'] == owner else ''}"
+                   + " · ".join(f"{'**' if p.name == owner else ''}{p.name} {_fmt(p.peak_rss_mb, '.0f')} MiB"
+                                f" in {_fmt(p.wall_s, '.2f')} s{'** ← owns the peak' if p.name == owner else ''}"
                                 for p in phases))
-    pred = s.get("prediction")
-    if pred and s.get("peak_rss_mb"):
-        err = pred["predicted_peak_mb"] / s["peak_rss_mb"] - 1
-        per_phase = " · ".join(f"{p['name']} {_fmt(pred.get('phases_mb', {}).get(p['name']), '.0f')}"
-                               f" / {_fmt(p.get('peak_rss_mb'), '.0f')}" for p in phases)
+    pred = s.prediction
+    if pred and s.peak_rss_mb:
+        err = pred["predicted_peak_mb"] / s.peak_rss_mb - 1
+        per_phase = " · ".join(f"{p.name} {_fmt(pred.get('phases_mb', {}).get(p.name), '.0f')}"
+                               f" / {_fmt(p.peak_rss_mb, '.0f')}" for p in phases)
         took = ""
-        if pred.get("predicted_train_s") is not None and s.get("train_s") is not None:
+        if pred.get("predicted_train_s") is not None and s.train_s is not None:
             took = (f" Train phase forecast {pred['predicted_train_s']:,.1f} s (rough) against "
-                    f"{s['train_s']:,.1f} s measured.")
+                    f"{s.train_s:,.1f} s measured.")
         st.caption(f"**Predicted before launch: {pred['predicted_peak_mb']:.0f} MiB** (in {pred['peak_phase']}) "
-                   f"against the measured exact {s['peak_rss_mb']:.0f} MiB: **{err * 100:+.1f}%**. "
+                   f"against the measured exact {s.peak_rss_mb:.0f} MiB: **{err * 100:+.1f}%**. "
                    f"Predicted / measured per phase (MiB): {per_phase}.{took}")
-    rates = s.get("epoch_samples_per_s") or []
+    rates = s.epoch_samples_per_s or []
     if len(rates) > 1:
         st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
                    + ("; later passes read the binary spill written in the first"
-                      if (s.get("spill") or {}).get("read_back") else ""))
+                      if (s.spill or {}).get("read_back") else ""))
 
 
 def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
     """Live while the run goes (a fragment refreshed every second), outcome after."""
-    view = lab.view(run_id)
+    view = lab.runs.view(run_id)
     if view is None:
         st.info(f"Run {run_id} no longer exists.")
         return
@@ -156,7 +156,7 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
 
     @st.fragment(run_every=1.0)
     def live():
-        v = lab.view(run_id)
+        v = lab.runs.view(run_id)
         if v is None or not v.is_live:
             st.rerun(scope="app")
             return
@@ -166,9 +166,9 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
             st.progress(frac, text=text)
         with top[1]:
             if st.button("Cancel run", key=f"{key}_cancel", type="secondary"):
-                lab.cancel(run_id)
+                lab.runs.cancel(run_id)
                 deadline = time.monotonic() + 2.5
-                while time.monotonic() < deadline and (lab.view(run_id) or v).is_live:
+                while time.monotonic() < deadline and (lab.runs.view(run_id) or v).is_live:
                     time.sleep(0.1)
                 st.rerun(scope="app")
         if v.samples:
@@ -185,7 +185,7 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
 def launch_warnings(lab: Lab, values: dict) -> None:
     """Why these knobs may not fit or may take long, shown before launch (it never blocks)."""
     try:
-        warnings = lab.launch_warnings(values)
+        warnings = lab.forecasts.launch_warnings(values)
     except SvmcoreError as e:  # the launch will refuse it and say so next to the field
         warnings = [f"No forecast for these knobs: {e}"]
     for text in warnings:
@@ -196,7 +196,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
     """The memory model's forecast for the knobs in the sidebar, before launch, and
     the warnings it gives (with a lower bound of the peak before calibration)."""
     launch_warnings(lab, values)
-    state = lab.calibration_state()
+    state = lab.forecasts.calibration_state()
     if state["running"]:
         _calibration_progress(lab)
         return
@@ -209,10 +209,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
                    "runs, 2-3 minutes. Until then runs are measured but not forecast (the warnings above use a "
                    "lower bound of the peak).")
         if c2.button("Calibrate", key="calibrate"):
-            lab.start_calibration()
+            lab.forecasts.start_calibration()
             st.rerun()
         return
-    pred = lab.forecast(values)
+    pred = lab.forecasts.forecast(values)
     if pred is None:
         return
     parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
@@ -230,7 +230,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
                              key="rec_objective", format_func=lambda o: o.replace("_", " "))
         if c3.button("Recommend", key="rec_go"):
             try:
-                st.session_state.recommendation = lab.recommend(values, budget, objective)
+                st.session_state.recommendation = lab.forecasts.recommend(values, budget, objective)
             except SvmcoreError as e:
                 st.session_state.recommendation = {"fits": False, "message": str(e)}
         rec = st.session_state.get("recommendation")
@@ -254,7 +254,7 @@ def _apply_knobs(changed: dict) -> None:
 
 @st.fragment(run_every=1.0)
 def _calibration_progress(lab: Lab) -> None:
-    state = lab.calibration_state()
+    state = lab.forecasts.calibration_state()
     if not state["running"]:
         st.rerun()  # the whole page, now with the prediction
     st.progress(state["done"] / max(1, state["total"]),

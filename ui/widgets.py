@@ -21,7 +21,7 @@ def knob_widget(k: Knob, value, key: str, lab=None):
     name = k.name.replace("_", " ")
     label = name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
     if k.name == "dataset":
-        files = lab.datasets() if lab else []
+        files = lab.folders.files() if lab else []
         names = list(BUILTIN_DATASETS) + [os.path.basename(f) for f in files]
         paths = dict(zip(names[len(BUILTIN_DATASETS):], files))
         current = value if value in BUILTIN_DATASETS else os.path.basename(str(value))
@@ -29,7 +29,7 @@ def knob_widget(k: Knob, value, key: str, lab=None):
         choice = st.selectbox(label, names, index=idx, key=key, help=_help(k))
         return paths.get(choice, choice)
     if k.name == "test_file":
-        files = lab.datasets() if lab else []
+        files = lab.folders.files() if lab else []
         opts = ["(hold out every 5th row)"] + [os.path.basename(f) for f in files]
         choice = st.selectbox(label, opts, index=0, key=key, help=_help(k))
         return None if choice == opts[0] else files[opts.index(choice) - 1]

@@ -14,6 +14,7 @@ from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.spec.scores import near_baseline
+from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
 
@@ -76,31 +77,31 @@ def warn_before_launch(cfg: RunConfig, home: str) -> None:
         print(f"svmcore: warning: {text}", file=sys.stderr)
 
 
-def describe(summary: dict) -> str:
-    status = summary.get("status")
-    lines = [f"run {summary.get('run_id')}: {status}"]
-    if summary.get("error"):
-        lines.append(f"  {summary['error'].get('type')}: {summary['error'].get('message')}"
-                     + (f" (in phase {summary.get('phase')})" if summary.get("phase") else ""))
+def describe(summary: RunSummary) -> str:
+    status = summary.status
+    lines = [f"run {summary.run_id}: {status}"]
+    if summary.error:
+        lines.append(f"  {summary.error.get('type')}: {summary.error_message}"
+                     + (f" (in phase {summary.phase})" if summary.phase else ""))
 
     def fmt(v, unit="", spec=".1f"):
         return "n/a" if v is None else f"{v:{spec}}{unit}"
 
-    lines.append(f"  peak RSS {fmt(summary.get('peak_rss_mb'), ' MiB')} exact (kernel high-water mark); "
-                 f"sampled max {fmt(summary.get('peak_sampled_mb'), ' MiB')} at {summary.get('sample_hz')} Hz; "
-                 f"floor {fmt(summary.get('floor_mb'), ' MiB')}; cap {summary.get('cap')}")
-    lines.append(f"  wall {fmt(summary.get('wall_s'), ' s')}, train {fmt(summary.get('train_s'), ' s')}, "
-                 f"{fmt(summary.get('samples_per_s'), ' samples/s', ',.0f')}")
-    lines.append(f"  accuracy {fmt(summary.get('accuracy'), '', '.4f')}, "
-                 f"balanced accuracy {fmt(summary.get('balanced_accuracy'), '', '.4f')}, "
-                 f"F1 ({summary.get('f1_of') or '-'}) {fmt(summary.get('f1'), '', '.4f')}; "
-                 f"always predicting the majority class would score {fmt(summary.get('baseline_accuracy'), '', '.4f')}")
-    if near_baseline(summary.get("accuracy"), summary.get("baseline_accuracy")):
+    lines.append(f"  peak RSS {fmt(summary.peak_rss_mb, ' MiB')} exact (kernel high-water mark); "
+                 f"sampled max {fmt(summary.peak_sampled_mb, ' MiB')} at {summary.sample_hz} Hz; "
+                 f"floor {fmt(summary.floor_mb, ' MiB')}; cap {summary.cap}")
+    lines.append(f"  wall {fmt(summary.wall_s, ' s')}, train {fmt(summary.train_s, ' s')}, "
+                 f"{fmt(summary.samples_per_s, ' samples/s', ',.0f')}")
+    lines.append(f"  accuracy {fmt(summary.accuracy, '', '.4f')}, "
+                 f"balanced accuracy {fmt(summary.balanced_accuracy, '', '.4f')}, "
+                 f"F1 ({summary.f1_of or '-'}) {fmt(summary.f1, '', '.4f')}; "
+                 f"always predicting the majority class would score {fmt(summary.baseline_accuracy, '', '.4f')}")
+    if near_baseline(summary.accuracy, summary.baseline_accuracy):
         lines.append("  WARNING: accuracy is within 2 points of the majority-class baseline; "
                      "the model may not have learnt the minority class (see balanced accuracy)")
-    for ph in summary.get("phases") or []:
-        lines.append(f"    {ph['name']:10s} {fmt(ph.get('wall_s'), ' s', '8.2f')}  peak {fmt(ph.get('peak_rss_mb'), ' MiB', '8.1f')}"
-                     + ("   <- owns the peak" if ph["name"] == summary.get("peak_phase") else ""))
+    for ph in summary.phases:
+        lines.append(f"    {ph.name:10s} {fmt(ph.wall_s, ' s', '8.2f')}  peak {fmt(ph.peak_rss_mb, ' MiB', '8.1f')}"
+                     + ("   <- owns the peak" if ph.name == summary.peak_phase else ""))
     return "\n".join(lines)
 
 
@@ -118,7 +119,7 @@ def cmd_run(args, home: str) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(describe(summary))
+        print(describe(RunSummary.from_dict(summary)))
     return code
 
 

@@ -11,6 +11,7 @@ import time
 from svmcore.cli.common import EXIT_BAD_INPUT, _Parser, run_id_arg
 from svmcore.cli.run import describe
 from svmcore.store.export import run_export, samples_csv
+from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import Store, StoreError
 
 
@@ -29,9 +30,9 @@ def cmd_runs(args, home: str) -> int:
         runs = store.list_runs()
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
-                 "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
-                 "balanced_accuracy": r.summary.get("balanced_accuracy"),
-                 "samples_per_s": r.summary.get("samples_per_s"), "wall_s": r.summary.get("wall_s"), "host": r.host}
+                 "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
+                 "balanced_accuracy": r.result.balanced_accuracy,
+                 "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
@@ -64,7 +65,7 @@ def cmd_runs(args, home: str) -> int:
         if args.json:
             print(json.dumps(record))
         else:
-            print(describe(rec.summary or {"run_id": rec.id, "status": rec.status.value}))
+            print(describe(RunSummary.from_dict(rec.summary or {"run_id": rec.id, "status": rec.status.value})))
             print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))
             print(f"  {len(record['samples'])} memory samples, {len(record['events'])} events")
         return 0

@@ -46,9 +46,9 @@ def cmd_sweep(args, home: str) -> int:
     result = {"sweep_id": sweep.sweep_id, "grid": grid,
               "executor": executor.describe(),
               "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value, "host": r.host,
-                        "peak_rss_mb": r.summary.get("peak_rss_mb"), "accuracy": r.summary.get("accuracy"),
-                        "balanced_accuracy": r.summary.get("balanced_accuracy"),
-                        "samples_per_s": r.summary.get("samples_per_s")} for r in records],
+                        "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
+                        "balanced_accuracy": r.result.balanced_accuracy,
+                        "samples_per_s": r.result.samples_per_s} for r in records],
               "skipped": [{"values": p.values, "reason": p.error} for p in points if p.error],
               "frontier": [p.run_id for p in pts if p.on_frontier]}
     if args.json:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 MAX_ROWID = 2**63 - 1
@@ -49,6 +49,11 @@ class RunRecord:
     host_cpus: int | None = None
     host_memory_bytes: int | None = None
 
+    @property
+    def result(self) -> "RunSummary":
+        """The stored summary, typed."""
+        return RunSummary.from_dict(self.summary)
+
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "RunRecord":
         d = dict(row)
@@ -56,3 +61,79 @@ class RunRecord:
         d["config"] = json.loads(d["config"])
         d["summary"] = json.loads(d["summary"]) if d["summary"] else {}
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class PhaseSpan:
+    """One phase of a run: when it ran and the kernel's exact peak inside it (None if the
+    worker was killed before it could be read)."""
+
+    name: str
+    start_s: float
+    end_s: float | None
+    wall_s: float | None
+    peak_rss_mb: float | None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a finished (or ending) run measured, as every renderer reads it. The store
+    keeps it as JSON (``RunRecord.summary``); ``from_dict`` reads that, tolerating keys
+    that older runs lack and keeping the ones it does not name in ``extra``."""
+
+    run_id: int | None = None
+    status: str | None = None
+    peak_rss_mb: float | None = None  # exact: the kernel's high-water mark
+    peak_sampled_mb: float | None = None  # highest 50 Hz sample: can miss short spikes
+    sample_hz: int | None = None
+    n_samples: int = 0
+    floor_mb: float | None = None  # peak of the imports phase: interpreter and libraries
+    peak_phase: str | None = None  # the phase that owns the exact peak
+    phases: tuple[PhaseSpan, ...] = ()
+    wall_s: float | None = None
+    train_s: float | None = None
+    samples_per_s: float | None = None
+    samples_seen: int | None = None
+    epoch_samples_per_s: tuple = ()
+    accuracy: float | None = None
+    balanced_accuracy: float | None = None
+    f1: float | None = None
+    f1_of: str | None = None
+    baseline_accuracy: float | None = None
+    per_class_recall: dict = field(default_factory=dict)
+    confusion: dict | None = None
+    last_accuracy: float | None = None
+    train_rows: int | None = None
+    test_rows: int | None = None
+    features: int | None = None
+    shuffle: bool | None = None
+    cap: str | None = None
+    cap_mb: float | None = None
+    cgroup_peak_mb: float | None = None
+    phase: str | None = None  # where a run that did not complete ended
+    error: dict | None = None
+    exit: dict | None = None
+    spill: dict | None = None
+    prediction: dict | None = None
+    data: dict | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "RunSummary":
+        d = dict(d or {})
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        values = {k: d.pop(k) for k in list(d) if k in known}
+        values["phases"] = tuple(PhaseSpan(p["name"], p.get("start_s", 0.0), p.get("end_s"), p.get("wall_s"),
+                                           p.get("peak_rss_mb")) for p in values.get("phases") or ())
+        values["epoch_samples_per_s"] = tuple(values.get("epoch_samples_per_s") or ())
+        values["per_class_recall"] = values.get("per_class_recall") or {}
+        if values.get("n_samples") is None:
+            values["n_samples"] = 0
+        return cls(**values, extra=d)
+
+    def phase_peak(self, name: str) -> float | None:
+        return next((p.peak_rss_mb for p in self.phases if p.name == name), None)
+
+    @property
+    def error_message(self) -> str | None:
+        return (self.error or {}).get("message")

@@ -28,11 +28,11 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
     reached) so the view shows where the cap cut in."""
     pts = []
     for r in records:
-        if r.status not in (RunStatus.COMPLETED, RunStatus.OOM) or not r.summary.get("peak_rss_mb"):
+        s = r.result
+        if r.status not in (RunStatus.COMPLETED, RunStatus.OOM) or not s.peak_rss_mb:
             continue
-        pts.append(TradeoffPoint(r.id, float(r.summary["peak_rss_mb"]), r.summary.get("accuracy"),
-                                 r.summary.get("samples_per_s"), r.status.value, r.label or f"run {r.id}",
-                                 host=r.host, balanced_accuracy=r.summary.get("balanced_accuracy")))
+        pts.append(TradeoffPoint(r.id, float(s.peak_rss_mb), s.accuracy, s.samples_per_s, r.status.value,
+                                 r.label or f"run {r.id}", host=r.host, balanced_accuracy=s.balanced_accuracy))
     done = [p for p in pts if p.status == "completed" and p.accuracy is not None]
     frontier = {p.run_id for p in pareto_front(done)}
     return [TradeoffPoint(**{**p.__dict__, "on_frontier": p.run_id in frontier}) for p in pts]

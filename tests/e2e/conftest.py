@@ -131,14 +131,14 @@ from svmcore.app.lab import Lab
 
 home, small = sys.argv[1], json.loads(sys.argv[2])
 lab = Lab(home)
-sweep = lab.start_sweep(dict(small), {"batch_size": [256, 2048]})
-runs = [lab.launch(dict(small, batch_size=256)), lab.launch(dict(small, batch_size=2048, epochs=2))]
-ids = sorted(lab.sweep_status(sweep)["statuses"]) + runs
+sweep = lab.sweeps.start(dict(small), {"batch_size": [256, 2048]})
+runs = [lab.runs.launch(dict(small, batch_size=256)), lab.runs.launch(dict(small, batch_size=2048, epochs=2))]
+ids = sorted(lab.sweeps.status(sweep)["statuses"]) + runs
 deadline = time.monotonic() + 120
-while time.monotonic() < deadline and any(lab.view(i).is_live for i in ids):
+while time.monotonic() < deadline and any(lab.runs.view(i).is_live for i in ids):
     time.sleep(0.1)
 print(json.dumps({"runs": runs, "sweep": sweep, "sweep_runs": ids[:2],
-                  "statuses": [lab.view(i).status.value for i in ids]}))
+                  "statuses": [lab.runs.view(i).status.value for i in ids]}))
 """
 
 

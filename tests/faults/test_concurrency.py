@@ -22,7 +22,7 @@ def test_sessions_and_cli_launching_together(home):
 
     def session(seed):
         for k in range(3):
-            rid = lab.launch(dict(TINY, seed=seed * 10 + k))
+            rid = lab.runs.launch(dict(TINY, seed=seed * 10 + k))
             with lock:
                 ids.append(rid)
 

@@ -41,7 +41,7 @@ def _fill(path):
 def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
     home = os.path.join(small_disk, "home")
     lab = Lab(home)
-    rid = lab.launch(dict(SMALL, epochs=1, rows=5_000))
+    rid = lab.runs.launch(dict(SMALL, epochs=1, rows=5_000))
     from svmcore.engine.registry import get_active
     run = get_active(rid)
     if run is not None:
@@ -50,7 +50,7 @@ def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
     _fill(small_disk)
     with pytest.raises(SvmcoreError) as err:
         for _ in range(50):  # the WAL may absorb a few writes before the disk refuses
-            lab.launch(dict(SMALL, epochs=1, rows=5_000))
+            lab.runs.launch(dict(SMALL, epochs=1, rows=5_000))
     assert "disk" in str(err.value) or "space" in str(err.value)
     os.remove(os.path.join(small_disk, "ballast"))
     for r in lab.store.list_runs():  # let whatever did start finish before checking

@@ -182,6 +182,6 @@ def test_lab_delete_removes_the_folder_and_spill_inside_the_home_only(home, tmp_
         lab.store.finish_run(rid, RunStatus.LOST, {})
         ids.append(rid)
     for rid in ids:
-        lab.delete(rid)
+        lab.runs.delete(rid)
     assert not os.path.exists(inside)
     assert outside.is_dir() and not (outside / "spill").exists()  # kept, but its spill is released

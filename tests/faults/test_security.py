@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from svmcore.app import lab as lab_module
+from svmcore.app import folders as lab_module
 from svmcore.app.lab import Lab
 from svmcore.spec.errors import ConfigError, DataError
 
@@ -21,40 +21,40 @@ def lab(home):
 
 
 def test_paths_are_confined_to_the_data_folders(lab, tmp_path):
-    inside = lab.save_upload("ok.svm", GOOD)
-    assert lab.resolve_path(inside) == inside
-    assert lab.resolve_path(os.path.basename(inside)) == inside  # relative to the uploads folder
+    inside = lab.folders.save_upload("ok.svm", GOOD)
+    assert lab.folders.resolve(inside) == inside
+    assert lab.folders.resolve(os.path.basename(inside)) == inside  # relative to the uploads folder
     outside = tmp_path / "outside.svm"
     outside.write_bytes(GOOD)
-    for bad in (str(outside), "../../outside.svm", os.path.join(lab.upload_dir, "..", "..", "outside.svm"),
+    for bad in (str(outside), "../../outside.svm", os.path.join(lab.folders.upload_dir, "..", "..", "outside.svm"),
                 "/etc/passwd", "", "a\x00b"):
         with pytest.raises(ConfigError):
-            lab.resolve_path(bad)
-    link = os.path.join(lab.upload_dir, "sneaky.svm")
+            lab.folders.resolve(bad)
+    link = os.path.join(lab.folders.upload_dir, "sneaky.svm")
     os.symlink(outside, link)
     with pytest.raises(ConfigError, match="outside the data folders"):
-        lab.resolve_path(link)
+        lab.folders.resolve(link)
     with pytest.raises(ConfigError):
-        lab.launch({"dataset": str(outside)})
+        lab.runs.launch({"dataset": str(outside)})
 
 
 def test_uploads_get_generated_names_inside_the_uploads_folder(lab):
-    path = lab.save_upload("../../../etc/evil name.svm", GOOD)
-    assert os.path.dirname(path) == lab.upload_dir
+    path = lab.folders.save_upload("../../../etc/evil name.svm", GOOD)
+    assert os.path.dirname(path) == lab.folders.upload_dir
     assert ".." not in os.path.basename(path) and " " not in os.path.basename(path)
 
 
 def test_upload_limits_and_bad_uploads(lab, monkeypatch):
     monkeypatch.setattr(lab_module, "UPLOAD_LIMIT_MB", 1)
     with pytest.raises(DataError, match="limit"):
-        lab.save_upload("big.svm", b"1 1:1\n" * 400_000)
+        lab.folders.save_upload("big.svm", b"1 1:1\n" * 400_000)
     with pytest.raises(DataError, match="empty"):
-        lab.save_upload("empty.svm", b"")
+        lab.folders.save_upload("empty.svm", b"")
     with pytest.raises(DataError, match="binary data"):
-        lab.save_upload("data.pkl", b"\x80\x04\x95" + bytes(range(256)) * 4)  # a pickle: binary
+        lab.folders.save_upload("data.pkl", b"\x80\x04\x95" + bytes(range(256)) * 4)  # a pickle: binary
     with pytest.raises(DataError, match="line 2"):
-        lab.save_upload("bad.svm", b"1 1:1\n-1 2:oops\n")
-    assert os.listdir(lab.upload_dir) == []  # refused uploads are not kept
+        lab.folders.save_upload("bad.svm", b"1 1:1\n-1 2:oops\n")
+    assert os.listdir(lab.folders.upload_dir) == []  # refused uploads are not kept
 
 
 def test_no_pickle_is_ever_loaded():
@@ -79,15 +79,15 @@ def test_server_binds_locally_and_hides_tracebacks():
 
 def _outward_link(lab, name="passwd.svm", target="/etc/passwd"):
     """A symlink inside the datasets folder that leads to a system file."""
-    os.makedirs(lab.data_dir, exist_ok=True)
-    link = os.path.join(lab.data_dir, name)
+    os.makedirs(lab.folders.data_dir, exist_ok=True)
+    link = os.path.join(lab.folders.data_dir, name)
     os.symlink(target, link)
     return link
 
 
 def _good_dataset(lab, name="good.svm"):
-    os.makedirs(lab.data_dir, exist_ok=True)
-    path = os.path.join(lab.data_dir, name)
+    os.makedirs(lab.folders.data_dir, exist_ok=True)
+    path = os.path.join(lab.folders.data_dir, name)
     with open(path, "wb") as f:
         f.write(GOOD * 20)
     return path
@@ -100,15 +100,15 @@ def test_test_file_symlink_to_a_system_file_is_refused_and_never_read(lab, how):
     link = _outward_link(lab)
     values = {"dataset": good, "test_file": link, "batch_size": 2, "epochs": 1}
     calls = {
-        "launch": lambda: lab.launch(values),
-        "start_sweep": lambda: lab.start_sweep(values, {"batch_size": [2, 4]}),
-        "sweep_preview": lambda: lab.sweep_preview(values, {"batch_size": [2, 4]}),
-        "forecast": lambda: lab.forecast(values),
-        "data_size": lambda: lab.data_size(values),
-        "recommend": lambda: lab.recommend(values, 500),
-        "inspect": lambda: lab.inspect(good, test_file=link),
-        "run_remedy": lambda: lab.run_remedy("batch", {"test_file": link}),
-        "sweep_grid": lambda: lab.start_sweep({"dataset": good}, {"test_file": [link], "batch_size": [2]}),
+        "launch": lambda: lab.runs.launch(values),
+        "start_sweep": lambda: lab.sweeps.start(values, {"batch_size": [2, 4]}),
+        "sweep_preview": lambda: lab.sweeps.preview(values, {"batch_size": [2, 4]}),
+        "forecast": lambda: lab.forecasts.forecast(values),
+        "data_size": lambda: lab.forecasts.data_size(values),
+        "recommend": lambda: lab.forecasts.recommend(values, 500),
+        "inspect": lambda: lab.folders.inspect(good, test_file=link),
+        "run_remedy": lambda: lab.learn.run_remedy("batch", {"test_file": link}),
+        "sweep_grid": lambda: lab.sweeps.start({"dataset": good}, {"test_file": [link], "batch_size": [2]}),
     }
     with pytest.raises(ConfigError, match="outside the data folders") as err:
         calls[how]()
@@ -123,11 +123,11 @@ def test_dataset_symlink_to_a_system_file_is_refused(lab, how):
     link = _outward_link(lab)
     values = {"dataset": link}
     calls = {
-        "launch": lambda: lab.launch(values),
-        "start_sweep": lambda: lab.start_sweep(values, {"batch_size": [2, 4]}),
-        "forecast": lambda: lab.forecast(values),
-        "data_size": lambda: lab.data_size(values),
-        "inspect": lambda: lab.inspect(link),
+        "launch": lambda: lab.runs.launch(values),
+        "start_sweep": lambda: lab.sweeps.start(values, {"batch_size": [2, 4]}),
+        "forecast": lambda: lab.forecasts.forecast(values),
+        "data_size": lambda: lab.forecasts.data_size(values),
+        "inspect": lambda: lab.folders.inspect(link),
     }
     with pytest.raises(ConfigError, match="outside the data folders") as err:
         calls[how]()
@@ -141,33 +141,33 @@ def test_listing_hides_symlinks_that_leave_the_data_folders(lab, tmp_path):
     outside.write_bytes(GOOD)
     _outward_link(lab, "passwd.svm")
     _outward_link(lab, "outside.svm", str(outside))
-    _outward_link(lab, "broken.svm", os.path.join(lab.data_dir, "gone.svm"))
-    inward = os.path.join(lab.data_dir, "alias.svm")
+    _outward_link(lab, "broken.svm", os.path.join(lab.folders.data_dir, "gone.svm"))
+    inward = os.path.join(lab.folders.data_dir, "alias.svm")
     os.symlink(good, inward)
-    listed = sorted(os.path.basename(p) for p in lab.datasets())
+    listed = sorted(os.path.basename(p) for p in lab.folders.files())
     assert listed == ["alias.svm", "good.svm"], listed
-    for p in lab.datasets():  # everything listed is usable
-        assert lab.resolve_path(p).startswith(os.path.realpath(lab.data_dir))
+    for p in lab.folders.files():  # everything listed is usable
+        assert lab.folders.resolve(p).startswith(os.path.realpath(lab.folders.data_dir))
 
 
 def test_relative_name_is_looked_up_in_every_data_folder(lab, tmp_path, monkeypatch):
     in_datasets = _good_dataset(lab, "rel.svm")
-    assert lab.resolve_path("rel.svm") == os.path.realpath(in_datasets)
-    assert lab.inspect("rel.svm")["rows"] == 120
+    assert lab.folders.resolve("rel.svm") == os.path.realpath(in_datasets)
+    assert lab.folders.inspect("rel.svm")["rows"] == 120
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "more.svm").write_bytes(GOOD)
     monkeypatch.setenv("SVMCORE_DATA_DIRS", str(extra))
     lab2 = Lab(lab.home)
-    assert lab2.resolve_path("more.svm") == str((extra / "more.svm").resolve())
+    assert lab2.folders.resolve("more.svm") == str((extra / "more.svm").resolve())
     with pytest.raises(ConfigError, match="no such file in the data folders: nothing.svm"):
-        lab2.resolve_path("nothing.svm")
+        lab2.folders.resolve("nothing.svm")
     # the uploads folder comes first: the same name there wins
-    uploaded = os.path.join(lab.upload_dir, "rel.svm")
-    os.makedirs(lab.upload_dir, exist_ok=True)
+    uploaded = os.path.join(lab.folders.upload_dir, "rel.svm")
+    os.makedirs(lab.folders.upload_dir, exist_ok=True)
     with open(uploaded, "wb") as f:
         f.write(GOOD)
-    assert lab.resolve_path("rel.svm") == os.path.realpath(uploaded)
+    assert lab.folders.resolve("rel.svm") == os.path.realpath(uploaded)
 
 
 # ---------------------------------------------------------------- npz zip bomb behind a stored member (issue #10)
@@ -227,25 +227,25 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\
 
 @pytest.mark.parametrize("name", ["a9a", "a9a.t", "w8a", "train.data", "a9a.svm"])
 def test_libsvm_uploads_without_the_usual_extension_are_accepted_by_content(lab, name):
-    path = lab.save_upload(name, GOOD * 10)
+    path = lab.folders.save_upload(name, GOOD * 10)
     base = os.path.basename(path)
-    assert os.path.dirname(path) == lab.upload_dir and path.endswith(".svm")
+    assert os.path.dirname(path) == lab.folders.upload_dir and path.endswith(".svm")
     assert base.startswith(name.replace(".svm", "").replace(".", "_") + "-"), base
-    info = lab.inspect(path)
+    info = lab.folders.inspect(path)
     assert (info["rows"], info["format"], sorted(info["classes"])) == (60, "svmlight", ["-1.0", "1.0"])
-    assert path in lab.datasets()
-    assert lab.data_size({"dataset": path})["rows"] > 0  # trainable: the Train page sizes it
+    assert path in lab.folders.files()
+    assert lab.forecasts.data_size({"dataset": path})["rows"] > 0  # trainable: the Train page sizes it
 
 
 def test_other_formats_without_an_extension_are_sniffed(lab, tmp_path):
     import numpy as np
 
-    csv = lab.save_upload("table", b"a,label\n1,0\n2,1\n3,0\n4,1\n")
-    text = lab.save_upload("reviews", b"pos\tgood film\nneg\tbad film\n")
+    csv = lab.folders.save_upload("table", b"a,label\n1,0\n2,1\n3,0\n4,1\n")
+    text = lab.folders.save_upload("reviews", b"pos\tgood film\nneg\tbad film\n")
     np.savez(tmp_path / "arrays.npz", X=np.eye(4), y=np.array([0, 1, 0, 1]))
-    npz = lab.save_upload("arrays", (tmp_path / "arrays.npz").read_bytes())
+    npz = lab.folders.save_upload("arrays", (tmp_path / "arrays.npz").read_bytes())
     assert [os.path.splitext(p)[1] for p in (csv, text, npz)] == [".csv", ".txt", ".npz"]
-    assert [lab.inspect(p)["format"] for p in (csv, text, npz)] == ["csv", "text", "npz"]
+    assert [lab.folders.inspect(p)["format"] for p in (csv, text, npz)] == ["csv", "text", "npz"]
 
 
 @pytest.mark.parametrize("name,data", [
@@ -256,16 +256,16 @@ def test_other_formats_without_an_extension_are_sniffed(lab, tmp_path):
 ], ids=["png", "png-named-a9a", "random-bytes", "utf-16"])
 def test_binary_uploads_are_refused_clearly_and_not_kept(lab, name, data):
     with pytest.raises(DataError) as err:
-        lab.save_upload(name, data)
+        lab.folders.save_upload(name, data)
     msg = str(err.value)
     assert msg.startswith(os.path.basename(name) + ": is not a dataset: ") and "UTF-8" in msg, msg
-    assert len(msg.splitlines()) == 1 and lab.upload_dir not in msg
-    assert os.listdir(lab.upload_dir) == []
-    assert lab.datasets() == []
+    assert len(msg.splitlines()) == 1 and lab.folders.upload_dir not in msg
+    assert os.listdir(lab.folders.upload_dir) == []
+    assert lab.folders.files() == []
 
 
 def test_a_refused_upload_is_named_as_the_user_named_it(lab):
     with pytest.raises(DataError) as err:
-        lab.save_upload("a9a.t", b"1 1:1\n-1 2:oops\n")
+        lab.folders.save_upload("a9a.t", b"1 1:1\n-1 2:oops\n")
     assert str(err.value).startswith("a9a.t, line 2: ") and err.value.line == 2
-    assert os.listdir(lab.upload_dir) == []
+    assert os.listdir(lab.folders.upload_dir) == []

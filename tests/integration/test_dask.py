@@ -91,12 +91,12 @@ def _app_run_id(proc: psutil.Process) -> int:
 
 def test_sweep_on_dask_is_measured_like_a_local_run(home, address):
     lab = Lab(home)
-    sweep_id = lab.start_sweep(TINY, {"batch_size": [64, 256, 1024], "precision": ["float64", "float32"]},
+    sweep_id = lab.sweeps.start(TINY, {"batch_size": [64, 256, 1024], "precision": ["float64", "float32"]},
                                executor="dask", scheduler=address)
-    assert lab.sweeps[sweep_id].wait(180)
+    assert lab.sweeps.active[sweep_id].wait(180)
     runs = lab.store.list_runs(sweep_id=sweep_id)
     assert len(runs) == 6
-    local = Run(lab.store, lab.sweeps[sweep_id].runs[0].config)
+    local = Run(lab.store, lab.sweeps.active[sweep_id].runs[0].config)
     local.start().wait(120)
     assert local.status == RunStatus.COMPLETED
     local_summary = lab.store.get_run(local.run_id).summary
@@ -121,8 +121,8 @@ def test_sweep_on_dask_is_measured_like_a_local_run(home, address):
         times.sort()
         assert all(a[1] <= b[0] for a, b in zip(times, times[1:])), (worker, times)
     assert lab.store.sweeps()[0]["status"] == "finished"
-    assert lab.history()[0]["host"] == socket.gethostname()
-    assert lab.sweep_hosts(sweep_id) == [socket.gethostname()]
+    assert lab.runs.history()[0]["host"] == socket.gethostname()
+    assert lab.sweeps.hosts(sweep_id) == [socket.gethostname()]
     assert lab.store.integrity_ok()
 
 
@@ -175,11 +175,11 @@ def test_cancel_kills_running_runs_and_drops_queued_ones(store, address, cluster
 
 def test_cancel_one_queued_run_of_a_dask_sweep(home, address):
     lab = Lab(home)
-    sweep_id = lab.start_sweep(TINY, {"batch_size": [64, 128, 256]}, executor="dask", scheduler=address)
-    last = max(lab.sweeps[sweep_id].run_ids)
-    assert lab.cancel(last)
-    assert lab.sweeps[sweep_id].wait(120)
-    statuses = lab.sweep_status(sweep_id)["statuses"]
+    sweep_id = lab.sweeps.start(TINY, {"batch_size": [64, 128, 256]}, executor="dask", scheduler=address)
+    last = max(lab.sweeps.active[sweep_id].run_ids)
+    assert lab.runs.cancel(last)
+    assert lab.sweeps.active[sweep_id].wait(120)
+    statuses = lab.sweeps.status(sweep_id)["statuses"]
     assert statuses.pop(last) == "cancelled"
     assert set(statuses.values()) == {"completed"}
 
@@ -208,7 +208,7 @@ def test_bad_scheduler_address_leaves_nothing_in_the_store(home, monkeypatch, ad
     monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT_S", 1.0)
     lab = Lab(home)
     with pytest.raises(SchedulerUnreachable) as e:
-        lab.start_sweep(TINY, {"batch_size": [64]}, executor="dask", scheduler=address)
+        lab.sweeps.start(TINY, {"batch_size": [64]}, executor="dask", scheduler=address)
     assert expect in str(e.value)
     assert lab.store.list_runs() == [] and lab.store.sweeps() == []
 
@@ -218,7 +218,7 @@ def test_workers_without_a_run_slot_are_refused(home):
 
     with LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=None) as c:
         with pytest.raises(SchedulerUnreachable, match="offers the svmcore_run resource.*--resources svmcore_run=1"):
-            Lab(home).start_sweep(TINY, {"batch_size": [64]}, executor="dask", scheduler=c.scheduler_address)
+            Lab(home).sweeps.start(TINY, {"batch_size": [64]}, executor="dask", scheduler=c.scheduler_address)
 
 
 def test_scheduler_without_dask_executor_is_refused(home):

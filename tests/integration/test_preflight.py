@@ -36,12 +36,12 @@ def test_lab_launch_refuses_kernel_svm_on_too_many_rows_before_storing_anything(
     os.link(big_file, data)
     lab = Lab(home)
     with pytest.raises(ConfigError, match=r"^model: kernel-svm is exact .* 16,000 rows is above its limit"):
-        lab.launch({"dataset": data, "model": "kernel-svm"})
+        lab.runs.launch({"dataset": data, "model": "kernel-svm"})
     with pytest.raises(ConfigError, match=r"^batch_size: "):
-        lab.launch({"dataset": data, "batch_size": 16_001})
+        lab.runs.launch({"dataset": data, "batch_size": 16_001})
     assert lab.store.list_runs() == [] and lab.queue.pending() == []
     with pytest.raises(ConfigError, match="no combination is valid: model: kernel-svm"):
-        lab.start_sweep({"dataset": data}, {"model": ["kernel-svm"]})
+        lab.sweeps.start({"dataset": data}, {"model": ["kernel-svm"]})
     assert lab.store.list_runs() == []
 
 

@@ -45,15 +45,15 @@ from svmcore.app.lab import Lab
 
 home, small = sys.argv[1], json.loads(sys.argv[2])
 lab = Lab(home)
-completed = lab.launch(dict(small))
-oom = lab.launch({"rows": 300_000, "memory_cap_mb": 150, "cap_kind": "rlimit"})
-sweep = lab.start_sweep(dict(small), {"batch_size": [256, 2048]})
-ids = [completed, oom] + sorted(lab.sweep_status(sweep)["statuses"])
+completed = lab.runs.launch(dict(small))
+oom = lab.runs.launch({"rows": 300_000, "memory_cap_mb": 150, "cap_kind": "rlimit"})
+sweep = lab.sweeps.start(dict(small), {"batch_size": [256, 2048]})
+ids = [completed, oom] + sorted(lab.sweeps.status(sweep)["statuses"])
 deadline = time.monotonic() + 120
-while time.monotonic() < deadline and any(lab.view(i).is_live for i in ids):
+while time.monotonic() < deadline and any(lab.runs.view(i).is_live for i in ids):
     time.sleep(0.1)
 print(json.dumps({"completed": completed, "oom": oom, "sweep": sweep, "sweep_runs": ids[2:],
-                  "statuses": {i: lab.view(i).status.value for i in ids}}))
+                  "statuses": {i: lab.runs.view(i).status.value for i in ids}}))
 """
 
 

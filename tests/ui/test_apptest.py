@@ -409,7 +409,7 @@ def test_live_run_shows_progress_and_cancels(app_home, monkeypatch):
 def _small_run_via_lab(home: str, **knobs) -> int:
     from svmcore.app.lab import Lab
 
-    rid = Lab(home).launch(dict(SMALL, epochs=1, **knobs))
+    rid = Lab(home).runs.launch(dict(SMALL, epochs=1, **knobs))
     assert wait_run_finished(rid, home) == RunStatus.COMPLETED
     return rid
 
@@ -435,7 +435,7 @@ def test_start_sweep_with_history_shows_the_new_sweep(app_home):
     from svmcore.app.lab import Lab
 
     lab = Lab(app_home)
-    old = lab.start_sweep(dict(SMALL, epochs=1), {"batch_size": [256]})
+    old = lab.sweeps.start(dict(SMALL, epochs=1), {"batch_size": [256]})
     wait_run_finished(max(r.id for r in store_runs(app_home)), app_home)
     at = open_page("pages/2_Sweep.py")
     assert at.selectbox(key="shown_sweep").value == old
@@ -484,9 +484,9 @@ def test_dask_sweep_shows_where_each_run_ran(app_home):
     with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, resources={"svmcore_run": 1},
                       dashboard_address=None) as cluster:
         lab = Lab(app_home)
-        sweep_id = lab.start_sweep(dict(SMALL, epochs=1), {"batch_size": [256, 2048]}, executor="dask",
+        sweep_id = lab.sweeps.start(dict(SMALL, epochs=1), {"batch_size": [256, 2048]}, executor="dask",
                                    scheduler=cluster.scheduler_address)
-        assert lab.sweeps[sweep_id].wait(120)
+        assert lab.sweeps.active[sweep_id].wait(120)
     at = open_page("pages/2_Sweep.py")
     assert_clean(at)
     assert any(t.startswith("Ran on a Dask cluster: tcp://127.0.0.1:") for t in texts(at.caption)), texts(at.caption)

@@ -1,0 +1,98 @@
+"""What the dashboard says before a launch: the data's size in memory, the memory
+model's forecast and warnings, the best setting for a budget, and the one-time
+calibration that makes forecasts possible on this machine."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from svmcore.app.folders import DataFolders
+from svmcore.data.files import memory_sizes
+from svmcore.data.sources import Source, n_test_rows, scan
+from svmcore.engine import hostinfo
+from svmcore.predict import calibration as calib
+from svmcore.predict import launch, model
+from svmcore.predict.recommend import recommend
+from svmcore.spec.config import validate
+from svmcore.spec.errors import ConfigError
+from svmcore.store.sqlite import Store
+
+log = logging.getLogger(__name__)
+
+
+class Forecasts:
+    def __init__(self, store: Store, folders: DataFolders):
+        self.store = store
+        self.home = store.home
+        self.folders = folders
+        self._lock = threading.Lock()
+        self._calibration = {"running": False, "done": 0, "total": 0, "error": None}
+
+    def data_size(self, values: dict) -> dict:
+        """Bytes the training data will take in memory for these knobs, before launch."""
+        cfg = validate(self.folders.confined(values))
+        info = scan(Source(cfg), self.folders.cache_dir)
+        rows = info.rows - (n_test_rows(info.rows) if cfg.test_file is None else 0)
+        nnz = int(info.nnz * rows / max(1, info.rows))
+        sizes = memory_sizes(rows, info.features, nnz)
+        chosen = sizes[cfg.precision][cfg.representation]
+        batch = memory_sizes(cfg.batch_size, info.features, int(nnz / max(1, rows) * cfg.batch_size))
+        return {"rows": rows, "features": info.features, "nnz": nnz, "exact": info.exact,
+                "bytes": chosen, "sizes": sizes, "batch_bytes": batch[cfg.precision][cfg.representation],
+                "resident": cfg.mode == "memory"}
+
+    def forecast(self, values: dict) -> dict | None:
+        """The calibrated memory model's prediction for these knobs, or None before the
+        machine has been calibrated."""
+        values = self.folders.confined(values)
+        cal = calib.load_calibration(self.home)
+        if cal is None:
+            return None
+        return model.predict(validate(values), cal, cache_dir=self.folders.cache_dir)
+
+    def launch_warnings(self, values: dict) -> list[str]:
+        """Reasons to think twice before launching these knobs, one sentence each: the
+        forecast peak (a lower bound before calibration) above the memory available
+        now or the run's cap, or a train phase forecast to last more than a few minutes.
+        They never block a launch. Raises ConfigError/DataError like ``launch``."""
+        cfg = validate(self.folders.confined(values))
+        return launch.launch_warnings(cfg, launch.launch_forecast(cfg, self.home), hostinfo.available_memory_bytes())
+
+    def recommend(self, values: dict, budget_mb: float, objective: str = "accuracy") -> dict:
+        """The setting expected to do best within ``budget_mb`` (needs the calibration)."""
+        values = self.folders.confined(values)
+        cal = calib.load_calibration(self.home)
+        if cal is None:
+            raise ConfigError("budget", "calibrate the memory model first (one time, a few minutes)")
+        return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs())
+
+    def calibration_state(self) -> dict:
+        with self._lock:
+            state = dict(self._calibration)
+        state["calibrated"] = calib.load_calibration(self.home) is not None
+        return state
+
+    def start_calibration(self) -> None:
+        """Fit the memory model in the background (a few minutes of small real runs)."""
+        with self._lock:
+            if self._calibration["running"]:
+                return
+            self._calibration.update(running=True, done=0, total=len(calib.calibration_configs()), error=None)
+
+        def progress(i, n, cfg):
+            with self._lock:
+                self._calibration.update(done=i, total=n)
+
+        def work():
+            try:
+                calib.calibrate(self.home, progress)
+            except Exception as e:  # shown on the page; the app goes on without a model
+                log.exception("calibration failed")
+                with self._lock:
+                    self._calibration["error"] = str(e)
+            finally:
+                with self._lock:
+                    self._calibration["running"] = False
+
+        threading.Thread(target=work, name="svmcore-calibrate", daemon=True).start()

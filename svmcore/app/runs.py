@@ -1,0 +1,143 @@
+"""Runs as the dashboard sees them: launch, cancel, a live or finished view, the
+history table, comparison, export and delete."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+
+from svmcore.app.folders import DataFolders
+from svmcore.engine.admission import admit
+from svmcore.engine.leftovers import release_leftovers
+from svmcore.engine.queue import RunQueue
+from svmcore.engine.registry import get_active
+from svmcore.engine.summary import MemorySample
+from svmcore.predict.launch import forecast
+from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import KNOBS
+from svmcore.store.export import run_export, samples_csv
+from svmcore.store.records import RunStatus, RunSummary
+from svmcore.store.sqlite import Store
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything a page needs to draw one run, live or finished."""
+
+    id: int
+    status: RunStatus
+    config: dict
+    summary: RunSummary
+    samples: list[MemorySample]
+    events: list[dict]
+    label: str | None
+    created_at: float
+    phase: str | None = None
+    elapsed_s: float | None = None
+    queue_position: int | None = None
+    prediction: dict | None = None
+    host: str | None = None
+    remote: bool = False  # a Dask worker runs it: its samples and events arrive when it ends
+
+    @property
+    def is_live(self) -> bool:
+        return not self.status.is_finished()
+
+
+def cancel_local(queue: RunQueue, run_id: int) -> bool:
+    """Cancel a run of this process: queued, running, or re-attached after a restart."""
+    if queue.cancel(run_id):
+        return True
+    run = get_active(run_id)
+    if run is not None:
+        run.cancel()
+        return True
+    return False
+
+
+class Runs:
+    def __init__(self, store: Store, queue: RunQueue, folders: DataFolders, remote_runs):
+        self.store = store
+        self.queue = queue
+        self.folders = folders
+        self._remote = remote_runs  # Sweeps: who runs a run on a Dask cluster, and cancels it there
+
+    def launch(self, values: dict, label: str | None = None) -> int:
+        """Admit and queue a run; returns its id. Raises ConfigError/DataError."""
+        cfg = admit(self.folders.confined(values), self.folders.cache_dir)
+        return self.queue.submit(cfg, label=label, prediction=forecast(cfg, self.store.home)).run_id
+
+    def cancel(self, run_id: int) -> bool:
+        return self._remote.cancel_run(run_id) or cancel_local(self.queue, run_id)
+
+    def view(self, run_id: int) -> RunView | None:
+        """A live run from its in-memory buffers, a finished one from the store."""
+        run = get_active(run_id)
+        if run is not None and run.run_id == run_id and not run.is_finished():
+            snap = run.snapshot()
+            return RunView(run_id, snap.status, run.config.to_dict(), RunSummary.from_dict(snap.summary),
+                           snap.samples, snap.events, run.label, run.started_at or 0.0, snap.phase,
+                           snap.elapsed_s if snap.status == RunStatus.RUNNING else None,
+                           self.queue.position(run_id), run.prediction)
+        rec = self.store.get_run(run_id)
+        if rec is None:
+            return None
+        result = rec.result
+        return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in self.store.samples(run_id)],
+                       self.store.events(run_id), rec.label, rec.created_at, None, None, self.queue.position(run_id),
+                       result.prediction, rec.host, self._remote.is_remote(rec.sweep_id))
+
+    def views(self, run_ids: list[int]) -> list[RunView]:
+        return [v for v in (self.view(i) for i in run_ids) if v is not None]
+
+    def latest_id(self) -> int | None:
+        runs = self.store.list_runs(limit=1)
+        return runs[0].id if runs else None
+
+    def history(self) -> list[dict]:
+        """One row per run for the history tables: its knobs that matter and its results."""
+        rows = []
+        for r in self.store.list_runs():
+            s = r.result
+            rows.append({
+                "id": r.id, "status": r.status.value, "started": r.created_at, "label": r.label or "",
+                "dataset": os.path.basename(str(r.config.get("dataset"))), "mode": r.config.get("mode"),
+                "model": r.config.get("model"), "precision": r.config.get("precision"),
+                "representation": r.config.get("representation"), "batch_size": r.config.get("batch_size"),
+                "threads": r.config.get("threads"), "peak_mb": s.peak_rss_mb, "peak_phase": s.peak_phase,
+                "accuracy": s.accuracy, "balanced_accuracy": s.balanced_accuracy,
+                "baseline_accuracy": s.baseline_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
+                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host})
+        return rows
+
+    def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
+        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
+        if len(recs) < 2:
+            return {}
+        out = {}
+        for k in KNOBS:
+            vals = [r.config.get(k) for r in recs]
+            if len(set(map(json.dumps, vals))) > 1:
+                out[k] = vals
+        return out
+
+    def export(self, run_ids: list[int], fmt: str = "json") -> bytes:
+        records = [run_export(self.store, i) for i in run_ids if self.store.get_run(i) is not None]
+        if fmt == "json":
+            return json.dumps(records, indent=1).encode()
+        out = io.StringIO()
+        for i, rec in enumerate(records):
+            text = samples_csv(rec)
+            out.write(text if i == 0 else text.split("\n", 1)[1])
+        return out.getvalue().encode()
+
+    def delete(self, run_id: int) -> None:
+        rec = self.store.get_run(run_id)
+        if rec is None:
+            raise ConfigError("run", f"there is no run {run_id}")
+        if not rec.status.is_finished():
+            raise ConfigError("run", f"run {run_id} is still {rec.status.value}; cancel it first")
+        self.store.delete_run(run_id)
+        release_leftovers(rec.run_dir, self.store.home, delete_folder=True)

@@ -1,0 +1,94 @@
+"""Sweeps as the dashboard sees them: preview and start a grid (here or on a Dask
+cluster), follow it, cancel it, and read its trade-offs."""
+
+from __future__ import annotations
+
+import threading
+
+from svmcore.app.folders import PATH_KNOBS, DataFolders
+from svmcore.app.runs import cancel_local
+from svmcore.engine.queue import RunQueue
+from svmcore.spec.errors import ConfigError
+from svmcore.store.records import RunStatus
+from svmcore.store.sqlite import Store
+from svmcore.sweeps.frontier import TradeoffPoint, best_under, tradeoff_points
+from svmcore.sweeps.grid import GridPoint, expand, parse_grid
+from svmcore.sweeps.sweep import Sweep, start_sweep
+
+
+class Sweeps:
+    def __init__(self, store: Store, queue: RunQueue, folders: DataFolders):
+        self.store = store
+        self.queue = queue
+        self.folders = folders
+        self.active: dict[int, Sweep] = {}  # started by this process
+        self._lock = threading.Lock()
+
+    def start(self, base: dict, grid: dict[str, list] | list[str], executor: str = "local",
+              scheduler: str | None = None) -> int:
+        """Queue a grid; ``executor`` 'dask' runs it on the Dask scheduler at ``scheduler``
+        (none: a local cluster). Raises an SvmcoreError naming the problem."""
+        base, grid = self._confined_grid(base, grid)
+        sweep = start_sweep(self.store, base, grid, executor, (scheduler or "").strip() or None, self.queue)
+        with self._lock:
+            self.active[sweep.sweep_id] = sweep
+        return sweep.sweep_id
+
+    def preview(self, base: dict, grid: dict[str, list] | list[str]) -> list[GridPoint]:
+        """The grid's combinations over ``base`` (each with its config or the reason it is
+        skipped), without queueing anything: what the Sweep page shows before Start."""
+        base, grid = self._confined_grid(base, grid)
+        return expand(base, grid, self.folders.cache_dir)
+
+    def _confined_grid(self, base: dict, grid: dict[str, list] | list[str]) -> tuple[dict, dict]:
+        if isinstance(grid, list):
+            grid = parse_grid(grid)
+        if not grid:
+            raise ConfigError("grid", "choose at least one knob to vary")
+        base = self.folders.confined(base)
+        grid = {k: [self.folders.confined({k: v})[k] for v in vals] if k in PATH_KNOBS else vals
+                for k, vals in grid.items()}
+        return base, grid
+
+    def points(self, sweep_id: int, host: str | None = None) -> list[TradeoffPoint]:
+        """The sweep's finished runs as trade-off points; with ``host``, only the runs on
+        that host (the frontier among them: peaks and speeds compare like with like)."""
+        return tradeoff_points([r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host])
+
+    def hosts(self, sweep_id: int) -> list[str]:
+        return sorted({r.host for r in self.store.list_runs(sweep_id=sweep_id) if r.host})
+
+    def status(self, sweep_id: int) -> dict:
+        runs = self.store.list_runs(sweep_id=sweep_id)
+        sweep = self.active.get(sweep_id)
+        skipped = [{"values": p.values, "reason": p.error} for p in sweep.points if p.error] if sweep else []
+        done = sum(r.status.is_finished() for r in runs)
+        return {"sweep_id": sweep_id, "total": len(runs), "done": done,
+                "running": [r.id for r in runs if r.status == RunStatus.RUNNING],
+                "statuses": {r.id: r.status.value for r in runs}, "skipped": skipped,
+                "error": sweep.error if sweep else None}
+
+    def cancel(self, sweep_id: int) -> None:
+        sweep = self.active.get(sweep_id)
+        if sweep:
+            sweep.cancel()
+            return
+        for r in self.store.list_runs(sweep_id=sweep_id):  # a sweep started before a restart
+            if not r.status.is_finished():
+                cancel_local(self.queue, r.id)
+
+    def list(self) -> list[dict]:
+        return self.store.sweeps()
+
+    def best_under(self, budget_mb: float, objective: str = "accuracy", sweep_id: int | None = None,
+                   host: str | None = None) -> TradeoffPoint | None:
+        recs = self.store.list_runs(sweep_id=sweep_id) if sweep_id else self.store.list_runs()
+        return best_under(tradeoff_points([r for r in recs if host is None or r.host == host]), budget_mb, objective)
+
+    # what Runs asks of the sweeps: runs that a Dask cluster runs for this process
+    def is_remote(self, sweep_id: int | None) -> bool:
+        sweep = self.active.get(sweep_id) if sweep_id is not None else None
+        return sweep is not None and sweep.executor.kind != "local"
+
+    def cancel_run(self, run_id: int) -> bool:
+        return any(s.executor.kind != "local" and s.executor.cancel(run_id) for s in list(self.active.values()))
