@@ -5,7 +5,6 @@ import streamlit as st
 
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import KNOBS, defaults
-from svmcore.sweeps.grid import parse_grid
 from ui import charts as plots
 from ui.messages import plain, show_error
 from ui.state import page_setup
@@ -37,7 +36,7 @@ for col, name in zip(cols, varied):
                           help=f"Comma separated. {k.help}")
     grid_items.append(f"{name}={text}")
 try:
-    grid = parse_grid(grid_items)
+    grid = grid_items
     points = lab.sweeps.preview(base, grid)
     valid = sum(p.config is not None for p in points)
     st.caption(f"{len(points)} combinations, {valid} valid"

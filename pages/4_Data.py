@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from svmcore.app.folders import UPLOAD_LIMIT_MB
+from svmcore.spec.config import DEFAULT_FEATURES
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.knobs import BUILTIN_DATASETS
+from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS
 from ui.messages import show_error
 from ui.state import page_setup
 
@@ -39,9 +40,12 @@ with tab_up:
 with tab_gen:
     c = st.columns(5)
     kind = c[0].selectbox("kind", ["sparse-text", "dense"], key="gen_kind")
-    rows = c[1].number_input("rows", 100, 100_000_000, 100_000, key="gen_rows")
-    features = c[2].number_input("features", 2, 1 << 26, 1 << 20 if kind == "sparse-text" else 200, key="gen_features")
-    nnz = c[3].number_input("nonzeros per row", 1, 100_000, 50, key="gen_nnz", disabled=kind == "dense")
+    rows_k, feat_k, nnz_k = KNOBS["rows"], KNOBS["features"], KNOBS["nnz_per_row"]
+    rows = c[1].number_input("rows", int(rows_k.min), int(rows_k.max), rows_k.default, key="gen_rows", help=rows_k.help)
+    features = c[2].number_input("features", int(feat_k.min), int(feat_k.max), DEFAULT_FEATURES[kind],
+                                 key="gen_features", help=feat_k.help)
+    nnz = c[3].number_input("nonzeros per row", int(nnz_k.min), int(nnz_k.max), nnz_k.default, key="gen_nnz",
+                            disabled=kind == "dense", help=nnz_k.help)
     fmt = c[4].selectbox("format", ["svmlight", "npz", "text"], key="gen_fmt")
     c = st.columns([1, 1, 3])
     positives = c[0].number_input("share of positives", 0.001, 0.5, 0.5, step=0.01, format="%.3f", key="gen_pos",

@@ -8,8 +8,7 @@ import streamlit as st
 
 from svmcore.app.lab import Lab
 from svmcore.app.runs import RunView
-from svmcore.predict import calibration as calib
-from svmcore.predict import model as estimate
+from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
 from svmcore.spec.scores import near_baseline
@@ -204,7 +203,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         if state["error"]:
             show_error(state["error"], prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
-        runs = len(calib.calibration_configs())
+        runs = state["total"]
         c1.caption(f"Predictions need the memory model fitted to this machine once: {runs} small real "
                    "runs, 2-3 minutes. Until then runs are measured but not forecast (the warnings above use a "
                    "lower bound of the peak).")
@@ -217,7 +216,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         return
     parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
     took = pred.get("predicted_train_s")
-    took = (f" Training: **{estimate.duration_text(took)}** (a rough forecast from the calibration runs' "
+    took = (f" Training: **{duration_text(took)}** (a rough forecast from the calibration runs' "
             "per-sample and per-step costs)." if took is not None else "")
     st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
             f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "

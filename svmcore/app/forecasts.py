@@ -68,9 +68,12 @@ class Forecasts:
         return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs())
 
     def calibration_state(self) -> dict:
+        """running, done and total runs, error, and whether this machine is calibrated."""
         with self._lock:
             state = dict(self._calibration)
         state["calibrated"] = calib.load_calibration(self.home) is not None
+        if not state["running"]:
+            state["total"] = len(calib.calibration_configs())
         return state
 
     def start_calibration(self) -> None:

@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import scipy.sparse as sp
 
-from svmcore.data.sources import Source, scan
+from svmcore.data.sources import CHUNK_ROWS, Source, scan
 from svmcore.spec.config import BYTES_PER_VALUE, validate
 from svmcore.spec.errors import ConfigError
 
@@ -91,7 +91,7 @@ def _write_text(source: Source, out: str) -> int:
     tmp = out + ".tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            for X, y in source.iter_chunks(10_000):
+            for X, y in source.iter_chunks(CHUNK_ROWS):
                 X = sp.csr_matrix(X)
                 reps = np.clip(np.rint(X.data * 4), 1, 4).astype(np.int64)
                 for i in range(X.shape[0]):
@@ -116,7 +116,7 @@ def _write_npz(source: Source, out: str) -> int:
         np.zeros(1, np.int64).tofile(files["indptr"])
         rows = nnz = 0
         width = source.cfg.features
-        for X, y in source.iter_chunks(10_000):
+        for X, y in source.iter_chunks(CHUNK_ROWS):
             X = sp.csr_matrix(X)
             width = X.shape[1]
             X.data.astype(np.float64).tofile(files["data"])

@@ -27,11 +27,10 @@ import functools
 import os
 from dataclasses import dataclass, field
 
-from svmcore.data.sources import MAX_TEST_ROWS, Source, n_test_rows, scan
+from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.units import MiB
 
-CHUNK_ROWS = 10_000  # rows per generated or parsed chunk in loading (training.py)
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 MODES = ("memory", "stream", "memmap")
 PHASES = ("prepare", "load", "transform", "train", "evaluate")

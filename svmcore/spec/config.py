@@ -1,4 +1,9 @@
-"""Run configuration: validated once, here, then trusted everywhere else."""
+"""Run configuration: the one validation of knob values.
+
+``validate`` turns values into a frozen ``RunConfig`` or raises ``ConfigError`` naming
+the knob. It is pure, so whatever builds a config from values calls it (the launch
+boundary ``engine.admission.admit``, the worker reading its job file, sweeps, the
+candidates of ``recommend``), and code that holds a ``RunConfig`` trusts it."""
 
 from __future__ import annotations
 

@@ -217,7 +217,7 @@ def test_npz_bomb_hidden_behind_a_stored_member_is_refused_without_growing(tmp_p
     with pytest.raises(DataError, match="zip bomb"):  # and through the Lab, as an upload would go
         lab_dir = tmp_path / "home"
         lab_dir.mkdir()
-        Lab(str(lab_dir)).save_upload("bomb.npz", open(path, "rb").read())
+        Lab(str(lab_dir)).folders.save_upload("bomb.npz", open(path, "rb").read())
 
 
 # ---------------------------------------------------------------- uploads are accepted by content (issue #10)
