@@ -92,10 +92,6 @@ class Runs:
     def views(self, run_ids: list[int]) -> list[RunView]:
         return [v for v in (self.view(i) for i in run_ids) if v is not None]
 
-    def latest_id(self) -> int | None:
-        runs = self.store.list_runs(limit=1)
-        return runs[0].id if runs else None
-
     def history(self) -> list[dict]:
         """One row per run for the history tables: its knobs that matter and its results."""
         rows = []

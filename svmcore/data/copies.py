@@ -93,16 +93,10 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
     (a separate test file) every row goes to the train part."""
     folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}"
                           + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all"))
-    meta_path = os.path.join(folder, "meta.json")
-    if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            return BinaryData(folder, json.load(f))
-    os.makedirs(cache_dir, exist_ok=True)
-    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
-    os.makedirs(tmp)
-    np_dtype = DTYPES[dtype]
-    class_arr = np.asarray(classes)
-    try:
+
+    def build(tmp: str) -> dict:
+        np_dtype = DTYPES[dtype]
+        class_arr = np.asarray(classes)
         files = {}
         for part in ("train", "test"):
             names = ["y.i32"] + (["X.bin"] if representation == "dense" else ["data.bin", "indices.i32", "indptr.i64"])
@@ -135,20 +129,10 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
         for part in files.values():
             for fh in part.values():
                 fh.close()
-        meta = {"features": features, "dtype": dtype, "representation": representation,
+        return {"features": features, "dtype": dtype, "representation": representation,
                 "classes": list(classes), **stats}
-        with open(os.path.join(tmp, "meta.json"), "w") as f:
-            json.dump(meta, f)
-        try:
-            os.rename(tmp, folder)
-        except OSError:  # another run built it meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
-            with open(meta_path) as f:
-                meta = json.load(f)
-        return BinaryData(folder, meta)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    return BinaryData(folder, _cached_folder(folder, build))
 
 
 @dataclass
@@ -174,14 +158,8 @@ def held_out_copy(source: Source, cache_dir: str, features: int, rows: int) -> H
     from svmcore.data.batches import split_chunks
 
     folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
-    meta_path = os.path.join(folder, "meta.json")
-    if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            return HeldOut(folder, json.load(f))
-    os.makedirs(cache_dir, exist_ok=True)
-    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
-    os.makedirs(tmp)
-    try:
+
+    def build(tmp: str) -> dict:
         Xs, ys = [], []
         for X, y in split_chunks(source.iter_chunks(CHUNK_ROWS, features), want_test=True, rows=rows):
             Xs.append(sp.csr_matrix(X))
@@ -192,14 +170,34 @@ def held_out_copy(source: Source, cache_dir: str, features: int, rows: int) -> H
         X.indices.astype(np.int32).tofile(os.path.join(tmp, "indices.i32"))
         X.indptr.astype(np.int64).tofile(os.path.join(tmp, "indptr.i64"))
         np.save(os.path.join(tmp, "y.npy"), y, allow_pickle=False)
-        meta = {"rows": int(X.shape[0]), "features": int(features)}
+        return {"rows": int(X.shape[0]), "features": int(features)}
+
+    return HeldOut(folder, _cached_folder(folder, build))
+
+
+def _cached_folder(folder: str, build) -> dict:
+    """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns
+    the meta) if it is not there yet. Built in a temporary folder and renamed into place,
+    so a run that dies while building leaves nothing half-built, and two runs building
+    the same folder at once both end with the one that won."""
+    meta_path = os.path.join(folder, "meta.json")
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            return json.load(f)
+    os.makedirs(os.path.dirname(folder), exist_ok=True)
+    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
+    os.makedirs(tmp)
+    try:
+        meta = build(tmp)
         with open(os.path.join(tmp, "meta.json"), "w") as f:
             json.dump(meta, f)
         try:
             os.rename(tmp, folder)
         except OSError:  # another run built it meanwhile
             shutil.rmtree(tmp, ignore_errors=True)
-        return HeldOut(folder, meta)
+            with open(meta_path) as f:
+                meta = json.load(f)
+        return meta
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

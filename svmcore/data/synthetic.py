@@ -14,8 +14,6 @@ import scipy.sparse as sp
 
 GEN_CHUNK_ROWS = 10_000
 LABEL_NOISE = 0.05
-DENSE_DEFAULT_FEATURES = 200
-SPARSE_DEFAULT_FEATURES = 1 << 20
 
 
 def _hash_unit(idx: np.ndarray, seed: int) -> np.ndarray:

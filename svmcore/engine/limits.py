@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import resource
 import time
 import uuid
 
@@ -19,10 +18,6 @@ log = logging.getLogger(__name__)
 _MEMORY_ROOT = "/sys/fs/cgroup/memory"
 
 
-def set_data_limit(limit_bytes: int) -> None:
-    """RLIMIT_DATA: numpy/scipy then raise a clean MemoryError above the cap.
-    (RLIMIT_AS is unusable: OpenBLAS/OpenMP reserve large virtual regions.)"""
-    resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, limit_bytes))
 
 
 

@@ -262,8 +262,3 @@ class Run:
         registry.unregister(self.run_id)
         self._done.set()
 
-
-def run_and_wait(store: Store, config: RunConfig, **kwargs) -> Run:
-    run = Run(store, config, **kwargs).start()
-    run.wait()
-    return run

@@ -32,7 +32,6 @@ from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.units import MiB
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
-MODES = ("memory", "stream", "memmap")
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 

@@ -71,9 +71,6 @@ class RunConfig:
     def hidden_sizes(self) -> tuple[int, ...]:
         return tuple(int(x) for x in self.hidden.split(","))
 
-    def differs_from(self, other: "RunConfig") -> dict[str, tuple[Any, Any]]:
-        a, b = self.to_dict(), other.to_dict()
-        return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
 assert {f.name for f in dataclasses.fields(RunConfig)} == set(KNOBS), "RunConfig and KNOBS disagree"

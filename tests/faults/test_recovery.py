@@ -15,11 +15,20 @@ from svmcore.store.sqlite import RunStatus
 from tests.helpers import SMALL, _run, _start_cli_run, _wait_for_phase, _wait_running
 
 
+def _wait_until(condition, what: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout_s:.0f} s: {what}")
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("phase", ["load", "train", "evaluate"])
 def test_worker_sigkilled_in_each_phase_is_failed_and_keeps_its_data(store, phase):
     run = _run(store, fault=f"sleep:120@{phase}")
     _wait_for_phase(run, phase)
-    time.sleep(0.6)  # let at least one flush reach the store
+    _wait_until(lambda: any(e["kind"] == "phase_start" and e["phase"] == phase for e in store.events(run.run_id)),
+                "the phase's start reached the store")
     os.kill(run.pid, signal.SIGKILL)
     assert run.wait(10) == RunStatus.FAILED
     assert run.summary["error"]["signal"] == "SIGKILL"
@@ -35,7 +44,7 @@ def test_runner_killed_then_worker_gone_is_lost(home, store):
     proc.kill()
     proc.wait()
     os.kill(rec.worker_pid, signal.SIGKILL)  # the worker is in its own session: kill it too
-    time.sleep(0.2)
+    _wait_until(lambda: not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker is gone")
     assert recover(store) == [rec.id]
     after = store.get_run(rec.id)
     assert after.status == RunStatus.LOST
