@@ -89,7 +89,8 @@ REMEDIES: tuple[Remedy, ...] = (
            "Speed, not memory: scikit-learn's parser is Python-bound and its partial_fit pays a fixed "
            "setup cost per batch, which dominates on rows of ~50 nonzeros. The compiled code does the "
            "same arithmetic (same weights to rounding) several times faster per sample.",
-           "The compiler and its code add ~100 MiB to the worker's floor: on small data this remedy "
+           "The compiler and its code add about 100 MiB to the worker's floor (~150 MiB on the run that "
+           "first compiles them): on small data this remedy "
            "raises the peak. It pays off when time, not memory, is the constraint.",
            dict(_TEXT, mode="stream"), dict(parser="numba", solver="numba"), phase="imports",
            knobs=("parser", "solver")),

@@ -42,7 +42,8 @@ imported.
 Threads: the compiled functions release the GIL, so blocks can be parsed by a
 thread pool. Memory: importing numba costs ~65 MiB of RSS over numpy, the first
 call (loading LLVM and the cached code) ~60 MiB more; in a process that already
-imported sklearn the two together add ~100 MiB. See bench/parse_speed.py.
+imported sklearn the two together add ~100 MiB to the floor once cached (~150 MiB in the process
+that compiles them first). See bench/parse_speed.py and docs/measurement.md.
 """
 
 from __future__ import annotations
