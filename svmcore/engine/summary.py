@@ -59,8 +59,8 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
     end_t = samples[-1].t_s if samples else wall_s
     for p in phases:
         if p["end_s"] is None:
-            p["end_s"] = end_t
-            p["wall_s"] = end_t - p["start_s"]
+            p["end_s"] = max(end_t, p["start_s"])  # killed before the next sample: it ended as it began
+            p["wall_s"] = p["end_s"] - p["start_s"]
             # killed inside this phase: the kernel's high-water mark since the phase's
             # reset, as last read (exact up to the last 50 Hz reading)
             inside = [s.hwm_bytes for s in samples if s.t_s >= p["start_s"]]

@@ -34,7 +34,7 @@ def candidates(base: dict) -> list[RunConfig]:
     cfg0 = validate(base)
     linear = cfg0.model in ("linear-svm", "kernel-approx")
     modes = ["memory"] if cfg0.model == "kernel-svm" else ["memory", "memmap", "stream"]
-    hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or cfg0.features.bit_length())]
+    hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or (cfg0.features - 1).bit_length())]
     out, seen = [], set()
     for mode, prec, parser, solver, batch, bits in itertools.product(
             modes, ("float64", "float32", "float16"), ("sklearn", "numba"),
