@@ -8,6 +8,7 @@ import logging
 import threading
 
 from svmcore.app.folders import DataFolders
+from svmcore.app.reference import reference_under_forecasts
 from svmcore.data.files import memory_sizes
 from svmcore.data.sources import Source, n_test_rows, scan
 from svmcore.engine import hostinfo
@@ -65,7 +66,8 @@ class Forecasts:
         cal = calib.load_calibration(self.home)
         if cal is None:
             raise ConfigError("budget", "calibrate the memory model first (one time, a few minutes)")
-        return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs())
+        return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs(),
+                         reference_under_forecasts())
 
     def calibration_state(self) -> dict:
         """running, done and total runs, error, and whether this machine is calibrated."""

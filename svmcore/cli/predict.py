@@ -50,9 +50,11 @@ def cmd_predict(args, home: str) -> int:
             for ph, v in pred["phases"].items():
                 print(f"  {ph:9s} {v['predicted_mb']:8.0f} MiB")
         return 0
+    from svmcore.app.reference import reference_under_forecasts
     from svmcore.predict.recommend import recommend
     store = Store(home)
-    result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs())
+    result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs(),
+                       reference_under_forecasts())
     code = 0 if result["fits"] else 1
     if result["fits"] and args.verify:
         best = admit(result["config"], cache_dir)
@@ -74,6 +76,7 @@ def cmd_predict(args, home: str) -> int:
               f"(of {result['fitting']} fitting / {result['candidates']} candidates):")
         print("  " + " ".join(f"--{k.replace('_', '-')}={v}" for k, v in result["changed"].items()) or "  (as given)")
         print(f"  predicted exact peak {result['predicted_peak_mb']:.0f} MiB; {result['basis']}")
+        print(f"  {result['statement']}")
         if "verified" in result:
             v = result["verified"]
             print(f"  verified: run {v['run_id']} {v['status']}, exact peak {v['peak_rss_mb']:.0f} MiB "

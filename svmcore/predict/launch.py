@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from svmcore.predict.calibration import load_calibration
+from svmcore.predict.floors import cap_below_floor, floor_for
 from svmcore.predict.model import (
     Shape,
     data_shape,
@@ -68,20 +69,24 @@ def launch_forecast(cfg: RunConfig, home: str, shape: Shape | None = None) -> di
     machine's rates (``time_basis`` 'reference')."""
     shape = shape or data_shape(cfg, os.path.join(home, "cache"))
     cal = load_calibration(home)
+    floor, floor_basis = floor_for(cfg, cal)
     if cal is not None:
         pred = predict(cfg, cal, shape)
         parts_mb = {k: v for k, v in pred["parts"].items() if k != "floor"}
         return {"peak_mb": pred["predicted_peak_mb"], "peak_phase": pred["peak_phase"], "lower_bound": False,
-                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated"}
+                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated",
+                "floor_mb": floor, "floor_basis": floor_basis}
     lb = lower_bound(cfg, shape)
     return {"peak_mb": lb["peak_mb"], "peak_phase": lb["peak_phase"], "lower_bound": True, "parts": lb["parts"],
-            "train_s": round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference"}
+            "train_s": round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference",
+            "floor_mb": floor, "floor_basis": floor_basis}
 
 
 def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None) -> list[str]:
     """One sentence per reason to think twice before launching: the forecast peak above
-    the memory available now or above the run's memory cap, or a train phase forecast
-    longer than ``LONG_TRAIN_S``. ``forecast`` is ``launch_forecast``'s. Pure."""
+    the memory available now or above the run's memory cap (a cap below the floor, what
+    the libraries alone hold, says so instead), or a train phase forecast longer than
+    ``LONG_TRAIN_S``. ``forecast`` is ``launch_forecast``'s. Pure."""
     out = []
     peak = forecast["peak_mb"]
     if forecast["lower_bound"]:
@@ -96,7 +101,11 @@ def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None)
     if available_bytes is not None and peak * MiB > available_bytes:
         out.append(f"Memory: this run {what}; this machine has {available_bytes / MiB:,.0f} MiB available now. "
                    "It may be killed by the kernel's out-of-memory killer or slow the machine down.")
-    if cfg.memory_cap_mb is not None and peak > cfg.memory_cap_mb:
+    below_floor = (cap_below_floor(cfg, forecast["floor_mb"], forecast.get("floor_basis", ""))
+                   if forecast.get("floor_mb") is not None else None)
+    if below_floor:
+        out.append(below_floor)
+    elif cfg.memory_cap_mb is not None and peak > cfg.memory_cap_mb:
         out.append(f"Memory: this run {what}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
                    "likely end out of memory.")
     train_s = forecast.get("train_s")

@@ -305,7 +305,7 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     """``predicted_peak_mb`` and its parts, per phase."""
     shape = shape or data_shape(cfg, cache_dir)
     p = parts(cfg, shape)
-    floor = _floor(cal, cfg)
+    floor = floor_mb(cal, cfg)
     phases = {}
     for phase, f in features(cfg, p).items():
         coefs = cal.coefs.get(phase, {})
@@ -354,7 +354,8 @@ def group_parts(contrib: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def _floor(cal: Calibration, cfg: RunConfig) -> float:
+def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
+    """The floor (MiB) of a run of ``cfg``: its library set's measured floor, or the nearest one."""
     key = floor_key(cfg)
     if key in cal.floors:
         return cal.floors[key]

@@ -11,6 +11,12 @@ memory model; those predicted to fit are ranked by the chosen objective:
 The ranking is a prior, not a measurement, and says so (``basis``). Where the run
 history holds a completed run with the same knobs, its measured figures are shown
 next to the prediction. ``verify`` runs the pick and reports predicted vs measured.
+
+A forecast can fall short of the measured peak (198 MiB predicted, 207 measured), so
+the pick leaves the model's own measured margin (``margin``): it is said to fit "with
+95% confidence" only when the forecast plus that margin is within the budget; settings
+that fit only by their bare forecast are offered when nothing fits with the margin, and
+the answer says what the margin is.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import itertools
 
 from svmcore.data.sources import Source, check_trainable, scan
+from svmcore.predict.margin import forecast_margin, statement
 from svmcore.predict.model import Calibration, data_shape, predict
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, SvmcoreError
@@ -64,7 +71,11 @@ def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:
 
 
 def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "accuracy",
-              cache_dir: str | None = None, history: list | None = None) -> dict:
+              cache_dir: str | None = None, history: list | None = None,
+              reference_errors: list[float] | None = None) -> dict:
+    """The setting expected to do best for ``objective`` within ``budget_mb``. ``history``
+    (this machine's run records) and ``reference_errors`` (the reference machine's
+    measured under-forecasts) give the margin a forecast needs to fit with confidence."""
     if objective not in OBJECTIVES:
         raise ConfigError("objective", f"choose one of {', '.join(OBJECTIVES)}")
     cfg0 = validate(base)
@@ -82,6 +93,9 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
     if not priced:
         check_trainable(info, cfg0)  # says why, in the data's words
         raise ConfigError("budget", "no candidate setting can train on this data")
+    margin = forecast_margin(history, reference_errors, cal.fit_error)
+    margin_info = {"pct": None if margin.rel is None else round(100 * margin.rel, 1), "bound": margin.bound,
+                   "n": margin.n, "basis": margin.basis, "confidence": margin.confidence}
     fits = [(c, p) for c, p in priced if p["predicted_peak_mb"] <= budget_mb]
     if not fits:
         smallest = min(priced, key=lambda cp: cp[1]["predicted_peak_mb"])
@@ -89,7 +103,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
                 "message": f"no setting is predicted to fit {budget_mb:g} MiB; the smallest is "
                            f"{smallest[1]['predicted_peak_mb']:.0f} MiB",
                 "smallest": {"config": _changed(smallest[0], cfg0), "prediction": smallest[1]},
-                "candidates": len(priced)}
+                "candidates": len(priced), "margin": margin_info}
 
     def speed(c: RunConfig) -> int:
         return SPEED_RANK.get((c.mode, c.parser if c.mode == "stream" or not c.is_builtin else "sklearn",
@@ -99,8 +113,11 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
         key = lambda cp: (_accuracy_cost(cp[0], cfg0), -speed(cp[0]), cp[1]["predicted_peak_mb"])  # noqa: E731
     else:
         key = lambda cp: (-speed(cp[0]), _accuracy_cost(cp[0], cfg0), cp[1]["predicted_peak_mb"])  # noqa: E731
-    fits.sort(key=key)
-    best, pred = fits[0]
+    confident = [(c, p) for c, p in fits if statement(p["predicted_peak_mb"], budget_mb, margin)[0]]
+    pool = sorted(confident or fits, key=key)
+    best, pred = pool[0]
+    sure, said = statement(pred["predicted_peak_mb"], budget_mb, margin)
+    upper = margin.upper_mb(pred["predicted_peak_mb"])
     measured = None
     for rec in history or []:
         if rec.status.value == "completed" and validate(rec.config) == best:
@@ -112,12 +129,15 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
         "budget_mb": budget_mb, "objective": objective, "fits": True,
         "config": best.to_dict(), "changed": _changed(best, cfg0),
         "predicted_peak_mb": pred["predicted_peak_mb"], "prediction": pred,
+        "confident": sure, "upper_mb": None if upper is None else round(upper, 1),
+        "margin": margin_info, "statement": said,
         "basis": ("ranked by a prior: " + ("keeps the data exact (no float16, no hashing) and shuffled, then fastest"
                                             if objective != "throughput" else "fastest compiled path first")
                   + "; memory from the calibrated model"),
         "measured_before": measured,
-        "candidates": len(priced), "fitting": len(fits),
-        "runners_up": [{"changed": _changed(c, cfg0), "predicted_peak_mb": p["predicted_peak_mb"]} for c, p in fits[1:4]],
+        "candidates": len(priced), "fitting": len(fits), "fitting_with_confidence": len(confident),
+        "runners_up": [{"changed": _changed(c, cfg0), "predicted_peak_mb": p["predicted_peak_mb"]}
+                       for c, p in pool[1:4]],
     }
 
 

@@ -72,3 +72,19 @@ def cap_message(cap_kind: str, cap_bytes: int, threads: int, phase: str | None, 
     else:
         text += "; raise the cap"
     return text
+
+
+def rss_over_cap_note(peak_rss_mb: float | None, cap_mb: float | None, cap_kind: str | None,
+                      cgroup_peak_mb: float | None = None) -> str | None:
+    """Why a run's exact RSS peak can stand above its cgroup cap (None when it does not,
+    or the cap was not a cgroup's): RSS counts every page the process maps, but a cgroup
+    is charged for a page once, by the group that first brought it into memory; the pages
+    of shared libraries already in the page cache (Python's, numpy's, scipy's) were
+    charged to other groups, so the cap bounds what this run added, not its RSS."""
+    if cap_kind != "cgroup" or not peak_rss_mb or not cap_mb or peak_rss_mb <= cap_mb:
+        return None
+    charged = f" (the cgroup itself peaked at {cgroup_peak_mb:,.0f} MiB)" if cgroup_peak_mb else ""
+    return (f"Its RSS peaked at {peak_rss_mb:,.0f} MiB, above the {cap_mb:,.0f} MiB cap{charged}: a cgroup is charged "
+            "for each page once, by the group that first brought it into memory, and the shared library pages this "
+            "process maps (Python's, numpy's, scipy's) were already cached and charged to other groups. They count in "
+            "its RSS, not against its cap: the cap bounds the memory this run added.")

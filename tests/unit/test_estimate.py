@@ -114,7 +114,7 @@ def test_a_calibration_from_another_machine_or_version_is_not_used(tmp_path):
 def test_unknown_library_sets_borrow_the_numba_cost():
     cal = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0, "mlp+base": 125.0},
                                {}, "x", 0.0, 1, {})
-    assert estimate._floor(cal, validate(model="mlp", parser="numba")) == 225.0
+    assert estimate.floor_mb(cal, validate(model="mlp", parser="numba")) == 225.0
 
 
 def test_synthetic_sparse_shape_measures_real_nonzeros():
@@ -127,7 +127,7 @@ def test_synthetic_sparse_shape_measures_real_nonzeros():
 
 def test_a_calibration_without_numba_runs_assumes_its_usual_cost():
     cal = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
-    assert estimate._floor(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
+    assert estimate.floor_mb(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
 
 
 def test_shuffling_is_priced_by_mode_and_buffer():

@@ -1,0 +1,64 @@
+"""What importing costs: the worker's floor (Python and the libraries, before any data)
+per library set, from this machine's calibration when there is one, else from the
+reference measurement; and the warning for a memory cap below it."""
+
+from __future__ import annotations
+
+from svmcore.predict.model import Calibration, floor_key, floor_mb
+from svmcore.spec.config import RunConfig
+
+# Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the
+# imports phase's exact peak): scikit-learn's path; with the numba parser and solver
+# once their compiled code is cached on disk; and on the run that first compiles them.
+REFERENCE_FLOORS_MB = {"base": 128.0, "numba": 232.0, "numba_first_compile": 281.0}
+REFERENCE_MEASURED = "2026-12-01"
+REFERENCE_BASIS = f"measured on the reference machine on {REFERENCE_MEASURED}, not this one"
+CALIBRATED_BASIS = "measured on this machine by its calibration"
+
+
+def uses_numba(cfg: RunConfig) -> bool:
+    return floor_key(cfg).endswith("+numba")
+
+
+def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
+    """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from.
+    With the numba path and no calibration this is the cached-code floor: the first run
+    that compiles it goes higher (``REFERENCE_FLOORS_MB['numba_first_compile']``)."""
+    if cal is not None and cal.floors:
+        return floor_mb(cal, cfg), CALIBRATED_BASIS
+    return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"], REFERENCE_BASIS
+
+
+def import_costs(cal: Calibration | None) -> list[dict]:
+    """One row per library set: what the worker holds before any data. From the
+    calibration's floors (per model) when calibrated, else the reference measurement."""
+    if cal is not None and cal.floors:
+        rows = []
+        for key in sorted(cal.floors, key=lambda k: (k.endswith("+numba"), k)):
+            model, libs = key.split("+")
+            rows.append({"libraries": _LIBRARIES[libs], "model": model, "floor_mb": round(cal.floors[key], 1),
+                         "basis": CALIBRATED_BASIS})
+        return rows
+    return [{"libraries": _LIBRARIES["base"], "model": "any", "floor_mb": REFERENCE_FLOORS_MB["base"],
+             "basis": REFERENCE_BASIS},
+            {"libraries": _LIBRARIES["numba"] + ", compiled code cached on disk", "model": "linear-svm",
+             "floor_mb": REFERENCE_FLOORS_MB["numba"], "basis": REFERENCE_BASIS},
+            {"libraries": _LIBRARIES["numba"] + ", first run (compiles, ~9 s)", "model": "linear-svm",
+             "floor_mb": REFERENCE_FLOORS_MB["numba_first_compile"], "basis": REFERENCE_BASIS}]
+
+
+_LIBRARIES = {"base": "Python, numpy, scipy, scikit-learn",
+              "numba": "the same + numba (compiled parser and solver) and LLVM"}
+
+
+def cap_below_floor(cfg: RunConfig, floor: float, basis: str) -> str | None:
+    """The warning for a memory cap below the floor (None when there is no cap or it is
+    above it). Pure: the floor and its basis come from ``floor_for``."""
+    cap = cfg.memory_cap_mb
+    if cap is None or cap >= floor:
+        return None
+    libs = "with the numba path" if uses_numba(cfg) else "on scikit-learn's path"
+    return (f"Memory: its memory cap of {cap:,} MiB is below the floor of {floor:,.0f} MiB, what Python and the "
+            f"libraries {libs} hold before reading any data ({basis}). It will almost certainly end out of "
+            "memory before training: under an rlimit cap while importing; under a cgroup cap the imports can "
+            "pass (library pages already cached are charged to other groups) but the data will not fit.")
