@@ -39,6 +39,9 @@ try:
     grid = grid_items
     points = lab.sweeps.preview(base, grid)
     valid = sum(p.config is not None for p in points)
+    below_floor = lab.forecasts.floor_warning([p.config for p in points if p.config is not None])
+    if below_floor:
+        st.warning(below_floor, icon=":material/warning:")
     st.caption(f"{len(points)} combinations, {valid} valid"
                + ("; skipped: " + plain("; ".join(p.error for p in points if p.error)[:300])
                   if valid < len(points) else ""))
@@ -96,10 +99,6 @@ def results(sweep_id: int, live: bool = False) -> None:
         if c2.button("Cancel sweep", key="cancel_sweep"):
             lab.sweeps.cancel(sweep_id)
             st.rerun(scope="app")
-    budget = st.number_input("Best setting under (MiB)", min_value=1, value=300, key="budget", help="Answered from this sweep's measured exact peaks.")
-    objective = st.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True, key="objective",
-                         format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
-                                                "samples_per_s": "throughput"}[o])
     hosts = lab.sweeps.hosts(sweep_id)
     host = None
     if len(hosts) > 1:
@@ -107,18 +106,38 @@ def results(sweep_id: int, live: bool = False) -> None:
                             help="This sweep ran on several machines: peaks and throughput compare like with like "
                                  "only on one machine, so the chart, frontier and best setting are per host.")
     pts = lab.sweeps.points(sweep_id, host)
+    # the budget starts at the median measured peak and follows the results until the user sets it
+    suggested = lab.sweeps.default_budget(sweep_id, host)
+    key, auto = f"budget_{sweep_id}", f"budget_auto_{sweep_id}"
+    if suggested is not None and (key not in st.session_state
+                                  or st.session_state[key] == st.session_state.get(auto)):
+        st.session_state[key] = suggested
+        st.session_state[auto] = suggested
+    c1, c2 = st.columns([1, 2])
+    budget = c1.number_input("Best setting under (MiB)", min_value=1, key=key,
+                             **({} if key in st.session_state else {"value": None}),
+                             placeholder="after the first completed run",
+                             help="Answered from this sweep's measured exact peaks. It starts at the median peak "
+                                  "of the completed runs, so that about half of them fit.")
+    objective = c2.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True,
+                         key="objective",
+                         format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
+                                                "samples_per_s": "throughput"}[o])
     st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
-    best = lab.sweeps.best_under(budget, objective, sweep_id, host)
+    best = lab.sweeps.best_under(budget, objective, sweep_id, host) if budget else None
     if best:
-        st.success(f"**Best under {budget} MiB by {objective.replace('samples_per_s', 'throughput').replace('_', ' ')}: run "
-                   f"{best.run_id}** ({best.label}): exact peak {best.peak_mb:.1f} MiB, accuracy "
+        by = objective.replace("samples_per_s", "throughput").replace("_", " ")
+        st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({best.label}): "
+                   f"exact peak {best.peak_mb:.1f} MiB, accuracy "
                    f"{best.accuracy:.4f} (balanced {best.balanced_accuracy or 0:.4f}), "
                    f"{best.samples_per_s or 0:,.0f} samples/s.")
-    elif pts:
+        st.caption(lab.sweeps.speed_cost(best, budget, sweep_id, host))
+    elif pts and budget:
         st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
     table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
                            "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
                            "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
+                           "unbeaten on peak, accuracy and speed": p.on_speed_frontier,
                            "host": p.host} for p in pts])
     if not table.empty:
         st.dataframe(table, hide_index=True, key="sweep_table")

@@ -226,10 +226,40 @@ def tradeoff_figure(info: dict) -> go.Figure:
                                  marker=dict(symbol="x", size=14, color="#E45756"),
                                  text=[f"run {i}: {lab} (oom at {p:.0f} MiB)" for i, lab, p in zip(ids, labels, peak)],
                                  hovertemplate="%{text}"))
-    if info.get("budget_mb"):
-        fig.add_vline(x=info["budget_mb"], line=dict(color="#999", dash="dash"),
-                      annotation_text=f"budget {info['budget_mb']:.0f} MiB")
+    axes = tradeoff_axes(info)
+    budget = info.get("budget_mb")
+    if budget and axes["budget_in_view"]:
+        fig.add_vline(x=budget, line=dict(color="#999", dash="dash"), annotation_text=f"budget {budget:.0f} MiB")
+    elif budget and axes["x"]:  # the axes stay on the data: say where the budget is instead of stretching them
+        right = budget > axes["x"][1]
+        fig.add_annotation(xref="paper", yref="paper", x=1.0 if right else 0.0, y=1.0, showarrow=False,
+                           xanchor="right" if right else "left", yanchor="bottom", font=dict(size=11, color="#777"),
+                           text=f"budget {budget:.0f} MiB {'→ (above every run)' if right else '← (below every run)'}")
     fig = _layout(fig, "Trade-off: exact peak memory vs accuracy (size and colour: throughput)",
                   "exact peak RSS (MiB)", "test accuracy", height=460)
     fig.update_layout(hovermode="closest")
+    if axes["x"]:
+        fig.update_xaxes(range=axes["x"], autorange=False)
+    if axes["y"]:
+        fig.update_yaxes(range=axes["y"], autorange=False)
     return fig
+
+
+def _padded(values: list[float], rel: float, least: float) -> list[float] | None:
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    pad = max((hi - lo) * rel, least)
+    return [lo - pad, hi + pad]
+
+
+def tradeoff_axes(info: dict) -> dict:
+    """The trade-off chart's axes, clamped to the data (a small margin so that no marker
+    is cut): peaks of every point shown, accuracies of the completed runs. Whether the
+    budget falls inside them (else the chart says where it is rather than stretching)."""
+    peaks = [p[1] for p in info["done"]] + [p[1] for p in info["oom"]]
+    accs = [p[2] for p in info["done"] if p[2] is not None]
+    x = _padded(peaks, 0.08, max(1.0, 0.02 * max(peaks, default=0.0)))
+    y = _padded(accs, 0.12, 0.005)
+    budget = info.get("budget_mb")
+    return {"x": x, "y": y, "budget_in_view": bool(budget and x and x[0] <= budget <= x[1])}

@@ -14,6 +14,7 @@ from svmcore.data.sources import Source, n_test_rows, scan
 from svmcore.engine import hostinfo
 from svmcore.predict import calibration as calib
 from svmcore.predict import launch, model
+from svmcore.predict.floors import cap_below_floor, floor_for, import_costs
 from svmcore.predict.recommend import recommend
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
@@ -59,6 +60,21 @@ class Forecasts:
         They never block a launch. Raises ConfigError/DataError like ``launch``."""
         cfg = validate(self.folders.confined(values))
         return launch.launch_warnings(cfg, launch.launch_forecast(cfg, self.home), hostinfo.available_memory_bytes())
+
+    def floor_warning(self, configs: list) -> str | None:
+        """For a sweep's valid combinations (RunConfigs): the warning when some have a memory
+        cap below the floor (what the libraries hold before any data), else None."""
+        cal = calib.load_calibration(self.home)
+        bad = [(c, cap_below_floor(c, *floor_for(c, cal))) for c in configs]
+        bad = [(c, text) for c, text in bad if text]
+        if not bad:
+            return None
+        return f"{len(bad)} of {len(configs)} combinations: " + bad[0][1].removeprefix("Memory: ")
+
+    def import_costs(self) -> list[dict]:
+        """What importing costs per library set: this machine's calibrated floors, else
+        the reference measurement (each row says which)."""
+        return import_costs(calib.load_calibration(self.home))
 
     def recommend(self, values: dict, budget_mb: float, objective: str = "accuracy") -> dict:
         """The setting expected to do best within ``budget_mb`` (needs the calibration)."""

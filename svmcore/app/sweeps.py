@@ -11,7 +11,14 @@ from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
 from svmcore.store.records import RunStatus
 from svmcore.store.sqlite import Store
-from svmcore.sweeps.frontier import TradeoffPoint, best_under, tradeoff_points
+from svmcore.sweeps.frontier import (
+    TradeoffPoint,
+    best_under,
+    default_budget,
+    speed_cost,
+    speed_cost_text,
+    tradeoff_points,
+)
 from svmcore.sweeps.grid import GridPoint, expand, parse_grid
 from svmcore.sweeps.sweep import Sweep, start_sweep
 
@@ -84,6 +91,16 @@ class Sweeps:
                    host: str | None = None) -> TradeoffPoint | None:
         recs = self.store.list_runs(sweep_id=sweep_id) if sweep_id else self.store.list_runs()
         return best_under(tradeoff_points([r for r in recs if host is None or r.host == host]), budget_mb, objective)
+
+    def default_budget(self, sweep_id: int, host: str | None = None) -> int | None:
+        """The budget the page starts from: the median exact peak of the sweep's completed
+        runs (about half of them fit), None before any has completed."""
+        return default_budget(self.points(sweep_id, host))
+
+    def speed_cost(self, best: TradeoffPoint, budget_mb: float, sweep_id: int, host: str | None = None) -> str:
+        """One sentence on what the best run under the budget costs in speed."""
+        pts = self.points(sweep_id, host)
+        return speed_cost_text(best, speed_cost(best, pts, budget_mb))
 
     # what Runs asks of the sweeps: runs that a Dask cluster runs for this process
     def is_remote(self, sweep_id: int | None) -> bool:

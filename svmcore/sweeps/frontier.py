@@ -1,8 +1,12 @@
 """What a sweep's results mean: finished runs as trade-off points, the Pareto frontier
-(lower exact peak, higher accuracy) and the best setting under a memory budget."""
+(lower exact peak, higher accuracy; and with speed as a third objective), the best
+setting under a memory budget, what that pick costs in speed, and a default budget
+drawn from the results."""
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 
 from svmcore.spec.errors import ConfigError
@@ -20,6 +24,7 @@ class TradeoffPoint:
     on_frontier: bool = False
     host: str | None = None
     balanced_accuracy: float | None = None
+    on_speed_frontier: bool = False  # not beaten on peak, accuracy and samples/s at once
 
 
 def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
@@ -35,7 +40,9 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
                                  r.label or f"run {r.id}", host=r.host, balanced_accuracy=s.balanced_accuracy))
     done = [p for p in pts if p.status == "completed" and p.accuracy is not None]
     frontier = {p.run_id for p in pareto_front(done)}
-    return [TradeoffPoint(**{**p.__dict__, "on_frontier": p.run_id in frontier}) for p in pts]
+    speed = {p.run_id for p in speed_front(done)}
+    return [TradeoffPoint(**{**p.__dict__, "on_frontier": p.run_id in frontier,
+                             "on_speed_frontier": p.run_id in speed}) for p in pts]
 
 
 def pareto_front(points: list[TradeoffPoint]) -> list[TradeoffPoint]:
@@ -63,3 +70,60 @@ def best_under(points: list[TradeoffPoint], budget_mb: float, objective: str = "
     if not fits:
         return None
     return max(fits, key=lambda p: (getattr(p, objective), -p.peak_mb))
+
+
+def _beats(a: TradeoffPoint, b: TradeoffPoint) -> bool:
+    """``a`` is at least as good as ``b`` on peak, accuracy and samples/s, and better on one."""
+    sa, sb = a.samples_per_s or 0.0, b.samples_per_s or 0.0
+    at_least = a.peak_mb <= b.peak_mb and a.accuracy >= b.accuracy and sa >= sb
+    return at_least and (a.peak_mb < b.peak_mb or a.accuracy > b.accuracy or sa > sb)
+
+
+def speed_front(points: list[TradeoffPoint]) -> list[TradeoffPoint]:
+    """Points that no other point beats on all three objectives at once (lower peak,
+    higher accuracy, more samples/s), sorted by peak: a fast run that costs memory stays."""
+    return sorted((p for p in points if not any(_beats(q, p) for q in points if q is not p)),
+                  key=lambda p: (p.peak_mb, -p.accuracy))
+
+
+def default_budget(points: list[TradeoffPoint]) -> int | None:
+    """A budget drawn from the results: the median exact peak of the completed runs,
+    rounded up to a whole MiB, so that about half of them fit and the answer is a choice.
+    None before any run has completed."""
+    peaks = [p.peak_mb for p in points if p.status == "completed"]
+    return math.ceil(statistics.median(peaks)) if peaks else None
+
+
+def speed_cost(best: TradeoffPoint, points: list[TradeoffPoint], budget_mb: float) -> dict:
+    """What the pick under the budget costs in speed: its samples/s against the fastest
+    completed run under the budget and the fastest completed run of all (percent slower,
+    0 when it is the fastest; None where a throughput is missing)."""
+    done = [p for p in points if p.status == "completed" and p.samples_per_s]
+    under = [p for p in done if p.peak_mb <= budget_mb]
+
+    def slower(than: TradeoffPoint | None) -> float | None:
+        if than is None or not best.samples_per_s:
+            return None
+        return max(0.0, 100 * (1 - best.samples_per_s / than.samples_per_s))
+
+    fastest_under = max(under, key=lambda p: p.samples_per_s, default=None)
+    fastest = max(done, key=lambda p: p.samples_per_s, default=None)
+    return {"fastest_under": fastest_under, "slower_than_fastest_under_pct": slower(fastest_under),
+            "fastest": fastest, "slower_than_fastest_pct": slower(fastest)}
+
+
+def speed_cost_text(best: TradeoffPoint, cost: dict) -> str:
+    """One sentence on what the pick costs in speed (``cost`` is ``speed_cost``'s)."""
+    if not best.samples_per_s:
+        return "Its throughput was not measured."
+    fu, fa = cost["fastest_under"], cost["fastest"]
+    if fu is None or fu.run_id == best.run_id:
+        text = f"Speed: {best.samples_per_s:,.0f} samples/s, the fastest run under the budget too"
+    else:
+        text = (f"Speed cost: {best.samples_per_s:,.0f} samples/s, {cost['slower_than_fastest_under_pct']:.0f}% "
+                f"slower than the fastest run under the budget (run {fu.run_id}: {fu.samples_per_s:,.0f} samples/s"
+                + (f", accuracy {fu.accuracy:.4f}" if fu.accuracy is not None else "") + ")")
+    if fa is not None and fu is not None and fa.run_id != fu.run_id:
+        text += (f"; the fastest run of all (run {fa.run_id}: {fa.samples_per_s:,.0f} samples/s) peaked at "
+                 f"{fa.peak_mb:,.1f} MiB, over the budget")
+    return text + "."

@@ -509,6 +509,8 @@ def test_sweep_over_several_hosts_is_compared_per_host(app_home):
     assert_clean(at)
     assert list(at.selectbox(key="sweep_host").options) == ["box-a", "box-b"]
     assert set(at.dataframe[0].value["host"]) == {"box-a"}
+    assert at.number_input(key=f"budget_{sweep_id}").value == 175  # the median peak of box-a's runs
+    at.number_input(key=f"budget_{sweep_id}").set_value(300).run()
     assert any("(box-a 0.85)" in t for t in texts(at.success)), texts(at.success)
     at.selectbox(key="sweep_host").set_value("box-b").run()
     assert set(at.dataframe[0].value["host"]) == {"box-b"}

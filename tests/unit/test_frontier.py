@@ -159,7 +159,8 @@ def test_tradeoff_points_carry_the_run_figures():
     rec = record(7, RunStatus.COMPLETED, {"peak_rss_mb": 123.5, "accuracy": 0.91, "samples_per_s": 4567.0,
                                           "balanced_accuracy": 0.88}, label="mode=stream", host="box")
     assert tradeoff_points([rec]) == [TradeoffPoint(7, 123.5, 0.91, 4567.0, "completed", "mode=stream",
-                                                    on_frontier=True, host="box", balanced_accuracy=0.88)]
+                                                    on_frontier=True, host="box", balanced_accuracy=0.88,
+                                                    on_speed_frontier=True)]
 
 
 def test_tradeoff_points_without_a_label_are_named_after_the_run():
@@ -174,7 +175,7 @@ def test_tradeoff_points_keep_oom_runs_at_the_peak_they_reached_off_the_frontier
             # reached 256 MiB before the cap cut in: less memory than run 1, never on the frontier
             record(2, RunStatus.OOM, {"peak_rss_mb": 256.0, "accuracy": None, "error": {"type": "OutOfMemory"}})]
     assert tradeoff_points(recs) == [
-        TradeoffPoint(1, 300.0, 0.9, None, "completed", "run 1", on_frontier=True),
+        TradeoffPoint(1, 300.0, 0.9, None, "completed", "run 1", on_frontier=True, on_speed_frontier=True),
         TradeoffPoint(2, 256.0, None, None, "oom", "run 2", on_frontier=False),
     ]
 

@@ -1,0 +1,87 @@
+"""The Sweep page's answer, from its pure parts: the budget drawn from the results, the
+frontier with speed as a third objective, what the pick under the budget costs in speed,
+and the trade-off chart's axes clamped to the data."""
+
+from __future__ import annotations
+
+import pytest
+
+from svmcore.sweeps.frontier import (
+    TradeoffPoint,
+    best_under,
+    default_budget,
+    speed_cost,
+    speed_cost_text,
+    speed_front,
+)
+from ui.charts import tradeoff_axes, tradeoff_figure, tradeoff_info
+
+
+def pt(run_id, peak, acc, sps, status="completed"):
+    return TradeoffPoint(run_id, peak, acc, sps, status, f"run {run_id}")
+
+
+POINTS = [pt(1, 150.0, 0.80, 50_000.0), pt(2, 200.0, 0.85, 20_000.0), pt(3, 250.0, 0.86, 90_000.0),
+          pt(4, 300.0, 0.84, 10_000.0), pt(5, 400.0, None, None, status="oom")]
+
+
+def test_default_budget_is_the_median_peak_of_the_completed_runs_rounded_up():
+    assert default_budget(POINTS) == 225  # median of 150, 200, 250, 300; the oom run does not count
+    assert default_budget([pt(1, 199.2, 0.8, 1.0)]) == 200
+    assert default_budget([pt(1, 100.0, None, None, status="oom")]) is None
+    assert default_budget([]) is None
+
+
+def test_speed_front_keeps_a_fast_run_that_costs_memory():
+    # 4 is beaten by 3 on all three (less memory, more accurate, faster); 3 stays though 2-D it is beaten by none
+    assert [p.run_id for p in speed_front(POINTS[:4])] == [1, 2, 3]
+    assert [p.run_id for p in speed_front([pt(1, 100.0, 0.8, 10.0), pt(2, 100.0, 0.8, 20.0)])] == [2]
+
+
+def test_speed_cost_of_the_pick_against_the_fastest_under_the_budget_and_overall():
+    best = best_under(POINTS, 225)
+    assert best.run_id == 2
+    cost = speed_cost(best, POINTS, 225)
+    assert cost["fastest_under"].run_id == 1 and cost["slower_than_fastest_under_pct"] == pytest.approx(60.0)
+    assert cost["fastest"].run_id == 3 and cost["slower_than_fastest_pct"] == pytest.approx(100 * (1 - 2 / 9))
+    text = speed_cost_text(best, cost)
+    assert text.startswith("Speed cost: 20,000 samples/s, 60% slower than the fastest run under the budget "
+                           "(run 1: 50,000 samples/s, accuracy 0.8000)")
+    assert "the fastest run of all (run 3: 90,000 samples/s) peaked at 250.0 MiB, over the budget." in text
+
+
+def test_speed_cost_when_the_pick_is_the_fastest():
+    best = best_under(POINTS, 1000)
+    assert best.run_id == 3
+    cost = speed_cost(best, POINTS, 1000)
+    assert cost["slower_than_fastest_under_pct"] == 0.0 and cost["slower_than_fastest_pct"] == 0.0
+    assert speed_cost_text(best, cost) == "Speed: 90,000 samples/s, the fastest run under the budget too."
+    assert speed_cost_text(pt(9, 1.0, 0.5, None), cost) == "Its throughput was not measured."
+
+
+def test_tradeoff_axes_are_clamped_to_the_data():
+    info = tradeoff_info(POINTS, budget_mb=225)
+    axes = tradeoff_axes(info)
+    x0, x1 = axes["x"]
+    assert 150 - 0.1 * 250 <= x0 < 150 and 400 < x1 <= 400 + 0.1 * 250  # the oom run's peak is shown too
+    y0, y1 = axes["y"]
+    assert 0.80 - 0.1 < y0 < 0.80 and 0.86 < y1 < 0.86 + 0.1
+    assert axes["budget_in_view"]
+    fig = tradeoff_figure(info)
+    assert list(fig.layout.xaxis.range) == pytest.approx([x0, x1]) and fig.layout.xaxis.autorange is False
+    assert list(fig.layout.yaxis.range) == pytest.approx([y0, y1])
+
+
+def test_a_budget_outside_the_data_does_not_stretch_the_axes():
+    info = tradeoff_info(POINTS[:2], budget_mb=5000)
+    axes = tradeoff_axes(info)
+    assert axes["x"][1] < 260 and not axes["budget_in_view"]
+    fig = tradeoff_figure(info)
+    assert list(fig.layout.xaxis.range) == pytest.approx(axes["x"])
+    assert any("budget 5000 MiB → (above every run)" in a.text for a in fig.layout.annotations)
+
+
+def test_one_point_gets_a_small_window_around_it():
+    axes = tradeoff_axes(tradeoff_info([pt(1, 100.0, 0.9, 1.0)]))
+    assert axes["x"] == pytest.approx([98.0, 102.0]) and axes["y"] == pytest.approx([0.895, 0.905])
+    assert tradeoff_axes(tradeoff_info([])) == {"x": None, "y": None, "budget_in_view": False}
