@@ -1,15 +1,77 @@
-"""The memory remedies the Learn page teaches, each with a before/after experiment.
+"""The memory remedies the Learn page teaches: the common advice on SVM and deep-learning
+memory, each with the saving the advice claims and the experiments that measure it here.
 
-Each experiment changes one thing (the knobs in ``change``) on a base chosen so
-the effect is visible on this machine in seconds. ``phase`` names the phase whose
-peak the remedy acts on: where the peak happens decides what a remedy can save.
+A ``Remedy`` is one piece of advice. Its ``experiments`` are before/after pairs of runs
+that change only the remedy's knobs, each on a stated base: the product's default
+setup (sparse data, in memory) is always one of them, and a remedy whose effect that
+setup cannot show has a second base where it can. ``acts_on`` names the phases whose
+memory the remedy changes: where the peak happens decides what a remedy can save.
+
+A remedy the product cannot run yet has no experiments and says why in ``pending``;
+when its knob lands in the registry (``svmcore.spec.knobs``), give it experiments and
+drop ``pending``: the claims table, the Learn page and the reference benchmark
+(``bench/remedies.py``) pick it up from here. An experiment whose configs do not
+validate is reported as not runnable, with the validation's reason, rather than hidden.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from svmcore.spec.config import RunConfig, validate
+from svmcore.data.sources import n_test_rows
+from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, shown, validate
+from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import MAX_KERNEL_SVM_ROWS, defaults
+
+QUICK_ROWS_DIVISOR = 10  # "quick" measurements: a tenth of the rows of synthetic data
+QUICK_MIN_ROWS = 2_000
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One before/after pair: ``before`` over the knob defaults, then ``after`` on top."""
+
+    key: str
+    title: str
+    before: dict
+    after: dict
+    default_setup: bool = False  # the product's default setup, only the remedy's own knobs moved
+    why: str = ""  # why this base: what it shows that the other does not
+    impossible: str | None = None  # this base cannot run at all, and why (then it is stated, not run)
+
+    def configs(self, overrides: dict | None = None, quick: bool = False) -> tuple[RunConfig, RunConfig]:
+        """The validated before and after configs (``overrides`` on the base; ``quick``
+        divides the rows of synthetic data). Raises ConfigError if they cannot run."""
+        if self.impossible:
+            raise ConfigError("remedy", self.impossible)
+        base = {**self.before, **(overrides or {})}
+        if quick:
+            base = quick_base(base)
+        return validate(base), validate({**base, **self.after})
+
+    def runnable(self) -> str | None:
+        """None if both configs validate, else the reason they cannot run."""
+        if self.impossible:
+            return self.impossible
+        try:
+            self.configs()
+        except ConfigError as e:
+            return str(e)
+        return None
+
+
+def quick_base(base: dict) -> dict:
+    """A tenth of the rows (at least ``QUICK_MIN_ROWS``) for synthetic data; a batch is
+    kept no larger than the training rows."""
+    cfg = validate(base)
+    if not cfg.is_synthetic:
+        return dict(base)
+    rows = max(QUICK_MIN_ROWS, cfg.rows // QUICK_ROWS_DIVISOR)
+    out = dict(base, rows=rows)
+    train_rows = rows - n_test_rows(rows)
+    if cfg.batch_size > train_rows:
+        out["batch_size"] = train_rows
+    return out
 
 
 @dataclass(frozen=True)
@@ -19,85 +81,202 @@ class Remedy:
     what: str
     why: str
     cost: str
-    base: dict
-    change: dict
-    phase: str | None = None
-    knobs: tuple[str, ...] = field(default=())
+    claim: str  # the saving the usual advice claims, in its words
+    claim_pct: tuple[float, float] | None  # that claim as a range of percent of the peak, where it gives one
+    acts_on: tuple[str, ...] = ()  # phases whose memory it changes (the floor carries into every phase)
+    experiments: tuple[Experiment, ...] = ()
+    knobs: tuple[str, ...] = ()
+    pending: str | None = None  # why the product cannot run it yet
+    limits: str | None = None  # what the product's version of the remedy does not do, plainly
+    in_advice: bool = True  # one of the common advice's remedies (else one this product adds)
+    moves_to_file: bool = False  # moves memory from anonymous to file-backed pages (memmap)
 
-    def configs(self, overrides: dict | None = None) -> tuple[RunConfig, RunConfig]:
-        base = {**self.base, **(overrides or {})}
-        return validate(base), validate({**base, **self.change})
+    @property
+    def runnable(self) -> bool:
+        return self.pending is None and any(e.runnable() is None for e in self.experiments)
+
+    def experiment(self, key: str) -> Experiment:
+        found = next((e for e in self.experiments if e.key == key), None)
+        if found is None:
+            raise ConfigError("experiment", f"{self.title} has no experiment {shown(key)}")
+        return found
 
 
-_TEXT = dict(dataset="sparse-text", rows=200_000, nnz_per_row=50, epochs=2)
+DEFAULT_SETUP: dict = {}  # the knob defaults: sparse-text, 100,000 rows x 2^20 columns, sparse, in memory
+_TEXT = {"dataset": "sparse-text", "rows": 200_000, "nnz_per_row": 50, "epochs": 2}
+_BIG = {"dataset": "sparse-text", "rows": 1_000_000, "nnz_per_row": 50, "epochs": 1}  # data well above the floor
+_D = defaults()
+
+
+def _dense_default_bytes() -> float:
+    return _D["rows"] * DEFAULT_FEATURES["sparse-text"] * 8
+
+
+TRAINING = ("train", "evaluate")  # what training frees is often kept by the allocator into evaluate
+HELD_DATA = ("load", "train", "evaluate")  # data loaded in memory is held to the end
 
 REMEDIES: tuple[Remedy, ...] = (
     Remedy("batch", "Smaller batches",
            "Trains on fewer rows at a time.",
-           "Each step materialises one batch in compute form (here dense, 4,096 hashed columns): "
-           "8,192 rows x 4,096 x 8 B is 256 MiB; 256 rows is 8 MiB. The data itself is streamed.",
+           "Each step holds one batch in compute form: dense batches of 4,096 hashed columns cost "
+           "8,192 rows x 4,096 x 8 B = 256 MiB, 256 rows cost 8 MiB. A sparse batch of 1,024 text rows is "
+           "about 0.6 MiB, next to 60 MiB of data held in memory: there is little to save.",
            "More Python overhead per sample: throughput falls as batches shrink.",
-           dict(_TEXT, mode="stream", representation="dense", hashing_bits=12, batch_size=8192),
-           dict(batch_size=256), phase="train", knobs=("batch_size",)),
-    Remedy("sparse", "Sparse instead of dense",
+           "30–50%", (30, 50), TRAINING,
+           (Experiment("default", "default setup", {"batch_size": 8192}, {"batch_size": 256},
+                       default_setup=True, why="what the default setup sees"),
+            Experiment("dense-stream", "dense batches, streamed",
+                       dict(_TEXT, mode="stream", representation="dense", hashing_bits=12, batch_size=8192),
+                       {"batch_size": 256}, why="where a batch is most of the memory")),
+           knobs=("batch_size",)),
+    Remedy("sparse", "Sparse representation",
            "Stores only the nonzero values and their column ids (CSR).",
-           "Text rows have ~50 nonzeros out of thousands of columns; dense storage pays for every zero. "
+           "Text rows have ~50 nonzeros out of a million columns; dense storage pays for every zero. "
            "CSR costs 12 bytes per nonzero in float64 (8 value + 4 index), dense 8 bytes per cell.",
            "None for sparse data. For truly dense data CSR is larger (indices) and slower.",
-           dict(_TEXT, rows=50_000, hashing_bits=11, representation="dense"),
-           dict(representation="sparse"), phase="load", knobs=("representation",)),
+           "60–80%", (60, 80), HELD_DATA,
+           (Experiment("default", "default setup", {"representation": "dense"},
+                       {"representation": "sparse"}, default_setup=True,
+                       impossible=f"it is already sparse; dense, its {_D['rows']:,} rows x 2^20 columns "
+                                  f"would need {_dense_default_bytes() / 2**30:,.0f} GiB"),
+            Experiment("hashed", "2^11 hashed columns", dict(_TEXT, rows=50_000, hashing_bits=11,
+                                                                          representation="dense"),
+                       {"representation": "sparse"}, why="small enough for dense to fit")),
+           knobs=("representation",)),
+    Remedy("checkpointing", "Gradient checkpointing",
+           "Keeps only some layers' activations in the forward pass and recomputes the rest backward.",
+           "A network's activations for a batch can outweigh its weights; checkpointing trades them for "
+           "a second forward pass.",
+           "About one more forward pass of compute per step.",
+           "40%", (40, 40), ("train",),
+           pending="being built now (an MLP with checkpointing); scikit-learn's MLP keeps every activation, "
+                   "and a linear SVM has none to checkpoint"),
     Remedy("stream", "Streaming from disk",
            "Reads the file a batch at a time every epoch instead of loading it all.",
            "Only one batch of rows is in memory at once, so the peak no longer grows with the rows.",
            "The first pass is bound by parsing text; later passes read a binary copy of the parsed rows "
            "that the first pass wrote to disk (a batch at a time), which costs disk space for the run.",
-           dict(_TEXT), dict(mode="stream"), knobs=("mode",)),
-    Remedy("memmap", "Memory-mapped binary data",
+           "90%+", (90, 100), ("prepare",) + HELD_DATA,
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"mode": "stream"},
+                       default_setup=True, why="what the default setup sees"),
+            Experiment("1m", "1M rows", _BIG, {"mode": "stream"},
+                       why="ten times the data: the saving grows with the rows")),
+           knobs=("mode",)),
+    Remedy("precision", "Mixed precision (FP16)",
+           "Stores feature values in float32 or float16 instead of float64.",
+           "Values are 8 of the 12 bytes per nonzero in float64 CSR; float32 makes that 4, float16 2.",
+           "Fewer significant digits; float16 (~3 digits) is storage only and upcast per batch.",
+           "50%", (50, 50), HELD_DATA,
+           (Experiment("default-float32", "default setup, float32", DEFAULT_SETUP, {"precision": "float32"},
+                       default_setup=True, why="what the default setup sees"),
+            Experiment("default-float16", "default setup, float16 storage", DEFAULT_SETUP,
+                       {"precision": "float16"}, default_setup=True, why="the advice's FP16, as storage")),
+           knobs=("precision",),
+           limits="Float16 here is storage only: each batch is upcast to float32 to compute. Computing in FP16 "
+                  "(mixed-precision training) needs hardware with fast half-precision units (GPUs) and libraries "
+                  "that use them (e.g. PyTorch's automatic mixed precision); this product trains on the CPU with "
+                  "scikit-learn and numba, which compute in float32 and float64."),
+    Remedy("logging", "Turning off logging and visualisation callbacks",
+           "Stops the training process from recording and drawing its progress while it trains.",
+           "Callbacks keep histories, figures and buffers in the training process.",
+           "You see less while it trains.",
+           "10–20%", (10, 20), ("train",),
+           pending="being built now (a `monitor` knob); today the worker only appends small events to a file "
+                   "and the 50 Hz sampling runs in the dashboard's process, not in the run's"),
+    Remedy("threads", "Fewer threads",
+           "Runs BLAS/OpenMP and the reader with one thread instead of two.",
+           "Every thread has its own stack and buffers, and a reader thread keeps a queue of parsed "
+           "batches ahead of training.",
+           "Less parallelism: reading no longer overlaps training.",
+           "25%", (25, 25), ("train",),
+           (Experiment("default", "default setup", {"threads": 2}, {"threads": 1},
+                       default_setup=True, why="what the default setup sees"),
+            Experiment("stream", "streamed", dict(_TEXT, mode="stream", threads=2), {"threads": 1},
+                       why="where a reader thread queues batches")),
+           knobs=("threads",)),
+    Remedy("gc", "Periodic gc.collect()",
+           "Calls Python's garbage collector every 10 batches.",
+           "Only frees objects caught in reference cycles; numpy and scipy buffers are freed as soon "
+           "as their last reference goes, so expect little or no saving here. Measured, not assumed.",
+           "A small time cost per collection.",
+           "15–30%", (15, 30), TRAINING,
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"gc_every": 10},
+                       default_setup=True, why="what the default setup sees"),),
+           knobs=("gc_every",)),
+    Remedy("memmap", "Memory-mapped files (memmap)",
            "Converts the data once to a binary CSR file and maps it into memory.",
            "Mapped pages are file-backed: the kernel reads them on demand, and the trainer releases "
            "them from its mapping once a batch has passed (they stay in the page cache for the next "
            "epoch), so the process holds about one batch of them and no parse is needed.",
            "A one-off conversion and disk space; random access can be slow on cold disks.",
-           dict(_TEXT), dict(mode="memmap"), knobs=("mode",)),
-    Remedy("precision", "Lower precision",
-           "Stores feature values in float32 (or float16) instead of float64.",
-           "Values are 8 of the 12 bytes per nonzero in float64 CSR; float32 makes that 4.",
-           "Fewer significant digits; float16 (~3 digits) is storage only and upcast per batch.",
-           dict(_TEXT), dict(precision="float32"), phase="load", knobs=("precision",)),
-    Remedy("threads", "Fewer threads",
-           "Runs BLAS/OpenMP and the reader with one thread instead of several.",
-           "Every thread has its own stack and buffers, and a reader thread keeps a queue of parsed "
-           "batches ahead of training.",
-           "Less parallelism: reading no longer overlaps training.",
-           dict(_TEXT, mode="stream", threads=2), dict(threads=1), phase="train", knobs=("threads",)),
+           "70%", (70, 70), ("prepare",) + HELD_DATA,
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"mode": "memmap"},
+                       default_setup=True, why="what the default setup sees"),
+            Experiment("1m", "1M rows", _BIG, {"mode": "memmap"},
+                       why="ten times the data: the saving grows with the rows")),
+           knobs=("mode",), moves_to_file=True),
+    Remedy("ddp", "Distributed data parallel",
+           "Splits one training run's data across several machines' workers.",
+           "Each worker holds its share of the data.",
+           "Network traffic to combine the workers' updates, and the machines.",
+           "linear (1/N per worker)", None, HELD_DATA,
+           pending="being built now (data-parallel training on Dask); today a Dask cluster runs whole runs, "
+                   "one per worker, not one run split across workers"),
     Remedy("hashing", "Feature hashing",
            "Folds a million columns into 2^16 hashed columns.",
-           "Model size is columns x hidden units: an MLP with 64 units over 2^20 columns holds 64M "
-           "weights plus two Adam moments each; over 2^16 it holds 16x fewer.",
+           "Model size is columns x outputs: a linear SVM over 2^20 columns holds 8 MiB of weights (two "
+           "copies with averaging), an MLP with 64 hidden units 64M weights plus Adam's two moments each; "
+           "over 2^16 columns they hold 16x fewer. The data's nonzeros stay the same.",
            "Colliding features share a weight, which can cost accuracy.",
-           dict(_TEXT, rows=20_000, epochs=1, model="mlp", hidden="64"), dict(hashing_bits=16),
-           phase="train", knobs=("hashing_bits",)),
+           "no figure given", None, TRAINING,
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"hashing_bits": 16},
+                       default_setup=True, why="what the default setup sees"),
+            Experiment("mlp", "an MLP",
+                       dict(_TEXT, rows=20_000, epochs=1, model="mlp", hidden="64"), {"hashing_bits": 16},
+                       why="where the model is most of the memory")),
+           knobs=("hashing_bits",)),
+    Remedy("ftrl", "FTRL instead of SGD",
+           "Trains with FTRL-Proximal, whose L1 term keeps most weights at exactly zero.",
+           "A sparse model can be stored as its nonzero weights only.",
+           "Per-coordinate state (two numbers per weight while training).",
+           "no figure given", None, TRAINING,
+           pending="being built now (an FTRL solver); today's solvers are SGD: scikit-learn's and a compiled one"),
     Remedy("model", "Approximate instead of exact kernel",
            "Replaces the exact RBF-kernel SVM by 256 Nystroem components and a linear SVM.",
            "libsvm keeps a kernel cache and all support vectors; the approximation keeps a fixed "
            "rows x 256 feature map and a 256-weight model.",
            "The approximation can lose some accuracy against the exact kernel.",
-           dict(dataset="dense", rows=10_000, features=200, epochs=5, model="kernel-svm", cache_size_mb=500),
-           dict(model="kernel-approx", n_components=256), phase="train", knobs=("model", "n_components")),
+           "not in the advice", None, ("transform",) + TRAINING,
+           (Experiment("default", "default setup", {"model": "kernel-svm"}, {"model": "kernel-approx"},
+                       default_setup=True,
+                       impossible=f"the exact kernel SVM takes at most {MAX_KERNEL_SVM_ROWS:,} rows, the default "
+                                  f"setup has {_D['rows']:,}"),
+            Experiment("dense-10k", "dense, 10k rows",
+                       {"dataset": "dense", "rows": 10_000, "features": 200, "epochs": 5, "model": "kernel-svm",
+                        "cache_size_mb": 500},
+                       {"model": "kernel-approx", "n_components": 256}, why="the largest the exact kernel takes")),
+           knobs=("model", "n_components"), in_advice=False),
     Remedy("compiled", "Compiled parser and solver (a trade, not a saving)",
            "Parses svmlight text and runs the SGD steps in numba-compiled loops instead of scikit-learn.",
            "Speed, not memory: scikit-learn's parser is Python-bound and its partial_fit pays a fixed "
            "setup cost per batch, which dominates on rows of ~50 nonzeros. The compiled code does the "
            "same arithmetic (same weights to rounding) several times faster per sample.",
            "The compiler and its code add about 100 MiB to the worker's floor (~150 MiB on the run that "
-           "first compiles them): on small data this remedy "
-           "raises the peak. It pays off when time, not memory, is the constraint.",
-           dict(_TEXT, mode="stream"), dict(parser="numba", solver="numba"), phase="imports",
-           knobs=("parser", "solver")),
-    Remedy("gc", "Periodic garbage collection",
-           "Calls Python's garbage collector every 10 batches.",
-           "Only frees objects caught in reference cycles; numpy and scipy buffers are freed as soon "
-           "as their last reference goes, so expect little or no saving here. Measured, not assumed.",
-           "A small time cost per collection.",
-           dict(_TEXT), dict(gc_every=10), phase="train", knobs=("gc_every",)),
+           "first compiles them): on small data this remedy raises the peak. It pays off when time, not "
+           "memory, is the constraint.",
+           "not in the advice", None, ("imports",),
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"solver": "numba"},
+                       default_setup=True, why="what the default setup sees (in memory only the solver applies)"),
+            Experiment("stream", "streamed", dict(_TEXT, mode="stream"),
+                       {"parser": "numba", "solver": "numba"}, why="where parsing text is the bottleneck")),
+           knobs=("parser", "solver"), in_advice=False),
 )
+
+ADVICE = tuple(r for r in REMEDIES if r.in_advice)
+
+
+def remedy(key: str) -> Remedy:
+    found = next((r for r in REMEDIES if r.key == key), None)
+    if found is None:
+        raise ConfigError("remedy", f"unknown remedy {shown(key)}; known: {', '.join(r.key for r in REMEDIES)}")
+    return found

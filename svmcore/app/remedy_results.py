@@ -1,0 +1,281 @@
+"""What a remedy's before/after runs measured against each other, and what that teaches.
+Pure functions over plain data (a run's config, summary and memory samples), so the
+reference benchmark and this machine's runs are read the same way.
+
+A *side* is one run's figures: its exact peak and per-phase peaks, how the RSS split
+into anonymous and file-backed pages at the moment of its highest sample, throughput,
+accuracy and balanced accuracy. ``compare`` sets two sides against each other and
+against the phases the remedy acts on; ``lessons`` says in words what that means;
+``claims_row`` puts it beside the claim of the usual advice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from svmcore.spec.config import validate
+from svmcore.spec.knobs import defaults
+from svmcore.spec.units import MiB
+from svmcore.store.records import RunSummary
+
+PHASE_ORDER = ("imports", "prepare", "load", "transform", "train", "evaluate")
+NO_SAVING_PCT = 2.0  # a change of the peak smaller than this is within run-to-run noise here
+CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
+
+
+# ---------------------------------------------------------------- one run
+
+def peak_moment(samples: Sequence) -> dict | None:
+    """The sample with the highest RSS (tuples ``(t_s, rss, anon, file, hwm)`` in bytes,
+    or MemorySample): when, and how the RSS split into anonymous and file-backed pages
+    at that moment. Sampled at 50 Hz, so it can miss a shorter spike."""
+    best = None
+    for s in samples:
+        t, rss, anon, file = (s[0], s[1], s[2], s[3]) if isinstance(s, (tuple, list)) else (
+            s.t_s, s.rss_bytes, s.anon_bytes, s.file_bytes)
+        if best is None or rss > best[1]:
+            best = (t, rss, anon, file)
+    if best is None:
+        return None
+    return {"t_s": round(best[0], 3), "rss_mb": round(best[1] / MiB, 1), "anon_mb": round(best[2] / MiB, 1),
+            "file_mb": round(best[3] / MiB, 1)}
+
+
+def changed_knobs(config: dict) -> dict:
+    """The knobs of a config that differ from the defaults (what states a setup)."""
+    full = validate(config).to_dict()
+    base = validate({}).to_dict()
+    return {k: v for k, v in full.items() if base.get(k) != v}
+
+
+def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_id: int | None = None,
+         status: str | None = None) -> dict:
+    """One run's figures, as plain JSON-able data."""
+    s = summary if isinstance(summary, RunSummary) else RunSummary.from_dict(summary)
+    return {
+        "run_id": run_id, "status": status or s.status, "config": changed_knobs(config),
+        "peak_mb": _round(s.peak_rss_mb), "peak_phase": s.peak_phase,
+        "phases": {p.name: _round(p.peak_rss_mb) for p in s.phases if p.peak_rss_mb is not None},
+        "floor_mb": _round(s.floor_mb), "at_peak": peak_moment(samples),
+        "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
+        "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
+        "error": s.error_message,
+    }
+
+
+def _round(v: float | None, digits: int = 1) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+# ---------------------------------------------------------------- a pair
+
+def _pct(before: float | None, after: float | None) -> float | None:
+    """Percent of ``before`` saved by ``after`` (negative: it grew)."""
+    return 100 * (before - after) / before if before and after is not None else None
+
+
+def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
+    """The pair against each other (None unless both completed): the saving of the run's
+    exact peak and of the phases the remedy acts on, the most it could save on this
+    run's peak (the phases it does not act on keep their peak), the split at the peak,
+    and the change in speed, accuracy and balanced accuracy."""
+    if before.get("status") != "completed" or after.get("status") != "completed":
+        return None
+    bp, ap = before.get("phases") or {}, after.get("phases") or {}
+    acted = [p for p in PHASE_ORDER if p in acts_on and p in bp]
+    others = {p: v for p, v in bp.items() if p not in acts_on}
+    other_phase = max(others, key=others.get) if others else None
+    b_phase = max((bp[p] for p in acted), default=None)
+    a_phase = max((ap[p] for p in acted if p in ap), default=None)
+    peak = before.get("peak_mb")
+    ceiling = _pct(peak, others[other_phase]) if other_phase and peak else None
+    b_at, a_at = before.get("at_peak") or {}, after.get("at_peak") or {}
+    sps_b, sps_a = before.get("samples_per_s"), after.get("samples_per_s")
+    acc = [before.get("accuracy"), after.get("accuracy")]
+    bal = [before.get("balanced_accuracy"), after.get("balanced_accuracy")]
+    return {
+        "peak_before_mb": peak, "peak_after_mb": after.get("peak_mb"),
+        "peak_saving_pct": _pct(peak, after.get("peak_mb")),
+        "owner_before": before.get("peak_phase"), "owner_after": after.get("peak_phase"),
+        "acts_on": acted, "phase_before_mb": b_phase, "phase_after_mb": a_phase,
+        "phase_saving_pct": _pct(b_phase, a_phase),
+        "other_phase": other_phase, "other_phase_mb": others.get(other_phase),
+        "ceiling_pct": None if ceiling is None else max(0.0, ceiling),
+        "anon_before_mb": b_at.get("anon_mb"), "anon_after_mb": a_at.get("anon_mb"),
+        "file_before_mb": b_at.get("file_mb"), "file_after_mb": a_at.get("file_mb"),
+        "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
+        "accuracy_change": acc[1] - acc[0] if None not in acc else None,
+        "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None,
+    }
+
+
+def cannot_lower(cmp: dict) -> bool:
+    """The phases the remedy does not act on already hold this run's peak (within noise)."""
+    return cmp.get("ceiling_pct") is not None and cmp["ceiling_pct"] < NO_SAVING_PCT
+
+
+def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> str:
+    """A few words: what the measured saving of the run's peak says about the claim."""
+    if cmp is None or cmp.get("peak_saving_pct") is None:
+        return "not measured"
+    saved = cmp["peak_saving_pct"]
+    if saved <= -NO_SAVING_PCT:
+        return "raises the peak"
+    if cannot_lower(cmp):
+        return f"cannot lower this peak ({cmp['other_phase']} holds it)"
+    if abs(saved) < NO_SAVING_PCT:
+        return "no saving"
+    if claim_pct is None:
+        return f"saves {saved:.0f}%"
+    lo, hi = claim_pct
+    if saved < lo - CLAIM_SLACK_PCT:
+        return "less than claimed"
+    if saved > hi + CLAIM_SLACK_PCT:
+        return "more than claimed"
+    return "as claimed"
+
+
+def lessons(remedy, cmp: dict | None) -> list[str]:
+    """What the pair teaches, in plain sentences (none when it was not measured)."""
+    if cmp is None:
+        return []
+    out = []
+    peak, saved = cmp["peak_before_mb"], cmp["peak_saving_pct"]
+    if cannot_lower(cmp):
+        out.append(f"It cannot lower this run's peak in this setup: the {cmp['other_phase']} phase, which it does not "
+                   f"act on, already peaks at {cmp['other_phase_mb']:,.0f} MiB of the run's {peak:,.0f} MiB.")
+    elif cmp.get("ceiling_pct") is not None and saved is not None and cmp["ceiling_pct"] < 100 - NO_SAVING_PCT:
+        out.append(f"It can lower this run's peak by at most {cmp['ceiling_pct']:.0f}%: the {cmp['other_phase']} "
+                   f"phase, which it does not act on, peaks at {cmp['other_phase_mb']:,.0f} MiB.")
+    if saved is not None:
+        phase = ""
+        if cmp.get("phase_saving_pct") is not None:
+            phase = f"; the phases it acts on ({', '.join(cmp['acts_on'])}): " + _arrow(
+                cmp["phase_before_mb"], cmp["phase_after_mb"])
+        claim = f"The advice claims {remedy.claim}; " if remedy.claim_pct else ""
+        out.append(f"{claim}here the run's exact peak went {_arrow(peak, cmp['peak_after_mb'])}{phase}.")
+    if remedy.moves_to_file and None not in (cmp["anon_before_mb"], cmp["anon_after_mb"], cmp["file_before_mb"],
+                                             cmp["file_after_mb"]):
+        out.append(f"At the peak, anonymous memory went {cmp['anon_before_mb']:,.0f} → {cmp['anon_after_mb']:,.0f} MiB "
+                   f"and file-backed {cmp['file_before_mb']:,.0f} → {cmp['file_after_mb']:,.0f} MiB: mapped pages are "
+                   "file-backed, so they still count in RSS, but the kernel can drop them under pressure and read "
+                   "them back from the file, which it cannot do with anonymous memory.")
+    return out
+
+
+def _arrow(before: float | None, after: float | None) -> str:
+    if before is None or after is None:
+        return "–"
+    return f"{before:,.0f} → {after:,.0f} MiB{_change(_pct(before, after))}"
+
+
+def _change(saved: float | None) -> str:
+    """' (−25%)' for a saving of 25%, ' (+3%)' for growth; one decimal under 10%."""
+    if saved is None:
+        return ""
+    change = -saved
+    if round(change, 1) == 0:
+        return " (0%)"
+    text = f"{change:+.1f}%" if abs(change) < 10 else f"{change:+.0f}%"
+    return f" ({text.replace('-', '−')})"
+
+
+# ---------------------------------------------------------------- the claims table
+
+def setup_text(config: dict) -> str:
+    """A setup in a few words, from the knobs that differ from the defaults."""
+    cfg = validate(config)
+    d = defaults()
+    parts = [cfg.dataset]
+    if cfg.is_synthetic:
+        cols = f"2^{cfg.features.bit_length() - 1}" if cfg.features & (cfg.features - 1) == 0 else f"{cfg.features:,}"
+        parts.append(f"{cfg.rows:,} rows × {cols} columns")
+    if cfg.hashing_bits:
+        parts.append(f"hashed to 2^{cfg.hashing_bits}")
+    parts += [f"{cfg.mode} mode", cfg.representation, cfg.precision, f"batch {cfg.batch_size:,}",
+              f"{cfg.epochs} epoch{'s' if cfg.epochs > 1 else ''}"]
+    if cfg.model != d["model"]:
+        parts.append(cfg.model + (f" ({cfg.hidden})" if cfg.model == "mlp" else ""))
+    if cfg.threads != d["threads"]:
+        parts.append(f"{cfg.threads} threads")
+    return ", ".join(parts)
+
+
+def change_text(before: dict, after: dict) -> str:
+    """The knobs the remedy moved: 'batch_size 8192 → 256'."""
+    b, a = validate(before).to_dict(), validate(after).to_dict()
+    return ", ".join(f"{k} {b[k]} → {a[k]}" for k in a if a[k] != b.get(k))
+
+
+CLAIMS_COLUMNS = ("remedy", "the advice claims", "setup", "run's exact peak (MiB)", "phases it acts on (MiB)",
+                  "at the peak: anonymous · file-backed (MiB)", "speed (samples/s)", "accuracy (balanced)",
+                  "verdict", "measured on")
+
+
+def claims_row(remedy, experiment, result: dict | None) -> dict:
+    """One row of the claims table, in short cells: the remedy, the advice's claim and
+    what one of its experiments measured (``result``: source, before, after, cmp and
+    error; None for a remedy that has no experiment yet). The Learn page spells out
+    the setup and the lessons below the table."""
+    row = dict.fromkeys(CLAIMS_COLUMNS, "–")
+    row.update({"remedy": remedy.title, "the advice claims": remedy.claim})
+    if experiment is None:
+        return {**row, "verdict": "not runnable yet (being built)"}
+    row["setup"] = experiment.title
+    if experiment.impossible:
+        return {**row, "verdict": f"not run: {experiment.impossible}"}
+    result = result or {}
+    cmp, before, after = result.get("cmp"), result.get("before") or {}, result.get("after") or {}
+    if before.get("config") is not None:
+        stated = changed_knobs(experiment.before)
+        other = {k: v for k, v in before["config"].items() if stated.get(k) != v}
+        if other:
+            row["setup"] += " (measured with " + ", ".join(f"{k}={v:,}" if type(v) is int else f"{k}={v}"
+                                                           for k, v in other.items()) + ")"
+    row["verdict"] = result.get("error") or claim_verdict(remedy.claim_pct, cmp)
+    row["measured on"] = {"this machine": "this machine", "reference": "reference machine"}.get(
+        result.get("source"), "–")
+    if cmp is None:
+        return row
+    row["run's exact peak (MiB)"] = _short_arrow(cmp["peak_before_mb"], cmp["peak_after_mb"])
+    if cmp["acts_on"]:
+        row["phases it acts on (MiB)"] = (f"{_short_arrow(cmp['phase_before_mb'], cmp['phase_after_mb'])} "
+                                          f"in {', '.join(cmp['acts_on'])}")
+    if None not in (cmp["anon_before_mb"], cmp["anon_after_mb"], cmp["file_before_mb"], cmp["file_after_mb"]):
+        row["at the peak: anonymous · file-backed (MiB)"] = (
+            f"{cmp['anon_before_mb']:,.0f} · {cmp['file_before_mb']:,.0f} → "
+            f"{cmp['anon_after_mb']:,.0f} · {cmp['file_after_mb']:,.0f}")
+    sb, sa = before.get("samples_per_s"), after.get("samples_per_s")
+    if sb and sa:
+        row["speed (samples/s)"] = f"{_k(sb)} → {_k(sa)}" + _change(-cmp["speed_change_pct"])
+    if cmp["accuracy_change"] is not None:
+        bal = cmp["balanced_accuracy_change"]
+        row["accuracy (balanced)"] = (f"{before['accuracy']:.3f} → {after['accuracy']:.3f}"
+                                      + (f" ({_signed(bal)})" if bal is not None else ""))
+    return row
+
+
+def _short_arrow(before: float | None, after: float | None) -> str:
+    return "–" if before is None or after is None else f"{before:,.0f} → {after:,.0f}{_change(_pct(before, after))}"
+
+
+def _k(v: float) -> str:
+    return f"{v / 1000:,.0f}k" if v >= 10_000 else f"{v:,.0f}"
+
+
+def _signed(v: float) -> str:
+    return "0.000" if round(v, 3) == 0 else f"{v:+.3f}".replace("-", "−")
+
+
+def speed_spread(measured: dict) -> dict | None:
+    """How much the same setup's speed varied within one measurement: the samples/s of
+    every 'before' run of the default setup (``measured``: remedy -> experiment ->
+    before/after, as in bench/results/remedies.json), and their exact peaks beside. A speed
+    change smaller than this spread is noise on that machine. None with fewer than two such runs."""
+    runs = [pair["before"] for exps in measured.values() for pair in exps.values()
+            if pair["before"].get("config") == {} and pair["before"].get("samples_per_s")]
+    if len(runs) < 2:
+        return None
+    rates, peaks = [r["samples_per_s"] for r in runs], [r["peak_mb"] for r in runs]
+    return {"runs": len(rates), "min": min(rates), "max": max(rates), "ratio": max(rates) / min(rates),
+            "peak_min_mb": min(peaks), "peak_max_mb": max(peaks)}
