@@ -1,70 +1,123 @@
-"""Learn: each memory remedy, why it works, what it costs, and a measured before/after."""
+"""Learn: the common memory advice, each claim beside what it saves here, phase by phase."""
 
 import pandas as pd
 import streamlit as st
 
 from svmcore.spec.errors import SvmcoreError
+from ui import charts as plots
+from ui.claims import claims_table_html
 from ui.messages import show_error
 from ui.state import page_setup
 
 lab = page_setup("Learn")
 st.title("Learn the remedies")
-st.markdown("Every remedy trades memory for something else. Each section says what it does and why, "
-            "and one click measures it on **this** machine: two runs, before and after, through the "
-            "queue. Where the peak happens decides what a remedy can save: a remedy that acts on "
-            "training cannot lower a peak that the load phase owns, so the phase it acts on is shown too.")
+st.markdown(
+    "The usual advice for running out of memory comes with savings: *smaller batches save 30–50%, streaming 90%*. "
+    "Each remedy below is measured before and after, changing only its own knobs, on stated setups; the default "
+    "setup (sparse data, in memory) is always one of them. **Where the peak happens decides what a remedy can "
+    "save**: a run's peak is its highest phase, so a remedy that acts on training cannot lower a peak that loading "
+    "owns, and no remedy goes below the floor that Python and the libraries take before any data.")
 
-results = {r["key"]: r for r in lab.learn.results()}
-
-
-def _mb(v):
-    return "–" if v is None else f"{v:,.1f} MiB"
+SIZES = {"stated": "the stated setups", "quick": "quick: a tenth of the rows (savings differ)"}
 
 
-def _pct(v):
-    return "–" if v is None else f"{v:+.0f}%".replace("+-", "−")
+def _measure(key: str | None, quick: bool) -> None:
+    try:
+        pairs = lab.learn.run_remedy(key, quick=quick) if key else lab.learn.run_all(quick=quick)
+        st.session_state.learn_queued = f"Queued {len(pairs)} before/after pair(s): runs " + ", ".join(
+            f"{b} and {a}" for b, a in pairs) + ". This page shows each result when its pair has finished."
+    except SvmcoreError as e:
+        st.session_state.learn_error = str(e)
 
 
-for remedy in lab.learn.remedies():
-    r = results.get(remedy.key, {})
-    with st.expander(f"**{remedy.title}**", expanded=False):
-        st.markdown(f"**What it does.** {remedy.what}\n\n**Why it saves memory.** {remedy.why}\n\n"
-                    f"**What it costs.** {remedy.cost}")
-        change = ", ".join(f"`{k}={v}`" for k, v in remedy.change.items())
-        st.caption(f"Experiment: the base ({', '.join(f'{k}={v}' for k, v in remedy.base.items())}) "
-                   f"before, and with {change} after.")
-        if st.button("Measure before/after", key=f"remedy_{remedy.key}"):
-            try:
-                b, a = lab.learn.run_remedy(remedy.key)
-                st.success(f"Queued runs {b} (before) and {a} (after). Watch them on Train or Compare; "
-                           "this page shows the result when both have finished.")
-            except SvmcoreError as e:
-                show_error(e)
-        if r.get("after_id"):
-            c = st.columns(4)
-            c[0].metric("exact peak before → after", _mb(r.get("after_peak_mb")),
-                        delta=None if r.get("saving_pct") is None else f"{-r['saving_pct']:.0f}%",
-                        delta_color="inverse", help=f"before: {_mb(r.get('before_peak_mb'))}")
-            if r.get("phase"):
-                c[1].metric(f"{r['phase']} phase peak change",
-                            _pct(-r["phase_saving_pct"]) if r.get("phase_saving_pct") is not None else "–")
-            acc_b, acc_a = r.get("before_accuracy"), r.get("after_accuracy")
-            c[2].metric("accuracy", "–" if acc_a is None else f"{acc_a:.4f}",
-                        delta=None if acc_a is None or acc_b is None else f"{acc_a - acc_b:+.4f}")
-            thr_b, thr_a = r.get("before_samples_per_s"), r.get("after_samples_per_s")
-            c[3].metric("samples/s", "–" if thr_a is None else f"{thr_a:,.0f}",
-                        delta=None if not thr_a or not thr_b else f"{100 * (thr_a - thr_b) / thr_b:+.0f}%")
-            st.caption(f"Runs {r['before_id']} (before) and {r['after_id']} (after).")
+def body(live: bool) -> None:
+    pending = lab.learn.pending()
+    if live and not pending:
+        st.rerun(scope="app")  # the last runs ended: the whole page, with their numbers
+    results = lab.learn.results()
+    ref = lab.learn.reference_machine()
+    sources = {x.source for x in results if x.source}
+    if "reference" in sources and ref:
+        m = ref["machine"]
+        st.info(f"Rows marked **reference machine** were measured on that machine, not yours: {m.get('cpu', '?')}, "
+                f"{m.get('cpus', '?')} CPUs, {m.get('memory_gib', '?')} GiB, Python {m.get('python', '?')}, on "
+                f"{ref['measured']} (`python bench/remedies.py`). Measure on this machine to replace them with yours.",
+                icon=":material/computer:")
+    elif sources == {"this machine"}:
+        st.success("Every runnable remedy has been measured on this machine.", icon=":material/computer:")
+    size = st.radio("Measure at", list(SIZES), format_func=SIZES.get, key="learn_size", horizontal=True)
+    took = f" (the reference machine took {ref['seconds'] / 60:,.0f} minutes)" if ref and ref.get("seconds") else ""
+    st.button("Measure all on this machine", key="learn_all", on_click=_measure, args=(None, size == "quick"),
+              disabled=bool(pending), help="Every runnable remedy's before and after runs at the stated setups, "
+                                           f"one at a time through the queue{took}.")
+    if pending:
+        st.caption(f"Measuring on this machine: runs {', '.join(map(str, pending))} queued or running, one at a "
+                   "time. Their numbers replace the reference when each pair ends.")
+    if st.session_state.get("learn_error"):
+        show_error(st.session_state.pop("learn_error"))
+    elif st.session_state.get("learn_queued") and pending:
+        st.caption(st.session_state.learn_queued)
 
-st.subheader("Measured savings on this machine")
-table = pd.DataFrame([{
-    "remedy": r["remedy"], "peak before": r.get("before_peak_mb"), "peak after": r.get("after_peak_mb"),
-    "saving of the run's peak (%)": r.get("saving_pct"), "phase": r.get("phase") or "whole run",
-    "saving in that phase (%)": r.get("phase_saving_pct"),
-    "accuracy before": r.get("before_accuracy"), "accuracy after": r.get("after_accuracy"),
-    "samples/s before": r.get("before_samples_per_s"), "samples/s after": r.get("after_samples_per_s"),
-} for r in results.values()])
-st.dataframe(table, hide_index=True, key="savings", column_config={
-    c: st.column_config.NumberColumn(format="%.1f") for c in table.columns if "peak" in c or "%" in c})
-st.caption("Empty rows have not been measured yet: press *Measure before/after* in that section. "
-           "Peaks are exact (the kernel's high-water mark).")
+    st.subheader("The advice, confronted")
+    st.caption("Per remedy and setup: the saving the usual advice claims, then what it changed here: the run's exact "
+               "peak (the kernel's high-water mark), the peak of the phases it acts on, how the RSS split into "
+               "anonymous and file-backed memory at its highest sample, throughput and accuracy (balanced accuracy in "
+               "brackets). Changes are after vs before.")
+    st.markdown(claims_table_html(lab.learn.claims(results)), unsafe_allow_html=True)
+    spread = (ref or {}).get("speed_spread")
+    if "reference" in sources and spread:
+        st.caption(f"Speed on the reference machine: the default setup ran at {spread['min']:,.0f} to "
+                   f"{spread['max']:,.0f} samples/s over its {spread['runs']} before-runs (other work shared its "
+                   f"cores), so speed changes within {spread['ratio']:.1f}x are noise there. Their exact peaks "
+                   f"stayed within {spread['peak_min_mb']:,.1f}–{spread['peak_max_mb']:,.1f} MiB.")
+
+    st.subheader("One remedy, phase by phase")
+    remedies = lab.learn.remedies()
+    key = st.selectbox("Remedy", [r.key for r in remedies], key="learn_remedy",
+                       format_func=lambda k: next(r.title for r in remedies if r.key == k))
+    r = next(x for x in remedies if x.key == key)
+    st.markdown(f"**What it does.** {r.what} **Why it saves memory.** {r.why} **What it costs.** {r.cost} "
+                f"**The advice claims:** {r.claim}.")
+    if r.limits:
+        st.info(r.limits, icon=":material/info:")
+    if r.pending:
+        st.warning(f"**Not runnable yet**: {r.pending}.", icon=":material/construction:")
+    else:
+        st.button(f"Measure {r.title.lower()} on this machine", key=f"learn_measure_{r.key}", on_click=_measure,
+                  args=(r.key, size == "quick"), disabled=bool(pending))
+    mine = [x for x in results if x.remedy.key == r.key]
+    for x in mine:
+        with st.container(border=True):
+            e = x.experiment
+            st.markdown(f"**{e.title}**" + (f" · {e.why}" if e.why and not e.default_setup else ""))
+            if e.impossible:
+                st.caption(f"Not run: {e.impossible}.")
+                continue
+            if x.pending:
+                st.caption(f"Measuring on this machine: runs {', '.join(map(str, x.pending))}.")
+            if x.before is None:
+                st.caption("Not measured yet.")
+                continue
+            st.caption(f"Measured on **{x.source_text}**. Before: {lab.learn.setup_text(x.before)}; after: "
+                       f"{lab.learn.change_text(x.before, x.after)}.")
+            if x.error:
+                show_error(x.error, "warning", prefix="Not comparable: ")
+                continue
+            st.plotly_chart(plots.remedy_phases_figure(plots.remedy_phases_info(x.before, x.after, x.cmp),
+                                                       "Exact peak per phase, before and after"),
+                            key=f"learn_bars_{r.key}_{e.key}")
+            for lesson in x.lessons:
+                st.markdown(f"- {lesson}")
+
+    st.subheader("What importing costs")
+    floors = lab.forecasts.import_costs()
+    st.caption("Before any data, the worker holds Python and its libraries: the floor, under every run's peak and "
+               "every saving above. " + floors[0]["basis"].capitalize() + ".")
+    st.table(pd.DataFrame([{"libraries": f["libraries"], "model": f["model"], "floor (MiB)": f"{f['floor_mb']:,.0f}"}
+                           for f in floors]).set_index("libraries"))
+
+
+if lab.learn.pending():
+    st.fragment(run_every=1.0)(body)(live=True)
+else:
+    body(live=False)

@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from svmcore.app.remedy_results import PHASE_ORDER
 from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PROGRESS
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
@@ -263,3 +264,50 @@ def tradeoff_axes(info: dict) -> dict:
     y = _padded(accs, 0.12, 0.005)
     budget = info.get("budget_mb")
     return {"x": x, "y": y, "budget_in_view": bool(budget and x and x[0] <= budget <= x[1])}
+
+
+# ---------------------------------------------------------------- a remedy, phase by phase
+
+def remedy_phases_info(before: dict, after: dict, cmp: dict | None) -> dict:
+    """Per-phase exact peaks of a remedy's before and after runs (MiB; None where a run
+    had no such phase), the phase that owns each run's peak, the phases the remedy acts
+    on, and the highest peak among the phases it does not act on."""
+    bp, ap = before.get("phases") or {}, after.get("phases") or {}
+    phases = [p for p in PHASE_ORDER if p in bp or p in ap]
+    cmp = cmp or {}
+    return {"phases": phases, "before": [bp.get(p) for p in phases], "after": [ap.get(p) for p in phases],
+            "owner_before": before.get("peak_phase"), "owner_after": after.get("peak_phase"),
+            "acts_on": [p for p in phases if p in (cmp.get("acts_on") or [])],
+            "other_phase": cmp.get("other_phase"), "other_mb": cmp.get("other_phase_mb")}
+
+
+def remedy_phases_figure(info: dict, title: str) -> go.Figure:
+    """Before/after bars per phase; the bar that owns each run's peak is solid, outlined
+    and its value bold, the others faded; the phases the remedy acts on are shaded; a dashed line
+    marks what the other phases hold, below which the run's peak cannot fall."""
+    fig = go.Figure()
+    phases = info["phases"]
+    for i, p in enumerate(phases):
+        if p in info["acts_on"]:
+            fig.add_vrect(x0=i - 0.5, x1=i + 0.5, fillcolor="rgba(84,162,75,0.12)", line_width=0, layer="below")
+    for name, values, owner, colour in (("before", info["before"], info["owner_before"], PALETTE[0]),
+                                        ("after", info["after"], info["owner_after"], PALETTE[1])):
+        fig.add_trace(go.Bar(
+            x=phases, y=values, name=name, marker=dict(
+                color=colour, opacity=[1.0 if p == owner else 0.45 for p in phases],
+                line=dict(color=["#222" if p == owner else colour for p in phases],
+                          width=[2.5 if p == owner else 0 for p in phases])),
+            text=[("" if v is None else f"<b>{v:,.0f}</b>" if p == owner else f"{v:,.0f}")
+                  for p, v in zip(phases, values)],
+            textposition="outside", textfont=dict(size=10), cliponaxis=False,
+            hovertemplate="%{x}: %{y:,.1f} MiB (exact)<extra>" + name + "</extra>"))
+    if info.get("other_mb"):
+        fig.add_hline(y=info["other_mb"], line=dict(color="#E45756", dash="dash", width=1.5),
+                      annotation_text=f"{info['other_phase']}, not touched by it: {info['other_mb']:,.0f} MiB",
+                      annotation_position="bottom left", annotation_font_size=10)
+    top = max([v for v in info["before"] + info["after"] if v is not None], default=1.0)
+    fig = _layout(fig, title, "phase (shaded: the phases it acts on; outlined: the phase that owns the run's peak)",
+                  "exact peak (MiB)", height=340)
+    fig.update_layout(barmode="group", hovermode="closest", bargap=0.25)
+    fig.update_yaxes(range=[0, top * 1.18])
+    return fig
