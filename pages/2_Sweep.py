@@ -137,10 +137,17 @@ def results(sweep_id: int, live: bool = False) -> None:
     table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
                            "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
                            "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
-                           "unbeaten on peak, accuracy and speed": p.on_speed_frontier,
-                           "host": p.host} for p in pts])
+                           "3-way frontier": p.on_speed_frontier, "host": p.host} for p in pts])
     if not table.empty:
-        st.dataframe(table, hide_index=True, key="sweep_table")
+        st.dataframe(table, hide_index=True, key="sweep_table", column_config={
+            "exact peak (MiB)": st.column_config.NumberColumn(format="%.1f"),
+            "accuracy": st.column_config.NumberColumn(format="%.4f"),
+            "balanced accuracy": st.column_config.NumberColumn(format="%.4f"),
+            "samples/s": st.column_config.NumberColumn(format="%.0f"),
+            "on frontier": st.column_config.CheckboxColumn(help="No other completed run has a lower exact peak "
+                                                                "and a higher accuracy"),
+            "3-way frontier": st.column_config.CheckboxColumn(help="No other completed run is at least as good on "
+                                                                   "exact peak, accuracy and samples/s at once")})
     others = {rid: s for rid, s in status["statuses"].items() if s not in ("completed", "oom")}
     if others:
         st.caption("Not on the chart: " + ", ".join(f"run {r} {s}" for r, s in others.items()))

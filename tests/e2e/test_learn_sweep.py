@@ -73,9 +73,19 @@ def claims_table(page: Page):
 
 
 def choose(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` in the Streamlit selectbox labelled ``label``."""
-    page.get_by_test_id("stSelectbox").filter(has_text=label).click()
-    page.get_by_role("option", name=option, exact=True).click()
+    """Pick ``option`` in the Streamlit selectbox labelled ``label`` (its list can close
+    again when a rerun lands just after the click: open it until the option shows)."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
+    item = page.get_by_role("option", name=option, exact=True)
+    for _ in range(5):
+        settle(page)
+        box.click()
+        try:
+            expect(item).to_be_visible(timeout=3_000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    item.click()
     settle(page)
 
 
@@ -101,7 +111,7 @@ def test_learn_teaches_on_first_open_and_replaces_the_reference_with_this_machin
     settle(page)
     choose(page, "Remedy", "Periodic gc.collect()")
     page.get_by_role("button", name="Measure periodic gc.collect() on this machine").click()
-    expect(page.get_by_text(re.compile(r"Measuring on this machine: runs 1, 2"))).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Measuring on this machine: runs 1, 2")).first).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Measured on this machine (runs 1 and 2)")).to_be_visible(timeout=180_000)
     gc_row = claims_table(page).locator("tr").filter(has=page.locator("b", has_text="Periodic gc.collect()"))
     expect(gc_row.get_by_text("this machine", exact=True)).to_be_visible()
