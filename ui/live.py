@@ -128,7 +128,7 @@ def outcome(view: RunView) -> None:
     else:
         err = s.error or {}
         # the worker's message quotes the data (a bad line): shown as plain text
-        st.error(f"**Run {view.id} {OUTCOME_TEXT.get(view.status.value, view.status.value)}**"
+        st.error(f"**Run {view.id} {OUTCOME_TEXT.get(view.status.value, ('', view.status.value))[1]}**"
                  + (f": {plain(err['message'])}" if err.get("message") else "")
                  + (f" (phase {plain(s.phase)})" if s.phase else ""))
     _metrics([

@@ -94,6 +94,17 @@ def test_the_launched_run_stays_shown_after_another_was_picked_and_its_end_is_a_
     assert not at.toast, "the toast is said once"
 
 
+def test_a_failed_run_says_why_in_plain_words(app_home):
+    s = Store(app_home)
+    rid = s.create_run({"dataset": "sparse-text"}, status=RunStatus.RUNNING)
+    s.complete_imported(rid, {"status": "failed", "summary": {"phase": "load",
+                                                              "error": {"message": "line 2: not a number"}}})
+    s.close()
+    at = open_page()
+    assert_clean(at)
+    assert texts(at.error) == [f"**Run {rid} failed**: line 2: not a number (phase load)"], texts(at.error)
+
+
 # ---------------------------------------------------------------- Compare: the headline
 
 def facts(home: str, run_id: int, name: str) -> RunFacts:
