@@ -5,7 +5,7 @@ import streamlit as st
 from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
-from ui.live import prediction_panel, run_panel
+from ui.live import prediction_panel, preload, run_panel
 from ui.messages import show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
@@ -61,6 +61,7 @@ except SvmcoreError as e:
 else:
     prediction_panel(lab, values)
 
+preload()
 rows = lab.runs.history()
 if not rows:
     st.markdown("No runs yet: press **Launch run** to train on the built-in `sparse-text` dataset.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from svmcore.app.headlines import RunFacts, outcome_headline
@@ -191,6 +192,17 @@ def details(view: RunView) -> None:
         st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
                    + ("; later passes read the binary spill written in the first"
                       if (s.spill or {}).get("read_back") else ""))
+
+
+def preload() -> None:
+    """Mount one hidden element of each kind the run panel draws. Streamlit loads each
+    kind's code the first time one appears: without this, a session's first launch showed
+    loading skeletons for 4-6 s on a busy machine instead of its live chart."""
+    with st.container(key="preload"):  # hidden by assets/style.css
+        st.plotly_chart(go.Figure(), key="preload_chart")
+        st.metric("preload", "0")
+        st.progress(0.0)
+        st.segmented_control("preload", ["time"], key="preload_x", label_visibility="collapsed")
 
 
 def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
