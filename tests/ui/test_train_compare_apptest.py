@@ -4,6 +4,7 @@ presentation view and export (issue #11). The browser side is tests/e2e/test_tra
 from __future__ import annotations
 
 import html
+import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -140,6 +141,9 @@ def test_compare_table_puts_the_key_numbers_first(history_home):
     table = at.dataframe[0].value
     assert list(table.columns[:5]) == ["id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s"]
     assert all(float(v).is_integer() for v in table["samples_per_s"].dropna())
+    columns = json.loads(at.dataframe[0].proto.columns)
+    pinned = [name for name, cfg in columns.items() if cfg.get("pinned")]
+    assert pinned == ["id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s"], pinned
 
 
 def test_presentation_view_shows_big_numbers_and_keeps_the_selection(history_home):
