@@ -139,7 +139,9 @@ def test_train_launch_shows_the_memory_chart_growing_live(fresh_server, page):
     increases = sum(b > a for a, b in zip(readings, readings[1:]))
     assert increases >= 2 and readings == sorted(readings), f"RSS points did not grow: {readings}"
 
-    expect(page.get_by_text(re.compile(r"Run 1 completed"))).to_be_visible(timeout=90_000)
+    # the outcome line (the same words are also said once in a toast)
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run 1 completed"))).to_be_visible(
+        timeout=90_000)
     expect(cancel).to_have_count(0)
     no_exception(page)
     final = wait_for_plot(page, lambda ps: (rss_points(page) or 0) >= readings[-1], "final memory chart")
@@ -164,7 +166,8 @@ def test_cancel_a_long_run(fresh_server, page):
 
     started = time.monotonic()
     cancel.click()
-    expect(page.get_by_text(re.compile(r"Run 1 cancelled"))).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run 1 cancelled"))).to_be_visible(
+        timeout=10_000)
     assert time.monotonic() - started < 10
     expect(cancel).to_have_count(0)
     no_exception(page)
@@ -240,7 +243,7 @@ PAGES = [("Train", "SVM Memory Lab"), ("Compare", "Compare runs"), ("Sweep", "Sw
 
 def test_every_page_renders_and_is_screenshotted(history_server, page):
     open_app(page, history_server)
-    expect(page.get_by_text(re.compile(r"Run \d+ completed"))).to_be_visible()
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run \d+ completed"))).to_be_visible()
     for link, heading in PAGES:
         # navigate the way a user does: the page links in the sidebar
         page.get_by_test_id("stSidebar").get_by_role("link", name=link, exact=True).click()
