@@ -2,12 +2,20 @@
 
 import streamlit as st
 
+from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
-from ui.live import prediction_panel, run_panel
+from ui.live import prediction_panel, preload, run_panel
 from ui.messages import show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
+
+
+def _picked() -> None:
+    """A run picked in "Showing" is the one shown from now on (and no toast is owed)."""
+    st.session_state.run_id = st.session_state.shown_run
+    st.session_state.pop("announce", None)
+
 
 lab = page_setup("Train")
 st.title("SVM Memory Lab")
@@ -28,10 +36,9 @@ with st.sidebar:
 
 if launch:
     try:
-        st.session_state.run_id = lab.runs.launch(values)
+        st.session_state.run_id = st.session_state.announce = lab.runs.launch(values)
         st.session_state.train_knobs = values
         st.session_state.train_errors = {}
-        st.session_state.pop("shown_run", None)  # show the new run, not the one picked before
         st.rerun()
     except SvmcoreError as e:
         knob = getattr(e, "knob", "dataset")
@@ -54,16 +61,16 @@ except SvmcoreError as e:
 else:
     prediction_panel(lab, values)
 
-recent = lab.runs.history()[:15]
-if not recent:
+preload()
+rows = lab.runs.history()
+if not rows:
     st.markdown("No runs yet: press **Launch run** to train on the built-in `sparse-text` dataset.")
 else:
-    ids = [r["id"] for r in recent]
-    current = st.session_state.get("run_id") or ids[0]
-    if current not in ids:
-        ids.insert(0, current)
-    labels = {r["id"]: f"run {r['id']} · {r['status']} · {r['dataset']} · {r['mode']} · {r['model']}" for r in recent}
-    chosen = st.selectbox("Showing", ids, index=ids.index(current), format_func=lambda i: labels.get(i, f"run {i}"),
-                          key="shown_run")
-    st.session_state.run_id = chosen
-    run_panel(lab, chosen, key="train")
+    labels = {r["id"]: run_label(r) for r in rows}  # every run, its status as of this rerun
+    if st.session_state.get("run_id") not in labels:
+        st.session_state.run_id = rows[0]["id"]
+    # the run shown is session state's run_id: the launched run stays shown until a pick changes it
+    st.session_state.shown_run = st.session_state.run_id
+    st.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
+                 on_change=_picked, help="Every run of the history, newest first; type to search.")
+    run_panel(lab, st.session_state.run_id, key="train")

@@ -1,10 +1,13 @@
-"""Compare: the run history, overlays of any runs, what differs, export, delete."""
+"""Compare: runs against a baseline in one line each, their curves on one x axis,
+per-phase peaks, what differs, a presentation view, export, delete."""
 
 import pandas as pd
 import streamlit as st
 
 from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
+from ui import compare
+from ui.live import X_CHOICES
 from ui.messages import show_error
 from ui.state import page_setup
 
@@ -15,52 +18,70 @@ if not rows:
     st.info("No runs yet. Launch one on the **Train** page, or a grid on **Sweep**.")
     st.stop()
 
-df = pd.DataFrame(rows)
-df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M:%S")
-st.caption("Click rows to select runs (sort by clicking a column header). Peaks are exact "
-           "(the kernel's high-water mark); throughput is training samples per second.")
-event = st.dataframe(
-    df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
-    column_config={
-        "peak_mb": st.column_config.NumberColumn("exact peak (MiB)", format="%.1f"),
-        "accuracy": st.column_config.NumberColumn("accuracy", format="%.4f"),
-        "balanced_accuracy": st.column_config.NumberColumn("balanced accuracy", format="%.4f",
-                                                           help="mean of the per-class recalls"),
-        "baseline_accuracy": st.column_config.NumberColumn("majority baseline", format="%.4f",
-                                                           help="accuracy of always predicting the majority class"),
-        "samples_per_s": st.column_config.NumberColumn("samples/s", format="%.0f"),
-        "wall_s": st.column_config.NumberColumn("wall (s)", format="%.1f"),
-    })
+present = st.toggle("Presentation view", key="present",
+                    help="Big numbers, the headline and the charts, for showing the result to others.")
+with st.expander("Runs: select rows to compare", expanded=not present):
+    st.caption("Click rows to select runs (sort by clicking a column header; the run and its key numbers stay "
+               "pinned when the table scrolls). Peaks are exact (the kernel's high-water mark); samples/s is "
+               "training throughput.")
+    df = compare.history_frame(rows)
+    event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
+                         column_config=compare.history_columns())
 selected = [int(df.iloc[i]["id"]) for i in event.selection.rows] if event and event.selection else []
 if not selected:
-    selected = [int(i) for i in df["id"].head(2)]
+    selected = sorted(int(i) for i in df["id"].head(2))
     st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
 
-align = st.radio("Align curves by", ["time", "samples"], horizontal=True, key="align",
-                 format_func=lambda a: {"time": "time since launch", "samples": "samples seen"}[a])
+with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
+    baseline = st.selectbox("Baseline", selected, key="baseline", format_func=lambda i: f"run {i}", width=220,
+                            help="Every other run is compared against this one.")
+    x = st.segmented_control("x axis", list(X_CHOICES), default="time", format_func=X_CHOICES.get,
+                             key="cmp_x") or "time"
+cmp = lab.runs.compare(selected, baseline)
+names = {r.id: r.name for r in cmp.runs}
+
+compare.headline(cmp, big=present)
+if present:
+    compare.big_numbers(cmp)
+
 views = lab.runs.views(selected)
-info = plots.compare_info(views, align)
-mem, thr, acc = plots.compare_figures(info, align)
-c1, c2, c3 = st.columns(3)
-c1.plotly_chart(mem, key="cmp_mem")
-c2.plotly_chart(thr, key="cmp_thr")
-c3.plotly_chart(acc, key="cmp_acc")
+series = [plots.view_series(v, x, names.get(v.id, "")) for v in views]
+stacked = plots.stacked_info(series, phases_of=cmp.baseline)
+figures = []
+if stacked["panels"]:
+    figures.append(plots.stacked_figure(stacked, height=720 if present else 620))
+    st.plotly_chart(figures[-1], key="cmp_chart", config={"displaylogo": False})
+    st.caption("Solid: memory (RSS sampled at 50 Hz), throughput and accuracy; dashed: each run's exact peak; "
+               "dotted: balanced accuracy; stars: the final evaluation on every test row. "
+               f"Shaded: the phases of the baseline, run {cmp.baseline}.")
+else:
+    st.caption("The selected runs have no memory samples to draw" + (" by samples seen." if x == "samples" else "."))
+peaks = plots.phase_peaks_info(views, names)
+if peaks["phases"]:
+    st.subheader("Exact peak of each phase")
+    figures.append(plots.phase_peaks_figure(peaks))
+    st.plotly_chart(figures[-1], key="cmp_phases", config={"displaylogo": False})
 
 diff = lab.runs.differing_knobs(selected)
-if diff:
-    st.subheader("Knobs that differ")
-    st.dataframe(pd.DataFrame(diff, index=[f"run {i}" for i in selected]).T.astype(str), key="diff")
-elif len(selected) > 1:
-    st.caption("The selected runs have identical knobs.")
+if not present:
+    if diff:
+        st.subheader("Knobs that differ")
+        st.dataframe(pd.DataFrame(diff, index=[f"run {i}" for i in selected]).T.astype(str), key="diff")
+    elif len(selected) > 1:
+        st.caption("The selected runs have identical knobs.")
 
-st.subheader("Export and delete")
-c1, c2, c3, c4 = st.columns(4)
-c1.download_button("Data (JSON)", lab.runs.export(selected, "json"), file_name="runs.json", mime="application/json")
-c2.download_button("Memory samples (CSV)", lab.runs.export(selected, "csv"), file_name="runs.csv", mime="text/csv")
-html = "".join(f.to_html(full_html=False, include_plotlyjs="cdn" if i == 0 else False)
-               for i, f in enumerate((mem, thr, acc)))
-c3.download_button("Charts (HTML)", f"<html><body>{html}</body></html>", file_name="charts.html", mime="text/html")
-if c4.button(f"Delete {len(selected)} selected", key="delete"):
+st.subheader("Export" if present else "Export and delete")
+hosts = {r["id"]: r["host"] for r in rows}
+with st.container(horizontal=True, gap="small"):
+    st.download_button("Presentation (HTML)", lambda: compare.presentation_html(cmp, figures, diff, hosts),
+                       file_name=f"svm-memory-lab-runs-{'-'.join(map(str, selected))}.html", mime="text/html",
+                       help="One file with the headline, the numbers and the interactive charts; opens offline.")
+    st.download_button("Data (JSON)", lab.runs.export(selected, "json"), file_name="runs.json",
+                       mime="application/json")
+    st.download_button("Memory samples (CSV)", lab.runs.export(selected, "csv"), file_name="runs.csv",
+                       mime="text/csv")
+    delete = not present and st.button(f"Delete {len(selected)} selected", key="delete")
+if delete:
     try:
         for rid in selected:
             lab.runs.delete(rid)

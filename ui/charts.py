@@ -1,29 +1,50 @@
-"""Charts. Each is a pure ``*_info`` function (plain lists, tested with ==) and a
-drawing function that turns it into a Plotly figure with units on every axis."""
+"""Charts. Each is a pure ``*_info`` function (plain lists and dicts, tested with ==)
+and a drawing function that turns it into a Plotly figure with units on every axis.
+
+A run's memory, throughput and accuracy are drawn stacked on ONE x axis (time since
+launch, or samples seen), with the run's phases as bands across all three panels and
+one hover line through all of them. Labels live outside the plotting area: phase
+names above it, reference lines (exact peak, predicted, cap, floor) in the legend.
+"""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from svmcore.app.remedy_results import PHASE_ORDER
-from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PROGRESS
+from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
 
-# colour-blind-safe palette, readable on light and dark backgrounds
-PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#B279A2", "#72B7B2", "#EECA3B", "#9D755D",
-           "#FF9DA6", "#BAB0AC")
+# Distinct at a glance and readable on light and dark backgrounds; neighbours (runs
+# of one sweep have consecutive ids) differ in hue the most.
+PALETTE = ("#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#17BECF", "#8C564B", "#E377C2",
+           "#7F7F7F", "#BCBD22")
 PHASE_COLOURS = {"imports": "rgba(150,150,150,0.15)", "prepare": "rgba(114,183,178,0.15)",
                  "load": "rgba(245,133,24,0.15)", "transform": "rgba(178,121,162,0.15)",
                  "train": "rgba(76,120,168,0.12)", "evaluate": "rgba(84,162,75,0.15)"}
+REFERENCE = {"predicted": "#6B6B6B", "cap": "#222222", "floor": "#9A9A9A"}
+X_TITLES = {"time": "time since launch (s)", "samples": "samples seen"}
+Y_TITLES = {"memory": "RSS (MiB)", "throughput": "samples/s", "accuracy": "accuracy"}
+PANELS = ("memory", "throughput", "accuracy")
+PANEL_WEIGHTS = {"memory": 3.0, "throughput": 1.4, "accuracy": 1.7}
+PANEL_GAP = 0.06
+MAX_POINTS = 1500  # memory samples drawn per run; more are thinned, keeping each span's highest
+LABEL_PX = {"plot_width": 560, "char": 6.3, "pad": 8, "lane": 15}  # phase labels at 11 px, 1024 px window
 
 
 def run_colour(run_id: int) -> str:
     """One colour per run, the same on every page."""
     return PALETTE[(run_id - 1) % len(PALETTE)]
+
+
+def tint(colour: str, alpha: float) -> str:
+    """'#1F77B4', 0.3 -> 'rgba(31,119,180,0.3)'."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go.Figure:
@@ -32,10 +53,10 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go
     return fig
 
 
-# ---------------------------------------------------------------- one run
+# ---------------------------------------------------------------- one run: its series
 
 def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None = None) -> dict:
-    """Series for the memory chart: sampled RSS split anon/file, phase bands, the exact
+    """Series for the memory panel: sampled RSS split anon/file, phase bands, the exact
     peak, the cap, the floor and the predicted peak, all in MiB."""
     prediction = prediction or summary.prediction or {}
     return {
@@ -64,39 +85,6 @@ def live_phases(events: list[dict], now_s: float) -> tuple[PhaseSpan, ...]:
     return tuple(PhaseSpan(**p) for p in out)
 
 
-def memory_figure(info: dict, colour: str = PALETTE[0], title: str = "Memory (RSS, sampled at 50 Hz)") -> go.Figure:
-    fig = go.Figure()
-    for name, start, end in info["phases"]:
-        fig.add_vrect(x0=start, x1=end, fillcolor=PHASE_COLOURS.get(name, "rgba(128,128,128,0.1)"),
-                      line_width=0, annotation_text=name, annotation_position="top left",
-                      annotation_font_size=10)
-    if info.get("floor_mb"):
-        fig.add_hrect(y0=0, y1=info["floor_mb"], fillcolor="rgba(128,128,128,0.12)", line_width=0,
-                      annotation_text=f"floor: interpreter + libraries {info['floor_mb']:.0f} MiB",
-                      annotation_position="bottom right", annotation_font_size=10)
-    fig.add_trace(go.Scatter(x=info["t"], y=info["anon"], name="anonymous", mode="lines",
-                             line=dict(width=0), stackgroup="rss", fillcolor="rgba(76,120,168,0.35)",
-                             hovertemplate="%{y:.1f} MiB"))
-    fig.add_trace(go.Scatter(x=info["t"], y=info["file"], name="file-backed", mode="lines",
-                             line=dict(width=0), stackgroup="rss", fillcolor="rgba(114,183,178,0.45)",
-                             hovertemplate="%{y:.1f} MiB"))
-    fig.add_trace(go.Scatter(x=info["t"], y=info["rss"], name="total RSS", mode="lines",
-                             line=dict(color=colour, width=2), hovertemplate="%{y:.1f} MiB"))
-    if info.get("peak_mb"):
-        fig.add_hline(y=info["peak_mb"], line=dict(color=colour, dash="dash", width=1),
-                      annotation_text=f"exact peak {info['peak_mb']:.1f} MiB",
-                      annotation_position="bottom left", annotation_font_size=10)
-    if info.get("predicted_mb"):
-        fig.add_hline(y=info["predicted_mb"], line=dict(color="#9D755D", dash="dot", width=1),
-                      annotation_text=f"predicted {info['predicted_mb']:.0f} MiB",
-                      annotation_position="top left", annotation_font_size=10)
-    if info.get("cap_mb"):
-        fig.add_hline(y=info["cap_mb"], line=dict(color="#E45756", width=2),
-                      annotation_text=f"cap {info['cap_mb']:.0f} MiB", annotation_position="top right",
-                      annotation_font_size=10)
-    return _layout(fig, title, "time since launch (s)", "MiB")
-
-
 def throughput_info(events: list[dict], window: int = 3) -> dict:
     """samples/s between progress events (moving average over ``window`` intervals)."""
     prog = [(e["train_elapsed_s"], e["samples"], e["t_s"]) for e in events if e["kind"] == PROGRESS]
@@ -110,40 +98,18 @@ def throughput_info(events: list[dict], window: int = 3) -> dict:
     return {"t": t, "samples_per_s": rate}
 
 
-def throughput_figure(info: dict, colour: str = PALETTE[0]) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=info["t"], y=info["samples_per_s"], mode="lines", name="samples/s",
-                               line=dict(color=colour, width=2), hovertemplate="%{y:,.0f} samples/s"))
-    return _layout(fig, "Throughput", "time since launch (s)", "samples/s")
-
-
 def accuracy_info(events: list[dict]) -> dict:
+    """Held-out accuracy and balanced accuracy while training (at samples seen and at
+    time since launch), and the final evaluation on every test row apart."""
     ev = [e for e in events if e["kind"] == EVAL and not e.get("final")]
     final = next((e for e in events if e["kind"] == EVAL and e.get("final")), None)
-    return {"samples": [e["samples"] for e in ev], "accuracy": [e["accuracy"] for e in ev],
-            "balanced": [e.get("balanced_accuracy") for e in ev],
+    return {"samples": [e["samples"] for e in ev], "t": [round(e["t_s"], 3) for e in ev],
+            "accuracy": [e["accuracy"] for e in ev], "balanced": [e.get("balanced_accuracy") for e in ev],
             "rows": ev[0]["rows"] if ev else None,
             "final": (final["samples"], final["accuracy"], final["rows"]) if final else None,
+            "final_t": round(final["t_s"], 3) if final else None,
             "final_balanced": final.get("balanced_accuracy") if final else None}
 
-
-def accuracy_figure(info: dict, colour: str = PALETTE[0]) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=info["samples"], y=info["accuracy"], mode="lines+markers",
-                               name=f"held-out sample ({info['rows'] or 0:,} rows)",
-                               line=dict(color=colour, width=2), hovertemplate="%{y:.4f}"))
-    if any(b is not None for b in info.get("balanced", [])):
-        fig.add_trace(go.Scatter(x=info["samples"], y=info["balanced"], mode="lines", name="balanced accuracy",
-                                 line=dict(color=colour, width=2, dash="dot"), hovertemplate="%{y:.4f}"))
-    if info["final"]:
-        s, a, rows = info["final"]
-        fig.add_trace(go.Scatter(x=[s], y=[a], mode="markers", name=f"final, all {rows:,} test rows",
-                                 marker=dict(color=colour, size=12, symbol="star")))
-        if info.get("final_balanced") is not None:
-            fig.add_trace(go.Scatter(x=[s], y=[info["final_balanced"]], mode="markers", name="final balanced",
-                                     marker=dict(color=colour, size=11, symbol="star-open")))
-    return _layout(fig, "Held-out accuracy (dotted: balanced)", "samples seen", "accuracy")
-
-
-# ---------------------------------------------------------------- several runs
 
 def samples_at(events: list[dict], t: Sequence[float]) -> list[float | None]:
     """Samples seen at each time (linear between progress events), to align runs by work done."""
@@ -154,43 +120,286 @@ def samples_at(events: list[dict], t: Sequence[float]) -> list[float | None]:
     return np.interp(np.asarray(t, dtype=float), ts, ss, left=0.0, right=ss[-1]).tolist()
 
 
-def compare_info(views: Sequence, align: str = "time") -> list[dict]:
-    """Per run: x (time or samples seen), rss, throughput and accuracy series."""
-    out = []
-    for v in views:
-        t = [s.t_s for s in v.samples]
-        rss = [s.rss_bytes / MiB for s in v.samples]
-        if align == "samples":
-            x = samples_at(v.events, t)
-            pairs = [(a, b) for a, b in zip(x, rss) if a is not None]
-            x, rss = [p[0] for p in pairs], [p[1] for p in pairs]
-        else:
-            x = t
-        thr = throughput_info(v.events)
-        acc = accuracy_info(v.events)
-        out.append({"id": v.id, "name": f"run {v.id}" + (f" · {v.label}" if v.label else ""),
-                    "colour": run_colour(v.id), "x": x, "rss": rss,
-                    "thr_x": thr["t"] if align == "time" else samples_at(v.events, thr["t"]),
-                    "thr": thr["samples_per_s"], "acc_x": acc["samples"], "acc": acc["accuracy"],
-                    "peak_mb": v.summary.peak_rss_mb})
+def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
+    """Indices of the samples to draw: all of them up to ``most``; else the highest of
+    each of ``most - 1`` equal spans (so no peak is thinned away) and the last one."""
+    n = len(values)
+    if n <= most:
+        return list(range(n))
+    edges = np.linspace(0, n - 1, most).astype(int)
+    return [int(a + np.argmax(values[a:b])) for a, b in pairwise(edges) if b > a] + [n - 1]
+
+
+def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
+               prediction: dict | None = None, name: str = "", most: int = MAX_POINTS) -> dict:
+    """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
+    (seconds since launch) or "samples" (samples seen, between progress events)."""
+    mem = memory_info(samples, summary, prediction)
+    keep = thin(mem["rss"], most)
+    mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in ("t", "rss", "anon", "file")})
+    thr = throughput_info(events)
+    acc = accuracy_info(events)
+    final = acc["final"]
+    phases = [(p, a, b) for p, a, b in mem["phases"]]
+    if x == "samples":
+        mem_x = samples_at(events, mem["t"])
+        thr_x = samples_at(events, thr["t"])
+        acc_x = acc["samples"]
+        final_x = final[0] if final else None
+        ends = samples_at(events, [v for _, a, b in phases for v in (a, b)])
+        phases = [(p, ends[2 * i], ends[2 * i + 1]) for i, (p, _, _) in enumerate(phases)
+                  if ends[2 * i] is not None and ends[2 * i + 1] > ends[2 * i]]
+    else:
+        mem_x, thr_x, acc_x, final_x = mem["t"], thr["t"], acc["t"], acc["final_t"]
+    drawn = [i for i, v in enumerate(mem_x) if v is not None]
+    return {
+        "id": run_id, "name": name, "title": f"run {run_id}" + (f" · {name}" if name else ""),
+        "colour": run_colour(run_id), "x": x,
+        "mem": {"x": [mem_x[i] for i in drawn], **{k: [mem[k][i] for i in drawn] for k in ("rss", "anon", "file")}},
+        "sampled": len(samples), "drawn": len(drawn),
+        "thr": {"x": thr_x, "samples_per_s": thr["samples_per_s"]},
+        "acc": {"x": acc_x, "accuracy": acc["accuracy"], "balanced": acc["balanced"], "rows": acc["rows"]},
+        "final": None if final is None else {"x": final_x, "accuracy": final[1], "balanced": acc["final_balanced"],
+                                             "rows": final[2]},
+        "phases": phases, "peak_mb": mem["peak_mb"], "peak_phase": summary.peak_phase, "cap_mb": mem["cap_mb"],
+        "cap": summary.cap, "floor_mb": mem["floor_mb"], "predicted_mb": mem["predicted_mb"],
+    }
+
+
+def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS) -> dict:
+    """``run_series`` of a RunView: a live run's phases end 'now', its cap is its knob's."""
+    if not view.is_live:
+        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most)
+    phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
+    summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
+                         floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
+    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most)
+
+
+# ---------------------------------------------------------------- the stacked chart
+
+def has_data(series: dict, panel: str) -> bool:
+    if panel == "memory":
+        return bool(series["mem"]["x"])
+    if panel == "throughput":
+        return bool(series["thr"]["x"])
+    return bool(series["acc"]["x"]) or series["final"] is not None
+
+
+def panels_of(series: Sequence[dict], live: bool = False) -> list[str]:
+    """The panels to draw: a live run keeps all three (they fill as it goes); a finished
+    one draws only those with data, and nothing when it has no samples at all."""
+    if not any(has_data(s, "memory") for s in series):
+        return []
+    if live:
+        return list(PANELS)
+    return [p for p in PANELS if any(has_data(s, p) for s in series)]
+
+
+def panel_domains(panels: Sequence[str], gap: float = PANEL_GAP) -> dict[str, tuple[float, float]]:
+    """Each panel's vertical share of the plot (paper coordinates), top to bottom."""
+    if not panels:
+        return {}
+    room = 1.0 - gap * (len(panels) - 1)
+    total = sum(PANEL_WEIGHTS[p] for p in panels)
+    out, top = {}, 1.0
+    for p in panels:
+        h = room * PANEL_WEIGHTS[p] / total
+        out[p] = (round(max(0.0, top - h), 4), round(top, 4))
+        top -= h + gap
     return out
 
 
-def compare_figures(info: list[dict], align: str = "time") -> tuple[go.Figure, go.Figure, go.Figure]:
-    xlab = "time since launch (s)" if align == "time" else "samples seen"
-    mem, thr, acc = go.Figure(), go.Figure(), go.Figure()
-    for r in info:
-        mem.add_trace(go.Scatter(x=r["x"], y=r["rss"], name=r["name"], mode="lines",
-                                 line=dict(color=r["colour"], width=2)))
-        if r["peak_mb"]:
-            mem.add_hline(y=r["peak_mb"], line=dict(color=r["colour"], dash="dash", width=1))
-        thr.add_trace(go.Scatter(x=r["thr_x"], y=r["thr"], name=r["name"], mode="lines",
-                                 line=dict(color=r["colour"], width=2)))
-        acc.add_trace(go.Scatter(x=r["acc_x"], y=r["acc"], name=r["name"], mode="lines+markers",
-                                 line=dict(color=r["colour"], width=2)))
-    return (_layout(mem, "Memory (RSS sampled; dashed: exact peak)", xlab, "MiB"),
-            _layout(thr, "Throughput", xlab, "samples/s"),
-            _layout(acc, "Held-out accuracy", "samples seen", "accuracy"))
+def x_range(series: Sequence[dict], pad: float = 0.02) -> list[float]:
+    """The one x range of every panel: from 0 to the last thing drawn, and a little
+    room (``pad`` of the width) so a marker at the end is drawn whole."""
+    hi = 0.0
+    for s in series:
+        xs = s["mem"]["x"] + s["thr"]["x"] + s["acc"]["x"] + [b for _, _, b in s["phases"]]
+        if s["final"] is not None and s["final"]["x"] is not None:
+            xs.append(s["final"]["x"])
+        hi = max([hi] + [v for v in xs if v is not None])
+    return [0.0, hi * (1 + pad) if hi > 0 else 1.0]
+
+
+def label_lanes(phases: Sequence[tuple], lo: float, hi: float, px: dict = LABEL_PX) -> list[tuple]:
+    """Where each phase name sits above the plot: (name, centre x, lane, anchor). A name
+    goes in the lowest lane where it does not touch the one before it, so short phases
+    still read; at the edges it is anchored inwards so it is never cut."""
+    span = (hi - lo) or 1.0
+    lanes: list[float] = []  # right edge (fraction of the width) of the last label in each lane
+    out = []
+    for name, x0, x1 in sorted(phases, key=lambda p: (p[1] + p[2]) / 2):
+        mid = (x0 + x1) / 2
+        c = (mid - lo) / span
+        w = (len(name) * px["char"] + px["pad"]) / px["plot_width"]
+        anchor, left = ("left", c) if c - w / 2 < 0 else ("right", c - w) if c + w / 2 > 1 else ("center", c - w / 2)
+        lane = next((i for i, right in enumerate(lanes) if right <= left), len(lanes))
+        if lane == len(lanes):
+            lanes.append(0.0)
+        lanes[lane] = left + w
+        out.append((name, mid, lane, anchor))
+    return out
+
+
+def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | None = None) -> dict:
+    """What the stacked chart draws: its panels and their heights, the shared x range,
+    and the phase bands (of one run: the only one, or ``phases_of``) with their labels' lanes."""
+    series = list(series)
+    panels = panels_of(series, live)
+    lo, hi = x_range(series)
+    owner = next((s for s in series if s["id"] == phases_of), series[0] if len(series) == 1 else None)
+    phases = owner["phases"] if owner else []
+    return {"x": series[0]["x"] if series else "time", "range": [lo, hi], "panels": panels,
+            "domains": panel_domains(panels), "live": live, "runs": series,
+            "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None}
+
+
+def _axis_names(panels: Sequence[str]) -> dict[str, str]:
+    return {p: "y" if i == 0 else f"y{i + 1}" for i, p in enumerate(panels)}
+
+
+def stacked_figure(info: dict, height: int = 600) -> go.Figure:
+    """Memory over throughput over accuracy, one x axis, phase bands through all three."""
+    fig = go.Figure()
+    panels = info["panels"]
+    if not panels:
+        return fig
+    axis = _axis_names(panels)
+    lo, hi = info["range"]
+    single = len(info["runs"]) == 1
+    for name, x0, x1 in info["phases"]:
+        for p in panels:
+            fig.add_shape(type="rect", xref="x", yref=f"{axis[p]} domain", x0=x0, x1=x1, y0=0, y1=1, layer="below",
+                          line_width=0, fillcolor=PHASE_COLOURS.get(name, "rgba(128,128,128,0.1)"))
+    for name, mid, lane, anchor in info["labels"]:
+        fig.add_annotation(x=mid, y=1, xref="x", yref="paper", text=name, showarrow=True, arrowhead=0, arrowwidth=1,
+                           arrowcolor="#999", ax=0, ay=-(10 + LABEL_PX["lane"] * lane), xanchor=anchor,
+                           yanchor="bottom", font=dict(size=11, color="#555"))
+    for s in info["runs"]:
+        _draw_run(fig, s, axis, lo, hi, single)
+    if single and info["runs"][0]["floor_mb"] and "memory" in axis:
+        fig.add_shape(type="rect", xref="x domain", yref=axis["memory"], x0=0, x1=1, y0=0,
+                      y1=info["runs"][0]["floor_mb"], fillcolor="rgba(128,128,128,0.10)", line_width=0, layer="below")
+    for p in panels:
+        if info["live"] and not any(has_data(s, p) for s in info["runs"]):
+            fig.add_annotation(text=f"{Y_TITLES[p]}: drawn from the first training batch on", showarrow=False,
+                               xref="x domain", yref=f"{axis[p]} domain", x=0.5, y=0.5,
+                               font=dict(size=12, color="#888"))
+    lanes = 1 + max((lane for _, _, lane, _ in info["labels"]), default=-1)
+    layout = {
+        "height": height, "hovermode": "x unified", "hoversubplots": "axis",
+        "margin": dict(l=10, r=30, t=16 + LABEL_PX["lane"] * lanes + (10 if lanes else 0), b=10),
+        "legend": dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
+                       font=dict(size=11), traceorder="normal"),
+        "xaxis": dict(range=[lo, hi], title=dict(text=X_TITLES[info["x"]], standoff=6), anchor=axis[panels[-1]],
+                      hoverformat=".2f" if info["x"] == "time" else ",.0f", showspikes=True, spikemode="across",
+                      spikethickness=1, spikedash="dot", spikecolor="#888", automargin=True),
+    }
+    for p in panels:
+        empty = info["live"] and not any(has_data(s, p) for s in info["runs"])
+        key = "yaxis" if axis[p] == "y" else f"yaxis{axis[p][1:]}"
+        layout[key] = dict(domain=list(info["domains"][p]), anchor="x", automargin=True,
+                           title=dict(text="" if empty else Y_TITLES[p], standoff=6), visible=not empty,
+                           rangemode="tozero" if p != "accuracy" else "normal", fixedrange=False)
+    fig.update_layout(**layout)
+    return fig
+
+
+def _line(x, y, **kw) -> go.Scatter:
+    return go.Scatter(x=x, y=y, mode="lines", **kw)
+
+
+def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single: bool) -> None:
+    c = s["colour"]
+    # several runs: one legend entry per run toggles all its lines; one run: an entry per line
+    common = {} if single else {"legendgroup": f"run {s['id']}"}
+    if "memory" in axis:
+        m, y = s["mem"], axis["memory"]
+        mib = "%{y:,.1f} MiB"
+        if single:
+            fig.add_trace(_line(m["x"], m["anon"], name="anonymous", stackgroup="rss", yaxis=y, line=dict(width=0),
+                                fillcolor=tint(c, 0.30), hovertemplate=mib, legendrank=2))
+            fig.add_trace(_line(m["x"], m["file"], name="file-backed", stackgroup="rss", yaxis=y, line=dict(width=0),
+                                fillcolor=tint(c, 0.10), fillpattern=dict(shape="/", fgcolor=tint(c, 0.45), size=6),
+                                hovertemplate=mib, legendrank=3))
+        fig.add_trace(_line(m["x"], m["rss"], name="total RSS" if single else s["title"], yaxis=y,
+                            line=dict(color=c, width=2), hovertemplate=mib, legendrank=1, **common))
+        refs = [("peak_mb", "exact peak {:,.0f} MiB", dict(color=c, dash="dash", width=1.5))]
+        if single:
+            refs += [("predicted_mb", "predicted {:,.0f} MiB",
+                      dict(color=REFERENCE["predicted"], dash="dot", width=1.5)),
+                     ("cap_mb", f"{s['cap'] or ''} cap {{:,.0f}} MiB".strip(), dict(color=REFERENCE["cap"], width=2)),
+                     ("floor_mb", "floor {:,.0f} MiB (interpreter + libraries)",
+                      dict(color=REFERENCE["floor"], dash="dot", width=1))]
+        for rank, (key, text, line) in enumerate(refs, start=4):
+            if s[key]:
+                fig.add_trace(_line([lo, hi], [s[key]] * 2, name=text.format(s[key]), yaxis=y, line=line,
+                                    hoverinfo="skip", showlegend=single, legendrank=rank, **common))
+    if "throughput" in axis and s["thr"]["x"]:
+        fig.add_trace(_line(s["thr"]["x"], s["thr"]["samples_per_s"], name="samples/s", yaxis=axis["throughput"],
+                            line=dict(color=c, width=2), hovertemplate="%{y:,.0f} samples/s", showlegend=False,
+                            **common))
+    if "accuracy" in axis:
+        a, y = s["acc"], axis["accuracy"]
+        if a["x"]:
+            rows = f" (held-out sample, {a['rows']:,} rows)" if a["rows"] else ""
+            fig.add_trace(go.Scatter(x=a["x"], y=a["accuracy"], mode="lines+markers", name=f"accuracy{rows}",
+                                     yaxis=y, line=dict(color=c, width=2), marker=dict(size=5),
+                                     hovertemplate="accuracy %{y:.4f}", showlegend=single, legendrank=10, **common))
+            if any(b is not None for b in a["balanced"]):
+                fig.add_trace(go.Scatter(x=a["x"], y=a["balanced"], mode="lines", name="balanced accuracy", yaxis=y,
+                                         line=dict(color=c, width=2, dash="dot"),
+                                         hovertemplate="balanced %{y:.4f}", showlegend=single, legendrank=11,
+                                         **common))
+        f = s["final"]
+        if f is not None and f["x"] is not None:
+            fig.add_trace(go.Scatter(x=[f["x"]], y=[f["accuracy"]], mode="markers", yaxis=y,
+                                     name=f"final accuracy (all {f['rows']:,} test rows)",
+                                     marker=dict(color=c, size=12, symbol="star"), hovertemplate="final %{y:.4f}",
+                                     showlegend=single, legendrank=12, **common))
+            if f["balanced"] is not None:
+                fig.add_trace(go.Scatter(x=[f["x"]], y=[f["balanced"]], mode="markers", yaxis=y,
+                                         name="final balanced accuracy",
+                                         marker=dict(color=c, size=11, symbol="star-open"),
+                                         hovertemplate="final balanced %{y:.4f}", showlegend=single, legendrank=13,
+                                         **common))
+
+
+# ---------------------------------------------------------------- several runs
+
+def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None) -> dict:
+    """Exact peak of each phase, per run (None where a run has no such phase or it was
+    killed before its peak was read), and the phase that owns each run's peak."""
+    names = names or {}
+    seen = {p.name for v in views for p in v.summary.phases}
+    phases = [p for p in PHASES if p in seen] + sorted(seen - set(PHASES))
+    runs = []
+    for v in views:
+        peaks = {p.name: p.peak_rss_mb for p in v.summary.phases}
+        name = names.get(v.id, "")
+        runs.append({"id": v.id, "title": f"run {v.id}" + (f" · {name}" if name else ""), "colour": run_colour(v.id),
+                     "peaks": [peaks.get(p) for p in phases], "owner": v.summary.peak_phase})
+    return {"phases": phases, "runs": runs}
+
+
+def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
+    """Grouped bars: each phase's exact peak side by side per run; the bar of the phase
+    that owns a run's peak is outlined and says so."""
+    fig = go.Figure()
+    for r in info["runs"]:
+        owner = [p == r["owner"] for p in info["phases"]]
+        fig.add_trace(go.Bar(
+            x=info["phases"], y=r["peaks"], name=r["title"], marker=dict(
+                color=r["colour"], line=dict(color=["#111" if o else r["colour"] for o in owner],
+                                             width=[2.5 if o else 0 for o in owner])),
+            text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False,
+            hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + r["title"] + "</extra>"))
+    fig.update_layout(barmode="group", height=height, hovermode="closest", margin=dict(l=10, r=10, t=24, b=10),
+                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+                      yaxis=dict(title=dict(text="exact peak (MiB)", standoff=6), rangemode="tozero", automargin=True),
+                      xaxis=dict(title=dict(text="phase", standoff=6), automargin=True))
+    return fig
 
 
 def tradeoff_info(points: Sequence, budget_mb: float | None = None) -> dict:
@@ -273,7 +482,7 @@ def remedy_phases_info(before: dict, after: dict, cmp: dict | None) -> dict:
     had no such phase), the phase that owns each run's peak, the phases the remedy acts
     on, and the highest peak among the phases it does not act on."""
     bp, ap = before.get("phases") or {}, after.get("phases") or {}
-    phases = [p for p in PHASE_ORDER if p in bp or p in ap]
+    phases = [p for p in PHASES if p in bp or p in ap]
     cmp = cmp or {}
     return {"phases": phases, "before": [bp.get(p) for p in phases], "after": [ap.get(p) for p in phases],
             "owner_before": before.get("peak_phase"), "owner_after": after.get("peak_phase"),

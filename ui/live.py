@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 
+import plotly.graph_objects as go
 import streamlit as st
 
+from svmcore.app.headlines import RunFacts, outcome_headline
 from svmcore.app.lab import Lab
 from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
+from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.spec.scores import near_baseline
-from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus
 from ui import charts as plots
 from ui.messages import plain, show_error
@@ -48,60 +50,114 @@ def progress_line(view: RunView) -> tuple[float, str]:
     return frac, text
 
 
-def charts(view: RunView, key: str) -> None:
-    colour = plots.run_colour(view.id)
-    if view.is_live:
-        phases = plots.live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
-        summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
-                             floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
-        mem = plots.memory_info(view.samples, summary, view.prediction)
-        title = "Memory (RSS, 50 Hz samples)"
-    else:
-        mem = plots.memory_info(view.samples, view.summary)
-        title = "Memory (RSS, 50 Hz samples)"
-    c1, c2, c3 = st.columns([2, 1, 1])
-    with c1:
-        st.plotly_chart(plots.memory_figure(mem, colour, title), key=f"{key}_mem")
-    with c2:
-        st.plotly_chart(plots.throughput_figure(plots.throughput_info(view.events), colour), key=f"{key}_thr")
-    with c3:
-        st.plotly_chart(plots.accuracy_figure(plots.accuracy_info(view.events), colour), key=f"{key}_acc")
+X_CHOICES = {"time": "time since launch", "samples": "samples seen"}
+
+
+def x_choice(key: str) -> str:
+    """The one x axis of the stacked chart: time since launch, or samples seen."""
+    return st.segmented_control("x axis", list(X_CHOICES), default="time", format_func=X_CHOICES.get,
+                                key=f"{key}_x", label_visibility="collapsed") or "time"
+
+
+def chart(view: RunView, key: str, x: str) -> None:
+    """Memory, throughput and accuracy stacked on one x axis, phases across all three."""
+    series = plots.view_series(view, x)
+    info = plots.stacked_info([series], live=view.is_live)
+    if not info["panels"]:
+        st.caption("No memory samples to draw yet." if view.is_live or x == "time" else
+                   "No samples seen: this run ended before training, so it has nothing to draw by samples seen.")
+        return
+    st.plotly_chart(plots.stacked_figure(info), key=f"{key}_chart", config={"displaylogo": False})
+    thinned = (f"; drawn: {series['drawn']:,} of them, each the highest of its span"
+               if series["drawn"] < series["sampled"] else "")
+    st.caption(f"Memory: resident set size sampled 50 times a second ({series['sampled']:,} samples{thinned}), "
+               "stacked as anonymous and file-backed (hatched) pages; the dashed line is the exact peak "
+               "(the kernel's high-water mark). Shaded bands: the run's phases. Accuracy on a held-out sample "
+               "while training (dotted: balanced accuracy); stars: the final evaluation on every test row.")
+
+
+def _metrics(items: list[tuple[str, str, str | None]]) -> None:
+    """Metrics side by side that wrap to the next line rather than cut their text."""
+    with st.container(horizontal=True, gap="medium"):
+        for label, value, help in items:
+            st.metric(label, value, help=help, width="content")
+
+
+def live_metrics(view: RunView) -> None:
+    now = view.samples[-1] if view.samples else None
+    thr = plots.throughput_info(view.events)
+    acc = plots.accuracy_info(view.events)
+    prog = next((e for e in reversed(view.events) if e["kind"] == PROGRESS), None)
+    _metrics([
+        ("RSS now", _fmt(now and now.rss_bytes / 2**20, ",.1f", " MiB"),
+         "Latest of the 50 Hz samples: anonymous + file-backed pages" + (
+             f" ({now.anon_bytes / 2**20:,.1f} + {now.file_bytes / 2**20:,.1f} MiB)" if now else "")),
+        ("high-water mark, this phase", _fmt(now and now.hwm_bytes / 2**20, ",.1f", " MiB"),
+         "The kernel's exact peak (VmHWM) since this phase started."),
+        ("samples seen", _fmt(prog and prog["samples"], ",.0f"), "Training samples so far, all passes."),
+        ("samples/s", _fmt(thr["samples_per_s"][-1] if thr["samples_per_s"] else None, ",.0f"),
+         "Training throughput over the last few progress reports."),
+        ("accuracy (sample)", _fmt(acc["accuracy"][-1] if acc["accuracy"] else None, ".3f"),
+         f"On a held-out sample of {acc['rows'] or '–'} rows; the final evaluation uses every test row."),
+        ("balanced accuracy", _fmt(acc["balanced"][-1] if acc["balanced"] else None, ".3f"),
+         "The mean of the per-class recalls, on the same held-out sample."),
+    ])
+
+
+def announce(view: RunView) -> None:
+    """The run this session launched has ended: say how, once, in a toast."""
+    if st.session_state.get("announce") != view.id:
+        return
+    st.session_state.pop("announce")
+    err = (view.summary.error or {}).get("message")
+    text = outcome_headline(RunFacts.of(view.id, view.status.value, view.summary), plain(err) if err else None)
+    icon = {"completed": ":material/check_circle:", "oom": ":material/memory:",
+            "cancelled": ":material/cancel:"}.get(view.status.value, ":material/error:")
+    st.toast(text, icon=icon, duration="long")
 
 
 def outcome(view: RunView) -> None:
     s = view.summary
-    icon, text = OUTCOME_TEXT.get(view.status.value, ("", view.status.value))
-    err = s.error or {}
-    line = f"**Run {view.id} {text}**"
+    facts = RunFacts.of(view.id, view.status.value, s)
     if view.status == RunStatus.OOM:
-        line += (f" in phase **{s.phase}**, at an exact peak of **{_fmt(s.peak_rss_mb, '.0f')} MiB**"
-                 f" under a {s.cap} cap of {_fmt(s.cap_mb, '.0f')} MiB. That is the measurement: "
-                 "this setting needs more memory than the cap allows.")
-        st.warning(line)
+        st.warning(f"**Run {view.id} ran out of memory** in phase **{s.phase}**, at an exact peak of "
+                   f"**{_fmt(s.peak_rss_mb, '.0f')} MiB** under a {s.cap} cap of {_fmt(s.cap_mb, '.0f')} MiB. "
+                   "That is the measurement: this setting needs more memory than the cap allows.")
     elif view.status == RunStatus.COMPLETED:
-        st.success(line)
+        st.success(f"**{outcome_headline(facts)}**")
     elif view.status == RunStatus.CANCELLED:
-        st.info(line)
+        st.info(f"**{outcome_headline(facts)}**")
     else:
+        err = s.error or {}
         # the worker's message quotes the data (a bad line): shown as plain text
-        st.error(line + (f": {plain(err['message'])}" if err.get("message") else "")
+        st.error(f"**Run {view.id} {OUTCOME_TEXT.get(view.status.value, ('', view.status.value))[1]}**"
+                 + (f": {plain(err['message'])}" if err.get("message") else "")
                  + (f" (phase {plain(s.phase)})" if s.phase else ""))
-    cols = st.columns(7)
-    cols[0].metric("exact peak", _fmt(s.peak_rss_mb, ".1f", " MiB"),
-                   help="The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
-                        "not sampled. If the worker is killed, exact up to the last reading.")
-    cols[1].metric("sampled max", _fmt(s.peak_sampled_mb, ".1f", " MiB"),
-                   help=f"Highest of {s.n_samples:,} RSS samples at {s.sample_hz} Hz; "
-                        "can miss short spikes, which the exact peak does not.")
-    cols[2].metric("floor", _fmt(s.floor_mb, ".0f", " MiB"),
-                   help="Peak of the imports phase: Python, numpy, scipy and scikit-learn before any data.")
-    cols[3].metric("wall time", _fmt(s.wall_s, ".1f", " s"), help=f"training: {_fmt(s.train_s, '.1f', ' s')}")
-    cols[4].metric("throughput", _fmt(s.samples_per_s, ",.0f", "/s"), help="training samples per second of the train phase")
-    cols[5].metric("accuracy", _fmt(s.accuracy, ".4f"), help=f"on all {s.test_rows or '–'} held-out rows")
-    cols[6].metric("balanced accuracy", _fmt(s.balanced_accuracy, ".4f"),
-                   help="The mean of the per-class recalls: 0.5 for a two-class model that always predicts one "
-                        f"class. F1 of {s.f1_of or '–'}: {_fmt(s.f1, '.4f')}. Always predicting the "
-                        f"majority class would score an accuracy of {_fmt(s.baseline_accuracy, '.4f')}.")
+    note = rss_over_cap_note(s.peak_rss_mb, s.cap_mb, s.cap, s.cgroup_peak_mb)
+    if note:
+        st.caption(note)
+    _metrics([
+        ("exact peak", _fmt(s.peak_rss_mb, ",.1f", " MiB"),
+         "The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
+         "not sampled. If the worker is killed, exact up to the last reading."),
+        ("sampled max", _fmt(s.peak_sampled_mb, ",.1f", " MiB"),
+         f"Highest of {s.n_samples:,} RSS samples at {s.sample_hz} Hz; can miss short spikes, which the exact "
+         "peak does not."),
+        ("floor", _fmt(s.floor_mb, ",.0f", " MiB"),
+         "Peak of the imports phase: Python, numpy, scipy and scikit-learn before any data."),
+        ("wall time", _fmt(s.wall_s, ",.1f", " s"), f"training: {_fmt(s.train_s, ',.1f', ' s')}"),
+        ("samples/s", _fmt(s.samples_per_s, ",.0f"), "training samples per second of the train phase"),
+        ("accuracy", _fmt(s.accuracy, ".4f"), f"on all {s.test_rows or '–'} held-out rows"),
+        ("balanced accuracy", _fmt(s.balanced_accuracy, ".4f"),
+         "The mean of the per-class recalls: 0.5 for a two-class model that always predicts one "
+         f"class. F1 of {s.f1_of or '–'}: {_fmt(s.f1, '.4f')}. Always predicting the "
+         f"majority class would score an accuracy of {_fmt(s.baseline_accuracy, '.4f')}."),
+    ])
+
+
+def details(view: RunView) -> None:
+    """What a finished run measured beyond the headline numbers."""
+    s = view.summary
     if near_baseline(s.accuracy, s.baseline_accuracy):
         st.warning(f"Accuracy {s.accuracy:.4f} is within 2 points of always predicting the majority class "
                    f"({s.baseline_accuracy:.4f}): this model may not have learnt the other class. Balanced "
@@ -142,24 +198,39 @@ def outcome(view: RunView) -> None:
                       if (s.spill or {}).get("read_back") else ""))
 
 
+def preload() -> None:
+    """Mount one hidden element of each kind the run panel draws. Streamlit loads each
+    kind's code the first time one appears: without this, a session's first launch showed
+    loading skeletons for 4-6 s on a busy machine instead of its live chart."""
+    with st.container(key="preload"):  # hidden by assets/style.css
+        st.plotly_chart(go.Figure(), key="preload_chart")
+        st.metric("preload", "0")
+        st.progress(0.0)
+        st.segmented_control("preload", ["time"], key="preload_x", label_visibility="collapsed")
+
+
 def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
-    """Live while the run goes (a fragment refreshed every second), outcome after."""
+    """Live while the run goes (a fragment refreshed every second), outcome after.
+    The fragment draws the same elements in the same order on every refresh, so
+    nothing is blanked while it redraws."""
     view = lab.runs.view(run_id)
     if view is None:
         st.info(f"Run {run_id} no longer exists.")
         return
     if not view.is_live:
+        announce(view)
         outcome(view)
-        charts(view, key)
+        chart(view, key, x_choice(key))
+        details(view)
         return
 
     @st.fragment(run_every=1.0)
     def live():
         v = lab.runs.view(run_id)
-        if v is None or not v.is_live:
-            st.rerun(scope="app")
+        if v is None or v.status != view.status:  # queued -> running -> its end: the whole page
+            st.rerun(scope="app")  # follows, so the run picker's label says it too
             return
-        top = st.columns([5, 1])
+        top = st.columns([5, 1], vertical_alignment="center")
         frac, text = progress_line(v)
         with top[0]:
             st.progress(frac, text=text)
@@ -170,13 +241,8 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
                 while time.monotonic() < deadline and (lab.runs.view(run_id) or v).is_live:
                     time.sleep(0.1)
                 st.rerun(scope="app")
-        if v.samples:
-            now = v.samples[-1]
-            st.caption(f"Run {run_id} · now {now.rss_bytes / 2**20:,.1f} MiB RSS "
-                       f"({now.anon_bytes / 2**20:,.1f} anonymous, {now.file_bytes / 2**20:,.1f} file-backed) · "
-                       f"kernel high-water mark this phase {now.hwm_bytes / 2**20:,.1f} MiB · "
-                       f"{len(v.samples):,} samples at 50 Hz")
-        charts(v, key)
+        live_metrics(v)
+        chart(v, key, x_choice(key))
 
     live()
 
@@ -237,9 +303,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
             show_error(rec["message"], "warning")
         elif rec:
             changed = ", ".join(f"{k} = {v}" for k, v in rec["changed"].items()) or "the knobs as they are"
-            st.success(f"Within {rec['budget_mb']:,.0f} MiB, best for {rec['objective']}: **{changed}**, "
-                       f"predicted exact peak {rec['predicted_peak_mb']:,.0f} MiB "
-                       f"({rec['fitting']} of {rec['candidates']} candidate settings fit).")
+            show = st.success if rec.get("confident") else st.warning
+            show(f"Within {rec['budget_mb']:,.0f} MiB, best for {rec['objective'].replace('_', ' ')}: **{changed}** "
+                 f"({rec['fitting']} of {rec['candidates']} candidate settings are predicted to fit). "
+                 + rec.get("statement", f"Predicted exact peak {rec['predicted_peak_mb']:,.0f} MiB."))
             st.caption(f"Ranking: {rec['basis']}. Launch it to measure it; the result shows predicted vs measured.")
             st.button("Use these knobs", key="rec_apply", on_click=_apply_knobs, args=(rec["changed"],))
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from svmcore.spec.config import validate
+from svmcore.spec.events import PHASES
 from svmcore.spec.knobs import defaults
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
 
-PHASE_ORDER = ("imports", "prepare", "load", "transform", "train", "evaluate")
 NO_SAVING_PCT = 2.0  # a change of the peak smaller than this is within run-to-run noise here
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
 
@@ -82,7 +82,7 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
     if before.get("status") != "completed" or after.get("status") != "completed":
         return None
     bp, ap = before.get("phases") or {}, after.get("phases") or {}
-    acted = [p for p in PHASE_ORDER if p in acts_on and p in bp]
+    acted = [p for p in PHASES if p in acts_on and p in bp]
     others = {p: v for p, v in bp.items() if p not in acts_on}
     other_phase = max(others, key=others.get) if others else None
     b_phase = max((bp[p] for p in acted), default=None)

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
+from svmcore.app.headlines import Comparison, RunFacts, compare, run_names
 from svmcore.engine.admission import admit
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
@@ -118,6 +119,14 @@ class Runs:
             if len(set(map(json.dumps, vals))) > 1:
                 out[k] = vals
         return out
+
+    def compare(self, run_ids: list[int], baseline: int | None = None) -> Comparison:
+        """The runs against a baseline (default: the first): each named by the knobs
+        that tell it apart, its deltas and a one-line headline."""
+        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
+        ids = [r.id for r in recs]
+        names = run_names(ids, self.differing_knobs(ids))
+        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id]) for r in recs], baseline)
 
     def export(self, run_ids: list[int], fmt: str = "json") -> bytes:
         records = [run_export(self.store, i) for i in run_ids if self.store.get_run(i) is not None]

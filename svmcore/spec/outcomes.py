@@ -13,9 +13,11 @@ import resource
 OOM_MARKERS = ("memoryerror", "std::bad_alloc", "out of memory")
 
 
-REFUSAL_MARKERS = ("failed to map segment", "cannot allocate memory", "thread creation failed",
-                   "can't start new thread", "pthread_create failed", "resource temporarily unavailable",
-                   "too many memory regions")
+# "cannot map zero-fill pages": the loader could not map a shared object's zeroed data
+# (.bss) while importing under a tight cap (seen importing sklearn's _loss under 150 MiB).
+REFUSAL_MARKERS = ("failed to map segment", "cannot map zero-fill pages", "cannot allocate memory",
+                   "thread creation failed", "can't start new thread", "pthread_create failed",
+                   "resource temporarily unavailable", "too many memory regions")
 
 
 # CPython's C code returning NULL without an exception: an allocation failed where the

@@ -139,7 +139,9 @@ def test_train_launch_shows_the_memory_chart_growing_live(fresh_server, page):
     increases = sum(b > a for a, b in zip(readings, readings[1:]))
     assert increases >= 2 and readings == sorted(readings), f"RSS points did not grow: {readings}"
 
-    expect(page.get_by_text(re.compile(r"Run 1 completed"))).to_be_visible(timeout=90_000)
+    # the outcome line (the same words are also said once in a toast)
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run 1 completed"))).to_be_visible(
+        timeout=90_000)
     expect(cancel).to_have_count(0)
     no_exception(page)
     final = wait_for_plot(page, lambda ps: (rss_points(page) or 0) >= readings[-1], "final memory chart")
@@ -164,7 +166,8 @@ def test_cancel_a_long_run(fresh_server, page):
 
     started = time.monotonic()
     cancel.click()
-    expect(page.get_by_text(re.compile(r"Run 1 cancelled"))).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run 1 cancelled"))).to_be_visible(
+        timeout=10_000)
     assert time.monotonic() - started < 10
     expect(cancel).to_have_count(0)
     no_exception(page)
@@ -185,12 +188,11 @@ def test_compare_overlays_two_runs_and_lists_differing_knobs(history_server, pag
     expect(page.get_by_role("heading", name="Knobs that differ")).to_be_visible()
     expect(page.get_by_text("identical knobs")).to_have_count(0)
 
-    def two_memory_curves(ps):
-        mem = [p for p in ps if p["title"].startswith("Memory")]
-        return mem and len(mem[0]["traces"]) >= 2 and all(t["n"] > 5 for t in mem[0]["traces"])
+    def memory_curves(p):  # the stacked chart's memory curves: one per run, named after it
+        return [t for t in p["traces"] if t["name"].startswith("run ") and t["n"] > 10]
 
-    ps = wait_for_plot(page, two_memory_curves, "memory chart with two runs")
-    names = {t["name"].split(" · ")[0] for t in next(p for p in ps if p["title"].startswith("Memory"))["traces"]}
+    ps = wait_for_plot(page, lambda ps: any(len(memory_curves(p)) >= 2 for p in ps), "memory chart with two runs")
+    names = {t["name"].split(" · ")[0] for p in ps for t in memory_curves(p)}
     assert names == {f"run {i}" for i in latest}, names
     no_exception(page)
     screenshot(page, "compare")
@@ -242,7 +244,7 @@ PAGES = [("Train", "SVM Memory Lab"), ("Compare", "Compare runs"), ("Sweep", "Sw
 
 def test_every_page_renders_and_is_screenshotted(history_server, page):
     open_app(page, history_server)
-    expect(page.get_by_text(re.compile(r"Run \d+ completed"))).to_be_visible()
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run \d+ completed"))).to_be_visible()
     for link, heading in PAGES:
         # navigate the way a user does: the page links in the sidebar
         page.get_by_test_id("stSidebar").get_by_role("link", name=link, exact=True).click()

@@ -69,6 +69,13 @@ def traces(fig: dict) -> dict[str, int]:
     return {d.get("name"): len(d.get("x") or []) for d in fig["data"]}
 
 
+def memory_curves(fig: dict) -> dict[str, int]:
+    """The stacked chart's memory panel (the top one, y axis "y"): run curve name -> points
+    (reference lines such as the exact peak have two points and are left out)."""
+    return {d["name"]: len(d.get("x") or []) for d in fig["data"]
+            if d.get("yaxis", "y") == "y" and (d["name"] == "total RSS" or d["name"].startswith("run "))}
+
+
 def has_key(at: AppTest, key: str) -> bool:
     try:
         at.get_by_key(key)
@@ -194,10 +201,10 @@ def test_page_runs_with_history(history_home, page):
         shown = at.selectbox(key="shown_run")
         for rid, status in [(h["completed"], "completed"), (h["oom"], "oom")] + [(i, "completed") for i in h["sweep_runs"]]:
             assert any(o.startswith(f"run {rid} · {status} ·") for o in shown.options), (rid, shown.options)
-        assert traces(chart(at, "train_mem")).get("total RSS", 0) > 5
+        assert memory_curves(chart(at, "train_chart")).get("total RSS", 0) > 5
     elif page == "pages/1_Compare.py":
         assert "Knobs that differ" in texts(at.subheader)
-        mem = traces(chart(at, "cmp_mem"))
+        mem = memory_curves(chart(at, "cmp_chart"))
         assert len(mem) == 2 and all(n > 5 for n in mem.values()), mem
     elif page == "pages/2_Sweep.py":
         assert "Pareto frontier" in traces(chart(at, "tradeoff"))
@@ -216,7 +223,7 @@ def test_train_shows_oom_and_completed_outcomes(history_home):
     assert_clean(at)
     warn = " ".join(texts(at.warning))
     assert f"Run {h['oom']} ran out of memory" in warn and "rlimit" in warn, warn
-    assert traces(chart(at, "train_mem")).get("total RSS", 0) > 0
+    assert memory_curves(chart(at, "train_chart")).get("total RSS", 0) > 0
     at.selectbox(key="shown_run").set_value(h["completed"]).run()
     assert_clean(at)
     assert any(f"Run {h['completed']} completed" in t for t in texts(at.success)), texts(at.success)
@@ -373,7 +380,7 @@ def test_launch_button_starts_a_run(app_home):
     at.run()
     assert_clean(at)
     assert any(f"Run {rid} completed" in t for t in texts(at.success)), texts(at.success)
-    assert traces(chart(at, "train_mem")).get("total RSS", 0) > 5
+    assert memory_curves(chart(at, "train_chart")).get("total RSS", 0) > 5
 
 
 def test_live_run_shows_progress_and_cancels(app_home, monkeypatch):
@@ -619,8 +626,9 @@ def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(a
     at.number_input(key="rec_budget").set_value(150).run()
     at.button(key="rec_go").click().run()
     assert not at.exception
-    advice = next(s.value for s in at.success if "best for accuracy" in s.value)
+    advice = next(s.value for s in list(at.success) + list(at.warning) if "best for accuracy" in s.value)
     assert "mode = " in advice, advice  # under this budget the data cannot stay in memory
+    assert "95% confidence" in advice, advice  # the pick says whether it fits with the model's margin
     at.button(key="rec_apply").click().run()
     assert at.selectbox(key="train_mode").value != "memory"
     at.selectbox(key="train_mode").set_value("memory").run()

@@ -14,13 +14,23 @@ from svmcore.sweeps.frontier import TradeoffPoint
 from ui.charts import (
     PALETTE,
     accuracy_info,
-    compare_info,
+    label_lanes,
     live_phases,
     memory_info,
+    panel_domains,
+    panels_of,
+    phase_peaks_info,
     run_colour,
+    run_series,
     samples_at,
+    stacked_figure,
+    stacked_info,
+    thin,
     throughput_info,
+    tint,
     tradeoff_info,
+    view_series,
+    x_range,
 )
 
 MiB = 2**20
@@ -159,25 +169,26 @@ def test_throughput_skips_intervals_without_training_time():
 def test_accuracy_info_separates_the_final_evaluation():
     events = [ev(1.0, 100, 0.6, 0.55), progress(1.5, 200, 1.5), ev(2.0, 200, 0.7, 0.66),
               ev(3.0, 200, 0.75, 0.7, rows=4000, final=True)]
-    assert accuracy_info(events) == {"samples": [100, 200], "accuracy": [0.6, 0.7], "balanced": [0.55, 0.66],
-                                     "rows": 500, "final": (200, 0.75, 4000), "final_balanced": 0.7}
+    assert accuracy_info(events) == {"samples": [100, 200], "t": [1.0, 2.0], "accuracy": [0.6, 0.7],
+                                     "balanced": [0.55, 0.66], "rows": 500, "final": (200, 0.75, 4000),
+                                     "final_t": 3.0, "final_balanced": 0.7}
 
 
 def test_accuracy_info_of_no_events():
-    assert accuracy_info([]) == {"samples": [], "accuracy": [], "balanced": [], "rows": None, "final": None,
-                                 "final_balanced": None}
+    assert accuracy_info([]) == {"samples": [], "t": [], "accuracy": [], "balanced": [], "rows": None,
+                                 "final": None, "final_t": None, "final_balanced": None}
 
 
 def test_accuracy_info_of_a_run_still_training_has_no_final():
     info = accuracy_info([ev(1.0, 100, 0.6)])
-    assert info == {"samples": [100], "accuracy": [0.6], "balanced": [None], "rows": 500, "final": None,
-                    "final_balanced": None}
+    assert info == {"samples": [100], "t": [1.0], "accuracy": [0.6], "balanced": [None], "rows": 500,
+                    "final": None, "final_t": None, "final_balanced": None}
 
 
 def test_accuracy_info_with_only_the_final_evaluation():
     info = accuracy_info([ev(3.0, 5000, 0.9, rows=1000, final=True)])
-    assert info == {"samples": [], "accuracy": [], "balanced": [], "rows": None, "final": (5000, 0.9, 1000),
-                    "final_balanced": None}
+    assert info == {"samples": [], "t": [], "accuracy": [], "balanced": [], "rows": None,
+                    "final": (5000, 0.9, 1000), "final_t": 3.0, "final_balanced": None}
 
 
 # ---------------------------------------------------------------- samples_at
@@ -205,55 +216,230 @@ def test_samples_at_a_single_progress_event():
     assert samples_at([progress(2.0, 100, 1.0)], [1.0, 2.0, 3.0]) == [0.0, 100.0, 100.0]
 
 
-# ---------------------------------------------------------------- compare_info
+# ---------------------------------------------------------------- thin
+
+def test_thin_keeps_every_sample_up_to_the_limit():
+    assert thin([3.0, 1.0, 2.0], most=3) == [0, 1, 2]
+    assert thin([], most=3) == []
+
+
+def test_thin_keeps_the_highest_of_each_span_and_the_last():
+    values = [1, 5, 2, 8, 3, 9, 0, 4, 7, 1]
+    assert thin(values, most=4) == [1, 5, 8, 9]  # spans [0,3) [3,6) [6,9), then the last sample
+
+
+def test_thin_never_drops_the_peak():
+    values = [0.0] * 999 + [50.0] + [0.0] * 1000
+    keep = thin(values, most=10)
+    assert len(keep) == 10 and 999 in keep and keep[-1] == 1999
+
+
+# ---------------------------------------------------------------- run_series: one run on one x axis
+
+SUMMARY = RunSummary(peak_rss_mb=101.5, peak_phase="train", cap="rlimit", cap_mb=256.0, floor_mb=38.0,
+                     phases=(PhaseSpan("imports", 0.0, 0.3, 0.3, 38.0), PhaseSpan("train", 0.3, 1.0, 0.7, 101.5)),
+                     prediction={"predicted_peak_mb": 120.0})
+EVENTS = [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("train", 0.3), progress(0.5, 0, 0.0),
+          progress(0.75, 100, 0.25), ev(0.8, 100, 0.6, 0.55), progress(1.0, 300, 0.5), end("train", 1.0, 0.7, 101.5),
+          ev(1.1, 300, 0.7, 0.66, rows=4000, final=True)]
+COMMON = {"id": 3, "name": "stream", "title": "run 3 · stream", "colour": PALETTE[2], "sampled": 3, "drawn": 3,
+          "peak_mb": 101.5, "peak_phase": "train", "cap_mb": 256.0, "cap": "rlimit", "floor_mb": 38.0,
+          "predicted_mb": 120.0}
+
+
+def test_run_series_by_time_puts_all_three_panels_on_seconds_since_launch():
+    assert run_series(3, SAMPLES, EVENTS, SUMMARY, "time", name="stream") == dict(
+        COMMON, x="time",
+        mem={"x": [0.123, 0.5, 1.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5]},
+        thr={"x": [0.75, 1.0], "samples_per_s": [400.0, 600.0]},
+        acc={"x": [0.8], "accuracy": [0.6], "balanced": [0.55], "rows": 500},
+        final={"x": 1.1, "accuracy": 0.7, "balanced": 0.66, "rows": 4000},
+        phases=[("imports", 0.0, 0.3), ("train", 0.3, 1.0)])
+
+
+def test_run_series_by_samples_seen_moves_every_panel_and_the_phases():
+    assert run_series(3, SAMPLES, EVENTS, SUMMARY, "samples", name="stream") == dict(
+        COMMON, x="samples",
+        mem={"x": [0.0, 0.0, 300.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5]},
+        thr={"x": [100.0, 300.0], "samples_per_s": [400.0, 600.0]},
+        acc={"x": [100], "accuracy": [0.6], "balanced": [0.55], "rows": 500},
+        final={"x": 300, "accuracy": 0.7, "balanced": 0.66, "rows": 4000},
+        phases=[("train", 0.0, 300.0)])  # imports saw no samples: no width on this axis
+
+
+def test_run_series_of_a_run_that_never_trained_has_nothing_by_samples_seen():
+    series = run_series(4, SAMPLES, EVENTS[:2], RunSummary(phases=SUMMARY.phases[:1]), "samples")
+    assert (series["mem"], series["drawn"], series["sampled"], series["phases"], series["final"]) == (
+        {"x": [], "rss": [], "anon": [], "file": []}, 0, 3, [], None)
+
+
+def test_run_series_thins_long_runs_keeping_the_peak():
+    samples = [ms(i / 50, 10 + (i == 7) * 90, 10, 0) for i in range(20)]
+    series = run_series(1, samples, [], RunSummary(), most=5)
+    assert series["mem"]["x"] == [0.0, 0.14, 0.18, 0.28, 0.38]  # spans [0,4) [4,9) [9,14) [14,19), the last
+    assert series["mem"]["rss"] == [10.0, 100.0, 10.0, 10.0, 10.0]
+    assert (series["drawn"], series["sampled"]) == (5, 20)
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """The attributes of svmcore.app.runs.RunView that view_series reads."""
+
+    id: int
+    samples: list
+    events: list
+    summary: RunSummary
+    is_live: bool
+    config: dict = field(default_factory=dict)
+    prediction: dict | None = None
+
+
+def test_view_series_of_a_live_run_ends_its_open_phase_now_and_shows_its_cap_and_forecast():
+    view = LiveView(5, SAMPLES, [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("load", 0.3)],
+                    RunSummary(), True, {"memory_cap_mb": 512}, {"predicted_peak_mb": 99.0})
+    series = view_series(view)
+    assert series["phases"] == [("imports", 0.0, 0.3), ("load", 0.3, 1.0)]
+    assert (series["cap_mb"], series["floor_mb"], series["predicted_mb"], series["peak_mb"]) == (512, 38.0, 99.0,
+                                                                                                  None)
+
+
+def test_view_series_of_a_finished_run_reads_its_summary():
+    view = LiveView(3, SAMPLES, EVENTS, SUMMARY, False)
+    assert view_series(view, "time", "stream") == run_series(3, SAMPLES, EVENTS, SUMMARY, "time", name="stream")
+
+
+# ---------------------------------------------------------------- the stacked chart
+
+def series_of(run_id, samples=SAMPLES, events=EVENTS, summary=SUMMARY, x="time"):
+    return run_series(run_id, samples, events, summary, x)
+
+
+def test_panels_of_a_finished_run_are_those_with_data():
+    assert panels_of([series_of(1)]) == ["memory", "throughput", "accuracy"]
+    oom_in_imports = series_of(2, events=EVENTS[:2], summary=RunSummary())
+    assert panels_of([oom_in_imports]) == ["memory"]
+    assert panels_of([oom_in_imports, series_of(1)]) == ["memory", "throughput", "accuracy"]
+
+
+def test_panels_of_a_live_run_are_all_three_and_none_without_samples():
+    assert panels_of([series_of(2, events=EVENTS[:2], summary=RunSummary())], live=True) == [
+        "memory", "throughput", "accuracy"]
+    assert panels_of([series_of(2, samples=[], events=[], summary=RunSummary())], live=True) == []
+    assert panels_of([]) == []
+
+
+def test_panel_domains_stack_top_to_bottom_by_weight():
+    assert panel_domains(["memory", "throughput", "accuracy"]) == {
+        "memory": (0.5672, 1.0), "throughput": (0.3052, 0.5072), "accuracy": (0.0, 0.2452)}
+    assert panel_domains(["memory", "accuracy"]) == {"memory": (0.4, 1.0), "accuracy": (0.0, 0.34)}
+    assert panel_domains(["memory"]) == {"memory": (0.0, 1.0)}
+    assert panel_domains([]) == {}
+
+
+def test_x_range_spans_every_panel_of_every_run_from_zero():
+    assert x_range([series_of(1)], pad=0.0) == [0.0, 1.1]  # the final evaluation is the last thing drawn
+    assert x_range([series_of(1)]) == [0.0, 1.1 * 1.02]
+    later = series_of(2, samples=[ms(4.0, 10, 10, 0)], events=[], summary=RunSummary())
+    assert x_range([series_of(1), later], pad=0.0) == [0.0, 4.0]
+    assert x_range([series_of(1, x="samples")], pad=0.0) == [0.0, 300.0]
+    assert x_range([series_of(2, samples=[], events=[], summary=RunSummary())]) == [0.0, 1.0]
+
+
+PX = {"plot_width": 100, "char": 10, "pad": 0, "lane": 15}
+
+
+def test_label_lanes_stack_names_of_short_phases_and_anchor_them_inside_at_the_edges():
+    phases = [("dddd", 40, 100), ("a", 0, 10), ("bb", 10, 12), ("ccc", 12, 14), ("zz", 95, 100)]
+    assert label_lanes(phases, 0, 100, PX) == [
+        ("a", 5.0, 0, "center"),
+        ("bb", 11.0, 1, "center"),  # would touch "a": one lane up
+        ("ccc", 13.0, 0, "left"),  # would stick out on the left: anchored at its centre, going right
+        ("dddd", 70.0, 0, "center"),
+        ("zz", 97.5, 1, "right"),  # would stick out on the right
+    ]
+
+
+def test_label_lanes_of_no_phases_and_of_an_empty_range():
+    assert label_lanes([], 0, 1, PX) == []
+    assert label_lanes([("train", 0.0, 0.0)], 0.0, 0.0, PX) == [("train", 0.0, 0, "left")]
+
+
+def test_stacked_info_of_one_run_draws_its_phases():
+    s = series_of(3)
+    info = stacked_info([s])
+    assert info == {"x": "time", "range": [0.0, 1.1 * 1.02], "panels": ["memory", "throughput", "accuracy"],
+                    "domains": panel_domains(["memory", "throughput", "accuracy"]), "live": False, "runs": [s],
+                    "phases": s["phases"], "labels": label_lanes(s["phases"], 0.0, 1.1 * 1.02), "phases_of": 3}
+
+
+def test_stacked_info_of_several_runs_draws_the_phases_of_the_one_asked_or_none():
+    a, b = series_of(1), series_of(2, summary=RunSummary(phases=(PhaseSpan("load", 0.0, 0.9, 0.9, 50.0),)))
+    assert stacked_info([a, b], phases_of=2)["phases"] == [("load", 0.0, 0.9)]
+    assert stacked_info([a, b])["phases"] == [] and stacked_info([a, b])["phases_of"] is None
+
+
+def test_stacked_figure_shares_one_x_axis_across_the_panels():
+    fig = stacked_figure(stacked_info([series_of(3)])).to_plotly_json()
+    layout = fig["layout"]
+    assert {d.get("xaxis", "x") for d in fig["data"]} == {"x"}
+    assert {d.get("yaxis", "y") for d in fig["data"]} == {"y", "y2", "y3"}
+    assert "xaxis2" not in layout and layout["xaxis"]["range"] == [0.0, 1.1 * 1.02]
+    assert (layout["hovermode"], layout["hoversubplots"]) == ("x unified", "axis")
+    assert [layout[k]["domain"] for k in ("yaxis", "yaxis2", "yaxis3")] == [[0.5672, 1.0], [0.3052, 0.5072],
+                                                                             [0.0, 0.2452]]
+    bands = [(sh["x0"], sh["x1"], sh["yref"]) for sh in layout["shapes"] if sh["xref"] == "x"]
+    assert bands == [(0.0, 0.3, "y domain"), (0.0, 0.3, "y2 domain"), (0.0, 0.3, "y3 domain"),
+                     (0.3, 1.0, "y domain"), (0.3, 1.0, "y2 domain"), (0.3, 1.0, "y3 domain")]
+    names = {d["name"] for d in fig["data"]}
+    assert {"exact peak 102 MiB", "predicted 120 MiB", "rlimit cap 256 MiB", "balanced accuracy"} <= names
+    # every label outside the plotting area: phase names above it (y = 1, pushed up), none inside
+    assert [(a["text"], a["yref"], a["y"], a["ay"] < 0) for a in layout["annotations"]] == [
+        ("imports", "paper", 1, True), ("train", "paper", 1, True)]
+
+
+def test_stacked_figure_of_nothing_is_empty():
+    assert stacked_figure(stacked_info([series_of(2, samples=[], events=[], summary=RunSummary())])).data == ()
+
+
+def test_tint_is_the_colour_with_alpha():
+    assert tint("#1F77B4", 0.3) == "rgba(31,119,180,0.3)"
+
+
+# ---------------------------------------------------------------- several runs: per-phase peaks
 
 @dataclass(frozen=True)
 class View:
-    """The attributes of svmcore.app.runs.RunView that compare_info reads."""
+    """The attributes of svmcore.app.runs.RunView that phase_peaks_info reads."""
 
     id: int
-    label: str | None
-    samples: list
-    events: list
     summary: RunSummary = field(default_factory=RunSummary)
 
 
-def two_views():
-    a = View(1, "stream", [ms(1.0, 50, 40, 10), ms(2.0, 60, 50, 10), ms(3.0, 70, 60, 10)],
-             [progress(1.0, 0, 0.0), progress(2.0, 100, 1.0), progress(3.0, 300, 2.0), ev(3.0, 300, 0.8)],
-             RunSummary(peak_rss_mb=72.0))
-    b = View(12, None, [ms(0.5, 10, 5, 5)], [], RunSummary())
-    return [a, b]
+def test_phase_peaks_info_lines_up_each_runs_phases_and_marks_the_owner():
+    a = View(1, RunSummary(peak_phase="load", phases=(PhaseSpan("imports", 0, 1, 1, 128.0),
+                                                      PhaseSpan("load", 1, 2, 1, 300.0))))
+    b = View(12, RunSummary(peak_phase="train", phases=(PhaseSpan("train", 1, 2, 1, 200.0),
+                                                        PhaseSpan("imports", 0, 1, 1, 130.0))))
+    assert phase_peaks_info([a, b], {1: "memory"}) == {
+        "phases": ["imports", "load", "train"],
+        "runs": [{"id": 1, "title": "run 1 · memory", "colour": PALETTE[0], "peaks": [128.0, 300.0, None],
+                  "owner": "load"},
+                 {"id": 12, "title": "run 12", "colour": PALETTE[1], "peaks": [130.0, None, 200.0], "owner": "train"}]}
 
 
-def test_compare_info_by_time():
-    assert compare_info(two_views()) == [
-        {"id": 1, "name": "run 1 · stream", "colour": PALETTE[0], "x": [1.0, 2.0, 3.0], "rss": [50.0, 60.0, 70.0],
-         "thr_x": [2.0, 3.0], "thr": [100.0, 150.0], "acc_x": [300], "acc": [0.8], "peak_mb": 72.0},
-        {"id": 12, "name": "run 12", "colour": PALETTE[1], "x": [0.5], "rss": [10.0],
-         "thr_x": [], "thr": [], "acc_x": [], "acc": [], "peak_mb": None},
-    ]
-
-
-def test_compare_info_by_samples_seen():
-    assert compare_info(two_views(), align="samples") == [
-        {"id": 1, "name": "run 1 · stream", "colour": PALETTE[0], "x": [0.0, 100.0, 300.0],
-         "rss": [50.0, 60.0, 70.0], "thr_x": [100.0, 300.0], "thr": [100.0, 150.0], "acc_x": [300], "acc": [0.8],
-         "peak_mb": 72.0},
-        # no progress: nothing can be placed by samples seen
-        {"id": 12, "name": "run 12", "colour": PALETTE[1], "x": [], "rss": [], "thr_x": [], "thr": [],
-         "acc_x": [], "acc": [], "peak_mb": None},
-    ]
-
-
-def test_compare_info_of_no_runs():
-    assert compare_info([]) == []
-    assert compare_info([], align="samples") == []
+def test_phase_peaks_info_of_no_runs_and_of_a_phase_killed_before_its_peak():
+    assert phase_peaks_info([]) == {"phases": [], "runs": []}
+    killed = View(2, RunSummary(peak_phase=None, phases=(PhaseSpan("load", 0, None, None, None),)))
+    assert phase_peaks_info([killed])["runs"][0]["peaks"] == [None]
 
 
 def test_run_colours_are_stable_and_wrap_around_the_palette():
     assert [run_colour(i) for i in (1, 2, len(PALETTE), len(PALETTE) + 1)] == [PALETTE[0], PALETTE[1], PALETTE[-1],
                                                                                 PALETTE[0]]
+
+
+def test_run_colours_are_distinct():
+    assert len(set(PALETTE)) == len(PALETTE) == 10
 
 
 # ---------------------------------------------------------------- tradeoff_info

@@ -9,6 +9,7 @@ from svmcore.spec.outcomes import cap_message, exception_refused_memory, refused
 
 REFUSALS = [
     ImportError("/x/_slsqplib.cpython-311-x86_64-linux-gnu.so: failed to map segment from shared object"),
+    ImportError("_loss.cpython-311-x86_64-linux-gnu.so: cannot map zero-fill pages"),
     OSError(errno.ENOMEM, "Cannot allocate memory"),
     OSError("libfoo.so: cannot allocate memory in static TLS block"),
     RuntimeError("can't start new thread"),

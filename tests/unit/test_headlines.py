@@ -1,0 +1,146 @@
+"""svmcore.app.headlines: the one-line answers (outcome toast, comparison headline),
+their wording compared with ==."""
+
+from __future__ import annotations
+
+import pytest
+
+from svmcore.app.headlines import (
+    RunFacts,
+    compare,
+    comparison_headline,
+    comparison_headlines,
+    deltas,
+    knob_value_text,
+    outcome_headline,
+    run_label,
+    run_names,
+    speed_text,
+)
+from svmcore.store.records import RunSummary
+
+MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
+                  balanced_accuracy=0.70, samples_per_s=280_000.0)
+STREAM = RunFacts(2, "completed", "stream", peak_mb=208.0, peak_phase="train", accuracy=0.75,
+                  balanced_accuracy=0.712, samples_per_s=100_000.0)
+OOM = RunFacts(3, "oom", "batch size 4,096", peak_mb=150.2, phase="train", cap="rlimit", cap_mb=150.0)
+
+
+def test_the_headline_of_the_issue():
+    assert comparison_headline(MEMORY, STREAM) == (
+        "run 2 · stream vs run 1 · memory: exact peak \u221217% (252 \u2192 208 MiB), 2.8\u00d7 slower, "
+        "accuracy \u00b10.000, balanced accuracy +0.012")
+
+
+def test_the_headline_the_other_way_round():
+    assert comparison_headline(STREAM, MEMORY) == (
+        "run 1 · memory vs run 2 · stream: exact peak +21% (208 \u2192 252 MiB), 2.8\u00d7 faster, "
+        "accuracy \u00b10.000, balanced accuracy \u22120.012")
+
+
+def test_a_headline_leaves_out_what_was_not_measured():
+    bare = RunFacts(4, "completed", peak_mb=252.0)
+    assert comparison_headline(MEMORY, bare) == "run 4 vs run 1 · memory: exact peak \u00b10% (252 \u2192 252 MiB)"
+    assert comparison_headline(MEMORY, RunFacts(5, "completed")) == (
+        "run 5 vs run 1 · memory: nothing measured to compare")
+
+
+def test_a_run_that_did_not_complete_says_how_it_ended():
+    assert comparison_headline(MEMORY, OOM) == (
+        "run 3 · batch size 4,096 vs run 1 · memory: ran out of memory in train: exact peak 150 MiB "
+        "under a 150 MiB rlimit cap")
+    cancelled = RunFacts(6, "cancelled", peak_mb=190.4, phase="train")
+    assert comparison_headline(MEMORY, cancelled) == (
+        "run 6 vs run 1 · memory: cancelled in train: exact peak 190 MiB until then")
+
+
+def test_a_baseline_that_did_not_complete_asks_for_another():
+    assert comparison_headlines(OOM, [MEMORY, STREAM]) == [
+        "The baseline, run 3 · batch size 4,096, ran out of memory in train: exact peak 150 MiB under a "
+        "150 MiB rlimit cap. Choose a completed run as the baseline."]
+
+
+def test_one_line_per_compared_run_and_none_for_the_baseline_itself():
+    assert comparison_headlines(MEMORY, [MEMORY, STREAM, OOM]) == [comparison_headline(MEMORY, STREAM),
+                                                                    comparison_headline(MEMORY, OOM)]
+    assert comparison_headlines(MEMORY, [MEMORY]) == []
+
+
+@pytest.mark.parametrize("ratio,text", [(0.357, "2.8\u00d7 slower"), (1.5, "1.5\u00d7 faster"),
+                                        (1.04, "same speed"), (0.96, "same speed"), (0.0, "same speed")])
+def test_speed_text(ratio, text):
+    assert speed_text(ratio) == text
+
+
+def test_deltas_are_percent_ratio_and_differences():
+    base = RunFacts(1, "completed", peak_mb=200.0, accuracy=0.5, balanced_accuracy=0.5, samples_per_s=100.0)
+    other = RunFacts(2, "completed", peak_mb=250.0, accuracy=0.75, balanced_accuracy=0.625, samples_per_s=50.0)
+    assert deltas(base, other) == {"peak_pct": 25.0, "speed_ratio": 0.5, "accuracy": 0.25,
+                                   "balanced_accuracy": 0.125}
+    assert deltas(base, RunFacts(3, "completed")) == {"peak_pct": None, "speed_ratio": None, "accuracy": None,
+                                                      "balanced_accuracy": None}
+
+
+def test_deltas_of_a_run_stopped_by_its_cap_are_none():
+    assert deltas(MEMORY, OOM) == {"peak_pct": None, "speed_ratio": None, "accuracy": None, "balanced_accuracy": None}
+    assert deltas(OOM, MEMORY) == deltas(MEMORY, OOM)
+
+
+@pytest.mark.parametrize("facts,error,text", [
+    (MEMORY, None, "Run 1 completed: exact peak 252 MiB, owned by load"),
+    (RunFacts(17, "completed", peak_mb=251.6), None, "Run 17 completed: exact peak 252 MiB"),
+    (OOM, None, "Run 3 ran out of memory in train: exact peak 150 MiB under a 150 MiB rlimit cap"),
+    (RunFacts(8, "oom", phase="imports"), None, "Run 8 ran out of memory in imports: exact peak –"),
+    (RunFacts(5, "cancelled", peak_mb=190.0, phase="train"), None,
+     "Run 5 cancelled in train: exact peak 190 MiB until then"),
+    (RunFacts(6, "failed", phase="load"), "line 2: not a number", "Run 6 failed in load: line 2: not a number"),
+    (RunFacts(7, "failed"), None, "Run 7 failed"),
+    (RunFacts(9, "lost"), None, "Run 9 was lost: its runner stopped before it reported an outcome"),
+    (RunFacts(10, "running"), None, "Run 10 is running"),
+])
+def test_outcome_headline(facts, error, text):
+    assert outcome_headline(facts, error) == text
+
+
+def test_run_facts_of_a_summary():
+    s = RunSummary(peak_rss_mb=99.0, peak_phase="load", phase=None, cap="cgroup", cap_mb=512.0, accuracy=0.9,
+                   balanced_accuracy=0.8, samples_per_s=1e4)
+    assert RunFacts.of(4, "completed", s, "float32") == RunFacts(4, "completed", "float32", 99.0, "load", None,
+                                                                  "cgroup", 512.0, 0.9, 0.8, 1e4)
+
+
+@pytest.mark.parametrize("name,value,text", [
+    ("mode", "stream", "stream"), ("shuffle", False, "shuffle off"), ("average", True, "average on"),
+    ("batch_size", 2048, "batch size 2,048"), ("epochs", 2.0, "epochs 2"), ("memory_cap_mb", None, "no memory cap mb"),
+    ("alpha", 1e-5, "alpha 1e-05"), ("dataset", "/srv/data/a9a.svm", "a9a.svm"), ("hidden", "64,32", "hidden 64,32"),
+])
+def test_knob_value_text(name, value, text):
+    assert knob_value_text(name, value) == text
+
+
+def test_run_names_are_the_values_that_differ():
+    differing = {"mode": ["memory", "stream"], "batch_size": [256, 2048], "epochs": [1, 2]}
+    assert run_names([1, 2], differing) == {1: "memory, batch size 256, +1 more",
+                                            2: "stream, batch size 2,048, +1 more"}
+    assert run_names([1, 2], differing, most=3) == {1: "memory, batch size 256, epochs 1",
+                                                    2: "stream, batch size 2,048, epochs 2"}
+    assert run_names([4], {}) == {4: ""}
+
+
+def test_compare_against_the_first_run_or_the_one_chosen():
+    cmp = compare([MEMORY, STREAM, OOM])
+    assert (cmp.baseline, [r.id for r in cmp.runs], sorted(cmp.deltas)) == (1, [1, 2, 3], [2, 3])
+    assert cmp.headlines == (comparison_headline(MEMORY, STREAM), comparison_headline(MEMORY, OOM))
+    chosen = compare([MEMORY, STREAM], baseline=2)
+    assert (chosen.baseline, chosen.headlines) == (2, (comparison_headline(STREAM, MEMORY),))
+    assert compare([MEMORY, STREAM], baseline=99).baseline == 1  # not among them: the first
+    assert compare([]).headlines == ()
+
+
+def test_run_label_is_current_and_skips_what_is_missing():
+    row = {"id": 17, "status": "completed", "dataset": "sparse-text", "mode": "memory", "model": "linear-svm",
+           "label": ""}
+    assert run_label(row) == "run 17 · completed · sparse-text · memory · linear-svm"
+    assert run_label(dict(row, status="running", label="learn: batches")) == (
+        "run 17 · running · sparse-text · memory · linear-svm · learn: batches")
+    assert run_label({"id": 3, "status": "queued"}) == "run 3 · queued"

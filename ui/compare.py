@@ -1,0 +1,149 @@
+"""The Compare page's parts: the history table (key columns first and pinned), the
+headline against a baseline, big numbers for a presentation, and a one-file HTML
+export that opens offline (plotly.js inlined)."""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from svmcore.app.headlines import Comparison, RunFacts
+from ui.charts import run_colour
+
+# what a person compares first, then what a run was
+KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
+COLUMNS = KEY_COLUMNS + ("status", "label", "dataset", "mode", "model", "precision", "representation", "batch_size",
+                         "threads", "peak_phase", "wall_s", "baseline_accuracy", "cap", "sweep_id", "host", "started")
+
+
+def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
+    """The history as a table, key columns first, start times readable."""
+    df = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    df["samples_per_s"] = df["samples_per_s"].round(0)
+    df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
+    return df
+
+
+def history_columns() -> dict:
+    """Column headers and rounding for people; the run and its key numbers stay pinned
+    on the left when the table scrolls sideways."""
+    num = st.column_config.NumberColumn
+    return {
+        "id": num("run", format="%d", pinned=True),
+        "peak_mb": num("exact peak MiB", format="%.0f", pinned=True,
+                       help="The kernel's high-water mark of the worker: exact, not sampled"),
+        "accuracy": num("accuracy", format="%.3f", pinned=True, help="on every held-out row"),
+        "balanced_accuracy": num("balanced", format="%.3f", pinned=True,
+                                 help="balanced accuracy: the mean of the per-class recalls"),
+        "samples_per_s": num("samples/s", format="localized", pinned=True,
+                             help="training samples per second of the train phase"),
+        "peak_phase": st.column_config.TextColumn("peak in", help="the phase that owns the exact peak"),
+        "wall_s": num("wall s", format="%.1f"),
+        "baseline_accuracy": num("majority baseline", format="%.3f",
+                                 help="accuracy of always predicting the majority class"),
+        "batch_size": num("batch", format="localized"),
+        "sweep_id": num("sweep", format="%d"),
+    }
+
+
+def _swatch(run_id: int) -> str:
+    return f'<span style="color:{run_colour(run_id)};font-size:1.1em">&#9632;</span>'
+
+
+def headline_items(cmp: Comparison) -> list[tuple[int, str]]:
+    """(run id, line) of each headline: one per compared run, or one about the baseline
+    when it has nothing to compare against."""
+    others = [r.id for r in cmp.runs if r.id != cmp.baseline]
+    if len(cmp.headlines) != len(others):
+        return [(cmp.baseline, line) for line in cmp.headlines]
+    return list(zip(others, cmp.headlines, strict=True))
+
+
+def headline(cmp: Comparison, big: bool = False) -> None:
+    """One line per compared run against the baseline, each with its run's colour."""
+    size = "1.3rem" if big else "1.05rem"
+    lines = "".join(f'<li style="font-size:{size};margin:0.25rem 0">{_swatch(rid)} {html.escape(text)}</li>'
+                    for rid, text in headline_items(cmp))
+    st.markdown(f'<ul style="list-style:none;padding-left:0" data-testid="compareHeadline">{lines}</ul>',
+                unsafe_allow_html=True)
+
+
+def _num(v, spec: str, unit: str = "") -> str:
+    return "–" if v is None else f"{v:{spec}}{unit}"
+
+
+def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str]]:
+    """(label, value, delta against the baseline, delta colour) of one run's big numbers."""
+    d = d or {}
+
+    def delta(key, text):
+        return None if d.get(key) is None else text(d[key])
+
+    return [
+        ("exact peak", _num(r.peak_mb, ",.0f", " MiB"), delta("peak_pct", lambda v: f"{v:+.0f}%"), "inverse"),
+        ("samples/s", _num(r.samples_per_s, ",.0f"), delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%"),
+         "normal"),
+        ("accuracy", _num(r.accuracy, ".3f"), delta("accuracy", lambda v: f"{v:+.3f}"), "normal"),
+        ("balanced accuracy", _num(r.balanced_accuracy, ".3f"), delta("balanced_accuracy", lambda v: f"{v:+.3f}"),
+         "normal"),
+    ]
+
+
+def big_numbers(cmp: Comparison) -> None:
+    """Each run's exact peak, speed and accuracies in big type, with the change against
+    the baseline; one bordered row per run."""
+    with st.container(key="bignumbers"):
+        for r in cmp.runs:
+            with st.container(border=True):
+                base = " (baseline)" if r.id == cmp.baseline else ""
+                st.markdown(f"{_swatch(r.id)} **{html.escape(r.title)}**{base} · {html.escape(r.status)}",
+                            unsafe_allow_html=True)
+                with st.container(horizontal=True, gap="large"):
+                    for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id)):
+                        st.metric(label, value, delta, delta_color=colour, width="content")
+
+
+CSS = """body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;
+color:#222;padding:0 1rem}h1{font-size:1.8rem}ul.headline{list-style:none;padding:0;font-size:1.2rem}
+ul.headline li{margin:.3rem 0}table{border-collapse:collapse;margin:1rem 0}td,th{padding:.35rem .8rem;
+border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text-align:left}
+.big td{font-size:1.3rem}.note{color:#555;font-size:.9rem}"""
+
+
+def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict[str, list],
+                      hosts: dict[int, str | None], when: float | None = None) -> str:
+    """One self-contained HTML file: the headline, the big numbers, the interactive
+    charts with plotly.js inlined (it opens offline) and the knobs that differ."""
+    esc = html.escape
+    ids = ", ".join(str(r.id) for r in cmp.runs)
+    base = next((r for r in cmp.runs if r.id == cmp.baseline), None)
+    head = "".join(f"<li>{_swatch(rid)} {esc(t)}</li>" for rid, t in headline_items(cmp))
+    rows = "".join(
+        f"<tr><td>{_swatch(r.id)} {esc(r.title)}{' (baseline)' if r.id == cmp.baseline else ''}</td>"
+        + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
+                  for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
+        + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)
+    # the first chart carries plotly.js itself (no CDN: the file must open offline)
+    charts = "".join('<div class="chart">' + f.to_html(full_html=False, include_plotlyjs=i == 0,
+                                                       config={"displaylogo": False}) + "</div>"
+                     for i, f in enumerate(figures))
+    knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(str(v))}</td>" for v in vals) + "</tr>"
+                        for k, vals in knobs.items())
+    knob_table = ("<h2>Knobs that differ</h2><table><tr><th></th>"
+                  + "".join(f"<th>run {r.id}</th>" for r in cmp.runs) + f"</tr>{knob_rows}</table>") if knobs else ""
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(when if when is not None else time.time()))
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SVM Memory Lab: runs {esc(ids)}'
+            f"</title><style>{CSS}</style></head><body><h1>SVM Memory Lab: runs {esc(ids)}</h1>"
+            f'<p class="note">Against the baseline {esc(base.title if base else "–")}. Exact peaks are the '
+            "kernel's high-water mark of each run's worker; memory curves are sampled 50 times a second; "
+            "throughput is training samples per second; accuracy is on every held-out row. Measured on the "
+            f"machines named below; exported {esc(stamp)}.</p>"
+            f'<ul class="headline">{head}</ul>'
+            '<table class="big"><tr><th>run</th><th>exact peak</th><th>samples/s</th><th>accuracy</th>'
+            f"<th>balanced accuracy</th><th>outcome</th><th>machine</th></tr>{rows}</table>"
+            f"{charts}{knob_table}</body></html>")
