@@ -51,6 +51,8 @@ class RunConfig:
     n_components: int = 256
     cache_size_mb: int = 200
     hidden: str = "64"
+    checkpoint: int = 0
+    monitor: str = "full"
     threads: int = 1
 
     def to_dict(self) -> dict[str, Any]:

@@ -119,11 +119,13 @@ _KNOBS = [
               "it, else rlimit.",
          trades="cgroup is faithful to a real machine; rlimit reports the failing allocation."),
     # --- training ----------------------------------------------------------
-    Knob("model", str, "linear-svm", choices=("linear-svm", "kernel-approx", "kernel-svm", "mlp"),
+    Knob("model", str, "linear-svm", choices=("linear-svm", "kernel-approx", "kernel-svm", "mlp", "mlp-numpy"),
          help="linear-svm: hinge loss by minibatch SGD. kernel-approx: Nystroem or random "
               "Fourier features, then a linear SVM. kernel-svm: exact libsvm SVC (small data "
               f"only, up to {MAX_KERNEL_SVM_ROWS:,} rows, memory mode). mlp: a small neural net "
-              "trained by minibatches.",
+              "trained by minibatches (scikit-learn's MLPClassifier, 200 rows a step). mlp-numpy: the "
+              "same kind of net written with numpy here: one Adam step per batch, and gradient "
+              "checkpointing (the checkpoint knob).",
          trades="Richer models can be more accurate and cost more memory and time."),
     Knob("batch_size", int, 1024, min=1, max=10_000_000, unit="rows",
          help="Rows per minibatch (and per chunk read in stream/memmap mode).",
@@ -144,11 +146,11 @@ _KNOBS = [
               "distance of each other in the file) and the window of memory-mapped blocks shuffled "
               "together in memmap mode.",
          trades="A bigger buffer mixes rows from further apart (a file sorted by label needs it) and holds "
-                "that many more rows in memory.", applies_to=("linear-svm", "kernel-approx", "mlp")),
+                "that many more rows in memory.", applies_to=("linear-svm", "kernel-approx", "mlp", "mlp-numpy")),
     Knob("alpha", float, 1e-5, min=1e-9, max=10.0,
          help="Regularisation strength of the SGD-trained models (larger = simpler model).",
          trades="Too small overfits noise, too large underfits.",
-         applies_to=("linear-svm", "kernel-approx", "mlp")),
+         applies_to=("linear-svm", "kernel-approx", "mlp", "mlp-numpy")),
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
          trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
@@ -175,7 +177,21 @@ _KNOBS = [
          applies_to=("kernel-svm",)),
     Knob("hidden", str, "64",
          help="Hidden layer sizes of the MLP, comma separated (e.g. 128,64).",
-         trades="Wider layers hold features x width weights.", applies_to=("mlp",)),
+         trades="Wider layers hold features x width weights.", applies_to=("mlp", "mlp-numpy")),
+    Knob("checkpoint", int, 0, min=0, max=8, unit="layers",
+         help="Gradient checkpointing of mlp-numpy: 0 = off (the forward pass keeps every hidden layer's "
+              "activations for the backward pass); k = keep only every k-th layer's and recompute the "
+              "layers between two kept ones in the backward pass (1 keeps every layer, like 0).",
+         trades="Activations are batch x width x 8 bytes per layer: with k, about depth/k + k - 1 layers "
+                "of them are held instead of depth, for up to one more forward pass of compute per step. "
+                "The weights come out bitwise the same.", applies_to=("mlp-numpy",)),
+    Knob("monitor", str, "full", choices=("full", "light", "off"),
+         help="What the training process reports while it trains: full = progress events 10 times a "
+              "second and accuracy on a held-out sample of 2,000 rows every second (the live charts); "
+              "light = progress events once a second, no live accuracy; off = nothing until the final "
+              "evaluation on every test row. Memory is sampled by the parent process in every case.",
+         trades="full holds the held-out sample (dense batches: 2,000 rows x width) and spends time "
+                "scoring it; light and off train blind but keep the final scores."),
     Knob("threads", int, 1, min=1, max=64, unit="threads",
          help="BLAS/OpenMP threads of the worker, and the reader thread in stream/memmap mode "
               "when above 1 (loading overlaps training).",

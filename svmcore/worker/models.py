@@ -1,6 +1,6 @@
 """Model factory: every model exposes the same small training surface.
 
-Incremental models (linear-svm, kernel-approx, mlp) learn from one minibatch at a
+Incremental models (linear-svm, kernel-approx, mlp, mlp-numpy) learn from one minibatch at a
 time with ``partial_fit``; the exact kernel SVM needs all rows at once (``fit_all``).
 """
 
@@ -40,6 +40,10 @@ class Trainer:
         if c.model in ("linear-svm", "kernel-approx"):
             from sklearn.linear_model import SGDClassifier
             return SGDClassifier(loss="hinge", alpha=c.alpha, average=c.average, random_state=c.seed)
+        if c.model == "mlp-numpy":
+            from svmcore.worker.mlp_numpy import NumpyMLP
+            return NumpyMLP(self.n_features, c.hidden_sizes, self.classes, alpha=c.alpha, checkpoint=c.checkpoint,
+                            seed=c.seed, dtype=np.float64 if c.precision == "float64" else np.float32)
         if c.model == "mlp":
             from sklearn.neural_network import MLPClassifier
             return MLPClassifier(hidden_layer_sizes=c.hidden_sizes, alpha=c.alpha,

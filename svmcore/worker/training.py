@@ -30,7 +30,7 @@ from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 EVAL_SAMPLE_ROWS = 2000  # held-out rows, drawn at random, scored live during training
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
 EVAL_EVERY_S = 1.0
-PROGRESS_EVERY_S = 0.1
+PROGRESS_EVERY_S = {"full": 0.1, "light": 1.0}  # by the monitor knob; off: none while training
 
 
 def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn") -> None:
@@ -45,6 +45,8 @@ def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn
     import threadpoolctl  # noqa: F401
     if model == "mlp":
         import sklearn.neural_network  # noqa: F401
+    if model == "mlp-numpy":
+        from svmcore.worker import mlp_numpy  # noqa: F401
     if model == "kernel-svm":
         import sklearn.svm  # noqa: F401
     if model == "kernel-approx":
@@ -178,8 +180,12 @@ def run(job: dict, events, phases) -> dict:
 
     trainer = Trainer(cfg, classes, n_features)
     score_classes = _score_classes(classes, y_test)
-    eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(y_test.shape[0])[:EVAL_SAMPLE_ROWS])
-    X_eval, y_eval = X_test[eval_rows], y_test[eval_rows]
+    live_eval = cfg.monitor == "full"
+    progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
+    X_eval = y_eval = None
+    if live_eval:  # the held-out sample exists only to be scored live
+        eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(y_test.shape[0])[:EVAL_SAMPLE_ROWS])
+        X_eval, y_eval = X_test[eval_rows], y_test[eval_rows]
     pre_transformed = False
     if trainer.needs_transform_fit:
         phases.start("transform")
@@ -193,7 +199,7 @@ def run(job: dict, events, phases) -> dict:
                               "float64" if cfg.precision == "float64" else "float32", False, shuffle)
             del X_all
             pre_transformed = True
-        events.emit(TRANSFORMED, components=int(trainer.transform(X_eval[:1]).shape[1]))
+        events.emit(TRANSFORMED, components=int(trainer.transform(X_test[:1]).shape[1]))
 
     phases.start("train")
     t_train = time.monotonic()
@@ -214,9 +220,11 @@ def run(job: dict, events, phases) -> dict:
         trainer.fit_all(X_all, y_all)
         del X_all
         samples = batches = train.n_rows
-        events.emit(PROGRESS, samples=samples, batches=1, epoch=1, epochs=1, total=total,
-                    train_elapsed_s=time.monotonic() - t_train)
-        evaluate_now()
+        if progress_every is not None:
+            events.emit(PROGRESS, samples=samples, batches=1, epoch=1, epochs=1, total=total,
+                        train_elapsed_s=time.monotonic() - t_train)
+        if live_eval:
+            evaluate_now()
     else:
         fit = trainer.model.partial_fit
         faults = getattr(phases, "faults", None)
@@ -234,18 +242,23 @@ def run(job: dict, events, phases) -> dict:
                 del Xb, yb
                 if cfg.gc_every and batches % cfg.gc_every == 0:
                     gc.collect()
+                if progress_every is None:
+                    continue
                 now = time.monotonic()
-                if now - last_progress >= PROGRESS_EVERY_S:
+                if now - last_progress >= progress_every:
                     events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1,
                                 epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
                     last_progress = now
-                if now - last_eval >= EVAL_EVERY_S:
+                if live_eval and now - last_eval >= EVAL_EVERY_S:
                     evaluate_now()
             epoch_s = time.monotonic() - t_epoch
             epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
-            events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                        total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
-            evaluate_now()
+            if progress_every is not None:
+                events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+                            total=total, train_elapsed_s=time.monotonic() - t_train,
+                            epoch_samples_per_s=epoch_rates[-1])
+            if live_eval:
+                evaluate_now()
     train_s = time.monotonic() - t_train
     for src in read_sources:  # trained on the file as scanned, to the end (no line torn by a writer since)
         src.check_unchanged()
@@ -266,7 +279,8 @@ def run(job: dict, events, phases) -> dict:
                 rows=int(y_test.shape[0]), final=True, train_elapsed_s=train_s)
     return {
         **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
-        "samples_per_s": samples / train_s if train_s > 0 else None,
+        "samples_per_s": samples / train_s if train_s > 0 else None, "monitor": cfg.monitor,
+        "recomputed_layers": getattr(trainer.model, "recomputed_layers", None),
         "epoch_samples_per_s": epoch_rates,
         "spill": spill_info,
         "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
