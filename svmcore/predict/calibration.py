@@ -85,6 +85,10 @@ def calibration_configs() -> list[dict]:
         {**t, "mode": "memory", "rows": 30_000, "model": "mlp", "hashing_bits": 14, "hidden": "64"},
         {**t, "mode": "stream", "rows": 30_000, "model": "mlp", "hashing_bits": 15, "hidden": "128"},
         {**t, "mode": "memmap", "rows": 5000, "model": "mlp", "hashing_bits": 17, "hidden": "64"},  # 64 MiB layer
+        {**t, "mode": "stream", "representation": "dense", "hashing_bits": 12, "batch_size": 4096, "monitor": "off"},
+        {**d, "mode": "memory", "rows": 20_000, "model": "mlp-numpy", "hidden": "512,512,512,512", "batch_size": 4096},
+        {**t, "mode": "stream", "rows": 20_000, "model": "mlp-numpy", "hashing_bits": 14,
+         "hidden": "256,256,256,256,256,256", "checkpoint": 2, "batch_size": 8192},
         {**t, "mode": "memory", "rows": 5000, "model": "kernel-svm", "features": 1 << 16},
         {"dataset": "digits", "model": "linear-svm", "epochs": 1},
         {"dataset": "digits", "model": "mlp", "epochs": 1, "mode": "stream"},
@@ -197,4 +201,5 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 4  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced
+CALIBRATION_VERSION = 5  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
+# activations (gradient checkpointing) and the live evaluation's sample (monitor)

@@ -12,7 +12,10 @@ named parts computed from the config and the data's shape:
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
 - ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
-  window of mapped rows (memmap), a shuffle buffer of parsed rows (stream).
+  window of mapped rows (memmap), a shuffle buffer of parsed rows (stream);
+- ``activations``: the numpy MLP's layer activations for one batch that its backward
+  pass holds at once (fewer with gradient checkpointing);
+- ``eval_sample``: the held-out rows scored live while training (monitor=full only).
 
 How many bytes of RSS each byte of a part costs (copies, allocator slack, the
 temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
@@ -31,6 +34,7 @@ from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows,
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.units import MiB
 
+EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
@@ -104,6 +108,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
         "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
+        "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
@@ -135,8 +140,15 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
     elif cfg.model == "mlp":
         p["model_mlp"], p["model_mlp_step"] = mlp_bytes(cfg, w, nvec)
+    elif cfg.model == "mlp-numpy":
+        p["model_mlp"], p["model_mlp_step"] = mlp_numpy_bytes(cfg, w, nvec)
+        p["activations"] = min(cfg.batch_size, shape.train_rows) * activation_values(cfg, nvec) * cb
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
+    if cfg.monitor == "full" and incremental:
+        # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
+        ev = min(EVAL_SAMPLE_ROWS, test_rows)
+        p["eval_sample"] = ev * (w * cb if dense_test else sparse_row(cb)) + (ev * w * cb if dense else 0.0)
     source_is_text = not cfg.is_builtin or cfg.mode == "stream"
     chunk = min(CHUNK_ROWS, shape.rows)
     # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
@@ -175,6 +187,36 @@ def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
     return 4.0 * (sum(layers) + biases) * cb, (sum(layers) + biases) * cb + 2.0 * max(layers) * 8
 
 
+def mlp_numpy_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
+    """What the numpy MLP holds: (between steps, added during a step). Between steps the
+    weights and Adam's two moments (3 copies, in the compute dtype); during a step one
+    layer's gradient at a time (each is applied as soon as it is known) and one Adam
+    temporary of the same size."""
+    cb = 8 if cfg.precision == "float64" else 4
+    sizes = [width, *cfg.hidden_sizes, outputs]
+    layers = [a * b for a, b in zip(sizes, sizes[1:])]
+    biases = sum(sizes[1:])
+    return 3.0 * (sum(layers) + biases) * cb, 2.0 * max(layers) * cb
+
+
+def activation_values(cfg: RunConfig, outputs: int) -> float:
+    """Values per batch row the numpy MLP's step holds at its fullest: the hidden layers
+    kept by the forward pass that are still needed, the segment being recomputed, the
+    output and two deltas (the one coming down and the one it makes). Without
+    checkpointing that is every hidden layer at the top of the backward pass."""
+    from svmcore.worker.mlp_numpy import kept_layers
+
+    widths = list(cfg.hidden_sizes)
+    depth = len(widths)
+    kept = set(kept_layers(depth, cfg.checkpoint))
+    most = 0
+    for i in range(depth, 0, -1):  # the backward pass at layer i: kept layers up to i, the segment from the
+        c = max((j for j in kept if j <= i), default=0)  # nearest kept one below it (recomputed) up to i
+        held = sum(widths[j - 1] for j in kept if j <= i) + sum(widths[j - 1] for j in range(c + 1, i + 1))
+        most = max(most, held)
+    return most + outputs + 2.0 * max(widths + [outputs])
+
+
 def _csv_or_text(cfg: RunConfig) -> bool:
     return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
 
@@ -190,6 +232,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
     model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    # activations are held during a step only; the live evaluation's sample while training only
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
     io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
@@ -199,7 +242,8 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
-                  **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"]},
+                  **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"],
+                  "activations": p["activations"], "eval_sample": p["eval_sample"]},
         # what training freed is often kept by the allocator, so it shows here too
         "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
                      f"shuffle_{m}": p["shuffle"]},
@@ -230,7 +274,8 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
       each row outside memory mode);
     - ``step_<family>``: optimizer steps x the model's weights (an SGD ``partial_fit``
       call per batch; an MLP step per 200 rows, each one passing over every weight
-      about 15 times: the dense gradient and Adam's moments and update);
+      about 15 times: the dense gradient and Adam's moments and update; the numpy MLP:
+      one step per batch, and per sample its forward, backward and recomputed layers);
     - ``parse_<parser>``: stream mode parses the text once (later passes read the
       binary spill): rows x nonzeros;
     - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
@@ -253,6 +298,16 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
         step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
         steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
+    elif cfg.model == "mlp-numpy":
+        from svmcore.worker.mlp_numpy import kept_layers
+
+        h = list(cfg.hidden_sizes)
+        dense_products = [a * b for a, b in zip(h, h[1:] + [nvec])]
+        kept = set(kept_layers(len(h), cfg.checkpoint))
+        # hidden layers between kept ones are computed twice (layer j's product is h[j-2] x h[j-1])
+        again = sum(h[j - 2] * h[j - 1] if j > 1 else row_work * h[0] for j in range(1, len(h) + 1) if j not in kept)
+        work = row_work * h[0] + sum(dense_products) + again / 3.0  # a recomputed product: a third of a step's
+        weights = shape.width * h[0] + sum(dense_products)
     else:
         work, weights = row_work, nvec * shape.width
     f[f"sample_{fam}"] = float(n) * cfg.epochs * work
@@ -332,10 +387,14 @@ def round_or_none(v: float | None, digits: int = 1) -> float | None:
 
 def group_parts(contrib: dict[str, float]) -> dict[str, float]:
     """Features folded back into the parts named in the output."""
-    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "transforms": 0.0, "io": 0.0, "shuffle": 0.0,
-           "other": 0.0}
+    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "activations": 0.0, "transforms": 0.0, "io": 0.0,
+           "shuffle": 0.0, "monitor": 0.0, "other": 0.0}
     for k, v in contrib.items():
-        if k == "test":
+        if k == "activations":
+            out[k] += v
+        elif k == "eval_sample":
+            out["monitor"] += v
+        elif k == "test":
             out[k] += v
         elif k.startswith("data") or k.startswith("load_data"):
             out["data"] += v
