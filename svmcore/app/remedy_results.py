@@ -195,7 +195,7 @@ def setup_text(config: dict) -> str:
     parts += [f"{cfg.mode} mode", cfg.representation, cfg.precision, f"batch {cfg.batch_size:,}",
               f"{cfg.epochs} epoch{'s' if cfg.epochs > 1 else ''}"]
     if cfg.model != d["model"]:
-        parts.append(cfg.model + (f" ({cfg.hidden})" if cfg.model == "mlp" else ""))
+        parts.append(cfg.model + (f" ({cfg.hidden})" if cfg.model in ("mlp", "mlp-numpy") else ""))
     if cfg.threads != d["threads"]:
         parts.append(f"{cfg.threads} threads")
     return ", ".join(parts)
