@@ -23,6 +23,12 @@ SECTIONS = [
      "A file sorted by label, trained in file order and shuffled, in every mode."),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",
      "The memory model's forecast against the measured exact peak."),
+    ("estimate-accuracy-only.md", "python bench/estimate_accuracy.py --only mlp-numpy,monitor",
+     "The memory model's forecast on the configs of the newest knobs only (mlp-numpy's checkpointing, monitor)."),
+    ("checkpointing.md", "python bench/checkpointing.py",
+     "Gradient checkpointing in the numpy MLP: exact peaks and train time with k = 0, 2, 4 and sqrt(depth)."),
+    ("monitoring.md", "python bench/monitoring.py",
+     "What the worker's live monitoring costs (monitor=full, light, off), and the parent's sampler at 5 to 200 Hz."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),

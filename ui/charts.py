@@ -131,9 +131,11 @@ def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
 
 
 def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
-               prediction: dict | None = None, name: str = "", most: int = MAX_POINTS) -> dict:
+               prediction: dict | None = None, name: str = "", most: int = MAX_POINTS,
+               monitor: str | None = None) -> dict:
     """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
-    (seconds since launch) or "samples" (samples seen, between progress events)."""
+    (seconds since launch) or "samples" (samples seen, between progress events).
+    ``monitor``: the run's monitor knob (read from its summary when not given)."""
     mem = memory_info(samples, summary, prediction)
     keep = thin(mem["rss"], most)
     mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in ("t", "rss", "anon", "file")})
@@ -163,17 +165,30 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
                                              "rows": final[2]},
         "phases": phases, "peak_mb": mem["peak_mb"], "peak_phase": summary.peak_phase, "cap_mb": mem["cap_mb"],
         "cap": summary.cap, "floor_mb": mem["floor_mb"], "predicted_mb": mem["predicted_mb"],
+        "monitor": monitor or summary.extra.get("monitor") or "full",
     }
 
 
 def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS) -> dict:
     """``run_series`` of a RunView: a live run's phases end 'now', its cap is its knob's."""
+    monitor = view.config.get("monitor") or "full"
     if not view.is_live:
-        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most)
+        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor)
     phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
     summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
                          floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
-    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most)
+    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most, monitor)
+
+
+def monitoring_note(series: Sequence[dict], panel: str) -> str | None:
+    """What an accuracy or throughput panel says when the runs' monitor knob left it
+    without live points (None when some run monitors it)."""
+    levels = {s.get("monitor", "full") for s in series}
+    if panel == "accuracy" and "full" not in levels:
+        return f"monitoring {'/'.join(sorted(levels))}: no live accuracy (final evaluation only)"
+    if panel == "throughput" and levels == {"off"}:
+        return "monitoring off: no live throughput (the run reports when it ends)"
+    return None
 
 
 # ---------------------------------------------------------------- the stacked chart
@@ -282,7 +297,11 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
         fig.add_shape(type="rect", xref="x domain", yref=axis["memory"], x0=0, x1=1, y0=0,
                       y1=info["runs"][0]["floor_mb"], fillcolor="rgba(128,128,128,0.10)", line_width=0, layer="below")
     for p in panels:
-        if info["live"] and not any(has_data(s, p) for s in info["runs"]):
+        note = monitoring_note(info["runs"], p)
+        if note and not any(s["acc" if p == "accuracy" else "thr"]["x"] for s in info["runs"]):
+            fig.add_annotation(text=note, showarrow=False, xref="x domain", yref=f"{axis[p]} domain", x=0.5, y=0.5,
+                               font=dict(size=12, color="#888"))
+        elif info["live"] and not any(has_data(s, p) for s in info["runs"]):
             fig.add_annotation(text=f"{Y_TITLES[p]}: drawn from the first training batch on", showarrow=False,
                                xref="x domain", yref=f"{axis[p]} domain", x=0.5, y=0.5,
                                font=dict(size=12, color="#888"))

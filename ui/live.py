@@ -41,7 +41,8 @@ def progress_line(view: RunView) -> tuple[float, str]:
     if view.status == RunStatus.QUEUED:
         return 0.0, f"queued (position {view.queue_position or '?'}); runs go one at a time so timings stay clean"
     if not prog or not prog.get("total"):
-        return 0.0, f"phase: {phase} · {_fmt(view.elapsed_s, '.0f', ' s')} elapsed"
+        quiet = " · monitoring off: no progress until the run ends" if view.config.get("monitor") == "off" else ""
+        return 0.0, f"phase: {phase} · {_fmt(view.elapsed_s, '.0f', ' s')} elapsed{quiet}"
     frac = min(1.0, prog["samples"] / prog["total"])
     rate = prog["samples"] / prog["train_elapsed_s"] if prog.get("train_elapsed_s") else None
     left = (prog["total"] - prog["samples"]) / rate if rate else None
@@ -97,7 +98,8 @@ def live_metrics(view: RunView) -> None:
         ("samples seen", _fmt(prog and prog["samples"], ",.0f"), "Training samples so far, all passes."),
         ("samples/s", _fmt(thr["samples_per_s"][-1] if thr["samples_per_s"] else None, ",.0f"),
          "Training throughput over the last few progress reports."),
-        ("accuracy (sample)", _fmt(acc["accuracy"][-1] if acc["accuracy"] else None, ".3f"),
+        ("accuracy (sample)", _fmt(acc["accuracy"][-1] if acc["accuracy"] else None, ".3f")
+         if view.config.get("monitor", "full") == "full" else f"monitoring {view.config['monitor']}",
          f"On a held-out sample of {acc['rows'] or '–'} rows; the final evaluation uses every test row."),
         ("balanced accuracy", _fmt(acc["balanced"][-1] if acc["balanced"] else None, ".3f"),
          "The mean of the per-class recalls, on the same held-out sample."),

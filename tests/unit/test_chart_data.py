@@ -17,6 +17,7 @@ from ui.charts import (
     label_lanes,
     live_phases,
     memory_info,
+    monitoring_note,
     panel_domains,
     panels_of,
     phase_peaks_info,
@@ -244,7 +245,7 @@ EVENTS = [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("train", 0.
           ev(1.1, 300, 0.7, 0.66, rows=4000, final=True)]
 COMMON = {"id": 3, "name": "stream", "title": "run 3 · stream", "colour": PALETTE[2], "sampled": 3, "drawn": 3,
           "peak_mb": 101.5, "peak_phase": "train", "cap_mb": 256.0, "cap": "rlimit", "floor_mb": 38.0,
-          "predicted_mb": 120.0}
+          "predicted_mb": 120.0, "monitor": "full"}
 
 
 def test_run_series_by_time_puts_all_three_panels_on_seconds_since_launch():
@@ -279,6 +280,22 @@ def test_run_series_thins_long_runs_keeping_the_peak():
     assert series["mem"]["x"] == [0.0, 0.14, 0.18, 0.28, 0.38]  # spans [0,4) [4,9) [9,14) [14,19), the last
     assert series["mem"]["rss"] == [10.0, 100.0, 10.0, 10.0, 10.0]
     assert (series["drawn"], series["sampled"]) == (5, 20)
+
+
+def test_a_run_without_live_monitoring_says_so_in_its_empty_panels():
+    quiet = [e for e in EVENTS if e["kind"] not in (PROGRESS, EVAL) or e.get("final")]
+    off = run_series(3, SAMPLES, quiet, SUMMARY, "time", monitor="off")
+    light = run_series(3, SAMPLES, [e for e in EVENTS if e["kind"] != EVAL or e.get("final")], SUMMARY,
+                       "time", monitor="light")
+    assert off["monitor"] == "off" and off["acc"]["x"] == [] and off["final"]["accuracy"] == 0.7
+    assert monitoring_note([off], "accuracy") == "monitoring off: no live accuracy (final evaluation only)"
+    assert monitoring_note([off], "throughput").startswith("monitoring off: no live throughput")
+    assert monitoring_note([light], "accuracy").startswith("monitoring light: no live accuracy")
+    assert monitoring_note([light], "throughput") is None
+    assert monitoring_note([run_series(3, SAMPLES, EVENTS, SUMMARY)], "accuracy") is None
+    texts = [a.text for a in stacked_figure(stacked_info([off], live=True)).layout.annotations]
+    assert "monitoring off: no live accuracy (final evaluation only)" in texts
+    assert not any("drawn from the first training batch" in t for t in texts)
 
 
 @dataclass(frozen=True)
