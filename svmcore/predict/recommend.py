@@ -1,7 +1,8 @@
 """The setting expected to do best within a memory budget.
 
 Candidates are the user's config with the memory and speed knobs varied (mode,
-precision, parser, solver, batch size, hashing). Each is priced by the calibrated
+precision, parser, solver, batch size, hashing; gradient checkpointing for mlp-numpy,
+ranked as slower since it recomputes layers). Each is priced by the calibrated
 memory model; those predicted to fit are ranked by the chosen objective:
 
 - accuracy: settings that keep the data as it is first (no float16 rounding, no
@@ -42,13 +43,17 @@ def candidates(base: dict) -> list[RunConfig]:
     linear = cfg0.model in ("linear-svm", "kernel-approx")
     modes = ["memory"] if cfg0.model == "kernel-svm" else ["memory", "memmap", "stream"]
     hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or (cfg0.features - 1).bit_length())]
+    depth = len(cfg0.hidden_sizes)
+    checkpoints = sorted({cfg0.checkpoint, 2, max(2, round(depth ** 0.5))}) \
+        if cfg0.model == "mlp-numpy" and depth >= 2 else [cfg0.checkpoint]
     out, seen = [], set()
-    for mode, prec, parser, solver, batch, bits in itertools.product(
+    for mode, prec, parser, solver, batch, bits, ckpt in itertools.product(
             modes, ("float64", "float32", "float16"), ("sklearn", "numba"),
-            ("sklearn", "numba") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing):
+            ("sklearn", "numba") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing,
+            checkpoints):
         try:
             cfg = validate(base, mode=mode, precision=prec, parser=parser, solver=solver, batch_size=batch,
-                           hashing_bits=bits)
+                           hashing_bits=bits, checkpoint=ckpt)
         except ConfigError:
             continue
         key = cfg.to_json()
@@ -107,7 +112,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
 
     def speed(c: RunConfig) -> int:
         return SPEED_RANK.get((c.mode, c.parser if c.mode == "stream" or not c.is_builtin else "sklearn",
-                               c.solver), 0) + (1 if c.batch_size >= 1024 else 0)
+                               c.solver), 0) + (1 if c.batch_size >= 1024 else 0) - (1 if c.checkpoint > 1 else 0)
 
     if objective != "throughput":
         key = lambda cp: (_accuracy_cost(cp[0], cfg0), -speed(cp[0]), cp[1]["predicted_peak_mb"])  # noqa: E731

@@ -168,3 +168,11 @@ def test_candidates_come_in_a_stable_order():
     first, second = recommend.candidates(base), recommend.candidates(base)
     assert [c.to_json() for c in first] == [c.to_json() for c in second]
     assert [(c.precision, c.parser) for c in first[:6]] == [("float64", "sklearn")] * 6  # batch, then hashing
+
+
+def test_mlp_numpy_candidates_include_gradient_checkpointing():
+    from svmcore.predict.recommend import candidates as cands
+
+    ks = {c.checkpoint for c in cands({"model": "mlp-numpy", "hidden": "64,64,64,64,64,64,64,64", "rows": 5000})}
+    assert ks == {0, 2, 3}
+    assert {c.checkpoint for c in cands({"model": "linear-svm"})} == {0}
