@@ -200,21 +200,25 @@ def mlp_numpy_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, fl
 
 
 def activation_values(cfg: RunConfig, outputs: int) -> float:
-    """Values per batch row the numpy MLP's step holds at its fullest: the hidden layers
-    kept by the forward pass that are still needed, the segment being recomputed, the
-    output and two deltas (the one coming down and the one it makes). Without
-    checkpointing that is every hidden layer at the top of the backward pass."""
+    """Values per batch row (in the compute dtype) that the numpy MLP's step holds at its
+    fullest. The backward pass at hidden layer i holds the kept layers up to i, the
+    layers recomputed from the nearest kept one below i up to i, the delta coming down
+    (layer i+1's width, or the outputs') and the delta it makes (layer i's width) with
+    ReLU's mask (one byte a value). Without checkpointing that is every hidden layer
+    but the top one, from the second step of the backward pass on."""
     from svmcore.worker.mlp_numpy import kept_layers
 
     widths = list(cfg.hidden_sizes)
     depth = len(widths)
     kept = set(kept_layers(depth, cfg.checkpoint))
-    most = 0
-    for i in range(depth, 0, -1):  # the backward pass at layer i: kept layers up to i, the segment from the
-        c = max((j for j in kept if j <= i), default=0)  # nearest kept one below it (recomputed) up to i
-        held = sum(widths[j - 1] for j in kept if j <= i) + sum(widths[j - 1] for j in range(c + 1, i + 1))
-        most = max(most, held)
-    return most + outputs + 2.0 * max(widths + [outputs])
+    mask = 1.0 / (8 if cfg.precision == "float64" else 4)
+    most = 0.0
+    for i in range(depth, 0, -1):
+        c = max((j for j in kept if j <= i), default=0)
+        held = sum(widths[j - 1] for j in kept if j <= c) + sum(widths[j - 1] for j in range(c + 1, i + 1))
+        coming = widths[i] if i < depth else outputs
+        most = max(most, held + coming + widths[i - 1] * (1 + mask))
+    return most
 
 
 def _csv_or_text(cfg: RunConfig) -> bool:

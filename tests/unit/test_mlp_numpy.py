@@ -88,3 +88,30 @@ def test_learns_a_separable_problem():
             net.partial_fit(X[lo:lo + 50], y[lo:lo + 50])
     assert (net.predict(X) == y).mean() > 0.95
     assert net.predict_proba(X).shape == (400, 2)
+
+
+@pytest.mark.parametrize("k", [0, 2, 3, 4])
+def test_the_memory_model_counts_what_a_step_allocates(k):
+    """predict.model's activations and step bytes against tracemalloc's peak of one step."""
+    import tracemalloc
+
+    from svmcore.predict.model import activation_values, mlp_numpy_bytes
+    from svmcore.spec.config import validate
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(512, 50)), rng.integers(0, 2, 512)
+    cfg = validate(model="mlp-numpy", hidden="256,256,256,256,256,256", checkpoint=k, batch_size=512,
+                   dataset="dense", features=50)
+    net = NumpyMLP(50, cfg.hidden_sizes, [0, 1], checkpoint=k)
+    held = sum(a.nbytes for a in net._params() + net._m + net._v)
+    assert held == mlp_numpy_bytes(cfg, 50, 1)[0]
+    net.partial_fit(X, y)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        net.partial_fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    predicted = activation_values(cfg, 1) * 512 * 8 + mlp_numpy_bytes(cfg, 50, 1)[1]
+    assert peak == pytest.approx(predicted, rel=0.05)
