@@ -56,7 +56,14 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=1, help="runs of each k (interleaved); the median time is shown")
     ap.add_argument("--home", default=None, help="a calibrated home: adds the memory model's forecasts")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--render", action="store_true",
+                    help="rewrite the .md from the existing .json (adding forecasts with --home), running nothing")
     args = ap.parse_args()
+    if args.render:
+        with open(os.path.join(args.out, "checkpointing.json")) as f:
+            result = json.load(f)
+        write(result, args.out, args.home)
+        return 0
     if "x" in args.hidden:
         width, depth = (int(v) for v in args.hidden.split("x"))
         hidden = ",".join([str(width)] * depth)
@@ -66,10 +73,6 @@ def main() -> int:
     ks = sorted({0, 2, 4, max(1, round(math.sqrt(depth)))})
     base = {"dataset": args.dataset, "rows": args.rows, "epochs": 1, "model": "mlp-numpy", "hidden": hidden,
             "batch_size": args.batch, "precision": args.precision}
-    cal = None
-    if args.home:
-        from svmcore.predict import calibration
-        cal = calibration.load_calibration(args.home)
     home = tempfile.mkdtemp(prefix="svmcore-checkpointing-")
     store = Store(home)
     m = machine()
@@ -87,12 +90,6 @@ def main() -> int:
                    "train_peak_mb": phase(s, "train").get("peak_rss_mb"), "train_s": s["train_s"],
                    "floor_mb": s["floor_mb"], "accuracy": s["accuracy"], "samples_per_s": s["samples_per_s"],
                    "recomputed_layers": s.get("recomputed_layers"), "model_bytes": s.get("model_bytes")}
-            if cal is not None:
-                from svmcore.predict import model
-                pred = model.predict(cfg, cal)
-                row["predicted_train_mb"] = pred["phases"]["train"]["predicted_mb"]
-                row["predicted_peak_mb"] = pred["predicted_peak_mb"]
-                row["predicted_activations_mb"] = pred["phases"]["train"]["parts_mb"].get("activations")
             runs[k].append(row)
             print(json.dumps(row), flush=True)
     elapsed = time.time() - t0
@@ -112,18 +109,41 @@ def main() -> int:
     result = {"date": time.strftime("%Y-%m-%d"), "machine": m, "config": base, "ks": ks, "repeats": args.repeats,
               "seconds": round(elapsed), "summary": summary, "runs": [r for k in ks for r in runs[k]],
               "claim": "40% on deep kernel networks"}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "checkpointing.json"), "w") as f:
+    write(result, args.out, args.home)
+    return 0
+
+
+def write(result: dict, out: str, home: str | None) -> None:
+    """checkpointing.json and .md; with a calibrated ``home``, the memory model's
+    forecast of each k's train phase beside its measurement."""
+    base, summary, m = result["config"], result["summary"], result["machine"]
+    hidden, args_batch, args_rows = base["hidden"], base["batch_size"], base["rows"]
+    depth = len(hidden.split(","))
+    cal = None
+    if home:
+        from svmcore.predict import calibration
+        cal = calibration.load_calibration(home)
+    if cal is not None:
+        from svmcore.predict import model
+        for row in summary:
+            pred = model.predict(validate({**base, "checkpoint": row["checkpoint"]}), cal)
+            row["predicted_train_mb"] = pred["phases"]["train"]["predicted_mb"]
+            row["predicted_peak_mb"] = pred["predicted_peak_mb"]
+            row["predicted_activations_mb"] = pred["phases"]["train"]["parts_mb"].get("activations")
+            row["forecast_error"] = row["predicted_train_mb"] / row["train_peak_mb"] - 1
+        result["forecast_calibration"] = cal.fingerprint
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "checkpointing.json"), "w") as f:
         json.dump(result, f, indent=1)
     widths = hidden.split(",")
     shape = f"{widths[0]} x {depth} layers" if len(set(widths)) == 1 else hidden
     best = max(summary, key=lambda r: r["train_peak_saving"])
-    lines = [f"# Gradient checkpointing: a {shape} MLP, batches of {args.batch:,}, {result['date']}", "",
+    lines = [f"# Gradient checkpointing: a {shape} MLP, batches of {args_batch:,}, {result['date']}", "",
              f"Machine: {m['cpu']}, {m['cpus']} CPUs, {m['memory_gib']} GiB, Linux {m['kernel']}, Python "
              f"{m['python']}, numpy {m['numpy']}; load average {m['load_avg_at_start']} at the start: the 2 cores "
-             f"were shared with other work, so times compare within this run only ({args.repeats} run(s) of each "
-             f"k, interleaved; {result['seconds']} s in all). Data: `{args.dataset}`, {args.rows:,} rows, "
-             f"{args.precision}, 1 epoch, model `mlp-numpy` (Adam, one step per batch). Peaks are the worker's "
+             f"were shared with other work, so times compare within this run only ({result['repeats']} run(s) of "
+             f"each k, interleaved; {result['seconds']} s in all). Data: `{base['dataset']}`, {args_rows:,} rows, "
+             f"{base['precision']}, 1 epoch, model `mlp-numpy` (Adam, one step per batch). Peaks are the worker's "
              "kernel high-water mark (VmHWM): exact. k = 0 keeps every hidden layer's activations; k keeps "
              "every k-th and recomputes the others in the backward pass (the weights come out bitwise the same: "
              "tests/unit/test_mlp_numpy.py).", "",
@@ -131,7 +151,8 @@ def main() -> int:
              "train s | time vs k = 0 | layers recomputed | forecast train peak (MiB) | accuracy |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary:
-        fc = f"{r['predicted_train_mb']:,.0f}" if r.get("predicted_train_mb") else "–"
+        fc = (f"{r['predicted_train_mb']:,.0f} ({r['forecast_error'] * 100:+.1f}%)" if r.get("predicted_train_mb")
+              else "–")
         lines.append(f"| {r['checkpoint']} | {r['train_peak_mb']:,.0f} | {r['train_peak_saving'] * 100:.0f}% | "
                      f"{r['run_peak_mb']:,.0f} | {r['run_peak_saving'] * 100:.0f}% | {r['train_s']:,.1f} | "
                      f"{r['train_time_ratio']:.2f}x | {r['recomputed_layers'] or 0} | {fc} | {r['accuracy']:.4f} |")
@@ -140,10 +161,9 @@ def main() -> int:
               f"{best['run_peak_saving'] * 100:.0f}% of the whole run's, for {best['train_time_ratio']:.2f}x the "
               "train time. Only the activations shrink: the interpreter's floor, the weights with Adam's two "
               "moments and the data are the same with and without it."]
-    with open(os.path.join(args.out, "checkpointing.md"), "w") as f:
+    with open(os.path.join(out, "checkpointing.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    return 0
 
 
 if __name__ == "__main__":

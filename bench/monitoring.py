@@ -120,7 +120,8 @@ def main() -> int:
         lines.append("")
     lines += ["**The parent's memory sampler** (default setup, monitor=full): the sampler reads the worker's "
               "/proc files from the parent process, so its rate should not move the worker's exact peak.", "",
-              "| sampling rate | memory samples | whole run exact peak (MiB), each run | train phase exact peak (MiB) |",
+              "| sampling rate | memory samples | whole run exact peak (MiB), each run | "
+              "train phase exact peak (MiB) |",
               "|---|---|---|---|"]
     for r in sampler:
         lines.append(f"| {r['sample_hz']} Hz | {r['memory_samples']:,} | "
