@@ -33,6 +33,8 @@ def _bar(run) -> str:
              f"RSS {rss:7.1f} MiB (peak {peak:7.1f})"]
     if progress:
         parts.append(f"{progress['samples']:,} samples")
+    elif run.config.monitor == "off":
+        parts.append("monitor off: no progress until the end")
     if acc is not None:
         parts.append(f"acc {acc:.3f}")
     parts.append(f"{snap.elapsed_s:6.1f}s")
