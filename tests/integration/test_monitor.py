@@ -50,3 +50,19 @@ def test_monitor_and_checkpoint_validation():
     with pytest.raises(ConfigError, match="checkpoint"):
         validate(model="mlp-numpy", checkpoint=9)
     assert validate(model="mlp-numpy", checkpoint=3).checkpoint == 3
+
+
+def test_the_parents_sampling_rate_does_not_move_the_workers_exact_peak(store):
+    """The sampler reads /proc from the parent: 4 or 200 samples a second, the worker's
+    VmHWM is its own."""
+    from svmcore.engine.runner import Run
+
+    peaks, counts = [], []
+    for hz in (4, 200):
+        run = Run(store, validate({"rows": 20_000, "features": 1 << 16, "nnz_per_row": 30, "epochs": 2}),
+                  sample_hz=hz).start()
+        assert run.wait(120) == RunStatus.COMPLETED, run.summary
+        peaks.append(run.summary["peak_rss_mb"])
+        counts.append(run.summary["n_samples"])
+    assert counts[1] > 10 * counts[0]
+    assert abs(peaks[0] - peaks[1]) <= max(3.0, 0.02 * peaks[0]), peaks
