@@ -7,7 +7,9 @@ named parts computed from the config and the data's shape:
 - ``data``: the training rows held in memory (memory mode only), in storage form;
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps; for the
+- ``model``: the weights (and their average, and the copies a solver keeps: the
+  compiled SGD its weights, their average and the coefficients it computes from them
+  to score; FTRL its z and n per feature and the weights computed from them; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
@@ -119,12 +121,16 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
-    copies = 2 if cfg.average else 1
+    # float64 arrays per weight: scikit-learn's coef_ (and average); the compiled SGD's
+    # weights (and average) and the coefficients computed from them to score; FTRL's z,
+    # n and the weights computed from them to score
+    copies = {"numba": 3 if cfg.average else 2, "ftrl": 3}.get(cfg.solver, 2 if cfg.average else 1)
+    compiled = "model_linear_numba" if cfg.solver in ("numba", "ftrl") else "model_linear"
     if cfg.model == "linear-svm":
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * w * 8 * copies
+        p[compiled] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
         C = cfg.n_components
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * C * 8 * copies
+        p[compiled] = nvec * C * 8 * copies
         if cfg.approximation == "nystroem":
             p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
         else:
@@ -210,7 +216,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
 
 
 def floor_key(cfg: RunConfig) -> str:
-    numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
+    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in ("linear-svm", "kernel-approx"))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
 
@@ -218,8 +224,9 @@ def floor_key(cfg: RunConfig) -> str:
 
 def time_family(cfg: RunConfig) -> str:
     """Runs whose per-sample and per-step costs are alike."""
-    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
-    return cfg.model + ("+numba" if numba else "")
+    if cfg.model in ("linear-svm", "kernel-approx") and cfg.solver in ("numba", "ftrl"):
+        return f"{cfg.model}+{cfg.solver}"
+    return cfg.model
 
 
 def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
