@@ -7,9 +7,8 @@ named parts computed from the config and the data's shape:
 - ``data``: the training rows held in memory (memory mode only), in storage form;
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps: the
-  compiled SGD its weights, their average and the coefficients it computes from them
-  to score; FTRL its z and n per feature and the weights computed from them; for the
+- ``model``: the weights (and their average, and the copies a solver keeps: FTRL
+  its z and n per feature and the weights computed from them to score; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
@@ -105,7 +104,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
@@ -121,11 +120,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
-    # float64 arrays per weight: scikit-learn's coef_ (and average); the compiled SGD's
-    # weights (and average) and the coefficients computed from them to score; FTRL's z,
-    # n and the weights computed from them to score
-    copies = {"numba": 3 if cfg.average else 2, "ftrl": 3}.get(cfg.solver, 2 if cfg.average else 1)
-    compiled = "model_linear_numba" if cfg.solver in ("numba", "ftrl") else "model_linear"
+    # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z, n
+    # and the weights computed from them to score (in place, one copy)
+    copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
+    compiled = {"numba": "model_linear_numba", "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
         p[compiled] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
@@ -195,7 +193,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     stacked = p["data_stacked"]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
-    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_linear_ftrl", "model_mlp", "model_svm")}
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
     io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}

@@ -43,12 +43,12 @@ def test_model_bytes_follow_width_classes_average_and_solver():
     three = parts(validate(), Shape(**{**SHAPE.__dict__, "classes": 3}))
     assert three["model_linear"] == 3 * p["model_linear"]
     numba = parts(validate(solver="numba"), SHAPE)
-    # the compiled SGD also holds the coefficients it computes from its weights and average to score
-    assert numba["model_linear"] == 0 and numba["model_linear_numba"] == 3 * (1 << 20) * 8
-    # FTRL: z, n and the weights computed from them, whatever average says
+    assert numba["model_linear"] == 0 and numba["model_linear_numba"] == p["model_linear"]
+    # FTRL: z, n and the weights computed from them, whatever average says; its own coefficient
     for average in (True, False):
         ftrl = parts(validate(solver="ftrl", average=average), SHAPE)
-        assert ftrl["model_linear"] == 0 and ftrl["model_linear_numba"] == 3 * (1 << 20) * 8
+        assert ftrl["model_linear"] == ftrl["model_linear_numba"] == 0
+        assert ftrl["model_linear_ftrl"] == 3 * (1 << 20) * 8
 
 
 def test_every_phase_the_run_goes_through_has_features():
