@@ -65,6 +65,11 @@ def grid(data_file: str) -> list[dict]:
         {**T, "mode": "stream", "threads": 2},
         {**T, "solver": "numba"},
         {**T, "mode": "memmap", "solver": "numba", "precision": "float32", "features": 1 << 21},
+        {**T, "solver": "ftrl"},
+        {**T, "solver": "ftrl", "hashing_bits": 22, "rows": 50_000},
+        {**T, "mode": "stream", "solver": "ftrl", "precision": "float32"},
+        {**T, "mode": "memmap", "solver": "ftrl", "precision": "float16", "l1": 1.0},
+        {**T, "rows": 30_000, "model": "kernel-approx", "solver": "ftrl", "n_components": 512},
         {"dataset": "dense", "epochs": 1},
         {"dataset": "dense", "epochs": 1, "mode": "stream", "representation": "dense"},
         {"dataset": "breast-cancer", "batch_size": 128},
@@ -84,15 +89,17 @@ def grid(data_file: str) -> list[dict]:
         {**T, "monitor": "light"},
         {"dataset": "dense", "epochs": 1, "mode": "stream", "representation": "dense", "monitor": "off"},
         {**T, "mode": "stream", "representation": "dense", "hashing_bits": 12, "batch_size": 2048, "monitor": "off"},
+        {"dataset": data_file, "epochs": 2, "mode": "memmap", "solver": "ftrl"},
     ]
 
 
 def selected(configs: list[dict], only: str | None) -> list[dict]:
-    """The configs naming any of the comma-separated words as a knob or a value."""
+    """The configs naming any of the comma-separated words as a knob, a value or knob=value."""
     if not only:
         return configs
     words = {w.strip() for w in only.split(",") if w.strip()}
-    return [c for c in configs if words & ({str(k) for k in c} | {str(v) for v in c.values()})]
+    return [c for c in configs
+            if words & ({str(k) for k in c} | {str(v) for v in c.values()} | {f"{k}={v}" for k, v in c.items()})]
 
 
 def main() -> int:

@@ -59,6 +59,8 @@ def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_i
         "floor_mb": _round(s.floor_mb), "at_peak": peak_moment(samples),
         "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
         "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
+        "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
+        "batches": s.extra.get("batches"), "upcast": s.upcast,
         "error": s.error_message,
     }
 
@@ -106,7 +108,28 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
         "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
         "accuracy_change": acc[1] - acc[0] if None not in acc else None,
         "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None,
+        "model_before": _model(before), "model_after": _model(after),
+        "upcast_after": _upcast(after),
     }
+
+
+def _model(side_: dict) -> dict | None:
+    """A linear model's nonzero weights and the exact bytes of a sparse copy, beside the
+    bytes of its dense float64 weights (None for other models and older results)."""
+    if side_.get("nonzero_weights") is None or not side_.get("weights"):
+        return None
+    return {"nonzero": side_["nonzero_weights"], "weights": side_["weights"],
+            "sparse_mb": side_["sparse_model_bytes"] / MiB, "dense_mb": side_["weights"] * 8 / MiB}
+
+
+def _upcast(side_: dict) -> dict | None:
+    """What the float16 upcast cost a run per batch: bytes of the float32 copy (exact) and
+    the time to make it (measured), with the run's own train time per batch beside."""
+    u = side_.get("upcast")
+    if not u:
+        return None
+    per_batch = side_["train_s"] / side_["batches"] if side_.get("train_s") and side_.get("batches") else None
+    return {**u, "train_s_per_batch": per_batch}
 
 
 def cannot_lower(cmp: dict) -> bool:
@@ -154,6 +177,23 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
                 cmp["phase_before_mb"], cmp["phase_after_mb"])
         claim = f"The advice claims {remedy.claim}; " if remedy.claim_pct else ""
         out.append(f"{claim}here the run's exact peak went {_arrow(peak, cmp['peak_after_mb'])}{phase}.")
+    if remedy.shows_model and cmp.get("model_before") and cmp.get("model_after"):
+        b, a = cmp["model_before"], cmp["model_after"]
+        out.append(f"The model: {b['nonzero']:,} → {a['nonzero']:,} nonzero weights of {a['weights']:,}; a sparse "
+                   f"copy (int32 index + float64 value each) would take {_mib(b['sparse_mb'])} → "
+                   f"{_mib(a['sparse_mb'])}, against {_mib(a['dense_mb'])} dense. That is the saved model's size, "
+                   "not training memory: while it trains FTRL holds two float64 arrays per feature (z and n) "
+                   "whatever L1 zeroes, and the weights it computes from them to score.")
+    u = cmp.get("upcast_after")
+    if remedy.shows_upcast and u:
+        share = (f", {100 * u['seconds_per_batch'] / u['train_s_per_batch']:.1f}% of the "
+                 f"{u['train_s_per_batch'] * 1e3:,.2f} ms each batch took to train" if u.get("train_s_per_batch") else "")
+        out.append(f"Float16 is storage only: each of the {u['batches']:,} batches was copied to float32 to compute, "
+                   f"{u['float16_bytes_per_batch'] / 1024:,.1f} KiB of half-precision values becoming "
+                   f"{u['float32_bytes_per_batch'] / 1024:,.1f} KiB (exact, from the batches), in "
+                   f"{u['seconds_per_batch'] * 1e6:,.0f} µs a batch (measured){share}. Computing in half precision "
+                   "would need hardware and libraries this product does not use: GPU tensor cores or AVX512-FP16, "
+                   "and a framework that computes in float16.")
     if remedy.moves_to_file and None not in (cmp["anon_before_mb"], cmp["anon_after_mb"], cmp["file_before_mb"],
                                              cmp["file_after_mb"]):
         out.append(f"At the peak, anonymous memory went {cmp['anon_before_mb']:,.0f} → {cmp['anon_after_mb']:,.0f} MiB "
@@ -161,6 +201,10 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
                    "file-backed, so they still count in RSS, but the kernel can drop them under pressure and read "
                    "them back from the file, which it cannot do with anonymous memory.")
     return out
+
+
+def _mib(v: float) -> str:
+    return f"{v:,.2f} MiB" if v < 10 else f"{v:,.0f} MiB"
 
 
 def _arrow(before: float | None, after: float | None) -> str:
@@ -233,6 +277,10 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
             row["setup"] += " (measured with " + ", ".join(f"{k}={v:,}" if type(v) is int else f"{k}={v}"
                                                            for k, v in other.items()) + ")"
     row["verdict"] = result.get("error") or claim_verdict(remedy.claim_pct, cmp)
+    if remedy.shows_model and cmp and cmp.get("model_before") and cmp.get("model_after"):
+        mb, ma = cmp["model_before"], cmp["model_after"]
+        row["verdict"] += (f"; saved model, sparse: {_mib(mb['sparse_mb'])} → {_mib(ma['sparse_mb'])} "
+                           f"({ma['nonzero']:,} nonzero of {ma['weights']:,} weights)")
     row["measured on"] = {"this machine": "this machine", "reference": "reference machine"}.get(
         result.get("source"), "–")
     if cmp is None:

@@ -7,7 +7,8 @@ named parts computed from the config and the data's shape:
 - ``data``: the training rows held in memory (memory mode only), in storage form;
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps; for the
+- ``model``: the weights (and their average, and the copies a solver keeps: FTRL
+  its z and n per feature and the weights computed from them to score; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
@@ -107,8 +108,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
-        "activations": 0.0, "eval_sample": 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
+        "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
@@ -124,12 +125,15 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
-    copies = 2 if cfg.average else 1
+    # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z, n
+    # and the weights computed from them to score (in place, one copy)
+    copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
+    compiled = {"numba": "model_linear_numba", "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * w * 8 * copies
+        p[compiled] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
         C = cfg.n_components
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * C * 8 * copies
+        p[compiled] = nvec * C * 8 * copies
         if cfg.approximation == "nystroem":
             p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
         else:
@@ -235,7 +239,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     stacked = p["data_stacked"]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
-    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_linear_ftrl", "model_mlp", "model_svm")}
     # activations are held during a step only; the live evaluation's sample while training only
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
@@ -258,7 +262,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
 
 
 def floor_key(cfg: RunConfig) -> str:
-    numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
+    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in ("linear-svm", "kernel-approx"))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
 
@@ -266,8 +270,9 @@ def floor_key(cfg: RunConfig) -> str:
 
 def time_family(cfg: RunConfig) -> str:
     """Runs whose per-sample and per-step costs are alike."""
-    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
-    return cfg.model + ("+numba" if numba else "")
+    if cfg.model in ("linear-svm", "kernel-approx") and cfg.solver in ("numba", "ftrl"):
+        return f"{cfg.model}+{cfg.solver}"
+    return cfg.model
 
 
 def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:

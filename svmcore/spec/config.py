@@ -46,6 +46,10 @@ class RunConfig:
     alpha: float = 1e-5
     average: bool = True
     solver: str = "sklearn"
+    l1: float = 0.1
+    l2: float = 0.1
+    ftrl_alpha: float = 2.0
+    ftrl_beta: float = 1.0
     c: float = 1.0
     approximation: str = "nystroem"
     n_components: int = 256

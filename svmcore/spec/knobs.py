@@ -94,8 +94,13 @@ _KNOBS = [
          trades="Dense costs rows x features x bytes; it only pays off for dense data."),
     Knob("precision", str, "float64", group="memory", choices=("float64", "float32", "float16"),
          help="Storage precision of feature values. float16 is storage only: each batch is "
-              "upcast to float32 for compute (scikit-learn cannot compute in float16).",
-         trades="Halving precision halves value memory; float16 loses digits (~3 significant)."),
+              "upcast to float32 for compute (scikit-learn, scipy.sparse and the compiled solvers "
+              "cannot compute in float16). Computing in half precision would need hardware and "
+              "libraries this product does not use (GPU tensor cores or AVX512-FP16, and a framework "
+              "that computes in half precision). A run records the upcast's exact bytes and its "
+              "measured time per batch.",
+         trades="Halving precision halves value memory; float16 loses digits (~3 significant) and "
+                "pays a float32 copy of each batch's values, and the time to make it."),
     Knob("hashing_bits", int, 0, group="memory", min=0, max=26, unit="bits",
          help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
               "files are always hashed (2^20 when off).",
@@ -154,13 +159,36 @@ _KNOBS = [
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
          trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
-    Knob("solver", str, "sklearn", choices=("sklearn", "numba"),
-         help="Who runs the SGD steps: scikit-learn's SGDClassifier.partial_fit, or a compiled "
-              "numba loop with the same algorithm (same weights to rounding; rows in file order) "
-              "and no per-batch setup.",
+    Knob("solver", str, "sklearn", choices=("sklearn", "numba", "ftrl"),
+         help="Who trains the linear model. sklearn: scikit-learn's SGDClassifier.partial_fit (hinge "
+              "loss). numba: a compiled numba loop with the same algorithm (same weights to rounding; "
+              "rows in file order) and no per-batch setup. ftrl: FTRL-proximal (McMahan et al. 2013), "
+              "compiled the same way, with the logistic loss (the standard for FTRL; still a linear "
+              "classifier) and per-coordinate learning rates, L1 and L2 (knobs l1, l2, ftrl_alpha, "
+              "ftrl_beta; alpha and average are SGD's and do not apply).",
          trades="numba trains several times faster per sample on sparse rows and adds the "
-                "compiler and its code to the floor (about 100 MiB, shared with the numba parser).",
+                "compiler and its code to the floor (about 100 MiB, shared with the numba parser). "
+                "ftrl holds two float64 arrays per feature (z and n) where averaged SGD holds the "
+                "weights and their average, and computes the weights from them when it scores; its "
+                "L1 makes the model sparse (see the nonzero weights a run reports).",
          applies_to=("linear-svm", "kernel-approx")),
+    Knob("l1", float, 0.1, min=0.0, max=1e6,
+         help="FTRL's L1 strength (solver ftrl only): a weight stays exactly zero while the "
+              "accumulated gradient of its feature is within l1, so larger values give sparser models.",
+         trades="Fewer nonzero weights (a smaller sparse copy of the model); too large drops useful "
+                "features and costs accuracy. It does not shrink the z and n arrays held while training.",
+         applies_to=("linear-svm", "kernel-approx")),
+    Knob("l2", float, 0.1, min=0.0, max=1e6,
+         help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero.",
+         trades="Too small overfits noise, too large underfits.", applies_to=("linear-svm", "kernel-approx")),
+    Knob("ftrl_alpha", float, 2.0, min=1e-6, max=100.0,
+         help="FTRL's learning-rate scale alpha (solver ftrl only): a feature's rate is "
+              "alpha / (ftrl_beta + sqrt(sum of its squared gradients)).",
+         trades="Larger learns faster and noisier.", applies_to=("linear-svm", "kernel-approx")),
+    Knob("ftrl_beta", float, 1.0, min=0.0, max=1e6,
+         help="FTRL's learning-rate smoothing beta (solver ftrl only): keeps the first steps of a "
+              "rarely seen feature from being huge.",
+         trades="Larger damps the early steps of every feature.", applies_to=("linear-svm", "kernel-approx")),
     Knob("c", float, 1.0, min=1e-6, max=1e6,
          help="Inverse regularisation of the exact kernel SVM.",
          trades="Larger C fits the training data harder.", applies_to=("kernel-svm",)),

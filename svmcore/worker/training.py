@@ -22,6 +22,7 @@ from svmcore.data.batches import (
 )
 from svmcore.data.sources import CHUNK_ROWS, Source, check_trainable, n_test_rows, scan
 from svmcore.data.spill import Spill
+from svmcore.data.upcast import METER as UPCASTS
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS, TRANSFORMED
 from svmcore.spec.scores import confusion, scores
@@ -41,6 +42,9 @@ def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn
     if solver == "numba" and model in ("linear-svm", "kernel-approx"):
         from svmcore.worker import sgd
         sgd.warm_up()
+    if solver == "ftrl" and model in ("linear-svm", "kernel-approx"):
+        from svmcore.worker import ftrl
+        ftrl.warm_up()
     import sklearn.linear_model  # noqa: F401
     import threadpoolctl  # noqa: F401
     if model == "mlp":
@@ -202,6 +206,7 @@ def run(job: dict, events, phases) -> dict:
         events.emit(TRANSFORMED, components=int(trainer.transform(X_test[:1]).shape[1]))
 
     phases.start("train")
+    UPCASTS.reset()  # the train phase's batches only (the load and a transform sample are not batches)
     t_train = time.monotonic()
     samples = batches = 0
     total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
@@ -260,6 +265,7 @@ def run(job: dict, events, phases) -> dict:
             if live_eval:
                 evaluate_now()
     train_s = time.monotonic() - t_train
+    upcast = UPCASTS.summary()
     for src in read_sources:  # trained on the file as scanned, to the end (no line torn by a writer since)
         src.check_unchanged()
     spill = getattr(train, "spill", None)
@@ -285,6 +291,7 @@ def run(job: dict, events, phases) -> dict:
         "spill": spill_info,
         "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
         "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
+        **trainer.sparse_model(), "upcast": upcast,
         "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,
                     "reader_thread": isinstance(train, StreamData) and train.reader_thread},
         "data": info.to_dict(), "pid": os.getpid(),
