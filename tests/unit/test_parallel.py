@@ -9,13 +9,13 @@ from svmcore.spec.errors import ConfigError
 from svmcore.worker import parallel
 
 
-def test_mix_is_the_row_weighted_mean_and_steps_add_up():
+def test_mix_is_the_row_weighted_mean_of_weights_and_steps():
     a = {"coef_": np.array([[1.0, 2.0]]), "intercept_": np.array([0.5]), "t_": 11.0}
     b = {"coef_": np.array([[3.0, 6.0]]), "intercept_": np.array([-0.5]), "t_": 31.0}
     out = parallel.mix([a, b], [10, 30], start_t=1.0)
     np.testing.assert_allclose(out["coef_"], [[2.5, 5.0]])
     np.testing.assert_allclose(out["intercept_"], [-0.25])
-    assert out["t_"] == 1.0 + 10 + 30  # one schedule, as if one process took every step
+    assert out["t_"] == 1.0 + (10 * 10 + 30 * 30) / 40  # the steps' weighted mean too
 
 
 def test_mix_of_equal_states_is_that_state_and_keeps_the_dtype():
