@@ -383,7 +383,7 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
             for k, r in enumerate(results):
                 dt, rss = _thin(r["dt"], r["rss"])
                 events.emit(WORKER_MEMORY, worker=k + 1, address=cluster.workers[k], pid=r["pid"], epoch=epoch + 1,
-                            start_ts=r["t0"], dt=dt, rss_bytes=rss, hwm_bytes=r["hwm_bytes"], rows=r["rows"],
+                            start_ts=r["t0"], started_ago_s=time.time() - r["t0"], dt=dt, rss_bytes=rss, hwm_bytes=r["hwm_bytes"], rows=r["rows"],
                             seconds=r["seconds"])
                 worker_t[k].extend(r["t0"] + d for d in r["dt"])
                 worker_rss[k].extend(r["rss"])
