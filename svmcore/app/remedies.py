@@ -252,12 +252,20 @@ REMEDIES: tuple[Remedy, ...] = (
                        why="ten times the data: the saving grows with the rows")),
            knobs=("mode",), moves_to_file=True),
     Remedy("ddp", "Distributed data parallel",
-           "Splits one training run's data across several machines' workers.",
-           "Each worker holds its share of the data.",
-           "Network traffic to combine the workers' updates, and the machines.",
+           "Splits one training run's rows into N shards; N Dask workers each train a copy of the model on "
+           "theirs, and the weights are averaged after every epoch (iterative parameter mixing).",
+           "Each worker holds its share of the data, one batch at a time when streaming, and one copy of the "
+           "model; the run's own process coordinates.",
+           "Every worker pays its own floor (Python, numpy, scikit-learn and Dask) and a full model copy; "
+           "starting the cluster takes seconds; weights travel every epoch; averaging can cost accuracy.",
            "linear (1/N per worker)", None, HELD_DATA,
-           pending="being built now (data-parallel training on Dask); today a Dask cluster runs whole runs, "
-                   "one per worker, not one run split across workers"),
+           (Experiment("default", "default setup, 2 workers", DEFAULT_SETUP, {"workers": 2},
+                       default_setup=True, why="what the default setup sees: each worker holds half the rows"),
+            Experiment("4-workers", "1M rows in memory, 4 workers", _BIG, {"workers": 4},
+                       why="data well above the floor: the share each worker no longer holds is largest")),
+           knobs=("workers",),
+           limits="The workers here are processes on this one machine (a LocalCluster); on a real cluster "
+                  "each would be a machine, and the per-worker figure is what each machine needs."),
     Remedy("hashing", "Feature hashing",
            "Folds a million columns into 2^16 hashed columns.",
            "Model size is columns x outputs: a linear SVM over 2^20 columns holds 8 MiB of weights (two "

@@ -62,7 +62,18 @@ def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_i
         "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
         "batches": s.extra.get("batches"), "upcast": s.upcast,
         "error": s.error_message,
+        **({"parallel": _parallel_side(s.extra["parallel"])} if s.extra.get("parallel") else {}),
     }
+
+
+def _parallel_side(par: dict) -> dict:
+    """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
+    started for the run, else sampled), the coordinator's and the sampled total."""
+    workers = par.get("per_worker") or []
+    return {"workers": par.get("workers"), "worker_peak_mb": _round(max((w["peak_rss_mb"] for w in workers), default=None)),
+            "worker_peak_exact": all(w.get("peak_exact") for w in workers),
+            "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
+            "cluster_start_s": _round(par.get("cluster_start_s"), 2)}
 
 
 def _round(v: float | None, digits: int = 1) -> float | None:
@@ -95,6 +106,12 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
     sps_b, sps_a = before.get("samples_per_s"), after.get("samples_per_s")
     acc = [before.get("accuracy"), after.get("accuracy")]
     bal = [before.get("balanced_accuracy"), after.get("balanced_accuracy")]
+    par = after.get("parallel")
+    if par:  # one process became several: compare the largest worker, and say what they hold together
+        return {**_compare_parallel(before, after, par), "acts_on": [],
+                "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
+                "accuracy_change": acc[1] - acc[0] if None not in acc else None,
+                "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None}
     return {
         "peak_before_mb": peak, "peak_after_mb": after.get("peak_mb"),
         "peak_saving_pct": _pct(peak, after.get("peak_mb")),
@@ -130,6 +147,22 @@ def _upcast(side_: dict) -> dict | None:
         return None
     per_batch = side_["train_s"] / side_["batches"] if side_.get("train_s") and side_.get("batches") else None
     return {**u, "train_s_per_batch": per_batch}
+def _compare_parallel(before: dict, after: dict, par: dict) -> dict:
+    """Before: one process. After: a coordinator (the run's process) and N Dask workers.
+    ``peak_after_mb`` is the largest worker's peak (what each machine of a cluster needs);
+    the total is every process together (what one machine needs when all run on it)."""
+    peak, worker = before.get("peak_mb"), par.get("worker_peak_mb")
+    return {
+        "peak_before_mb": peak, "peak_after_mb": worker, "peak_saving_pct": _pct(peak, worker),
+        "workers": par.get("workers"), "worker_peak_exact": par.get("worker_peak_exact"),
+        "coordinator_mb": after.get("peak_mb"), "total_sampled_mb": par.get("total_sampled_mb"),
+        "total_saving_pct": _pct(peak, par.get("total_sampled_mb")),
+        "linear_pct": 100 * (1 - 1 / par["workers"]) if par.get("workers") else None,
+        "owner_before": before.get("peak_phase"), "owner_after": None,
+        "phase_before_mb": None, "phase_after_mb": None, "phase_saving_pct": None,
+        "other_phase": None, "other_phase_mb": None, "ceiling_pct": None,
+        "anon_before_mb": None, "anon_after_mb": None, "file_before_mb": None, "file_after_mb": None,
+    }
 
 
 def cannot_lower(cmp: dict) -> bool:
@@ -142,6 +175,12 @@ def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> st
     if cmp is None or cmp.get("peak_saving_pct") is None:
         return "not measured"
     saved = cmp["peak_saving_pct"]
+    if cmp.get("workers"):
+        linear = cmp["linear_pct"]
+        per = ("no saving per worker" if abs(saved) < NO_SAVING_PCT
+               else f"per worker {_change(saved).strip(' ()')}")
+        total = _change(cmp["total_saving_pct"]).strip(" ()") or "not sampled"
+        return f"{per} (linear would be −{linear:.0f}%); all {cmp['workers']} together {total}"
     if saved <= -NO_SAVING_PCT:
         return "raises the peak"
     if cannot_lower(cmp):
@@ -170,6 +209,18 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
     elif cmp.get("ceiling_pct") is not None and saved is not None and cmp["ceiling_pct"] < 100 - NO_SAVING_PCT:
         out.append(f"It can lower this run's peak by at most {cmp['ceiling_pct']:.0f}%: the {cmp['other_phase']} "
                    f"phase, which it does not act on, peaks at {cmp['other_phase_mb']:,.0f} MiB.")
+    if cmp.get("workers"):
+        n = cmp["workers"]
+        kind = "exact" if cmp.get("worker_peak_exact") else "sampled"
+        out.append(f"The advice claims {remedy.claim}. Here one process peaked at {peak:,.0f} MiB; split over {n} Dask "
+                   f"workers the largest worker peaked at {cmp['peak_after_mb']:,.0f} MiB ({kind}), against "
+                   f"{peak / n:,.0f} MiB if memory divided by {n}: each worker pays its own floor (Python, numpy, "
+                   f"scikit-learn and Dask) and a full copy of the model, and only the data divides.")
+        if cmp.get("total_sampled_mb") is not None:
+            out.append(f"All processes together (the {cmp['coordinator_mb']:,.0f} MiB coordinator, which runs "
+                       f"Dask's scheduler, and the workers) held up to {cmp['total_sampled_mb']:,.0f} MiB "
+                       f"(sampled at 50 Hz): on one machine, data parallelism multiplies memory, it does not divide it.")
+        return out
     if saved is not None:
         phase = ""
         if cmp.get("phase_saving_pct") is not None:
@@ -286,6 +337,11 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
     if cmp is None:
         return row
     row["run's exact peak (MiB)"] = _short_arrow(cmp["peak_before_mb"], cmp["peak_after_mb"])
+    if cmp.get("workers"):
+        kind = "exact" if cmp.get("worker_peak_exact") else "sampled"
+        row["run's exact peak (MiB)"] = (f"{cmp['peak_before_mb']:,.0f} → {cmp['peak_after_mb']:,.0f} per worker "
+                                         f"({kind}); {cmp['total_sampled_mb'] or 0:,.0f} all {cmp['workers']} "
+                                         "with the coordinator (sampled)")
     if cmp["acts_on"]:
         row["phases it acts on (MiB)"] = (f"{_short_arrow(cmp['phase_before_mb'], cmp['phase_after_mb'])} "
                                           f"in {', '.join(cmp['acts_on'])}")

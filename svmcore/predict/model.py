@@ -39,6 +39,12 @@ EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
+# Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
+# 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,
+# scikit-learn, dask.distributed), and what Dask's scheduler, nannies and client add to the run's
+# own process during training.
+DASK_WORKER_FLOOR_MB = 250.0
+DASK_COORDINATOR_MB = 18.0
 
 
 # ---------------------------------------------------------------- sizes of the parts
@@ -104,10 +110,12 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     incremental = cfg.model != "kernel-svm"
     test_rows = min(shape.test_rows, MAX_TEST_ROWS if not cfg.test_file else shape.test_rows)
     dense_test = dense and cfg.mode == "memmap" and not cfg.test_file  # kept as stored: dense
+    ddp = cfg.workers > 1  # the run's process coordinates: it neither holds nor trains on the rows
     p = {
-        "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
+        "data": shape.train_rows * row_store if cfg.mode == "memory" and not ddp else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
-        "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
+        "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb))
+        if incremental and not ddp else 0.0,
         "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
         "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
@@ -115,7 +123,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
     p["shuffle"] = 0.0
-    if cfg.shuffle and incremental:
+    if cfg.shuffle and incremental and not ddp:
         window = min(cfg.shuffle_buffer, shape.train_rows)
         if cfg.mode == "memory":
             p["shuffle"] = shape.train_rows * 8.0  # the permutation of row ids
@@ -128,6 +136,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z, n
     # and the weights computed from them to score (in place, one copy)
     copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
+    if ddp:
+        copies *= cfg.workers + 1  # its own model and every worker's returned copy while it mixes them
     compiled = {"numba": "model_linear_numba", "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
         p[compiled] = nvec * w * 8 * copies
@@ -138,7 +148,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
         else:
             p["transform_rff"] = w * C * 8
-        if cfg.mode == "memory":
+        if cfg.mode == "memory" and not ddp:
             p["transformed"] = shape.train_rows * C * cb
         else:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
@@ -153,7 +163,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
         p["eval_sample"] = ev * (w * cb if dense_test else sparse_row(cb)) + (ev * w * cb if dense else 0.0)
-    source_is_text = not cfg.is_builtin or cfg.mode == "stream"
+    source_is_text = not cfg.is_builtin or (cfg.mode == "stream" and not ddp)
     chunk = min(CHUNK_ROWS, shape.rows)
     # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
@@ -164,11 +174,11 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
-        if cfg.mode == "stream":
+        if cfg.mode == "stream" and not ddp:
             p["io_parse_batch"] = min(cfg.batch_size, shape.train_rows) * row_read  # training parses by batches
     else:
         p["io_generate"] = chunk_bytes
-    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin):
+    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin and not ddp):
         p["io_build"] = chunk_bytes  # prepare: the binary (memmap) or text (stream) copy, chunk by chunk
     return p
 
@@ -374,6 +384,8 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     for phase, f in features(cfg, p).items():
         coefs = cal.coefs.get(phase, {})
         contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
+        if cfg.workers > 1 and phase in ("train", "evaluate"):
+            contrib["dask"] = DASK_COORDINATOR_MB  # the scheduler, nannies and client in the run's process
         phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": group_parts(contrib)}
     phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
     peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
@@ -383,10 +395,50 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
         "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
         "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
                        "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
-        "predicted_train_s": round_or_none(predict_train_s(cfg, shape, cal.time_coefs)),
+        "predicted_train_s": round_or_none(predict_train_s(cfg, shape, cal.time_coefs)) if cfg.workers == 1 else None,
+        **({"parallel": parallel_estimate(cfg, shape, phases[peak_phase]["predicted_mb"])} if cfg.workers > 1 else {}),
         "raw_bytes": {k: int(v) for k, v in p.items() if v},
         "shape": shape.__dict__,
         "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
+    }
+
+
+def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> dict:
+    """A data-parallel run's memory per Dask worker and in total (structural, not
+    calibrated: the worker's floor as measured, plus its parts at one byte of RSS each).
+
+    A worker holds its floor, the model three times (as received, as trained, as sent
+    back), one batch in compute form and as converted, and in memory mode its whole shard
+    as stored; stream mode with shuffling holds a window of its shard's rows (read, and
+    stacked). The total is the coordinator (the run's process) plus every worker."""
+    vb = BYTES_PER_VALUE[cfg.precision]
+    cb = 8 if cfg.precision == "float64" else 4
+    z, w = shape.nnz_per_row, shape.width
+    dense = cfg.representation == "dense"
+    sparse_row = lambda b: z * (b + 4) + 8  # noqa: E731
+    shard_rows = -(-shape.train_rows // cfg.workers)
+    nvec = 1 if shape.classes == 2 else shape.classes
+    width = cfg.n_components if cfg.model == "kernel-approx" else w
+    parts_b = {
+        "model": 3 * nvec * width * 8 * (2 if cfg.average else 1),
+        "batch": 2 * min(cfg.batch_size, shard_rows) * (w * cb if dense else sparse_row(cb)),
+        "data": shard_rows * sparse_row(vb) if cfg.mode == "memory" else 0.0,
+        "shuffle": 2 * min(cfg.shuffle_buffer, shard_rows) * sparse_row(vb)
+        if cfg.shuffle and cfg.mode == "stream" else (shard_rows * 8.0 if cfg.shuffle else 0.0),
+    }
+    if cfg.model == "kernel-approx":
+        parts_b["transforms"] = (cfg.n_components * sparse_row(8) + 3 * cfg.n_components ** 2 * 8
+                                 if cfg.approximation == "nystroem" else w * cfg.n_components * 8)
+        parts_b["batch"] += min(cfg.batch_size, shard_rows) * cfg.n_components * 8
+    per_worker = DASK_WORKER_FLOOR_MB + sum(parts_b.values()) / MiB
+    return {
+        "workers": cfg.workers,
+        "per_worker_mb": round(per_worker, 1),
+        "per_worker_parts_mb": {"floor": DASK_WORKER_FLOOR_MB, **{k: round(v / MiB, 1) for k, v in parts_b.items()}},
+        "coordinator_mb": round(coordinator_mb, 1),
+        "total_mb": round(coordinator_mb + cfg.workers * per_worker, 1),
+        "basis": "per worker: its measured floor plus its parts (not calibrated); coordinator: the calibrated "
+                 "model of the run's process; total: the coordinator plus every worker, as if all peaked at once",
     }
 
 

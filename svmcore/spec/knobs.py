@@ -41,6 +41,8 @@ class Knob:
             if self.free_text:
                 allowed += ", or a file path"
             return allowed
+        if self.name == "scheduler":
+            return "a Dask scheduler address (tcp://HOST:PORT), or unset"
         if self.type is str:
             return "a file path, or unset" if self.optional else "comma-separated whole numbers"
         if self.type is bool:
@@ -89,6 +91,25 @@ _KNOBS = [
               "reused) is memory-mapped, batches are sliced from it and released behind.",
          trades="stream/memmap bound memory by the batch, at the cost of disk reads and disk "
                 "space; stream's first epoch is bound by parsing text."),
+    Knob("workers", int, 1, group="memory", min=1, max=64, unit="workers",
+         help="Data-parallel training on Dask: 1 = this one process. N > 1 = the training rows are split "
+              "into N shards on disk (row i to shard i mod N) and N Dask worker processes each train a copy "
+              "of the model on their shard; the weights are averaged after every epoch (iterative parameter "
+              "mixing) and scored on the held-out rows as usual. In stream mode a worker reads its shard a "
+              "batch at a time; in memory mode it holds its shard. linear-svm and kernel-approx only.",
+         trades="Each worker holds one shard's batch (or shard) and one copy of the model, plus its own floor "
+                "(Python, numpy, scikit-learn and Dask: about 260 MiB a worker, measured here); the run's process coordinates "
+                "(Dask's scheduler, one pass over the data to write the shards). The total grows with N; the "
+                "peak of each process shrinks only by the share of the data it no longer holds. Averaging per "
+                "epoch can cost accuracy, and starting the cluster costs seconds.",
+         applies_to=("linear-svm", "kernel-approx")),
+    Knob("scheduler", str, None, group="memory", optional=True,
+         help="Address of a Dask scheduler (e.g. tcp://HOST:8786) whose workers train the shards; unset = "
+              "a LocalCluster of `workers` single-threaded processes started for the run and closed after "
+              "it. Needs workers > 1, and at least that many Dask workers that can read the data's path.",
+         trades="A cluster adds machines (and their memory); a worker's peak there is sampled, not exact "
+                "(its process did other work before). Weights travel over the network every epoch.",
+         applies_to=("linear-svm", "kernel-approx")),
     Knob("representation", str, "sparse", group="memory", choices=("sparse", "dense"),
          help="sparse keeps only nonzeros (CSR); dense stores every cell.",
          trades="Dense costs rows x features x bytes; it only pays off for dense data."),

@@ -132,7 +132,7 @@ def run(job: dict, events, phases) -> dict:
     classes = list(info.classes)
     text_path = bin_data = None
     held_out = None
-    if cfg.mode == "stream":
+    if cfg.mode == "stream" and cfg.workers == 1:
         text_path = cache.text_copy(source, cache_dir, classes)
         stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
         if not cfg.test_file:
@@ -146,7 +146,14 @@ def run(job: dict, events, phases) -> dict:
     phases.start("load")
     shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
     test_parts: list = []  # memory mode collects the held-out rows in its one pass
-    if cfg.mode == "memory":
+    if cfg.workers > 1:  # data-parallel: one pass writes the shards (and collects the held-out rows)
+        from svmcore.worker import parallel
+        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
+        train = parallel.Shards(parallel.write_shards(
+            chunks if cfg.test_file else split_both(chunks, test_parts, info.rows), cfg.workers,
+            os.path.join(job.get("run_dir") or cache_dir, "shards"), cfg.precision, classes, n_features))
+        train_bytes = 0
+    elif cfg.mode == "memory":
         chunks = source.iter_chunks(CHUNK_ROWS, n_features)
         X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
                                    cfg.precision, dense, n_features)
@@ -170,7 +177,7 @@ def run(job: dict, events, phases) -> dict:
         Xp, yi = bin_data.part("test")
         X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
         y_test = np.asarray(classes)[np.asarray(yi)]
-    elif cfg.mode == "memory":
+    elif cfg.mode == "memory" or cfg.workers > 1:
         X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
         test_parts.clear()
     else:
@@ -197,7 +204,7 @@ def run(job: dict, events, phases) -> dict:
             else next(iter(train.batches(min(KERNEL_SAMPLE_ROWS, train.n_rows))))
         trainer.fit_transform_on(sample_X)
         del sample_X
-        if cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
+        if isinstance(train, ArrayData) and cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
             X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
             train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
                               "float64" if cfg.precision == "float64" else "float32", False, shuffle)
@@ -212,6 +219,7 @@ def run(job: dict, events, phases) -> dict:
     total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
     last_progress = last_eval = 0.0
     epoch_rates: list = []  # samples/s of each pass: the first parses, later ones may not
+    parallel_info = None
 
     def evaluate_now() -> None:
         nonlocal last_eval
@@ -230,6 +238,22 @@ def run(job: dict, events, phases) -> dict:
                         train_elapsed_s=time.monotonic() - t_train)
         if live_eval:
             evaluate_now()
+    elif cfg.workers > 1:
+        def on_epoch(epoch: int, rows: int, seconds: float) -> None:
+            nonlocal samples, batches
+            samples += rows
+            batches += sum(-(-s.rows // cfg.batch_size) for s in train.shards)
+            epoch_rates.append(rows / seconds if seconds > 0 else None)
+            if progress_every is not None:
+                events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+                            total=total, train_elapsed_s=time.monotonic() - t_train,
+                            epoch_samples_per_s=epoch_rates[-1])
+
+        try:
+            parallel_info = parallel.train(cfg, trainer, train, events, evaluate_now if live_eval else lambda: None,
+                                           on_epoch, os.environ.get("SVMCORE_FAULT"))
+        finally:
+            train.discard()
     else:
         fit = trainer.model.partial_fit
         faults = getattr(phases, "faults", None)
@@ -295,6 +319,7 @@ def run(job: dict, events, phases) -> dict:
         "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,
                     "reader_thread": isinstance(train, StreamData) and train.reader_thread},
         "data": info.to_dict(), "pid": os.getpid(),
+        **({"parallel": parallel_info} if parallel_info else {}),
     }
 
 
