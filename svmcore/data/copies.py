@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 

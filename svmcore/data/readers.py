@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 from svmcore.spec.config import shown
 from svmcore.spec.errors import DataError

@@ -33,6 +33,10 @@ class Trainer:
 
     def _make(self):
         c = self.cfg
+        if c.model in ("linear-svm", "kernel-approx") and c.solver == "native":
+            from svmcore.worker.native_sgd import NativeSGD
+            width = c.n_components if c.model == "kernel-approx" else self.n_features
+            return NativeSGD(c.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
             from svmcore.worker.sgd import CompiledSGD
             width = c.n_components if c.model == "kernel-approx" else self.n_features

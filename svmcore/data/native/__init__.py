@@ -89,7 +89,10 @@ def _build(folder: str, name: str) -> str:
         cmd = [cc, *CFLAGS, "-o", tmp, *(os.path.join(HERE, s) for s in SOURCES)]
         log.info("building the native library: %s", " ".join(cmd))
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+            except OSError as e:
+                raise NativeBuildError(f"cannot run the C compiler {cc} ({e.strerror or e}); install gcc") from None
             if proc.returncode != 0:
                 raise NativeBuildError(f"{cc} could not build the native library:\n{proc.stderr.strip()}")
             os.replace(tmp, target)
