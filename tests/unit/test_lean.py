@@ -124,3 +124,16 @@ def test_lean_run_names_a_bad_line(tmp_path):
         f.write(b"1 3:abc\n")
     out, _ = _run_worker(tmp_path, "bad", parser="native", solver="native")
     assert out["status"] == "failed" and "3001" in out["error"]["message"], out["error"]
+
+
+def test_data_make_writes_the_same_bytes_as_scikit_learn(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    from svmcore.data.files import make_dataset
+    from svmcore.data.synthetic import iter_synthetic
+
+    make_dataset("sparse-text", rows=25_000, features=3000, nnz_per_row=12, seed=9, out=str(tmp_path / "a.svm"))
+    ref = io.BytesIO()
+    for X, y in iter_synthetic("sparse-text", 25_000, 3000, 12, 9):
+        dump_svmlight_file(X, y, ref, zero_based=False)
+    assert (tmp_path / "a.svm").read_bytes() == ref.getvalue()
