@@ -197,4 +197,4 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 4  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced
+CALIBRATION_VERSION = 5  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: the lean path

@@ -33,6 +33,7 @@ from svmcore.spec.units import MiB
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
+LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 
 
@@ -121,10 +122,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
     copies = 2 if cfg.average else 1
     if cfg.model == "linear-svm":
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * w * 8 * copies
+        p["model_linear_numba" if cfg.solver in ("numba", "native") else "model_linear"] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
         C = cfg.n_components
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * C * 8 * copies
+        p["model_linear_numba" if cfg.solver in ("numba", "native") else "model_linear"] = nvec * C * 8 * copies
         if cfg.approximation == "nystroem":
             p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
         else:
@@ -143,7 +144,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * vb
-    if source_is_text and cfg.parser == "numba" and not _csv_or_text(cfg):
+    if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
         p["io_parse_numba"] = PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
@@ -210,6 +211,8 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
 
 
 def floor_key(cfg: RunConfig) -> str:
+    if cfg.lean:
+        return f"{cfg.model}+lean"
     numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
@@ -218,8 +221,8 @@ def floor_key(cfg: RunConfig) -> str:
 
 def time_family(cfg: RunConfig) -> str:
     """Runs whose per-sample and per-step costs are alike."""
-    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
-    return cfg.model + ("+numba" if numba else "")
+    compiled = cfg.solver in ("numba", "native") and cfg.model in ("linear-svm", "kernel-approx")
+    return cfg.model + ("+numba" if compiled else "")  # the numba and the native solver run alike
 
 
 def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
@@ -360,6 +363,8 @@ def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
     if key in cal.floors:
         return cal.floors[key]
     model, libs = key.split("+")
+    if libs == "lean":  # calibration runs are synthetic, never lean: the reference measurement
+        return LEAN_FLOOR_MB
     base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
     if libs == "numba":
         f = cal.floors
