@@ -41,7 +41,26 @@ PROGRESS_EVERY_S = 0.1
 
 def import_libraries() -> None:
     """numpy and the native library (built now if missing): the whole floor."""
+    _steady_malloc()
     native.lib()
+
+
+def _steady_malloc() -> None:
+    """glibc's malloc, told to keep the peak near what is live: a fixed mmap threshold
+    (by default it rises to the largest block freed, up to 32 MiB, after which the
+    parser's and the shuffle buffer's multi-MiB arrays come from the heap and their
+    freed space stays resident), a low trim threshold, and one arena (the reader
+    thread would otherwise get its own, with its own retained free space)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 20)  # batches (~0.5 MiB) reuse heap space
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 20)
+        libc.mallopt(M_ARENA_MAX, 1)
+    except (OSError, AttributeError):  # not glibc: the default allocator's behaviour
+        pass
 
 
 # ---------------------------------------------------------------- CSR parts
@@ -60,10 +79,49 @@ def gather(parts, rows: np.ndarray):
     return out_data, out_indices, out_indptr
 
 
+class _Pool:
+    """CSR parts held side by side, read by global row number without stacking them."""
+
+    def __init__(self, parts: list):
+        self.parts = parts  # (data, indices, indptr from 0) each
+        self.lengths = np.array([p[2].shape[0] - 1 for p in parts], np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.lengths)])
+        self.ptrs = [np.array([p[k].ctypes.data for p in parts], np.int64) for k in range(3)]
+        self.dtype = parts[0][0].dtype
+
+    def gather(self, rows: np.ndarray):
+        rows = np.asarray(rows, np.int64)
+        part = np.searchsorted(self.starts, rows, side="right") - 1
+        local = np.ascontiguousarray(rows - self.starts[part])
+        part = np.ascontiguousarray(part)
+        lengths = np.empty(rows.shape[0], np.int64)
+        for i, p in enumerate(self.parts):  # row lengths, part by part
+            sel = part == i
+            if sel.any():
+                lengths[sel] = p[2][local[sel] + 1] - p[2][local[sel]]
+        nnz = int(lengths.sum())
+        out_data = np.empty(nnz, self.dtype)
+        out_indices = np.empty(nnz, np.int32)
+        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
+        native.lib().csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
+                                      self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
+                                      out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
+        return out_data, out_indices, out_indptr
+
+
 def _slice(parts, a: int, b: int):
     data, indices, indptr = parts
     lo, hi = int(indptr[a]), int(indptr[b])
     return data[lo:hi], indices[lo:hi], indptr[a:b + 1] - lo
+
+
+def _from_zero(parts):
+    """Parts whose indptr starts at 0 (a slice of a bigger block may not)."""
+    data, indices, indptr = parts
+    if indptr[0] == 0:
+        return parts
+    lo = int(indptr[0])
+    return data[lo:int(indptr[-1])], indices[lo:int(indptr[-1])], indptr - lo
 
 
 def _rebatch(items, batch_size: int):
@@ -92,7 +150,7 @@ def _rebatch(items, batch_size: int):
         yield concat_parts(pend_X), np.concatenate(pend_c)
 
 
-def _pool_shuffle(items, pool_rows: int, rng: np.random.Generator):
+def _pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int):
     """``batches.pool_shuffle`` on CSR parts: the same rule and the same random draws."""
     pend_X: list = []
     pend_c: list = []
@@ -104,15 +162,19 @@ def _pool_shuffle(items, pool_rows: int, rng: np.random.Generator):
         pend_c.append(c)
         have += c.shape[0]
         if have > pool_rows:
-            PX, Pc = concat_parts(pend_X), np.concatenate(pend_c)
-            pend_X = pend_c = None  # type: ignore[assignment]  # free the pieces before gathering
+            PX, Pc = _Pool([_from_zero(x) for x in pend_X]), np.concatenate(pend_c)
+            pend_X = pend_c = None  # type: ignore[assignment]  # PX holds the pieces
             order = rng.permutation(have)
             keep = pool_rows // 2
             out = order[:have - keep]
-            yield gather(PX, out), Pc[out]
             rest = order[have - keep:]
-            pend_X, pend_c, have = ([gather(PX, rest)], [Pc[rest]], keep) if keep else ([], [], 0)
+            kept = (PX.gather(rest), Pc[rest]) if keep else None
+            # the leaving rows a batch at a time: never a second copy of them all
+            for s in range(0, out.shape[0], batch_size):
+                take = out[s:s + batch_size]
+                yield PX.gather(take), Pc[take]
             del PX, Pc
+            pend_X, pend_c, have = ([kept[0]], [kept[1]], keep) if keep else ([], [], 0)
     if have:
         PX, Pc = concat_parts(pend_X), np.concatenate(pend_c)
         order = rng.permutation(have)
@@ -186,12 +248,39 @@ def _held_out(source: Source, cache_dir: str, n_features: int, rows: int, classe
         return {"rows": int(y.shape[0]), "features": int(n_features)}
 
     held = HeldOut(folder, _cached_folder(folder, build))
+    return _OnDisk(held.folder), np.load(os.path.join(held.folder, "y.npy"), allow_pickle=False)
 
-    def read(name, dtype):
-        return np.fromfile(os.path.join(held.folder, name), dtype=dtype)
 
-    X = (read("data.f64", np.float64), read("indices.i32", np.int32), read("indptr.i64", np.int64))
-    return X, np.load(os.path.join(held.folder, "y.npy"), allow_pickle=False)
+class _OnDisk:
+    """The held-out rows left on disk (the cache folder's CSR files), read a slice at a
+    time: training holds only the 2,000-row evaluation sample, not the whole test set."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.indptr = np.fromfile(os.path.join(folder, "indptr.i64"), dtype=np.int64)
+        self.n_rows = self.indptr.shape[0] - 1
+
+    def slice(self, a: int, b: int):
+        lo, hi = int(self.indptr[a]), int(self.indptr[b])
+        data = np.fromfile(os.path.join(self.folder, "data.f64"), dtype=np.float64, count=hi - lo, offset=8 * lo)
+        indices = np.fromfile(os.path.join(self.folder, "indices.i32"), dtype=np.int32, count=hi - lo, offset=4 * lo)
+        if data.shape[0] != hi - lo or indices.shape[0] != hi - lo:
+            raise DataError("the cached held-out rows are shorter than written; delete the cache folder", self.folder)
+        return data, indices, self.indptr[a:b + 1] - lo
+
+    def rows(self, rows: np.ndarray):
+        """Rows ``rows`` (sorted), read slice by slice."""
+        out = []
+        for s in range(0, self.n_rows, SCORE_SLICE_ROWS):
+            e = min(self.n_rows, s + SCORE_SLICE_ROWS)
+            sel = rows[(rows >= s) & (rows < e)]
+            if sel.shape[0]:
+                out.append(gather(self.slice(s, e), sel - s))
+        return concat_parts(out)
+
+    @property
+    def nbytes(self) -> int:
+        return 0
 
 
 class LeanStream:
@@ -223,7 +312,8 @@ class LeanStream:
             if self.spill is not None and epoch == 0:
                 raw = self.spill.write_through(raw)
             if self.shuffle is not None:
-                raw = _rebatch(_pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch)), batch_size)
+                raw = _rebatch(_pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size),
+                               batch_size)
         rows = 0
         for (data, indices, indptr), codes in raw:
             rows += codes.shape[0]
@@ -287,7 +377,7 @@ def _confusion(model: NativeSGD, X, codes: np.ndarray, k: int) -> np.ndarray:
     n = codes.shape[0]
     for s in range(0, n, SCORE_SLICE_ROWS):
         e = min(n, s + SCORE_SLICE_ROWS)
-        pred = model.predict_codes(_slice(X, s, e))
+        pred = model.predict_codes(X.slice(s, e) if isinstance(X, _OnDisk) else _slice(X, s, e))
         matrix += confusion(codes[s:e], pred, k)
     return matrix
 
@@ -333,7 +423,7 @@ def run(job: dict, events, phases) -> dict:
         test_codes = _codes(all_classes, y_test, source.path)
     if test_codes.shape[0] == 0:
         raise DataError("no rows are left for testing; give a test file or more rows")
-    test_bytes = sum(a.nbytes for a in X_test)
+    test_bytes = 0 if isinstance(X_test, _OnDisk) else sum(a.nbytes for a in X_test)
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=0,
                 test_data_bytes=test_bytes)
 
@@ -342,7 +432,8 @@ def run(job: dict, events, phases) -> dict:
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
     eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
-    X_eval, c_eval = gather(X_test, eval_rows), test_codes[eval_rows]
+    X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else gather(X_test, eval_rows)
+    c_eval = test_codes[eval_rows]
 
     class _Mapped:  # predictions as codes over all_classes
         @staticmethod

@@ -110,13 +110,23 @@ class NativeSGD:
     def decision_function(self, X) -> np.ndarray:
         data, indices, indptr = _parts(X)
         n = indptr.shape[0] - 1
-        coef = self.coef_
         intercept = np.ascontiguousarray(self.intercept_)
-        nvec = coef.shape[0]
+        nvec = self.w.shape[0]
         out = np.empty((n, nvec))
-        fn = self._lib.decision_f64 if data.dtype == np.float64 else self._lib.decision_f32
-        fn(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, n, coef.ctypes.data,
-           intercept.ctypes.data, nvec, self.n_features, out.ctypes.data)
+        f64 = data.dtype == np.float64
+        if self.average and self.t_ > 1.0:
+            # from the running sums: no weight-sized copy (the coef_ buffer) at all
+            a = np.ascontiguousarray(self.state[:, _AA])
+            b = np.ascontiguousarray(self.state[:, _AB])
+            fn = self._lib.decision_avg_f64 if f64 else self._lib.decision_avg_f32
+            fn(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, n, self.w.ctypes.data,
+               self.aw.ctypes.data, a.ctypes.data, b.ctypes.data, intercept.ctypes.data, nvec,
+               self.n_features, out.ctypes.data)
+        else:
+            coef = self.coef_
+            fn = self._lib.decision_f64 if f64 else self._lib.decision_f32
+            fn(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, n, coef.ctypes.data,
+               intercept.ctypes.data, nvec, self.n_features, out.ctypes.data)
         return out.ravel() if nvec == 1 else out
 
     def predict_codes(self, X) -> np.ndarray:

@@ -122,7 +122,10 @@ _SIGNATURES = {
     "sgd_fit_f32": (_D, [_P, _P, _P, _I64, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D, ctypes.c_int]),
     "decision_f64": (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P]),
     "decision_f32": (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P]),
+    "decision_avg_f64": (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P]),
+    "decision_avg_f32": (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P]),
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
+    "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "hash_columns": (None, [_P, _I64, ctypes.c_uint64, _P, _P]),
 }
 

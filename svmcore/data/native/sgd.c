@@ -109,3 +109,44 @@ void hash_columns(const int32_t *indices, int64_t nnz, uint64_t mask, int32_t *c
         sign[k] = (h >> 40) & 1 ? -1.0 : 1.0;
     }
 }
+
+/* The averaged model's scores without materialising its weights:
+ * scores[i, v] = (X[i] . aw[v] + a[v] * X[i] . w[v]) / b[v] + intercept[v]. */
+#define DEFINE_DECISION_AVG(NAME, T)                                                                 \
+void NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,             \
+          const double *w, const double *aw, const double *a, const double *b,                      \
+          const double *intercept, int64_t nvec, int64_t nf, double *scores) {                       \
+    for (int64_t i = 0; i < n_rows; i++) {                                                           \
+        int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
+        for (int64_t v = 0; v < nvec; v++) {                                                         \
+            const double *wv = w + v * nf, *av = aw + v * nf;                                        \
+            double sw = 0.0, sa = 0.0;                                                               \
+            for (int64_t k = lo; k < hi; k++) {                                                      \
+                sw += (double)data[k] * wv[indices[k]];                                              \
+                sa += (double)data[k] * av[indices[k]];                                              \
+            }                                                                                        \
+            scores[i * nvec + v] = (sa + a[v] * sw) / b[v] + intercept[v];                           \
+        }                                                                                            \
+    }                                                                                                \
+}
+
+DEFINE_DECISION_AVG(decision_avg_f64, double)
+DEFINE_DECISION_AVG(decision_avg_f32, float)
+
+/* Rows of several CSR parts at once, without stacking them first: output row r is row
+ * rows[r] of part parts[r]; data_p/indices_p/indptr_p hold each part's array addresses. */
+void csr_gather_parts(const int64_t *data_p, const int64_t *indices_p, const int64_t *indptr_p, int64_t itemsize,
+                      const int64_t *parts, const int64_t *rows, int64_t m,
+                      void *out_data, int32_t *out_indices, int64_t *out_indptr) {
+    int64_t z = 0;
+    out_indptr[0] = 0;
+    for (int64_t r = 0; r < m; r++) {
+        int64_t p = parts[r];
+        const int64_t *ip = (const int64_t *)indptr_p[p];
+        int64_t lo = ip[rows[r]], hi = ip[rows[r] + 1], n = hi - lo;
+        memcpy((char *)out_data + z * itemsize, (const char *)data_p[p] + lo * itemsize, (size_t)(n * itemsize));
+        memcpy(out_indices + z, (const int32_t *)indices_p[p] + lo, (size_t)n * 4);
+        z += n;
+        out_indptr[r + 1] = z;
+    }
+}
