@@ -205,4 +205,4 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
 
 CALIBRATION_VERSION = 5  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
 # activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
-# runs (workers > 1) priced per worker and in total
+# runs (workers > 1) priced per worker and in total, the lean path's floor

@@ -38,6 +38,7 @@ from svmcore.spec.units import MiB
 EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
+LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
 # 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,
@@ -138,7 +139,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
     if ddp:
         copies *= cfg.workers + 1  # its own model and every worker's returned copy while it mixes them
-    compiled = {"numba": "model_linear_numba", "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
+    compiled = {"numba": "model_linear_numba", "native": "model_linear_numba",
+                "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
         p[compiled] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
@@ -169,7 +171,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * vb
-    if source_is_text and cfg.parser == "numba" and not _csv_or_text(cfg):
+    if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
         p["io_parse_numba"] = PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
@@ -272,6 +274,8 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
 
 
 def floor_key(cfg: RunConfig) -> str:
+    if cfg.lean:
+        return f"{cfg.model}+lean"
     numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in ("linear-svm", "kernel-approx"))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
@@ -280,8 +284,8 @@ def floor_key(cfg: RunConfig) -> str:
 
 def time_family(cfg: RunConfig) -> str:
     """Runs whose per-sample and per-step costs are alike."""
-    if cfg.model in ("linear-svm", "kernel-approx") and cfg.solver in ("numba", "ftrl"):
-        return f"{cfg.model}+{cfg.solver}"
+    if cfg.model in ("linear-svm", "kernel-approx") and cfg.solver in ("numba", "ftrl", "native"):
+        return f"{cfg.model}+{'numba' if cfg.solver == 'native' else cfg.solver}"  # numba and native run alike
     return cfg.model
 
 
@@ -480,6 +484,8 @@ def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
     if key in cal.floors:
         return cal.floors[key]
     model, libs = key.split("+")
+    if libs == "lean":  # calibration runs are synthetic, never lean: the reference measurement
+        return LEAN_FLOOR_MB
     base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
     if libs == "numba":
         f = cal.floors

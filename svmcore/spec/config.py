@@ -69,6 +69,18 @@ class RunConfig:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @property
+    def lean(self) -> bool:
+        """The lean worker path (svmcore/worker/lean.py): linear-svm in stream mode with
+        the native parser and solver, sparse rows, no hashing, on svmlight files (by
+        extension or sniffed: not .csv/.npz/.txt). The worker then loads only numpy and
+        the native library."""
+        files = [self.dataset] + ([self.test_file] if self.test_file else [])
+        return (self.model == "linear-svm" and self.mode == "stream" and self.parser == "native"
+                and self.solver == "native" and self.representation == "sparse" and not self.hashing_bits
+                and not self.is_builtin
+                and all(os.path.splitext(f)[1].lower() not in (".csv", ".npz", ".txt", ".zip") for f in files))
+
+    @property
     def is_builtin(self) -> bool:
         return self.dataset in BUILTIN_DATASETS
 

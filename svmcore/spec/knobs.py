@@ -126,12 +126,14 @@ _KNOBS = [
          help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
               "files are always hashed (2^20 when off).",
          trades="Fewer columns shrink the model and dense batches; collisions can cost accuracy."),
-    Knob("parser", str, "sklearn", group="memory", choices=("sklearn", "numba"),
-         help="How svmlight text is parsed: scikit-learn's parser, or a compiled numba parser "
-              "(identical output, ~15x faster; compiled once and cached on disk).",
+    Knob("parser", str, "sklearn", group="memory", choices=("sklearn", "numba", "native"),
+         help="How svmlight text is parsed: scikit-learn's parser, a compiled numba parser, or the "
+              "native C parser (both identical output, ~15x faster; numba compiles once and caches on "
+              "disk, native is built by gcc once). native with solver native is the lean worker path: "
+              "linear-svm in stream mode on a svmlight file loads neither scipy, scikit-learn nor numba.",
          trades="numba makes streaming from text several times faster and raises the worker's floor by "
                 "about 100 MiB (measured here: 128 to 232 MiB with the compiled code cached, 281 MiB on the "
-                "first run, which also spends ~9 s compiling)."),
+                "first run, which also spends ~9 s compiling); native costs no floor (a 100 KiB library)."),
     Knob("gc_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
          help="Run Python's garbage collector every k batches; 0 = never force it.",
          trades="Frees cyclic garbage sooner at a small time cost; numpy buffers are freed anyway."),
@@ -180,18 +182,19 @@ _KNOBS = [
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
          trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
-    Knob("solver", str, "sklearn", choices=("sklearn", "numba", "ftrl"),
+    Knob("solver", str, "sklearn", choices=("sklearn", "numba", "native", "ftrl"),
          help="Who trains the linear model. sklearn: scikit-learn's SGDClassifier.partial_fit (hinge "
-              "loss). numba: a compiled numba loop with the same algorithm (same weights to rounding; "
-              "rows in file order) and no per-batch setup. ftrl: FTRL-proximal (McMahan et al. 2013), "
-              "compiled the same way, with the logistic loss (the standard for FTRL; still a linear "
-              "classifier) and per-coordinate learning rates, L1 and L2 (knobs l1, l2, ftrl_alpha, "
-              "ftrl_beta; alpha and average are SGD's and do not apply).",
-         trades="numba trains several times faster per sample on sparse rows and adds the "
-                "compiler and its code to the floor (about 100 MiB, shared with the numba parser). "
-                "ftrl holds two float64 arrays per feature (z and n) where averaged SGD holds the "
-                "weights and their average, and computes the weights from them when it scores; its "
-                "L1 makes the model sparse (see the nonzero weights a run reports).",
+              "loss). numba and native: a compiled loop with the same algorithm (same weights to rounding; "
+              "rows in the order given) and no per-batch setup, in numba or in C (built by gcc, loaded with "
+              "ctypes). ftrl: FTRL-proximal (McMahan et al. 2013), compiled with numba, with the logistic "
+              "loss (the standard for FTRL; still a linear classifier) and per-coordinate learning rates, "
+              "L1 and L2 (knobs l1, l2, ftrl_alpha, ftrl_beta; alpha and average are SGD's and do not apply).",
+         trades="numba and native train several times faster per sample on sparse rows; numba adds the "
+                "compiler and its code to the floor (about 100 MiB, shared with the numba parser), "
+                "native adds nothing and, with the native parser, lets the worker skip scipy and "
+                "scikit-learn (see parser). ftrl holds two float64 arrays per feature (z and n) where "
+                "averaged SGD holds the weights and their average, and computes the weights from them when "
+                "it scores; its L1 makes the model sparse (see the nonzero weights a run reports).",
          applies_to=("linear-svm", "kernel-approx")),
     Knob("l1", float, 0.1, min=0.0, max=1e6,
          help="FTRL's L1 strength (solver ftrl only): a weight stays exactly zero while the "

@@ -37,6 +37,10 @@ class Trainer:
             from svmcore.worker.ftrl import CompiledFTRL
             width = c.n_components if c.model == "kernel-approx" else self.n_features
             return CompiledFTRL(c.l1, c.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
+        if c.model in ("linear-svm", "kernel-approx") and c.solver == "native":
+            from svmcore.worker.native_sgd import NativeSGD
+            width = c.n_components if c.model == "kernel-approx" else self.n_features
+            return NativeSGD(c.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
             from svmcore.worker.sgd import CompiledSGD
             width = c.n_components if c.model == "kernel-approx" else self.n_features

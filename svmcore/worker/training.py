@@ -45,6 +45,9 @@ def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn
     if solver == "ftrl" and model in ("linear-svm", "kernel-approx"):
         from svmcore.worker import ftrl
         ftrl.warm_up()
+    if "native" in (parser, solver):
+        from svmcore.data import native
+        native.lib()
     import sklearn.linear_model  # noqa: F401
     import threadpoolctl  # noqa: F401
     if model == "mlp":
