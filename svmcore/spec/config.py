@@ -244,9 +244,11 @@ def _check_workers(cfg: RunConfig) -> None:
                else "has no weight averaging here (its layers would need mixing of their own)")
         raise ConfigError("workers", f"workers={cfg.workers} trains linear-svm or kernel-approx only; "
                           f"{cfg.model} {why}. Use workers=1.")
-    if cfg.solver == "ftrl":
-        raise ConfigError("workers", "FTRL's state is per-coordinate z and n, which averaging weights across "
-                          "workers would not mix; use solver sklearn or numba with workers above 1")
+    if cfg.solver in ("ftrl", "native"):
+        why = ("FTRL's state is per-coordinate z and n, which averaging weights across workers would not mix"
+               if cfg.solver == "ftrl" else "the native solver's C library is loaded in each process and is "
+               "not shipped to Dask workers")
+        raise ConfigError("workers", f"{why}; use solver sklearn or numba with workers above 1")
     if cfg.mode == "memmap":
         raise ConfigError("workers", "with workers above 1 the shards are the on-disk copy: use mode=stream "
                           "(each worker reads its shard a batch at a time) or memory (each worker holds its shard)")

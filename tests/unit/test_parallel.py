@@ -86,6 +86,7 @@ def test_total_peak_sums_series_at_each_instant():
     (dict(workers=2, model="mlp"), "workers", "mlp"),
     (dict(workers=2, mode="memmap"), "workers", "mode=stream"),
     (dict(workers=2, solver="ftrl"), "workers", "FTRL"),
+    (dict(workers=2, mode="stream", solver="native"), "workers", "native solver"),
     (dict(workers=2, model="mlp-numpy"), "workers", "mlp-numpy"),
     (dict(workers=4, rows=2000, batch_size=1024), "workers", "less than one batch"),
     (dict(scheduler="tcp://127.0.0.1:8786"), "scheduler", "workers to 2"),
