@@ -21,6 +21,9 @@ SECTIONS = [
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
     ("label-sorted.md", "python bench/label_sorted.py",
      "A file sorted by label, trained in file order and shuffled, in every mode."),
+    ("ftrl.md", "python bench/ftrl.py",
+     ("FTRL-proximal against scikit-learn's and the compiled SGD: the train phase's exact peak, accuracy and the "
+      "model's nonzero weights and sparse size at 2^20 and 2^24 columns, side by side.")),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",
      "The memory model's forecast against the measured exact peak."),
     ("remedies.md", "python bench/remedies.py",
