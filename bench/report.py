@@ -26,6 +26,8 @@ SECTIONS = [
       "model's nonzero weights and sparse size at 2^20 and 2^24 columns, side by side.")),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",
      "The memory model's forecast against the measured exact peak."),
+    ("estimate-accuracy-solver-ftrl.md", "python bench/estimate_accuracy.py --only solver=ftrl",
+     "The memory model's forecast for FTRL runs (its own coefficient, calibration version 5)."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),
