@@ -122,6 +122,7 @@ def main() -> int:
           f"{sorted(errs)[len(errs) // 2] * 100:.1f}%; max {max(errs) * 100:.1f}%; calibration {cal_s:.0f} s")
     os.makedirs(args.out, exist_ok=True)
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
+               "loadavg_at_end": [round(x, 1) for x in os.getloadavg()],  # other work sharing the cores
                "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
     with open(os.path.join(args.out, f"estimate-accuracy{suffix}.json"), "w") as f:
         json.dump({"machine": machine, "within_15pct": within, "configs": rows, "calibration_s": cal_s,
