@@ -63,8 +63,10 @@ def test_learn_shows_what_the_float16_upcast_cost_per_batch():
     upcast = {"batches": 100, "float32_bytes_per_batch": 409_600.0, "float16_bytes_per_batch": 204_800.0,
               "float32_bytes_max": 409_600, "float32_bytes_total": 40_960_000, "seconds_per_batch": 2e-4,
               "seconds_max": 1e-3, "seconds_total": 0.02}
-    cmp = compare(side({}, _summary()), side({"precision": "float16"}, _summary(upcast=upcast)), r.acts_on)
+    cmp = compare(side({}, _summary(train_data_bytes=60 * MiB)),
+                  side({"precision": "float16"}, _summary(upcast=upcast, train_data_bytes=30 * MiB)), r.acts_on)
     text = " ".join(lessons(r, cmp))
+    assert "the training rows took 60 → 30 MiB (−50%)" in text
     assert "200.0 KiB of half-precision values becoming 400.0 KiB" in text
     assert "200 µs a batch (measured), 1.0% of the 20.00 ms" in text
     assert "tensor cores" in text
