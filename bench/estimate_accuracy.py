@@ -5,7 +5,8 @@ peak, the measured exact peak (VmHWM) and the error of each.
     python bench/estimate_accuracy.py [--out bench/results] [--only mlp-numpy,monitor,workers]
 
 ``--only`` runs the configs that name any of the given words as a knob, a value or knob=value
-(and writes estimate-accuracy-only.{json,md}, leaving the full grid's results as they are).
+(and writes estimate-accuracy-<the words>.{json,md}, e.g. estimate-accuracy-solver-ftrl.md, leaving the full
+grid's results as they are).
 For data-parallel configs the per-worker estimate is compared with each Dask worker's exact peak too.
 
 Target (issue #4): within 15% for at least 90% of the configs.
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -156,7 +158,7 @@ def main() -> int:
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
                "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
                "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
-    name = "estimate-accuracy-only" if args.only else "estimate-accuracy"
+    name = "estimate-accuracy" + ("-" + re.sub(r"[^A-Za-z0-9]+", "-", args.only).strip("-") if args.only else "")
     with open(os.path.join(args.out, f"{name}.json"), "w") as f:
         json.dump({"machine": machine, "only": args.only, "within_15pct": within, "configs": rows,
                    "calibration_s": cal_s,

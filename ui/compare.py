@@ -18,7 +18,8 @@ from ui.charts import run_colour
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
 COLUMNS = KEY_COLUMNS + ("status", "label", "dataset", "mode", "model", "precision", "representation", "batch_size",
-                         "threads", "peak_phase", "wall_s", "baseline_accuracy", "cap", "sweep_id", "host", "started")
+                         "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
+                         "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
 
 def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
@@ -47,6 +48,11 @@ def history_columns() -> dict:
         "baseline_accuracy": num("majority baseline", format="%.3f",
                                  help="accuracy of always predicting the majority class"),
         "batch_size": num("batch", format="localized"),
+        "nonzero_weights": num("nonzero weights", format="localized",
+                               help="a linear model's weights that are not zero (exact)"),
+        "sparse_model_mb": num("sparse model MiB", format="%.2f",
+                               help="exact bytes of a sparse copy of the model: int32 index + float64 value per "
+                                    "nonzero weight"),
         "sweep_id": num("sweep", format="%d"),
     }
 

@@ -154,7 +154,19 @@ def outcome(view: RunView) -> None:
          "The mean of the per-class recalls: 0.5 for a two-class model that always predicts one "
          f"class. F1 of {s.f1_of or '–'}: {_fmt(s.f1, '.4f')}. Always predicting the "
          f"majority class would score an accuracy of {_fmt(s.baseline_accuracy, '.4f')}."),
-    ])
+    ] + ([("nonzero weights", f"{s.nonzero_weights:,}",
+           (f"Exact: {s.nonzero_weights:,} of the linear model's {s.weights:,} weights are not zero. A sparse copy "
+            f"(int32 index + float64 value each) takes {s.sparse_model_bytes / 2**20:,.2f} MiB, against "
+            f"{s.weights * 8 / 2**20:,.2f} MiB dense. That is the saved model; training holds the solver's full "
+            "arrays whatever is zero."))] if s.nonzero_weights is not None and s.weights else []))
+    if s.upcast:
+        u = s.upcast
+        st.caption(f"float16 is storage only: each of the {u['batches']:,} training batches was copied to float32 to "
+                   f"compute, {u['float16_bytes_per_batch'] / 1024:,.1f} KiB becoming "
+                   f"{u['float32_bytes_per_batch'] / 1024:,.1f} KiB (exact), in {u['seconds_per_batch'] * 1e6:,.0f} µs "
+                   f"a batch (measured; {u['seconds_total']:,.2f} s in all). Computing in half precision would need "
+                   "hardware and libraries this product does not use (GPU tensor cores or AVX512-FP16, and a framework "
+                   "that computes in float16).")
 
 
 def details(view: RunView) -> None:

@@ -68,6 +68,8 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
                     continue
                 if k.applies_to and out.get("model", "linear-svm") not in k.applies_to:
                     continue
+                if k.only_with and out.get(k.only_with[0], KNOBS[k.only_with[0]].default) != k.only_with[1]:
+                    continue
                 if k.name in ("rows", "features", "nnz_per_row") and out.get("dataset") not in ("sparse-text", "dense"):
                     continue
                 if k.name == "nnz_per_row" and out.get("dataset") == "dense":

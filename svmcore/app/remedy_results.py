@@ -60,7 +60,7 @@ def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_i
         "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
         "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
         "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
-        "batches": s.extra.get("batches"), "upcast": s.upcast,
+        "batches": s.extra.get("batches"), "upcast": s.upcast, "train_data_bytes": s.extra.get("train_data_bytes"),
         "error": s.error_message,
         **({"parallel": _parallel_side(s.extra["parallel"])} if s.extra.get("parallel") else {}),
     }
@@ -127,7 +127,12 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
         "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None,
         "model_before": _model(before), "model_after": _model(after),
         "upcast_after": _upcast(after),
+        "data_before_mb": _mb(before.get("train_data_bytes")), "data_after_mb": _mb(after.get("train_data_bytes")),
     }
+
+
+def _mb(nbytes: int | None) -> float | None:
+    return None if not nbytes else nbytes / MiB
 
 
 def _model(side_: dict) -> dict | None:
@@ -235,6 +240,9 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
                    f"{_mib(a['sparse_mb'])}, against {_mib(a['dense_mb'])} dense. That is the saved model's size, "
                    "not training memory: while it trains FTRL holds two float64 arrays per feature (z and n) "
                    "whatever L1 zeroes, and the weights it computes from them to score.")
+    if remedy.shows_upcast and cmp.get("data_before_mb") and cmp.get("data_after_mb"):
+        out.append(f"Stored in memory, the training rows took {_arrow(cmp['data_before_mb'], cmp['data_after_mb'])} "
+                   "(exact: the arrays' bytes; only the values shrink, the int32 column ids and row pointers stay).")
     u = cmp.get("upcast_after")
     if remedy.shows_upcast and u:
         share = (f", {100 * u['seconds_per_batch'] / u['train_s_per_batch']:.1f}% of the "

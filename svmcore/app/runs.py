@@ -106,6 +106,8 @@ class Runs:
                 "threads": r.config.get("threads"), "peak_mb": s.peak_rss_mb, "peak_phase": s.peak_phase,
                 "accuracy": s.accuracy, "balanced_accuracy": s.balanced_accuracy,
                 "baseline_accuracy": s.baseline_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
+                "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
+                "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
                 "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host})
         return rows
 

@@ -98,6 +98,13 @@ def describe(summary: RunSummary) -> str:
                  f"balanced accuracy {fmt(summary.balanced_accuracy, '', '.4f')}, "
                  f"F1 ({summary.f1_of or '-'}) {fmt(summary.f1, '', '.4f')}; "
                  f"always predicting the majority class would score {fmt(summary.baseline_accuracy, '', '.4f')}")
+    if summary.nonzero_weights is not None:
+        lines.append(f"  model: {summary.nonzero_weights:,} nonzero of {summary.weights:,} weights; a sparse copy "
+                     f"(index + float64 value each) takes {summary.sparse_model_bytes / 2**20:,.2f} MiB, exact")
+    if summary.upcast:
+        u = summary.upcast
+        lines.append(f"  float16 upcast: {u['float32_bytes_per_batch'] / 1024:,.1f} KiB float32 per batch (exact), "
+                     f"{u['seconds_per_batch'] * 1e6:,.0f} µs per batch (measured), {u['batches']:,} batches")
     if near_baseline(summary.accuracy, summary.baseline_accuracy):
         lines.append("  WARNING: accuracy is within 2 points of the majority-class baseline; "
                      "the model may not have learnt the minority class (see balanced accuracy)")

@@ -1,8 +1,9 @@
 """The setting expected to do best within a memory budget.
 
 Candidates are the user's config with the memory and speed knobs varied (mode,
-precision, parser, solver, batch size, hashing; gradient checkpointing for mlp-numpy,
-ranked as slower since it recomputes layers). Each is priced by the calibrated
+precision, parser, solver, batch size, hashing; the solver includes FTRL, which
+changes the loss and so ranks after the user's own for accuracy; gradient checkpointing
+for mlp-numpy, ranked as slower since it recomputes layers). Each is priced by the calibrated
 memory model; those predicted to fit are ranked by the chosen objective:
 
 - accuracy: settings that keep the data as it is first (no float16 rounding, no
@@ -35,6 +36,9 @@ SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sp
     ("memory", "numba", "sklearn"): 2, ("memmap", "numba", "sklearn"): 3, ("stream", "numba", "sklearn"): 1,
     ("memory", "sklearn", "numba"): 5, ("memmap", "sklearn", "numba"): 6, ("stream", "sklearn", "numba"): 2,
     ("memory", "numba", "numba"): 5, ("memmap", "numba", "numba"): 6, ("stream", "numba", "numba"): 5,
+    # FTRL is compiled like the numba SGD; bench/results/ftrl.md measured it about as fast per sample
+    ("memory", "sklearn", "ftrl"): 5, ("memmap", "sklearn", "ftrl"): 6, ("stream", "sklearn", "ftrl"): 2,
+    ("memory", "numba", "ftrl"): 5, ("memmap", "numba", "ftrl"): 6, ("stream", "numba", "ftrl"): 5,
 }
 
 
@@ -49,7 +53,7 @@ def candidates(base: dict) -> list[RunConfig]:
     out, seen = [], set()
     for mode, prec, parser, solver, batch, bits, ckpt in itertools.product(
             modes, ("float64", "float32", "float16"), ("sklearn", "numba"),
-            ("sklearn", "numba") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing,
+            ("sklearn", "numba", "ftrl") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing,
             checkpoints):
         try:
             cfg = validate(base, mode=mode, precision=prec, parser=parser, solver=solver, batch_size=batch,
@@ -72,6 +76,8 @@ def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:
         cost += 3  # file order can leave the model on one class (balanced accuracy near 0.5)
     if cfg.hashing_bits != base.hashing_bits:
         cost += 1 + (20 - cfg.hashing_bits) // 2
+    if (cfg.solver == "ftrl") != (base.solver == "ftrl"):
+        cost += 1  # another loss (logistic, not hinge) and regularisation than the user chose
     return cost
 
 

@@ -30,6 +30,7 @@ class Knob:
     group: str = "training"
     applies_to: tuple[str, ...] = ()  # models this knob matters for; () = all
     free_text: bool = False  # dataset: a builtin name or a file path
+    only_with: tuple[str, Any] | None = None  # (knob, value): it matters only when that knob has that value
 
     @property
     def flag(self) -> str:
@@ -201,18 +202,21 @@ _KNOBS = [
               "accumulated gradient of its feature is within l1, so larger values give sparser models.",
          trades="Fewer nonzero weights (a smaller sparse copy of the model); too large drops useful "
                 "features and costs accuracy. It does not shrink the z and n arrays held while training.",
-         applies_to=("linear-svm", "kernel-approx")),
+         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
     Knob("l2", float, 0.1, min=0.0, max=1e6,
          help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero.",
-         trades="Too small overfits noise, too large underfits.", applies_to=("linear-svm", "kernel-approx")),
+         trades="Too small overfits noise, too large underfits.",
+         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
     Knob("ftrl_alpha", float, 2.0, min=1e-6, max=100.0,
          help="FTRL's learning-rate scale alpha (solver ftrl only): a feature's rate is "
               "alpha / (ftrl_beta + sqrt(sum of its squared gradients)).",
-         trades="Larger learns faster and noisier.", applies_to=("linear-svm", "kernel-approx")),
+         trades="Larger learns faster and noisier.",
+         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
     Knob("ftrl_beta", float, 1.0, min=0.0, max=1e6,
          help="FTRL's learning-rate smoothing beta (solver ftrl only): keeps the first steps of a "
               "rarely seen feature from being huge.",
-         trades="Larger damps the early steps of every feature.", applies_to=("linear-svm", "kernel-approx")),
+         trades="Larger damps the early steps of every feature.",
+         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
     Knob("c", float, 1.0, min=1e-6, max=1e6,
          help="Inverse regularisation of the exact kernel SVM.",
          trades="Larger C fits the training data harder.", applies_to=("kernel-svm",)),

@@ -113,7 +113,7 @@ class CompiledFTRL:
             raise ValueError(f"label {label!r} is not one of the classes {self.classes_.tolist()}")
         return codes.astype(np.int64)
 
-    def partial_fit(self, X, y, classes=None) -> "CompiledFTRL":
+    def partial_fit(self, X, y, classes=None) -> CompiledFTRL:
         codes = self._codes(np.asarray(y))
         args = (self.z, self.n, self.zb, self.nb, self.l1, self.l2, self.alpha, self.beta)
         if isinstance(X, tuple):
@@ -162,4 +162,4 @@ def warm_up() -> None:
         m.partial_fit(X, y)
         m.partial_fit((X.data, X.indices, X.indptr.astype(np.int64)), y)  # memory-mapped parts
         m.partial_fit(X.toarray(), y)
-    m.coef_
+    _ = m.coef_

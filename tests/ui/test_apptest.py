@@ -117,6 +117,8 @@ def visible_knobs(model: str, dataset: str = "sparse-text", cap_set: bool = Fals
     for name, k in KNOBS.items():
         if k.applies_to and model not in k.applies_to:
             continue
+        if k.only_with and KNOBS[k.only_with[0]].default != k.only_with[1]:
+            continue  # (the FTRL knobs: shown once solver is ftrl)
         if name == "cap_kind" and not cap_set:
             continue
         if name in ("rows", "features", "nnz_per_row") and dataset not in ("sparse-text", "dense"):
@@ -248,6 +250,16 @@ def test_train_knob_widgets_match_registry(app_home, model):
         if k.applies_to and model not in k.applies_to:
             assert not has_key(at, f"train_{name}"), f"{name} shown for model {model}"
     assert not has_key(at, "train_cap_kind"), "cap_kind shown although no memory cap is set"
+
+
+def test_the_ftrl_knobs_show_once_the_solver_is_ftrl(app_home):
+    at = open_page()
+    ftrl = ("l1", "l2", "ftrl_alpha", "ftrl_beta")
+    assert not any(has_key(at, f"train_{n}") for n in ftrl)
+    at.selectbox(key="train_solver").set_value("ftrl").run()
+    assert_clean(at)
+    for n in ftrl:
+        check_knob_widget(at, n)
 
 
 def test_optional_knobs_reveal_their_input(app_home):

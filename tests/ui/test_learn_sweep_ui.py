@@ -80,12 +80,26 @@ def test_learn_measures_one_remedy_here_and_replaces_the_reference(app_home):
 
 def test_a_remedy_being_built_says_so_and_offers_no_measurement(app_home):
     at = open_page(LEARN)
-    at.selectbox(key="learn_remedy").set_value("ftrl").run()
+    at.selectbox(key="learn_remedy").set_value("ddp").run()
     assert_clean(at)
     assert any("Not runnable yet" in t and "being built" in t for t in texts(at.warning)), texts(at.warning)
-    assert not [b for b in at.button if b.key == "learn_measure_ftrl"]
+    assert not [b for b in at.button if b.key == "learn_measure_ddp"]
     at.selectbox(key="learn_remedy").set_value("precision").run()
     assert any("storage only" in t and "hardware" in t for t in texts(at.info))
+
+
+def test_learn_shows_ftrl_s_model_size_and_the_float16_upcast_from_the_reference(app_home):
+    at = open_page(LEARN)
+    at.selectbox(key="learn_remedy").set_value("ftrl").run()
+    assert_clean(at)
+    assert [b for b in at.button if b.key == "learn_measure_ftrl"]
+    lessons = " ".join(texts(at.markdown))
+    assert "nonzero weights of 16,777,216" in lessons and "z and n" in lessons
+    ftrl_rows = [row for row in claims_rows(at) if "FTRL instead of SGD" in row]
+    assert len(ftrl_rows) == 2 and all("saved model, sparse" in row for row in ftrl_rows)
+    at.selectbox(key="learn_remedy").set_value("precision").run()
+    lessons = " ".join(texts(at.markdown))
+    assert "copied to float32 to compute" in lessons and "µs a batch (measured)" in lessons
 
 
 def test_learn_floors_come_from_the_calibration_when_there_is_one(app_home):

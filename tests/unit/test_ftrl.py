@@ -104,3 +104,22 @@ def test_knobs_validate():
         with pytest.raises(ConfigError) as e:
             validate({"solver": "ftrl", name: bad})
         assert e.value.knob == name
+
+
+def test_the_same_seed_gives_the_same_weights_with_shuffling():
+    from svmcore.data.batches import ArrayData, Shuffle
+
+    X, y = problem(rows=400, d=60)
+
+    def train(seed, precision):
+        m = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1])
+        Xs = X.astype(np.float32) if precision == "float32" else X
+        data = ArrayData(Xs, y, X.shape[1], precision, False, Shuffle(seed, 128))
+        for epoch in range(2):
+            for Xb, yb in data.batches(50, epoch):
+                m.partial_fit(Xb, yb)
+        return m.coef_.copy()
+
+    for precision in ("float64", "float32"):
+        np.testing.assert_array_equal(train(1, precision), train(1, precision))
+        assert not np.array_equal(train(1, precision), train(2, precision))
