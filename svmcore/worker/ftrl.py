@@ -79,6 +79,40 @@ def _fit_dense(X, codes, z, n, zb, nb, l1, l2, alpha, beta):
 
 
 @numba.njit(cache=True, nogil=True)
+def _decision_sparse(data, indices, indptr, z, n, l1, l2, alpha, beta, intercept, out):
+    """Scores of CSR rows, each weight computed from z and n for the columns present only."""
+    for i in range(indptr.shape[0] - 1):
+        for v in range(z.shape[0]):
+            dot = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                dot += data[k] * _weight(z[v, j], n[v, j], l1, l2, alpha, beta)
+            out[i, v] = dot + intercept[v]
+
+
+@numba.njit(cache=True, nogil=True)
+def _decision_dense(X, z, n, l1, l2, alpha, beta, intercept, out):
+    for i in range(X.shape[0]):
+        for v in range(z.shape[0]):
+            dot = 0.0
+            for j in range(X.shape[1]):
+                x = X[i, j]
+                if x != 0.0:
+                    dot += x * _weight(z[v, j], n[v, j], l1, l2, alpha, beta)
+            out[i, v] = dot + intercept[v]
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_nonzero(z, l1):
+    c = 0
+    for v in range(z.shape[0]):
+        for j in range(z.shape[1]):
+            if abs(z[v, j]) > l1:
+                c += 1
+    return c
+
+
+@numba.njit(cache=True, nogil=True)
 def _weights(z, n, l1, l2, alpha, beta, out):
     for v in range(z.shape[0]):
         for j in range(z.shape[1]):
@@ -101,8 +135,7 @@ class CompiledFTRL:
         self.n = np.zeros((nvec, n_features))
         self.zb = np.zeros(nvec)
         self.nb = np.zeros(nvec)
-        self.t_ = 0  # rows seen: the computed weights are cached per t_
-        self._coef = None
+        self.t_ = 0  # rows seen
 
     def _codes(self, y) -> np.ndarray:
         codes = np.searchsorted(self.classes_, y)
@@ -129,22 +162,44 @@ class CompiledFTRL:
 
     @property
     def coef_(self) -> np.ndarray:
-        """The weights, computed from z and n (a third array per feature while it is held)."""
-        if self._coef is None or self._coef[0] != self.t_:
-            # computed in place over the last copy: never two copies at once
-            out = np.empty_like(self.z) if self._coef is None else self._coef[1]
-            _weights(self.z, self.n, self.l1, self.l2, self.alpha, self.beta, out)
-            self._coef = (self.t_, out)
-        return self._coef[1]
+        """The weights, computed from z and n into one new array (a third array per
+        feature while it is held: scoring does not use it, see ``decision_function``)."""
+        out = np.empty_like(self.z)
+        _weights(self.z, self.n, self.l1, self.l2, self.alpha, self.beta, out)
+        return out
 
     @property
     def intercept_(self) -> np.ndarray:
         zb, nb = self.zb, self.nb
         return np.array([-zb[v] / ((self.beta + math.sqrt(nb[v])) / self.alpha) for v in range(zb.shape[0])])
 
+    def nonzero_weights(self) -> int:
+        """The number of nonzero weights (``|z| > l1``), counted without computing them."""
+        return int(_count_nonzero(self.z, self.l1))
+
     def decision_function(self, X) -> np.ndarray:
-        scores = np.asarray(X @ self.coef_.T + self.intercept_)
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        """``X @ coef_.T + intercept_``, each weight computed from z and n where a row
+        needs it: nothing as large as the weights is allocated."""
+        args = (self.z, self.n, self.l1, self.l2, self.alpha, self.beta, self.intercept_)
+        if isinstance(X, tuple):
+            data, indices, indptr = X[:3]
+        elif sp.issparse(X):
+            X = X.tocsr()
+            data, indices, indptr = X.data, X.indices, X.indptr
+        else:
+            X = np.asarray(X)
+            if X.ndim == 1:
+                X = X.reshape(1, -1)
+            if X.shape[1] != self.n_features:
+                raise ValueError(f"rows have {X.shape[1]} columns, the model {self.n_features}")
+            out = np.empty((X.shape[0], self.z.shape[0]))
+            _decision_dense(X, *args, out)
+            return out.ravel() if out.shape[1] == 1 else out
+        if indices.shape[0] and int(indices.max()) >= self.n_features:
+            raise ValueError(f"a row uses column {int(indices.max())}, the model has {self.n_features}")
+        out = np.empty((indptr.shape[0] - 1, self.z.shape[0]))
+        _decision_sparse(data, indices, indptr, *args, out)
+        return out.ravel() if out.shape[1] == 1 else out
 
     def predict(self, X) -> np.ndarray:
         scores = self.decision_function(X)
@@ -162,4 +217,8 @@ def warm_up() -> None:
         m.partial_fit(X, y)
         m.partial_fit((X.data, X.indices, X.indptr.astype(np.int64)), y)  # memory-mapped parts
         m.partial_fit(X.toarray(), y)
+        m.decision_function(X)
+        m.decision_function((X.data, X.indices, X.indptr.astype(np.int64)))
+        m.decision_function(X.toarray())
     _ = m.coef_
+    m.nonzero_weights()

@@ -91,11 +91,15 @@ class Trainer:
         plus, per weight vector, its intercept and an int64 row pointer). {} otherwise."""
         if self.cfg.model not in ("linear-svm", "kernel-approx"):
             return {}
-        coef = np.asarray(self.model.coef_)
-        nnz = int(np.count_nonzero(coef))
-        index_bytes = 4 if coef.shape[1] < 2**31 else 8
-        nvec = coef.shape[0]
-        return {"nonzero_weights": nnz, "weights": int(coef.size),
+        if hasattr(self.model, "nonzero_weights"):  # the compiled solvers: no copy of the weights
+            nnz = self.model.nonzero_weights()
+            nvec, width = self.model.intercept_.shape[0], self.model.n_features
+        else:
+            coef = np.asarray(self.model.coef_)
+            nnz = int(np.count_nonzero(coef))
+            nvec, width = coef.shape
+        index_bytes = 4 if width < 2**31 else 8
+        return {"nonzero_weights": nnz, "weights": nvec * width,
                 "sparse_model_bytes": nnz * (index_bytes + 8) + nvec * 8 + (nvec + 1) * 8}
 
     def model_bytes(self) -> int:

@@ -123,11 +123,27 @@ class NativeSGD:
                self.aw.ctypes.data, a.ctypes.data, b.ctypes.data, intercept.ctypes.data, nvec,
                self.n_features, out.ctypes.data)
         else:
-            coef = self.coef_
+            # X @ w, then the scale and intercept per vector: no weight-sized copy either
+            zero = np.zeros(nvec)
             fn = self._lib.decision_f64 if f64 else self._lib.decision_f32
-            fn(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, n, coef.ctypes.data,
-               intercept.ctypes.data, nvec, self.n_features, out.ctypes.data)
+            fn(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, n, self.w.ctypes.data,
+               zero.ctypes.data, nvec, self.n_features, out.ctypes.data)
+            out *= self.state[:, _WSCALE]
+            out += intercept
         return out.ravel() if nvec == 1 else out
+
+    def nonzero_weights(self, block: int = 1 << 14) -> int:
+        """The number of nonzero coefficients, counted a block of columns at a time (no
+        copy of the weights)."""
+        st, total = self.state, 0
+        for lo in range(0, self.n_features, block):
+            w = self.w[:, lo:lo + block]
+            if self.average and self.t_ > 1.0:
+                c = (self.aw[:, lo:lo + block] + st[:, _AA, None] * w) / st[:, _AB, None]
+            else:
+                c = w * st[:, _WSCALE, None]
+            total += int(np.count_nonzero(c))
+        return total
 
     def predict_codes(self, X) -> np.ndarray:
         scores = self.decision_function(X)

@@ -106,6 +106,54 @@ def _fit_dense(X, codes, w, aw, st, t, alpha, optimal_init, average):
     return t
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _coef_at(w, aw, st, v, j, averaged):
+    """One coefficient, with the same operations as the whole-array formula."""
+    if averaged:
+        return (aw[v, j] + st[v, _AA] * w[v, j]) / st[v, _AB]
+    return w[v, j] * st[v, _WSCALE]
+
+
+@numba.njit(cache=True, nogil=True)
+def _decision_sparse(data, indices, indptr, w, aw, st, averaged, intercept, out):
+    """Scores of CSR rows from the lazy state, touching only the columns present."""
+    for i in range(indptr.shape[0] - 1):
+        for v in range(w.shape[0]):
+            dot = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                dot += data[k] * _coef_at(w, aw, st, v, indices[k], averaged)
+            out[i, v] = dot + intercept[v]
+
+
+@numba.njit(cache=True, nogil=True)
+def _decision_dense(X, w, aw, st, averaged, intercept, out):
+    for i in range(X.shape[0]):
+        for v in range(w.shape[0]):
+            dot = 0.0
+            for j in range(X.shape[1]):
+                x = X[i, j]
+                if x != 0.0:
+                    dot += x * _coef_at(w, aw, st, v, j, averaged)
+            out[i, v] = dot + intercept[v]
+
+
+@numba.njit(cache=True, nogil=True)
+def _coef_into(w, aw, st, averaged, out):
+    for v in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            out[v, j] = _coef_at(w, aw, st, v, j, averaged)
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_nonzero(w, aw, st, averaged):
+    n = 0
+    for v in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            if _coef_at(w, aw, st, v, j, averaged) != 0.0:
+                n += 1
+    return n
+
+
 class CompiledSGD:
     """Hinge-loss linear SVM with scikit-learn's SGD schedule, one vector per class
     (one in all for two classes, like scikit-learn's one-vs-rest)."""
@@ -124,7 +172,6 @@ class CompiledSGD:
         self.state[:, _WSCALE] = 1.0
         self.state[:, _AB] = 1.0
         self.t_ = 1.0
-        self._coef = None
         typw = math.sqrt(1.0 / math.sqrt(self.alpha))
         self.optimal_init = 1.0 / (typw * self.alpha)  # scikit-learn's, for the hinge loss
 
@@ -153,25 +200,49 @@ class CompiledSGD:
                                  self.alpha, self.optimal_init, self.average)
         return self
 
+    def _averaged(self) -> bool:
+        return self.average and self.t_ > 1.0
+
     @property
     def coef_(self) -> np.ndarray:
-        if self._coef is None or self._coef[0] != self.t_:  # scoring slices reuse one copy
-            st = self.state
-            if self.average and self.t_ > 1.0:
-                coef = (self.aw + st[:, _AA, None] * self.w) / st[:, _AB, None]
-            else:
-                coef = self.w * st[:, _WSCALE, None]
-            self._coef = (self.t_, coef)
-        return self._coef[1]
+        """The coefficients, computed from the lazy state into one new array (a copy as
+        large as the weights: scoring does not use it, see ``decision_function``)."""
+        out = np.empty_like(self.w)
+        _coef_into(self.w, self.aw, self.state, self._averaged(), out)
+        return out
 
     @property
     def intercept_(self) -> np.ndarray:
-        return (self.state[:, _AI] if self.average and self.t_ > 1.0 else self.state[:, _B]).copy()
+        return (self.state[:, _AI] if self._averaged() else self.state[:, _B]).copy()
+
+    def nonzero_weights(self) -> int:
+        """The number of nonzero coefficients, counted without materialising them."""
+        return int(_count_nonzero(self.w, self.aw, self.state, self._averaged()))
 
     def decision_function(self, X) -> np.ndarray:
-        scores = X @ self.coef_.T + self.intercept_
-        scores = np.asarray(scores)
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        """``X @ coef_.T + intercept_``, scored from the weights, their average and the lazy
+        scale and average factors: nothing as large as the weights is allocated, and for
+        sparse rows only the columns present are read."""
+        args = (self.w, self.aw, self.state, self._averaged(), self.intercept_)
+        if isinstance(X, tuple):
+            data, indices, indptr = X[:3]
+        elif sp.issparse(X):
+            X = X.tocsr()
+            data, indices, indptr = X.data, X.indices, X.indptr
+        else:
+            X = np.asarray(X)
+            if X.ndim == 1:
+                X = X.reshape(1, -1)
+            if X.shape[1] != self.n_features:
+                raise ValueError(f"rows have {X.shape[1]} columns, the model {self.n_features}")
+            out = np.empty((X.shape[0], self.w.shape[0]))
+            _decision_dense(X, *args, out)
+            return out.ravel() if out.shape[1] == 1 else out
+        if indices.shape[0] and int(indices.max()) >= self.n_features:
+            raise ValueError(f"a row uses column {int(indices.max())}, the model has {self.n_features}")
+        out = np.empty((indptr.shape[0] - 1, self.w.shape[0]))
+        _decision_sparse(data, indices, indptr, *args, out)
+        return out.ravel() if out.shape[1] == 1 else out
 
     def predict(self, X) -> np.ndarray:
         scores = self.decision_function(X)
@@ -189,3 +260,6 @@ def warm_up() -> None:
         m.partial_fit(X, y)
         m.partial_fit((X.data, X.indices, X.indptr.astype(np.int64)), y)  # memory-mapped parts
         m.partial_fit(X.toarray(), y)
+        m.decision_function(X)
+        m.decision_function((X.data, X.indices, X.indptr.astype(np.int64)))
+        m.decision_function(X.toarray())
