@@ -133,10 +133,9 @@ def verdict(runs: list[dict]) -> str:
                    f"{ftrl['sparse_model_bytes'] / 2**20:,.2f} MiB against the compiled SGD's "
                    f"{sgd['sparse_model_bytes'] / 2**20:,.2f} MiB.")
     return ("**Answer.** " + " ".join(out) + " So FTRL's footprint while training is not smaller than SGD's in "
-            "general: it holds z and n (two float64 arrays per column) and, once it scores, the weights computed "
-            "from them; scikit-learn's averaged SGD holds two arrays; the compiled SGD holds its weights and average "
-            "and, while it scores, the coefficients and their temporaries. Its L1 shrinks the saved model, not the "
-            "training memory." if out else "")
+            "general: it holds z and n (two float64 arrays per column, scoring computes each weight a row needs from "
+            "them); scikit-learn's averaged SGD holds two arrays, and so does the compiled SGD (its weights and "
+            "their average, scored from directly). Its L1 shrinks the saved model, not the training memory." if out else "")
 
 
 if __name__ == "__main__":

@@ -203,6 +203,8 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 5  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
+CALIBRATION_VERSION = 6  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
 # activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
-# runs (workers > 1) priced per worker and in total, the lean path's floor
+# runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
+# native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
+# model_linear_numba no longer absorbs scoring temporaries (about 2.2 copies fitted under version 5)

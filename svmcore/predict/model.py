@@ -8,7 +8,7 @@ named parts computed from the config and the data's shape:
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
 - ``model``: the weights (and their average, and the copies a solver keeps: FTRL
-  its z and n per feature and the weights computed from them to score; for the
+  its z and n per feature, from which it scores with no weights array; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
@@ -134,9 +134,9 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
-    # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z, n
-    # and the weights computed from them to score (in place, one copy)
-    copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
+    # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z and n
+    # (the compiled solvers score rows from these, with no copy of the weights)
+    copies = 2 if cfg.solver == "ftrl" else 2 if cfg.average else 1
     if ddp:
         copies *= cfg.workers + 1  # its own model and every worker's returned copy while it mixes them
     compiled = {"numba": "model_linear_numba", "native": "model_linear_numba",
