@@ -119,6 +119,11 @@ def _weights(z, n, l1, l2, alpha, beta, out):
             out[v, j] = _weight(z[v, j], n[v, j], l1, l2, alpha, beta)
 
 
+def _floats(a: np.ndarray) -> np.ndarray:
+    """A batch's values as the kernels take them (float16 or integers become float64)."""
+    return a if a.dtype in (np.float64, np.float32) else a.astype(np.float64)
+
+
 class CompiledFTRL:
     """Logistic-loss linear classifier by FTRL-proximal, one vector per class (one in
     all for two classes)."""
@@ -187,7 +192,7 @@ class CompiledFTRL:
             X = X.tocsr()
             data, indices, indptr = X.data, X.indices, X.indptr
         else:
-            X = np.asarray(X)
+            X = _floats(np.asarray(X))
             if X.ndim == 1:
                 X = X.reshape(1, -1)
             if X.shape[1] != self.n_features:
@@ -195,6 +200,7 @@ class CompiledFTRL:
             out = np.empty((X.shape[0], self.z.shape[0]))
             _decision_dense(X, *args, out)
             return out.ravel() if out.shape[1] == 1 else out
+        data = _floats(data)
         if indices.shape[0] and int(indices.max()) >= self.n_features:
             raise ValueError(f"a row uses column {int(indices.max())}, the model has {self.n_features}")
         out = np.empty((indptr.shape[0] - 1, self.z.shape[0]))

@@ -66,6 +66,18 @@ def test_decision_function_is_coef_times_x_plus_intercept(solver, average, class
     assert m.nonzero_weights() == np.count_nonzero(m.coef_)
 
 
+@pytest.mark.parametrize("solver", ["sgd", "ftrl"])
+def test_float16_and_integer_rows_are_scored_as_float64(solver):
+    X, y = _data()
+    m = _trained(solver, True, 2, X, y)
+    half = X.data.astype(np.float16)
+    want = m.decision_function(sp.csr_matrix((half.astype(np.float64), X.indices, X.indptr), shape=X.shape))
+    np.testing.assert_array_equal(m.decision_function((half, X.indices, X.indptr)), want)  # float16 storage
+    np.testing.assert_allclose(m.decision_function(X.toarray().astype(np.float16)), want, rtol=1e-12, atol=1e-12)
+    ones = (X > 0).astype(np.int64)
+    np.testing.assert_array_equal(m.decision_function(ones.toarray()), m.decision_function(ones.astype(np.float64)))
+
+
 def test_unaveraged_start_scores_from_the_plain_weights():
     # before the second row the averaged model answers with its plain weights
     X, y = _data(n=1)
