@@ -24,6 +24,9 @@ SECTIONS = [
     ("ftrl.md", "python bench/ftrl.py",
      ("FTRL-proximal against scikit-learn's and the compiled SGD: the train phase's exact peak, accuracy and the "
       "model's nonzero weights and sparse size at 2^20 and 2^24 columns, side by side.")),
+    ("scoring-memory.md", "python bench/scoring_memory.py",
+     ("What live and final scoring cost the compiled solvers (numba SGD, native SGD, FTRL) at 2^24 columns, with "
+      "the code before and after they scored from their state, side by side; scikit-learn's SGD for reference.")),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",
      "The memory model's forecast against the measured exact peak."),
     ("estimate-accuracy-mlp-numpy-monitor.md", "python bench/estimate_accuracy.py --only mlp-numpy,monitor",

@@ -67,7 +67,7 @@ def main() -> int:
     t0 = time.time()
     for tree in (before, ROOT):  # numba compiles each tree's kernels once: not inside a measured run's floor
         for solver in SOLVERS:
-            run(tree, home, 1000, args.bits, solver, "off")
+            run(tree, home, 5000, args.bits, solver, "off")
     runs = []
     for solver in SOLVERS:
         for monitor in MONITORS:
