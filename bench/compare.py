@@ -33,7 +33,8 @@ X, y = load_svmlight_file(path, zero_based=False, dtype=np.float64)
 X.indices = X.indices.astype(np.int32); X.indptr = X.indptr.astype(np.int64)
 load_s = time.time() - t0
 n = X.shape[0]
-test = (np.arange(n) % 5 == 4) & (np.arange(n) // 5 < 20000)
+r = np.arange(n)  # svmcore's held-out rule (sources.is_test_row)
+test = (r % 5 == 4) if n <= 100_000 else ((r + 1) * 20_000 // n > r * 20_000 // n)
 Xtr, ytr, Xte, yte = X[~test], y[~test], X[test], y[test]
 del X
 t1 = time.time()
@@ -50,10 +51,12 @@ else:
     m = LinearSVC().fit(Xtr, ytr)
     samples = Xtr.shape[0] * m.n_iter_
 train_s = time.time() - t1
-acc = float((m.predict(Xte) == yte).mean())
+pred = m.predict(Xte)
+acc = float((pred == yte).mean())
+bal = float(np.mean([(pred[yte == c] == c).mean() for c in np.unique(yte)]))
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(json.dumps({"wall_s": time.time() - t0, "train_s": train_s, "load_s": load_s, "peak_rss_mb": hwm / 1024,
-                  "accuracy": acc, "samples_per_s": samples / train_s}))
+                  "accuracy": acc, "balanced_accuracy": bal, "samples_per_s": samples / train_s}))
 '''
 
 VW = r"""
@@ -71,13 +74,20 @@ train_s = time.time() - t0
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 p = vowpalwabbit.Workspace(f"-t -i {model} --quiet --binary")
 right = total = 0
+per = {}  # class -> [right, total]
 with open(test) as f:
     for line in f:
-        right += p.predict(line) == float(line.split(" ", 1)[0])
+        truth = float(line.split(" ", 1)[0])
+        ok = p.predict(line) == truth
+        right += ok
         total += 1
+        c = per.setdefault(truth, [0, 0])
+        c[0] += ok
+        c[1] += 1
 p.finish()
 print(json.dumps({"wall_s": time.time() - t0, "train_s": train_s, "peak_rss_mb": hwm / 1024,
-                  "accuracy": right / total, "samples_per_s": rows * passes / train_s}))
+                  "accuracy": right / total, "balanced_accuracy": sum(r / t for r, t in per.values()) / len(per),
+                  "samples_per_s": rows * passes / train_s}))
 """
 
 
@@ -91,11 +101,14 @@ def to_vw(path: str, work: str) -> tuple[str, str, int]:
 
     from svmcore.data.sources import is_test_row
     n_train = 0
+    with open(path, "rb") as f:
+        n_rows = sum(buf.count(b"\n") for buf in iter(lambda: f.read(1 << 24), b""))
+    held = is_test_row(np.arange(n_rows), n_rows)
     with open(path) as src, open(train + ".tmp", "w") as tr, open(test, "w") as te:
         for i, line in enumerate(src):
             label, _, feats = line.partition(" ")
             out = f"{1 if float(label) > 0 else -1} |f {feats}"
-            if is_test_row(np.array([i]))[0]:
+            if held[i]:
                 te.write(out)
             else:
                 tr.write(out)
@@ -122,7 +135,8 @@ def run_vw(path: str, work: str, epochs: int) -> dict:
     train_s = first["train_s"] + later["train_s"]
     return {"wall_s": first["wall_s"] + later["wall_s"], "train_s": train_s,
             "peak_rss_mb": max(first["peak_rss_mb"], later["peak_rss_mb"]),
-            "accuracy": later["accuracy"], "samples_per_s": rows * epochs / train_s,
+            "accuracy": later["accuracy"], "balanced_accuracy": later.get("balanced_accuracy"),
+            "samples_per_s": rows * epochs / train_s,
             "first_pass_samples_per_s": first["samples_per_s"], "later_samples_per_s": later["samples_per_s"]}
 
 
@@ -131,10 +145,16 @@ def run_ours(path: str, home: str, epochs: int, **knobs) -> dict:
     proc = subprocess.run([sys.executable, "-m", "svmcore", "run", "--home", home, "--json", f"--dataset={path}",
                            f"--epochs={epochs}", *flags],
                           capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
-    s = json.loads(proc.stdout.strip().splitlines()[-1])
+    try:
+        s = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+    if s.get("status") != "completed":
+        return {"error": f"{s.get('status')}: {(s.get('error') or {}).get('message', '')}"[:200]}
     rates = s.get("epoch_samples_per_s") or []
     return {"wall_s": s["wall_s"], "train_s": s["train_s"], "peak_rss_mb": s["peak_rss_mb"],
-            "accuracy": s["accuracy"], "samples_per_s": s["samples_per_s"], "status": s["status"],
+            "accuracy": s["accuracy"], "balanced_accuracy": s.get("balanced_accuracy"),
+            "samples_per_s": s["samples_per_s"], "status": s["status"],
             "floor_mb": s.get("floor_mb"), "first_pass_samples_per_s": rates[0] if rates else None,
             "later_samples_per_s": (sum(rates[1:]) / len(rates[1:])) if len(rates) > 1 else None}
 
@@ -146,7 +166,12 @@ def run_peer(code: str, *args) -> dict | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+LEAN = "stream (native parser, native solver: the lean path), 2 threads"
+SKLEARN_SAME_KNOBS = "stream (sklearn parser, sklearn solver)"
 OURS = [
+    (LEAN, dict(mode="stream", parser="native", solver="native", threads=2)),
+    ("stream (native parser, native solver: the lean path), 1 thread", dict(mode="stream", parser="native",
+                                                                            solver="native")),
     ("memory (sklearn parser, sklearn solver)", dict(mode="memory")),
     ("stream (sklearn parser, sklearn solver)", dict(mode="stream")),
     ("stream (numba parser, sklearn solver)", dict(mode="stream", parser="numba")),
@@ -158,14 +183,50 @@ OURS = [
 REFERENCE = "stream (numba parser, numba solver)"
 
 
+def goal_lines(results: dict) -> list[str]:
+    """Issue 14's three goals, as ratios measured in this one run."""
+    lean = results.get("svmcore " + LEAN, {})
+    vw = results.get("Vowpal Wabbit (text, then its cache)", {})
+    sk = results.get("svmcore " + SKLEARN_SAME_KNOBS, {})
+    out = ["## The lean path's goals (measured side by side in this run)", ""]
+
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    if lean.get("peak_rss_mb"):
+        out.append(f"- exact peak {lean['peak_rss_mb']:.0f} MiB (goal <= 100 MiB): {verdict(lean['peak_rss_mb'] <= 100)}")
+    for key, what, peer in (("first_pass_samples_per_s", "first pass", "text pass"),
+                            ("later_samples_per_s", "later passes", "cache pass")):
+        a, b = lean.get(key), vw.get(key)
+        if a and b:
+            out.append(f"- {what}: {a:,.0f} samples/s vs Vowpal Wabbit's {peer} {b:,.0f}: {a / b:.2f}x "
+                       f"(goal >= 1.5x): {verdict(a / b >= 1.5)}")
+        else:
+            out.append(f"- {what} vs Vowpal Wabbit: not measured ({vw.get('note') or vw.get('error') or 'missing'})")
+    if lean.get("accuracy") is not None and sk.get("accuracy") is not None:
+        d = (lean["accuracy"] - sk["accuracy"]) * 100
+        bal = ""
+        if lean.get("balanced_accuracy") is not None and sk.get("balanced_accuracy") is not None:
+            bal = f"; balanced {lean['balanced_accuracy']:.4f} vs {sk['balanced_accuracy']:.4f}"
+        out.append(f"- accuracy {lean['accuracy']:.4f} vs the scikit-learn path's {sk['accuracy']:.4f} with the same "
+                   f"knobs: {d:+.2f} points (goal within 0.5){bal}: {verdict(abs(d) <= 0.5)}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--skip-liblinear", action="store_true")
+    ap.add_argument("--goal", action="store_true",
+                    help="only what the lean path's goal ratios need: the lean path, the scikit-learn path with "
+                         "the same knobs, the numba reference and Vowpal Wabbit")
+    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "svmcore-bench"),
+                    help="folder for the data file and VW's copies (outside the repository)")
+    ap.add_argument("--machine-note", default="", help="appended to the machine description (e.g. contention)")
     args = ap.parse_args()
-    work = os.path.join(tempfile.gettempdir(), "svmcore-bench")
+    work = args.work
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, f"sparse-text-{args.rows}.svm")
     if not os.path.exists(path):
@@ -174,14 +235,18 @@ def main() -> int:
                         "--out", path], check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
     home = tempfile.mkdtemp(prefix="svmcore-bench-home-")
     results: dict[str, dict] = {}
+    goal_set = {LEAN, SKLEARN_SAME_KNOBS, REFERENCE, "stream (native parser, native solver: the lean path), 1 thread"}
     for name, knobs in OURS:
+        if args.goal and name not in goal_set:
+            continue
         print(f"running svmcore {name} ...", flush=True)
         results["svmcore " + name] = run_ours(path, home, args.epochs, **knobs)
         if knobs.get("mode") == "memmap":  # second run reuses the binary copy: the steady state
             results["svmcore " + name + ", cached"] = run_ours(path, home, args.epochs, **knobs)
-    print("running scikit-learn SGDClassifier (in memory) ...", flush=True)
-    results["scikit-learn SGDClassifier, in memory"] = run_peer(PEER, path, str(args.epochs), "sgd")
-    if not args.skip_liblinear:
+    if not args.goal:
+        print("running scikit-learn SGDClassifier (in memory) ...", flush=True)
+        results["scikit-learn SGDClassifier, in memory"] = run_peer(PEER, path, str(args.epochs), "sgd")
+    if not args.skip_liblinear and not args.goal:
         print("running scikit-learn LinearSVC (in memory) ...", flush=True)
         results["scikit-learn LinearSVC, in memory"] = run_peer(PEER, path, str(args.epochs), "linearsvc")
     print("running Vowpal Wabbit ...", flush=True)
@@ -191,16 +256,17 @@ def main() -> int:
     lines = [f"# Side-by-side benchmark, {time.strftime('%Y-%m-%d')}",
              "", f"Data: `sparse-text`, {args.rows:,} rows x 2^20 features, {os.path.getsize(path) / 1e6:,.0f} MB svmlight; "
              f"{args.epochs} epochs (LinearSVC: to convergence). Machine: {platform.machine()}, {os.cpu_count()} cores, "
-             f"Python {platform.python_version()}. Ratios are to svmcore {REFERENCE}. "
+             f"Python {platform.python_version()}{'; ' + args.machine_note if args.machine_note else ''}. "
+             f"Ratios are to svmcore {REFERENCE}. "
              "Peaks are each process's own VmHWM (exact); memmap's includes the mapped file pages it touched "
              "(file-backed, reclaimable). LinearSVC's samples/s counts rows x liblinear iterations. "
              "First pass: samples/s of epoch 1 (parsing text); later: mean of epochs 2+.", "",
-             "| contender | wall s | exact peak MiB | accuracy | train samples/s | first pass /s | later passes /s "
-             "| wall ratio | peak ratio | samples/s ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| contender | wall s | exact peak MiB | accuracy | balanced accuracy | train samples/s | first pass /s "
+             "| later passes /s | wall ratio | peak ratio | samples/s ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         if "note" in r or "error" in r:
-            lines.append(f"| {name} | {r.get('note') or r.get('error')} | | | | | | | | |")
+            lines.append(f"| {name} | {r.get('note') or r.get('error')} | | | | | | | | | |")
             continue
 
         def f(v, spec):
@@ -210,9 +276,11 @@ def main() -> int:
             a, b = r.get(key), ref.get(key)
             return "–" if not a or not b else f"{a / b:.2f}"
         lines.append(f"| {name} | {f(r['wall_s'], '.1f')} | {f(r['peak_rss_mb'], '.0f')} | {f(r['accuracy'], '.4f')} | "
+                     f"{f(r.get('balanced_accuracy'), '.4f')} | "
                      f"{f(r['samples_per_s'], ',.0f')} | {f(r.get('first_pass_samples_per_s'), ',.0f')} | "
                      f"{f(r.get('later_samples_per_s'), ',.0f')} | {ratio('wall_s')} | {ratio('peak_rss_mb')} | "
                      f"{ratio('samples_per_s')} |")
+    lines += ["", *goal_lines(results)]
     table = "\n".join(lines)
     print("\n" + table)
     os.makedirs(args.out, exist_ok=True)

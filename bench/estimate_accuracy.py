@@ -2,10 +2,11 @@
 spans every knob (none of them in the calibration set), and prints the predicted
 peak, the measured exact peak (VmHWM) and the error of each.
 
-    python bench/estimate_accuracy.py [--out bench/results] [--only mlp-numpy,monitor]
+    python bench/estimate_accuracy.py [--out bench/results] [--only mlp-numpy,monitor,workers]
 
-``--only`` runs the configs that name any of the given words as a knob or a value
+``--only`` runs the configs that name any of the given words as a knob, a value or knob=value
 (and writes estimate-accuracy-only.{json,md}, leaving the full grid's results as they are).
+For data-parallel configs the per-worker estimate is compared with each Dask worker's exact peak too.
 
 Target (issue #4): within 15% for at least 90% of the configs.
 """
@@ -65,6 +66,11 @@ def grid(data_file: str) -> list[dict]:
         {**T, "mode": "stream", "threads": 2},
         {**T, "solver": "numba"},
         {**T, "mode": "memmap", "solver": "numba", "precision": "float32", "features": 1 << 21},
+        {**T, "solver": "ftrl"},
+        {**T, "solver": "ftrl", "hashing_bits": 22, "rows": 50_000},
+        {**T, "mode": "stream", "solver": "ftrl", "precision": "float32"},
+        {**T, "mode": "memmap", "solver": "ftrl", "precision": "float16", "l1": 1.0},
+        {**T, "rows": 30_000, "model": "kernel-approx", "solver": "ftrl", "n_components": 512},
         {"dataset": "dense", "epochs": 1},
         {"dataset": "dense", "epochs": 1, "mode": "stream", "representation": "dense"},
         {"dataset": "breast-cancer", "batch_size": 128},
@@ -84,15 +90,20 @@ def grid(data_file: str) -> list[dict]:
         {**T, "monitor": "light"},
         {"dataset": "dense", "epochs": 1, "mode": "stream", "representation": "dense", "monitor": "off"},
         {**T, "mode": "stream", "representation": "dense", "hashing_bits": 12, "batch_size": 2048, "monitor": "off"},
+        {"dataset": data_file, "epochs": 2, "mode": "memmap", "solver": "ftrl"},
+        {**T, "workers": 2, "mode": "stream"},
+        {**T, "rows": 50_000, "workers": 2},
+        {**T, "workers": 4, "mode": "stream", "solver": "numba"},
     ]
 
 
 def selected(configs: list[dict], only: str | None) -> list[dict]:
-    """The configs naming any of the comma-separated words as a knob or a value."""
+    """The configs naming any of the comma-separated words as a knob, a value or knob=value."""
     if not only:
         return configs
     words = {w.strip() for w in only.split(",") if w.strip()}
-    return [c for c in configs if words & ({str(k) for k in c} | {str(v) for v in c.values()})]
+    return [c for c in configs
+            if words & ({str(k) for k in c} | {str(v) for v in c.values()} | {f"{k}={v}" for k, v in c.items()})]
 
 
 def main() -> int:
@@ -123,16 +134,28 @@ def main() -> int:
         rows.append({"knobs": knobs, "status": status.value, "predicted_mb": pred["predicted_peak_mb"],
                      "predicted_phase": pred["peak_phase"], "measured_mb": measured,
                      "measured_phase": run.summary.get("peak_phase"), "error": err})
+        if "parallel" in pred and run.summary.get("parallel"):
+            worker_peaks = [w["peak_rss_mb"] for w in run.summary["parallel"]["per_worker"]]
+            rows[-1]["per_worker"] = {"predicted_mb": pred["parallel"]["per_worker_mb"], "measured_mb": worker_peaks,
+                                      "errors": [pred["parallel"]["per_worker_mb"] / m - 1 for m in worker_peaks],
+                                      "total_predicted_mb": pred["parallel"]["total_mb"],
+                                      "total_measured_sampled_mb": run.summary["parallel"]["total_peak_sampled_mb"]}
         e = f"{err * 100:+6.1f}%" if err is not None else "   n/a"
         print(f"{e}  predicted {pred['predicted_peak_mb']:7.1f}  measured {measured or 0:7.1f} MiB  {knobs}",
               flush=True)
+        if "per_worker" in rows[-1]:
+            pw = rows[-1]["per_worker"]
+            print(f"        per worker: predicted {pw['predicted_mb']:.1f}, measured "
+                  + ", ".join(f"{m:.1f}" for m in pw["measured_mb"]) + " MiB", flush=True)
     errs = [abs(r["error"]) for r in rows if r["error"] is not None]
+    errs += [abs(e) for r in rows for e in r.get("per_worker", {}).get("errors", [])]
     within = sum(e <= 0.15 for e in errs) / len(errs)
     print(f"\n{len(errs)} configs; within 15%: {within * 100:.0f}%; median |error| "
           f"{sorted(errs)[len(errs) // 2] * 100:.1f}%; max {max(errs) * 100:.1f}%; calibration {cal_s:.0f} s")
     os.makedirs(args.out, exist_ok=True)
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
-               "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+               "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+               "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
     name = "estimate-accuracy-only" if args.only else "estimate-accuracy"
     with open(os.path.join(args.out, f"{name}.json"), "w") as f:
         json.dump({"machine": machine, "only": args.only, "within_15pct": within, "configs": rows,
@@ -147,8 +170,15 @@ def main() -> int:
         lines.append(f"| {e} | {r['predicted_mb']:.0f} | {r['measured_mb'] or 0:.0f} | "
                      f"{r['predicted_phase']} / {r['measured_phase']} | "
                      + ", ".join(f"{k}={v}" for k, v in r["knobs"].items()) + " |")
+    for r in rows:
+        if "per_worker" in r:
+            pw = r["per_worker"]
+            lines.append("| per Dask worker: " + ", ".join(f"{e * 100:+.1f}%" for e in pw["errors"])
+                         + f" | {pw['predicted_mb']:.0f} | " + ", ".join(f"{m:.0f}" for m in pw["measured_mb"])
+                         + " | (each worker's exact VmHWM) | " + ", ".join(f"{k}={v}" for k, v in r["knobs"].items())
+                         + " |")
     if args.only:
-        lines[2] += f" Only the configs naming: {args.only}."
+        lines[2] += f" Only the configs naming: {args.only}; machine shared with other work (load average in the JSON)."
     with open(os.path.join(args.out, f"{name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return 0 if within >= 0.9 else 1

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS
+from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
 
@@ -166,7 +166,42 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
         "phases": phases, "peak_mb": mem["peak_mb"], "peak_phase": summary.peak_phase, "cap_mb": mem["cap_mb"],
         "cap": summary.cap, "floor_mb": mem["floor_mb"], "predicted_mb": mem["predicted_mb"],
         "monitor": monitor or summary.extra.get("monitor") or "full",
+        # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
+        "workers": workers_info(samples, events, most) if x == "time" else {"workers": [], "total": {"t": [], "rss": []}},
     }
+
+
+def workers_info(samples: Sequence, events: list[dict], most: int = MAX_POINTS) -> dict:
+    """A data-parallel run's Dask workers (sampled at 50 Hz by each worker while it
+    trains, time since launch) and the total of all processes: the run's own process
+    (the coordinator: the engine's samples) plus each worker held at its last reading
+    (a worker counts from its first reading: between epochs it is idle and unsampled).
+    Empty lists for a single-process run."""
+    curves: dict[int, tuple[list, list]] = {}
+    for e in events:
+        if e["kind"] != WORKER_MEMORY:
+            continue
+        start = e["t_s"] - e.get("started_ago_s", 0.0)
+        t, r = curves.setdefault(e["worker"], ([], []))
+        t.extend(start + d for d in e["dt"])
+        r.extend(b / MiB for b in e["rss_bytes"])
+    workers = []
+    for k in sorted(curves):
+        t, r = curves[k]
+        keep = thin(r, most)
+        workers.append({"worker": k, "t": [t[i] for i in keep], "rss": [r[i] for i in keep]})
+    if not workers or not samples:
+        return {"workers": workers, "total": {"t": [], "rss": []}}
+    ct = np.array([s.t_s for s in samples])
+    total = np.array([s.rss_bytes / MiB for s in samples])
+    for k in sorted(curves):
+        t, r = np.asarray(curves[k][0]), np.asarray(curves[k][1])
+        order = np.argsort(t, kind="stable")
+        t, r = t[order], r[order]
+        i = np.searchsorted(t, ct, side="right") - 1
+        total = total + np.where(i >= 0, r[np.clip(i, 0, len(r) - 1)], 0.0)
+    keep = thin(list(total), most)
+    return {"workers": workers, "total": {"t": [float(ct[i]) for i in keep], "rss": [float(total[i]) for i in keep]}}
 
 
 def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS) -> dict:
@@ -342,8 +377,19 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
             fig.add_trace(_line(m["x"], m["file"], name="file-backed", stackgroup="rss", yaxis=y, line=dict(width=0),
                                 fillcolor=tint(c, 0.10), fillpattern=dict(shape="/", fgcolor=tint(c, 0.45), size=6),
                                 hovertemplate=mib, legendrank=3))
-        fig.add_trace(_line(m["x"], m["rss"], name="total RSS" if single else s["title"], yaxis=y,
+        par = s.get("workers") or {"workers": []}
+        own = ("the run's process (coordinator) RSS" if par["workers"] else "total RSS") if single else s["title"]
+        fig.add_trace(_line(m["x"], m["rss"], name=own, yaxis=y,
                             line=dict(color=c, width=2), hovertemplate=mib, legendrank=1, **common))
+        if single:
+            for i, w in enumerate(par["workers"]):
+                fig.add_trace(_line(w["t"], w["rss"], name=f"Dask worker {w['worker']} RSS (sampled while training)",
+                                    yaxis=y, line=dict(color=PALETTE[(i + 1) % len(PALETTE)], width=1.2),
+                                    hovertemplate=mib, legendrank=2))
+            if par["workers"]:
+                fig.add_trace(_line(par["total"]["t"], par["total"]["rss"], yaxis=y,
+                                    name="all processes (sampled sum; a worker counts from its first task)",
+                                    line=dict(color=c, width=2, dash="dashdot"), hovertemplate=mib, legendrank=3))
         refs = [("peak_mb", "exact peak {:,.0f} MiB", dict(color=c, dash="dash", width=1.5))]
         if single:
             refs += [("predicted_mb", "predicted {:,.0f} MiB",

@@ -193,6 +193,15 @@ def details(view: RunView) -> None:
         st.caption(f"**Predicted before launch: {pred['predicted_peak_mb']:.0f} MiB** (in {pred['peak_phase']}) "
                    f"against the measured exact {s.peak_rss_mb:.0f} MiB: **{err * 100:+.1f}%**. "
                    f"Predicted / measured per phase (MiB): {per_phase}.{took}")
+    par = s.extra.get("parallel")
+    if par:
+        workers = " · ".join(f"{w['worker']}: {_fmt(w['peak_rss_mb'], ',.0f')} MiB ({w['rows']:,} rows)"
+                             for w in par["per_worker"])
+        st.caption(f"**Data-parallel on {par['workers']} Dask workers** ({plain(par['scheduler'])}; the cluster took "
+                   f"{_fmt(par['cluster_start_s'], '.1f')} s to start). The exact peak above is the run's own "
+                   f"process, the coordinator. Each worker's peak: {workers}; "
+                   f"{plain(par['worker_peak_source'])}. All processes together: "
+                   f"**{_fmt(par['total_peak_sampled_mb'], ',.0f')} MiB**; {plain(par['total_source'])}.")
     rates = s.epoch_samples_per_s or []
     if len(rates) > 1:
         st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
@@ -289,6 +298,11 @@ def prediction_panel(lab: Lab, values: dict) -> None:
     st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
             f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "
             f"exact peak is shown beside it when it ends.{took}", icon=":material/query_stats:")
+    par = pred.get("parallel")
+    if par:
+        st.caption(f"Data-parallel: that peak is the run's own process (the coordinator). Each of the "
+                   f"{par['workers']} Dask workers: **{par['per_worker_mb']:,.0f} MiB**; all processes: "
+                   f"**{par['total_mb']:,.0f} MiB** ({par['basis']}).")
     with st.expander("Best setting for a memory budget"):
         c1, c2, c3 = st.columns([1, 1, 1])
         budget = c1.number_input("budget (MiB)", min_value=64, max_value=1_000_000, step=16,

@@ -37,6 +37,10 @@ def knob_widget(k: Knob, value, key: str, lab=None):
         return st.toggle(label, value=bool(value), key=key, help=_help(k))
     if k.choices:
         return st.selectbox(label, list(k.choices), index=list(k.choices).index(value), key=key, help=_help(k))
+    if k.optional and k.type is str:  # the Dask scheduler's address: empty = a LocalCluster for the run
+        text = st.text_input(label, value=value or "", key=key, help=_help(k),
+                             placeholder="unset: a local cluster for the run")
+        return text.strip() or None
     if k.optional:
         on = st.checkbox(f"set {label}", value=value is not None, key=key + "_on", help=_help(k))
         if not on:
@@ -67,6 +71,9 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
                 if k.name in ("rows", "features", "nnz_per_row") and out.get("dataset") not in ("sparse-text", "dense"):
                     continue
                 if k.name == "nnz_per_row" and out.get("dataset") == "dense":
+                    continue
+                if k.name == "scheduler" and (out.get("workers") or 1) == 1:
+                    out[k.name] = None  # hidden: a scheduler only serves data-parallel runs
                     continue
                 if k.name == "cap_kind" and out.get("memory_cap_mb") is None:
                     out[k.name] = k.default  # hidden: it must not keep a choice made for a cap

@@ -90,6 +90,8 @@ class Remedy:
     limits: str | None = None  # what the product's version of the remedy does not do, plainly
     in_advice: bool = True  # one of the common advice's remedies (else one this product adds)
     moves_to_file: bool = False  # moves memory from anonymous to file-backed pages (memmap)
+    shows_model: bool = False  # its lessons give the model's nonzero weights and sparse size
+    shows_upcast: bool = False  # its lessons give what the float16 upcast cost per batch
 
     @property
     def runnable(self) -> bool:
@@ -185,16 +187,19 @@ REMEDIES: tuple[Remedy, ...] = (
     Remedy("precision", "Mixed precision (FP16)",
            "Stores feature values in float32 or float16 instead of float64.",
            "Values are 8 of the 12 bytes per nonzero in float64 CSR; float32 makes that 4, float16 2.",
-           "Fewer significant digits; float16 (~3 digits) is storage only and upcast per batch.",
+           "Fewer significant digits; float16 (~3 digits) is storage only: every batch's values are copied to "
+           "float32 to compute, which each run measures (bytes exact, time per batch measured).",
            "50%", (50, 50), HELD_DATA,
            (Experiment("default-float32", "default setup, float32", DEFAULT_SETUP, {"precision": "float32"},
                        default_setup=True, why="what the default setup sees"),
             Experiment("default-float16", "default setup, float16 storage", DEFAULT_SETUP,
                        {"precision": "float16"}, default_setup=True, why="the advice's FP16, as storage")),
-           knobs=("precision",),
-           limits="Float16 here is storage only: each batch is upcast to float32 to compute. Computing in FP16 "
-                  "(mixed-precision training) needs hardware with fast half-precision units (GPUs) and libraries "
-                  "that use them (e.g. PyTorch's automatic mixed precision); this product trains on the CPU with "
+           knobs=("precision",), shows_upcast=True,
+           limits="Float16 here is storage only: each batch is upcast to float32 to compute, and every float16 run "
+                  "records that copy's bytes (exact) and the time it took per batch (measured); the float16 "
+                  "experiment below shows them. Computing in FP16 (mixed-precision training) needs hardware with "
+                  "fast half-precision units (GPU tensor cores, or CPUs with AVX512-FP16) and libraries that "
+                  "compute on them (e.g. PyTorch's automatic mixed precision); this product trains on the CPU with "
                   "scikit-learn and numba, which compute in float32 and float64."),
     Remedy("logging", "Turning off logging and visualisation callbacks",
            "Stops the training process from reporting while it trains: monitor=off (final evaluation only) or "
@@ -249,12 +254,20 @@ REMEDIES: tuple[Remedy, ...] = (
                        why="ten times the data: the saving grows with the rows")),
            knobs=("mode",), moves_to_file=True),
     Remedy("ddp", "Distributed data parallel",
-           "Splits one training run's data across several machines' workers.",
-           "Each worker holds its share of the data.",
-           "Network traffic to combine the workers' updates, and the machines.",
+           "Splits one training run's rows into N shards; N Dask workers each train a copy of the model on "
+           "theirs, and the weights are averaged after every epoch (iterative parameter mixing).",
+           "Each worker holds its share of the data, one batch at a time when streaming, and one copy of the "
+           "model; the run's own process coordinates.",
+           "Every worker pays its own floor (Python, numpy, scikit-learn and Dask) and a full model copy; "
+           "starting the cluster takes seconds; weights travel every epoch; averaging can cost accuracy.",
            "linear (1/N per worker)", None, HELD_DATA,
-           pending="being built now (data-parallel training on Dask); today a Dask cluster runs whole runs, "
-                   "one per worker, not one run split across workers"),
+           (Experiment("default", "default setup, 2 workers", DEFAULT_SETUP, {"workers": 2},
+                       default_setup=True, why="what the default setup sees: each worker holds half the rows"),
+            Experiment("4-workers", "1M rows in memory, 4 workers", _BIG, {"workers": 4},
+                       why="data well above the floor: the share each worker no longer holds is largest")),
+           knobs=("workers",),
+           limits="The workers here are processes on this one machine (a LocalCluster); on a real cluster "
+                  "each would be a machine, and the per-worker figure is what each machine needs."),
     Remedy("hashing", "Feature hashing",
            "Folds a million columns into 2^16 hashed columns.",
            "Model size is columns x outputs: a linear SVM over 2^20 columns holds 8 MiB of weights (two "
@@ -269,11 +282,21 @@ REMEDIES: tuple[Remedy, ...] = (
                        why="where the model is most of the memory")),
            knobs=("hashing_bits",)),
     Remedy("ftrl", "FTRL instead of SGD",
-           "Trains with FTRL-Proximal, whose L1 term keeps most weights at exactly zero.",
-           "A sparse model can be stored as its nonzero weights only.",
-           "Per-coordinate state (two numbers per weight while training).",
+           "Trains the linear model with FTRL-Proximal (logistic loss, per-coordinate learning rates, L1 and "
+           "L2) instead of SGD; its L1 term keeps many weights at exactly zero.",
+           "The advice says FTRL fits sparse data with a smaller footprint. A sparse model can be saved as its "
+           "nonzero weights only (an index and a value each). While training, though, FTRL keeps two float64 "
+           "numbers per feature (z and n) and computes the weights from them to score; averaged SGD keeps the "
+           "weights and their average. Every linear run reports its nonzero weights and a sparse copy's bytes.",
+           "The numba compiler on the floor (about 100 MiB, as for the compiled SGD); the logistic loss instead "
+           "of the hinge; four more knobs to tune (l1, l2, ftrl_alpha, ftrl_beta).",
            "no figure given", None, TRAINING,
-           pending="being built now (an FTRL solver); today's solvers are SGD: scikit-learn's and a compiled one"),
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"solver": "ftrl"},
+                       default_setup=True, why="what the default setup sees (scikit-learn's SGD before)"),
+            Experiment("2^24", "2^24 columns, against the compiled SGD",
+                       dict(_TEXT, features=1 << 24, solver="numba"), {"solver": "ftrl"},
+                       why="where the model is most of the memory, with the same compiled floor on both sides")),
+           knobs=("solver", "l1", "l2", "ftrl_alpha", "ftrl_beta"), shows_model=True),
     Remedy("model", "Approximate instead of exact kernel",
            "Replaces the exact RBF-kernel SVM by 256 Nystroem components and a linear SVM.",
            "libsvm keeps a kernel cache and all support vectors; the approximation keeps a fixed "

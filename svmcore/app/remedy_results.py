@@ -59,8 +59,21 @@ def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_i
         "floor_mb": _round(s.floor_mb), "at_peak": peak_moment(samples),
         "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
         "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
+        "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
+        "batches": s.extra.get("batches"), "upcast": s.upcast,
         "error": s.error_message,
+        **({"parallel": _parallel_side(s.extra["parallel"])} if s.extra.get("parallel") else {}),
     }
+
+
+def _parallel_side(par: dict) -> dict:
+    """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
+    started for the run, else sampled), the coordinator's and the sampled total."""
+    workers = par.get("per_worker") or []
+    return {"workers": par.get("workers"), "worker_peak_mb": _round(max((w["peak_rss_mb"] for w in workers), default=None)),
+            "worker_peak_exact": all(w.get("peak_exact") for w in workers),
+            "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
+            "cluster_start_s": _round(par.get("cluster_start_s"), 2)}
 
 
 def _round(v: float | None, digits: int = 1) -> float | None:
@@ -93,6 +106,12 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
     sps_b, sps_a = before.get("samples_per_s"), after.get("samples_per_s")
     acc = [before.get("accuracy"), after.get("accuracy")]
     bal = [before.get("balanced_accuracy"), after.get("balanced_accuracy")]
+    par = after.get("parallel")
+    if par:  # one process became several: compare the largest worker, and say what they hold together
+        return {**_compare_parallel(before, after, par), "acts_on": [],
+                "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
+                "accuracy_change": acc[1] - acc[0] if None not in acc else None,
+                "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None}
     return {
         "peak_before_mb": peak, "peak_after_mb": after.get("peak_mb"),
         "peak_saving_pct": _pct(peak, after.get("peak_mb")),
@@ -106,6 +125,43 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
         "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
         "accuracy_change": acc[1] - acc[0] if None not in acc else None,
         "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None,
+        "model_before": _model(before), "model_after": _model(after),
+        "upcast_after": _upcast(after),
+    }
+
+
+def _model(side_: dict) -> dict | None:
+    """A linear model's nonzero weights and the exact bytes of a sparse copy, beside the
+    bytes of its dense float64 weights (None for other models and older results)."""
+    if side_.get("nonzero_weights") is None or not side_.get("weights"):
+        return None
+    return {"nonzero": side_["nonzero_weights"], "weights": side_["weights"],
+            "sparse_mb": side_["sparse_model_bytes"] / MiB, "dense_mb": side_["weights"] * 8 / MiB}
+
+
+def _upcast(side_: dict) -> dict | None:
+    """What the float16 upcast cost a run per batch: bytes of the float32 copy (exact) and
+    the time to make it (measured), with the run's own train time per batch beside."""
+    u = side_.get("upcast")
+    if not u:
+        return None
+    per_batch = side_["train_s"] / side_["batches"] if side_.get("train_s") and side_.get("batches") else None
+    return {**u, "train_s_per_batch": per_batch}
+def _compare_parallel(before: dict, after: dict, par: dict) -> dict:
+    """Before: one process. After: a coordinator (the run's process) and N Dask workers.
+    ``peak_after_mb`` is the largest worker's peak (what each machine of a cluster needs);
+    the total is every process together (what one machine needs when all run on it)."""
+    peak, worker = before.get("peak_mb"), par.get("worker_peak_mb")
+    return {
+        "peak_before_mb": peak, "peak_after_mb": worker, "peak_saving_pct": _pct(peak, worker),
+        "workers": par.get("workers"), "worker_peak_exact": par.get("worker_peak_exact"),
+        "coordinator_mb": after.get("peak_mb"), "total_sampled_mb": par.get("total_sampled_mb"),
+        "total_saving_pct": _pct(peak, par.get("total_sampled_mb")),
+        "linear_pct": 100 * (1 - 1 / par["workers"]) if par.get("workers") else None,
+        "owner_before": before.get("peak_phase"), "owner_after": None,
+        "phase_before_mb": None, "phase_after_mb": None, "phase_saving_pct": None,
+        "other_phase": None, "other_phase_mb": None, "ceiling_pct": None,
+        "anon_before_mb": None, "anon_after_mb": None, "file_before_mb": None, "file_after_mb": None,
     }
 
 
@@ -119,6 +175,12 @@ def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> st
     if cmp is None or cmp.get("peak_saving_pct") is None:
         return "not measured"
     saved = cmp["peak_saving_pct"]
+    if cmp.get("workers"):
+        linear = cmp["linear_pct"]
+        per = ("no saving per worker" if abs(saved) < NO_SAVING_PCT
+               else f"per worker {_change(saved).strip(' ()')}")
+        total = _change(cmp["total_saving_pct"]).strip(" ()") or "not sampled"
+        return f"{per} (linear would be −{linear:.0f}%); all {cmp['workers']} together {total}"
     if saved <= -NO_SAVING_PCT:
         return "raises the peak"
     if cannot_lower(cmp):
@@ -147,6 +209,18 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
     elif cmp.get("ceiling_pct") is not None and saved is not None and cmp["ceiling_pct"] < 100 - NO_SAVING_PCT:
         out.append(f"It can lower this run's peak by at most {cmp['ceiling_pct']:.0f}%: the {cmp['other_phase']} "
                    f"phase, which it does not act on, peaks at {cmp['other_phase_mb']:,.0f} MiB.")
+    if cmp.get("workers"):
+        n = cmp["workers"]
+        kind = "exact" if cmp.get("worker_peak_exact") else "sampled"
+        out.append(f"The advice claims {remedy.claim}. Here one process peaked at {peak:,.0f} MiB; split over {n} Dask "
+                   f"workers the largest worker peaked at {cmp['peak_after_mb']:,.0f} MiB ({kind}), against "
+                   f"{peak / n:,.0f} MiB if memory divided by {n}: each worker pays its own floor (Python, numpy, "
+                   f"scikit-learn and Dask) and a full copy of the model, and only the data divides.")
+        if cmp.get("total_sampled_mb") is not None:
+            out.append(f"All processes together (the {cmp['coordinator_mb']:,.0f} MiB coordinator, which runs "
+                       f"Dask's scheduler, and the workers) held up to {cmp['total_sampled_mb']:,.0f} MiB "
+                       f"(sampled at 50 Hz): on one machine, data parallelism multiplies memory, it does not divide it.")
+        return out
     if saved is not None:
         phase = ""
         if cmp.get("phase_saving_pct") is not None:
@@ -154,6 +228,23 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
                 cmp["phase_before_mb"], cmp["phase_after_mb"])
         claim = f"The advice claims {remedy.claim}; " if remedy.claim_pct else ""
         out.append(f"{claim}here the run's exact peak went {_arrow(peak, cmp['peak_after_mb'])}{phase}.")
+    if remedy.shows_model and cmp.get("model_before") and cmp.get("model_after"):
+        b, a = cmp["model_before"], cmp["model_after"]
+        out.append(f"The model: {b['nonzero']:,} → {a['nonzero']:,} nonzero weights of {a['weights']:,}; a sparse "
+                   f"copy (int32 index + float64 value each) would take {_mib(b['sparse_mb'])} → "
+                   f"{_mib(a['sparse_mb'])}, against {_mib(a['dense_mb'])} dense. That is the saved model's size, "
+                   "not training memory: while it trains FTRL holds two float64 arrays per feature (z and n) "
+                   "whatever L1 zeroes, and the weights it computes from them to score.")
+    u = cmp.get("upcast_after")
+    if remedy.shows_upcast and u:
+        share = (f", {100 * u['seconds_per_batch'] / u['train_s_per_batch']:.1f}% of the "
+                 f"{u['train_s_per_batch'] * 1e3:,.2f} ms each batch took to train" if u.get("train_s_per_batch") else "")
+        out.append(f"Float16 is storage only: each of the {u['batches']:,} batches was copied to float32 to compute, "
+                   f"{u['float16_bytes_per_batch'] / 1024:,.1f} KiB of half-precision values becoming "
+                   f"{u['float32_bytes_per_batch'] / 1024:,.1f} KiB (exact, from the batches), in "
+                   f"{u['seconds_per_batch'] * 1e6:,.0f} µs a batch (measured){share}. Computing in half precision "
+                   "would need hardware and libraries this product does not use: GPU tensor cores or AVX512-FP16, "
+                   "and a framework that computes in float16.")
     if remedy.moves_to_file and None not in (cmp["anon_before_mb"], cmp["anon_after_mb"], cmp["file_before_mb"],
                                              cmp["file_after_mb"]):
         out.append(f"At the peak, anonymous memory went {cmp['anon_before_mb']:,.0f} → {cmp['anon_after_mb']:,.0f} MiB "
@@ -161,6 +252,10 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
                    "file-backed, so they still count in RSS, but the kernel can drop them under pressure and read "
                    "them back from the file, which it cannot do with anonymous memory.")
     return out
+
+
+def _mib(v: float) -> str:
+    return f"{v:,.2f} MiB" if v < 10 else f"{v:,.0f} MiB"
 
 
 def _arrow(before: float | None, after: float | None) -> str:
@@ -233,11 +328,20 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
             row["setup"] += " (measured with " + ", ".join(f"{k}={v:,}" if type(v) is int else f"{k}={v}"
                                                            for k, v in other.items()) + ")"
     row["verdict"] = result.get("error") or claim_verdict(remedy.claim_pct, cmp)
+    if remedy.shows_model and cmp and cmp.get("model_before") and cmp.get("model_after"):
+        mb, ma = cmp["model_before"], cmp["model_after"]
+        row["verdict"] += (f"; saved model, sparse: {_mib(mb['sparse_mb'])} → {_mib(ma['sparse_mb'])} "
+                           f"({ma['nonzero']:,} nonzero of {ma['weights']:,} weights)")
     row["measured on"] = {"this machine": "this machine", "reference": "reference machine"}.get(
         result.get("source"), "–")
     if cmp is None:
         return row
     row["run's exact peak (MiB)"] = _short_arrow(cmp["peak_before_mb"], cmp["peak_after_mb"])
+    if cmp.get("workers"):
+        kind = "exact" if cmp.get("worker_peak_exact") else "sampled"
+        row["run's exact peak (MiB)"] = (f"{cmp['peak_before_mb']:,.0f} → {cmp['peak_after_mb']:,.0f} per worker "
+                                         f"({kind}); {cmp['total_sampled_mb'] or 0:,.0f} all {cmp['workers']} "
+                                         "with the coordinator (sampled)")
     if cmp["acts_on"]:
         row["phases it acts on (MiB)"] = (f"{_short_arrow(cmp['phase_before_mb'], cmp['phase_after_mb'])} "
                                           f"in {', '.join(cmp['acts_on'])}")

@@ -74,8 +74,10 @@ class _BoolKnobAction(argparse.Action):
         return " | ".join(self.option_strings)
 
 
-def add_knob_flags(p: argparse.ArgumentParser) -> None:
+def add_knob_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     for k in KNOBS.values():
+        if k.name in skip:
+            continue
         help_text = f"{k.help} [{k.describe_allowed()}; default {k.default}]"
         if k.type is bool:
             p.add_argument(k.flag, dest=k.name, action=_BoolKnobAction,

@@ -42,7 +42,12 @@ def cmd_predict(args, home: str) -> int:
         if args.json:
             print(json.dumps(pred))
         else:
-            print(f"predicted exact peak: {pred['predicted_peak_mb']:.0f} MiB, in {pred['peak_phase']}")
+            print(f"predicted exact peak: {pred['predicted_peak_mb']:.0f} MiB, in {pred['peak_phase']}"
+                  + (" (the run's own process, which coordinates)" if "parallel" in pred else ""))
+            if "parallel" in pred:
+                par = pred["parallel"]
+                print(f"data-parallel on {par['workers']} Dask workers: {par['per_worker_mb']:.0f} MiB each, "
+                      f"{par['total_mb']:.0f} MiB in total ({par['basis']})")
             if pred.get("predicted_train_s") is not None:
                 print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} "
                       "(a rough forecast from the calibration runs' per-sample and per-step costs)")

@@ -67,7 +67,9 @@ def cmd_sweep(args, home: str) -> int:
 
 def add_parser(sub) -> None:
     sw = sub.add_parser("sweep", help="run a grid of settings, one run at a time (per Dask worker with --executor dask)")
-    add_knob_flags(sw)
+    # here --scheduler is the sweep executor's cluster; a data-parallel run's own scheduler
+    # knob is still reachable as --grid scheduler=ADDRESS
+    add_knob_flags(sw, skip=("scheduler",))
     sw.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     sw.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2",
                     help="a knob and the values to try; repeat for more knobs")

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 from svmcore.data.sources import Source, is_test_row, last_test_row
+from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError
 
 STORE_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
@@ -54,7 +55,7 @@ def cut_rows(parts, start: int, stop: int, n_features: int, precision: str, dens
     data, indices, indptr = parts
     lo, hi = int(indptr[start]), int(indptr[stop])
     cdtype = COMPUTE_DTYPES[precision]
-    Xb = sp.csr_matrix((np.asarray(data[lo:hi], dtype=cdtype), np.asarray(indices[lo:hi]),
+    Xb = sp.csr_matrix((to_compute(data[lo:hi], cdtype), np.asarray(indices[lo:hi]),
                         np.asarray(indptr[start:stop + 1]) - lo), shape=(stop - start, n_features))
     return Xb.toarray() if dense else Xb
 
@@ -67,7 +68,7 @@ def gather_rows(parts, rows: np.ndarray, n_features: int, precision: str, dense:
     out_ptr = np.zeros(rows.shape[0] + 1, np.int64)
     np.cumsum(lengths, out=out_ptr[1:])
     pos = np.repeat(starts - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
-    Xb = sp.csr_matrix((np.asarray(data[pos], dtype=COMPUTE_DTYPES[precision]), np.asarray(indices[pos]), out_ptr),
+    Xb = sp.csr_matrix((to_compute(data[pos], COMPUTE_DTYPES[precision]), np.asarray(indices[pos]), out_ptr),
                        shape=(rows.shape[0], n_features))
     return Xb.toarray() if dense else Xb
 
@@ -117,7 +118,7 @@ class ArrayData:
             Xb = X[rows]
             Xb = Xb.toarray() if self.dense_batches else Xb
         else:
-            Xb = np.asarray(X[rows], dtype=COMPUTE_DTYPES[self.precision])
+            Xb = to_compute(X[rows], COMPUTE_DTYPES[self.precision])
         return Xb, np.asarray(self.y[rows])
 
     def batch(self, start: int, stop: int):
@@ -128,7 +129,7 @@ class ArrayData:
             Xb = X[start:stop]
             Xb = Xb.toarray() if self.dense_batches else Xb
         else:
-            Xb = np.asarray(X[start:stop], dtype=cdtype)
+            Xb = to_compute(X[start:stop], cdtype)
         return Xb, np.asarray(self.y[start:stop])
 
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
@@ -385,10 +386,10 @@ class StreamData:
                 self._changed(rows, epoch)
             if self.dense_batches:
                 Xb = Xb.toarray() if sp.issparse(Xb) else Xb
-                Xb = Xb.astype(sdtype, copy=False).astype(cdtype, copy=False)
+                Xb = to_compute(Xb.astype(sdtype, copy=False), cdtype)
             else:
                 Xb = sp.csr_matrix(Xb) if not sp.issparse(Xb) else Xb
-                Xb.data = Xb.data.astype(sdtype, copy=False).astype(cdtype, copy=False)
+                Xb.data = to_compute(Xb.data.astype(sdtype, copy=False), cdtype)
             yield Xb, yb
         if rows != self.n_rows:
             self._changed(rows, epoch)

@@ -8,7 +8,7 @@ import tempfile
 import zipfile
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 from svmcore.data.sources import CHUNK_ROWS, Source, scan
 from svmcore.spec.config import BYTES_PER_VALUE, validate

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 from svmcore.spec.config import shown
 from svmcore.spec.errors import DataError
@@ -431,8 +431,8 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
     compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``)."""
     rows = 0
     fmt = fmt or sniff_format(path)
-    if fmt == "svmlight" and parser == "numba":
-        chunks = _iter_svmlight_fast(path, n_features)
+    if fmt == "svmlight" and parser in ("numba", "native"):
+        chunks = _iter_svmlight_fast(path, n_features, parser)
     else:
         chunks = _iter_format(path, chunk_rows, fmt, n_features, text_bits)
     for chunk in chunks:
@@ -442,8 +442,11 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
         raise DataError("the file has no data rows", path)
 
 
-def _iter_svmlight_fast(path: str, n_features: int | None) -> Iterator[Chunk]:
-    from svmcore.data import fastsvm
+def _iter_svmlight_fast(path: str, n_features: int | None, parser: str = "numba") -> Iterator[Chunk]:
+    if parser == "native":
+        from svmcore.data import nativesvm as fastsvm
+    else:
+        from svmcore.data import fastsvm
 
     try:
         for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES):
@@ -452,11 +455,19 @@ def _iter_svmlight_fast(path: str, n_features: int | None) -> Iterator[Chunk]:
                 row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)
                 raise DataError(f"uses feature {b.max_id:,}, more than the {width:,} features seen when "
                                 "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
-            X = fastsvm.to_csr(b.data, b.indices, b.indptr, b.n_rows, width)
+            X = _csr(b.data, b.indices, b.indptr, b.n_rows, width)
             yield Chunk(X, b.y, b.first_row_line)
     except fastsvm.BlockError as e:
         why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
         raise DataError(why, path, e.line_number) from None
+
+
+def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):
+    """A scipy CSR matrix over the arrays (no copy), keeping int32 indices and int64 indptr."""
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features), copy=False)
+    X.indices = indices
+    X.indptr = indptr
+    return X
 
 
 def _line_of_row(path: str, first_line: int, row: int) -> int | None:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from svmcore.data.synthetic import iter_synthetic
@@ -261,9 +261,10 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     rows = nnz = 0
     width = 0
     classes: dict = {}
-    for X, y in source.iter_chunks(CHUNK_ROWS):
+    native = source.fmt == "svmlight" and c.parser == "native" and not c.hashing_bits
+    for X, y in (_native_counts(source) if native else source.iter_chunks(CHUNK_ROWS)):
         rows += X.shape[0]
-        nnz += X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
+        nnz += X.nnz if hasattr(X, "nnz") else int(np.count_nonzero(X))
         width = max(width, X.shape[1])
         vals, counts = np.unique(y, return_counts=True)
         for v, n in zip(vals.tolist(), counts.tolist()):
@@ -284,6 +285,35 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
             json.dump(info.to_dict(), f)
         os.replace(tmp, cache_file)
     return info
+
+
+class _Counts:
+    """What ``scan`` needs of a parsed block, without building a matrix (no scipy)."""
+
+    def __init__(self, b):
+        self.shape = (b.n_rows, max(1, b.max_id))
+        self.nnz = int(b.indptr[-1])
+
+
+def _native_counts(source: Source) -> Iterator[tuple[_Counts, np.ndarray]]:
+    """The native parser's blocks as (counts, labels): the lean worker's scan."""
+    from svmcore.data import nativesvm
+    from svmcore.data.readers import explain_svmlight_line
+    from svmcore.spec.knobs import MAX_FEATURES
+
+    rows = 0
+    try:
+        for b in nativesvm.iter_parsed_blocks(source.path, MAX_FEATURES):
+            source.check_unchanged()
+            rows += b.n_rows
+            yield _Counts(b), b.y
+    except nativesvm.BlockError as e:
+        source.check_unchanged()
+        why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
+        raise DataError(why, source.path, e.line_number) from None
+    if rows == 0:
+        raise DataError("the file has no data rows", source.path)
+    source.check_unchanged(rows)
 
 
 def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> None:

@@ -21,7 +21,7 @@ import shutil
 from typing import Iterator
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 _FILES = ("data", "indices", "lengths", "codes")
 MIN_BLOCK_ROWS = 256
@@ -66,24 +66,31 @@ class Spill:
             self._close(files)
 
     def _write(self, files, Xb, yb) -> None:
-        X = Xb if sp.issparse(Xb) else sp.csr_matrix(Xb)
-        X = X.tocsr()
+        if isinstance(Xb, tuple):  # CSR parts (data, indices, indptr) and class codes: the lean path
+            data, indices, indptr = Xb
+            codes = yb
+        else:
+            X = Xb if sp.issparse(Xb) else sp.csr_matrix(Xb)
+            X = X.tocsr()
+            data, indices, indptr = X.data, X.indices, X.indptr
+            codes = np.searchsorted(self.classes, yb)
         if not self._blocks or self.rows - self._blocks[-1][0] >= MIN_BLOCK_ROWS:
             self._blocks.append((self.rows, self.nnz))
-        X.data.astype(self.dtype, copy=False).tofile(files["data"])
-        X.indices.astype(np.int32, copy=False).tofile(files["indices"])
-        np.diff(X.indptr).astype(np.int32).tofile(files["lengths"])
-        codes = np.searchsorted(self.classes, yb).astype(np.int32)
-        codes.tofile(files["codes"])
-        self.rows += X.shape[0]
-        self.nnz += int(X.indptr[-1])
+        data.astype(self.dtype, copy=False).tofile(files["data"])
+        indices.astype(np.int32, copy=False).tofile(files["indices"])
+        np.diff(indptr).astype(np.int32).tofile(files["lengths"])
+        codes.astype(np.int32, copy=False).tofile(files["codes"])
+        self.rows += indptr.shape[0] - 1
+        self.nnz += int(indptr[-1] - indptr[0])
 
     @staticmethod
     def _close(files) -> None:
         for f in files.values():
             f.close()
 
-    def read(self, batch_size: int) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+    def read(self, batch_size: int, parts: bool = False) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+        """Batches in written order: (CSR, labels), or with ``parts`` ((data, indices,
+        indptr), class codes) without scipy."""
         with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
                 open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
             left = self.rows
@@ -99,11 +106,17 @@ class Spill:
                 if data.shape[0] != nnz or indices.shape[0] != nnz or codes.shape[0] != n:
                     raise OSError(f"the spill file in {self.folder} is shorter than written")
                 left -= n
+                if parts:
+                    yield (data, indices, indptr), codes
+                    continue
                 yield sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features)), self.classes[codes]
 
-    def read_windows(self, batch_size: int, window_rows: int, rng) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+    def read_windows(self, batch_size: int, window_rows: int, rng, gather=None
+                     ) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
         """The rows shuffled: blocks in a permuted order, ``window_rows`` rows of whole
-        blocks read into memory at a time and shuffled together, cut into batches."""
+        blocks read into memory at a time and shuffled together, cut into batches. With
+        ``gather`` (``gather(parts, rows) -> parts``: the lean path) batches are CSR parts
+        and class codes, and scipy is never used; the order is the same."""
         bounds = self._blocks + [(self.rows, self.nnz)]
         n_blocks = len(self._blocks)
         avg_rows = max(1, self.rows // max(1, n_blocks))
@@ -112,7 +125,17 @@ class Spill:
         with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
                 open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
             for w in range(0, n_blocks, per_window):
-                parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1]) for b in order[w:w + per_window]]
+                parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1], gather is not None)
+                         for b in order[w:w + per_window]]
+                if gather is not None:
+                    X = concat_parts([p[0] for p in parts])
+                    codes = np.concatenate([p[1] for p in parts])
+                    del parts
+                    ids = rng.permutation(codes.shape[0])
+                    for s in range(0, ids.shape[0], batch_size):
+                        take = ids[s:s + batch_size]
+                        yield gather(X, take), codes[take]
+                    continue
                 X = sp.vstack([p[0] for p in parts], format="csr")
                 codes = np.concatenate([p[1] for p in parts])
                 del parts
@@ -121,7 +144,7 @@ class Spill:
                     take = ids[s:s + batch_size]
                     yield X[take], self.classes[codes[take]]
 
-    def _read_block(self, fd, fi, fl, fc, lo, hi):
+    def _read_block(self, fd, fi, fl, fc, lo, hi, parts: bool = False):
         (r0, z0), (r1, z1) = lo, hi
         fl.seek(r0 * 4)
         lengths = np.fromfile(fl, np.int32, r1 - r0)
@@ -135,8 +158,28 @@ class Spill:
             raise OSError(f"the spill file in {self.folder} is shorter than written")
         indptr = np.zeros(r1 - r0 + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
+        if parts:
+            return (data, indices, indptr), codes
         return sp.csr_matrix((data, indices, indptr), shape=(r1 - r0, self.n_features)), codes
 
     def discard(self) -> None:
         self.complete = False
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def concat_parts(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR parts (data, indices, indptr from 0) stacked by rows, as one set of parts."""
+    if len(parts) == 1:
+        return parts[0]
+    data = np.concatenate([p[0] for p in parts])
+    indices = np.concatenate([p[1] for p in parts])
+    n = sum(p[2].shape[0] - 1 for p in parts)
+    indptr = np.empty(n + 1, np.int64)
+    indptr[0] = 0
+    r = z = 0
+    for p in parts:
+        k = p[2].shape[0] - 1
+        indptr[r + 1:r + k + 1] = p[2][1:] - p[2][0] + z
+        r += k
+        z += int(p[2][-1] - p[2][0])
+    return data, indices, indptr

@@ -10,7 +10,7 @@ import functools
 from typing import Iterator
 
 import numpy as np
-import scipy.sparse as sp
+from svmcore.data.lazy_sparse import sp
 
 GEN_CHUNK_ROWS = 10_000
 LABEL_NOISE = 0.05

@@ -75,6 +75,8 @@ def calibration_configs() -> list[dict]:
         {**t, "mode": "memmap", "precision": "float32", "batch_size": 32_768, "features": 1 << 21},
         {**t, "mode": "memmap", "rows": 30_000, "representation": "dense", "hashing_bits": 11, "batch_size": 4096},
         {**t, "mode": "memmap", "solver": "numba", "features": 1 << 22},
+        {**t, "mode": "memory", "solver": "ftrl", "features": 1 << 22},
+        {**t, "mode": "stream", "solver": "ftrl", "rows": 50_000, "average": False},
         {**d, "mode": "memmap", "representation": "dense", "batch_size": 8192},
         {**t, "mode": "memory", "rows": 50_000, "model": "kernel-approx", "n_components": 512},
         {**t, "mode": "stream", "rows": 50_000, "model": "kernel-approx", "approximation": "rff",
@@ -203,4 +205,5 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
 
 
 CALIBRATION_VERSION = 5  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
-# activations (gradient checkpointing) and the live evaluation's sample (monitor)
+# activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
+# runs (workers > 1) priced per worker and in total, the lean path's floor

@@ -4,13 +4,14 @@ reference measurement; and the warning for a memory cap below it."""
 
 from __future__ import annotations
 
-from svmcore.predict.model import Calibration, floor_key, floor_mb
+from svmcore.predict.model import LEAN_FLOOR_MB, Calibration, floor_key, floor_mb
 from svmcore.spec.config import RunConfig
 
 # Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the
 # imports phase's exact peak): scikit-learn's path; with the numba parser and solver
 # once their compiled code is cached on disk; and on the run that first compiles them.
-REFERENCE_FLOORS_MB = {"base": 128.0, "numba": 232.0, "numba_first_compile": 281.0}
+# The lean path (native parser and solver, stream mode): Python, numpy and the C library.
+REFERENCE_FLOORS_MB = {"base": 128.0, "numba": 232.0, "numba_first_compile": 281.0, "lean": LEAN_FLOOR_MB}
 REFERENCE_MEASURED = "2026-12-01"
 REFERENCE_BASIS = f"measured on the reference machine on {REFERENCE_MEASURED}, not this one"
 CALIBRATED_BASIS = "measured on this machine by its calibration"
@@ -24,6 +25,8 @@ def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
     """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from.
     With the numba path and no calibration this is the cached-code floor: the first run
     that compiles it goes higher (``REFERENCE_FLOORS_MB['numba_first_compile']``)."""
+    if floor_key(cfg).endswith("+lean"):  # never in a calibration (its runs are synthetic)
+        return REFERENCE_FLOORS_MB["lean"], REFERENCE_BASIS
     if cal is not None and cal.floors:
         return floor_mb(cal, cfg), CALIBRATED_BASIS
     return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"], REFERENCE_BASIS
@@ -38,17 +41,26 @@ def import_costs(cal: Calibration | None) -> list[dict]:
             model, libs = key.split("+")
             rows.append({"libraries": _LIBRARIES[libs], "model": model, "floor_mb": round(cal.floors[key], 1),
                          "basis": CALIBRATED_BASIS})
-        return rows
+        lean = _lean_row()  # its basis differs from the rows above: say so where the table shows it
+        lean["libraries"] += f" ({REFERENCE_BASIS})"
+        return rows + [lean]
     return [{"libraries": _LIBRARIES["base"], "model": "any", "floor_mb": REFERENCE_FLOORS_MB["base"],
              "basis": REFERENCE_BASIS},
             {"libraries": _LIBRARIES["numba"] + ", compiled code cached on disk", "model": "linear-svm",
              "floor_mb": REFERENCE_FLOORS_MB["numba"], "basis": REFERENCE_BASIS},
             {"libraries": _LIBRARIES["numba"] + ", first run (compiles, ~9 s)", "model": "linear-svm",
-             "floor_mb": REFERENCE_FLOORS_MB["numba_first_compile"], "basis": REFERENCE_BASIS}]
+             "floor_mb": REFERENCE_FLOORS_MB["numba_first_compile"], "basis": REFERENCE_BASIS},
+            _lean_row()]
+
+
+def _lean_row() -> dict:
+    return {"libraries": _LIBRARIES["lean"], "model": "linear-svm, stream mode",
+            "floor_mb": REFERENCE_FLOORS_MB["lean"], "basis": REFERENCE_BASIS}
 
 
 _LIBRARIES = {"base": "Python, numpy, scipy, scikit-learn",
-              "numba": "the same + numba (compiled parser and solver) and LLVM"}
+              "numba": "the same + numba (compiled parser and solver) and LLVM",
+              "lean": "Python, numpy and the native C library (parser and solver): the lean path"}
 
 
 def cap_below_floor(cfg: RunConfig, floor: float, basis: str) -> str | None:
@@ -57,7 +69,8 @@ def cap_below_floor(cfg: RunConfig, floor: float, basis: str) -> str | None:
     cap = cfg.memory_cap_mb
     if cap is None or cap >= floor:
         return None
-    libs = "with the numba path" if uses_numba(cfg) else "on scikit-learn's path"
+    libs = ("on the lean path" if floor_key(cfg).endswith("+lean") else
+            "with the numba path" if uses_numba(cfg) else "on scikit-learn's path")
     return (f"Memory: its memory cap of {cap:,} MiB is below the floor of {floor:,.0f} MiB, what Python and the "
             f"libraries {libs} hold before reading any data ({basis}). It will almost certainly end out of "
             "memory before training: under an rlimit cap while importing; under a cgroup cap the imports can "

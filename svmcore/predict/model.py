@@ -7,7 +7,8 @@ named parts computed from the config and the data's shape:
 - ``data``: the training rows held in memory (memory mode only), in storage form;
 - ``test``: the held-out rows, in compute form;
 - ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps; for the
+- ``model``: the weights (and their average, and the copies a solver keeps: FTRL
+  its z and n per feature and the weights computed from them to score; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
@@ -37,7 +38,14 @@ from svmcore.spec.units import MiB
 EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
+LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
+# Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
+# 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,
+# scikit-learn, dask.distributed), and what Dask's scheduler, nannies and client add to the run's
+# own process during training.
+DASK_WORKER_FLOOR_MB = 250.0
+DASK_COORDINATOR_MB = 18.0
 
 
 # ---------------------------------------------------------------- sizes of the parts
@@ -103,18 +111,20 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     incremental = cfg.model != "kernel-svm"
     test_rows = min(shape.test_rows, MAX_TEST_ROWS if not cfg.test_file else shape.test_rows)
     dense_test = dense and cfg.mode == "memmap" and not cfg.test_file  # kept as stored: dense
+    ddp = cfg.workers > 1  # the run's process coordinates: it neither holds nor trains on the rows
     p = {
-        "data": shape.train_rows * row_store if cfg.mode == "memory" else 0.0,
+        "data": shape.train_rows * row_store if cfg.mode == "memory" and not ddp else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
-        "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb)) if incremental else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_mlp": 0.0, "model_mlp_step": 0.0, "model_svm": 0.0,
-        "activations": 0.0, "eval_sample": 0.0,
+        "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb))
+        if incremental and not ddp else 0.0,
+        "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
+        "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
     p["shuffle"] = 0.0
-    if cfg.shuffle and incremental:
+    if cfg.shuffle and incremental and not ddp:
         window = min(cfg.shuffle_buffer, shape.train_rows)
         if cfg.mode == "memory":
             p["shuffle"] = shape.train_rows * 8.0  # the permutation of row ids
@@ -124,17 +134,23 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
-    copies = 2 if cfg.average else 1
+    # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z, n
+    # and the weights computed from them to score (in place, one copy)
+    copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
+    if ddp:
+        copies *= cfg.workers + 1  # its own model and every worker's returned copy while it mixes them
+    compiled = {"numba": "model_linear_numba", "native": "model_linear_numba",
+                "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * w * 8 * copies
+        p[compiled] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
         C = cfg.n_components
-        p["model_linear_numba" if cfg.solver == "numba" else "model_linear"] = nvec * C * 8 * copies
+        p[compiled] = nvec * C * 8 * copies
         if cfg.approximation == "nystroem":
             p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
         else:
             p["transform_rff"] = w * C * 8
-        if cfg.mode == "memory":
+        if cfg.mode == "memory" and not ddp:
             p["transformed"] = shape.train_rows * C * cb
         else:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
@@ -149,22 +165,22 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
         p["eval_sample"] = ev * (w * cb if dense_test else sparse_row(cb)) + (ev * w * cb if dense else 0.0)
-    source_is_text = not cfg.is_builtin or cfg.mode == "stream"
+    source_is_text = not cfg.is_builtin or (cfg.mode == "stream" and not ddp)
     chunk = min(CHUNK_ROWS, shape.rows)
     # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * vb
-    if source_is_text and cfg.parser == "numba" and not _csv_or_text(cfg):
+    if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
         p["io_parse_numba"] = PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
-        if cfg.mode == "stream":
+        if cfg.mode == "stream" and not ddp:
             p["io_parse_batch"] = min(cfg.batch_size, shape.train_rows) * row_read  # training parses by batches
     else:
         p["io_generate"] = chunk_bytes
-    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin):
+    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin and not ddp):
         p["io_build"] = chunk_bytes  # prepare: the binary (memmap) or text (stream) copy, chunk by chunk
     return p
 
@@ -235,7 +251,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     stacked = p["data_stacked"]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
-    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_mlp", "model_svm")}
+    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_linear_ftrl", "model_mlp", "model_svm")}
     # activations are held during a step only; the live evaluation's sample while training only
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
@@ -258,7 +274,9 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
 
 
 def floor_key(cfg: RunConfig) -> str:
-    numba = cfg.parser == "numba" or (cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx"))
+    if cfg.lean:
+        return f"{cfg.model}+lean"
+    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in ("linear-svm", "kernel-approx"))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
 
@@ -266,8 +284,9 @@ def floor_key(cfg: RunConfig) -> str:
 
 def time_family(cfg: RunConfig) -> str:
     """Runs whose per-sample and per-step costs are alike."""
-    numba = cfg.solver == "numba" and cfg.model in ("linear-svm", "kernel-approx")
-    return cfg.model + ("+numba" if numba else "")
+    if cfg.model in ("linear-svm", "kernel-approx") and cfg.solver in ("numba", "ftrl", "native"):
+        return f"{cfg.model}+{'numba' if cfg.solver == 'native' else cfg.solver}"  # numba and native run alike
+    return cfg.model
 
 
 def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
@@ -369,6 +388,8 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     for phase, f in features(cfg, p).items():
         coefs = cal.coefs.get(phase, {})
         contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
+        if cfg.workers > 1 and phase in ("train", "evaluate"):
+            contrib["dask"] = DASK_COORDINATOR_MB  # the scheduler, nannies and client in the run's process
         phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": group_parts(contrib)}
     phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
     peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
@@ -378,10 +399,50 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
         "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
         "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
                        "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
-        "predicted_train_s": round_or_none(predict_train_s(cfg, shape, cal.time_coefs)),
+        "predicted_train_s": round_or_none(predict_train_s(cfg, shape, cal.time_coefs)) if cfg.workers == 1 else None,
+        **({"parallel": parallel_estimate(cfg, shape, phases[peak_phase]["predicted_mb"])} if cfg.workers > 1 else {}),
         "raw_bytes": {k: int(v) for k, v in p.items() if v},
         "shape": shape.__dict__,
         "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
+    }
+
+
+def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> dict:
+    """A data-parallel run's memory per Dask worker and in total (structural, not
+    calibrated: the worker's floor as measured, plus its parts at one byte of RSS each).
+
+    A worker holds its floor, the model three times (as received, as trained, as sent
+    back), one batch in compute form and as converted, and in memory mode its whole shard
+    as stored; stream mode with shuffling holds a window of its shard's rows (read, and
+    stacked). The total is the coordinator (the run's process) plus every worker."""
+    vb = BYTES_PER_VALUE[cfg.precision]
+    cb = 8 if cfg.precision == "float64" else 4
+    z, w = shape.nnz_per_row, shape.width
+    dense = cfg.representation == "dense"
+    sparse_row = lambda b: z * (b + 4) + 8  # noqa: E731
+    shard_rows = -(-shape.train_rows // cfg.workers)
+    nvec = 1 if shape.classes == 2 else shape.classes
+    width = cfg.n_components if cfg.model == "kernel-approx" else w
+    parts_b = {
+        "model": 3 * nvec * width * 8 * (2 if cfg.average else 1),
+        "batch": 2 * min(cfg.batch_size, shard_rows) * (w * cb if dense else sparse_row(cb)),
+        "data": shard_rows * sparse_row(vb) if cfg.mode == "memory" else 0.0,
+        "shuffle": 2 * min(cfg.shuffle_buffer, shard_rows) * sparse_row(vb)
+        if cfg.shuffle and cfg.mode == "stream" else (shard_rows * 8.0 if cfg.shuffle else 0.0),
+    }
+    if cfg.model == "kernel-approx":
+        parts_b["transforms"] = (cfg.n_components * sparse_row(8) + 3 * cfg.n_components ** 2 * 8
+                                 if cfg.approximation == "nystroem" else w * cfg.n_components * 8)
+        parts_b["batch"] += min(cfg.batch_size, shard_rows) * cfg.n_components * 8
+    per_worker = DASK_WORKER_FLOOR_MB + sum(parts_b.values()) / MiB
+    return {
+        "workers": cfg.workers,
+        "per_worker_mb": round(per_worker, 1),
+        "per_worker_parts_mb": {"floor": DASK_WORKER_FLOOR_MB, **{k: round(v / MiB, 1) for k, v in parts_b.items()}},
+        "coordinator_mb": round(coordinator_mb, 1),
+        "total_mb": round(coordinator_mb + cfg.workers * per_worker, 1),
+        "basis": "per worker: its measured floor plus its parts (not calibrated); coordinator: the calibrated "
+                 "model of the run's process; total: the coordinator plus every worker, as if all peaked at once",
     }
 
 
@@ -423,6 +484,8 @@ def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
     if key in cal.floors:
         return cal.floors[key]
     model, libs = key.split("+")
+    if libs == "lean":  # calibration runs are synthetic, never lean: the reference measurement
+        return LEAN_FLOOR_MB
     base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
     if libs == "numba":
         f = cal.floors

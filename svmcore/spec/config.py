@@ -11,6 +11,7 @@ import dataclasses
 import json
 import numbers
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -31,6 +32,8 @@ class RunConfig:
     nnz_per_row: int = 50
     seed: int = 0
     mode: str = "memory"
+    workers: int = 1
+    scheduler: str | None = None
     representation: str = "sparse"
     precision: str = "float64"
     hashing_bits: int = 0
@@ -46,6 +49,10 @@ class RunConfig:
     alpha: float = 1e-5
     average: bool = True
     solver: str = "sklearn"
+    l1: float = 0.1
+    l2: float = 0.1
+    ftrl_alpha: float = 2.0
+    ftrl_beta: float = 1.0
     c: float = 1.0
     approximation: str = "nystroem"
     n_components: int = 256
@@ -60,6 +67,18 @@ class RunConfig:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def lean(self) -> bool:
+        """The lean worker path (svmcore/worker/lean.py): linear-svm in stream mode with
+        the native parser and solver, sparse rows, no hashing, on svmlight files (by
+        extension or sniffed: not .csv/.npz/.txt). The worker then loads only numpy and
+        the native library."""
+        files = [self.dataset] + ([self.test_file] if self.test_file else [])
+        return (self.model == "linear-svm" and self.mode == "stream" and self.parser == "native"
+                and self.solver == "native" and self.representation == "sparse" and not self.hashing_bits
+                and not self.is_builtin
+                and all(os.path.splitext(f)[1].lower() not in (".csv", ".npz", ".txt", ".zip") for f in files))
 
     @property
     def is_builtin(self) -> bool:
@@ -192,6 +211,7 @@ def _check_combinations(cfg: RunConfig) -> None:
         if cfg.is_synthetic and cfg.rows > MAX_KERNEL_SVM_ROWS:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {cfg.rows:,} rows "
                               f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
+    _check_workers(cfg)
     if cfg.cap_kind != "auto" and cfg.memory_cap_mb is None:
         raise ConfigError("cap_kind", "set memory_cap_mb to choose how to cap")
     if cfg.representation == "dense":
@@ -206,3 +226,32 @@ def _check_combinations(cfg: RunConfig) -> None:
                                   f"({rows:,} rows x {width:,} features x {BYTES_PER_VALUE[cfg.precision]} B), "
                                   f"above the {'cap' if cfg.memory_cap_mb else 'machine memory'} "
                                   f"({limit / 2**30:,.1f} GiB). Use sparse, hashing or stream mode.")
+
+
+SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+(:\d+)?/?$|^[A-Za-z0-9.\-\[\]:]+:\d+$")
+
+
+def _check_workers(cfg: RunConfig) -> None:
+    if cfg.scheduler is not None and not SCHEDULER_ADDRESS.match(cfg.scheduler):
+        raise ConfigError("scheduler", f"{shown(cfg.scheduler)} is not a Dask scheduler address "
+                          "(expected tcp://HOST:PORT)")
+    if cfg.scheduler is not None and cfg.workers == 1:
+        raise ConfigError("scheduler", "a scheduler trains shards on Dask workers: set workers to 2 or more")
+    if cfg.workers == 1:
+        return
+    if cfg.model not in ("linear-svm", "kernel-approx"):
+        why = ("trains on all the rows at once and cannot be split into shards" if cfg.model == "kernel-svm"
+               else "has no weight averaging here (its layers would need mixing of their own)")
+        raise ConfigError("workers", f"workers={cfg.workers} trains linear-svm or kernel-approx only; "
+                          f"{cfg.model} {why}. Use workers=1.")
+    if cfg.solver in ("ftrl", "native"):
+        why = ("FTRL's state is per-coordinate z and n, which averaging weights across workers would not mix"
+               if cfg.solver == "ftrl" else "the native solver's C library is loaded in each process and is "
+               "not shipped to Dask workers")
+        raise ConfigError("workers", f"{why}; use solver sklearn or numba with workers above 1")
+    if cfg.mode == "memmap":
+        raise ConfigError("workers", "with workers above 1 the shards are the on-disk copy: use mode=stream "
+                          "(each worker reads its shard a batch at a time) or memory (each worker holds its shard)")
+    if cfg.is_synthetic and cfg.rows < cfg.workers * cfg.batch_size:
+        raise ConfigError("workers", f"{cfg.rows:,} rows in {cfg.workers} shards give less than one batch "
+                          f"({cfg.batch_size:,} rows) each; use fewer workers or a smaller batch_size")

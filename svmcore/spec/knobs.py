@@ -41,6 +41,8 @@ class Knob:
             if self.free_text:
                 allowed += ", or a file path"
             return allowed
+        if self.name == "scheduler":
+            return "a Dask scheduler address (tcp://HOST:PORT), or unset"
         if self.type is str:
             return "a file path, or unset" if self.optional else "comma-separated whole numbers"
         if self.type is bool:
@@ -89,23 +91,49 @@ _KNOBS = [
               "reused) is memory-mapped, batches are sliced from it and released behind.",
          trades="stream/memmap bound memory by the batch, at the cost of disk reads and disk "
                 "space; stream's first epoch is bound by parsing text."),
+    Knob("workers", int, 1, group="memory", min=1, max=64, unit="workers",
+         help="Data-parallel training on Dask: 1 = this one process. N > 1 = the training rows are split "
+              "into N shards on disk (row i to shard i mod N) and N Dask worker processes each train a copy "
+              "of the model on their shard; the weights are averaged after every epoch (iterative parameter "
+              "mixing) and scored on the held-out rows as usual. In stream mode a worker reads its shard a "
+              "batch at a time; in memory mode it holds its shard. linear-svm and kernel-approx only.",
+         trades="Each worker holds one shard's batch (or shard) and one copy of the model, plus its own floor "
+                "(Python, numpy, scikit-learn and Dask: about 260 MiB a worker, measured here); the run's process coordinates "
+                "(Dask's scheduler, one pass over the data to write the shards). The total grows with N; the "
+                "peak of each process shrinks only by the share of the data it no longer holds. Averaging per "
+                "epoch can cost accuracy, and starting the cluster costs seconds.",
+         applies_to=("linear-svm", "kernel-approx")),
+    Knob("scheduler", str, None, group="memory", optional=True,
+         help="Address of a Dask scheduler (e.g. tcp://HOST:8786) whose workers train the shards; unset = "
+              "a LocalCluster of `workers` single-threaded processes started for the run and closed after "
+              "it. Needs workers > 1, and at least that many Dask workers that can read the data's path.",
+         trades="A cluster adds machines (and their memory); a worker's peak there is sampled, not exact "
+                "(its process did other work before). Weights travel over the network every epoch.",
+         applies_to=("linear-svm", "kernel-approx")),
     Knob("representation", str, "sparse", group="memory", choices=("sparse", "dense"),
          help="sparse keeps only nonzeros (CSR); dense stores every cell.",
          trades="Dense costs rows x features x bytes; it only pays off for dense data."),
     Knob("precision", str, "float64", group="memory", choices=("float64", "float32", "float16"),
          help="Storage precision of feature values. float16 is storage only: each batch is "
-              "upcast to float32 for compute (scikit-learn cannot compute in float16).",
-         trades="Halving precision halves value memory; float16 loses digits (~3 significant)."),
+              "upcast to float32 for compute (scikit-learn, scipy.sparse and the compiled solvers "
+              "cannot compute in float16). Computing in half precision would need hardware and "
+              "libraries this product does not use (GPU tensor cores or AVX512-FP16, and a framework "
+              "that computes in half precision). A run records the upcast's exact bytes and its "
+              "measured time per batch.",
+         trades="Halving precision halves value memory; float16 loses digits (~3 significant) and "
+                "pays a float32 copy of each batch's values, and the time to make it."),
     Knob("hashing_bits", int, 0, group="memory", min=0, max=26, unit="bits",
          help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
               "files are always hashed (2^20 when off).",
          trades="Fewer columns shrink the model and dense batches; collisions can cost accuracy."),
-    Knob("parser", str, "sklearn", group="memory", choices=("sklearn", "numba"),
-         help="How svmlight text is parsed: scikit-learn's parser, or a compiled numba parser "
-              "(identical output, ~15x faster; compiled once and cached on disk).",
+    Knob("parser", str, "sklearn", group="memory", choices=("sklearn", "numba", "native"),
+         help="How svmlight text is parsed: scikit-learn's parser, a compiled numba parser, or the "
+              "native C parser (both identical output, ~15x faster; numba compiles once and caches on "
+              "disk, native is built by gcc once). native with solver native is the lean worker path: "
+              "linear-svm in stream mode on a svmlight file loads neither scipy, scikit-learn nor numba.",
          trades="numba makes streaming from text several times faster and raises the worker's floor by "
                 "about 100 MiB (measured here: 128 to 232 MiB with the compiled code cached, 281 MiB on the "
-                "first run, which also spends ~9 s compiling)."),
+                "first run, which also spends ~9 s compiling); native costs no floor (a 100 KiB library)."),
     Knob("gc_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
          help="Run Python's garbage collector every k batches; 0 = never force it.",
          trades="Frees cyclic garbage sooner at a small time cost; numpy buffers are freed anyway."),
@@ -154,13 +182,37 @@ _KNOBS = [
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
          trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
-    Knob("solver", str, "sklearn", choices=("sklearn", "numba"),
-         help="Who runs the SGD steps: scikit-learn's SGDClassifier.partial_fit, or a compiled "
-              "numba loop with the same algorithm (same weights to rounding; rows in file order) "
-              "and no per-batch setup.",
-         trades="numba trains several times faster per sample on sparse rows and adds the "
-                "compiler and its code to the floor (about 100 MiB, shared with the numba parser).",
+    Knob("solver", str, "sklearn", choices=("sklearn", "numba", "native", "ftrl"),
+         help="Who trains the linear model. sklearn: scikit-learn's SGDClassifier.partial_fit (hinge "
+              "loss). numba and native: a compiled loop with the same algorithm (same weights to rounding; "
+              "rows in the order given) and no per-batch setup, in numba or in C (built by gcc, loaded with "
+              "ctypes). ftrl: FTRL-proximal (McMahan et al. 2013), compiled with numba, with the logistic "
+              "loss (the standard for FTRL; still a linear classifier) and per-coordinate learning rates, "
+              "L1 and L2 (knobs l1, l2, ftrl_alpha, ftrl_beta; alpha and average are SGD's and do not apply).",
+         trades="numba and native train several times faster per sample on sparse rows; numba adds the "
+                "compiler and its code to the floor (about 100 MiB, shared with the numba parser), "
+                "native adds nothing and, with the native parser, lets the worker skip scipy and "
+                "scikit-learn (see parser). ftrl holds two float64 arrays per feature (z and n) where "
+                "averaged SGD holds the weights and their average, and computes the weights from them when "
+                "it scores; its L1 makes the model sparse (see the nonzero weights a run reports).",
          applies_to=("linear-svm", "kernel-approx")),
+    Knob("l1", float, 0.1, min=0.0, max=1e6,
+         help="FTRL's L1 strength (solver ftrl only): a weight stays exactly zero while the "
+              "accumulated gradient of its feature is within l1, so larger values give sparser models.",
+         trades="Fewer nonzero weights (a smaller sparse copy of the model); too large drops useful "
+                "features and costs accuracy. It does not shrink the z and n arrays held while training.",
+         applies_to=("linear-svm", "kernel-approx")),
+    Knob("l2", float, 0.1, min=0.0, max=1e6,
+         help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero.",
+         trades="Too small overfits noise, too large underfits.", applies_to=("linear-svm", "kernel-approx")),
+    Knob("ftrl_alpha", float, 2.0, min=1e-6, max=100.0,
+         help="FTRL's learning-rate scale alpha (solver ftrl only): a feature's rate is "
+              "alpha / (ftrl_beta + sqrt(sum of its squared gradients)).",
+         trades="Larger learns faster and noisier.", applies_to=("linear-svm", "kernel-approx")),
+    Knob("ftrl_beta", float, 1.0, min=0.0, max=1e6,
+         help="FTRL's learning-rate smoothing beta (solver ftrl only): keeps the first steps of a "
+              "rarely seen feature from being huge.",
+         trades="Larger damps the early steps of every feature.", applies_to=("linear-svm", "kernel-approx")),
     Knob("c", float, 1.0, min=1e-6, max=1e6,
          help="Inverse regularisation of the exact kernel SVM.",
          trades="Larger C fits the training data harder.", applies_to=("kernel-svm",)),

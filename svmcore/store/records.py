@@ -107,6 +107,10 @@ class RunSummary:
     test_rows: int | None = None
     features: int | None = None
     shuffle: bool | None = None
+    nonzero_weights: int | None = None  # a linear model's weights that are not zero (exact)
+    weights: int | None = None  # all its weights
+    sparse_model_bytes: int | None = None  # exact bytes of a sparse copy (indices, float64 values)
+    upcast: dict | None = None  # float16 runs: the float32 copy of each batch, bytes exact, time measured
     cap: str | None = None
     cap_mb: float | None = None
     cgroup_peak_mb: float | None = None

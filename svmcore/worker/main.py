@@ -204,12 +204,20 @@ def main(run_dir: str) -> int:
     unexpected: BaseException | None = None
     try:
         phases.start("imports")
-        from svmcore.worker import (
-            training,  # numpy, scipy, scikit-learn: the worker's floor
-        )
-        training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
-                                   job["config"].get("solver", "sklearn"))
-        summary = training.run(job, events, phases)
+        from svmcore.spec.config import validate
+
+        if validate(job["config"]).lean:
+            from svmcore.worker import lean  # numpy and the native library only
+
+            lean.import_libraries()
+            summary = lean.run(job, events, phases)
+        else:
+            from svmcore.worker import (
+                training,  # numpy, scipy, scikit-learn: the worker's floor
+            )
+            training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
+                                       job["config"].get("solver", "sklearn"))
+            summary = training.run(job, events, phases)
     except BaseException as e:  # the outcome event must be written whatever happened
         message = str(e) or type(e).__name__
         capped = bool(job.get("cap_kind")) and bool(job.get("cap_bytes"))

@@ -33,6 +33,14 @@ class Trainer:
 
     def _make(self):
         c = self.cfg
+        if c.model in ("linear-svm", "kernel-approx") and c.solver == "ftrl":
+            from svmcore.worker.ftrl import CompiledFTRL
+            width = c.n_components if c.model == "kernel-approx" else self.n_features
+            return CompiledFTRL(c.l1, c.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
+        if c.model in ("linear-svm", "kernel-approx") and c.solver == "native":
+            from svmcore.worker.native_sgd import NativeSGD
+            width = c.n_components if c.model == "kernel-approx" else self.n_features
+            return NativeSGD(c.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
             from svmcore.worker.sgd import CompiledSGD
             width = c.n_components if c.model == "kernel-approx" else self.n_features
@@ -75,6 +83,20 @@ class Trainer:
 
     def fit_all(self, X, y) -> None:
         self.model.fit(X, y)
+
+    def sparse_model(self) -> dict:
+        """For a linear model (linear-svm, or the linear model over kernel-approx's components):
+        its nonzero weights, and the exact bytes of a sparse copy of it (``sparse_model_bytes``:
+        an index and a float64 value per nonzero, int32 indices below 2^31 columns, else int64;
+        plus, per weight vector, its intercept and an int64 row pointer). {} otherwise."""
+        if self.cfg.model not in ("linear-svm", "kernel-approx"):
+            return {}
+        coef = np.asarray(self.model.coef_)
+        nnz = int(np.count_nonzero(coef))
+        index_bytes = 4 if coef.shape[1] < 2**31 else 8
+        nvec = coef.shape[0]
+        return {"nonzero_weights": nnz, "weights": int(coef.size),
+                "sparse_model_bytes": nnz * (index_bytes + 8) + nvec * 8 + (nvec + 1) * 8}
 
     def model_bytes(self) -> int:
         """Bytes held in the fitted model's and transformer's arrays."""

@@ -22,6 +22,7 @@ from svmcore.data.batches import (
 )
 from svmcore.data.sources import CHUNK_ROWS, Source, check_trainable, n_test_rows, scan
 from svmcore.data.spill import Spill
+from svmcore.data.upcast import METER as UPCASTS
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS, TRANSFORMED
 from svmcore.spec.scores import confusion, scores
@@ -41,6 +42,12 @@ def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn
     if solver == "numba" and model in ("linear-svm", "kernel-approx"):
         from svmcore.worker import sgd
         sgd.warm_up()
+    if solver == "ftrl" and model in ("linear-svm", "kernel-approx"):
+        from svmcore.worker import ftrl
+        ftrl.warm_up()
+    if "native" in (parser, solver):
+        from svmcore.data import native
+        native.lib()
     import sklearn.linear_model  # noqa: F401
     import threadpoolctl  # noqa: F401
     if model == "mlp":
@@ -128,7 +135,7 @@ def run(job: dict, events, phases) -> dict:
     classes = list(info.classes)
     text_path = bin_data = None
     held_out = None
-    if cfg.mode == "stream":
+    if cfg.mode == "stream" and cfg.workers == 1:
         text_path = cache.text_copy(source, cache_dir, classes)
         stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
         if not cfg.test_file:
@@ -142,7 +149,14 @@ def run(job: dict, events, phases) -> dict:
     phases.start("load")
     shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
     test_parts: list = []  # memory mode collects the held-out rows in its one pass
-    if cfg.mode == "memory":
+    if cfg.workers > 1:  # data-parallel: one pass writes the shards (and collects the held-out rows)
+        from svmcore.worker import parallel
+        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
+        train = parallel.Shards(parallel.write_shards(
+            chunks if cfg.test_file else split_both(chunks, test_parts, info.rows), cfg.workers,
+            os.path.join(job.get("run_dir") or cache_dir, "shards"), cfg.precision, classes, n_features))
+        train_bytes = 0
+    elif cfg.mode == "memory":
         chunks = source.iter_chunks(CHUNK_ROWS, n_features)
         X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
                                    cfg.precision, dense, n_features)
@@ -166,7 +180,7 @@ def run(job: dict, events, phases) -> dict:
         Xp, yi = bin_data.part("test")
         X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
         y_test = np.asarray(classes)[np.asarray(yi)]
-    elif cfg.mode == "memory":
+    elif cfg.mode == "memory" or cfg.workers > 1:
         X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
         test_parts.clear()
     else:
@@ -193,7 +207,7 @@ def run(job: dict, events, phases) -> dict:
             else next(iter(train.batches(min(KERNEL_SAMPLE_ROWS, train.n_rows))))
         trainer.fit_transform_on(sample_X)
         del sample_X
-        if cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
+        if isinstance(train, ArrayData) and cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
             X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
             train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
                               "float64" if cfg.precision == "float64" else "float32", False, shuffle)
@@ -202,11 +216,13 @@ def run(job: dict, events, phases) -> dict:
         events.emit(TRANSFORMED, components=int(trainer.transform(X_test[:1]).shape[1]))
 
     phases.start("train")
+    UPCASTS.reset()  # the train phase's batches only (the load and a transform sample are not batches)
     t_train = time.monotonic()
     samples = batches = 0
     total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
     last_progress = last_eval = 0.0
     epoch_rates: list = []  # samples/s of each pass: the first parses, later ones may not
+    parallel_info = None
 
     def evaluate_now() -> None:
         nonlocal last_eval
@@ -225,6 +241,22 @@ def run(job: dict, events, phases) -> dict:
                         train_elapsed_s=time.monotonic() - t_train)
         if live_eval:
             evaluate_now()
+    elif cfg.workers > 1:
+        def on_epoch(epoch: int, rows: int, seconds: float) -> None:
+            nonlocal samples, batches
+            samples += rows
+            batches += sum(-(-s.rows // cfg.batch_size) for s in train.shards)
+            epoch_rates.append(rows / seconds if seconds > 0 else None)
+            if progress_every is not None:
+                events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+                            total=total, train_elapsed_s=time.monotonic() - t_train,
+                            epoch_samples_per_s=epoch_rates[-1])
+
+        try:
+            parallel_info = parallel.train(cfg, trainer, train, events, evaluate_now if live_eval else lambda: None,
+                                           on_epoch, os.environ.get("SVMCORE_FAULT"))
+        finally:
+            train.discard()
     else:
         fit = trainer.model.partial_fit
         faults = getattr(phases, "faults", None)
@@ -260,6 +292,7 @@ def run(job: dict, events, phases) -> dict:
             if live_eval:
                 evaluate_now()
     train_s = time.monotonic() - t_train
+    upcast = UPCASTS.summary()
     for src in read_sources:  # trained on the file as scanned, to the end (no line torn by a writer since)
         src.check_unchanged()
     spill = getattr(train, "spill", None)
@@ -285,9 +318,11 @@ def run(job: dict, events, phases) -> dict:
         "spill": spill_info,
         "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
         "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
+        **trainer.sparse_model(), "upcast": upcast,
         "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,
                     "reader_thread": isinstance(train, StreamData) and train.reader_thread},
         "data": info.to_dict(), "pid": os.getpid(),
+        **({"parallel": parallel_info} if parallel_info else {}),
     }
 
 

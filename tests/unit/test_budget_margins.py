@@ -48,9 +48,10 @@ def test_floor_with_calibration_is_this_machines():
     assert floor_for(validate(solver="numba"), c) == (220.0, CALIBRATED_BASIS)
 
 
-def test_import_costs_from_the_reference_name_all_three_measurements():
+def test_import_costs_from_the_reference_name_all_four_measurements():
     rows = import_costs(None)
-    assert [r["floor_mb"] for r in rows] == [128.0, 232.0, 281.0]
+    assert [r["floor_mb"] for r in rows] == [128.0, 232.0, 281.0, 42.0]
+    assert "native C library" in rows[3]["libraries"]
     assert all(r["basis"] == REFERENCE_BASIS for r in rows)
     assert "first run" in rows[2]["libraries"] and "cached" in rows[1]["libraries"]
 
@@ -58,8 +59,9 @@ def test_import_costs_from_the_reference_name_all_three_measurements():
 def test_import_costs_from_the_calibration_list_its_floors_base_first():
     rows = import_costs(cal({"mlp+base": 125.0, "linear-svm+numba": 225.0, "linear-svm+base": 124.0}))
     assert [(r["model"], r["floor_mb"]) for r in rows] == [("linear-svm", 124.0), ("mlp", 125.0),
-                                                           ("linear-svm", 225.0)]
-    assert {r["basis"] for r in rows} == {CALIBRATED_BASIS}
+                                                           ("linear-svm", 225.0), ("linear-svm, stream mode", 42.0)]
+    assert {r["basis"] for r in rows[:3]} == {CALIBRATED_BASIS}
+    assert rows[3]["basis"] == REFERENCE_BASIS and "reference machine" in rows[3]["libraries"]  # never calibrated
 
 
 @pytest.mark.parametrize("cap, expected", [(None, False), (64, True), (127, True), (128, False), (400, False)])

@@ -245,7 +245,7 @@ EVENTS = [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("train", 0.
           ev(1.1, 300, 0.7, 0.66, rows=4000, final=True)]
 COMMON = {"id": 3, "name": "stream", "title": "run 3 · stream", "colour": PALETTE[2], "sampled": 3, "drawn": 3,
           "peak_mb": 101.5, "peak_phase": "train", "cap_mb": 256.0, "cap": "rlimit", "floor_mb": 38.0,
-          "predicted_mb": 120.0, "monitor": "full"}
+          "predicted_mb": 120.0, "monitor": "full", "workers": {"workers": [], "total": {"t": [], "rss": []}}}
 
 
 def test_run_series_by_time_puts_all_three_panels_on_seconds_since_launch():
@@ -513,3 +513,19 @@ def test_events_of_other_kinds_do_not_disturb_the_series():
     assert throughput_info(events) == throughput_info(PROGRESS_EVENTS[:3])
     assert accuracy_info(events)["samples"] == [100]
     assert samples_at(events, [2.0]) == [100.0]
+
+
+def test_workers_info_puts_each_dask_worker_on_the_run_clock_and_sums_all_processes():
+    from svmcore.spec.events import WORKER_MEMORY
+    from ui.charts import workers_info
+
+    mib = 2**20
+    events = [{"kind": WORKER_MEMORY, "worker": 1, "t_s": 0.5, "started_ago_s": 0.25, "dt": [0.0, 0.25],
+               "rss_bytes": [10 * mib, 20 * mib]},
+              {"kind": WORKER_MEMORY, "worker": 2, "t_s": 0.75, "started_ago_s": 0.5, "dt": [0.0], "rss_bytes": [5 * mib]}]
+    info = workers_info(SAMPLES, events)
+    assert info["workers"] == [{"worker": 1, "t": [0.25, 0.5], "rss": [10.0, 20.0]},
+                               {"worker": 2, "t": [0.25], "rss": [5.0]}]
+    # coordinator 40 at 0.123 (no worker yet), 100 at 0.5 (+20 +5), 64.5 at 1.0 (held: +20 +5)
+    assert info["total"] == {"t": [0.12345, 0.5, 1.0], "rss": [40.0, 125.0, 89.5]}
+    assert workers_info(SAMPLES, EVENTS) == {"workers": [], "total": {"t": [], "rss": []}}

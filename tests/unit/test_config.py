@@ -205,8 +205,9 @@ def _bad_values(name):
     elif k.type is float:
         out = [("str", "abc"), ("bool", False), ("list", [0.1]), ("nan", math.nan), ("inf", math.inf),
                ("-inf", -math.inf), ("nan-str", "nan"), ("overflow-str", "1e400"), ("complex", 1j)]
-        if k.min is not None:
+        if k.min:  # a minimum of 0 (l1, l2, ftrl_beta) has no value below it but the negatives
             out.append(("below-min", k.min / 10))
+        if k.min is not None:
             out.append(("negative", -1.0))
         if k.max is not None:
             out.append(("above-max", k.max * 10))

@@ -44,6 +44,11 @@ def test_model_bytes_follow_width_classes_average_and_solver():
     assert three["model_linear"] == 3 * p["model_linear"]
     numba = parts(validate(solver="numba"), SHAPE)
     assert numba["model_linear"] == 0 and numba["model_linear_numba"] == p["model_linear"]
+    # FTRL: z, n and the weights computed from them, whatever average says; its own coefficient
+    for average in (True, False):
+        ftrl = parts(validate(solver="ftrl", average=average), SHAPE)
+        assert ftrl["model_linear"] == ftrl["model_linear_numba"] == 0
+        assert ftrl["model_linear_ftrl"] == 3 * (1 << 20) * 8
 
 
 def test_every_phase_the_run_goes_through_has_features():

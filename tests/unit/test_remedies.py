@@ -46,7 +46,7 @@ def test_the_advice_is_every_remedy_of_the_common_list_with_its_claim():
 
 def test_remedies_being_built_say_so_and_cannot_be_run():
     pending = {r.key for r in REMEDIES if r.pending}
-    assert pending <= {"ddp", "ftrl"}  # checkpointing and logging run now (mlp-numpy, monitor)
+    assert not pending  # every remedy of the advice runs now
     for key in pending:
         r = remedy(key)
         assert not r.runnable and not r.experiments and "being built" in r.pending
@@ -253,3 +253,22 @@ def test_speed_spread_of_the_default_setups_before_runs():
     assert speed_spread(measured) == {"runs": 2, "min": 100_000.0, "max": 250_000.0, "ratio": 2.5,
                                       "peak_min_mb": 242.5, "peak_max_mb": 243.0}
     assert speed_spread({"a": {"default": pair({}, 1.0, 1.0)}}) is None
+
+
+def test_data_parallel_compares_the_largest_worker_and_states_the_total():
+    from svmcore.app.remedy_results import claims_row, compare, lessons
+
+    r = remedy("ddp")
+    before = {"status": "completed", "peak_mb": 300.0, "phases": {"load": 300.0}, "samples_per_s": 1000.0,
+              "accuracy": 0.80, "balanced_accuracy": 0.80}
+    after = {"status": "completed", "peak_mb": 180.0, "phases": {"train": 180.0}, "samples_per_s": 500.0,
+             "accuracy": 0.79, "balanced_accuracy": 0.79,
+             "parallel": {"workers": 2, "worker_peak_mb": 270.0, "worker_peak_exact": True, "total_sampled_mb": 700.0}}
+    cmp = compare(before, after, r.acts_on)
+    assert cmp["peak_after_mb"] == 270.0 and round(cmp["peak_saving_pct"]) == 10
+    row = claims_row(r, r.experiments[0], {"cmp": cmp, "before": before, "after": after, "source": "reference"})
+    assert "per worker −10%" in row["verdict"] and "linear would be −50%" in row["verdict"]
+    assert "+133%" in row["verdict"]
+    assert "270 per worker (exact)" in row["run's exact peak (MiB)"]
+    text = " ".join(lessons(r, cmp))
+    assert "700 MiB" in text and "floor" in text

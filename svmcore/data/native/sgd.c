@@ -1,0 +1,152 @@
+/* A linear SVM trained by SGD (hinge loss, L2, scikit-learn's "optimal" learning
+ * rate, optional averaging, the sparse intercept decay): the same algorithm and the
+ * same order of floating-point operations as svmcore/worker/sgd.py (CompiledSGD),
+ * so weights match to rounding. Plus the decision function and CSR row gathering. */
+#include <stdint.h>
+#include <string.h>
+
+#define MIN_WSCALE 1e-9
+enum { WSCALE = 0, B = 1, AA = 2, AB = 3, AI = 4 };
+
+static void reset_scale(double *w, double *aw, double *st, int64_t nf, int average) {
+    if (average) {
+        double a = st[AA], b = st[AB];
+        for (int64_t j = 0; j < nf; j++) aw[j] = (aw[j] + a * w[j]) / b;
+        st[AA] = 0.0;
+        st[AB] = 1.0;
+    }
+    double s = st[WSCALE];
+    for (int64_t j = 0; j < nf; j++) w[j] *= s;
+    st[WSCALE] = 1.0;
+}
+
+#define DEFINE_FIT(NAME, T)                                                                          \
+double NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,            \
+            const int64_t *codes, double *w, double *aw, double *st, int64_t nvec, int64_t nf,       \
+            double t, double alpha, double optimal_init, double decay, int average) {                \
+    for (int64_t i = 0; i < n_rows; i++) {                                                           \
+        int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
+        const int32_t *cols = indices + lo;                                                          \
+        const T *vals = data + lo;                                                                   \
+        int64_t n = hi - lo;                                                                         \
+        double eta = 1.0 / (alpha * (optimal_init + t - 1.0));                                       \
+        for (int64_t v = 0; v < nvec; v++) {                                                         \
+            double *wv = w + v * nf, *awv = average ? aw + v * nf : aw, *s_ = st + v * 5;            \
+            double dot = 0.0;                                                                        \
+            for (int64_t k = 0; k < n; k++) dot += wv[cols[k]] * (double)vals[k];                    \
+            double p = dot * s_[WSCALE] + s_[B];                                                     \
+            double target = codes[i] == (nvec == 1 ? 1 : v) ? 1.0 : -1.0;                            \
+            double dloss = p * target <= 1.0 ? -target : 0.0;                                        \
+            double update = -eta * dloss;                                                            \
+            double f = 1.0 - eta * alpha;                                                            \
+            s_[WSCALE] *= f > 0.0 ? f : 0.0;                                                         \
+            if (s_[WSCALE] < MIN_WSCALE) reset_scale(wv, awv, s_, nf, average);                      \
+            double s = s_[WSCALE];                                                                   \
+            if (update != 0.0) {                                                                     \
+                double c = update / s;                                                               \
+                for (int64_t k = 0; k < n; k++) wv[cols[k]] += (double)vals[k] * c;                  \
+                s_[B] += update * decay;                                                             \
+            }                                                                                        \
+            if (average) {                                                                           \
+                double mu = 1.0 / t;                                                                 \
+                if (update != 0.0) {                                                                 \
+                    double c = -s_[AA] * update / s;                                                 \
+                    for (int64_t k = 0; k < n; k++) awv[cols[k]] += (double)vals[k] * c;             \
+                }                                                                                    \
+                if (t > 1.0) s_[AB] /= (1.0 - mu);                                                   \
+                s_[AA] += mu * s_[AB] * s;                                                           \
+                s_[AI] += (s_[B] - s_[AI]) / t;                                                      \
+            }                                                                                        \
+        }                                                                                            \
+        t += 1.0;                                                                                    \
+    }                                                                                                \
+    return t;                                                                                        \
+}
+
+DEFINE_FIT(sgd_fit_f64, double)
+DEFINE_FIT(sgd_fit_f32, float)
+
+/* scores[i, v] = X[i] . coef[v] + intercept[v] over CSR rows. */
+#define DEFINE_DECISION(NAME, T)                                                                     \
+void NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,             \
+          const double *coef, const double *intercept, int64_t nvec, int64_t nf, double *scores) {   \
+    for (int64_t i = 0; i < n_rows; i++) {                                                           \
+        int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
+        for (int64_t v = 0; v < nvec; v++) {                                                         \
+            const double *c = coef + v * nf;                                                         \
+            double s = 0.0;                                                                          \
+            for (int64_t k = lo; k < hi; k++) s += (double)data[k] * c[indices[k]];                  \
+            scores[i * nvec + v] = s + intercept[v];                                                 \
+        }                                                                                            \
+    }                                                                                                \
+}
+
+DEFINE_DECISION(decision_f64, double)
+DEFINE_DECISION(decision_f32, float)
+
+/* Rows `take` of a CSR matrix into preallocated arrays (out_indptr[0] = 0);
+ * itemsize is the size of one stored value (8 or 4 bytes). */
+void csr_gather(const void *data, const int32_t *indices, const int64_t *indptr, int64_t itemsize,
+                const int64_t *take, int64_t m, void *out_data, int32_t *out_indices, int64_t *out_indptr) {
+    int64_t z = 0;
+    out_indptr[0] = 0;
+    for (int64_t r = 0; r < m; r++) {
+        int64_t lo = indptr[take[r]], hi = indptr[take[r] + 1], n = hi - lo;
+        memcpy((char *)out_data + z * itemsize, (const char *)data + lo * itemsize, (size_t)(n * itemsize));
+        memcpy(out_indices + z, indices + lo, (size_t)n * 4);
+        z += n;
+        out_indptr[r + 1] = z;
+    }
+}
+
+/* Signed feature hashing as sources.hash_features does it: column j of a row goes to
+ * h(j) & mask with sign from bit 40; the caller sorts and merges duplicates. */
+void hash_columns(const int32_t *indices, int64_t nnz, uint64_t mask, int32_t *cols, double *sign) {
+    for (int64_t k = 0; k < nnz; k++) {
+        uint64_t h = ((uint64_t)(uint32_t)indices[k] + 0x632BE59BD9B4E019ULL) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 32;
+        cols[k] = (int32_t)(h & mask);
+        sign[k] = (h >> 40) & 1 ? -1.0 : 1.0;
+    }
+}
+
+/* The averaged model's scores without materialising its weights:
+ * scores[i, v] = (X[i] . aw[v] + a[v] * X[i] . w[v]) / b[v] + intercept[v]. */
+#define DEFINE_DECISION_AVG(NAME, T)                                                                 \
+void NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,             \
+          const double *w, const double *aw, const double *a, const double *b,                      \
+          const double *intercept, int64_t nvec, int64_t nf, double *scores) {                       \
+    for (int64_t i = 0; i < n_rows; i++) {                                                           \
+        int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
+        for (int64_t v = 0; v < nvec; v++) {                                                         \
+            const double *wv = w + v * nf, *av = aw + v * nf;                                        \
+            double sw = 0.0, sa = 0.0;                                                               \
+            for (int64_t k = lo; k < hi; k++) {                                                      \
+                sw += (double)data[k] * wv[indices[k]];                                              \
+                sa += (double)data[k] * av[indices[k]];                                              \
+            }                                                                                        \
+            scores[i * nvec + v] = (sa + a[v] * sw) / b[v] + intercept[v];                           \
+        }                                                                                            \
+    }                                                                                                \
+}
+
+DEFINE_DECISION_AVG(decision_avg_f64, double)
+DEFINE_DECISION_AVG(decision_avg_f32, float)
+
+/* Rows of several CSR parts at once, without stacking them first: output row r is row
+ * rows[r] of part parts[r]; data_p/indices_p/indptr_p hold each part's array addresses. */
+void csr_gather_parts(const int64_t *data_p, const int64_t *indices_p, const int64_t *indptr_p, int64_t itemsize,
+                      const int64_t *parts, const int64_t *rows, int64_t m,
+                      void *out_data, int32_t *out_indices, int64_t *out_indptr) {
+    int64_t z = 0;
+    out_indptr[0] = 0;
+    for (int64_t r = 0; r < m; r++) {
+        int64_t p = parts[r];
+        const int64_t *ip = (const int64_t *)indptr_p[p];
+        int64_t lo = ip[rows[r]], hi = ip[rows[r] + 1], n = hi - lo;
+        memcpy((char *)out_data + z * itemsize, (const char *)data_p[p] + lo * itemsize, (size_t)(n * itemsize));
+        memcpy(out_indices + z, (const int32_t *)indices_p[p] + lo, (size_t)n * 4);
+        z += n;
+        out_indptr[r + 1] = z;
+    }
+}

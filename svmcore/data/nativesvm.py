@@ -1,0 +1,218 @@
+"""The native (C) svmlight parser: the same API and results as ``fastsvm`` (the numba
+parser) without numba, LLVM or scipy in the process.
+
+``parse_block`` returns the same arrays as ``fastsvm.parse_block`` and raises the same
+:class:`BlockError` for the same lines; ``iter_svmlight_blocks`` and
+``iter_parsed_blocks`` cut a file into blocks the same way (UTF-8 BOM skipped, a last
+line without newline kept). The grammar and the float conversion (Eisel-Lemire with
+the same table) are fastsvm's, ported to C (svmcore/data/native/svmlight.c); numbers
+with more than 19 significant digits go through the C library's correctly rounded
+``strtod`` instead of a per-line Python path. Lines the strict grammar refuses take
+the same per-line Python path as fastsvm (``svmlight_lines.parse_line_python``).
+The C calls release the GIL, so a reader thread parses while another trains.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Iterator, NamedTuple
+
+import numpy as np
+
+from svmcore.data import native
+from svmcore.data.svmlight_lines import BlockError, parse_line_python
+
+__all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blocks", "ParsedBlock",
+           "warm_up", "DEFAULT_BLOCK_BYTES", "stats", "write_rows"]
+
+DEFAULT_BLOCK_BYTES = 2**20  # ~1,000 rows of text-like data: small next to the model
+_OK, _INVALID, _NONFINITE = 0, 1, 2
+
+stats = {"python_lines": 0}
+
+
+class _Result(NamedTuple):
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    y: np.ndarray
+    n_rows: int
+    max_id: int
+    first_row_line: int
+    n_lines: int
+
+
+def _as_u8(buf) -> np.ndarray:
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8 or buf.ndim != 1:
+            raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
+        return np.ascontiguousarray(buf)
+    return np.frombuffer(buf, dtype=np.uint8)
+
+
+def _count(arr: np.ndarray, n: int | None = None) -> tuple[int, int]:
+    colons, newlines = ctypes.c_int64(), ctypes.c_int64()
+    native.lib().svm_count(arr.ctypes.data, arr.shape[0] if n is None else n,
+                           ctypes.byref(colons), ctypes.byref(newlines))
+    return colons.value, newlines.value
+
+
+def _parse(buf, max_features: int) -> _Result:
+    max_features = int(max_features)
+    if not 1 <= max_features <= 2**31:
+        raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
+    lib = native.lib()
+    arr = _as_u8(buf)
+    n = arr.shape[0]
+    colons, newlines = _count(arr)
+    row_cap = newlines + (1 if n and arr[n - 1] != 10 else 0)
+    data = np.empty(colons, dtype=np.float64)
+    indices = np.empty(colons, dtype=np.int32)
+    indptr = np.empty(row_cap + 1, dtype=np.int64)
+    indptr[0] = 0
+    y = np.empty(row_cap, dtype=np.float64)
+    # pos, nnz, rows, max_id, line_no, data_no, first_row_line
+    state = np.array([0, 0, 0, 0, 0, 0, -1], dtype=np.int64)
+    base = arr.ctypes.data
+    while True:
+        st = lib.svm_scan(base, n, max_features, data.ctypes.data, indices.ctypes.data, indptr.ctypes.data,
+                          y.ctypes.data, state.ctypes.data)
+        if st == _OK:
+            break
+        pos, nnz, rows, max_id, line_no, data_no, first_row_line = (int(v) for v in state)
+        end = lib.svm_find_newline(base, pos, n)
+        raw = arr[pos:end].tobytes()
+        line = raw.rstrip(b"\r\n")
+        stats["python_lines"] += 1
+        try:
+            parsed = parse_line_python(raw, max_features)
+        except (ValueError, IndexError, OverflowError) as e:
+            raise BlockError(line_no, data_no, line, pos, str(e) or type(e).__name__) from None
+        if parsed is not None:
+            label, ids, vals = parsed
+            k = len(ids)
+            data[nnz:nnz + k] = vals
+            indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
+            y[rows] = label
+            if rows == 0 and first_row_line < 0:
+                first_row_line = line_no
+            rows += 1
+            nnz += k
+            indptr[rows] = nnz
+            if ids and ids[-1] > max_id:
+                max_id = ids[-1]
+            data_no += 1
+        if end < n:
+            state[:] = (end + 1, nnz, rows, max_id, line_no + 1, data_no, first_row_line)
+        else:
+            state[:] = (n, nnz, rows, max_id, line_no, data_no, first_row_line)
+            break
+    _, nnz, rows, max_id, line_no, _, first_row_line = (int(v) for v in state)
+    if nnz != data.shape[0]:
+        data = data[:nnz].copy()
+        indices = indices[:nnz].copy()
+    if rows != y.shape[0]:
+        y = y[:rows].copy()
+        indptr = indptr[:rows + 1].copy()
+    return _Result(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
+
+
+def parse_block(buf: bytes | memoryview | np.ndarray, max_features: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """``(data float64, indices int32 (file id - 1), indptr int64, y float64, n_rows,
+    max_id)`` of a block of complete svmlight lines, as ``fastsvm.parse_block``."""
+    r = _parse(buf, max_features)
+    return r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id
+
+
+def warm_up() -> None:
+    """Load (building it first if needed) the library."""
+    parse_block(b"1 qid:1 1:0.5 3:1e-3 # c\n\n-1 2:-.5e+2\n", 4)
+
+
+def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
+                         ) -> Iterator[tuple[memoryview, int]]:
+    """``(block, first_line)`` as ``fastsvm.iter_svmlight_blocks``: blocks cut after a
+    newline, each in its own buffer, with the 1-based file line of its first line."""
+    if block_bytes < 1:
+        raise ValueError("block_bytes must be positive")
+    lib = native.lib()
+    line_no = 1
+    carry = np.empty(0, dtype=np.uint8)
+    with open(path, "rb", buffering=0) as f:
+        if f.read(3) != b"\xef\xbb\xbf":
+            f.seek(0)
+        while True:
+            size = max(block_bytes, 2 * carry.shape[0])
+            arr = np.empty(size, dtype=np.uint8)
+            start = carry.shape[0]
+            arr[:start] = carry
+            end = start
+            mv = memoryview(arr)
+            while end < size:
+                got = f.readinto(mv[end:])
+                if not got:
+                    break
+                end += got
+            eof = end < size
+            cut = lib.svm_rfind_newline(arr.ctypes.data, start, end)
+            if cut < 0 and not eof:
+                carry = arr[:end]
+                continue
+            if cut < 0:
+                if end:
+                    yield mv[:end].toreadonly(), line_no
+                return
+            carry = arr[cut + 1:end].copy()
+            yield mv[:cut + 1].toreadonly(), line_no
+            line_no += _count(arr, cut + 1)[1]
+            if eof:
+                if carry.shape[0]:
+                    yield memoryview(carry).toreadonly(), line_no
+                return
+
+
+class ParsedBlock(NamedTuple):
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    y: np.ndarray
+    n_rows: int
+    max_id: int
+    first_line: int
+    first_row_line: int
+
+
+def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
+                       ) -> Iterator[ParsedBlock]:
+    """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
+    A :class:`BlockError` carries ``line_number`` (1-based line in the file)."""
+    for block, first_line in iter_svmlight_blocks(path, block_bytes):
+        try:
+            r = _parse(block, max_features)
+        except BlockError as e:
+            e.line_number = first_line + e.line_index
+            raise
+        if r.n_rows:
+            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
+                              first_line + r.first_row_line)
+
+
+def write_rows(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, y: np.ndarray) -> bytes:
+    """CSR rows as ``sklearn.datasets.dump_svmlight_file(X, y, f, zero_based=False)``
+    writes them, byte for byte ("%.16g" values; "%d" labels when ``y`` is integer)."""
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    indices = np.ascontiguousarray(indices, dtype=np.int32)
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    n = indptr.shape[0] - 1
+    if y.dtype.kind in "iub":
+        yf, yi = None, np.ascontiguousarray(y, dtype=np.int64)
+    else:
+        yf, yi = np.ascontiguousarray(y, dtype=np.float64), None
+    cap = 64 * n + 48 * int(indptr[-1] - indptr[0]) + 64
+    out = np.empty(cap, dtype=np.uint8)
+    got = native.lib().svm_write_rows(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data,
+                                      native.ptr(yf), native.ptr(yi), 0, n, out.ctypes.data, cap)
+    if got < 0:
+        raise RuntimeError("svmlight writer: output buffer too small")
+    return out[:got].tobytes()

@@ -1,0 +1,139 @@
+"""The lean worker path: the native library (built on demand), its SGD against the
+numba solver, its svmlight writer against scikit-learn's, and a whole lean run that
+loads neither scipy, scikit-learn nor numba and trains exactly as the classic path."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmcore.data import nativesvm
+from svmcore.worker.native_sgd import NativeSGD
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.parametrize("classes", [[-1.0, 1.0], [0, 1, 2]])
+@pytest.mark.parametrize("average", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_native_sgd_weights_equal_the_numba_solver(classes, average, dtype):
+    from svmcore.worker.sgd import CompiledSGD
+
+    rng = np.random.default_rng(3)
+    X = sp.random(1500, 400, density=0.03, random_state=2, format="csr", dtype=dtype)
+    y = np.asarray(classes)[rng.integers(0, len(classes), 1500)]
+    a, b = CompiledSGD(1e-5, average, 400, classes), NativeSGD(1e-5, average, 400, classes)
+    for s in range(0, 1500, 128):
+        a.partial_fit(X[s:s + 128], y[s:s + 128])
+        b.partial_fit((X.data[X.indptr[s]:X.indptr[min(s + 128, 1500)]], X.indices[X.indptr[s]:X.indptr[min(s + 128, 1500)]],
+                       (X.indptr[s:s + 129] - X.indptr[s]).astype(np.int64)), y[s:s + 128])
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    assert np.array_equal(a.predict(X), b.predict(X))
+    assert np.allclose(a.decision_function(X), b.decision_function(X), rtol=0, atol=1e-12)
+
+
+def test_native_sgd_refuses_unknown_labels_and_wide_rows():
+    m = NativeSGD(1e-4, True, 3, [-1.0, 1.0])
+    with pytest.raises(ValueError, match="not one of the classes"):
+        m.partial_fit((np.ones(1), np.zeros(1, np.int32), np.array([0, 1])), np.array([2.0]))
+    with pytest.raises(ValueError, match="feature 4"):
+        m.partial_fit((np.ones(1), np.array([3], np.int32), np.array([0, 1])), np.array([1.0]))
+
+
+@pytest.mark.parametrize("labels", ["float", "int"])
+def test_writer_bytes_equal_dump_svmlight_file(labels):
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(5)
+    X = sp.random(400, 1000, density=0.01, random_state=4, format="csr")
+    X.data = np.concatenate([rng.standard_normal(X.nnz - 6), [1e-300, -0.0, 1e300, 5e-324, 123456789.0, 0.1]])
+    X.indptr[100:] = X.indptr[100:]  # rows without nonzeros stay in (sp.random leaves some empty)
+    y = rng.integers(-1, 3, 400) if labels == "int" else rng.standard_normal(400)
+    ref = io.BytesIO()
+    dump_svmlight_file(X, y, ref, zero_based=False)
+    assert nativesvm.write_rows(X.data, X.indices, X.indptr, y) == ref.getvalue()
+
+
+def test_library_builds_on_demand_into_an_empty_folder(tmp_path):
+    code = "from svmcore.data import native; print(native.library_path()); native.lib()"
+    env = dict(os.environ, SVMCORE_NATIVE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    path = proc.stdout.strip()
+    assert os.path.exists(path) and path.startswith(str(tmp_path)) and os.path.basename(path).startswith("libsvmnative-")
+    # a second process finds it and builds nothing
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.stdout.strip() == path
+
+
+def test_no_compiler_is_a_clear_error(tmp_path):
+    code = ("from svmcore.data import native\ntry:\n    native.library_path()\n"
+            "except native.NativeBuildError as e:\n    print('ERR', e)")
+    env = dict(os.environ, SVMCORE_NATIVE_DIR=str(tmp_path / "c"), CC=str(tmp_path / "no-such-gcc"))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert "ERR" in proc.stdout and "no-such-gcc" in proc.stdout
+
+
+def _run_worker(tmp_path, name: str, **knobs) -> tuple[dict, list]:
+    """A worker process run to its outcome; returns the outcome event and its sys.modules."""
+    from svmcore.spec.config import validate
+
+    run_dir = tmp_path / name
+    run_dir.mkdir()
+    cfg = validate({"dataset": str(tmp_path / "d.svm"), "mode": "stream", "epochs": 3, "batch_size": 256,
+                    "shuffle_buffer": 1000, **knobs})
+    (run_dir / "job.json").write_text(json.dumps({"config": cfg.to_dict(), "cache_dir": str(tmp_path / "cache")}))
+    code = ("import sys, json\nfrom svmcore.worker.main import main\nrc = main(sys.argv[1])\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    return events[-1], json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
+    from svmcore.data.files import make_dataset
+
+    make_dataset("sparse-text", rows=6000, features=5000, nnz_per_row=20, seed=1, out=str(tmp_path / "d.svm"))
+    lean, modules = _run_worker(tmp_path, "lean", parser="native", solver="native", threads=2)
+    assert lean["status"] == "completed", lean
+    assert lean["summary"]["lean"] is True and lean["summary"]["threads"]["reader_thread"]
+    heavy = [m for m in modules if m.split(".")[0] in ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl",
+                                                        "pandas", "joblib")]
+    assert heavy == [], heavy
+    assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
+    # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
+    classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
+    assert "sklearn" in {m.split(".")[0] for m in modules}
+    for key in ("accuracy", "balanced_accuracy", "samples", "test_rows", "train_rows"):
+        assert lean["summary"][key] == classic["summary"][key], key
+
+
+def test_lean_run_names_a_bad_line(tmp_path):
+    from svmcore.data.files import make_dataset
+
+    make_dataset("sparse-text", rows=3000, features=500, nnz_per_row=5, seed=1, out=str(tmp_path / "d.svm"))
+    with open(tmp_path / "d.svm", "ab") as f:
+        f.write(b"1 3:abc\n")
+    out, _ = _run_worker(tmp_path, "bad", parser="native", solver="native")
+    assert out["status"] == "failed" and "3001" in out["error"]["message"], out["error"]
+
+
+def test_data_make_writes_the_same_bytes_as_scikit_learn(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    from svmcore.data.files import make_dataset
+    from svmcore.data.synthetic import iter_synthetic
+
+    make_dataset("sparse-text", rows=25_000, features=3000, nnz_per_row=12, seed=9, out=str(tmp_path / "a.svm"))
+    ref = io.BytesIO()
+    for X, y in iter_synthetic("sparse-text", 25_000, 3000, 12, 9):
+        dump_svmlight_file(X, y, ref, zero_based=False)
+    assert (tmp_path / "a.svm").read_bytes() == ref.getvalue()

@@ -1,0 +1,105 @@
+"""Data-parallel training (workers > 1): the mixing math, the shards, the knobs' checks."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmcore.spec.config import validate
+from svmcore.spec.errors import ConfigError
+from svmcore.worker import parallel
+
+
+def test_mix_is_the_row_weighted_mean_of_weights_and_steps():
+    a = {"coef_": np.array([[1.0, 2.0]]), "intercept_": np.array([0.5]), "t_": 11.0}
+    b = {"coef_": np.array([[3.0, 6.0]]), "intercept_": np.array([-0.5]), "t_": 31.0}
+    out = parallel.mix([a, b], [10, 30], start_t=1.0)
+    np.testing.assert_allclose(out["coef_"], [[2.5, 5.0]])
+    np.testing.assert_allclose(out["intercept_"], [-0.25])
+    assert out["t_"] == 1.0 + (10 * 10 + 30 * 30) / 40  # the steps' weighted mean too
+
+
+def test_mix_of_equal_states_is_that_state_and_keeps_the_dtype():
+    s = {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "t_": 5.0}
+    out = parallel.mix([s, dict(s), dict(s)], [1, 1, 1], start_t=5.0)
+    assert out["w"].dtype == np.float32
+    np.testing.assert_array_equal(out["w"], s["w"])
+    assert out["t_"] == 5.0
+
+
+@pytest.mark.parametrize("bad", [([], []), ([{"t_": 1.0}], [0])])
+def test_mix_refuses_no_states_or_no_weight(bad):
+    with pytest.raises(ValueError):
+        parallel.mix(*bad, start_t=1.0)
+
+
+def _data(n=400, d=20, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.3, random_state=seed, format="csr")
+    y = np.where(X @ rng.normal(size=d) > 0, 1, -1)
+    return X, y
+
+
+def test_sklearn_state_round_trips_and_mixing_two_copies_of_a_model_changes_nothing():
+    from sklearn.linear_model import SGDClassifier
+
+    X, y = _data()
+    m = SGDClassifier(loss="hinge", average=True, random_state=0).partial_fit(X, y, classes=[-1, 1])
+    before = m.decision_function(X)
+    state = parallel.model_state(m)
+    assert {"coef_", "intercept_", "_average_coef", "_standard_coef", "t_"} <= set(state)
+    parallel.load_state(m, parallel.mix([state, state], [1, 1], start_t=state["t_"]))
+    np.testing.assert_allclose(m.decision_function(X), before)
+
+
+def test_compiled_state_folds_the_scale_and_keeps_the_predictions():
+    from svmcore.worker.sgd import CompiledSGD
+
+    X, y = _data()
+    m = CompiledSGD(1e-3, True, X.shape[1], [-1, 1]).partial_fit(X, y)
+    before = m.decision_function(X)
+    state = parallel.model_state(m)
+    assert state["state"][0, 0] == 1.0  # the lazy weight scale is folded into w
+    parallel.load_state(m, parallel.mix([state, state], [3, 1], start_t=state["t_"]))
+    np.testing.assert_allclose(m.decision_function(X), before, rtol=1e-10, atol=1e-12)
+
+
+def test_shards_stripe_the_rows_and_hold_them_all(tmp_path):
+    X, y = _data(n=103)
+    chunks = [(X[s:s + 17], y[s:s + 17]) for s in range(0, 103, 17)]
+    shards = parallel.write_shards(iter(chunks), 3, str(tmp_path), "float32", [-1, 1], X.shape[1])
+    assert [s.rows for s in shards] == [35, 34, 34]
+    for k, s in enumerate(shards):
+        (Xs, ys), = list(s.read(1000))
+        np.testing.assert_array_equal(ys, y[k::3])
+        np.testing.assert_allclose(Xs.toarray(), X[k::3].toarray().astype(np.float32))
+
+
+def test_total_peak_sums_series_at_each_instant():
+    a = ([0.0, 1.0, 2.0], [10, 50, 10])
+    b = ([0.5, 1.5], [5, 7])
+    assert parallel.total_peak([a, b], step_s=0.25) == 50 + 7  # at t=1.5: a held at 50, b read 7
+    assert parallel.total_peak([]) == 0
+
+
+@pytest.mark.parametrize("values,knob,words", [
+    (dict(workers=2, model="kernel-svm", rows=2000), "workers", "kernel-svm"),
+    (dict(workers=2, model="mlp"), "workers", "mlp"),
+    (dict(workers=2, mode="memmap"), "workers", "mode=stream"),
+    (dict(workers=2, solver="ftrl"), "workers", "FTRL"),
+    (dict(workers=2, mode="stream", solver="native"), "workers", "native solver"),
+    (dict(workers=2, model="mlp-numpy"), "workers", "mlp-numpy"),
+    (dict(workers=4, rows=2000, batch_size=1024), "workers", "less than one batch"),
+    (dict(scheduler="tcp://127.0.0.1:8786"), "scheduler", "workers to 2"),
+    (dict(workers=2, scheduler="not an address"), "scheduler", "not a Dask scheduler address"),
+    (dict(workers=0), "workers", "out of range"),
+])
+def test_combinations_that_cannot_work_are_refused_before_launch(values, knob, words):
+    with pytest.raises(ConfigError) as info:
+        validate(values)
+    assert info.value.knob == knob and words in str(info.value)
+
+
+def test_workers_one_is_the_single_process_run():
+    cfg = validate({})
+    assert cfg.workers == 1 and cfg.scheduler is None
+    assert validate(workers=2, scheduler="tcp://10.0.0.5:8786", mode="stream").workers == 2
