@@ -391,3 +391,16 @@ def speed_spread(measured: dict) -> dict | None:
     rates, peaks = [r["samples_per_s"] for r in runs], [r["peak_mb"] for r in runs]
     return {"runs": len(rates), "min": min(rates), "max": max(rates), "ratio": max(rates) / min(rates),
             "peak_min_mb": min(peaks), "peak_max_mb": max(peaks)}
+
+
+def machines(data: dict) -> dict[str, tuple[str, list[str]]]:
+    """Each machine's description -> (date, the remedies measured on it); pairs without
+    their own description were measured on the file's machine."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for key, exps in data["remedies"].items():
+        for pair in exps.values():
+            desc = pair.get("machine", data["description"])
+            when, keys = out.setdefault(desc, (pair.get("measured", data["measured"]), []))
+            if key not in keys:
+                keys.append(key)
+    return out

@@ -41,7 +41,7 @@ def test_learn_shows_the_reference_on_first_open(app_home):
     assert_clean(at)
     assert not store_runs(app_home), "opening the page must not start runs"
     info = " ".join(texts(at.info))
-    assert "**reference machine**" in info and "not yours" in info and "CPUs" in info and "GiB" in info
+    assert "**reference machine**" in info and "not on yours" in info and "CPUs" in info and "GiB" in info
     rows = claims_rows(at)
     for r in ADVICE:  # every remedy of the advice, with its claim
         assert any(r.title.replace("&", "&amp;") in row and r.claim in row for row in rows), r.title
