@@ -23,6 +23,13 @@ SECTIONS = [
      "A file sorted by label, trained in file order and shuffled, in every mode."),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",
      "The memory model's forecast against the measured exact peak."),
+    ("estimate-accuracy-workers.md", "python bench/estimate_accuracy.py --only workers",
+     "The memory model's forecast for data-parallel runs: the coordinator's and each Dask worker's exact peak."),
+    ("ddp.md", "python bench/ddp.py",
+     "One model trained by 1, 2 and 4 Dask workers (iterative parameter mixing) against one process: accuracy, "
+     "per-worker and total memory, wall time."),
+    ("ddp-mixing.md", "python bench/ddp_mixing.py --rows 200000",
+     "How often the data-parallel workers' weights are mixed, against accuracy (simulated in one process)."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),

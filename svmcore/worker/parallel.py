@@ -44,6 +44,7 @@ SAMPLE_HZ = 50  # the engine's sampling rate (engine.runner.SAMPLE_HZ; this laye
 MAX_EVENT_SAMPLES = 3000  # samples of one worker in one event (thinned evenly above it)
 CONNECT_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
+WATCH_S = 1.0  # how often a waiting epoch checks that its workers are still there
 
 
 class WorkerLost(SvmcoreError):
@@ -266,8 +267,7 @@ class Cluster:
         try:
             # a dead worker's shard must not be trained again elsewhere (and no worker is
             # paused, spilled or killed by Dask's own memory manager: the run's cap rules)
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                                  "distributed.worker.daemon": False}):
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                 if self.local:
                     self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                 memory_limit=0, dashboard_address=None,
@@ -353,8 +353,6 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
     worker_rss: list[list] = [[] for _ in range(n)]
     hwm = [0] * n
     try:
-        from distributed import wait
-
         for epoch in range(cfg.epochs):
             t_epoch = time.monotonic()
             start_t = float(getattr(trainer.model, "t_", 1.0))  # scikit-learn's before its first step: 1
@@ -369,7 +367,7 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
                 futures.append(cluster.client.submit(train_shard, shared, shards.shards[k], task, pure=False,
                                                      workers=[cluster.workers[k]], allow_other_workers=False,
                                                      key=f"svmcore-shard{k}-epoch{epoch + 1}-{os.getpid()}"))
-            wait(futures)
+            _wait(cluster, futures, epoch)
             results = []
             for k, fut in enumerate(futures):
                 if fut.status != "finished":
@@ -420,6 +418,26 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
         "total_source": ("the coordinator's and every Dask worker's RSS sampled at 50 Hz, summed at each instant "
                          "(a worker between epochs counts at its last reading): sampled"),
     }
+
+
+def _wait(cluster: Cluster, futures: list, epoch: int) -> None:
+    """Until every shard's task ended; a shard whose pinned worker left the scheduler
+    ends the run at once (an external scheduler would otherwise keep the task waiting for
+    a worker that is gone, as its tasks may not move)."""
+    from distributed import wait
+
+    while True:
+        try:
+            wait(futures, timeout=WATCH_S)
+            return
+        except TimeoutError:
+            pass
+        have = set(cluster.client.scheduler_info()["workers"])
+        for k, fut in enumerate(futures):
+            if not fut.done() and cluster.workers[k] not in have:
+                raise WorkerLost(f"{cluster.name(k)} left the cluster while training shard {k + 1} in epoch "
+                                 f"{epoch + 1}; the run stops here rather than return a model without that "
+                                 "shard's rows")
 
 
 def _is_lost(err) -> bool:
