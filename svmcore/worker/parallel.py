@@ -45,6 +45,7 @@ MAX_EVENT_SAMPLES = 3000  # samples of one worker in one event (thinned evenly a
 CONNECT_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
 WATCH_S = 1.0  # how often a waiting epoch checks that its workers are still there
+LEFT_AFTER_S = 10.0  # an external scheduler's worker missing this long has left
 
 
 class WorkerLost(SvmcoreError):
@@ -152,6 +153,11 @@ class Shards:
     def discard(self) -> None:
         for s in self.shards:
             s.discard()
+        if self.shards:
+            try:
+                os.rmdir(os.path.dirname(self.shards[0].folder))
+            except OSError as e:  # not empty or already gone: the run folder is removed with the run
+                log.debug("shards folder left: %s", e)
 
 
 # ------------------------------------------------------------------ on the Dask worker
@@ -421,20 +427,29 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
 
 
 def _wait(cluster: Cluster, futures: list, epoch: int) -> None:
-    """Until every shard's task ended; a shard whose pinned worker left the scheduler
-    ends the run at once (an external scheduler would otherwise keep the task waiting for
-    a worker that is gone, as its tasks may not move)."""
+    """Until every shard's task ended. On a LocalCluster started for the run a dead
+    worker's task fails at once (KilledWorker: no retries allowed). An external scheduler
+    keeps its own retry policy, and a task pinned to a worker that is gone would wait for
+    it forever: there a shard whose worker has been missing from the scheduler for
+    ``LEFT_AFTER_S`` ends the run."""
     from distributed import wait
 
+    missing_since: dict[int, float] = {}
     while True:
         try:
             wait(futures, timeout=WATCH_S)
             return
         except TimeoutError:
             pass
+        if cluster.local:
+            continue
         have = set(cluster.client.scheduler_info()["workers"])
+        now = time.monotonic()
         for k, fut in enumerate(futures):
-            if not fut.done() and cluster.workers[k] not in have:
+            if fut.done() or cluster.workers[k] in have:
+                missing_since.pop(k, None)
+                continue
+            if now - missing_since.setdefault(k, now) >= LEFT_AFTER_S:
                 raise WorkerLost(f"{cluster.name(k)} left the cluster while training shard {k + 1} in epoch "
                                  f"{epoch + 1}; the run stops here rather than return a model without that "
                                  "shard's rows")
