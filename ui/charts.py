@@ -164,7 +164,8 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
         "phases": phases, "peak_mb": mem["peak_mb"], "peak_phase": summary.peak_phase, "cap_mb": mem["cap_mb"],
         "cap": summary.cap, "floor_mb": mem["floor_mb"], "predicted_mb": mem["predicted_mb"],
         # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
-        "workers": workers_info(samples, events, most) if x == "time" else {"workers": [], "total": {"t": [], "rss": []}},
+        "workers": (workers_info(samples, events, most) if x == "time"
+                    else {"workers": [], "total": {"t": [], "rss": []}}),
     }
 
 
