@@ -58,11 +58,12 @@ def measure(store: Store, values: dict) -> dict:
     par = s.get("parallel") or {}
     epochs_s = None
     if par:
-        per_epoch: dict[int, float] = {}
+        per_mix: dict[tuple, float] = {}  # the slowest worker of each mix (one per epoch unless mix_every)
         for e in store.events(run.run_id):
             if e["kind"] == WORKER_MEMORY:
-                per_epoch[e["epoch"]] = max(per_epoch.get(e["epoch"], 0.0), e["seconds"])
-        epochs_s = sum(per_epoch.values())
+                k = (e["epoch"], e.get("mix", 1))
+                per_mix[k] = max(per_mix.get(k, 0.0), e["seconds"])
+        epochs_s = sum(per_mix.values())
     return {
         "workers": cfg.workers, "status": status.value, "error": (s.get("error") or {}).get("message"),
         "accuracy": s.get("accuracy"), "balanced_accuracy": s.get("balanced_accuracy"),
@@ -140,7 +141,7 @@ def markdown(data: dict) -> str:
            "(the shards' writer, Dask's scheduler, nannies and client, the evaluation), exact. *All together* is "
            "the coordinator's and every worker's RSS sampled at 50 Hz and summed at each instant (sampled). "
            "*Train* is the train phase (it includes starting the cluster); *epochs* is the slowest worker's "
-           "training time summed over epochs.", ""]
+           "training time summed over epochs (and mixes).", ""]
     if data.get("quick"):
         out += ["**Quick run (a tenth of the rows): a smoke test, not a reference.**", ""]
     for s in data["setups"]:
