@@ -49,8 +49,8 @@ WATCH_S = 1.0  # how often a waiting epoch checks that its workers are still the
 LEFT_AFTER_S = 10.0  # an external scheduler's worker missing this long has left
 
 
-class WorkerLost(SvmcoreError):
-    """A Dask worker died (or left) while it trained a shard."""
+class WorkerLost(RuntimeError):
+    """A Dask worker died (or left) while it trained a shard: a fault, not bad input."""
 
 
 class ClusterError(SvmcoreError):
