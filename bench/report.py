@@ -34,6 +34,13 @@ SECTIONS = [
      "What the worker's live monitoring costs (monitor=full, light, off), and the parent's sampler at 5 to 200 Hz."),
     ("estimate-accuracy-solver-ftrl.md", "python bench/estimate_accuracy.py --only solver=ftrl",
      "The memory model's forecast for FTRL runs (its own coefficient, calibration version 5)."),
+    ("estimate-accuracy-workers.md", "python bench/estimate_accuracy.py --only workers",
+     "The memory model's forecast for data-parallel runs: the coordinator's and each Dask worker's exact peak."),
+    ("ddp.md", "python bench/ddp.py",
+     "One model trained by 1, 2 and 4 Dask workers (iterative parameter mixing) against one process: accuracy, "
+     "per-worker and total memory, wall time."),
+    ("ddp-mixing.md", "python bench/ddp_mixing.py --rows 200000",
+     "How often the data-parallel workers' weights are mixed, against accuracy (simulated in one process)."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),

@@ -70,7 +70,8 @@ def _parallel_side(par: dict) -> dict:
     """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
     started for the run, else sampled), the coordinator's and the sampled total."""
     workers = par.get("per_worker") or []
-    return {"workers": par.get("workers"), "worker_peak_mb": _round(max((w["peak_rss_mb"] for w in workers), default=None)),
+    largest = max((w["peak_rss_mb"] for w in workers), default=None)
+    return {"workers": par.get("workers"), "worker_peak_mb": _round(largest),
             "worker_peak_exact": all(w.get("peak_exact") for w in workers),
             "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
             "cluster_start_s": _round(par.get("cluster_start_s"), 2)}
@@ -224,7 +225,8 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
         if cmp.get("total_sampled_mb") is not None:
             out.append(f"All processes together (the {cmp['coordinator_mb']:,.0f} MiB coordinator, which runs "
                        f"Dask's scheduler, and the workers) held up to {cmp['total_sampled_mb']:,.0f} MiB "
-                       f"(sampled at 50 Hz): on one machine, data parallelism multiplies memory, it does not divide it.")
+                       "(sampled at 50 Hz): on one machine, data parallelism multiplies memory, it does not "
+                       "divide it.")
         return out
     if saved is not None:
         phase = ""

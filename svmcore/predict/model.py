@@ -137,8 +137,6 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z, n
     # and the weights computed from them to score (in place, one copy)
     copies = 3 if cfg.solver == "ftrl" else 2 if cfg.average else 1
-    if ddp:
-        copies *= cfg.workers + 1  # its own model and every worker's returned copy while it mixes them
     compiled = {"numba": "model_linear_numba", "native": "model_linear_numba",
                 "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
@@ -389,7 +387,10 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
         coefs = cal.coefs.get(phase, {})
         contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
         if cfg.workers > 1 and phase in ("train", "evaluate"):
-            contrib["dask"] = DASK_COORDINATOR_MB  # the scheduler, nannies and client in the run's process
+            # the scheduler, nannies and client in the run's process, and every worker's returned
+            # model while it mixes them (one byte of RSS per byte: not calibrated)
+            returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
+            contrib["dask"] = DASK_COORDINATOR_MB + returned
         phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": group_parts(contrib)}
     phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
     peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
@@ -411,8 +412,8 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
     """A data-parallel run's memory per Dask worker and in total (structural, not
     calibrated: the worker's floor as measured, plus its parts at one byte of RSS each).
 
-    A worker holds its floor, the model three times (as received, as trained, as sent
-    back), one batch in compute form and as converted, and in memory mode its whole shard
+    A worker holds its floor, the model twice (as received and trained in place, and
+    serialized to be sent back), one batch in compute form and as converted, and in memory mode its whole shard
     as stored; stream mode with shuffling holds a window of its shard's rows (read, and
     stacked). The total is the coordinator (the run's process) plus every worker."""
     vb = BYTES_PER_VALUE[cfg.precision]
@@ -424,7 +425,7 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
     nvec = 1 if shape.classes == 2 else shape.classes
     width = cfg.n_components if cfg.model == "kernel-approx" else w
     parts_b = {
-        "model": 3 * nvec * width * 8 * (2 if cfg.average else 1),
+        "model": 2 * nvec * width * 8 * (2 if cfg.average else 1),
         "batch": 2 * min(cfg.batch_size, shard_rows) * (w * cb if dense else sparse_row(cb)),
         "data": shard_rows * sparse_row(vb) if cfg.mode == "memory" else 0.0,
         "shuffle": 2 * min(cfg.shuffle_buffer, shard_rows) * sparse_row(vb)

@@ -70,6 +70,17 @@ def candidates(base: dict) -> list[RunConfig]:
 OBJECTIVES = ("accuracy", "balanced_accuracy", "throughput")
 
 
+def _budgeted(cfg: RunConfig, pred: dict) -> dict:
+    """The prediction with ``predicted_peak_mb`` as the budget sees it. A data-parallel
+    run's own figure is its coordinator's; on this machine (a LocalCluster) the budget
+    must hold every process, on a cluster's machines the largest one."""
+    par = pred.get("parallel")
+    if not par:
+        return pred
+    peak = par["total_mb"] if cfg.scheduler is None else max(par["coordinator_mb"], par["per_worker_mb"])
+    return dict(pred, predicted_peak_mb=peak, coordinator_peak_mb=pred["predicted_peak_mb"])
+
+
 def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:
     cost = 2 if cfg.precision == "float16" else 0
     if not cfg.shuffle:
@@ -99,7 +110,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
         except SvmcoreError:
             continue
         shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))
-        pr = predict(cfg, cal, shape)
+        pr = _budgeted(cfg, predict(cfg, cal, shape))
         priced.append((cfg, pr))
     if not priced:
         check_trainable(info, cfg0)  # says why, in the data's words

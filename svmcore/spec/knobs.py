@@ -104,6 +104,13 @@ _KNOBS = [
                 "peak of each process shrinks only by the share of the data it no longer holds. Averaging per "
                 "epoch can cost accuracy, and starting the cluster costs seconds.",
          applies_to=("linear-svm", "kernel-approx")),
+    Knob("mix_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
+         help="With workers > 1: average the workers' weights every k batches of each shard instead of "
+              "after every epoch (0). Each Dask worker keeps its place in its shard between mixes. Ignored "
+              "with workers = 1.",
+         trades="Mixing more often keeps the copies closer together (accuracy nearer one process's) and ships "
+                "the model to and from every worker at every mix: more network traffic and time.",
+         applies_to=("linear-svm", "kernel-approx")),
     Knob("scheduler", str, None, group="memory", optional=True,
          help="Address of a Dask scheduler (e.g. tcp://HOST:8786) whose workers train the shards; unset = "
               "a LocalCluster of `workers` single-threaded processes started for the run and closed after "
