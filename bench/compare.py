@@ -284,7 +284,7 @@ def main() -> int:
     table = "\n".join(lines)
     print("\n" + table)
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, f"compare-{args.rows}")
+    stem = os.path.join(args.out, f"compare-{'lean-' if args.goal else ''}{args.rows}")
     with open(stem + ".md", "w") as fh:
         fh.write(table + "\n")
     with open(stem + ".json", "w") as fh:

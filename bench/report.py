@@ -17,8 +17,15 @@ TARGET = os.path.join(ROOT, "docs", "benchmarks.md")
 SECTIONS = [
     ("compare-1000000.md", "python bench/compare.py (make bench)",
      "This project's modes against scikit-learn and Vowpal Wabbit on one 1M-row file, side by side."),
+    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal",
+     "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
+     "scikit-learn path with the same knobs, with issue 14's three goal ratios."),
+    ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal",
+     "The same at 10M rows."),
     ("scaling.md", "python bench/scaling.py",
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
+    ("scaling-lean.md", "python bench/scaling.py --modes lean",
+     "The lean path's exact peak and throughput from 10^4 rows up."),
     ("label-sorted.md", "python bench/label_sorted.py",
      "A file sorted by label, trained in file order and shuffled, in every mode."),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",

@@ -34,6 +34,9 @@ SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sp
     ("memory", "numba", "sklearn"): 2, ("memmap", "numba", "sklearn"): 3, ("stream", "numba", "sklearn"): 1,
     ("memory", "sklearn", "numba"): 5, ("memmap", "sklearn", "numba"): 6, ("stream", "sklearn", "numba"): 2,
     ("memory", "numba", "numba"): 5, ("memmap", "numba", "numba"): 6, ("stream", "numba", "numba"): 5,
+    # the native C parser and solver: as fast as numba's or faster, without its ~190 MiB of floor; in stream
+    # mode on a svmlight file this is the lean path (bench/results/compare-lean-1000000.md)
+    ("memory", "native", "native"): 5, ("memmap", "native", "native"): 6, ("stream", "native", "native"): 6,
 }
 
 
@@ -43,9 +46,11 @@ def candidates(base: dict) -> list[RunConfig]:
     modes = ["memory"] if cfg0.model == "kernel-svm" else ["memory", "memmap", "stream"]
     hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or (cfg0.features - 1).bit_length())]
     out, seen = [], set()
-    for mode, prec, parser, solver, batch, bits in itertools.product(
-            modes, ("float64", "float32", "float16"), ("sklearn", "numba"),
-            ("sklearn", "numba") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing):
+    pairs = list(itertools.product(("sklearn", "numba"), ("sklearn", "numba") if linear else (cfg0.solver,)))
+    if linear:
+        pairs.append(("native", "native"))  # the native parser and solver go together (the lean path)
+    for mode, prec, (parser, solver), batch, bits in itertools.product(
+            modes, ("float64", "float32", "float16"), pairs, sorted({cfg0.batch_size, 256, 4096}), hashing):
         try:
             cfg = validate(base, mode=mode, precision=prec, parser=parser, solver=solver, batch_size=batch,
                            hashing_bits=bits)
