@@ -69,6 +69,13 @@ def grid(data_file: str) -> list[dict]:
         {"dataset": data_file, "epochs": 1},
         {"dataset": data_file, "epochs": 1, "parser": "numba", "mode": "stream", "solver": "numba"},
         {"dataset": data_file, "epochs": 1, "mode": "memmap", "precision": "float32"},
+        # the lean path (native parser and solver in stream mode: numpy and the C library only)
+        {"dataset": data_file, "epochs": 1, "mode": "stream", "parser": "native", "solver": "native"},
+        {"dataset": data_file, "epochs": 3, "mode": "stream", "parser": "native", "solver": "native", "threads": 2},
+        {"dataset": data_file, "epochs": 2, "mode": "stream", "parser": "native", "solver": "native",
+         "shuffle": False, "batch_size": 8192},
+        {"dataset": data_file, "epochs": 2, "mode": "stream", "parser": "native", "solver": "native",
+         "precision": "float32", "shuffle_buffer": 50_000},
     ]
 
 
@@ -76,6 +83,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--home", default=None, help="reuse a calibrated home")
+    ap.add_argument("--only", default=None,
+                    help="run only the configs with a knob value containing this text (e.g. 'native'); "
+                         "results go to estimate-accuracy-<only>.*")
+    ap.add_argument("--calibration-from", default=None,
+                    help="take the calibration from a results JSON (its 'calibration') instead of calibrating")
+    ap.add_argument("--machine-note", default="", help="added to the machine description (e.g. contention)")
     args = ap.parse_args()
     home = args.home or tempfile.mkdtemp(prefix="svmcore-estimate-")
     data_file = os.path.join(home, "file-80k.svm")
@@ -83,12 +96,17 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "svmcore", "data", "make", "sparse-text", "--rows", "80000",
                         "--features", str(1 << 19), "--out", data_file], check=True, cwd=ROOT)
     t0 = time.time()
-    cal = calib.load_calibration(home) or calib.calibrate(
-        home, lambda i, n, c: print(f"calibrating {i + 1}/{n}", flush=True) if c else None)
+    if args.calibration_from:
+        with open(args.calibration_from) as f:
+            cal = calib.Calibration(**json.load(f)["calibration"])
+    else:
+        cal = calib.load_calibration(home) or calib.calibrate(
+            home, lambda i, n, c: print(f"calibrating {i + 1}/{n}", flush=True) if c else None)
     cal_s = time.time() - t0
     store = Store(home)
     rows = []
-    for values in grid(data_file):
+    configs = [v for v in grid(data_file) if not args.only or any(args.only in str(x) for x in v.values())]
+    for values in configs:
         cfg = validate(values)
         pred = estimate.predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
         run = Run(store, cfg).start()
@@ -109,7 +127,12 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
                "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
-    with open(os.path.join(args.out, "estimate-accuracy.json"), "w") as f:
+    if args.machine_note:
+        machine["note"] = args.machine_note
+    if args.calibration_from:
+        machine["calibration"] = f"taken from {os.path.relpath(args.calibration_from, ROOT)}"
+    stem = "estimate-accuracy" + (f"-{args.only}" if args.only else "")
+    with open(os.path.join(args.out, stem + ".json"), "w") as f:
         json.dump({"machine": machine, "within_15pct": within, "configs": rows, "calibration_s": cal_s,
                    "calibration": cal.to_dict()}, f, indent=1)
     lines = ["# Predicted vs measured exact peak", "",
@@ -121,7 +144,7 @@ def main() -> int:
         lines.append(f"| {e} | {r['predicted_mb']:.0f} | {r['measured_mb'] or 0:.0f} | "
                      f"{r['predicted_phase']} / {r['measured_phase']} | "
                      + ", ".join(f"{k}={v}" for k, v in r["knobs"].items()) + " |")
-    with open(os.path.join(args.out, "estimate-accuracy.md"), "w") as f:
+    with open(os.path.join(args.out, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return 0 if within >= 0.9 else 1
 

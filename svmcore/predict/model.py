@@ -33,6 +33,8 @@ from svmcore.spec.units import MiB
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
+LEAN_EVAL_ROWS = 2000  # lean.EVAL_SAMPLE_ROWS (the worker layer is above this one)
+LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 
@@ -109,6 +111,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
+    if cfg.lean:
+        # the lean worker leaves the held-out rows on disk and scores them a slice at a time; it
+        # holds the evaluation sample, and parses 1 MiB blocks
+        p["test"] = min(test_rows, LEAN_EVAL_ROWS) * sparse_row(cb)
     p["shuffle"] = 0.0
     if cfg.shuffle and incremental:
         window = min(cfg.shuffle_buffer, shape.train_rows)
@@ -145,7 +151,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * vb
     if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
-        p["io_parse_numba"] = PARSER_BLOCK
+        p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
