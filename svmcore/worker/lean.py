@@ -125,7 +125,9 @@ def _from_zero(parts):
 
 
 def _rebatch(items, batch_size: int):
-    """(parts, codes) of any sizes in, batches of exactly ``batch_size`` rows out (the last may be short)."""
+    """(parts, codes) of any sizes in, batches of exactly ``batch_size`` rows out (the last may be short).
+    Every batch owns compact arrays (gathered from the pieces): a batch that were a view of a
+    bigger stacked array would keep all of it alive, e.g. in the shuffle buffer."""
     pend_X: list = []
     pend_c: list = []
     have = 0
@@ -135,19 +137,22 @@ def _rebatch(items, batch_size: int):
         if not pend_X and c.shape[0] == batch_size:
             yield X, c
             continue
-        pend_X.append(X)
+        pend_X.append(_from_zero(X))
         pend_c.append(c)
         have += c.shape[0]
         if have >= batch_size:
-            PX, Pc = concat_parts(pend_X), np.concatenate(pend_c)
+            pool, Pc = _Pool(pend_X), np.concatenate(pend_c)
+            pend_X = pend_c = None  # type: ignore[assignment]
             s = 0
             while have - s >= batch_size:
-                yield _slice(PX, s, s + batch_size), Pc[s:s + batch_size]
+                yield pool.gather(np.arange(s, s + batch_size)), Pc[s:s + batch_size].copy()
                 s += batch_size
-            pend_X, pend_c = ([_slice(PX, s, have)], [Pc[s:]]) if s < have else ([], [])
+            rest = (pool.gather(np.arange(s, have)), Pc[s:].copy()) if s < have else None
+            del pool, Pc
+            pend_X, pend_c = ([rest[0]], [rest[1]]) if rest else ([], [])
             have -= s
     if have:
-        yield concat_parts(pend_X), np.concatenate(pend_c)
+        yield (_Pool(pend_X).gather(np.arange(have)) if len(pend_X) > 1 else pend_X[0]), np.concatenate(pend_c)
 
 
 def _pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int):
@@ -303,7 +308,7 @@ class LeanStream:
     def _produce(self, batch_size: int, epoch: int):
         if epoch > 0 and self.spill is not None and self.spill.complete:
             if self.shuffle is not None:
-                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), gather)
+                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), _Pool)
             else:
                 raw = self.spill.read(batch_size, parts=True)
         else:
