@@ -30,6 +30,8 @@ SECTIONS = [
      "A file sorted by label, trained in file order and shuffled, in every mode."),
     ("estimate-accuracy.md", "python bench/estimate_accuracy.py",
      "The memory model's forecast against the measured exact peak."),
+    ("estimate-accuracy-native.md", "python bench/estimate_accuracy.py --only native",
+     "The memory model's forecast for the lean path."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),

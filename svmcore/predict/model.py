@@ -37,9 +37,9 @@ LEAN_EVAL_ROWS = 2000  # lean.EVAL_SAMPLE_ROWS (the worker layer is above this o
 LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
 # never lean), measured on the reference machine: the lean shuffle buffer holds the pool's pieces,
-# the half kept for the next round and glibc's slack, ~1.9x the pooled rows (bench/results/
+# the half kept for the next round and glibc's slack, ~1.8x the pooled rows (bench/results/
 # estimate-accuracy-native.md). A calibration that fits the feature overrides it.
-FIXED_COEFS = {"shuffle_lean": 1.9}
+FIXED_COEFS = {"shuffle_lean": 1.8}
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 

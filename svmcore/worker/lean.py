@@ -94,18 +94,15 @@ class _Pool:
         part = np.searchsorted(self.starts, rows, side="right") - 1
         local = np.ascontiguousarray(rows - self.starts[part])
         part = np.ascontiguousarray(part)
-        lengths = np.empty(rows.shape[0], np.int64)
-        for i, p in enumerate(self.parts):  # row lengths, part by part
-            sel = part == i
-            if sel.any():
-                lengths[sel] = p[2][local[sel] + 1] - p[2][local[sel]]
-        nnz = int(lengths.sum())
+        lib = native.lib()
+        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
+        nnz = lib.csr_parts_indptr(self.ptrs[2].ctypes.data, part.ctypes.data, local.ctypes.data, rows.shape[0],
+                                   out_indptr.ctypes.data)
         out_data = np.empty(nnz, self.dtype)
         out_indices = np.empty(nnz, np.int32)
-        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
-        native.lib().csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
-                                      self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
-                                      out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
+        lib.csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
+                             self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
+                             out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
         return out_data, out_indices, out_indptr
 
 

@@ -150,3 +150,16 @@ void csr_gather_parts(const int64_t *data_p, const int64_t *indices_p, const int
         out_indptr[r + 1] = z;
     }
 }
+
+/* out_indptr (m + 1) for csr_gather_parts: the running row lengths; returns the nonzeros. */
+int64_t csr_parts_indptr(const int64_t *indptr_p, const int64_t *parts, const int64_t *rows, int64_t m,
+                         int64_t *out_indptr) {
+    int64_t z = 0;
+    out_indptr[0] = 0;
+    for (int64_t r = 0; r < m; r++) {
+        const int64_t *ip = (const int64_t *)indptr_p[parts[r]];
+        z += ip[rows[r] + 1] - ip[rows[r]];
+        out_indptr[r + 1] = z;
+    }
+    return z;
+}
