@@ -45,6 +45,16 @@ def import_libraries() -> None:
     native.lib()
 
 
+def _trim() -> None:
+    """Return the heap's free pages to the kernel (glibc's malloc_trim)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _steady_malloc() -> None:
     """glibc's malloc, told to keep the peak near what is live: a fixed mmap threshold
     (by default it rises to the largest block freed, up to 32 MiB, after which the
@@ -56,7 +66,7 @@ def _steady_malloc() -> None:
     try:
         libc = ctypes.CDLL(None)
         M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
-        libc.mallopt(M_MMAP_THRESHOLD, 1 << 20)  # batches (~0.5 MiB) reuse heap space
+        libc.mallopt(M_MMAP_THRESHOLD, 256 * 1024)  # batches (~0.5 MiB) and blocks go back at once
         libc.mallopt(M_TRIM_THRESHOLD, 1 << 20)
         libc.mallopt(M_ARENA_MAX, 1)
     except (OSError, AttributeError):  # not glibc: the default allocator's behaviour
@@ -409,6 +419,7 @@ def run(job: dict, events, phases) -> dict:
     if not cfg.test_file:
         held = _held_out(source, cache_dir, n_features, info.rows, classes)
     events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=source.path, binary_path=None)
+    _trim()  # a first run scans the file and extracts the held-out rows: give that memory back
 
     phases.start("load")
     spill = None
