@@ -190,5 +190,6 @@ def test_recommend_picks_the_lean_path_where_it_fits(small_file, tmp_path):
     c = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0}, {}, calib.fingerprint(), 0.0, 1, {})
     pick = recommend({"dataset": small_file, "batch_size": 256}, 250, c, "accuracy", str(tmp_path / "c"), [],
                      [0.0] * 30)
-    assert pick["confident"] and pick["predicted_peak_mb"] == 42.0  # the lean floor: fastest and smallest
+    # the lean floor (42 MiB) and the small file's shuffle buffer: fastest and smallest
+    assert pick["confident"] and 42.0 <= pick["predicted_peak_mb"] < 45.0
     assert pick["config"]["parser"] == pick["config"]["solver"] == "native" and pick["config"]["mode"] == "stream"
