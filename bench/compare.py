@@ -205,7 +205,8 @@ def goal_lines(results: dict) -> list[str]:
         return "met" if ok else "NOT met"
 
     if lean.get("peak_rss_mb"):
-        out.append(f"- exact peak {lean['peak_rss_mb']:.0f} MiB (goal <= 100 MiB): {verdict(lean['peak_rss_mb'] <= 100)}")
+        peak = lean["peak_rss_mb"]
+        out.append(f"- exact peak {peak:.1f} MiB (goal <= 100 MiB): {verdict(peak <= 100)}")
     for key, what, peer in (("first_pass_samples_per_s", "first pass", "text pass"),
                             ("later_samples_per_s", "later passes", "cache pass")):
         a, b = lean.get(key), vw.get(key)

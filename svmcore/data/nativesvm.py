@@ -14,7 +14,6 @@ The C calls release the GIL, so a reader thread parses while another trains.
 
 from __future__ import annotations
 
-import ctypes
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -48,13 +47,6 @@ def _as_u8(buf) -> np.ndarray:
             raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
         return np.ascontiguousarray(buf)
     return np.frombuffer(buf, dtype=np.uint8)
-
-
-def _count(arr: np.ndarray, n: int | None = None) -> tuple[int, int]:
-    colons, newlines = ctypes.c_int64(), ctypes.c_int64()
-    native.lib().svm_count(arr.ctypes.data, arr.shape[0] if n is None else n,
-                           ctypes.byref(colons), ctypes.byref(newlines))
-    return colons.value, newlines.value
 
 
 def _parse(buf, max_features: int) -> _Result:

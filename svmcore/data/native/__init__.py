@@ -128,7 +128,6 @@ _SIGNATURES = {
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
-    "hash_columns": (None, [_P, _I64, ctypes.c_uint64, _P, _P]),
 }
 
 

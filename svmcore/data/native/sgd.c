@@ -99,17 +99,6 @@ void csr_gather(const void *data, const int32_t *indices, const int64_t *indptr,
     }
 }
 
-/* Signed feature hashing as sources.hash_features does it: column j of a row goes to
- * h(j) & mask with sign from bit 40; the caller sorts and merges duplicates. */
-void hash_columns(const int32_t *indices, int64_t nnz, uint64_t mask, int32_t *cols, double *sign) {
-    for (int64_t k = 0; k < nnz; k++) {
-        uint64_t h = ((uint64_t)(uint32_t)indices[k] + 0x632BE59BD9B4E019ULL) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 32;
-        cols[k] = (int32_t)(h & mask);
-        sign[k] = (h >> 40) & 1 ? -1.0 : 1.0;
-    }
-}
-
 /* The averaged model's scores without materialising its weights:
  * scores[i, v] = (X[i] . aw[v] + a[v] * X[i] . w[v]) / b[v] + intercept[v]. */
 #define DEFINE_DECISION_AVG(NAME, T)                                                                 \
