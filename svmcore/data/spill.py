@@ -21,6 +21,7 @@ import shutil
 from typing import Iterator
 
 import numpy as np
+
 from svmcore.data.lazy_sparse import sp
 
 _FILES = ("data", "indices", "lengths", "codes")
