@@ -38,6 +38,13 @@ from svmcore.spec.units import MiB
 EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
+LEAN_EVAL_ROWS = 2000  # lean.EVAL_SAMPLE_ROWS (the worker layer is above this one)
+LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
+# Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
+# never lean), measured on the reference machine: the lean shuffle buffer holds the pool's pieces,
+# the half kept for the next round and glibc's slack, ~1.8x the pooled rows (bench/results/
+# estimate-accuracy-native.md). A calibration that fits the feature overrides it.
+FIXED_COEFS = {"shuffle_lean": 1.8}
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -123,6 +130,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
+    if cfg.lean:
+        # the lean worker leaves the held-out rows on disk and scores them a slice at a time; it
+        # holds the evaluation sample, and parses 1 MiB blocks
+        p["test"] = min(test_rows, LEAN_EVAL_ROWS) * sparse_row(cb)
     p["shuffle"] = 0.0
     if cfg.shuffle and incremental and not ddp:
         window = min(cfg.shuffle_buffer, shape.train_rows)
@@ -170,7 +181,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * vb
     if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
-        p["io_parse_numba"] = PARSER_BLOCK
+        p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
@@ -243,6 +254,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     """The regression features of each phase the run goes through: its parts, split by
     mode where the mode changes what a byte costs, and a constant (1 MiB)."""
     m = cfg.mode
+    shuffle_key = "shuffle_lean" if cfg.lean else f"shuffle_{m}"
     one = {f"const_{m}": MiB}
     reader = cfg.threads > 1 and m == "stream"
     data_kind = "data_dense" if cfg.representation == "dense" else f"data_{cfg.precision}"
@@ -260,11 +272,11 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
-                  **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"],
+                  **tf, "batch_transformed": p["batch_transformed"], shuffle_key: p["shuffle"],
                   "activations": p["activations"], "eval_sample": p["eval_sample"]},
         # what training freed is often kept by the allocator, so it shows here too
         "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
-                     f"shuffle_{m}": p["shuffle"]},
+                     shuffle_key: p["shuffle"]},
     }
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
@@ -385,7 +397,7 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     phases = {}
     for phase, f in features(cfg, p).items():
         coefs = cal.coefs.get(phase, {})
-        contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
+        contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
         if cfg.workers > 1 and phase in ("train", "evaluate"):
             # the scheduler, nannies and client in the run's process, and every worker's returned
             # model while it mixes them (one byte of RSS per byte: not calibrated)

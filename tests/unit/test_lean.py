@@ -32,8 +32,8 @@ def test_native_sgd_weights_equal_the_numba_solver(classes, average, dtype):
     a, b = CompiledSGD(1e-5, average, 400, classes), NativeSGD(1e-5, average, 400, classes)
     for s in range(0, 1500, 128):
         a.partial_fit(X[s:s + 128], y[s:s + 128])
-        b.partial_fit((X.data[X.indptr[s]:X.indptr[min(s + 128, 1500)]], X.indices[X.indptr[s]:X.indptr[min(s + 128, 1500)]],
-                       (X.indptr[s:s + 129] - X.indptr[s]).astype(np.int64)), y[s:s + 128])
+        lo, hi = X.indptr[s], X.indptr[min(s + 128, 1500)]
+        b.partial_fit((X.data[lo:hi], X.indices[lo:hi], (X.indptr[s:s + 129] - lo).astype(np.int64)), y[s:s + 128])
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
     assert np.array_equal(a.predict(X), b.predict(X))
     assert np.allclose(a.decision_function(X), b.decision_function(X), rtol=0, atol=1e-12)
@@ -67,7 +67,8 @@ def test_library_builds_on_demand_into_an_empty_folder(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     path = proc.stdout.strip()
-    assert os.path.exists(path) and path.startswith(str(tmp_path)) and os.path.basename(path).startswith("libsvmnative-")
+    assert os.path.exists(path) and path.startswith(str(tmp_path))
+    assert os.path.basename(path).startswith("libsvmnative-")
     # a second process finds it and builds nothing
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.stdout.strip() == path
