@@ -33,12 +33,11 @@ from dataclasses import dataclass, field
 
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
+from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
 
-EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
-LEAN_EVAL_ROWS = 2000  # lean.EVAL_SAMPLE_ROWS (the worker layer is above this one)
 LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
 # never lean), measured on the reference machine: the lean shuffle buffer holds the pool's pieces,
@@ -131,9 +130,9 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
     if cfg.lean:
-        # the lean worker leaves the held-out rows on disk and scores them a slice at a time; it
-        # holds the evaluation sample, and parses 1 MiB blocks
-        p["test"] = min(test_rows, LEAN_EVAL_ROWS) * sparse_row(cb)
+        # the lean worker leaves the held-out rows on disk and scores them a slice at a time; with
+        # live monitoring it holds the evaluation sample; it parses 1 MiB blocks
+        p["test"] = min(test_rows, EVAL_SAMPLE_ROWS) * sparse_row(cb) if live_evaluation(cfg.monitor) else 0.0
     p["shuffle"] = 0.0
     if cfg.shuffle and incremental and not ddp:
         window = min(cfg.shuffle_buffer, shape.train_rows)
@@ -170,7 +169,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["activations"] = min(cfg.batch_size, shape.train_rows) * activation_values(cfg, nvec) * cb
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
-    if cfg.monitor == "full" and incremental:
+    if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
         p["eval_sample"] = ev * (w * cb if dense_test else sparse_row(cb)) + (ev * w * cb if dense else 0.0)

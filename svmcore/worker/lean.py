@@ -28,15 +28,14 @@ from svmcore.data.sources import Source, check_trainable, is_test_row, last_test
 from svmcore.data.spill import Spill, concat_parts
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
+from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
 from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS
 from svmcore.spec.knobs import MAX_FEATURES
 from svmcore.spec.scores import confusion, scores
+from svmcore.worker.model_size import sparse_model
 from svmcore.worker.native_sgd import NativeSGD
 
-EVAL_SAMPLE_ROWS = 2000
 SCORE_SLICE_ROWS = 8192
-EVAL_EVERY_S = 1.0
-PROGRESS_EVERY_S = 0.1
 
 
 def import_libraries() -> None:
@@ -444,9 +443,13 @@ def run(job: dict, events, phases) -> dict:
     k = all_classes.shape[0]
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
-    eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
-    X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else gather(X_test, eval_rows)
-    c_eval = test_codes[eval_rows]
+    live_eval = live_evaluation(cfg.monitor)
+    progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
+    X_eval = c_eval = None
+    if live_eval:  # the held-out sample exists only to be scored live
+        eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
+        X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else gather(X_test, eval_rows)
+        c_eval = test_codes[eval_rows]
 
     class _Mapped:  # predictions as codes over all_classes
         @staticmethod
@@ -476,18 +479,22 @@ def run(job: dict, events, phases) -> dict:
             model.fit_codes(Xb, cb)
             samples += cb.shape[0]
             batches += 1
+            if progress_every is None:
+                continue
             now = time.monotonic()
-            if now - last_progress >= PROGRESS_EVERY_S:
+            if now - last_progress >= progress_every:
                 events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1,
                             epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
                 last_progress = now
-            if now - last_eval >= EVAL_EVERY_S:
+            if live_eval and now - last_eval >= EVAL_EVERY_S:
                 evaluate_now()
         epoch_s = time.monotonic() - t_epoch
         epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
-        events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                    total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
-        evaluate_now()
+        if progress_every is not None:
+            events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+                        total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
+        if live_eval:
+            evaluate_now()
     train_s = time.monotonic() - t_train
     for src in read_sources:
         src.check_unchanged()
@@ -504,7 +511,8 @@ def run(job: dict, events, phases) -> dict:
                 rows=int(test_codes.shape[0]), final=True, train_elapsed_s=train_s)
     model_bytes = model.w.nbytes + model.aw.nbytes + model.state.nbytes
     return {
-        **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
+        **final, **sparse_model(model.coef_), "samples": samples, "shuffle": cfg.shuffle, "monitor": cfg.monitor,
+        "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None,
         "epoch_samples_per_s": epoch_rates,
         "spill": spill_info,

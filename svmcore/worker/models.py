@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmcore.spec.config import RunConfig
+from svmcore.worker.model_size import sparse_model
 
 KERNEL_SAMPLE_ROWS = 2000
 
@@ -86,17 +87,10 @@ class Trainer:
 
     def sparse_model(self) -> dict:
         """For a linear model (linear-svm, or the linear model over kernel-approx's components):
-        its nonzero weights, and the exact bytes of a sparse copy of it (``sparse_model_bytes``:
-        an index and a float64 value per nonzero, int32 indices below 2^31 columns, else int64;
-        plus, per weight vector, its intercept and an int64 row pointer). {} otherwise."""
+        its nonzero weights and the bytes of a sparse copy (``model_size.sparse_model``). {} otherwise."""
         if self.cfg.model not in ("linear-svm", "kernel-approx"):
             return {}
-        coef = np.asarray(self.model.coef_)
-        nnz = int(np.count_nonzero(coef))
-        index_bytes = 4 if coef.shape[1] < 2**31 else 8
-        nvec = coef.shape[0]
-        return {"nonzero_weights": nnz, "weights": int(coef.size),
-                "sparse_model_bytes": nnz * (index_bytes + 8) + nvec * 8 + (nvec + 1) * 8}
+        return sparse_model(self.model.coef_)
 
     def model_bytes(self) -> int:
         """Bytes held in the fitted model's and transformer's arrays."""

@@ -117,6 +117,22 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
         assert lean["summary"][key] == classic["summary"][key], key
 
 
+@pytest.mark.parametrize("monitor,live_evals,progress", [("off", 0, False), ("light", 0, True), ("full", 1, True)])
+def test_lean_run_follows_the_monitor_knob_and_reports_its_model_size(tmp_path, monitor, live_evals, progress):
+    from svmcore.data.files import make_dataset
+
+    make_dataset("sparse-text", rows=3000, features=2000, nnz_per_row=10, seed=1, out=str(tmp_path / "d.svm"))
+    out, _ = _run_worker(tmp_path, monitor, parser="native", solver="native", monitor=monitor)
+    assert out["status"] == "completed" and out["summary"]["lean"] is True
+    events = [json.loads(line) for line in (tmp_path / monitor / "events.jsonl").read_text().splitlines()]
+    evals = [e for e in events if e["kind"] == "eval" and not e.get("final")]
+    assert (len(evals) >= 1) == bool(live_evals)  # one a pass at least with full monitoring, none otherwise
+    assert any(e["kind"] == "progress" for e in events) == progress
+    s = out["summary"]
+    assert s["monitor"] == monitor and 0 < s["nonzero_weights"] <= s["weights"] == 2000
+    assert s["sparse_model_bytes"] == s["nonzero_weights"] * 12 + 8 + 16
+
+
 def test_lean_run_names_a_bad_line(tmp_path):
     from svmcore.data.files import make_dataset
 
