@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test test-fast bench deps dev-deps browser clean
+.PHONY: run test test-fast bench deps dev-deps browser clean native
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,6 +13,11 @@ $(BIN)/python:
 $(VENV)/.deps: requirements.txt | $(BIN)/python
 	$(BIN)/pip install -q -r requirements.txt
 	touch $@
+
+# The native C library (parser, writer, SGD solver): built by gcc into svmcore/data/native/build/
+# (git-ignored; rebuilt when a source changes). Also built on demand by the first process that needs it.
+native: deps
+	$(BIN)/python -m svmcore.data.native
 
 $(VENV)/.dev-deps: requirements-dev.txt $(VENV)/.deps
 	$(BIN)/pip install -q -r requirements-dev.txt
@@ -25,19 +30,19 @@ dev-deps: $(VENV)/.dev-deps
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
-run: deps
+run: deps native
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-test: dev-deps browser
+test: dev-deps browser native
 	$(BIN)/python -m pytest
 
-test-fast: dev-deps
+test-fast: dev-deps native
 	$(BIN)/python -m pytest -m "not e2e"
 
 # Vowpal Wabbit is optional (a peer in the benchmark only); bench/compare.py skips it with a note if absent
-bench: dev-deps
+bench: dev-deps native
 	$(BIN)/pip install -q -r requirements-bench.txt || echo "vowpalwabbit not installed: skipped in the benchmark"
 	$(BIN)/python bench/compare.py
 
 clean:
-	rm -rf $(VENV) .svmcore .pytest_cache test-artifacts
+	rm -rf $(VENV) .svmcore .pytest_cache test-artifacts svmcore/data/native/build

@@ -183,6 +183,17 @@ OURS = [
 REFERENCE = "stream (numba parser, numba solver)"
 
 
+def best_of(a: dict, b: dict) -> dict:
+    """The faster of two runs of one contender (by train time), with the higher of their peaks."""
+    ok = [r for r in (a, b) if r.get("train_s")]
+    if not ok:
+        return b or a
+    best = dict(min(ok, key=lambda r: r["train_s"]))
+    best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in ok if r.get("peak_rss_mb"))
+    best["runs"] = a.get("runs", 1) + 1
+    return best
+
+
 def goal_lines(results: dict) -> list[str]:
     """Issue 14's three goals, as ratios measured in this one run."""
     lean = results.get("svmcore " + LEAN, {})
@@ -194,7 +205,8 @@ def goal_lines(results: dict) -> list[str]:
         return "met" if ok else "NOT met"
 
     if lean.get("peak_rss_mb"):
-        out.append(f"- exact peak {lean['peak_rss_mb']:.0f} MiB (goal <= 100 MiB): {verdict(lean['peak_rss_mb'] <= 100)}")
+        peak = lean["peak_rss_mb"]
+        out.append(f"- exact peak {peak:.1f} MiB (goal <= 100 MiB): {verdict(peak <= 100)}")
     for key, what, peer in (("first_pass_samples_per_s", "first pass", "text pass"),
                             ("later_samples_per_s", "later passes", "cache pass")):
         a, b = lean.get(key), vw.get(key)
@@ -225,6 +237,9 @@ def main() -> int:
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "svmcore-bench"),
                     help="folder for the data file and VW's copies (outside the repository)")
     ap.add_argument("--machine-note", default="", help="appended to the machine description (e.g. contention)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the lean path and VW this many times, alternately; each keeps its fastest run "
+                         "and its highest peak")
     args = ap.parse_args()
     work = args.work
     os.makedirs(work, exist_ok=True)
@@ -251,6 +266,16 @@ def main() -> int:
         results["scikit-learn LinearSVC, in memory"] = run_peer(PEER, path, str(args.epochs), "linearsvc")
     print("running Vowpal Wabbit ...", flush=True)
     results["Vowpal Wabbit (text, then its cache)"] = run_vw(path, work, args.epochs)
+    # On a shared machine one run of each can land in a busy or a quiet moment: run the lean path
+    # and VW again, alternately, and keep each one's fastest run (and its highest peak).
+    lean_names = [n for n, _ in OURS if n.startswith("stream (native parser")]
+    for i in range(1, args.repeat):
+        for name in lean_names + ["Vowpal Wabbit (text, then its cache)"]:
+            print(f"repeat {i + 1}/{args.repeat}: {name} ...", flush=True)
+            key = name if name.startswith("Vowpal") else "svmcore " + name
+            again = run_vw(path, work, args.epochs) if name.startswith("Vowpal") else \
+                run_ours(path, home, args.epochs, **dict(OURS)[name])
+            results[key] = best_of(results.get(key, {}), again)
 
     ref = results["svmcore " + REFERENCE]
     lines = [f"# Side-by-side benchmark, {time.strftime('%Y-%m-%d')}",
@@ -260,7 +285,9 @@ def main() -> int:
              f"Ratios are to svmcore {REFERENCE}. "
              "Peaks are each process's own VmHWM (exact); memmap's includes the mapped file pages it touched "
              "(file-backed, reclaimable). LinearSVC's samples/s counts rows x liblinear iterations. "
-             "First pass: samples/s of epoch 1 (parsing text); later: mean of epochs 2+.", "",
+             "First pass: samples/s of epoch 1 (parsing text); later: mean of epochs 2+."
+             + (f" The lean path and VW ran {args.repeat} times each, alternately: each row shows its fastest "
+                "run and its highest peak." if args.repeat > 1 else ""), "",
              "| contender | wall s | exact peak MiB | accuracy | balanced accuracy | train samples/s | first pass /s "
              "| later passes /s | wall ratio | peak ratio | samples/s ratio |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -284,7 +311,7 @@ def main() -> int:
     table = "\n".join(lines)
     print("\n" + table)
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, f"compare-{args.rows}")
+    stem = os.path.join(args.out, f"compare-{'lean-' if args.goal else ''}{args.rows}")
     with open(stem + ".md", "w") as fh:
         fh.write(table + "\n")
     with open(stem + ".json", "w") as fh:

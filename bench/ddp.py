@@ -5,7 +5,7 @@ against each Dask worker's exact peak (VmHWM; their processes start with the run
 coordinator's exact peak, the total of all processes (sampled at 50 Hz and summed), and
 wall time (the train phase, the cluster's start, the epochs themselves).
 
-    python bench/ddp.py [--out bench/results] [--quick]
+    python bench/ddp.py [--out bench/results] [--quick] [--only memory-mix4] [--render]
 
 Writes bench/results/ddp.{json,md} with the machine's description and its load average
 (the 2-core machine is shared: wall-time ratios are what they were under that load).
@@ -28,11 +28,13 @@ sys.path.insert(0, ROOT)
 from svmcore.engine.runner import Run  # noqa: E402
 from svmcore.spec.config import validate  # noqa: E402
 from svmcore.spec.events import WORKER_MEMORY  # noqa: E402
-from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
+from svmcore.store.sqlite import Store  # noqa: E402
 
 SETUPS = [
     ("memory", "200k rows in memory, 3 epochs", dict(dataset="sparse-text", rows=200_000, epochs=3)),
     ("stream", "200k rows streamed, 3 epochs", dict(dataset="sparse-text", rows=200_000, epochs=3, mode="stream")),
+    ("memory-mix4", "200k rows in memory, 3 epochs, weights mixed every 4 batches",
+     dict(dataset="sparse-text", rows=200_000, epochs=3, mix_every=4)),
 ]
 WORKERS = (1, 2, 4)
 ACCURACY_GOAL = 0.005  # within half a point of one process
@@ -56,11 +58,12 @@ def measure(store: Store, values: dict) -> dict:
     par = s.get("parallel") or {}
     epochs_s = None
     if par:
-        per_epoch: dict[int, float] = {}
+        per_mix: dict[tuple, float] = {}  # the slowest worker of each mix (one per epoch unless mix_every)
         for e in store.events(run.run_id):
             if e["kind"] == WORKER_MEMORY:
-                per_epoch[e["epoch"]] = max(per_epoch.get(e["epoch"], 0.0), e["seconds"])
-        epochs_s = sum(per_epoch.values())
+                k = (e["epoch"], e.get("mix", 1))
+                per_mix[k] = max(per_mix.get(k, 0.0), e["seconds"])
+        epochs_s = sum(per_mix.values())
     return {
         "workers": cfg.workers, "status": status.value, "error": (s.get("error") or {}).get("message"),
         "accuracy": s.get("accuracy"), "balanced_accuracy": s.get("balanced_accuracy"),
@@ -77,12 +80,29 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--quick", action="store_true", help="a tenth of the rows: a smoke test, not a reference")
+    ap.add_argument("--render", action="store_true", help="only rewrite the .md from the existing .json")
+    ap.add_argument("--only", default="", help="comma-separated setup keys (the others are kept from --out)")
     args = ap.parse_args()
+    if args.render:
+        with open(os.path.join(args.out, "ddp.json")) as f:
+            data = json.load(f)
+        with open(os.path.join(args.out, "ddp.md"), "w") as f:
+            f.write(markdown(data))
+        return 0
     home = tempfile.mkdtemp(prefix="svmcore-ddp-")
     store = Store(home)
+    only = {k for k in args.only.split(",") if k}
+    kept: dict = {}
+    if only and os.path.exists(os.path.join(args.out, "ddp.json")):
+        with open(os.path.join(args.out, "ddp.json")) as f:
+            kept = {s["key"]: s for s in json.load(f)["setups"]}
     results = []
     t0 = time.time()
     for key, title, base in SETUPS:
+        if only and key not in only:
+            if key in kept:
+                results.append(kept[key])
+            continue
         if args.quick:
             base = dict(base, rows=base["rows"] // 10)
         rows = []
@@ -121,7 +141,7 @@ def markdown(data: dict) -> str:
            "(the shards' writer, Dask's scheduler, nannies and client, the evaluation), exact. *All together* is "
            "the coordinator's and every worker's RSS sampled at 50 Hz and summed at each instant (sampled). "
            "*Train* is the train phase (it includes starting the cluster); *epochs* is the slowest worker's "
-           "training time summed over epochs.", ""]
+           "training time summed over epochs (and mixes).", ""]
     if data.get("quick"):
         out += ["**Quick run (a tenth of the rows): a smoke test, not a reference.**", ""]
     for s in data["setups"]:
@@ -134,8 +154,9 @@ def markdown(data: dict) -> str:
             d = (r["accuracy"] - one["accuracy"]) if None not in (r["accuracy"], one["accuracy"]) else None
             acc = _f(r["accuracy"], ".4f") + (f" ({d * 100:+.2f} pt)" if d is not None and r["workers"] > 1 else "")
             worker = _f(max(r["worker_peaks_mb"]) if r["worker_peaks_mb"] else None)
+            total = r["total_sampled_mb"] if r["workers"] > 1 else r["peak_mb"]
             out.append(f"| {r['workers']} | {r['status']} | {acc} | {_f(r['peak_mb'])} | {worker} | "
-                       f"{_f(r['total_sampled_mb'] if r['workers'] > 1 else r['peak_mb'])} | {_f(r['train_s'], '.1f')} | "
+                       f"{_f(total)} | {_f(r['train_s'], '.1f')} | "
                        f"{_f(r['cluster_start_s'], '.1f')} | {_f(r['slowest_worker_epochs_s'], '.1f')} |")
         out.append("")
         for r in s["runs"][1:]:
@@ -147,6 +168,10 @@ def markdown(data: dict) -> str:
                        f"{_f(max(r['worker_peaks_mb']))} MiB against one process's {_f(one['peak_mb'])} MiB "
                        f"(linear would be {_f(one['peak_mb'] / r['workers'])}).")
         out.append("")
+    out += ["By default the weights are mixed after every epoch; `--mix-every K` mixes every K batches of each "
+            "shard (the last setup), shipping the model (24 MiB for 2^20 columns with averaging) to and from "
+            "every worker at each mix. A one-process simulation with the same mixing shows how accuracy "
+            "depends on how often (`bench/results/ddp-mixing.md`).", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

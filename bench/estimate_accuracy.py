@@ -80,10 +80,10 @@ def grid(data_file: str) -> list[dict]:
         {"dataset": data_file, "epochs": 1},
         {"dataset": data_file, "epochs": 1, "parser": "numba", "mode": "stream", "solver": "numba"},
         {"dataset": data_file, "epochs": 1, "mode": "memmap", "precision": "float32"},
-        {"dataset": "dense", "epochs": 1, "rows": 20_000, "model": "mlp-numpy", "hidden": "256,256,256,256",
-         "batch_size": 2048},
-        {"dataset": "dense", "epochs": 1, "rows": 20_000, "model": "mlp-numpy", "hidden": "256,256,256,256",
-         "batch_size": 2048, "checkpoint": 2},
+        {"dataset": "dense", "epochs": 1, "rows": 12_000, "model": "mlp-numpy", "hidden": "768,768,768,768,768,768",
+         "batch_size": 4096},
+        {"dataset": "dense", "epochs": 1, "rows": 12_000, "model": "mlp-numpy", "hidden": "768,768,768,768,768,768",
+         "batch_size": 4096, "checkpoint": 2},
         {**T, "rows": 20_000, "model": "mlp-numpy", "hashing_bits": 13, "hidden": "512,512,512,512,512,512",
          "checkpoint": 3, "batch_size": 4096},
         {**T, "rows": 20_000, "model": "mlp-numpy", "hashing_bits": 13, "hidden": "512,512,512,512,512,512",
@@ -96,6 +96,13 @@ def grid(data_file: str) -> list[dict]:
         {**T, "workers": 2, "mode": "stream"},
         {**T, "rows": 50_000, "workers": 2},
         {**T, "workers": 4, "mode": "stream", "solver": "numba"},
+        # the lean path (native parser and solver in stream mode: numpy and the C library only)
+        {"dataset": data_file, "epochs": 1, "mode": "stream", "parser": "native", "solver": "native"},
+        {"dataset": data_file, "epochs": 3, "mode": "stream", "parser": "native", "solver": "native", "threads": 2},
+        {"dataset": data_file, "epochs": 2, "mode": "stream", "parser": "native", "solver": "native",
+         "shuffle": False, "batch_size": 8192},
+        {"dataset": data_file, "epochs": 2, "mode": "stream", "parser": "native", "solver": "native",
+         "precision": "float32", "shuffle_buffer": 50_000},
     ]
 
 
@@ -113,6 +120,9 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--home", default=None, help="reuse a calibrated home")
     ap.add_argument("--only", default=None, help="comma-separated knobs or values: run only the configs naming one")
+    ap.add_argument("--calibration-from", default=None,
+                    help="take the calibration from a results JSON (its 'calibration') instead of calibrating")
+    ap.add_argument("--machine-note", default="", help="added to the machine description (e.g. contention)")
     args = ap.parse_args()
     home = args.home or tempfile.mkdtemp(prefix="svmcore-estimate-")
     data_file = os.path.join(home, "file-80k.svm")
@@ -120,8 +130,12 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "svmcore", "data", "make", "sparse-text", "--rows", "80000",
                         "--features", str(1 << 19), "--out", data_file], check=True, cwd=ROOT)
     t0 = time.time()
-    cal = calib.load_calibration(home) or calib.calibrate(
-        home, lambda i, n, c: print(f"calibrating {i + 1}/{n}", flush=True) if c else None)
+    if args.calibration_from:
+        with open(args.calibration_from) as f:
+            cal = calib.Calibration(**json.load(f)["calibration"])
+    else:
+        cal = calib.load_calibration(home) or calib.calibrate(
+            home, lambda i, n, c: print(f"calibrating {i + 1}/{n}", flush=True) if c else None)
     cal_s = time.time() - t0
     store = Store(home)
     rows = []
@@ -158,6 +172,10 @@ def main() -> int:
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
                "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
                "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
+    if args.machine_note:
+        machine["note"] = args.machine_note
+    if args.calibration_from:
+        machine["calibration"] = f"taken from {os.path.relpath(args.calibration_from, ROOT)}"
     name = "estimate-accuracy" + ("-" + re.sub(r"[^A-Za-z0-9]+", "-", args.only).strip("-") if args.only else "")
     with open(os.path.join(args.out, f"{name}.json"), "w") as f:
         json.dump({"machine": machine, "only": args.only, "within_15pct": within, "configs": rows,

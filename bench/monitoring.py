@@ -54,14 +54,23 @@ def one(store: Store, values: dict, sample_hz: int = 50) -> dict:
 
 def median(rows: list[dict], key: str):
     vals = sorted(r[key] for r in rows if r.get(key) is not None)
-    return vals[len(vals) // 2] if vals else None
+    if not vals:
+        return None
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--render", action="store_true", help="rewrite the .md from the existing .json's runs")
     args = ap.parse_args()
+    if args.render:
+        with open(os.path.join(args.out, "monitoring.json")) as f:
+            result = json.load(f)
+        write(result, args.out)
+        return 0
     store = Store(tempfile.mkdtemp(prefix="svmcore-monitoring-"))
     m = machine()
     t0 = time.time()
@@ -77,6 +86,15 @@ def main() -> int:
                          **one(store, {}, sample_hz=hz)})
             print(json.dumps(runs[-1]), flush=True)
     elapsed = time.time() - t0
+    result = {"date": time.strftime("%Y-%m-%d"), "machine": m, "repeats": args.repeats, "seconds": round(elapsed),
+              "setups": {k: v[0] for k, v in SETUPS.items()}, "runs": runs, "claim": "10-20%"}
+    write(result, args.out)
+    return 0
+
+
+def write(result: dict, out: str) -> None:
+    """The medians of the runs, as monitoring.json and .md."""
+    runs, m = result["runs"], result["machine"]
     keys = ("run_peak_mb", "train_peak_mb", "train_s", "samples_per_s", "accuracy", "progress_events",
             "eval_events", "memory_samples")
     table = []
@@ -95,16 +113,14 @@ def main() -> int:
         rows = [r for r in runs if r.get("sampler") and r["sample_hz"] == hz]
         sampler.append({"sample_hz": hz, **{k: median(rows, k) for k in keys},
                         "run_peaks_mb": [r["run_peak_mb"] for r in rows]})
-    result = {"date": time.strftime("%Y-%m-%d"), "machine": m, "repeats": args.repeats, "seconds": round(elapsed),
-              "setups": {k: v[0] for k, v in SETUPS.items()}, "table": table, "sampler": sampler, "runs": runs,
-              "claim": "10-20%"}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "monitoring.json"), "w") as f:
+    result.update(table=table, sampler=sampler)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "monitoring.json"), "w") as f:
         json.dump(result, f, indent=1)
     lines = [f"# Live monitoring on and off: monitor=full, light, off, {result['date']}", "",
              f"Machine: {m['cpu']}, {m['cpus']} CPUs, {m['memory_gib']} GiB, Linux {m['kernel']}, Python "
              f"{m['python']}, numpy {m['numpy']}; load average {m['load_avg_at_start']} at the start: the 2 cores "
-             f"were shared with other work, so times compare within this run only (median of {args.repeats} "
+             f"were shared with other work, so times compare within this run only (median of {result['repeats']} "
              f"interleaved runs of each; {result['seconds']} s in all). full: progress 10 times a second and the "
              "held-out sample of 2,000 rows scored every second; light: progress once a second; off: the final "
              "evaluation only. Peaks are the worker's kernel high-water mark (VmHWM): exact.", ""]
@@ -115,7 +131,7 @@ def main() -> int:
         for r in (r for r in table if r["setup"] == setup):
             lines.append(f"| {r['monitor']} | {r['train_peak_mb']:,.1f} | {r['train_peak_saving'] * 100:.1f}% | "
                          f"{r['run_peak_mb']:,.1f} | {r['run_peak_saving'] * 100:.1f}% | {r['train_s']:,.1f} | "
-                         f"{r['train_time_saving'] * 100:.0f}% | {r['progress_events']} / {r['eval_events']} | "
+                         f"{r['train_time_saving'] * 100:.0f}% | {r['progress_events']:g} / {r['eval_events']:g} | "
                          f"{r['accuracy']:.4f} |")
         lines.append("")
     lines += ["**The parent's memory sampler** (default setup, monitor=full): the sampler reads the worker's "
@@ -124,15 +140,20 @@ def main() -> int:
               "train phase exact peak (MiB) |",
               "|---|---|---|---|"]
     for r in sampler:
-        lines.append(f"| {r['sample_hz']} Hz | {r['memory_samples']:,} | "
+        lines.append(f"| {r['sample_hz']} Hz | {r['memory_samples']:,.0f} | "
                      + ", ".join(f"{v:,.1f}" for v in r["run_peaks_mb"]) + f" | {r['train_peak_mb']:,.1f} |")
+    spread = max(max(ts) / min(ts) for ts in (
+        [r["train_s"] for r in runs if r["setup"] == st and r["monitor"] == lv and not r.get("sampler")]
+        for st in SETUPS for lv in LEVELS) if len(ts) > 1 and min(ts) > 0) if result["repeats"] > 1 else None
+    if spread:
+        lines[2] += (f" Runs of one and the same config differed in train time by up to {spread:.1f}x here: "
+                     "time differences smaller than that are noise.")
     peaks = [v for r in sampler for v in r["run_peaks_mb"]]
     lines += ["", f"Across sampling rates the worker's exact peak spans {min(peaks):,.1f} to {max(peaks):,.1f} MiB "
               f"({(max(peaks) / min(peaks) - 1) * 100:.1f}%). The advice claims 10–20% for turning callbacks off."]
-    with open(os.path.join(args.out, "monitoring.md"), "w") as f:
+    with open(os.path.join(out, "monitoring.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    return 0
 
 
 if __name__ == "__main__":

@@ -77,13 +77,15 @@ def main() -> int:
         time.sleep(1.0)
     elapsed = time.time() - t0
     measured = dict(previous)
+    m = machine()
+    today = datetime.date.today().isoformat()
     for x in lab.learn.results():
-        if x.source == THIS_MACHINE:
-            measured.setdefault(x.remedy.key, {})[x.experiment.key] = {"before": x.before, "after": x.after}
+        if x.source == THIS_MACHINE:  # each pair says where and when it was measured: --only keeps older pairs
+            measured.setdefault(x.remedy.key, {})[x.experiment.key] = {
+                "before": x.before, "after": x.after, "machine": describe(m), "measured": today}
             print(f"{x.remedy.key:12s} {x.experiment.key:16s} " + " | ".join(
                 str(v) for v in list(claims_row(x.remedy, x.experiment, x.as_dict()).values())[3:5]), flush=True)
-    m = machine()
-    data = {"machine": m, "description": describe(m), "measured": datetime.date.today().isoformat(),
+    data = {"machine": m, "description": describe(m), "measured": today,
             "command": "python bench/remedies.py" + (" --quick" if args.quick else ""), "seconds": round(elapsed),
             "remedies": measured}
     os.makedirs(args.out, exist_ok=True)
@@ -104,8 +106,17 @@ def markdown(data: dict) -> str:
     noise = (f" The default setup's speed varied from {spread['min']:,.0f} to {spread['max']:,.0f} samples/s over its "
              f"{spread['runs']} before-runs (other work shared the 2 cores): speed changes within that "
              f"{spread['ratio']:.1f}x are noise here." if spread else "")
+    from svmcore.app.remedy_results import machines
+
+    where = machines(data)
+    if len(where) == 1:
+        (desc, (when, _)), = where.items()
+        place = f"Machine: {desc}. Measured {when}, {data['seconds']} s of runs"
+    else:
+        place = "Machines (the same class, measured at different times with `--only`): " + "; ".join(
+            f"{desc}, {when}: {', '.join(keys)}" for desc, (when, keys) in where.items()) + ". Runs"
     lines = ["# The remedies: what the advice claims, what they save here", "",
-             f"Machine: {data['description']}. Measured {data['measured']}, {data['seconds']} s of runs, one at a "
+             f"{place}, one at a "
              "time; each before/after pair back to back. Exact peaks are the kernel's high-water mark; the "
              "anonymous/file-backed split is read from the 50 Hz sample with the highest RSS. A remedy changes only "
              "its own knobs, on stated setups; the default setup is sparse-text, 100,000 rows x 2^20 columns, "

@@ -17,8 +17,15 @@ TARGET = os.path.join(ROOT, "docs", "benchmarks.md")
 SECTIONS = [
     ("compare-1000000.md", "python bench/compare.py (make bench)",
      "This project's modes against scikit-learn and Vowpal Wabbit on one 1M-row file, side by side."),
+    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal",
+     "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
+     "scikit-learn path with the same knobs, with issue 14's three goal ratios."),
+    ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal",
+     "The same at 10M rows."),
     ("scaling.md", "python bench/scaling.py",
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
+    ("scaling-lean.md", "python bench/scaling.py --modes lean",
+     "The lean path's exact peak and throughput from 10^4 rows up."),
     ("label-sorted.md", "python bench/label_sorted.py",
      "A file sorted by label, trained in file order and shuffled, in every mode."),
     ("ftrl.md", "python bench/ftrl.py",
@@ -37,6 +44,15 @@ SECTIONS = [
      "What the worker's live monitoring costs (monitor=full, light, off), and the parent's sampler at 5 to 200 Hz."),
     ("estimate-accuracy-solver-ftrl.md", "python bench/estimate_accuracy.py --only solver=ftrl",
      "The memory model's forecast for FTRL runs (its own coefficient, calibration version 5)."),
+    ("estimate-accuracy-workers.md", "python bench/estimate_accuracy.py --only workers",
+     "The memory model's forecast for data-parallel runs: the coordinator's and each Dask worker's exact peak."),
+    ("ddp.md", "python bench/ddp.py",
+     "One model trained by 1, 2 and 4 Dask workers (iterative parameter mixing) against one process: accuracy, "
+     "per-worker and total memory, wall time."),
+    ("ddp-mixing.md", "python bench/ddp_mixing.py --rows 200000",
+     "How often the data-parallel workers' weights are mixed, against accuracy (simulated in one process)."),
+    ("estimate-accuracy-native.md", "python bench/estimate_accuracy.py --only native",
+     "The memory model's forecast for the lean path."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),

@@ -23,8 +23,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-MODES = ("memory", "stream", "memmap")
+MODES = ("memory", "stream", "memmap", "lean")
 KNOBS = dict(parser="numba", solver="numba")
+# "lean": stream mode with the native parser and solver (numpy and the C library only)
+MODE_KNOBS = {"lean": dict(mode="stream", parser="native", solver="native", threads=2)}
 
 
 def dataset(rows: int, work: str) -> str:
@@ -38,9 +40,10 @@ def dataset(rows: int, work: str) -> str:
 
 
 def run(path: str, home: str, mode: str, epochs: int, cap_mb: int) -> dict:
+    knobs = {**KNOBS, "mode": mode, **MODE_KNOBS.get(mode, {})}
     proc = subprocess.run([sys.executable, "-m", "svmcore", "run", "--home", home, "--json", f"--dataset={path}",
-                           f"--mode={mode}", f"--epochs={epochs}", f"--memory-cap-mb={cap_mb}",
-                           *[f"--{k}={v}" for k, v in KNOBS.items()]],
+                           f"--epochs={epochs}", f"--memory-cap-mb={cap_mb}",
+                           *[f"--{k}={v}" for k, v in knobs.items()]],
                           capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
     s = json.loads(proc.stdout.strip().splitlines()[-1])
     rates = s.get("epoch_samples_per_s") or []
@@ -58,15 +61,24 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--cap-mb", type=int, default=20_000, help="cap on every run (MiB)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="which of memory,stream,memmap,lean to run (a subset writes scaling-<modes>.*)")
+    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "svmcore-bench"),
+                    help="folder for the data files (outside the repository)")
+    ap.add_argument("--machine-note", default="", help="appended to the machine description (e.g. contention)")
     args = ap.parse_args()
     sizes = [int(r) for r in args.rows.split(",")]
-    work = os.path.join(tempfile.gettempdir(), "svmcore-bench")
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        ap.error(f"unknown mode(s) {', '.join(sorted(unknown))}; choose from {', '.join(MODES)}")
+    work = args.work
     os.makedirs(work, exist_ok=True)
     home = tempfile.mkdtemp(prefix="svmcore-scaling-")
     results = []
     for rows in sizes:
         path = dataset(rows, work)
-        for mode in MODES:
+        for mode in modes:
             print(f"{rows:>10,} rows, {mode} ...", flush=True)
             r = {"rows": rows, "mode": mode, **run(path, home, mode, args.epochs, args.cap_mb)}
             results.append(r)
@@ -77,9 +89,12 @@ def main() -> int:
 
     machine = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
                "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+    if args.machine_note:
+        machine["note"] = args.machine_note
     lines = [f"# Scaling, {time.strftime('%Y-%m-%d')}", "",
              f"`sparse-text` svmlight files, 2^20 features, ~46 nonzeros per row; {args.epochs} epochs; "
-             f"parser and solver compiled (numba); every run capped at {args.cap_mb:,} MiB. Machine: {machine}. "
+             "parser and solver compiled (numba; lean: stream mode with the native C parser and solver, "
+             f"2 threads); every run capped at {args.cap_mb:,} MiB. Machine: {machine}. "
              "Peaks are exact (the worker's VmHWM). First pass: epoch 1 (parses text in stream mode); later: "
              "epochs 2+ (stream reads its binary spill, memmap its binary copy, memory its arrays).", "",
              "| rows | mode | status | exact peak MiB | peak phase | first pass samples/s | later samples/s | accuracy |",
@@ -91,7 +106,7 @@ def main() -> int:
     table = "\n".join(lines)
     print("\n" + table)
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, "scaling")
+    stem = os.path.join(args.out, "scaling" if modes == list(MODES) else "scaling-" + "-".join(modes))
     with open(stem + ".md", "w") as fh:
         fh.write(table + "\n")
     with open(stem + ".json", "w") as fh:
@@ -100,7 +115,7 @@ def main() -> int:
     return 0
 
 
-COLOURS = {"memory": "#E45756", "stream": "#4C78A8", "memmap": "#54A24B"}
+COLOURS = {"memory": "#E45756", "stream": "#4C78A8", "memmap": "#54A24B", "lean": "#B279A2"}
 
 
 def plot(results: list[dict], out: str) -> None:

@@ -38,10 +38,9 @@ def body(live: bool) -> None:
     ref = lab.learn.reference_machine()
     sources = {x.source for x in results if x.source}
     if "reference" in sources and ref:
-        m = ref["machine"]
-        st.info(f"Rows marked **reference machine** were measured on that machine, not yours: {m.get('cpu', '?')}, "
-                f"{m.get('cpus', '?')} CPUs, {m.get('memory_gib', '?')} GiB, Python {m.get('python', '?')}, on "
-                f"{ref['measured']} (`python bench/remedies.py`). Measure on this machine to replace them with yours.",
+        where = "; ".join(f"{desc}, on {when} ({', '.join(keys)})" for desc, (when, keys) in ref["machines"].items())
+        st.info(f"Rows marked **reference machine** were measured there, not on yours: {where} "
+                "(`python bench/remedies.py`). Measure on this machine to replace them with yours.",
                 icon=":material/computer:")
     elif sources == {"this machine"}:
         st.success("Every runnable remedy has been measured on this machine.", icon=":material/computer:")

@@ -167,7 +167,8 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
         "cap": summary.cap, "floor_mb": mem["floor_mb"], "predicted_mb": mem["predicted_mb"],
         "monitor": monitor or summary.extra.get("monitor") or "full",
         # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
-        "workers": workers_info(samples, events, most) if x == "time" else {"workers": [], "total": {"t": [], "rss": []}},
+        "workers": (workers_info(samples, events, most) if x == "time"
+                    else {"workers": [], "total": {"t": [], "rss": []}}),
     }
 
 

@@ -61,6 +61,8 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
     """All knobs, grouped; model-specific knobs only for the chosen model. Returns values."""
     out = dict(values)
     errors = errors or {}
+    if f"{prefix}_model" in st.session_state:  # the model is picked below the memory group, whose knobs depend on it
+        out["model"] = st.session_state[f"{prefix}_model"]
     for group, title in GROUPS:
         with st.expander(title, expanded=group != "training" or True):
             for k in KNOBS.values():

@@ -14,6 +14,7 @@ from svmcore.app.remedy_results import (
     claims_row,
     compare,
     lessons,
+    machines,
     setup_text,
     side,
     speed_spread,
@@ -72,7 +73,8 @@ class Learn:
             return None
         return {"machine": self._reference.get("machine", {}), "measured": self._reference.get("measured"),
                 "seconds": self._reference.get("seconds"),
-                "speed_spread": speed_spread(self._reference.get("remedies", {}))}
+                "speed_spread": speed_spread(self._reference.get("remedies", {})),
+                "machines": machines(self._reference)}
 
     def run_remedy(self, key: str, base: dict | None = None, experiment: str | None = None,
                    quick: bool = False) -> list[tuple[int, int]]:

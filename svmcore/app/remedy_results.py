@@ -70,7 +70,8 @@ def _parallel_side(par: dict) -> dict:
     """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
     started for the run, else sampled), the coordinator's and the sampled total."""
     workers = par.get("per_worker") or []
-    return {"workers": par.get("workers"), "worker_peak_mb": _round(max((w["peak_rss_mb"] for w in workers), default=None)),
+    largest = max((w["peak_rss_mb"] for w in workers), default=None)
+    return {"workers": par.get("workers"), "worker_peak_mb": _round(largest),
             "worker_peak_exact": all(w.get("peak_exact") for w in workers),
             "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
             "cluster_start_s": _round(par.get("cluster_start_s"), 2)}
@@ -224,7 +225,8 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
         if cmp.get("total_sampled_mb") is not None:
             out.append(f"All processes together (the {cmp['coordinator_mb']:,.0f} MiB coordinator, which runs "
                        f"Dask's scheduler, and the workers) held up to {cmp['total_sampled_mb']:,.0f} MiB "
-                       f"(sampled at 50 Hz): on one machine, data parallelism multiplies memory, it does not divide it.")
+                       "(sampled at 50 Hz): on one machine, data parallelism multiplies memory, it does not "
+                       "divide it.")
         return out
     if saved is not None:
         phase = ""
@@ -391,3 +393,16 @@ def speed_spread(measured: dict) -> dict | None:
     rates, peaks = [r["samples_per_s"] for r in runs], [r["peak_mb"] for r in runs]
     return {"runs": len(rates), "min": min(rates), "max": max(rates), "ratio": max(rates) / min(rates),
             "peak_min_mb": min(peaks), "peak_max_mb": max(peaks)}
+
+
+def machines(data: dict) -> dict[str, tuple[str, list[str]]]:
+    """Each machine's description -> (date, the remedies measured on it); pairs without
+    their own description were measured on the file's machine."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for key, exps in data["remedies"].items():
+        for pair in exps.values():
+            desc = pair.get("machine", data["description"])
+            when, keys = out.setdefault(desc, (pair.get("measured", data["measured"]), []))
+            if key not in keys:
+                keys.append(key)
+    return out

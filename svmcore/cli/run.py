@@ -108,6 +108,13 @@ def describe(summary: RunSummary) -> str:
     if near_baseline(summary.accuracy, summary.baseline_accuracy):
         lines.append("  WARNING: accuracy is within 2 points of the majority-class baseline; "
                      "the model may not have learnt the minority class (see balanced accuracy)")
+    par = summary.extra.get("parallel")
+    if par:
+        kind = "exact" if all(w["peak_exact"] for w in par["per_worker"]) else "sampled"
+        lines.append(f"  data-parallel on {par['workers']} Dask workers ({par['scheduler']}; cluster start "
+                     f"{fmt(par['cluster_start_s'], ' s')}): the peak above is the run's own process (coordinator); "
+                     "workers' peaks " + ", ".join(fmt(w["peak_rss_mb"], " MiB") for w in par["per_worker"])
+                     + f" ({kind}); all processes together {fmt(par['total_peak_sampled_mb'], ' MiB')} (sampled sum)")
     for ph in summary.phases:
         lines.append(f"    {ph.name:10s} {fmt(ph.wall_s, ' s', '8.2f')}  peak {fmt(ph.peak_rss_mb, ' MiB', '8.1f')}"
                      + ("   <- owns the peak" if ph.name == summary.peak_phase else ""))

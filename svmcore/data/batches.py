@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-from svmcore.data.lazy_sparse import sp
 
+from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from svmcore.data.lazy_sparse import sp
 
+from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ import tempfile
 import zipfile
 
 import numpy as np
-from svmcore.data.lazy_sparse import sp
 
+from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import CHUNK_ROWS, Source, scan
 from svmcore.spec.config import BYTES_PER_VALUE, validate
 from svmcore.spec.errors import ConfigError

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-from svmcore.data.lazy_sparse import sp
 
+from svmcore.data.lazy_sparse import sp
 from svmcore.spec.config import shown
 from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES

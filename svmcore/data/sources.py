@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 import numpy as np
-from svmcore.data.lazy_sparse import sp
 
+from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from svmcore.data.synthetic import iter_synthetic
 from svmcore.spec.config import RunConfig

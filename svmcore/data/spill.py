@@ -21,6 +21,7 @@ import shutil
 from typing import Iterator
 
 import numpy as np
+
 from svmcore.data.lazy_sparse import sp
 
 _FILES = ("data", "indices", "lengths", "codes")
@@ -115,8 +116,9 @@ class Spill:
                      ) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
         """The rows shuffled: blocks in a permuted order, ``window_rows`` rows of whole
         blocks read into memory at a time and shuffled together, cut into batches. With
-        ``gather`` (``gather(parts, rows) -> parts``: the lean path) batches are CSR parts
-        and class codes, and scipy is never used; the order is the same."""
+        ``gather`` (``gather(list of CSR parts)`` -> an object whose ``.gather(rows)`` gives the
+        window's rows as parts, without stacking the blocks: the lean path) batches are CSR
+        parts and class codes, and scipy is never used; the order is the same."""
         bounds = self._blocks + [(self.rows, self.nnz)]
         n_blocks = len(self._blocks)
         avg_rows = max(1, self.rows // max(1, n_blocks))
@@ -127,14 +129,15 @@ class Spill:
             for w in range(0, n_blocks, per_window):
                 parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1], gather is not None)
                          for b in order[w:w + per_window]]
-                if gather is not None:
-                    X = concat_parts([p[0] for p in parts])
+                if gather is not None:  # gather(list of parts) -> an object with .gather(rows)
+                    pool = gather([p[0] for p in parts])
                     codes = np.concatenate([p[1] for p in parts])
                     del parts
                     ids = rng.permutation(codes.shape[0])
                     for s in range(0, ids.shape[0], batch_size):
                         take = ids[s:s + batch_size]
-                        yield gather(X, take), codes[take]
+                        yield pool.gather(take), codes[take]
+                    del pool
                     continue
                 X = sp.vstack([p[0] for p in parts], format="csr")
                 codes = np.concatenate([p[1] for p in parts])

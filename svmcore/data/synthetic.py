@@ -10,6 +10,7 @@ import functools
 from typing import Iterator
 
 import numpy as np
+
 from svmcore.data.lazy_sparse import sp
 
 GEN_CHUNK_ROWS = 10_000

@@ -33,11 +33,17 @@ from dataclasses import dataclass, field
 
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
+from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
 
-EVAL_SAMPLE_ROWS = 2000  # worker.training.EVAL_SAMPLE_ROWS
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
+LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
+# Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
+# never lean), measured on the reference machine: the lean shuffle buffer holds the pool's pieces,
+# the half kept for the next round and glibc's slack, ~1.8x the pooled rows (bench/results/
+# estimate-accuracy-native.md). A calibration that fits the feature overrides it.
+FIXED_COEFS = {"shuffle_lean": 1.8}
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -123,6 +129,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0,
     }
+    if cfg.lean:
+        # the lean worker leaves the held-out rows on disk and scores them a slice at a time; with
+        # live monitoring it holds the evaluation sample; it parses 1 MiB blocks
+        p["test"] = min(test_rows, EVAL_SAMPLE_ROWS) * sparse_row(cb) if live_evaluation(cfg.monitor) else 0.0
     p["shuffle"] = 0.0
     if cfg.shuffle and incremental and not ddp:
         window = min(cfg.shuffle_buffer, shape.train_rows)
@@ -137,8 +147,6 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z and n
     # (the compiled solvers score rows from these, with no copy of the weights)
     copies = 2 if cfg.solver == "ftrl" else 2 if cfg.average else 1
-    if ddp:
-        copies *= cfg.workers + 1  # its own model and every worker's returned copy while it mixes them
     compiled = {"numba": "model_linear_numba", "native": "model_linear_numba",
                 "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
     if cfg.model == "linear-svm":
@@ -161,7 +169,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["activations"] = min(cfg.batch_size, shape.train_rows) * activation_values(cfg, nvec) * cb
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
-    if cfg.monitor == "full" and incremental:
+    if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
         p["eval_sample"] = ev * (w * cb if dense_test else sparse_row(cb)) + (ev * w * cb if dense else 0.0)
@@ -172,7 +180,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * vb
     if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
-        p["io_parse_numba"] = PARSER_BLOCK
+        p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
@@ -245,6 +253,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     """The regression features of each phase the run goes through: its parts, split by
     mode where the mode changes what a byte costs, and a constant (1 MiB)."""
     m = cfg.mode
+    shuffle_key = "shuffle_lean" if cfg.lean else f"shuffle_{m}"
     one = {f"const_{m}": MiB}
     reader = cfg.threads > 1 and m == "stream"
     data_kind = "data_dense" if cfg.representation == "dense" else f"data_{cfg.precision}"
@@ -262,11 +271,11 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
-                  **tf, "batch_transformed": p["batch_transformed"], f"shuffle_{m}": p["shuffle"],
+                  **tf, "batch_transformed": p["batch_transformed"], shuffle_key: p["shuffle"],
                   "activations": p["activations"], "eval_sample": p["eval_sample"]},
         # what training freed is often kept by the allocator, so it shows here too
         "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
-                     f"shuffle_{m}": p["shuffle"]},
+                     shuffle_key: p["shuffle"]},
     }
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
@@ -387,9 +396,12 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     phases = {}
     for phase, f in features(cfg, p).items():
         coefs = cal.coefs.get(phase, {})
-        contrib = {k: v * coefs.get(k, 0.0) / MiB for k, v in f.items()}
+        contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
         if cfg.workers > 1 and phase in ("train", "evaluate"):
-            contrib["dask"] = DASK_COORDINATOR_MB  # the scheduler, nannies and client in the run's process
+            # the scheduler, nannies and client in the run's process, and every worker's returned
+            # model while it mixes them (one byte of RSS per byte: not calibrated)
+            returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
+            contrib["dask"] = DASK_COORDINATOR_MB + returned
         phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": group_parts(contrib)}
     phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
     peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
@@ -411,8 +423,8 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
     """A data-parallel run's memory per Dask worker and in total (structural, not
     calibrated: the worker's floor as measured, plus its parts at one byte of RSS each).
 
-    A worker holds its floor, the model three times (as received, as trained, as sent
-    back), one batch in compute form and as converted, and in memory mode its whole shard
+    A worker holds its floor, the model twice (as received and trained in place, and
+    serialized to be sent back), one batch in compute form and as converted, and in memory mode its whole shard
     as stored; stream mode with shuffling holds a window of its shard's rows (read, and
     stacked). The total is the coordinator (the run's process) plus every worker."""
     vb = BYTES_PER_VALUE[cfg.precision]
@@ -424,7 +436,7 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
     nvec = 1 if shape.classes == 2 else shape.classes
     width = cfg.n_components if cfg.model == "kernel-approx" else w
     parts_b = {
-        "model": 3 * nvec * width * 8 * (2 if cfg.average else 1),
+        "model": 2 * nvec * width * 8 * (2 if cfg.average else 1),
         "batch": 2 * min(cfg.batch_size, shard_rows) * (w * cb if dense else sparse_row(cb)),
         "data": shard_rows * sparse_row(vb) if cfg.mode == "memory" else 0.0,
         "shuffle": 2 * min(cfg.shuffle_buffer, shard_rows) * sparse_row(vb)

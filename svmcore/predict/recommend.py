@@ -39,6 +39,9 @@ SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sp
     # FTRL is compiled like the numba SGD; bench/results/ftrl.md measured it about as fast per sample
     ("memory", "sklearn", "ftrl"): 5, ("memmap", "sklearn", "ftrl"): 6, ("stream", "sklearn", "ftrl"): 2,
     ("memory", "numba", "ftrl"): 5, ("memmap", "numba", "ftrl"): 6, ("stream", "numba", "ftrl"): 5,
+    # the native C parser and solver: as fast as numba's or faster, without its ~190 MiB of floor; in stream
+    # mode on a svmlight file this is the lean path (bench/results/compare-lean-1000000.md)
+    ("memory", "native", "native"): 5, ("memmap", "native", "native"): 6, ("stream", "native", "native"): 6,
 }
 
 
@@ -51,9 +54,11 @@ def candidates(base: dict) -> list[RunConfig]:
     checkpoints = sorted({cfg0.checkpoint, 2, max(2, round(depth ** 0.5))}) \
         if cfg0.model == "mlp-numpy" and depth >= 2 else [cfg0.checkpoint]
     out, seen = [], set()
-    for mode, prec, parser, solver, batch, bits, ckpt in itertools.product(
-            modes, ("float64", "float32", "float16"), ("sklearn", "numba"),
-            ("sklearn", "numba", "ftrl") if linear else (cfg0.solver,), sorted({cfg0.batch_size, 256, 4096}), hashing,
+    pairs = list(itertools.product(("sklearn", "numba"), ("sklearn", "numba", "ftrl") if linear else (cfg0.solver,)))
+    if linear:
+        pairs.append(("native", "native"))  # the native parser and solver go together (the lean path)
+    for mode, prec, (parser, solver), batch, bits, ckpt in itertools.product(
+            modes, ("float64", "float32", "float16"), pairs, sorted({cfg0.batch_size, 256, 4096}), hashing,
             checkpoints):
         try:
             cfg = validate(base, mode=mode, precision=prec, parser=parser, solver=solver, batch_size=batch,
@@ -68,6 +73,17 @@ def candidates(base: dict) -> list[RunConfig]:
 
 
 OBJECTIVES = ("accuracy", "balanced_accuracy", "throughput")
+
+
+def _budgeted(cfg: RunConfig, pred: dict) -> dict:
+    """The prediction with ``predicted_peak_mb`` as the budget sees it. A data-parallel
+    run's own figure is its coordinator's; on this machine (a LocalCluster) the budget
+    must hold every process, on a cluster's machines the largest one."""
+    par = pred.get("parallel")
+    if not par:
+        return pred
+    peak = par["total_mb"] if cfg.scheduler is None else max(par["coordinator_mb"], par["per_worker_mb"])
+    return dict(pred, predicted_peak_mb=peak, coordinator_peak_mb=pred["predicted_peak_mb"])
 
 
 def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:
@@ -99,7 +115,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
         except SvmcoreError:
             continue
         shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))
-        pr = predict(cfg, cal, shape)
+        pr = _budgeted(cfg, predict(cfg, cal, shape))
         priced.append((cfg, pr))
     if not priced:
         check_trainable(info, cfg0)  # says why, in the data's words

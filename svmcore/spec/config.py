@@ -34,6 +34,7 @@ class RunConfig:
     mode: str = "memory"
     workers: int = 1
     scheduler: str | None = None
+    mix_every: int = 0
     representation: str = "sparse"
     precision: str = "float64"
     hashing_bits: int = 0

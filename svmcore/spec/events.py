@@ -9,7 +9,7 @@ LOADED = "loaded"            # train_rows, test_rows, train_data_bytes, test_dat
 TRANSFORMED = "transformed"  # components
 PROGRESS = "progress"        # samples, batches, epoch, epochs, total, train_elapsed_s[, epoch_samples_per_s]
 EVAL = "eval"                # samples, accuracy, balanced_accuracy, rows, train_elapsed_s[, final]
-WORKER_MEMORY = "worker_memory"  # worker (1-based), address, pid, epoch, start_ts, started_ago_s (the task
+WORKER_MEMORY = "worker_memory"  # worker (1-based), address, pid, epoch, mix, start_ts, started_ago_s (the task
 #                                  began that long before this event), dt (s after the task began),
 #                                  rss_bytes (50 Hz, same length as dt), hwm_bytes, rows, seconds: one Dask
 #                                  worker's epoch of a data-parallel run (workers > 1)

@@ -28,21 +28,30 @@ from svmcore.data.sources import Source, check_trainable, is_test_row, last_test
 from svmcore.data.spill import Spill, concat_parts
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
+from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
 from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS
 from svmcore.spec.knobs import MAX_FEATURES
 from svmcore.spec.scores import confusion, scores
+from svmcore.worker.model_size import sparse_model_size
 from svmcore.worker.native_sgd import NativeSGD
 
-EVAL_SAMPLE_ROWS = 2000
 SCORE_SLICE_ROWS = 8192
-EVAL_EVERY_S = 1.0
-PROGRESS_EVERY_S = 0.1
 
 
 def import_libraries() -> None:
     """numpy and the native library (built now if missing): the whole floor."""
     _steady_malloc()
     native.lib()
+
+
+def _trim() -> None:
+    """Return the heap's free pages to the kernel (glibc's malloc_trim)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _steady_malloc() -> None:
@@ -56,7 +65,7 @@ def _steady_malloc() -> None:
     try:
         libc = ctypes.CDLL(None)
         M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
-        libc.mallopt(M_MMAP_THRESHOLD, 1 << 20)  # batches (~0.5 MiB) reuse heap space
+        libc.mallopt(M_MMAP_THRESHOLD, 256 * 1024)  # batches (~0.5 MiB) and blocks go back at once
         libc.mallopt(M_TRIM_THRESHOLD, 1 << 20)
         libc.mallopt(M_ARENA_MAX, 1)
     except (OSError, AttributeError):  # not glibc: the default allocator's behaviour
@@ -94,18 +103,15 @@ class _Pool:
         part = np.searchsorted(self.starts, rows, side="right") - 1
         local = np.ascontiguousarray(rows - self.starts[part])
         part = np.ascontiguousarray(part)
-        lengths = np.empty(rows.shape[0], np.int64)
-        for i, p in enumerate(self.parts):  # row lengths, part by part
-            sel = part == i
-            if sel.any():
-                lengths[sel] = p[2][local[sel] + 1] - p[2][local[sel]]
-        nnz = int(lengths.sum())
+        lib = native.lib()
+        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
+        nnz = lib.csr_parts_indptr(self.ptrs[2].ctypes.data, part.ctypes.data, local.ctypes.data, rows.shape[0],
+                                   out_indptr.ctypes.data)
         out_data = np.empty(nnz, self.dtype)
         out_indices = np.empty(nnz, np.int32)
-        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
-        native.lib().csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
-                                      self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
-                                      out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
+        lib.csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
+                             self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
+                             out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
         return out_data, out_indices, out_indptr
 
 
@@ -125,7 +131,9 @@ def _from_zero(parts):
 
 
 def _rebatch(items, batch_size: int):
-    """(parts, codes) of any sizes in, batches of exactly ``batch_size`` rows out (the last may be short)."""
+    """(parts, codes) of any sizes in, batches of exactly ``batch_size`` rows out (the last may be short).
+    Every batch owns compact arrays (gathered from the pieces): a batch that were a view of a
+    bigger stacked array would keep all of it alive, e.g. in the shuffle buffer."""
     pend_X: list = []
     pend_c: list = []
     have = 0
@@ -135,19 +143,22 @@ def _rebatch(items, batch_size: int):
         if not pend_X and c.shape[0] == batch_size:
             yield X, c
             continue
-        pend_X.append(X)
+        pend_X.append(_from_zero(X))
         pend_c.append(c)
         have += c.shape[0]
         if have >= batch_size:
-            PX, Pc = concat_parts(pend_X), np.concatenate(pend_c)
+            pool, Pc = _Pool(pend_X), np.concatenate(pend_c)
+            pend_X = pend_c = None  # type: ignore[assignment]
             s = 0
             while have - s >= batch_size:
-                yield _slice(PX, s, s + batch_size), Pc[s:s + batch_size]
+                yield pool.gather(np.arange(s, s + batch_size)), Pc[s:s + batch_size].copy()
                 s += batch_size
-            pend_X, pend_c = ([_slice(PX, s, have)], [Pc[s:]]) if s < have else ([], [])
+            rest = (pool.gather(np.arange(s, have)), Pc[s:].copy()) if s < have else None
+            del pool, Pc
+            pend_X, pend_c = ([rest[0]], [rest[1]]) if rest else ([], [])
             have -= s
     if have:
-        yield concat_parts(pend_X), np.concatenate(pend_c)
+        yield (_Pool(pend_X).gather(np.arange(have)) if len(pend_X) > 1 else pend_X[0]), np.concatenate(pend_c)
 
 
 def _pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int):
@@ -303,7 +314,7 @@ class LeanStream:
     def _produce(self, batch_size: int, epoch: int):
         if epoch > 0 and self.spill is not None and self.spill.complete:
             if self.shuffle is not None:
-                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), gather)
+                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), _Pool)
             else:
                 raw = self.spill.read(batch_size, parts=True)
         else:
@@ -407,6 +418,7 @@ def run(job: dict, events, phases) -> dict:
     if not cfg.test_file:
         held = _held_out(source, cache_dir, n_features, info.rows, classes)
     events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=source.path, binary_path=None)
+    _trim()  # a first run scans the file and extracts the held-out rows: give that memory back
 
     phases.start("load")
     spill = None
@@ -431,9 +443,13 @@ def run(job: dict, events, phases) -> dict:
     k = all_classes.shape[0]
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
-    eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
-    X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else gather(X_test, eval_rows)
-    c_eval = test_codes[eval_rows]
+    live_eval = live_evaluation(cfg.monitor)
+    progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
+    X_eval = c_eval = None
+    if live_eval:  # the held-out sample exists only to be scored live
+        eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
+        X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else gather(X_test, eval_rows)
+        c_eval = test_codes[eval_rows]
 
     class _Mapped:  # predictions as codes over all_classes
         @staticmethod
@@ -463,18 +479,22 @@ def run(job: dict, events, phases) -> dict:
             model.fit_codes(Xb, cb)
             samples += cb.shape[0]
             batches += 1
+            if progress_every is None:
+                continue
             now = time.monotonic()
-            if now - last_progress >= PROGRESS_EVERY_S:
+            if now - last_progress >= progress_every:
                 events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1,
                             epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
                 last_progress = now
-            if now - last_eval >= EVAL_EVERY_S:
+            if live_eval and now - last_eval >= EVAL_EVERY_S:
                 evaluate_now()
         epoch_s = time.monotonic() - t_epoch
         epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
-        events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                    total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
-        evaluate_now()
+        if progress_every is not None:
+            events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
+                        total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
+        if live_eval:
+            evaluate_now()
     train_s = time.monotonic() - t_train
     for src in read_sources:
         src.check_unchanged()
@@ -490,8 +510,10 @@ def run(job: dict, events, phases) -> dict:
     events.emit(EVAL, samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
                 rows=int(test_codes.shape[0]), final=True, train_elapsed_s=train_s)
     model_bytes = model.w.nbytes + model.aw.nbytes + model.state.nbytes
+    size = sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features)  # no copy of the weights
     return {
-        **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
+        **final, **size, "samples": samples, "shuffle": cfg.shuffle, "monitor": cfg.monitor,
+        "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None,
         "epoch_samples_per_s": epoch_rates,
         "spill": spill_info,

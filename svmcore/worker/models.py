@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmcore.spec.config import RunConfig
+from svmcore.worker.model_size import sparse_model, sparse_model_size
 
 KERNEL_SAMPLE_ROWS = 2000
 
@@ -86,21 +87,13 @@ class Trainer:
 
     def sparse_model(self) -> dict:
         """For a linear model (linear-svm, or the linear model over kernel-approx's components):
-        its nonzero weights, and the exact bytes of a sparse copy of it (``sparse_model_bytes``:
-        an index and a float64 value per nonzero, int32 indices below 2^31 columns, else int64;
-        plus, per weight vector, its intercept and an int64 row pointer). {} otherwise."""
+        its nonzero weights and the bytes of a sparse copy (``model_size.sparse_model``). {} otherwise."""
         if self.cfg.model not in ("linear-svm", "kernel-approx"):
             return {}
-        if hasattr(self.model, "nonzero_weights"):  # the compiled solvers: no copy of the weights
-            nnz = self.model.nonzero_weights()
-            nvec, width = self.model.intercept_.shape[0], self.model.n_features
-        else:
-            coef = np.asarray(self.model.coef_)
-            nnz = int(np.count_nonzero(coef))
-            nvec, width = coef.shape
-        index_bytes = 4 if width < 2**31 else 8
-        return {"nonzero_weights": nnz, "weights": nvec * width,
-                "sparse_model_bytes": nnz * (index_bytes + 8) + nvec * 8 + (nvec + 1) * 8}
+        if hasattr(self.model, "nonzero_weights"):  # the compiled solvers: counted without a copy of the weights
+            return sparse_model_size(self.model.nonzero_weights(), self.model.intercept_.shape[0],
+                                     self.model.n_features)
+        return sparse_model(self.model.coef_)
 
     def model_bytes(self) -> int:
         """Bytes held in the fitted model's and transformer's arrays."""

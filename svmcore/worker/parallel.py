@@ -9,7 +9,8 @@ a cgroup cap covers them) or connects to ``scheduler``, and runs each epoch as o
 task per shard, pinned to one Dask worker, carrying the current model. Each worker
 trains on its shard (streamed a batch at a time in stream mode; read once and kept in
 the worker's memory in memory mode) and sends its model back; the coordinator mixes
-the weights (a mean weighted by shard rows), evaluates on the held-out rows as a
+the weights (a mean weighted by shard rows; with ``mix_every`` k, every k batches of
+each shard instead, the workers keeping their place in their pass between mixes), evaluates on the held-out rows as a
 single-process run does, and starts the next epoch from the mixed model.
 
 Memory: each task samples its own process's RSS at the engine's rate in a thread and
@@ -44,10 +45,12 @@ SAMPLE_HZ = 50  # the engine's sampling rate (engine.runner.SAMPLE_HZ; this laye
 MAX_EVENT_SAMPLES = 3000  # samples of one worker in one event (thinned evenly above it)
 CONNECT_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
+WATCH_S = 1.0  # how often a waiting epoch checks that its workers are still there
+LEFT_AFTER_S = 10.0  # an external scheduler's worker missing this long has left
 
 
-class WorkerLost(SvmcoreError):
-    """A Dask worker died (or left) while it trained a shard."""
+class WorkerLost(RuntimeError):
+    """A Dask worker died (or left) while it trained a shard: a fault, not bad input."""
 
 
 class ClusterError(SvmcoreError):
@@ -151,10 +154,16 @@ class Shards:
     def discard(self) -> None:
         for s in self.shards:
             s.discard()
+        if self.shards:
+            try:
+                os.rmdir(os.path.dirname(self.shards[0].folder))
+            except OSError as e:  # not empty or already gone: the run folder is removed with the run
+                log.debug("shards folder left: %s", e)
 
 
 # ------------------------------------------------------------------ on the Dask worker
 _HELD: dict[str, tuple] = {}  # memory mode: a shard read once and kept by the worker process
+_PASSES: dict[tuple, object] = {}  # mix_every: a shard's pass in progress, kept between mixes
 
 
 def _status_bytes(field: bytes) -> int:
@@ -217,20 +226,31 @@ def train_shard(trainer, spill: Spill, task: dict) -> dict:
     _fire(task.get("fault") or "", f"shard{task['shard'] + 1}-epoch{task['epoch'] + 1}")
     cdtype = COMPUTE_DTYPES[task["precision"]]
     rows = 0
+    take = task.get("take")  # batches before the next mix; None: the whole pass
+    key = (spill.folder, task["epoch"])
+    done = True
     try:
-        for Xb, yb in _shard_batches(spill, task):
+        batches = _PASSES.pop(key, None) or _shard_batches(spill, task)
+        n = 0
+        for Xb, yb in batches:
             if task["dense"]:
                 Xb = Xb.toarray().astype(cdtype, copy=False)
             elif Xb.dtype != cdtype:
                 Xb = Xb.astype(cdtype)
             trainer.partial_fit(Xb, yb)
             rows += yb.shape[0]
-        if task["last"]:
+            n += 1
+            if take is not None and n >= take:
+                _PASSES[key] = batches  # the rest of this pass, for the next mix's task
+                done = False
+                break
+        if done and task["last"]:
             _HELD.pop(spill.folder, None)
     finally:
         sampler.stop()
-    return {"model": trainer.model, "rows": rows, "t0": sampler.t0, "dt": sampler.dt, "rss": sampler.rss,
-            "hwm_bytes": _status_bytes(b"VmHWM:"), "pid": os.getpid(), "seconds": time.time() - sampler.t0}
+    return {"model": trainer.model, "rows": rows, "done": done, "t0": sampler.t0, "dt": sampler.dt,
+            "rss": sampler.rss, "hwm_bytes": _status_bytes(b"VmHWM:"), "pid": os.getpid(),
+            "seconds": time.time() - sampler.t0}
 
 
 def _fire(spec: str, where: str) -> None:
@@ -266,8 +286,7 @@ class Cluster:
         try:
             # a dead worker's shard must not be trained again elsewhere (and no worker is
             # paused, spilled or killed by Dask's own memory manager: the run's cap rules)
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                                  "distributed.worker.daemon": False}):
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                 if self.local:
                     self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                 memory_limit=0, dashboard_address=None,
@@ -340,10 +359,10 @@ def total_peak(series: list[tuple[list, list]], step_s: float = 1.0 / SAMPLE_HZ)
 
 def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str | None) -> dict:
     """Train ``trainer`` for ``cfg.epochs`` epochs over ``shards`` on Dask, mixing after
-    each epoch. ``evaluate()`` scores the coordinator's (mixed) model; ``on_epoch(epoch,
-    rows, seconds)`` reports progress. Returns the run's ``parallel`` summary."""
-    from svmcore.spec.events import WORKER_MEMORY
-
+    each epoch, or every ``cfg.mix_every`` batches of each shard (each worker keeps its
+    place in its shard's pass between mixes). ``evaluate()`` scores the coordinator's
+    (mixed) model after each epoch; ``on_epoch(epoch, rows, seconds)`` reports progress.
+    Returns the run's ``parallel`` summary."""
     n = cfg.workers
     coordinator = _Sampler()
     t_start = time.monotonic()
@@ -353,51 +372,71 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
     worker_rss: list[list] = [[] for _ in range(n)]
     hwm = [0] * n
     try:
-        from distributed import wait
-
         for epoch in range(cfg.epochs):
             t_epoch = time.monotonic()
-            start_t = float(getattr(trainer.model, "t_", 1.0))  # scikit-learn's before its first step: 1
-            # one serialized copy of the model per epoch, sent to every worker (not one per task)
-            shared = cluster.client.scatter(trainer, broadcast=True, hash=False, workers=cluster.workers)
-            futures = []
-            for k in range(n):
-                task = {"shard": k, "epoch": epoch, "batch_size": cfg.batch_size, "precision": cfg.precision,
-                        "dense": cfg.representation == "dense", "shuffle": cfg.shuffle, "seed": cfg.seed,
-                        "window_rows": cfg.shuffle_buffer, "keep": cfg.mode == "memory",
-                        "last": epoch == cfg.epochs - 1, "fault": fault}
-                futures.append(cluster.client.submit(train_shard, shared, shards.shards[k], task, pure=False,
-                                                     workers=[cluster.workers[k]], allow_other_workers=False,
-                                                     key=f"svmcore-shard{k}-epoch{epoch + 1}-{os.getpid()}"))
-            wait(futures)
-            results = []
-            for k, fut in enumerate(futures):
-                if fut.status != "finished":
-                    err = fut.exception()
-                    if fut.status == "error" and not _is_lost(err):
-                        raise err
-                    raise WorkerLost(f"{cluster.name(k)} died while training shard {k + 1} in epoch {epoch + 1}; "
-                                     "the run stops here rather than return a model without that shard's rows "
-                                     f"({type(err).__name__})")
-                results.append(fut.result())
-            for k, r in enumerate(results):
-                dt, rss = _thin(r["dt"], r["rss"])
-                events.emit(WORKER_MEMORY, worker=k + 1, address=cluster.workers[k], pid=r["pid"], epoch=epoch + 1,
-                            start_ts=r["t0"], started_ago_s=time.time() - r["t0"], dt=dt, rss_bytes=rss, hwm_bytes=r["hwm_bytes"], rows=r["rows"],
-                            seconds=r["seconds"])
-                worker_t[k].extend(r["t0"] + d for d in r["dt"])
-                worker_rss[k].extend(r["rss"])
-                hwm[k] = max(hwm[k], r["hwm_bytes"])
-            mixed = mix([model_state(r["model"]) for r in results], [max(1, r["rows"]) for r in results], start_t)
-            # one returned model carries the fitted attributes (classes, loss); the mixed arrays replace its own
-            trainer.model = results[0]["model"]
-            load_state(trainer.model, mixed)
-            del results, futures, shared
+            pending = list(range(n))  # shards whose pass has batches left
+            mix_round = 0
+            while pending:
+                mix_round += 1
+                pending = _mix_round(cfg, cluster, trainer, shards, events, epoch, mix_round, pending, fault,
+                                     worker_t, worker_rss, hwm)
             on_epoch(epoch, sum(s.rows for s in shards.shards), time.monotonic() - t_epoch)
             evaluate()
     finally:
         cluster.close()
         coordinator.stop()
+    return _summary(cfg, cluster, shards, coordinator, started_s, worker_t, worker_rss, hwm)
+
+
+def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: int, mix_round: int,
+               pending: list[int], fault, worker_t, worker_rss, hwm) -> list[int]:
+    """One task per pending shard from the current model, then the mix. Returns the
+    shards whose pass has batches left (none when mixing once per epoch)."""
+    from svmcore.spec.events import WORKER_MEMORY
+
+    start_t = float(getattr(trainer.model, "t_", 1.0))  # scikit-learn's before its first step: 1
+    # one serialized copy of the model per mix, sent to every worker (not one per task)
+    shared = cluster.client.scatter(trainer, broadcast=True, hash=False, workers=[cluster.workers[k] for k in pending])
+    futures = []
+    for k in pending:
+        task = {"shard": k, "epoch": epoch, "batch_size": cfg.batch_size, "precision": cfg.precision,
+                "dense": cfg.representation == "dense", "shuffle": cfg.shuffle, "seed": cfg.seed,
+                "window_rows": cfg.shuffle_buffer, "keep": cfg.mode == "memory",
+                "last": epoch == cfg.epochs - 1, "fault": fault, "take": cfg.mix_every or None}
+        futures.append(cluster.client.submit(train_shard, shared, shards.shards[k], task, pure=False,
+                                             workers=[cluster.workers[k]], allow_other_workers=False,
+                                             key=f"svmcore-shard{k + 1}-epoch{epoch + 1}-mix{mix_round}-{os.getpid()}"))
+    _wait(cluster, futures, epoch, pending)
+    results = []
+    for k, fut in zip(pending, futures):
+        if fut.status != "finished":
+            err = fut.exception()
+            if fut.status == "error" and not _is_lost(err):
+                raise err
+            raise WorkerLost(f"{cluster.name(k)} died while training shard {k + 1} in epoch {epoch + 1}; "
+                             "the run stops here rather than return a model without that shard's rows "
+                             f"({type(err).__name__})")
+        results.append(fut.result())
+    for k, r in zip(pending, results):
+        dt, rss = _thin(r["dt"], r["rss"])
+        events.emit(WORKER_MEMORY, worker=k + 1, address=cluster.workers[k], pid=r["pid"], epoch=epoch + 1,
+                    mix=mix_round, start_ts=r["t0"], started_ago_s=time.time() - r["t0"], dt=dt, rss_bytes=rss,
+                    hwm_bytes=r["hwm_bytes"], rows=r["rows"], seconds=r["seconds"])
+        worker_t[k].extend(r["t0"] + d for d in r["dt"])
+        worker_rss[k].extend(r["rss"])
+        hwm[k] = max(hwm[k], r["hwm_bytes"])
+    trained = [r for r in results if r["rows"]]  # a shard that had no batch left is the model as sent
+    if trained:
+        mixed = mix([model_state(r["model"]) for r in trained], [r["rows"] for r in trained], start_t)
+        # one returned model carries the fitted attributes (classes, loss); the mixed arrays replace its own
+        trainer.model = trained[0]["model"]
+        load_state(trainer.model, mixed)
+    return [k for k, r in zip(pending, results) if not r["done"]]
+
+
+def _summary(cfg, cluster: Cluster, shards: Shards, coordinator: _Sampler, started_s: float, worker_t, worker_rss,
+             hwm) -> dict:
+    n = cfg.workers
     exact = cluster.local
     per_worker = []
     for k in range(n):
@@ -420,6 +459,35 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
         "total_source": ("the coordinator's and every Dask worker's RSS sampled at 50 Hz, summed at each instant "
                          "(a worker between epochs counts at its last reading): sampled"),
     }
+
+
+def _wait(cluster: Cluster, futures: list, epoch: int, shards: list[int]) -> None:
+    """Until every shard's task ended. On a LocalCluster started for the run a dead
+    worker's task fails at once (KilledWorker: no retries allowed). An external scheduler
+    keeps its own retry policy, and a task pinned to a worker that is gone would wait for
+    it forever: there a shard whose worker has been missing from the scheduler for
+    ``LEFT_AFTER_S`` ends the run."""
+    from distributed import wait
+
+    missing_since: dict[int, float] = {}
+    while True:
+        try:
+            wait(futures, timeout=WATCH_S)
+            return
+        except TimeoutError:
+            pass
+        if cluster.local:
+            continue
+        have = set(cluster.client.scheduler_info()["workers"])
+        now = time.monotonic()
+        for k, fut in zip(shards, futures):
+            if fut.done() or cluster.workers[k] in have:
+                missing_since.pop(k, None)
+                continue
+            if now - missing_since.setdefault(k, now) >= LEFT_AFTER_S:
+                raise WorkerLost(f"{cluster.name(k)} left the cluster while training shard {k + 1} in epoch "
+                                 f"{epoch + 1}; the run stops here rather than return a model without that "
+                                 "shard's rows")
 
 
 def _is_lost(err) -> bool:

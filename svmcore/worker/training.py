@@ -24,14 +24,12 @@ from svmcore.data.sources import CHUNK_ROWS, Source, check_trainable, n_test_row
 from svmcore.data.spill import Spill
 from svmcore.data.upcast import METER as UPCASTS
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
 from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS, TRANSFORMED
 from svmcore.spec.scores import confusion, scores
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 
-EVAL_SAMPLE_ROWS = 2000  # held-out rows, drawn at random, scored live during training
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
-EVAL_EVERY_S = 1.0
-PROGRESS_EVERY_S = {"full": 0.1, "light": 1.0}  # by the monitor knob; off: none while training
 
 
 def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn") -> None:
@@ -194,7 +192,7 @@ def run(job: dict, events, phases) -> dict:
 
     trainer = Trainer(cfg, classes, n_features)
     score_classes = _score_classes(classes, y_test)
-    live_eval = cfg.monitor == "full"
+    live_eval = live_evaluation(cfg.monitor)
     progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
     X_eval = y_eval = None
     if live_eval:  # the held-out sample exists only to be scored live

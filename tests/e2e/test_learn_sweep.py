@@ -95,7 +95,7 @@ def test_learn_teaches_on_first_open_and_replaces_the_reference_with_this_machin
     settle(page)
     table = claims_table(page)
     # numbers at once, and said to be the reference machine's
-    expect(page.get_by_text(re.compile(r"Rows marked reference machine were measured on that machine, not yours"))
+    expect(page.get_by_text(re.compile(r"Rows marked reference machine were measured there, not on yours"))
            ).to_be_visible()
     expect(table.get_by_text("reference machine").first).to_be_visible()
     assert table.get_by_text(re.compile(r"^\d[\d,]* → \d[\d,]* \([−+]?[\d.]+%\)$")).count() >= 15

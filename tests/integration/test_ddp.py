@@ -62,3 +62,16 @@ def test_cancel_stops_the_cluster_and_leaves_no_process(store):
     while time.monotonic() < deadline and any(_alive(p) for p in pids | {run.pid}):
         time.sleep(0.1)
     assert not [p for p in pids | {run.pid} if _alive(p)]
+
+
+def test_mixing_every_k_batches_keeps_each_workers_place_in_its_shard(store):
+    run = _run(store, workers=2, mix_every=2, mode="stream", batch_size=1024, **KNOBS)
+    assert run.wait(180) == RunStatus.COMPLETED, run.summary
+    events = [e for e in store.events(run.run_id) if e["kind"] == WORKER_MEMORY]
+    per_epoch = {}
+    for e in events:
+        per_epoch.setdefault((e["worker"], e["epoch"]), []).append(e["rows"])
+    shard_rows = [w["rows"] for w in run.summary["parallel"]["per_worker"]]
+    for (worker, _), rows in per_epoch.items():
+        assert len(rows) > 1 and sum(rows) == shard_rows[worker - 1]  # several mixes, each row once a pass
+    assert run.summary["accuracy"] > 0.6

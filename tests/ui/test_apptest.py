@@ -121,6 +121,8 @@ def visible_knobs(model: str, dataset: str = "sparse-text", cap_set: bool = Fals
             continue  # (the FTRL knobs: shown once solver is ftrl)
         if name == "cap_kind" and not cap_set:
             continue
+        if name == "scheduler" and KNOBS["workers"].default == 1:
+            continue  # a scheduler serves data-parallel runs only: shown once workers > 1
         if name in ("rows", "features", "nnz_per_row") and dataset not in ("sparse-text", "dense"):
             continue
         out.append(name)

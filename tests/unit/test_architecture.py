@@ -76,6 +76,7 @@ def test_the_worker_loads_neither_the_store_nor_the_engine():
                           env=dict(os.environ, PYTHONPATH=ROOT), check=True)
     loaded = json.loads(proc.stdout)
     assert "svmcore.worker.training" in loaded
+    assert "svmcore.worker.parallel" not in loaded  # dask only for data-parallel runs (workers > 1)
     assert not [m for m in loaded if m.split(".")[1:2] and m.split(".")[1] in ("store", "engine", "predict", "sweeps", "app", "cli")], loaded
 
 

@@ -32,8 +32,8 @@ def test_native_sgd_weights_equal_the_numba_solver(classes, average, dtype):
     a, b = CompiledSGD(1e-5, average, 400, classes), NativeSGD(1e-5, average, 400, classes)
     for s in range(0, 1500, 128):
         a.partial_fit(X[s:s + 128], y[s:s + 128])
-        b.partial_fit((X.data[X.indptr[s]:X.indptr[min(s + 128, 1500)]], X.indices[X.indptr[s]:X.indptr[min(s + 128, 1500)]],
-                       (X.indptr[s:s + 129] - X.indptr[s]).astype(np.int64)), y[s:s + 128])
+        lo, hi = X.indptr[s], X.indptr[min(s + 128, 1500)]
+        b.partial_fit((X.data[lo:hi], X.indices[lo:hi], (X.indptr[s:s + 129] - lo).astype(np.int64)), y[s:s + 128])
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
     assert np.array_equal(a.predict(X), b.predict(X))
     assert np.allclose(a.decision_function(X), b.decision_function(X), rtol=0, atol=1e-12)
@@ -67,7 +67,8 @@ def test_library_builds_on_demand_into_an_empty_folder(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     path = proc.stdout.strip()
-    assert os.path.exists(path) and path.startswith(str(tmp_path)) and os.path.basename(path).startswith("libsvmnative-")
+    assert os.path.exists(path) and path.startswith(str(tmp_path))
+    assert os.path.basename(path).startswith("libsvmnative-")
     # a second process finds it and builds nothing
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.stdout.strip() == path
@@ -114,6 +115,22 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
     assert "sklearn" in {m.split(".")[0] for m in modules}
     for key in ("accuracy", "balanced_accuracy", "samples", "test_rows", "train_rows"):
         assert lean["summary"][key] == classic["summary"][key], key
+
+
+@pytest.mark.parametrize("monitor,live_evals,progress", [("off", 0, False), ("light", 0, True), ("full", 1, True)])
+def test_lean_run_follows_the_monitor_knob_and_reports_its_model_size(tmp_path, monitor, live_evals, progress):
+    from svmcore.data.files import make_dataset
+
+    make_dataset("sparse-text", rows=3000, features=2000, nnz_per_row=10, seed=1, out=str(tmp_path / "d.svm"))
+    out, _ = _run_worker(tmp_path, monitor, parser="native", solver="native", monitor=monitor)
+    assert out["status"] == "completed" and out["summary"]["lean"] is True
+    events = [json.loads(line) for line in (tmp_path / monitor / "events.jsonl").read_text().splitlines()]
+    evals = [e for e in events if e["kind"] == "eval" and not e.get("final")]
+    assert (len(evals) >= 1) == bool(live_evals)  # one a pass at least with full monitoring, none otherwise
+    assert any(e["kind"] == "progress" for e in events) == progress
+    s = out["summary"]
+    assert s["monitor"] == monitor and 0 < s["nonzero_weights"] <= s["weights"] == 2000
+    assert s["sparse_model_bytes"] == s["nonzero_weights"] * 12 + 8 + 16
 
 
 def test_lean_run_names_a_bad_line(tmp_path):

@@ -103,3 +103,28 @@ def test_workers_one_is_the_single_process_run():
     cfg = validate({})
     assert cfg.workers == 1 and cfg.scheduler is None
     assert validate(workers=2, scheduler="tcp://10.0.0.5:8786", mode="stream").workers == 2
+
+
+def test_a_single_process_run_never_imports_dask():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys, json; import svmcore.worker.main, svmcore.worker.training; "
+            "print(json.dumps([m for m in ('dask', 'distributed') if m in sys.modules]))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), check=True)
+    assert json.loads(proc.stdout) == []
+
+
+def test_a_budget_holds_every_process_of_a_local_data_parallel_run():
+    from svmcore.predict.recommend import _budgeted
+
+    pred = {"predicted_peak_mb": 200.0,
+            "parallel": {"total_mb": 700.0, "per_worker_mb": 250.0, "coordinator_mb": 200.0}}
+    assert _budgeted(validate(workers=2), pred)["predicted_peak_mb"] == 700.0
+    assert _budgeted(validate(workers=2, scheduler="tcp://h:8786"), pred)["predicted_peak_mb"] == 250.0
+    assert _budgeted(validate({}), {"predicted_peak_mb": 200.0}) == {"predicted_peak_mb": 200.0}

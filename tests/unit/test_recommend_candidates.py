@@ -47,8 +47,11 @@ def test_a_linear_svm_gets_every_combination_of_the_six_knobs():
     cands = candidates({"features": 1_000_000})  # below 2^20: hashing to 2^18 and 2^16 columns
     expected = set(itertools.product(("memory", "memmap", "stream"), PRECISIONS, PARSERS, ("sklearn", "numba", "ftrl"),
                                      (256, 1024, 4096), (0, 18, 16)))
+    # plus the native parser with the native solver (they go together: the lean path)
+    expected |= set(itertools.product(("memory", "memmap", "stream"), PRECISIONS, ("native",), ("native",),
+                                      (256, 1024, 4096), (0, 18, 16)))
     assert knobs(cands) == expected
-    assert len(cands) == len(expected) == 486
+    assert len(cands) == len(expected) == 3 * 3 * (2 * 3 + 1) * 3 * 3
 
 
 @pytest.mark.parametrize("base", [
@@ -103,14 +106,14 @@ def test_mlp_gets_every_mode_and_keeps_its_solver():
 
 def test_kernel_approx_varies_the_solver_like_linear_svm():
     cands = candidates({"model": "kernel-approx", "hashing_bits": 16})
-    assert values(cands, "solver") == {"sklearn", "numba", "ftrl"}
+    assert values(cands, "solver") == {"sklearn", "numba", "ftrl", "native"}
     assert values(cands, "mode") == {"memory", "memmap", "stream"}
 
 
 def test_batch_sizes_are_the_user_s_256_and_4096_without_repeats():
     # (hashing_bits=16: no hashing variant, a quarter of the candidates, the same batch sizes)
     assert values(candidates({"batch_size": 256, "hashing_bits": 16}), "batch_size") == {256, 4096}
-    assert len(candidates({"batch_size": 256, "hashing_bits": 16})) == 3 * 3 * 2 * 3 * 2 * 1
+    assert len(candidates({"batch_size": 256, "hashing_bits": 16})) == 3 * 3 * (2 * 3 + 1) * 2 * 1
     assert values(candidates({"batch_size": 4096, "hashing_bits": 16}), "batch_size") == {256, 4096}
     assert values(candidates({"batch_size": 100, "hashing_bits": 16}), "batch_size") == {100, 256, 4096}
 

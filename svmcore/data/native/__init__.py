@@ -114,6 +114,7 @@ _D = ctypes.c_double
 _SIGNATURES = {
     "svm_set_pow5": (None, [_P]),
     "svm_count": (None, [_P, _I64, _P, _P]),
+    "svm_count_newlines": (_I64, [_P, _I64]),
     "svm_find_newline": (_I64, [_P, _I64, _I64]),
     "svm_rfind_newline": (_I64, [_P, _I64, _I64]),
     "svm_scan": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _P, _P]),
@@ -126,7 +127,7 @@ _SIGNATURES = {
     "decision_avg_f32": (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P]),
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
-    "hash_columns": (None, [_P, _I64, ctypes.c_uint64, _P, _P]),
+    "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
 }
 
 

@@ -99,17 +99,6 @@ void csr_gather(const void *data, const int32_t *indices, const int64_t *indptr,
     }
 }
 
-/* Signed feature hashing as sources.hash_features does it: column j of a row goes to
- * h(j) & mask with sign from bit 40; the caller sorts and merges duplicates. */
-void hash_columns(const int32_t *indices, int64_t nnz, uint64_t mask, int32_t *cols, double *sign) {
-    for (int64_t k = 0; k < nnz; k++) {
-        uint64_t h = ((uint64_t)(uint32_t)indices[k] + 0x632BE59BD9B4E019ULL) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 32;
-        cols[k] = (int32_t)(h & mask);
-        sign[k] = (h >> 40) & 1 ? -1.0 : 1.0;
-    }
-}
-
 /* The averaged model's scores without materialising its weights:
  * scores[i, v] = (X[i] . aw[v] + a[v] * X[i] . w[v]) / b[v] + intercept[v]. */
 #define DEFINE_DECISION_AVG(NAME, T)                                                                 \
@@ -149,4 +138,17 @@ void csr_gather_parts(const int64_t *data_p, const int64_t *indices_p, const int
         z += n;
         out_indptr[r + 1] = z;
     }
+}
+
+/* out_indptr (m + 1) for csr_gather_parts: the running row lengths; returns the nonzeros. */
+int64_t csr_parts_indptr(const int64_t *indptr_p, const int64_t *parts, const int64_t *rows, int64_t m,
+                         int64_t *out_indptr) {
+    int64_t z = 0;
+    out_indptr[0] = 0;
+    for (int64_t r = 0; r < m; r++) {
+        const int64_t *ip = (const int64_t *)indptr_p[parts[r]];
+        z += ip[rows[r] + 1] - ip[rows[r]];
+        out_indptr[r + 1] = z;
+    }
+    return z;
 }

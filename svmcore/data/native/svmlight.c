@@ -302,3 +302,13 @@ int64_t svm_write_rows(const double *data, const int32_t *indices, const int64_t
     }
     return p - out;
 }
+
+int64_t svm_count_newlines(const uint8_t *buf, int64_t n) {
+    int64_t nl = 0;
+    const uint8_t *p = buf, *end = buf + n;
+    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        nl++;
+        p++;
+    }
+    return nl;
+}
