@@ -124,8 +124,8 @@ def verdict(runs: list[dict]) -> str:
             continue
         above = {k: x["train_peak_mb"] - x["floor_mb"] for k, x in (("sk", sk), ("sgd", sgd), ("ftrl", ftrl))}
         d = ftrl["train_peak_mb"] - sgd["train_peak_mb"]
-        word = "smaller" if d < -2 else "larger" if d > 2 else "the same (within 2 MiB)"
-        out.append(f"At 2^{bits} columns FTRL's train peak is {word} than the compiled SGD's ({d:+,.0f} MiB, same "
+        word = "smaller than" if d < -2 else "larger than" if d > 2 else "the same (within 2 MiB) as"
+        out.append(f"At 2^{bits} columns FTRL's train peak is {word} the compiled SGD's ({d:+,.0f} MiB, same "
                    f"floor); above the floor, training held {above['ftrl']:,.0f} MiB with FTRL, {above['sgd']:,.0f} "
                    f"with the compiled SGD and {above['sk']:,.0f} with scikit-learn's SGD, whose train peak is "
                    f"{sk['train_peak_mb']:,.0f} MiB against FTRL's {ftrl['train_peak_mb']:,.0f} (its floor is "

@@ -42,8 +42,9 @@ SECTIONS = [
      "Gradient checkpointing in the numpy MLP: exact peaks and train time with k = 0, 2, 4 and sqrt(depth)."),
     ("monitoring.md", "python bench/monitoring.py",
      "What the worker's live monitoring costs (monitor=full, light, off), and the parent's sampler at 5 to 200 Hz."),
-    ("estimate-accuracy-solver-ftrl.md", "python bench/estimate_accuracy.py --only solver=ftrl",
-     "The memory model's forecast for FTRL runs (its own coefficient, calibration version 5)."),
+    ("estimate-accuracy-solver-numba-solver-ftrl.md", "python bench/estimate_accuracy.py --only solver=numba,solver=ftrl",
+     ("The memory model's forecast for the compiled SGD and FTRL runs (calibration version 6: they score without "
+      "weight-sized copies, FTRL priced as z and n).")),
     ("estimate-accuracy-workers.md", "python bench/estimate_accuracy.py --only workers",
      "The memory model's forecast for data-parallel runs: the coordinator's and each Dask worker's exact peak."),
     ("ddp.md", "python bench/ddp.py",
