@@ -287,8 +287,8 @@ REMEDIES: tuple[Remedy, ...] = (
            "L2) instead of SGD; its L1 term keeps many weights at exactly zero.",
            "The advice says FTRL fits sparse data with a smaller footprint. A sparse model can be saved as its "
            "nonzero weights only (an index and a value each). While training, though, FTRL keeps two float64 "
-           "numbers per feature (z and n) and computes the weights from them to score; averaged SGD keeps the "
-           "weights and their average. Every linear run reports its nonzero weights and a sparse copy's bytes.",
+           "numbers per feature (z and n), and to score computes from them just the weights a row needs; averaged "
+           "SGD keeps the weights and their average. Every linear run reports its nonzero weights and a sparse copy's bytes.",
            "The numba compiler on the floor (about 100 MiB, as for the compiled SGD); the logistic loss instead "
            "of the hinge; four more knobs to tune (l1, l2, ftrl_alpha, ftrl_beta).",
            "no figure given", None, TRAINING,

@@ -201,8 +201,8 @@ _KNOBS = [
                 "compiler and its code to the floor (about 100 MiB, shared with the numba parser), "
                 "native adds nothing and, with the native parser, lets the worker skip scipy and "
                 "scikit-learn (see parser). ftrl holds two float64 arrays per feature (z and n) where "
-                "averaged SGD holds the weights and their average, and computes the weights from them when "
-                "it scores; its L1 makes the model sparse (see the nonzero weights a run reports).",
+                "averaged SGD holds the weights and their average, and computes from them just the weights a "
+                "scored row needs; its L1 makes the model sparse (see the nonzero weights a run reports).",
          applies_to=("linear-svm", "kernel-approx")),
     Knob("l1", float, 0.1, min=0.0, max=1e6,
          help="FTRL's L1 strength (solver ftrl only): a weight stays exactly zero while the "
