@@ -101,8 +101,9 @@ def run_id_arg(text: str) -> int:
     return value
 
 
-def knob_values(args: argparse.Namespace) -> dict:
-    return {k: getattr(args, k) for k in KNOBS if hasattr(args, k)}
+def knob_values(args: argparse.Namespace, skip: tuple[str, ...] = ()) -> dict:
+    """The knobs given as flags (``skip``: flags a subcommand uses for something else)."""
+    return {k: getattr(args, k) for k in KNOBS if hasattr(args, k) and k not in skip}
 
 
 def check_home(home: str, write: bool = False) -> None:

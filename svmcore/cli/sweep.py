@@ -13,6 +13,10 @@ from svmcore.sweeps.frontier import tradeoff_points
 from svmcore.sweeps.grid import grid_label, parse_grid
 from svmcore.sweeps.sweep import start_sweep
 
+# here --scheduler is the sweep executor's cluster; a data-parallel run's own scheduler knob is
+# still reachable as --grid scheduler=ADDRESS
+OWN_FLAGS = ("scheduler",)
+
 
 def cmd_sweep(args, home: str) -> int:
     from svmcore.cli.common import knob_values
@@ -25,7 +29,7 @@ def cmd_sweep(args, home: str) -> int:
         raise ConfigError("scheduler", "--scheduler is only used with --executor dask")
     store = Store(home)
     recover(store)
-    sweep = start_sweep(store, knob_values(args), grid, args.executor, args.scheduler)
+    sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler)
     executor, points = sweep.executor, sweep.points
     for p in points:
         if p.error:
@@ -67,9 +71,7 @@ def cmd_sweep(args, home: str) -> int:
 
 def add_parser(sub) -> None:
     sw = sub.add_parser("sweep", help="run a grid of settings, one run at a time (per Dask worker with --executor dask)")
-    # here --scheduler is the sweep executor's cluster; a data-parallel run's own scheduler
-    # knob is still reachable as --grid scheduler=ADDRESS
-    add_knob_flags(sw, skip=("scheduler",))
+    add_knob_flags(sw, skip=OWN_FLAGS)
     sw.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     sw.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2",
                     help="a knob and the values to try; repeat for more knobs")
