@@ -9,6 +9,15 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+# The longest files, started first: `make test` runs two pytest processes (pytest-xdist, a file to a
+# process), and these overlap with everything else instead of running last on one of them.
+LONGEST_FIRST = ("tests/integration/test_estimate_runs.py", "tests/integration/test_scaling.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: 0 if item.nodeid.startswith(LONGEST_FIRST) else 1)  # stable: the rest keep order
+
+
 @pytest.fixture
 def home(tmp_path):
     """A fresh data folder for one test."""
