@@ -29,11 +29,11 @@ def small_disk(tmp_path):
 
 
 def _fill(path):
-    with open(os.path.join(path, "ballast"), "wb") as f:
+    # unbuffered: a buffered file's close would flush what the full disk refused, and raise there
+    with open(os.path.join(path, "ballast"), "wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * 65536)
-                f.flush()
         except OSError:
             pass
 
