@@ -18,3 +18,25 @@ def test_float16_stream_run_completes_shuffled_over_the_spill(home):
                home=home, check=0)
     summary = json.loads(proc.stdout)
     assert summary["status"] == "completed" and summary["accuracy"] is not None, summary
+
+
+EIGHT = "1,2,3,4,5,6,7,8"
+# 12 knobs of 8 values: 8^12 = 68,719,476,736 combinations
+HUGE_GRID = [f"{k}={EIGHT}" for k in ("seed", "epochs", "batch_size", "nnz_per_row", "shuffle_buffer", "gc_every",
+                                      "c", "ftrl_alpha", "ftrl_beta", "cache_size_mb", "l1", "l2")]
+
+
+def test_a_huge_sweep_grid_is_counted_and_refused_before_it_is_built(home):
+    """The grid was built with itertools.product before the 200-run check: 12 knobs of
+    8 values reached 9.8 GB in 60 s. Under a 2 GiB address-space limit the old code ends
+    with a MemoryError; now it is one line, exit 2, before anything is built."""
+    args = [a for item in HUGE_GRID for a in ("--grid", item)]
+    proc = cli("sweep", "--rows", "1000", *args, home=home, env={"SVMCORE_FAULT": ""}, timeout=120,
+               prefix=["prlimit", f"--as={2 << 30}", "--"])
+    one_line_error(proc, "68,719,476,736 combinations", "8 × 8", "at most 200 per sweep")
+
+
+def test_one_knob_with_too_many_values_is_refused_before_parsing_them(home):
+    values = ",".join(str(i) for i in range(1, 10_001))
+    proc = cli("sweep", "--grid", f"seed={values}", home=home, timeout=120)
+    one_line_error(proc, "'seed' has 10,000 values", "at most 200")
