@@ -4,6 +4,7 @@ new user or hostile input found, and what must hold now."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -40,3 +41,22 @@ def test_one_knob_with_too_many_values_is_refused_before_parsing_them(home):
     values = ",".join(str(i) for i in range(1, 10_001))
     proc = cli("sweep", "--grid", f"seed={values}", home=home, timeout=120)
     one_line_error(proc, "'seed' has 10,000 values", "at most 200")
+
+
+@pytest.mark.parametrize("name", ["runs", "cache", "uploads", "datasets", "calibration"])
+def test_a_file_where_the_home_needs_a_folder_is_one_line_naming_the_home(home, name):
+    """A file named `runs` in the home: every run ended 'failed', exit 1, 'the run could
+    not start: Not a directory', with no path."""
+    with open(os.path.join(home, name), "w") as f:
+        f.write("not a folder")
+    proc = cli("run", "--rows", "1000", "--epochs", "1", "--batch-size", "100", home=home, timeout=120)
+    one_line_error(proc, f"the data home {home} cannot be used", f"{os.path.join(home, name)} is a file, not a folder")
+    proc = cli("runs", "list", home=home, timeout=120)
+    one_line_error(proc, f"{os.path.join(home, name)} is a file, not a folder")
+    assert not os.path.exists(os.path.join(home, "runs.sqlite")), "nothing is stored for a run that cannot start"
+
+
+def test_a_folder_where_the_run_store_file_must_be_is_one_line(home):
+    os.mkdir(os.path.join(home, "runs.sqlite"))
+    proc = cli("runs", "list", home=home, timeout=120)
+    one_line_error(proc, f"{os.path.join(home, 'runs.sqlite')} is a folder, not the run store file")

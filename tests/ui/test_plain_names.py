@@ -50,3 +50,17 @@ def test_compare_shows_dataset_names_as_written(app_home):
     titles = [shown(m.value) for m in at.markdown if "(baseline)" in m.value or "&#9632;" in m.value]
     assert any(f"run {made[0]} · __init__.svm (baseline)" in t for t in titles), titles
     assert any(f"run {made[1]} · *star*.svm" in t for t in titles), titles
+
+
+def test_a_file_where_the_home_needs_a_folder_is_one_error_on_every_page(app_home):
+    import os
+
+    with open(os.path.join(app_home, "runs"), "w") as f:
+        f.write("not a folder")
+    from tests.ui.test_apptest import PAGES
+    for page in PAGES:
+        at = open_page(page)
+        assert_clean(at)
+        errors = [shown(e.value) for e in at.error]
+        assert len(errors) == 1 and "runs is a file, not a folder (the home keeps its run folders there)" in errors[0], \
+            (page, errors)
