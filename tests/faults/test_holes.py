@@ -60,3 +60,24 @@ def test_a_folder_where_the_run_store_file_must_be_is_one_line(home):
     os.mkdir(os.path.join(home, "runs.sqlite"))
     proc = cli("runs", "list", home=home, timeout=120)
     one_line_error(proc, f"{os.path.join(home, 'runs.sqlite')} is a folder, not the run store file")
+
+
+def test_runs_recover_refuses_a_file_that_is_not_a_run_store(home, tmp_path):
+    """`runs recover /etc/passwd` printed '0 recovered, 0 unreadable' and exited 0."""
+    import sqlite3
+
+    proc = cli("runs", "recover", "/etc/passwd", home=home, timeout=120)
+    one_line_error(proc, "/etc/passwd is not a run store: it is not an SQLite file")
+    other = str(tmp_path / "other.db")
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE t (x)")
+    db.execute("INSERT INTO t VALUES (1)")
+    db.commit()
+    db.close()
+    proc = cli("runs", "recover", other, home=home, timeout=120)
+    one_line_error(proc, f"{other} is an SQLite database but not a run store")
+    # a real store with no runs is still recovered from (nothing to copy, exit 0)
+    empty = tmp_path / "empty"
+    cli("runs", "list", home=str(empty), timeout=120, check=0)
+    proc = cli("runs", "recover", str(empty / "runs.sqlite"), home=home, timeout=120, check=0)
+    assert "0 recovered" in proc.stdout
