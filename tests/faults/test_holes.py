@@ -8,8 +8,12 @@ import os
 
 import pytest
 
+from svmcore.engine import limits
+from svmcore.spec.outcomes import rss_over_cap_note
+from svmcore.store.sqlite import RunStatus
 from tests.conftest import cli
 from tests.faults.test_cli_errors import one_line_error
+from tests.helpers import _run
 
 
 def test_float16_stream_run_completes_shuffled_over_the_spill(home):
@@ -81,3 +85,18 @@ def test_runs_recover_refuses_a_file_that_is_not_a_run_store(home, tmp_path):
     cli("runs", "list", home=str(empty), timeout=120, check=0)
     proc = cli("runs", "recover", str(empty / "runs.sqlite"), home=home, timeout=120, check=0)
     assert "0 recovered" in proc.stdout
+
+
+@pytest.mark.skipif(not limits.cgroup_available(), reason="needs a writable cgroup v1 memory controller")
+def test_a_cgroup_peak_is_reported_only_for_a_cgroup_capped_run(store):
+    """Every run sits in a cgroup of its own (to find its processes), but only a cgroup
+    cap makes that group's peak a figure: it counts page cache (1,177 MiB reported for an
+    uncapped lean run whose exact peak was 108 MiB)."""
+    free = _run(store, rows=5_000, epochs=1)
+    assert free.wait(120) == RunStatus.COMPLETED, free.summary
+    assert free.summary["cap"] == "none" and "cgroup_peak_mb" not in free.summary, free.summary
+    capped = _run(store, rows=5_000, epochs=1, memory_cap_mb=2000, cap_kind="cgroup")
+    assert capped.wait(120) == RunStatus.COMPLETED, capped.summary
+    assert capped.summary["cap"] == "cgroup" and capped.summary["cgroup_peak_mb"] > 0, capped.summary
+    note = rss_over_cap_note(500.0, 400.0, "cgroup", 380.0)
+    assert "the cgroup itself peaked at 380 MiB, page cache included" in note
