@@ -100,3 +100,17 @@ def test_a_cgroup_peak_is_reported_only_for_a_cgroup_capped_run(store):
     assert capped.summary["cap"] == "cgroup" and capped.summary["cgroup_peak_mb"] > 0, capped.summary
     note = rss_over_cap_note(500.0, 400.0, "cgroup", 380.0)
     assert "the cgroup itself peaked at 380 MiB, page cache included" in note
+
+
+def test_runs_list_names_a_file_run_by_the_file(home, tmp_path):
+    """`runs list` showed the dataset of runs on .../heldout/a9a and .../heldout/w8a as the
+    folder that holds them (the path cut to 14 characters)."""
+    folder = tmp_path / "some-long-folder-name" / "heldout"
+    folder.mkdir(parents=True)
+    for name in ("a9a", "w8a"):
+        (folder / name).write_text("1 1:0.5 2:1\n-1 2:0.25\n1 1:1\n-1 3:1\n" * 30)
+        cli("run", "--dataset", str(folder / name), "--batch-size", "10", "--epochs", "1", home=home, timeout=120,
+            check=0)
+    lines = cli("runs", "list", home=home, check=0).stdout.splitlines()
+    datasets = [line.split()[4] for line in lines[1:]]
+    assert datasets == ["w8a", "a9a"], lines
