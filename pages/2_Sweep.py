@@ -96,7 +96,8 @@ def results(sweep_id: int, live: bool = False) -> None:
         c1.progress(status["done"] / max(1, status["total"]),
                     text=f"{status['done']} of {status['total']} runs finished"
                          + (f" · running: {running}" if running else " · queued"))
-        if c2.button("Cancel sweep", key="cancel_sweep"):
+        if c2.button(f"Cancel sweep {sweep_id}", key="cancel_sweep",
+                     help="Cancels this sweep's queued and running runs; finished runs and their records stay."):
             lab.sweeps.cancel(sweep_id)
             st.rerun(scope="app")
     hosts = lab.sweeps.hosts(sweep_id)
