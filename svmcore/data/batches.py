@@ -373,22 +373,36 @@ class StreamData:
                 raw = self.spill.write_through(raw)
             if self.shuffle is not None:
                 raw = rebatch(pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch)), batch_size)
-        cdtype = COMPUTE_DTYPES[self.precision]
-        sdtype = STORE_DTYPES[self.precision]
         rows = 0
         for Xb, yb in raw:
             rows += yb.shape[0]
             if rows > self.n_rows:  # more rows than the scan counted: never train on them
                 self._changed(rows, epoch)
-            if self.dense_batches and not sp.issparse(Xb):
-                Xb = to_compute(Xb.astype(sdtype, copy=False), cdtype)
-            else:  # values rounded to the storage precision, upcast, then densified if asked
-                Xb = sp.csr_matrix(Xb) if not sp.issparse(Xb) else Xb  # (scipy cannot densify float16)
-                Xb.data = to_compute(Xb.data.astype(sdtype, copy=False), cdtype)
-                Xb = Xb.toarray() if self.dense_batches else Xb
-            yield Xb, yb
+            yield self._ready(Xb), yb
         if rows != self.n_rows:
             self._changed(rows, epoch)
+
+    def _ready(self, Xb):
+        """A parsed or spilled batch, compute-ready."""
+        cdtype, sdtype = COMPUTE_DTYPES[self.precision], STORE_DTYPES[self.precision]
+        if self.dense_batches and not sp.issparse(Xb):
+            return to_compute(Xb.astype(sdtype, copy=False), cdtype)
+        # values rounded to the storage precision, upcast, then densified if asked (scipy cannot densify float16)
+        Xb = sp.csr_matrix(Xb) if not sp.issparse(Xb) else Xb
+        Xb.data = to_compute(Xb.data.astype(sdtype, copy=False), cdtype)
+        return Xb.toarray() if self.dense_batches else Xb
+
+    def sample(self, rows: int) -> tuple[object, np.ndarray]:
+        """The first ``rows`` training rows, compute-ready, parsed from the file without
+        touching the spill: a transform is fitted on them before the first pass, which then
+        writes the spill from its start (a half-written spill from this read made the
+        later passes fail with 'the spill file is shorter than written')."""
+        parsed = self._parsed(rows)
+        try:
+            Xb, yb = next(parsed)
+        finally:
+            parsed.close()
+        return self._ready(Xb), yb
 
     def _changed(self, rows: int, epoch: int) -> None:
         """A pass found another number of training rows than the scan: the data changed."""
