@@ -4,11 +4,9 @@ per-phase peaks, what differs, a presentation view, export, delete."""
 import pandas as pd
 import streamlit as st
 
-from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
-from ui import compare
+from ui import compare, deletion
 from ui.live import X_CHOICES
-from ui.messages import show_error
 from ui.state import page_setup
 
 lab = page_setup("Compare")
@@ -25,9 +23,11 @@ with st.expander("Runs: select rows to compare", expanded=not present):
                "pinned when the table scrolls). Peaks are exact (the kernel's high-water mark); samples/s is "
                "training throughput.")
     df = compare.history_frame(rows)
+    deletion.clear_selection_if_asked("history")
     event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
                          column_config=compare.history_columns())
-selected = [int(df.iloc[i]["id"]) for i in event.selection.rows] if event and event.selection else []
+picked = [int(df.iloc[i]["id"]) for i in event.selection.rows if i < len(df)] if event and event.selection else []
+selected = picked
 if not selected:
     selected = sorted(int(i) for i in df["id"].head(2))
     st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
@@ -80,11 +80,8 @@ with st.container(horizontal=True, gap="small"):
                        mime="application/json")
     st.download_button("Memory samples (CSV)", lab.runs.export(selected, "csv"), file_name="runs.csv",
                        mime="text/csv")
-    delete = not present and st.button(f"Delete {len(selected)} selected", key="delete")
-if delete:
-    try:
-        for rid in selected:
-            lab.runs.delete(rid)
-        st.rerun()
-    except SvmcoreError as e:
-        show_error(e)
+    if not present:
+        deletion.delete_button(picked)
+if not present:
+    deletion.confirm_delete(lab, picked, names)
+deletion.show_deleted()

@@ -83,7 +83,7 @@ chosen = st.selectbox("Sweep", ids, index=ids.index(current) if current in ids e
 st.session_state.sweep_id = chosen
 spec = next(s for s in sweeps if s["id"] == chosen)["spec"]
 if spec.get("executor") == "dask":
-    st.caption(f"Ran on a Dask cluster: {spec.get('scheduler')}; one run per Dask worker at a time.")
+    st.caption(f"Ran on a Dask cluster: {plain(spec.get('scheduler'))}; one run per Dask worker at a time.")
 
 
 def results(sweep_id: int, live: bool = False) -> None:
@@ -96,7 +96,8 @@ def results(sweep_id: int, live: bool = False) -> None:
         c1.progress(status["done"] / max(1, status["total"]),
                     text=f"{status['done']} of {status['total']} runs finished"
                          + (f" · running: {running}" if running else " · queued"))
-        if c2.button("Cancel sweep", key="cancel_sweep"):
+        if c2.button(f"Cancel sweep {sweep_id}", key="cancel_sweep",
+                     help="Cancels this sweep's queued and running runs; finished runs and their records stay."):
             lab.sweeps.cancel(sweep_id)
             st.rerun(scope="app")
     hosts = lab.sweeps.hosts(sweep_id)
@@ -127,7 +128,7 @@ def results(sweep_id: int, live: bool = False) -> None:
     best = lab.sweeps.best_under(budget, objective, sweep_id, host) if budget else None
     if best:
         by = objective.replace("samples_per_s", "throughput").replace("_", " ")
-        st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({best.label}): "
+        st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({plain(best.label)}): "
                    f"exact peak {best.peak_mb:.1f} MiB, accuracy "
                    f"{best.accuracy:.4f} (balanced {best.balanced_accuracy or 0:.4f}), "
                    f"{best.samples_per_s or 0:,.0f} samples/s.")

@@ -9,7 +9,7 @@ from svmcore.app.folders import UPLOAD_LIMIT_MB
 from svmcore.spec.config import DEFAULT_FEATURES
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS
-from ui.messages import show_error
+from ui.messages import escape_markdown, show_error
 from ui.state import page_setup
 
 lab = page_setup("Data")
@@ -34,7 +34,7 @@ with tab_up:
             path = lab.folders.save_upload(up.name, up.getvalue())
             st.session_state.uploaded_name = (up.name, up.size)
             inspect_next(path)
-            st.success(f"Saved as {os.path.basename(path)}; it is now in the dataset list on every page.")
+            st.success(f"Saved as {escape_markdown(os.path.basename(path))}; it is now in the dataset list on every page.")
         except SvmcoreError as e:
             show_error(e)
 with tab_gen:
@@ -62,7 +62,7 @@ with tab_gen:
                                     positive_fraction=float(positives) if kind == "sparse-text" else 0.5,
                                     sort_by_label=sort)
             inspect_next(path)
-            st.success(f"Wrote {os.path.basename(path)}.")
+            st.success(f"Wrote {escape_markdown(os.path.basename(path))}.")
         except SvmcoreError as e:
             show_error(e)
 with tab_path:

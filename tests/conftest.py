@@ -36,13 +36,14 @@ def store(home):
     s.close()
 
 
-def cli(*args, home=None, env=None, timeout=600, check=None):
-    """Run `python -m svmcore ...` as a real process; returns CompletedProcess."""
+def cli(*args, home=None, env=None, timeout=600, check=None, prefix=()):
+    """Run `python -m svmcore ...` as a real process (after ``prefix``, e.g. a
+    ``prlimit`` command line); returns CompletedProcess."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = ROOT
     if env:
         full_env.update(env)
-    cmd = [sys.executable, "-m", "svmcore"] + list(args)
+    cmd = list(prefix) + [sys.executable, "-m", "svmcore"] + list(args)
     if home:
         cmd += ["--home", home] if args and args[0] in ("run", "sweep") else []
         full_env["SVMCORE_HOME"] = home

@@ -14,6 +14,7 @@ import streamlit as st
 
 from svmcore.app.headlines import Comparison, RunFacts
 from ui.charts import run_colour
+from ui.messages import html_text
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
@@ -73,7 +74,7 @@ def headline_items(cmp: Comparison) -> list[tuple[int, str]]:
 def headline(cmp: Comparison, big: bool = False) -> None:
     """One line per compared run against the baseline, each with its run's colour."""
     size = "1.3rem" if big else "1.05rem"
-    lines = "".join(f'<li style="font-size:{size};margin:0.25rem 0">{_swatch(rid)} {html.escape(text)}</li>'
+    lines = "".join(f'<li style="font-size:{size};margin:0.25rem 0">{_swatch(rid)} {html_text(text)}</li>'
                     for rid, text in headline_items(cmp))
     st.markdown(f'<ul style="list-style:none;padding-left:0" data-testid="compareHeadline">{lines}</ul>',
                 unsafe_allow_html=True)
@@ -107,7 +108,7 @@ def big_numbers(cmp: Comparison) -> None:
         for r in cmp.runs:
             with st.container(border=True):
                 base = " (baseline)" if r.id == cmp.baseline else ""
-                st.markdown(f"{_swatch(r.id)} **{html.escape(r.title)}**{base} · {html.escape(r.status)}",
+                st.markdown(f"{_swatch(r.id)} **{html_text(r.title)}**{base} · {html_text(r.status)}",
                             unsafe_allow_html=True)
                 with st.container(horizontal=True, gap="large"):
                     for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id)):

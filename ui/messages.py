@@ -47,6 +47,13 @@ def escape_markdown(text: str) -> str:
     return _WWW.sub(r"\1\\.", out)
 
 
+def html_text(text: str) -> str:
+    """``text`` for Markdown that also holds the app's own HTML: every HTML or Markdown
+    special character as a numeric character reference, which Markdown shows as that
+    character and never reads as emphasis or a tag (``__init__.svm`` stays as written)."""
+    return "".join(f"&#{ord(c)};" if c in _SPECIAL or c in "\"'" else c for c in str(text))
+
+
 def plain(error_or_text: BaseException | str) -> str:
     """The text of an error (or any untrusted text), safe to embed in Markdown:
     server paths scrubbed, then every special character escaped."""

@@ -7,6 +7,8 @@ import os
 import streamlit as st
 
 from svmcore.app.lab import Lab
+from svmcore.spec.errors import SvmcoreError
+from ui.messages import show_error
 
 
 def home() -> str:
@@ -31,7 +33,11 @@ def page_setup(title: str) -> Lab:
         for path, label in PAGES:
             st.page_link(path, label=label)
         st.divider()
-    the_lab = lab()
+    try:
+        the_lab = lab()
+    except SvmcoreError as e:  # the data home cannot be used (a file where a folder must be, ...)
+        show_error(e)
+        st.stop()
     store = the_lab.store
     if store.damaged_moved_to:  # found damaged when this server opened it
         st.warning(f"The run history was damaged ({store.damage}). It was moved to `{store.damaged_moved_to}` "

@@ -9,7 +9,7 @@ import sys
 
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
-from svmcore.store.sqlite import RunStatus
+from svmcore.store.sqlite import RunStatus, check_home_entries
 
 EXIT = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1, RunStatus.OOM: 3, RunStatus.CANCELLED: 4,
         RunStatus.LOST: 1}
@@ -120,3 +120,5 @@ def check_home(home: str, write: bool = False) -> None:
     if write and not os.access(existing, os.W_OK | os.X_OK):
         what = "is read-only" if existing == os.path.abspath(home) else f"cannot be created: {existing} is read-only"
         raise ConfigError("home", f"the data home {home} {what}; {hint}")
+    if os.path.isdir(home):
+        check_home_entries(os.path.abspath(home))

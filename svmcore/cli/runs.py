@@ -37,15 +37,18 @@ def cmd_runs(args, home: str) -> int:
         if args.json:
             print(json.dumps(rows))
         else:
-            print(f"{'id':>5} {'status':10} {'created':19} {'dataset':14} {'mode':7} {'model':13} "
+            # a file run's dataset by the file's name (its path cut to 14 characters showed the folder)
+            names = [os.path.basename(str(r["dataset"])) for r in rows]
+            wide = min(40, max([7] + [len(n) for n in names]))
+            print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
                   f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}")
-            for r in rows:
+            for r, name in zip(rows, names):
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
-                print(f"{r['id']:>5} {r['status']:10} {created:19} {str(r['dataset'])[:14]:14} {r['mode']:7} "
+                print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode']:7} "
                       f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}")
         return 0
     rec = store.get_run(args.id)

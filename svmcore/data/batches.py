@@ -28,6 +28,7 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.spill import take_rows
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError
@@ -62,13 +63,8 @@ def cut_rows(parts, start: int, stop: int, n_features: int, precision: str, dens
 
 def gather_rows(parts, rows: np.ndarray, n_features: int, precision: str, dense: bool):
     """The given rows (any order) of CSR parts (data, indices, indptr) as a compute-ready batch."""
-    data, indices, indptr = parts[:3]
-    starts = np.asarray(indptr[rows], dtype=np.int64)
-    lengths = np.asarray(indptr[rows + 1], dtype=np.int64) - starts
-    out_ptr = np.zeros(rows.shape[0] + 1, np.int64)
-    np.cumsum(lengths, out=out_ptr[1:])
-    pos = np.repeat(starts - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
-    Xb = sp.csr_matrix((to_compute(data[pos], COMPUTE_DTYPES[precision]), np.asarray(indices[pos]), out_ptr),
+    data, indices, indptr = take_rows(parts, rows)
+    Xb = sp.csr_matrix((to_compute(data, COMPUTE_DTYPES[precision]), indices, indptr),
                        shape=(rows.shape[0], n_features))
     return Xb.toarray() if dense else Xb
 
@@ -377,22 +373,36 @@ class StreamData:
                 raw = self.spill.write_through(raw)
             if self.shuffle is not None:
                 raw = rebatch(pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch)), batch_size)
-        cdtype = COMPUTE_DTYPES[self.precision]
-        sdtype = STORE_DTYPES[self.precision]
         rows = 0
         for Xb, yb in raw:
             rows += yb.shape[0]
             if rows > self.n_rows:  # more rows than the scan counted: never train on them
                 self._changed(rows, epoch)
-            if self.dense_batches:
-                Xb = Xb.toarray() if sp.issparse(Xb) else Xb
-                Xb = to_compute(Xb.astype(sdtype, copy=False), cdtype)
-            else:
-                Xb = sp.csr_matrix(Xb) if not sp.issparse(Xb) else Xb
-                Xb.data = to_compute(Xb.data.astype(sdtype, copy=False), cdtype)
-            yield Xb, yb
+            yield self._ready(Xb), yb
         if rows != self.n_rows:
             self._changed(rows, epoch)
+
+    def _ready(self, Xb):
+        """A parsed or spilled batch, compute-ready."""
+        cdtype, sdtype = COMPUTE_DTYPES[self.precision], STORE_DTYPES[self.precision]
+        if self.dense_batches and not sp.issparse(Xb):
+            return to_compute(Xb.astype(sdtype, copy=False), cdtype)
+        # values rounded to the storage precision, upcast, then densified if asked (scipy cannot densify float16)
+        Xb = sp.csr_matrix(Xb) if not sp.issparse(Xb) else Xb
+        Xb.data = to_compute(Xb.data.astype(sdtype, copy=False), cdtype)
+        return Xb.toarray() if self.dense_batches else Xb
+
+    def sample(self, rows: int) -> tuple[object, np.ndarray]:
+        """The first ``rows`` training rows, compute-ready, parsed from the file without
+        touching the spill: a transform is fitted on them before the first pass, which then
+        writes the spill from its start (a half-written spill from this read made the
+        later passes fail with 'the spill file is shorter than written')."""
+        parsed = self._parsed(rows)
+        try:
+            Xb, yb = next(parsed)
+        finally:
+            parsed.close()
+        return self._ready(Xb), yb
 
     def _changed(self, rows: int, epoch: int) -> None:
         """A pass found another number of training rows than the scan: the data changed."""

@@ -124,28 +124,32 @@ class Spill:
         avg_rows = max(1, self.rows // max(1, n_blocks))
         per_window = max(1, window_rows // avg_rows)
         order = rng.permutation(n_blocks)
+        as_parts = gather is not None or self.dtype == np.float16
         with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
                 open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
             for w in range(0, n_blocks, per_window):
-                parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1], gather is not None)
+                parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1], as_parts)
                          for b in order[w:w + per_window]]
-                if gather is not None:  # gather(list of parts) -> an object with .gather(rows)
-                    pool = gather([p[0] for p in parts])
-                    codes = np.concatenate([p[1] for p in parts])
-                    del parts
-                    ids = rng.permutation(codes.shape[0])
-                    for s in range(0, ids.shape[0], batch_size):
-                        take = ids[s:s + batch_size]
-                        yield pool.gather(take), codes[take]
-                    del pool
-                    continue
-                X = sp.vstack([p[0] for p in parts], format="csr")
                 codes = np.concatenate([p[1] for p in parts])
+                cut = self._cutter([p[0] for p in parts], codes, gather)
                 del parts
                 ids = rng.permutation(codes.shape[0])
                 for s in range(0, ids.shape[0], batch_size):
-                    take = ids[s:s + batch_size]
-                    yield X[take], self.classes[codes[take]]
+                    yield cut(ids[s:s + batch_size])
+                del cut
+
+    def _cutter(self, blocks: list, codes: np.ndarray, gather):
+        """take -> one batch of a window's rows: CSR parts and class codes with ``gather``,
+        else a CSR matrix and labels."""
+        if gather is not None:
+            pool = gather(blocks)
+            return lambda take: (pool.gather(take), codes[take])
+        if self.dtype == np.float16:  # scipy cannot index float16 rows (csr_row_index)
+            parts = concat_parts(blocks)
+            return lambda take: (sp.csr_matrix(take_rows(parts, take), shape=(take.shape[0], self.n_features)),
+                                 self.classes[codes[take]])
+        X = sp.vstack(blocks, format="csr")
+        return lambda take: (X[take], self.classes[codes[take]])
 
     def _read_block(self, fd, fi, fl, fc, lo, hi, parts: bool = False):
         (r0, z0), (r1, z1) = lo, hi
@@ -186,3 +190,15 @@ def concat_parts(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         r += k
         z += int(p[2][-1] - p[2][0])
     return data, indices, indptr
+
+
+def take_rows(parts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The given rows (any order) of CSR parts (data, indices, indptr), as CSR parts in
+    the parts' own dtype (numpy only: scipy cannot index float16 rows)."""
+    data, indices, indptr = parts[:3]
+    starts = np.asarray(indptr[rows], dtype=np.int64)
+    lengths = np.asarray(indptr[rows + 1], dtype=np.int64) - starts
+    out_ptr = np.zeros(rows.shape[0] + 1, np.int64)
+    np.cumsum(lengths, out=out_ptr[1:])
+    pos = np.repeat(starts - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
+    return data[pos], np.asarray(indices[pos]), out_ptr

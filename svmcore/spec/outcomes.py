@@ -85,7 +85,8 @@ def rss_over_cap_note(peak_rss_mb: float | None, cap_mb: float | None, cap_kind:
     charged to other groups, so the cap bounds what this run added, not its RSS."""
     if cap_kind != "cgroup" or not peak_rss_mb or not cap_mb or peak_rss_mb <= cap_mb:
         return None
-    charged = f" (the cgroup itself peaked at {cgroup_peak_mb:,.0f} MiB)" if cgroup_peak_mb else ""
+    charged = (f" (the cgroup itself peaked at {cgroup_peak_mb:,.0f} MiB, page cache included)"
+               if cgroup_peak_mb else "")
     return (f"Its RSS peaked at {peak_rss_mb:,.0f} MiB, above the {cap_mb:,.0f} MiB cap{charged}: a cgroup is charged "
             "for each page once, by the group that first brought it into memory, and the shared library pages this "
             "process maps (Python's, numpy's, scipy's) were already cached and charged to other groups. They count in "

@@ -113,7 +113,7 @@ class RunSummary:
     upcast: dict | None = None  # float16 runs: the float32 copy of each batch, bytes exact, time measured
     cap: str | None = None
     cap_mb: float | None = None
-    cgroup_peak_mb: float | None = None
+    cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's peak, page cache included
     phase: str | None = None  # where a run that did not complete ended
     error: dict | None = None
     exit: dict | None = None

@@ -410,4 +410,9 @@ def salvage(path: str) -> dict[str, TableSalvage]:
                 continue
             found = sum(1 for r in t.rows if lo < r <= hi)
             t.unreadable += max(0, (hi - max(lo, 0)) - found)
+    if not roots and not any(t.rows or t.unreadable for t in out.values()):
+        if data[:16] == _HEADER:
+            raise SalvageError(f"{path} is an SQLite database but not a run store: it has no runs, samples, events "
+                               "or sweeps table")
+        raise SalvageError(f"{path} is not a run store: it is not an SQLite file and no run could be read from it")
     return out

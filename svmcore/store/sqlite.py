@@ -148,6 +148,26 @@ def _free_ids_first(db: sqlite3.Connection, table: str, rows: list[dict]) -> lis
     return [r for r in rows if r["id"] not in taken] + [r for r in rows if r["id"] in taken]
 
 
+# what a data home keeps in its folders (run folders, parsed-data cache, uploads,
+# generated data, the calibration runs' own store)
+HOME_FOLDERS = {"runs": "run folders", "cache": "cached copies of datasets", "uploads": "uploaded files",
+                "datasets": "generated datasets", "calibration": "calibration runs"}
+
+
+def check_home_entries(home: str) -> None:
+    """Each folder the data home needs is a folder (or absent) and its run store is not a
+    folder: a file named ``runs`` made every run fail with 'Not a directory'."""
+    for name, what in HOME_FOLDERS.items():
+        path = os.path.join(home, name)
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise StoreError(f"the data home {home} cannot be used: {path} is a file, not a folder (the home keeps "
+                             f"its {what} there); move it away or set SVMCORE_HOME to another folder")
+    path = os.path.join(home, "runs.sqlite")
+    if os.path.isdir(path):
+        raise StoreError(f"the data home {home} cannot be used: {path} is a folder, not the run store file; "
+                         "move it away or set SVMCORE_HOME to another folder")
+
+
 def _top_run_folder(home: str) -> int:
     try:
         names = os.listdir(os.path.join(home, "runs"))
@@ -163,6 +183,7 @@ class Store:
             os.makedirs(self.home, exist_ok=True)
         except OSError as e:
             raise StoreError(f"cannot create the data folder {self.home}: {e.strerror}") from None
+        check_home_entries(self.home)
         self.path = os.path.join(self.home, "runs.sqlite")
         self._local = threading.local()
         self._thread_lock = threading.RLock()

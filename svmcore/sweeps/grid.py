@@ -4,6 +4,7 @@ the memory/accuracy Pareto frontier and the best setting under a memory budget."
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,23 @@ def parse_grid(items: list[str]) -> dict[str, list]:
             raise ConfigError("grid", f"unknown knob {shown(name)}; known knobs: {', '.join(KNOBS)}")
         if name in grid:
             raise ConfigError("grid", f"knob {shown(name)} is given twice")
-        parsed = [coerce(name, v.strip()) for v in values.split(",") if v.strip()]
-        grid[name] = list(dict.fromkeys(parsed))  # keep order, drop repeats
+        texts = [v.strip() for v in values.split(",") if v.strip()]
+        if len(texts) > MAX_GRID_RUNS:
+            raise ConfigError("grid", f"{shown(name)} has {len(texts):,} values; at most {MAX_GRID_RUNS} runs per sweep")
+        grid[name] = list(dict.fromkeys(coerce(name, v) for v in texts))  # keep order, drop repeats
+    check_grid_size(grid)
     return grid
+
+
+def check_grid_size(grid: dict[str, list]) -> int:
+    """The number of combinations, counted (the product of the lengths) before any is
+    built: 12 knobs of 8 values are 68.7 billion, which itertools.product would try to
+    hold. Raises ConfigError above MAX_GRID_RUNS."""
+    count = math.prod(len(v) for v in grid.values())
+    if count > MAX_GRID_RUNS:
+        lengths = " × ".join(str(len(v)) for v in grid.values())
+        raise ConfigError("grid", f"{count:,} combinations ({lengths} values); at most {MAX_GRID_RUNS} per sweep")
+    return count
 
 
 @dataclass
@@ -46,10 +61,9 @@ def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None) -> l
     ``cache_dir`` (launching), the data's rules are checked too (``preflight``: e.g.
     kernel-svm on more rows than its limit, a batch larger than the data)."""
 
+    check_grid_size(grid)
     names = list(grid)
     combos = list(itertools.product(*(grid[n] for n in names))) if names else [()]
-    if len(combos) > MAX_GRID_RUNS:
-        raise ConfigError("grid", f"{len(combos)} combinations; at most {MAX_GRID_RUNS} per sweep")
     points = []
     for combo in combos:
         values = dict(zip(names, combo))

@@ -202,7 +202,7 @@ def run(job: dict, events, phases) -> dict:
     if trainer.needs_transform_fit:
         phases.start("transform")
         sample_X, _ = train.batch(0, min(KERNEL_SAMPLE_ROWS, train.n_rows)) if isinstance(train, ArrayData) \
-            else next(iter(train.batches(min(KERNEL_SAMPLE_ROWS, train.n_rows))))
+            else train.sample(min(KERNEL_SAMPLE_ROWS, train.n_rows))
         trainer.fit_transform_on(sample_X)
         del sample_X
         if isinstance(train, ArrayData) and cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front

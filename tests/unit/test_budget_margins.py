@@ -143,7 +143,7 @@ def test_statement_fits_with_confidence_only_when_the_margin_fits():
 
 def test_rss_over_a_cgroup_cap_is_explained():
     text = rss_over_cap_note(147.5, 100.0, "cgroup", 100.0)
-    assert text.startswith("Its RSS peaked at 148 MiB, above the 100 MiB cap (the cgroup itself peaked at 100 MiB)")
+    assert text.startswith("Its RSS peaked at 148 MiB, above the 100 MiB cap (the cgroup itself peaked at 100 MiB, page cache included)")
     assert "charged to other groups" in text
     assert rss_over_cap_note(90.0, 100.0, "cgroup") is None
     assert rss_over_cap_note(147.5, 100.0, "rlimit") is None

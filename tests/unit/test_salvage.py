@@ -133,10 +133,11 @@ def test_rows_still_in_the_wal_are_read(tmp_path):
     assert (open(aside, "rb").read(), open(aside + "-wal", "rb").read()) == before  # never written
 
 
-def test_a_file_that_is_not_sqlite_gives_nothing_and_a_tiny_one_an_error(tmp_path):
+def test_a_file_that_is_not_sqlite_or_a_tiny_one_is_an_error(tmp_path):
     junk = tmp_path / "junk"
     junk.write_bytes(b"this is not sqlite" * 1000)
-    assert all(not t.rows for t in salvage(str(junk)).values())
+    with pytest.raises(SalvageError, match="is not a run store: it is not an SQLite file"):
+        salvage(str(junk))  # issue 18: it gave nothing, and `runs recover` said "0 recovered" and exit 0
     tiny = tmp_path / "tiny"
     tiny.write_bytes(b"x" * 10)
     with pytest.raises(SalvageError):

@@ -103,3 +103,28 @@ def test_array_batches_release_mapped_pages_as_they_go(tmp_path):
     block = text[text.index(str(tmp_path / "x.npy")):]
     rss_kb = int(next(l.split()[1] for l in block.splitlines() if l.startswith("Rss:")))
     assert rss_kb < 200, rss_kb  # 3 MiB went through; almost none of it is still mapped in
+
+
+def test_float16_stream_reads_back_shuffled_and_dense(tmp_path):
+    """Issue 18: a shuffled float16 pass over the spill failed in scipy's csr_row_index
+    ("Output dtype not compatible with inputs"), and a dense one in csr_todense. Every
+    row comes back once, its values rounded to float16 and upcast to float32."""
+    from svmcore.data.batches import Shuffle
+
+    path = tmp_path / "d.svm"
+    from sklearn.datasets import dump_svmlight_file
+    X, _, _ = _batches(n=700, f=40)
+    y = np.arange(700) % 2
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    cfg = validate(dataset=str(path), mode="stream", precision="float16")
+    expected = X.toarray().astype(np.float16).astype(np.float32)
+    for dense in (False, True):
+        spill = Spill(str(tmp_path / f"spill{dense}"), np.float16, [0.0, 1.0], 40)
+        data = StreamData(Source(cfg), 700, 40, "float16", dense, reader_thread=False, hold_out=False, spill=spill,
+                          shuffle=Shuffle(seed=1, window_rows=256))
+        for epoch in (0, 1):  # the text, then the spill
+            got = list(data.batches(64, epoch=epoch))
+            rows = np.vstack([b[0] if dense else b[0].toarray() for b in got])
+            assert rows.dtype == np.float32 and rows.shape == (700, 40)
+            # rows come shuffled: compare them as a set, sorted the same way
+            np.testing.assert_array_equal(np.unique(rows, axis=0), np.unique(expected, axis=0))
