@@ -1,0 +1,162 @@
+"""``fit``: from a setting that does not fit a memory budget to one that does, by the
+diagnosis loop.
+
+Forecast the config; while the forecast does not fit, apply the best remedy for the
+phase that owns the forecast peak (``doctor.options``'s ranking: one that brings the
+run within the budget at the least cost in accuracy and speed, else the largest
+predicted saving). Launch the run with the budget as its memory cap. If it runs out of
+memory (or completes above the budget), diagnose the measured run: the phase it died
+in, and how far the model was short there (the next forecasts are corrected by that),
+and repeat. Stop when a run completes within the budget, or when no remedy is left,
+saying why. Every attempt is a recorded run linked to the one before, with the knobs it
+changed and why.
+
+The runs go through a seam (``launch``: a config, the attempt before and the change in,
+the finished run's record out), so the CLI and the dashboard run them their own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from svmcore.app.doctor import (
+    apply,
+    change_words,
+    corrected,
+    corrected_peak,
+    diagnose,
+    model_view,
+    moves,
+    options,
+)
+from svmcore.predict.model import Calibration
+from svmcore.spec.config import RunConfig, validate
+from svmcore.store.records import RunRecord, RunStatus
+
+MAX_ATTEMPTS = 5  # launched runs
+MAX_STEPS = 12  # remedies applied in all
+
+
+def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None, dict], RunRecord],
+        cal: Calibration | None, reference: dict | None, cache_dir: str | None = None,
+        max_attempts: int = MAX_ATTEMPTS, progress: Callable[[str], None] | None = None) -> dict:
+    """The loop; returns ``{"fits", "reason", "attempts": [...], "path", "summary"}``.
+    ``values`` are the user's knobs (validated here); the budget becomes every attempt's
+    memory cap unless the user's own cap is lower."""
+    say = progress or (lambda _text: None)
+    cfg = validate(values)
+    cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
+    cfg = validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
+    tried: set[str] = {_key(cfg)}
+    scale = 1.0
+    pending: list[dict] = []
+    attempts: list[dict] = []
+    path: list[str] = []
+    parent: int | None = None
+    steps = 0
+    while True:
+        # forecast, and apply remedies until the forecast fits
+        while True:
+            view = model_view(cfg, cal, cache_dir=cache_dir)
+            peak = corrected_peak(view, scale)
+            if peak <= budget_mb:
+                break
+            owner = _corrected_owner(view, scale)
+            helps, _ = options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale, frozenset(tried))
+            if not helps or steps >= MAX_STEPS:
+                return _end(False, f"nothing left to try: the forecast peak is {peak:,.0f} MiB in {owner}, above "
+                                   f"the budget of {budget_mb:,.0f} MiB, and no remaining remedy lowers that phase"
+                            + (" (" + _scale_words(scale) + ")" if scale > 1.01 else ""), attempts, path, budget_mb)
+            pick = helps[0]
+            steps += 1
+            why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick['title']} is predicted to "
+                   f"save {pick['predicted_saving_mb']:,.0f} MiB" + (" and fit" if pick["fits"] else ""))
+            pending.append({"remedy": pick["remedy"], "knobs": pick["change"], "why": why})
+            path.append(change_words(pick["change"]))
+            say(why + f" → {change_words(pick['change'])}")
+            cfg = _apply(cfg, pick)
+            tried.add(_key(cfg))
+        if len(attempts) >= max_attempts:
+            return _end(False, f"stopped after {len(attempts)} runs", attempts, path, budget_mb)
+        change = {"changes": pending, "forecast_mb": round(peak, 1), "budget_mb": budget_mb,
+                  "forecast_basis": view["basis"]}
+        say(f"launching with a {cfg.memory_cap_mb} MiB cap; forecast {peak:,.0f} MiB")
+        rec = launch(cfg, parent, change)
+        s = rec.result
+        attempt = {"run_id": rec.id, "parent_run_id": parent, "status": rec.status.value,
+                   "peak_mb": None if s.peak_rss_mb is None else round(s.peak_rss_mb, 1),
+                   "phase": s.phase if rec.status == RunStatus.OOM else s.peak_phase, "change": change,
+                   "config": _changed(cfg, validate(values)), "accuracy": s.accuracy,
+                   "balanced_accuracy": s.balanced_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
+                   "forecast_mb": round(peak, 1)}
+        attempts.append(attempt)
+        parent, pending = rec.id, []
+        if rec.status == RunStatus.COMPLETED and (s.peak_rss_mb or 0) <= budget_mb:
+            path.append(f"run {rec.id}, {s.peak_rss_mb:,.0f} MiB, fits")
+            return _end(True, f"run {rec.id} completed at {s.peak_rss_mb:,.0f} MiB, within the budget of "
+                              f"{budget_mb:,.0f} MiB", attempts, path, budget_mb)
+        if rec.status not in (RunStatus.OOM, RunStatus.COMPLETED):
+            path.append(f"run {rec.id} {rec.status.value}")
+            return _end(False, f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no reason given'}; "
+                               "that is not a memory problem fit can solve", attempts, path, budget_mb)
+        d = diagnose(rec, budget_mb, cal, reference, cache_dir)
+        how = "oom" if rec.status == RunStatus.OOM else "over budget"
+        path.append(f"run {rec.id} {how} in {d['owner']} at {s.peak_rss_mb or 0:,.0f}")
+        scale = max(scale, d.get("scale", 1.0))
+        helps, _ = options(cfg, d["owner"], model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal, reference,
+                           cache_dir, scale, frozenset(tried))
+        if not helps or steps >= MAX_STEPS:
+            return _end(False, f"nothing left to try: {d['verdict']}, and no remaining remedy lowers the "
+                               f"{d['owner']} phase", attempts, path, budget_mb)
+        pick = helps[0]
+        steps += 1
+        why = (f"{d['verdict']}: {pick['title']} acts on {d['owner']}, predicted to save "
+               f"{pick['predicted_phase_saving_mb']:,.0f} MiB there" + (f" ({_scale_words(scale)})" if scale > 1.01 else ""))
+        pending.append({"remedy": pick["remedy"], "knobs": pick["change"], "why": why})
+        path.append(change_words(pick["change"]))
+        say(why + f" → {change_words(pick['change'])}")
+        cfg = _apply(cfg, pick)
+        tried.add(_key(cfg))
+
+
+def _apply(cfg: RunConfig, pick: dict) -> RunConfig:
+    move = next(m for m in moves(cfg) if m.key == pick["remedy"])
+    return apply(cfg, move) if move.change == pick["change"] else validate(cfg.to_dict(), **pick["change"])
+
+
+def _key(cfg: RunConfig) -> str:
+    return cfg.to_json()
+
+
+def _corrected_owner(view: dict, scale: float) -> str:
+    return max(view["phases"], key=lambda p: corrected(view["phases"][p], view, scale))
+
+
+def _scale_words(scale: float) -> str:
+    return f"forecasts corrected by {scale:.2f}x, how far the model fell short of the measured run"
+
+
+def _changed(cfg: RunConfig, base: RunConfig) -> dict:
+    a, b = cfg.to_dict(), base.to_dict()
+    return {k: v for k, v in a.items() if b.get(k) != v}
+
+
+def _end(fits: bool, reason: str, attempts: list[dict], path: list[str], budget_mb: float) -> dict:
+    summary = " → ".join(path) if path else "no change needed"
+    if fits and attempts:
+        summary += _costs(attempts)
+    return {"fits": fits, "reason": reason, "budget_mb": budget_mb, "attempts": attempts, "path": path,
+            "summary": summary + ("" if fits else f"; {reason}")}
+
+
+def _costs(attempts: list[dict]) -> str:
+    """What the fitting run gave up against the first attempt that completed (if any did
+    before it): accuracy in points and speed as a ratio, measured."""
+    last = attempts[-1]
+    first = next((a for a in attempts[:-1] if a["status"] == "completed"), None)
+    if first is None or None in (first["accuracy"], last["accuracy"]):
+        return ""
+    words = f"; accuracy {100 * (last['accuracy'] - first['accuracy']):+.1f} pt"
+    if first["samples_per_s"] and last["samples_per_s"]:
+        words += f", {first['samples_per_s'] / last['samples_per_s']:.1f}x slower"
+    return words + f" than run {first['run_id']}"
