@@ -203,12 +203,12 @@ def _r(v: float | None, digits: int = 1) -> float | None:
 # ---------------------------------------------------------------- the options
 
 def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, cal: Calibration | None,
-            reference: dict | None, cache_dir: str | None = None, scale: float = 1.0,
+            reference: dict | None, cache_dir: str | None = None, scale: dict[str, float] | None = None,
             exclude: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict]]:
     """(remedies that act on ``owner``, ranked; remedies that cannot help, with why).
 
     ``before`` is ``model_view(cfg)``. ``scale`` corrects the model where a measured run
-    showed it short (what the parts above the floor are multiplied by). Ranked: those
+    showed it short: per phase, what the parts above the floor are multiplied by. Ranked: those
     predicted to bring the whole run within ``budget_mb`` first, cheapest first (accuracy,
     then speed); then the rest by the predicted saving of the run's peak. ``exclude``:
     configs (JSON) already tried, which are said to be tried."""
@@ -236,9 +236,8 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             continue
         if m.key != "lean":
             shapes.setdefault(after_cfg.hashing_bits, data_shape(after_cfg, cache_dir))
-        b_phase = corrected(before["phases"].get(owner, {"mb": 0.0}), before, scale)
-        a_phase = corrected(after["phases"].get(owner, {"mb": 0.0, "parts_mb": {}}), after, scale) \
-            if owner in after["phases"] else 0.0
+        b_phase = corrected(owner, before, scale) if owner in before["phases"] else 0.0
+        a_phase = corrected(owner, after, scale) if owner in after["phases"] else 0.0
         b_peak, a_peak = corrected_peak(before, scale), corrected_peak(after, scale)
         row.update(predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
                    predicted_saving_mb=round(b_peak - a_peak, 1),
@@ -258,13 +257,19 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
     return helps, useless
 
 
-def corrected(phase: dict, view: dict, scale: float) -> float:
-    floor = phase.get("parts_mb", {}).get("floor", view["phases"]["imports"]["mb"])
-    return floor + (phase["mb"] - floor) * scale
+def corrected(name: str, view: dict, scale: dict[str, float] | None) -> float:
+    """A phase's forecast (MiB) with its parts above the floor scaled by ``scale[name]``."""
+    phase = view["phases"][name]
+    floor = phase["parts_mb"].get("floor", view["phases"]["imports"]["mb"])
+    return floor + (phase["mb"] - floor) * (scale or {}).get(name, 1.0)
 
 
-def corrected_peak(view: dict, scale: float) -> float:
-    return max(corrected(p, view, scale) for p in view["phases"].values())
+def corrected_peak(view: dict, scale: dict[str, float] | None) -> float:
+    return max(corrected(name, view, scale) for name in view["phases"])
+
+
+def corrected_owner(view: dict, scale: dict[str, float] | None) -> str:
+    return max(view["phases"], key=lambda name: corrected(name, view, scale))
 
 
 # ---------------------------------------------------------------- one run
@@ -313,7 +318,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     biggest = max(out["model"]["held_mb"].items(), key=lambda kv: kv[1], default=(None, 0))
     out["held_most"] = biggest[0]
     out["scale"] = round(measured_scale(ph, view, owner_mb), 3)
-    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, out["scale"])
+    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: out["scale"]})
     out["remedies"], out["useless"] = helps, useless
     return out
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from svmcore.app.doctor import (
     apply,
     change_words,
-    corrected,
+    corrected_owner,
     corrected_peak,
     diagnose,
     model_view,
@@ -48,7 +48,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
     cfg = validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
     tried: set[str] = {_key(cfg)}
-    scale = 1.0
+    scale: dict[str, float] = {}  # per phase: how far the model fell short of a measured run
     pending: list[dict] = []
     attempts: list[dict] = []
     path: list[str] = []
@@ -61,12 +61,12 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             peak = corrected_peak(view, scale)
             if peak <= budget_mb:
                 break
-            owner = _corrected_owner(view, scale)
+            owner = corrected_owner(view, scale)
             helps, _ = options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale, frozenset(tried))
             if not helps or steps >= MAX_STEPS:
                 return _end(False, f"nothing left to try: the forecast peak is {peak:,.0f} MiB in {owner}, above "
                                    f"the budget of {budget_mb:,.0f} MiB, and no remaining remedy lowers that phase"
-                            + (" (" + _scale_words(scale) + ")" if scale > 1.01 else ""), attempts, path, budget_mb)
+                            + _scale_words(scale), attempts, path, budget_mb)
             pick = helps[0]
             steps += 1
             why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick['title']} is predicted to "
@@ -102,7 +102,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         d = diagnose(rec, budget_mb, cal, reference, cache_dir)
         how = "oom" if rec.status == RunStatus.OOM else "over budget"
         path.append(f"run {rec.id} {how} in {d['owner']} at {s.peak_rss_mb or 0:,.0f}")
-        scale = max(scale, d.get("scale", 1.0))
+        scale[d["owner"]] = max(scale.get(d["owner"], 1.0), d.get("scale", 1.0))
         helps, _ = options(cfg, d["owner"], model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal, reference,
                            cache_dir, scale, frozenset(tried))
         if not helps or steps >= MAX_STEPS:
@@ -111,7 +111,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         pick = helps[0]
         steps += 1
         why = (f"{d['verdict']}: {pick['title']} acts on {d['owner']}, predicted to save "
-               f"{pick['predicted_phase_saving_mb']:,.0f} MiB there" + (f" ({_scale_words(scale)})" if scale > 1.01 else ""))
+               f"{pick['predicted_phase_saving_mb']:,.0f} MiB there" + _scale_words(scale))
         pending.append({"remedy": pick["remedy"], "knobs": pick["change"], "why": why})
         path.append(change_words(pick["change"]))
         say(why + f" → {change_words(pick['change'])}")
@@ -128,12 +128,12 @@ def _key(cfg: RunConfig) -> str:
     return cfg.to_json()
 
 
-def _corrected_owner(view: dict, scale: float) -> str:
-    return max(view["phases"], key=lambda p: corrected(view["phases"][p], view, scale))
-
-
-def _scale_words(scale: float) -> str:
-    return f"forecasts corrected by {scale:.2f}x, how far the model fell short of the measured run"
+def _scale_words(scale: dict[str, float]) -> str:
+    short = {k: v for k, v in scale.items() if v > 1.01}
+    if not short:
+        return ""
+    return (" (forecasts corrected where the model fell short of a measured run: "
+            + ", ".join(f"{k} x{v:.2f}" for k, v in short.items()) + ")")
 
 
 def _changed(cfg: RunConfig, base: RunConfig) -> dict:
