@@ -4,6 +4,7 @@ budget, in how many runs, and what it gave up in accuracy and speed against the 
 fitting config of a small sweep over the same knobs.
 
     python bench/fit.py [--home CALIBRATED_HOME] [--only NAME,...] [--dry] [--out bench/results]
+    python bench/fit.py --report          # rewrite fit.md from fit.json
 
 Every attempt and every sweep point is a real worker process through the engine, one
 at a time, with the budget as its memory cap; "within the budget" is its exact peak
@@ -27,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 from bench.checkpointing import machine  # noqa: E402
 from svmcore.app.doctor import model_view  # noqa: E402
-from svmcore.app.fit import fit  # noqa: E402
+from svmcore.app.fit import fit, measured_headline  # noqa: E402
 from svmcore.app.reference import remedies_reference  # noqa: E402
 from svmcore.cli.run import execute  # noqa: E402
 from svmcore.predict.calibration import calibrate, load_calibration  # noqa: E402
@@ -117,8 +118,10 @@ def measure(name: str, base: dict, budget: int, knobs: dict, home: str, cal) -> 
 
 def report(data: dict) -> str:
     rows = data["points"]
-    fitted = [r for r in rows if r["fits"]]
-    sweepable = [r for r in rows if r["best"]]
+    h = measured_headline(data)
+    given = (f"; against the sweep's best fitting point it gave up {h['median_given_up']:+.3f} balanced accuracy at "
+             f"the median (worst {h['worst_given_up']:+.3f}); the sweep's best ran {h['median_speed_ratio'] or 0:.2f}x as "
+             "fast as fit's at the median" if h["median_given_up"] is not None else "")
     lines = [
         "# fit: from a setting that does not fit a budget to one that does", "",
         f"Machine: {data['machine']['cpu']}, {data['machine']['cpus']} CPUs, {data['machine']['memory_gib']} GiB, "
@@ -128,9 +131,10 @@ def report(data: dict) -> str:
         "when it completes with its exact peak (VmHWM) at or under the budget. The sweep varies the knobs listed; its "
         "best is the fitting point with the highest balanced accuracy. Speeds are samples/s of the train phase on a "
         "shared machine (other work on the 2 cores): compare within a row only.", "",
-        f"**fit ended within the budget from {len(fitted)} of {len(rows)} starting points**, in "
-        f"{_mean([r['runs'] for r in fitted]):.1f} runs on average (at most {max((r['runs'] for r in fitted), default=0)});"
-        f" the sweep found a fitting point for {len(sweepable)} of {len(rows)}.", "",
+        f"**fit ended within the budget from {h['fitted']} of {h['points']} starting points**, in "
+        f"{h['mean_runs'] or 0:.1f} runs on average (at most {h['most_runs'] or 0}); the sweep found a fitting point "
+        f"for {h['swept_fitting']} of {h['points']}{given}.",
+        "",
         "| starting point | budget (MiB) | fit's path | runs | fits | sweep: fitting / points | sweep's best | "
         "balanced accuracy given up | speed: best / fit's |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -148,17 +152,20 @@ def report(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mean(xs: list) -> float:
-    return sum(xs) / len(xs) if xs else 0.0
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--home", default=None, help="a data home with this machine's calibration (made if missing)")
     p.add_argument("--only", default=None, help="comma-separated starting points")
     p.add_argument("--dry", action="store_true", help="print each starting point's forecast and exit")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    p.add_argument("--report", action="store_true", help="rewrite fit.md from fit.json and exit")
     args = p.parse_args()
+    if args.report:
+        with open(os.path.join(args.out, "fit.json")) as f:
+            data = json.load(f)
+        with open(os.path.join(args.out, "fit.md"), "w") as f:
+            f.write(report(data))
+        return 0
     home = args.home or os.path.join(ROOT, ".svmcore-bench-fit")
     os.makedirs(home, exist_ok=True)
     cal = load_calibration(home) or calibrate(home)

@@ -160,3 +160,33 @@ def _costs(attempts: list[dict]) -> str:
     if first["samples_per_s"] and last["samples_per_s"]:
         words += f", {first['samples_per_s'] / last['samples_per_s']:.1f}x slower"
     return words + f" than run {first['run_id']}"
+
+
+LOOP_STEPS = (
+    "Run it and read each phase's exact peak (the kernel's high-water mark, reset at every phase).",
+    "Find the phase that owns the peak: where an out-of-memory run died, else the highest phase.",
+    "Ask what holds the memory there: the data as stored, the batch in compute form, the model and its "
+    "optimiser state, or the libraries' floor (the memory model's breakdown for the run's own config).",
+    "Pick a remedy that acts on that phase, the one that costs least accuracy and speed among those that "
+    "fit; a remedy for another phase saves nothing on the peak (gc.collect does not lower a load-phase peak).",
+    "Change that knob and run again under the budget as a cap; repeat until a run fits or nothing is left.",
+)
+
+
+def measured_headline(data: dict | None) -> dict | None:
+    """The figures of ``bench/fit.py``'s results: starting points, how many fitted, the
+    runs they took, and what fitting gave up against the best fitting sweep point."""
+    if not data or not data.get("points"):
+        return None
+    rows = data["points"]
+    fitted = [r for r in rows if r["fits"]]
+    given = [r["balanced_accuracy_given_up"] for r in fitted if r.get("balanced_accuracy_given_up") is not None]
+    ratios = [r["speed_ratio"] for r in fitted if r.get("speed_ratio")]
+    return {"points": len(rows), "fitted": len(fitted),
+            "mean_runs": sum(r["runs"] for r in fitted) / len(fitted) if fitted else None,
+            "most_runs": max((r["runs"] for r in fitted), default=None),
+            "swept_fitting": sum(1 for r in rows if r["best"]),
+            "median_given_up": sorted(given)[len(given) // 2] if given else None,
+            "worst_given_up": max(given) if given else None,
+            "median_speed_ratio": sorted(ratios)[len(ratios) // 2] if ratios else None,
+            "measured": data.get("measured"), "machine": data.get("machine", {}).get("cpu")}

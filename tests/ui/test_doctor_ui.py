@@ -47,3 +47,12 @@ def test_make_it_fit_launches_linked_runs_until_one_fits(app_home):
     assert at.session_state.run_id == state["runs"][-1]  # the run panel shows the attempt that fitted
     recs = {r.id: r for r in lab().store.list_runs()}
     assert recs[state["runs"][1]].parent_run_id == state["runs"][0]
+
+
+def test_learn_teaches_the_loop(app_home):
+    at = open_page()
+    at.switch_page("pages/3_Learn.py").run()
+    assert_clean(at)
+    assert any(h.value == "The diagnosis loop" for h in at.subheader)
+    steps = " ".join(m.value for m in at.markdown)
+    assert "gc.collect does not lower a load-phase peak" in steps and "owns the peak" in steps
