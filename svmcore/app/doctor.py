@@ -29,11 +29,12 @@ from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunRecord, RunStatus
 
+FLOOR = "libraries' floor"
 # What held the memory, in the words of the advice, from the model's parts.
 HELD = {"data as stored": ("data", "test", "shuffle"),
         "batch in compute form": ("batch", "activations", "transforms", "io", "monitor"),
         "model and optimiser state": ("model",),
-        "libraries' floor": ("floor",),
+        FLOOR: ("floor",),
         "other": ("other",)}
 MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of the model's parts)
 
@@ -296,7 +297,8 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
            "floor_mb": _r(s.floor_mb)}
     if rec.status == RunStatus.OOM:
         out["verdict"] = (f"run {rec.id} ran out of memory in {owner} at {s.peak_rss_mb or 0:,.0f} MiB"
-                          + (f" under a {s.cap} cap of {s.cap_mb:,.0f} MiB" if s.cap_mb else ""))
+                          + (f" under {'an' if s.cap == 'rlimit' else 'a'} {s.cap} cap of {s.cap_mb:,.0f} MiB"
+                             if s.cap_mb else ""))
     elif rec.status == RunStatus.COMPLETED and budget is not None and (s.peak_rss_mb or 0) > budget:
         out["verdict"] = (f"run {rec.id} peaked at {s.peak_rss_mb:,.0f} MiB in {owner}, "
                           f"{s.peak_rss_mb - budget:,.0f} MiB above the budget of {budget:,.0f} MiB")
@@ -373,6 +375,11 @@ def text(d: dict) -> str:
                          f"{r['predicted_peak_before_mb']:,.0f} → {r['predicted_peak_after_mb']:,.0f} MiB "
                          f"(saves {r['predicted_saving_mb']:,.0f}; {r['predicted_phase_saving_mb']:,.0f} in "
                          f"{d['owner']}){fit}; {_measured_words(r['measured'])}")
+    elif d["owner"] == "imports":
+        lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR, 0):,.0f} MiB; the run reached "
+                     f"{d['owner_mb'] or 0:,.0f} MiB importing them) does not fit the budget: no knob lowers what "
+                     "Python and the libraries take before any data, except the lean path (native parser and solver "
+                     "in stream mode, svmlight files only, a floor of about 42 MiB).")
     else:
         lines.append("No remedy of the list acts on this phase for this config.")
     if d["useless"]:
