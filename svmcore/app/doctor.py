@@ -197,6 +197,10 @@ def measured_saving(remedy_key: str, reference: dict | None, change: dict | None
     return best[1] if best else None
 
 
+def _a(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def _r(v: float | None, digits: int = 1) -> float | None:
     return None if v is None else round(v, digits)
 
@@ -222,7 +226,7 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             useless.append({**row, "why": m.reason})
             continue
         if owner not in m.acts_on and not (owner == "imports" and m.key == "lean"):
-            useless.append({**row, "why": f"does not lower a {owner}-phase peak (it acts on "
+            useless.append({**row, "why": f"does not lower {_a(owner)} {owner}-phase peak (it acts on "
                                           f"{', '.join(m.acts_on)})"})
             continue
         after_cfg = apply(cfg, m)

@@ -65,8 +65,8 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             helps, _ = options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale, frozenset(tried))
             if not helps or steps >= MAX_STEPS:
                 return _end(False, f"nothing left to try: the forecast peak is {peak:,.0f} MiB in {owner}, above "
-                                   f"the budget of {budget_mb:,.0f} MiB, and no remaining remedy lowers that phase"
-                            + _scale_words(scale), attempts, path, budget_mb)
+                                   f"the budget of {budget_mb:,.0f} MiB{_most_of(view, owner)}, and no remaining "
+                                   "remedy lowers that phase" + _scale_words(scale), attempts, path, budget_mb)
             pick = helps[0]
             steps += 1
             why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick['title']} is predicted to "
@@ -126,6 +126,21 @@ def _apply(cfg: RunConfig, pick: dict) -> RunConfig:
 
 def _key(cfg: RunConfig) -> str:
     return cfg.to_json()
+
+
+PART_WORDS = {"floor": "the libraries' floor", "data": "the training rows", "test": "the held-out rows",
+              "batch": "the batch", "model": "the model and its optimiser state", "activations": "the activations",
+              "transforms": "the kernel approximation", "io": "reading", "shuffle": "the shuffle's rows",
+              "monitor": "the live evaluation's sample", "other": "other"}
+
+
+def _most_of(view: dict, phase: str) -> str:
+    """', most of it the held-out rows (104 MiB)': the phase's largest part above the floor."""
+    parts = {k: v for k, v in view["phases"][phase]["parts_mb"].items() if k != "floor" and v >= 1}
+    if not parts:
+        return ", nearly all of it the libraries' floor"
+    big = max(parts, key=parts.get)
+    return f", most of it above the floor {PART_WORDS.get(big, big)} ({parts[big]:,.0f} MiB)"
 
 
 def _scale_words(scale: dict[str, float]) -> str:
