@@ -316,6 +316,12 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
         out["healthy"] = True
     if out.get("healthy"):
         return out
+    others = [v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None]
+    if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in ("memmap", "stream")
+            and others and budget is not None and max(others) <= budget):
+        out["copy_cached"] = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later "
+                              f"runs on the same data reuse; its other phases peaked at {max(others):,.0f} MiB, within "
+                              "the budget, so a rerun as is should fit")
     view = model_view(cfg, cal, cache_dir=cache_dir)
     ph = view["phases"].get(owner) or view["phases"][view["peak_phase"]]
     out["model"] = {"basis": view["basis"], "owner_predicted_mb": ph["mb"], "peak_mb": view["peak_mb"],
@@ -369,6 +375,8 @@ def text(d: dict) -> str:
                  f"{m['owner_predicted_mb']:,.0f} MiB in all"
                  + (f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['scale']:.2f}x short there, "
                     "and the savings below are corrected by that)" if d.get("scale", 1) > 1.01 else "") + ".")
+    if d.get("copy_cached"):
+        lines.append(f"Note: {d['copy_cached']}.")
     if m["peak_phase"] != d["owner"]:
         lines.append(f"Past {d['owner']}, the model's highest phase is {m['peak_phase']} at {m['peak_mb']:,.0f} MiB.")
     if d["remedies"]:

@@ -71,3 +71,44 @@ def test_fit_stops_without_a_run_when_no_remedy_reaches_a_budget_below_the_floor
     assert not result["fits"] and not launched
     assert result["reason"].startswith("nothing left to try: the forecast peak is")
     assert "above the budget of 64 MiB" in result["reason"]
+
+
+def _launcher(peaks: list[dict]):
+    """A launch seam for the loop's logic: each attempt 'measures' the next phase peaks."""
+    seen = []
+
+    def launch(cfg, parent, change):
+        phases = peaks[len(seen)]
+        seen.append((cfg, parent, change))
+        rec = _record(RunStatus.COMPLETED, cfg.to_dict(), phases, accuracy=0.8, balanced_accuracy=0.8,
+                      samples_per_s=1000.0)
+        return RunRecord(len(seen), *[getattr(rec, f) for f in list(RunRecord.__dataclass_fields__)[1:]])
+
+    return launch, seen
+
+
+def test_a_prepare_peak_that_built_the_cached_copy_is_rerun_as_is():
+    base = {"rows": 30_000, "epochs": 1, "mode": "memmap", "hashing_bits": 11}
+    over = {"imports": 137.0, "prepare": 208.0, "load": 160.0, "train": 168.0, "evaluate": 165.0}
+    within = {**over, "prepare": 140.0}
+    d = diagnose(_record(RunStatus.COMPLETED, base, over), 200, None, None)
+    assert d["owner"] == "prepare" and "a rerun as is should fit" in d["copy_cached"]
+    launch, seen = _launcher([over, within])
+    result = fit(base, 200, launch, None, None)
+    assert result["fits"] and len(seen) == 2
+    assert seen[0][0] == seen[1][0] and seen[1][1] == 1  # the same config, after run 1
+    assert seen[1][2]["changes"][0]["remedy"] == "rerun"
+    assert "rerun (copy cached) → run 2" in result["summary"]
+
+
+def test_a_forecast_just_above_the_budget_is_measured_before_a_remedy_that_costs_accuracy():
+    from svmcore.app.doctor import model_view
+
+    base = {"rows": 20_000, "epochs": 1, "mode": "stream", "monitor": "off", "batch_size": 256,
+            "precision": "float16"}
+    forecast = model_view(validate(base), None)["peak_mb"]
+    budget = round(forecast / 1.1)  # 10% under the forecast: within the model's 15%
+    launch, seen = _launcher([{"imports": 120.0, "prepare": 121.0, "load": 125.0, "train": budget - 5.0}])
+    result = fit(base, budget, launch, None, None)
+    assert result["fits"] and len(seen) == 1
+    assert seen[0][0].hashing_bits == 0  # not hashed on the forecast's word: measured first
