@@ -25,6 +25,7 @@ from svmcore.app.doctor import (
     corrected_owner,
     corrected_peak,
     diagnose,
+    measured_saving,
     model_view,
     moves,
     options,
@@ -106,7 +107,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         if rec.status == RunStatus.COMPLETED and (s.peak_rss_mb or 0) <= budget_mb:
             path.append(f"run {rec.id}, {s.peak_rss_mb:,.0f} MiB, fits")
             return _end(True, f"run {rec.id} completed at {s.peak_rss_mb:,.0f} MiB, within the budget of "
-                              f"{budget_mb:,.0f} MiB", attempts, path, budget_mb)
+                              f"{budget_mb:,.0f} MiB", attempts, path, budget_mb, reference)
         if rec.status not in (RunStatus.OOM, RunStatus.COMPLETED):
             path.append(f"run {rec.id} {rec.status.value}")
             return _end(False, f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no reason given'}; "
@@ -176,10 +177,11 @@ def _changed(cfg: RunConfig, base: RunConfig) -> dict:
     return {k: v for k, v in a.items() if b.get(k) != v}
 
 
-def _end(fits: bool, reason: str, attempts: list[dict], path: list[str], budget_mb: float) -> dict:
+def _end(fits: bool, reason: str, attempts: list[dict], path: list[str], budget_mb: float,
+         reference: dict | None = None) -> dict:
     summary = " → ".join(path) if path else "no change needed"
     if fits and attempts:
-        summary += _costs(attempts)
+        summary += _costs(attempts) or _reference_costs(attempts, reference)
     return {"fits": fits, "reason": reason, "budget_mb": budget_mb, "attempts": attempts, "path": path,
             "summary": summary + ("" if fits else f"; {reason}")}
 
@@ -225,3 +227,17 @@ def measured_headline(data: dict | None) -> dict | None:
             "worst_given_up": max(given) if given else None,
             "median_speed_ratio": sorted(ratios)[len(ratios) // 2] if ratios else None,
             "measured": data.get("measured"), "machine": data.get("machine", {}).get("cpu")}
+
+
+def _reference_costs(attempts: list[dict], reference: dict | None) -> str:
+    """Without a completed attempt to compare with: what each remedy applied cost on Learn's
+    reference measurement (balanced accuracy, speed), labelled as such."""
+    words = []
+    for a in attempts:
+        for c in a["change"]["changes"]:
+            m = measured_saving(c["remedy"], reference, c["knobs"]) if c["knobs"] else None
+            if m and m.get("balanced_accuracy_change") is not None:
+                words.append(f"{change_words(c['knobs'])}: balanced accuracy {m['balanced_accuracy_change']:+.3f}"
+                             + (f", speed {m['speed_change_pct']:+.0f}%" if m.get("speed_change_pct") is not None
+                                else ""))
+    return f" (on Learn's reference: {'; '.join(words)})" if words else ""
