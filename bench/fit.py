@@ -130,7 +130,10 @@ def report(data: dict) -> str:
         "Every attempt and sweep point is a real run, one at a time, under the budget as its memory cap; a run fits "
         "when it completes with its exact peak (VmHWM) at or under the budget. The sweep varies the knobs listed; its "
         "best is the fitting point with the highest balanced accuracy. Speeds are samples/s of the train phase on a "
-        "shared machine (other work on the 2 cores): compare within a row only.", "",
+        "shared machine (other work on the 2 cores): compare within a row only. The on-disk copies (memmap's binary form, "
+        "stream's text copy) are built by the first run that needs them and reused by later ones; each starting point "
+        "runs fit first (in a fresh data home holding this machine's calibration), and the sweep after it reuses them.",
+        "",
         f"**fit ended within the budget from {h['fitted']} of {h['points']} starting points**, in "
         f"{h['mean_runs'] or 0:.1f} runs on average (at most {h['most_runs'] or 0}); the sweep found a fitting point "
         f"for {h['swept_fitting']} of {h['points']}{given}.",

@@ -56,3 +56,5 @@ def test_learn_teaches_the_loop(app_home):
     assert any(h.value == "The diagnosis loop" for h in at.subheader)
     steps = " ".join(m.value for m in at.markdown)
     assert "gc.collect does not lower a load-phase peak" in steps and "owns the peak" in steps
+    measured = " ".join(texts(at.info))  # bench/results/fit.json, labelled as the reference machine's
+    assert "Measured on the reference machine" in measured and "fit ended within it from" in measured, measured
