@@ -5,6 +5,7 @@ import streamlit as st
 from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
+from ui.doctor import fit_panel
 from ui.live import prediction_panel, preload, run_panel
 from ui.messages import show_error
 from ui.state import page_setup
@@ -60,6 +61,7 @@ except SvmcoreError as e:
     show_error(e, "warning")
 else:
     prediction_panel(lab, values)
+    fit_panel(lab, values)
 
 preload()
 rows = lab.runs.history()

@@ -57,6 +57,9 @@ SECTIONS = [
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),
+    ("fit.md", "python bench/fit.py",
+     "The diagnosis loop (`fit`) from eight starting points that do not fit a budget: how often it ends within "
+     "the budget, in how many runs, and what it gives up against the best fitting point of a small sweep."),
 ]
 
 

@@ -108,6 +108,21 @@ def body(live: bool) -> None:
             for lesson in x.lessons:
                 st.markdown(f"- {lesson}")
 
+    st.subheader("The diagnosis loop")
+    loop = lab.learn.diagnosis_loop()
+    st.markdown("\n".join(f"{i}. {step}" for i, step in enumerate(loop["steps"], 1)))
+    st.caption("`python -m svmcore doctor RUN_ID` does steps 2-4 for a run; `python -m svmcore fit --budget MB` "
+               "and **Make it fit** on Train run the whole loop, every attempt a run linked to the one before.")
+    m = loop["measured"]
+    if m:
+        given = (f"; against the best fitting point of a small sweep over the same knobs it gave up "
+                 f"{m['median_given_up']:+.3f} balanced accuracy at the median (worst {m['worst_given_up']:+.3f})"
+                 if m["median_given_up"] is not None else "")
+        st.info(f"Measured on the reference machine ({m['machine']}, {m['measured']}): from {m['points']} starting "
+                f"points that did not fit their budget, fit ended within it from **{m['fitted']}**, in "
+                f"{m['mean_runs'] or 0:.1f} runs on average (at most {m['most_runs'] or 0}){given}. "
+                "See docs/benchmarks.md.", icon=":material/route:")
+
     st.subheader("What importing costs")
     floors = lab.forecasts.import_costs()
     st.caption("Before any data, the worker holds Python and its libraries: the floor, under every run's peak and "

@@ -17,6 +17,7 @@ from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.spec.scores import near_baseline
 from svmcore.store.sqlite import RunStatus
 from ui import charts as plots
+from ui.doctor import diagnosis_panel
 from ui.messages import plain, show_error
 
 OUTCOME_TEXT = {
@@ -245,6 +246,7 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
         outcome(view)
         chart(view, key, x_choice(key))
         details(view)
+        diagnosis_panel(lab, view)
         return
 
     @st.fragment(run_every=1.0)

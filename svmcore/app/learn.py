@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
-from svmcore.app.reference import remedies_reference
+from svmcore.app.fit import LOOP_STEPS, measured_headline
+from svmcore.app.reference import fit_reference, remedies_reference
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import (
     change_text,
@@ -61,10 +62,16 @@ class Learn:
         self.store = store
         self.queue = queue
         self.folders = folders
+        self._reference_dir = reference_dir
         self._reference = remedies_reference(reference_dir)
 
     def remedies(self) -> list[Remedy]:
         return list(REMEDIES)
+
+    def diagnosis_loop(self) -> dict:
+        """The loop the advice describes, step by step, and what ``fit`` measured running it
+        (``bench/results/fit.json``, the reference machine's; None before it was measured)."""
+        return {"steps": LOOP_STEPS, "measured": measured_headline(fit_reference(self._reference_dir))}
 
     def reference_machine(self) -> dict | None:
         """The reference measurement's machine, date, seconds of runs and how much the same

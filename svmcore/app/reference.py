@@ -14,6 +14,7 @@ RESULTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.pa
                            "bench", "results")
 REMEDIES_FILE = "remedies.json"
 ESTIMATE_ACCURACY_FILE = "estimate-accuracy.json"
+FIT_FILE = "fit.json"
 
 
 def _load(name: str, results_dir: str | None) -> dict | None:
@@ -39,3 +40,9 @@ def reference_under_forecasts(results_dir: str | None = None) -> list[float]:
     model (``bench/results/estimate-accuracy.json``, which stores predicted / measured - 1)."""
     data = _load(ESTIMATE_ACCURACY_FILE, results_dir) or {}
     return [1 / (1 + c["error"]) - 1 for c in data.get("configs", []) if c.get("error") is not None]
+
+
+def fit_reference(results_dir: str | None = None) -> dict | None:
+    """``bench/results/fit.json`` (made by ``python bench/fit.py``): the diagnosis loop from
+    starting points that do not fit a budget; None if absent."""
+    return _load(FIT_FILE, results_dir)

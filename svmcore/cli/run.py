@@ -41,14 +41,19 @@ def _bar(run) -> str:
     return "  ".join(parts)
 
 
-def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None):
-    """Start a run, show progress, cancel it on Ctrl-C/SIGTERM; returns the finished Run."""
+def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None, on_create=None):
+    """Start a run, show progress, cancel it on Ctrl-C/SIGTERM; returns the finished Run.
+    ``on_create(run_id)`` is called once the run's row exists, before its worker starts."""
     from svmcore.engine.recovery import recover
     from svmcore.engine.runner import Run
 
     store = Store(home)
     recover(store)
-    run = Run(store, cfg, sweep_id=sweep_id, prediction=forecast(cfg, home)).start()
+    run = Run(store, cfg, sweep_id=sweep_id, prediction=forecast(cfg, home))
+    if on_create is not None:
+        run.enqueue()
+        on_create(run.run_id)
+    run.start()
     previous = {}
 
     def on_signal(signum, frame):

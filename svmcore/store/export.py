@@ -13,6 +13,7 @@ def run_export(store: Store, run_id: int) -> dict:
     rec = store.get_run(run_id)
     return {"id": rec.id, "status": rec.status.value, "created_at": rec.created_at, "finished_at": rec.finished_at,
             "host": rec.host, "host_cpus": rec.host_cpus, "host_memory_bytes": rec.host_memory_bytes,
+            "parent_run_id": rec.parent_run_id, "change": rec.change,
             "config": rec.config, "summary": rec.summary,
             "samples": [dict(zip(("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"), s))
                         for s in store.samples(run_id)],

@@ -48,6 +48,8 @@ class RunRecord:
     label: str | None
     host_cpus: int | None = None
     host_memory_bytes: int | None = None
+    parent_run_id: int | None = None  # fit: the attempt this run follows
+    change: dict | None = None  # fit: the knobs this attempt changed and why
 
     @property
     def result(self) -> "RunSummary":
@@ -60,6 +62,8 @@ class RunRecord:
         d["status"] = RunStatus(d["status"])
         d["config"] = json.loads(d["config"])
         d["summary"] = json.loads(d["summary"]) if d["summary"] else {}
+        if d.get("change"):
+            d["change"] = json.loads(d["change"])
         return cls(**d)
 
 

@@ -85,7 +85,9 @@ CREATE TABLE IF NOT EXISTS sweeps (
 );
 """
 # Columns added since the first schema: a store file made before them gets them on open.
-ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"))
+ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"),
+                 # ``fit``: the attempt this run follows, and the change it made to that attempt's knobs (JSON)
+                 ("runs", "parent_run_id", "INTEGER"), ("runs", "change", "TEXT"))
 
 
 
@@ -365,6 +367,13 @@ class Store:
             db.execute("UPDATE runs SET run_dir=?, worker_pid=?, worker_ctime=?, runner_pid=?, runner_ctime=?, "
                        "status=? WHERE id=?", (run_dir, worker_pid, worker_ctime, runner_pid, runner_ctime,
                                                RunStatus.RUNNING.value, run_id))
+
+    def set_lineage(self, run_id: int, parent_run_id: int | None, change: dict) -> None:
+        """Record that ``run_id`` is an attempt of ``fit`` following ``parent_run_id`` (None for
+        the first), with ``change``: the knobs it changed and why (JSON-able)."""
+        with self._writing() as db:
+            db.execute("UPDATE runs SET parent_run_id=?, change=? WHERE id=?",
+                       (parent_run_id, json.dumps(change, sort_keys=True), run_id))
 
     def set_run_dir(self, run_id: int, run_dir: str) -> None:
         with self._writing() as db:

@@ -1,0 +1,404 @@
+"""``doctor``: why a run did not fit, and what would.
+
+For a run that ended ``oom``, or whose exact peak is above a budget: the phase that
+owned the peak (where an oom run died, else the measured peak's phase), what held the
+memory there by the memory model's breakdown for the run's own config (the data as
+stored, the batch in compute form, the model and its optimiser state, the libraries'
+floor) beside the measured per-phase peaks, and every remedy of Learn's list
+(``svmcore.app.remedies``) judged against that phase: the ones that act on it, each
+with the saving the memory model predicts for this config and the saving Learn's
+reference measured, ranked; the ones that cannot help, with the reason.
+
+Pure: the caller hands in the run record, the calibration (or None: then the model's
+parts are priced at one byte of RSS each, a lower bound, and said so) and the
+reference measurements. ``fit`` (``svmcore.app.fit``) picks its next step from the
+same ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from svmcore.app.remedies import REMEDIES, Remedy
+from svmcore.app.remedy_results import compare
+from svmcore.predict.floors import floor_for
+from svmcore.predict.model import Calibration, Shape, data_shape, features, group_parts, parts, predict
+from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.units import MiB
+from svmcore.store.records import RunRecord, RunStatus
+
+FLOOR = "libraries' floor"
+# What held the memory, in the words of the advice, from the model's parts.
+HELD = {"data as stored": ("data", "test", "shuffle"),
+        "batch in compute form": ("batch", "activations", "transforms", "io", "monitor"),
+        "model and optimiser state": ("model",),
+        FLOOR: ("floor",),
+        "other": ("other",)}
+MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of the model's parts)
+
+# The cost of each move, as a prior (accuracy points lost, speed rank lost): the measured figures from
+# Learn's reference are shown beside it, but its speeds varied 12.5x between identical runs on a shared
+# machine (bench/results/remedies.md), too much noise to rank by.
+COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "precision": (0, 0),
+        "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
+        "model": (2, 0), "hashing": (3, 0)}
+FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
+
+NOT_FOR_ONE_RUN = {
+    "ftrl": "FTRL keeps two float64 arrays per feature and adds numba to the floor: measured, it raises the peak",
+    "compiled": "the compiled parser and solver trade memory for speed: they add about 100 MiB to the floor",
+    "ddp": "data parallelism spreads the rows over several processes, each with its own floor and model copy; "
+           "it does not lower one process's peak on this machine",
+}
+
+
+@dataclass(frozen=True)
+class Move:
+    """One step a remedy takes from a config: the knobs it changes (None: it cannot
+    apply here, and ``reason`` says why)."""
+
+    key: str
+    title: str
+    acts_on: tuple[str, ...]
+    change: dict | None
+    reason: str = ""
+
+    @property
+    def cost(self) -> tuple[int, int]:
+        if self.key == "precision" and (self.change or {}).get("precision") == "float16":
+            return FLOAT16_COST
+        return COST.get(self.key, (5, 5))
+
+
+LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
+
+
+def moves(cfg: RunConfig, width: int | None = None) -> list[Move]:
+    """The step each memory remedy would take from ``cfg`` (``width``: the data's columns,
+    for hashing), or why it cannot."""
+    out = []
+    for r in REMEDIES:
+        if r.key in NOT_FOR_ONE_RUN:
+            continue
+        change, reason = _step(r.key, cfg, width)
+        out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
+    if not cfg.is_builtin and cfg.model == "linear-svm" and not cfg.lean:
+        key, title, acts = LEAN
+        out.append(_checked(Move(key, title, acts, {"mode": "stream", "parser": "native", "solver": "native",
+                                                    "representation": "sparse", "hashing_bits": 0}), cfg))
+    return out
+
+
+def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str]:
+    depth = len(cfg.hidden_sizes)
+    bits = cfg.hashing_bits or (max(2, width or cfg.features or DEFAULT_FEATURES.get(cfg.dataset, 1 << 20)) - 1).bit_length()
+    steps = {
+        "batch": ({"batch_size": max(256, cfg.batch_size // 4)}, "") if cfg.batch_size > 256
+        else (None, f"the batch is already {cfg.batch_size:,} rows"),
+        "sparse": ({"representation": "sparse"}, "") if cfg.representation == "dense"
+        else (None, "the rows are already sparse"),
+        "checkpointing": ({"checkpoint": max(2, round(math.sqrt(depth)))}, "")
+        if cfg.model == "mlp-numpy" and depth >= 2 and cfg.checkpoint == 0
+        else (None, "only the numpy MLP with two or more hidden layers has activations to checkpoint"
+              if cfg.model != "mlp-numpy" or depth < 2 else "checkpointing is already on"),
+        "stream": ({"mode": "stream"}, "") if cfg.mode != "stream" else (None, "the run already streams"),
+        "memmap": ({"mode": "memmap"}, "") if cfg.mode == "memory"
+        else (None, f"the data is already read from disk ({cfg.mode} mode)"),
+        "precision": ({"precision": {"float64": "float32", "float32": "float16"}[cfg.precision]}, "")
+        if cfg.precision != "float16" else (None, "the values are already stored as float16"),
+        "logging": ({"monitor": {"full": "light", "light": "off"}[cfg.monitor]}, "") if cfg.monitor != "off"
+        else (None, "monitoring is already off"),
+        "threads": ({"threads": 1}, "") if cfg.threads > 1 else (None, "the run already uses one thread"),
+        "gc": ({"gc_every": 10}, "") if not cfg.gc_every else (None, "gc.collect already runs"),
+        "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > 14
+        else (None, f"the columns are already folded to 2^{bits}"),
+        "model": ({"model": "kernel-approx"}, "") if cfg.model == "kernel-svm"
+        else (None, "the model is not the exact kernel SVM"),
+    }
+    return steps[key]
+
+
+def _checked(m: Move, cfg: RunConfig) -> Move:
+    """The move, or the move marked inapplicable when its config does not validate."""
+    if m.change is None:
+        return m
+    try:
+        validate(cfg.to_dict(), **m.change)
+    except SvmcoreError as e:
+        return Move(m.key, m.title, m.acts_on, None, f"not valid here: {e}")
+    return m
+
+
+def apply(cfg: RunConfig, move: Move) -> RunConfig:
+    return validate(cfg.to_dict(), **move.change)
+
+
+# ---------------------------------------------------------------- the model's view
+
+def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None,
+               cache_dir: str | None = None) -> dict:
+    """Per phase the predicted exact peak (MiB) and its parts, including the floor.
+    Calibrated when ``cal`` is given; else each part at one byte of RSS per byte on the
+    reference floor, a lower bound (``basis`` says which)."""
+    shape = shape or data_shape(cfg, cache_dir)
+    floor, floor_basis = floor_for(cfg, cal)
+    if cal is not None:
+        pred = predict(cfg, cal, shape)
+        phases = {ph: {"mb": v["predicted_mb"], "parts_mb": {"floor": round(floor, 1), **v["parts_mb"]}}
+                  for ph, v in pred["phases"].items()}
+        basis = "the memory model, calibrated on this machine"
+    else:
+        phases = {"imports": {"mb": floor, "parts_mb": {"floor": floor}}}
+        for ph, f in features(cfg, parts(cfg, shape)).items():
+            grouped = group_parts({k: v / MiB for k, v in f.items() if not k.startswith("const_")})
+            phases[ph] = {"mb": round(floor + sum(grouped.values()), 1),
+                          "parts_mb": {"floor": floor, **{k: round(v, 1) for k, v in grouped.items()}}}
+        basis = (f"a lower bound of the memory model: not calibrated, each part at one byte per byte, the floor "
+                 f"{floor_basis}; calibrate for a forecast")
+    peak_phase = max(phases, key=lambda p: phases[p]["mb"])
+    return {"peak_mb": phases[peak_phase]["mb"], "peak_phase": peak_phase, "phases": phases, "basis": basis,
+            "width": shape.width,
+            "calibrated": cal is not None}
+
+
+def held(parts_mb: dict) -> dict[str, float]:
+    """The parts folded into what the advice names: data, batch, model, floor."""
+    return {name: round(sum(parts_mb.get(k, 0.0) for k in keys), 1) for name, keys in HELD.items()
+            if sum(parts_mb.get(k, 0.0) for k in keys) >= 0.05}
+
+
+# ---------------------------------------------------------------- measured on Learn
+
+def measured_saving(remedy_key: str, reference: dict | None, change: dict | None = None) -> dict | None:
+    """What Learn's reference measured for a remedy: of its experiments that make the
+    same change as ``change`` (all of them if none does), the one that saved the most of
+    the phases it acts on, as the saving of the run's exact peak, the change in speed and
+    balanced accuracy. None when it was never measured."""
+    r = remedy_of(remedy_key)
+    pairs = ((reference or {}).get("remedies") or {}).get(remedy_key) or {}
+    same = {e.key for e in (r.experiments if r else ()) if change and e.after == change}
+    best = None
+    for key, pair in pairs.items():
+        cmp = compare(pair["before"], pair["after"], r.acts_on) if r else None
+        if not cmp or cmp.get("peak_saving_pct") is None:
+            continue
+        score = cmp.get("phase_saving_pct") if cmp.get("phase_saving_pct") is not None else cmp["peak_saving_pct"]
+        score += 1000 if key in same else 0
+        if best is None or score > best[0]:
+            title = next((e.title for e in r.experiments if e.key == key), key)
+            best = (score, {"experiment": title, "peak_before_mb": cmp["peak_before_mb"],
+                            "peak_after_mb": cmp["peak_after_mb"], "peak_saving_pct": _r(cmp["peak_saving_pct"]),
+                            "phase_saving_pct": _r(cmp.get("phase_saving_pct")),
+                            "speed_change_pct": _r(cmp.get("speed_change_pct")),
+                            "balanced_accuracy_change": _r(cmp.get("balanced_accuracy_change"), 4),
+                            "machine": "reference"})
+    return best[1] if best else None
+
+
+def _a(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _r(v: float | None, digits: int = 1) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+# ---------------------------------------------------------------- the options
+
+def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, cal: Calibration | None,
+            reference: dict | None, cache_dir: str | None = None, scale: dict[str, float] | None = None,
+            exclude: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict]]:
+    """(remedies that act on ``owner``, ranked; remedies that cannot help, with why).
+
+    ``before`` is ``model_view(cfg)``. ``scale`` corrects the model where a measured run
+    showed it short: per phase, what the parts above the floor are multiplied by. Ranked: those
+    predicted to bring the whole run within ``budget_mb`` first, cheapest first (accuracy,
+    then speed); then the rest by the predicted saving of the run's peak. ``exclude``:
+    configs (JSON) already tried, which are said to be tried."""
+    helps, useless = [], []
+    shapes: dict[int, Shape] = {}
+    for m in moves(cfg, before.get("width")):
+        row = {"remedy": m.key, "title": m.title, "acts_on": list(m.acts_on), "change": m.change,
+               "measured": measured_saving(m.key, reference, m.change)}
+        if m.change is None:
+            useless.append({**row, "why": m.reason})
+            continue
+        if owner not in m.acts_on and not (owner == "imports" and m.key == "lean"):
+            useless.append({**row, "why": f"does not lower {_a(owner)} {owner}-phase peak (it acts on "
+                                          f"{', '.join(m.acts_on)})"})
+            continue
+        after_cfg = apply(cfg, m)
+        if after_cfg.to_json() in exclude:
+            useless.append({**row, "why": "already tried"})
+            continue
+        shape = shapes.get(after_cfg.hashing_bits) if m.key != "lean" else None
+        try:
+            after = model_view(after_cfg, cal, shape, cache_dir)
+        except SvmcoreError as e:
+            useless.append({**row, "why": f"cannot be priced here: {e}"})
+            continue
+        if m.key != "lean":
+            shapes.setdefault(after_cfg.hashing_bits, data_shape(after_cfg, cache_dir))
+        b_phase = corrected(owner, before, scale) if owner in before["phases"] else 0.0
+        a_phase = corrected(owner, after, scale) if owner in after["phases"] else 0.0
+        b_peak, a_peak = corrected_peak(before, scale), corrected_peak(after, scale)
+        row.update(predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
+                   predicted_saving_mb=round(b_peak - a_peak, 1),
+                   predicted_phase_saving_mb=round(b_phase - a_phase, 1), predicted_peak_phase_after=after["peak_phase"],
+                   fits=budget_mb is not None and a_peak <= budget_mb, cost=list(m.cost))
+        if row["predicted_phase_saving_mb"] < MIN_SAVING_MB:
+            useless.append({**row, "why": f"acts on the {owner} phase, but the memory model predicts no "
+                                          f"saving there for this config ({row['predicted_phase_saving_mb']:+.1f} MiB)"})
+            continue
+        helps.append(row)
+    for key, why in NOT_FOR_ONE_RUN.items():
+        r = remedy_of(key)
+        useless.append({"remedy": key, "title": r.title, "acts_on": list(r.acts_on), "change": None,
+                        "measured": measured_saving(key, reference), "why": why})
+    helps.sort(key=lambda r: (0, *r["cost"], -r["predicted_saving_mb"]) if r["fits"]
+               else (1, -r["predicted_saving_mb"], *r["cost"]))
+    return helps, useless
+
+
+def corrected(name: str, view: dict, scale: dict[str, float] | None) -> float:
+    """A phase's forecast (MiB) with its parts above the floor scaled by ``scale[name]``."""
+    phase = view["phases"][name]
+    floor = phase["parts_mb"].get("floor", view["phases"]["imports"]["mb"])
+    return floor + (phase["mb"] - floor) * (scale or {}).get(name, 1.0)
+
+
+def corrected_peak(view: dict, scale: dict[str, float] | None) -> float:
+    return max(corrected(name, view, scale) for name in view["phases"])
+
+
+def corrected_owner(view: dict, scale: dict[str, float] | None) -> str:
+    return max(view["phases"], key=lambda name: corrected(name, view, scale))
+
+
+# ---------------------------------------------------------------- one run
+
+def owner_phase(rec: RunRecord) -> tuple[str | None, float | None]:
+    """The phase that owned the run's peak and that phase's measured exact peak: where an
+    oom run died (its last reading), else the phase of the exact peak."""
+    s = rec.result
+    name = s.phase if rec.status == RunStatus.OOM and s.phase else s.peak_phase
+    return name, (s.phase_peak(name) if name else None)
+
+
+def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, reference: dict | None,
+             cache_dir: str | None = None) -> dict:
+    """The diagnosis of one finished run (plain data; ``text`` renders it). ``budget_mb``
+    defaults to an oom run's cap."""
+    s = rec.result
+    cfg = validate(rec.config)
+    budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
+    owner, owner_mb = owner_phase(rec)
+    measured = {p.name: _r(p.peak_rss_mb) for p in s.phases}
+    out = {"run_id": rec.id, "status": rec.status.value, "budget_mb": budget, "peak_mb": _r(s.peak_rss_mb),
+           "cap": s.cap, "cap_mb": s.cap_mb, "owner": owner, "owner_mb": _r(owner_mb), "measured_phases_mb": measured,
+           "floor_mb": _r(s.floor_mb)}
+    if rec.status == RunStatus.OOM:
+        out["verdict"] = (f"run {rec.id} ran out of memory in {owner} at {s.peak_rss_mb or 0:,.0f} MiB"
+                          + (f" under {'an' if s.cap == 'rlimit' else 'a'} {s.cap} cap of {s.cap_mb:,.0f} MiB"
+                             if s.cap_mb else ""))
+    elif rec.status == RunStatus.COMPLETED and budget is not None and (s.peak_rss_mb or 0) > budget:
+        out["verdict"] = (f"run {rec.id} peaked at {s.peak_rss_mb:,.0f} MiB in {owner}, "
+                          f"{s.peak_rss_mb - budget:,.0f} MiB above the budget of {budget:,.0f} MiB")
+    elif rec.status == RunStatus.COMPLETED:
+        out["verdict"] = (f"run {rec.id} completed at {s.peak_rss_mb or 0:,.0f} MiB"
+                          + (f", within the budget of {budget:,.0f} MiB" if budget is not None else
+                             "; give a budget (--budget) to see what would bring it lower"))
+        out["healthy"] = True
+    else:
+        out["verdict"] = f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no memory diagnosis'}"
+        out["healthy"] = True
+    if out.get("healthy"):
+        return out
+    others = [v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None]
+    if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in ("memmap", "stream")
+            and others and budget is not None and max(others) <= budget):
+        out["copy_cached"] = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later "
+                              f"runs on the same data reuse; its other phases peaked at {max(others):,.0f} MiB, within "
+                              "the budget, so a rerun as is should fit")
+    view = model_view(cfg, cal, cache_dir=cache_dir)
+    ph = view["phases"].get(owner) or view["phases"][view["peak_phase"]]
+    out["model"] = {"basis": view["basis"], "owner_predicted_mb": ph["mb"], "peak_mb": view["peak_mb"],
+                    "peak_phase": view["peak_phase"], "parts_mb": {k: v for k, v in ph["parts_mb"].items() if v},
+                    "held_mb": held(ph["parts_mb"]), "phases_mb": {k: v["mb"] for k, v in view["phases"].items()}}
+    biggest = max(out["model"]["held_mb"].items(), key=lambda kv: kv[1], default=(None, 0))
+    out["held_most"] = biggest[0]
+    out["scale"] = round(measured_scale(ph, view, owner_mb), 3)
+    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: out["scale"]})
+    out["remedies"], out["useless"] = helps, useless
+    return out
+
+
+def measured_scale(phase: dict, view: dict, measured_mb: float | None) -> float:
+    """How far the model fell short in the owning phase (>= 1): the measured peak above the
+    floor over the predicted. An oom run's measured peak is a lower bound of what it needed."""
+    floor = phase["parts_mb"].get("floor", 0.0)
+    if measured_mb is None or phase["mb"] - floor <= 0:
+        return 1.0
+    return max(1.0, (measured_mb - floor) / (phase["mb"] - floor))
+
+
+# ---------------------------------------------------------------- words
+
+def change_words(change: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in change.items())
+
+
+def _measured_words(m: dict | None) -> str:
+    if not m:
+        return "not measured on Learn"
+    words = f"measured on Learn ({m['machine']}, {m['experiment']}): peak {m['peak_before_mb']:,.0f} → " \
+            f"{m['peak_after_mb']:,.0f} MiB ({-m['peak_saving_pct']:+.0f}%)"
+    if m.get("speed_change_pct") is not None:
+        words += f", speed {m['speed_change_pct']:+.0f}%"
+    if m.get("balanced_accuracy_change") is not None:
+        words += f", balanced accuracy {m['balanced_accuracy_change']:+.3f}"
+    return words
+
+
+def text(d: dict) -> str:
+    """The diagnosis in lines, for the terminal and the run panel."""
+    lines = [d["verdict"] + "."]
+    if "model" not in d:
+        return "\n".join(lines)
+    m = d["model"]
+    phases = " · ".join(f"{k} {v:,.0f}" for k, v in d["measured_phases_mb"].items() if v is not None)
+    lines.append(f"Measured exact peaks per phase (MiB): {phases}.")
+    held_words = ", ".join(f"{k} {v:,.0f} MiB" for k, v in sorted(m["held_mb"].items(), key=lambda kv: -kv[1]))
+    lines.append(f"What held the memory in {d['owner']} (by {m['basis']}): {held_words}; "
+                 f"{m['owner_predicted_mb']:,.0f} MiB in all"
+                 + (f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['scale']:.2f}x short there, "
+                    "and the savings below are corrected by that)" if d.get("scale", 1) > 1.01 else "") + ".")
+    if d.get("copy_cached"):
+        lines.append(f"Note: {d['copy_cached']}.")
+    if m["peak_phase"] != d["owner"]:
+        lines.append(f"Past {d['owner']}, the model's highest phase is {m['peak_phase']} at {m['peak_mb']:,.0f} MiB.")
+    if d["remedies"]:
+        lines.append("Remedies that act on this phase, best first:")
+        for i, r in enumerate(d["remedies"], 1):
+            fit = " (fits the budget)" if r["fits"] else ""
+            lines.append(f"  {i}. {r['title']}: {change_words(r['change'])} — predicted peak "
+                         f"{r['predicted_peak_before_mb']:,.0f} → {r['predicted_peak_after_mb']:,.0f} MiB "
+                         f"(saves {r['predicted_saving_mb']:,.0f}; {r['predicted_phase_saving_mb']:,.0f} in "
+                         f"{d['owner']}){fit}; {_measured_words(r['measured'])}")
+    elif d["owner"] == "imports":
+        lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR, 0):,.0f} MiB; the run reached "
+                     f"{d['owner_mb'] or 0:,.0f} MiB importing them) does not fit the budget: no knob lowers what "
+                     "Python and the libraries take before any data, except the lean path (native parser and solver "
+                     "in stream mode, svmlight files only, a floor of about 42 MiB).")
+    else:
+        lines.append("No remedy of the list acts on this phase for this config.")
+    if d["useless"]:
+        lines.append("Useless here:")
+        lines += [f"  - {r['title']}: {r['why']}" for r in d["useless"]]
+    return "\n".join(lines)
+
+
+def remedy_of(key: str) -> Remedy | None:
+    return next((r for r in REMEDIES if r.key == key), None)

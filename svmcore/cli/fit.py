@@ -1,0 +1,64 @@
+"""``svmcore fit --budget MB [knobs...]``: remedy, launch under the budget as a cap,
+diagnose and repeat until a run fits (``svmcore.app.fit``). Exit 0 when a run completed
+within the budget, 3 when none did."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from svmcore.app.doctor import change_words
+from svmcore.app.fit import fit
+from svmcore.app.reference import remedies_reference
+from svmcore.cli.common import add_knob_flags, knob_values
+from svmcore.cli.doctor import budget_arg
+from svmcore.cli.run import execute
+from svmcore.engine.admission import admit
+from svmcore.predict.calibration import load_calibration
+from svmcore.store.sqlite import Store
+
+EXIT_NO_FIT = 3
+
+
+def cmd_fit(args, home: str) -> int:
+    cache = os.path.join(home, "cache")
+    values = knob_values(args)
+    admit(values, cache)  # exit 2 and nothing stored if the knobs cannot run at all
+    store = Store(home)
+
+    def launch(cfg, parent, change):
+        admit(cfg, cache)
+        run = execute(cfg, home, show_progress=False, on_create=lambda run_id: store.set_lineage(run_id, parent, change))
+        rec = store.get_run(run.run_id)
+        if not args.json:
+            print(f"run {rec.id}: {rec.status.value}, exact peak {rec.result.peak_rss_mb or 0:,.1f} MiB", file=sys.stderr)
+        return rec
+
+    cal = load_calibration(home)
+    if cal is None and not args.json:
+        print("svmcore: warning: no calibration on this machine: forecasts are lower bounds, so more runs may "
+              "be needed (svmcore calibrate)", file=sys.stderr)
+    result = fit(values, args.budget, launch, cal, remedies_reference(), cache,
+                 progress=None if args.json else lambda t: print(t, file=sys.stderr))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(("FITS: " if result["fits"] else "DOES NOT FIT: ") + result["summary"])
+        for a in result["attempts"]:
+            changes = "; ".join(f"{change_words(c['knobs']) or 'nothing (rerun as is)'} because {c['why']}"
+                                for c in a["change"]["changes"]) or "nothing (the knobs as given)"
+            print(f"  run {a['run_id']}" + (f" (after run {a['parent_run_id']})" if a["parent_run_id"] else "")
+                  + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB exact (forecast {a['forecast_mb']:,.0f}); "
+                  f"changed: {changes}")
+    return 0 if result["fits"] else EXIT_NO_FIT
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("fit", help="change knobs and rerun until a run fits a memory budget")
+    p.add_argument("--budget", type=budget_arg, required=True, metavar="MB", help="memory budget in MiB")
+    add_knob_flags(p)
+    p.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    p.set_defaults(handler=cmd_fit)

@@ -1,0 +1,60 @@
+"""The diagnosis loop on the dashboard: the diagnosis under an oom run, and "Make it
+fit" on Train reaching a budget with real runs."""
+
+from __future__ import annotations
+
+import time
+
+from tests.ui.test_apptest import assert_clean, open_page, texts
+
+
+def _expander(at, prefix: str):
+    return next((e for e in at.expander if e.label.startswith(prefix)), None)
+
+
+def test_an_oom_run_shows_its_diagnosis_under_the_outcome(history_home):
+    h = history_home
+    at = open_page()
+    at.selectbox(key="shown_run").set_value(h["oom"]).run()
+    assert_clean(at)
+    box = _expander(at, "Diagnosis: the ")
+    assert box is not None, [e.label for e in at.expander]
+    words = " ".join(m.value for m in box.markdown)
+    assert f"run {h['oom']} ran out of memory in" in words and "Useless here" in words, words
+    assert "Periodic gc.collect\\(\\)" in words  # every remedy is judged, shown as plain text
+    at.selectbox(key="shown_run").set_value(h["completed"]).run()
+    assert _expander(at, "Diagnosis: the ") is None  # a run that fitted has nothing to diagnose
+
+
+def test_make_it_fit_launches_linked_runs_until_one_fits(app_home):
+    from ui.state import lab
+
+    at = open_page()
+    at.number_input(key="train_epochs").set_value(1).run()
+    at.number_input(key="fit_budget").set_value(225).run()
+    at.button(key="fit_go").click().run()
+    assert_clean(at)
+    fit_id = at.session_state.fit_id
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and lab().fits.state(fit_id)["running"]:
+        time.sleep(0.5)
+    state = lab().fits.state(fit_id)
+    assert not state["running"] and state["error"] is None, state
+    assert state["result"]["fits"] and len(state["runs"]) == 2, state["result"]
+    at.run()
+    assert_clean(at)
+    assert any("Fits:" in t and "mode memmap" in t for t in texts(at.success)), texts(at.success)
+    assert at.session_state.run_id == state["runs"][-1]  # the run panel shows the attempt that fitted
+    recs = {r.id: r for r in lab().store.list_runs()}
+    assert recs[state["runs"][1]].parent_run_id == state["runs"][0]
+
+
+def test_learn_teaches_the_loop(app_home):
+    at = open_page()
+    at.switch_page("pages/3_Learn.py").run()
+    assert_clean(at)
+    assert any(h.value == "The diagnosis loop" for h in at.subheader)
+    steps = " ".join(m.value for m in at.markdown)
+    assert "gc.collect does not lower a load-phase peak" in steps and "owns the peak" in steps
+    measured = " ".join(texts(at.info))  # bench/results/fit.json, labelled as the reference machine's
+    assert "Measured on the reference machine" in measured and "fit ended within it from" in measured, measured
