@@ -34,7 +34,7 @@ run: deps native
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: dev-deps browser native
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 test-fast: dev-deps native
 	$(BIN)/python -m pytest -m "not e2e"
