@@ -345,10 +345,6 @@ class Store:
                        "status=? WHERE id=?", (run_dir, worker_pid, worker_ctime, runner_pid, runner_ctime,
                                                RunStatus.RUNNING.value, run_id))
 
-    def set_run_dir(self, run_id: int, run_dir: str) -> None:
-        with self._writing() as db:
-            db.execute("UPDATE runs SET run_dir=? WHERE id=?", (run_dir, run_id))
-
     def add_samples(self, run_id: int, rows: Iterable[tuple]) -> None:
         rows = list(rows)
         if not rows:
