@@ -12,6 +12,7 @@ from svmcore.data.sources import Source
 from svmcore.engine.runner import Run
 from svmcore.spec.config import validate
 from svmcore.store.sqlite import RunStatus, Store
+from tests.conftest import two_at_a_time
 
 pytestmark = pytest.mark.slow
 
@@ -38,10 +39,14 @@ def _measure(store, **knobs):
     return _measured[key]
 
 
+def _measure_both(store, a: dict, b: dict) -> list[dict]:
+    """Two settings at once: each peak is its own worker's VmHWM, so they do not measure each other."""
+    return two_at_a_time(lambda knobs: _measure(store, **knobs), [(a,), (b,)])
+
+
 def test_stream_peak_does_not_grow_with_rows(shared_store):
     # from 100k rows on the held-out set is full (20,000 rows), so only the training rows grow
-    small = _measure(shared_store, rows=100_000, mode="stream")
-    large = _measure(shared_store, rows=600_000, mode="stream")
+    small, large = _measure_both(shared_store, dict(rows=100_000, mode="stream"), dict(rows=600_000, mode="stream"))
     train = {name: next(p for p in s["phases"] if p["name"] == "train")["peak_rss_mb"]
              for name, s in (("small", small), ("large", large))}
     assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.10, (small["peak_rss_mb"], large["peak_rss_mb"])
@@ -50,8 +55,7 @@ def test_stream_peak_does_not_grow_with_rows(shared_store):
 
 def test_stream_is_well_below_memory_on_a_few_hundred_mb(shared_store):
     # 600k rows x ~49 nonzeros x 12 bytes: ~350 MB of float64 CSR in memory
-    memory = _measure(shared_store, rows=600_000, mode="memory")
-    stream = _measure(shared_store, rows=600_000, mode="stream")
+    memory, stream = _measure_both(shared_store, dict(rows=600_000, mode="memory"), dict(rows=600_000, mode="stream"))
     assert memory["train_data_bytes"] > 300 * 2**20
     assert stream["peak_rss_mb"] < 0.5 * memory["peak_rss_mb"], (stream["peak_rss_mb"], memory["peak_rss_mb"])
     assert abs(stream["accuracy"] - memory["accuracy"]) < 0.005
@@ -75,8 +79,7 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
 
 
 def test_memmap_peak_does_not_grow_with_rows(shared_store):
-    small = _measure(shared_store, rows=100_000, mode="memmap")
-    large = _measure(shared_store, rows=600_000, mode="memmap")
+    small, large = _measure_both(shared_store, dict(rows=100_000, mode="memmap"), dict(rows=600_000, mode="memmap"))
     # mapped pages are released behind the cursor, so ten times the rows (~350 MB of
     # CSR) leave the peak where it was
     assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.1 + 8, (small["peak_rss_mb"], large["peak_rss_mb"])
@@ -84,8 +87,7 @@ def test_memmap_peak_does_not_grow_with_rows(shared_store):
 
 def test_compiled_stream_trains_later_passes_from_its_spill_like_memory_mode(shared_store):
     knobs = dict(rows=60_000, epochs=3, parser="numba", solver="numba", shuffle=False)
-    stream = _measure(shared_store, mode="stream", **knobs)
-    memory = _measure(shared_store, mode="memory", **knobs)
+    stream, memory = _measure_both(shared_store, dict(knobs, mode="stream"), dict(knobs, mode="memory"))
     assert stream["spill"] == {"rows": stream["train_rows"], "read_back": True, "failed": None}
     assert len(stream["epoch_samples_per_s"]) == 3
     # same rows, same (file) order, same algorithm: the same model
