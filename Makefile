@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+# pytest processes of `make test`, a file to each (two cores: two)
+TEST_PROCS ?= 2
 
 .PHONY: run test test-fast bench deps dev-deps browser clean native numba
 
@@ -40,7 +42,7 @@ run: deps native
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: dev-deps browser native numba
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(TEST_PROCS) --dist loadfile --no-loadscope-reorder
 
 test-fast: dev-deps native numba
 	$(BIN)/python -m pytest -m "not e2e"
