@@ -65,8 +65,7 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
     from sklearn.svm import LinearSVC
 
     cfg = validate({})  # the default dataset and knobs
-    run = Run(Store(home), cfg).start()
-    assert run.wait(600) == RunStatus.COMPLETED, run.summary
+    run = Run(Store(home), cfg).start()  # trains in its own worker while this process fits the reference
     import scipy.sparse as sp
 
     src = Source(cfg)
@@ -75,6 +74,7 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
     X_tr, y_tr = sp.vstack([c[0] for c in tr]).tocsr(), np.concatenate([c[1] for c in tr])
     X_te, y_te = sp.vstack([c[0] for c in te]).tocsr(), np.concatenate([c[1] for c in te])
     reference = LinearSVC().fit(X_tr, y_tr).score(X_te, y_te)
+    assert run.wait(600) == RunStatus.COMPLETED, run.summary
     assert abs(run.summary["accuracy"] - reference) <= 0.01, (run.summary["accuracy"], reference)
 
 
