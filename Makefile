@@ -3,8 +3,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+# pytest processes of `make test`, a file to each (two cores: two)
+TEST_PROCS ?= 2
 
-.PHONY: run test test-fast bench deps dev-deps browser clean native
+.PHONY: run test test-fast bench deps dev-deps browser clean native numba
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +20,12 @@ $(VENV)/.deps: requirements.txt | $(BIN)/python
 # (git-ignored; rebuilt when a source changes). Also built on demand by the first process that needs it.
 native: deps
 	$(BIN)/python -m svmcore.data.native
+
+# numba's compiled parser and solvers, cached once (svmcore/__pycache__, git-ignored) before the tests start:
+# otherwise each test process and run that needs them first compiles them itself (~13 CPU-s each, cold).
+numba: deps
+	$(BIN)/python -c "from svmcore.data import fastsvm; from svmcore.worker import ftrl, sgd; \
+	fastsvm.warm_up(); sgd.warm_up(); ftrl.warm_up()"
 
 $(VENV)/.dev-deps: requirements-dev.txt $(VENV)/.deps
 	$(BIN)/pip install -q -r requirements-dev.txt
@@ -33,10 +41,10 @@ browser:
 run: deps native
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-test: dev-deps browser native
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+test: dev-deps browser native numba
+	$(BIN)/python -m pytest -n $(TEST_PROCS) --dist loadfile --no-loadscope-reorder
 
-test-fast: dev-deps native
+test-fast: dev-deps native numba
 	$(BIN)/python -m pytest -m "not e2e"
 
 # Vowpal Wabbit is optional (a peer in the benchmark only); bench/compare.py skips it with a note if absent

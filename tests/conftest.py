@@ -9,13 +9,30 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
-# The longest files, started first: `make test` runs two pytest processes (pytest-xdist, a file to a
-# process), and these overlap with everything else instead of running last on one of them.
-LONGEST_FIRST = ("tests/integration/test_estimate_runs.py", "tests/integration/test_scaling.py")
+# The longest files first, longest first (per-file time of a full run): `make test` runs two pytest
+# processes (pytest-xdist, a file to a process, in this order: --no-loadscope-reorder, or xdist orders
+# files by their number of tests), so the long ones overlap with everything else instead of running last.
+LONGEST_FIRST = (
+    "tests/integration/test_estimate_runs.py",
+    "tests/integration/test_scaling.py",
+    "tests/e2e/test_train_compare.py",
+    "tests/e2e/test_browser.py",
+    "tests/integration/test_ddp.py",
+    "tests/integration/test_ftrl_runs.py",
+    "tests/e2e/test_learn_sweep.py",
+    "tests/integration/test_label_sorted.py",
+    "tests/faults/test_damaged_store.py",
+    "tests/faults/test_concurrency.py",
+)
+
+
+def _file_rank(item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: 0 if item.nodeid.startswith(LONGEST_FIRST) else 1)  # stable: the rest keep order
+    items.sort(key=_file_rank)  # stable: the rest keep their order
 
 
 @pytest.fixture
@@ -51,3 +68,12 @@ def cli(*args, home=None, env=None, timeout=600, check=None, prefix=()):
     if check is not None:
         assert proc.returncode == check, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
     return proc
+
+
+def two_at_a_time(fn, calls):
+    """``[fn(*args) for args in calls]``, two calls at a time: for real runs that do not measure
+    each other (each run's exact peak is its own process's; their results do not depend on timing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda args: fn(*args), calls))

@@ -15,7 +15,7 @@ from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
 from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.spec.scores import near_baseline
-from svmcore.store.sqlite import RunStatus
+from svmcore.store.records import RunStatus
 from ui import charts as plots
 from ui.doctor import diagnosis_panel
 from ui.messages import plain, show_error

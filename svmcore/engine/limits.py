@@ -86,10 +86,6 @@ def create_cgroup(name: str, limit_bytes: int | None) -> str | None:
         return None
 
 
-def join_cgroup(path: str, pid: int | None = None) -> None:
-    _write(path, "cgroup.procs", str(pid or os.getpid()))
-
-
 def _groups_bottom_up(path: str) -> list[str]:
     """``path`` and every cgroup below it, deepest first."""
     out = [root for root, _, _ in os.walk(path, topdown=False)]

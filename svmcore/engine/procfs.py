@@ -44,16 +44,6 @@ def read_status(pid: int | str = "self") -> MemoryReading | None:
     )
 
 
-def reset_peak() -> bool:
-    """Reset this process's VmHWM to its current RSS (kernel clear_refs '5')."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def _stat_fields(pid: int) -> list[bytes] | None:
     """Fields of /proc/PID/stat after the command name (state first)."""
     try:

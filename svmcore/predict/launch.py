@@ -4,6 +4,7 @@ train phase)."""
 
 from __future__ import annotations
 
+import logging
 import os
 
 from svmcore.predict.calibration import load_calibration
@@ -20,7 +21,10 @@ from svmcore.predict.model import (
     round_or_none,
 )
 from svmcore.spec.config import RunConfig
+from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB
+
+log = logging.getLogger(__name__)
 
 
 def forecast(cfg: RunConfig, home: str) -> dict | None:
@@ -31,7 +35,11 @@ def forecast(cfg: RunConfig, home: str) -> dict | None:
         return None
     try:
         pred = predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
-    except Exception:  # the worker reports bad data properly; a forecast is optional
+    except SvmcoreError as e:  # bad data or knobs: the worker reports them properly; a forecast is optional
+        log.info("no forecast for this run: %s", e)
+        return None
+    except Exception:  # a bug in the model would silently remove every forecast: say so
+        log.exception("the memory model failed to price this run; it runs without a forecast")
         return None
     return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts", "predicted_train_s")} | {
         "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}

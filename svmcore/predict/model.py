@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass, field
 
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
-from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
+from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
 
@@ -230,8 +230,6 @@ def activation_values(cfg: RunConfig, outputs: int) -> float:
     (layer i+1's width, or the outputs') and the delta it makes (layer i's width) with
     ReLU's mask (one byte a value). Without checkpointing that is every hidden layer
     but the top one, from the second step of the backward pass on."""
-    from svmcore.worker.mlp_numpy import kept_layers
-
     widths = list(cfg.hidden_sizes)
     depth = len(widths)
     kept = set(kept_layers(depth, cfg.checkpoint))
@@ -331,8 +329,6 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
         steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
     elif cfg.model == "mlp-numpy":
-        from svmcore.worker.mlp_numpy import kept_layers
-
         h = list(cfg.hidden_sizes)
         dense_products = [a * b for a, b in zip(h, h[1:] + [nvec])]
         kept = set(kept_layers(len(h), cfg.checkpoint))

@@ -94,6 +94,14 @@ class RunConfig:
         return tuple(int(x) for x in self.hidden.split(","))
 
 
+def kept_layers(depth: int, checkpoint: int) -> list[int]:
+    """Hidden layers (1..depth) whose activations mlp-numpy's forward pass keeps (the
+    ``checkpoint`` knob): the worker's model and the memory model's price both read it here."""
+    if checkpoint <= 1:
+        return list(range(1, depth + 1))
+    return [i for i in range(1, depth + 1) if i % checkpoint == 0]
+
+
 
 assert {f.name for f in dataclasses.fields(RunConfig)} == set(KNOBS), "RunConfig and KNOBS disagree"
 

@@ -375,10 +375,6 @@ class Store:
             db.execute("UPDATE runs SET parent_run_id=?, change=? WHERE id=?",
                        (parent_run_id, json.dumps(change, sort_keys=True), run_id))
 
-    def set_run_dir(self, run_id: int, run_dir: str) -> None:
-        with self._writing() as db:
-            db.execute("UPDATE runs SET run_dir=? WHERE id=?", (run_dir, run_id))
-
     def add_samples(self, run_id: int, rows: Iterable[tuple]) -> None:
         rows = list(rows)
         if not rows:

@@ -18,6 +18,7 @@ How a run ends when things go wrong:
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import queue as queue_mod
 import socket
@@ -32,6 +33,8 @@ from svmcore.spec.errors import SvmcoreError
 from svmcore.store.sqlite import RunStatus, Store, StoreError
 from svmcore.sweeps import remote_run
 from svmcore.sweeps.remote_run import RESOURCE
+
+log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 10.0
 WATCH_EVERY_S = 0.2
@@ -158,12 +161,12 @@ class DaskExecutor:
             for name in names:
                 Event(name, client=self.client).clear()
             self.client.unsubscribe_topic(remote_run.topic(self.prefix))
-        except Exception:
-            pass  # the scheduler may be gone already; nothing of ours is left to clean there then
+        except Exception as e:  # the scheduler may be gone already; nothing of ours is left to clean there then
+            log.warning("could not clear this sweep's events on the Dask scheduler: %s", _reason(e))
         try:
             self.client.close(timeout=5)
-        except Exception:
-            pass
+        except Exception as e:
+            log.warning("could not close the Dask client: %s", _reason(e))
         self._close_cluster()
 
     # ------------------------------------------------------------- inside
@@ -182,8 +185,8 @@ class DaskExecutor:
 
         try:
             Event(name, client=self.client).set()
-        except Exception:
-            pass  # scheduler gone: its tasks are gone with it and end as lost
+        except Exception as e:  # scheduler gone: its tasks are gone with it and end as lost
+            log.warning("could not set the Dask event %s: %s", name, _reason(e))
 
     def _on_started(self, event) -> None:
         # called on the client's event loop: hand over, never touch the store here
@@ -234,8 +237,8 @@ class DaskExecutor:
         if self._cluster is not None:
             try:
                 self._cluster.close(timeout=10)
-            except Exception:
-                pass
+            except Exception as e:
+                log.warning("could not close the local Dask cluster: %s", _reason(e))
             self._cluster = None
 
 

@@ -45,6 +45,17 @@ def _status_kib(field: str) -> int:
     return 0
 
 
+def reset_peak() -> bool:
+    """Reset this process's VmHWM to its current RSS (kernel clear_refs '5'); False where the
+    kernel does not allow it (the phase's peak is then the process's peak so far)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 class Phases:
     """Phase bookkeeping: the exact peak of each phase from VmHWM, reset between phases."""
 
@@ -59,11 +70,7 @@ class Phases:
     def start(self, name: str) -> None:
         if self.current:
             self.end()
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-        except OSError:
-            pass
+        reset_peak()
         self.current = name
         self.started = time.monotonic()
         self.events.emit(PHASE_START, phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)

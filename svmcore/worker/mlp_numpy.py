@@ -23,15 +23,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from svmcore.spec.config import kept_layers
+
 LEARNING_RATE = 1e-3
 BETA1, BETA2, EPSILON = 0.9, 0.999, 1e-8
-
-
-def kept_layers(depth: int, checkpoint: int) -> list[int]:
-    """Hidden layers (1..depth) whose activations the forward pass keeps."""
-    if checkpoint <= 1:
-        return list(range(1, depth + 1))
-    return [i for i in range(1, depth + 1) if i % checkpoint == 0]
 
 
 class NumpyMLP:

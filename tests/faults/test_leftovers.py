@@ -47,6 +47,12 @@ def test_completed_cgroup_capped_run_leaves_no_cgroup(store):
     assert not os.path.exists(group), os.listdir(group)
 
 
+def _join(group: str, pid: int) -> None:
+    """Put ``pid`` into ``group``, as the worker puts itself into its run's cgroup."""
+    with open(os.path.join(group, "cgroup.procs"), "w") as f:
+        f.write(str(pid))
+
+
 @needs_cgroup
 def test_remove_cgroup_removes_child_groups_bottom_up(tmp_path):
     group = limits.create_cgroup(f"run-test-{os.getpid()}", None)
@@ -54,7 +60,7 @@ def test_remove_cgroup_removes_child_groups_bottom_up(tmp_path):
     os.makedirs(nested)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
-        limits.join_cgroup(os.path.join(group, "svmcore"), proc.pid)
+        _join(os.path.join(group, "svmcore"), proc.pid)
     finally:
         proc.kill()
         proc.wait()
@@ -67,7 +73,7 @@ def test_remove_cgroup_that_still_holds_a_process_says_so(caplog):
     group = limits.create_cgroup(f"run-test-{os.getpid()}-busy", None)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
-        limits.join_cgroup(group, proc.pid)
+        _join(group, proc.pid)
         with caplog.at_level(logging.WARNING, logger="svmcore"):
             limits.remove_cgroup(group, timeout_s=0.3)
         assert os.path.isdir(group)
@@ -160,7 +166,7 @@ def test_delete_keeps_a_run_folder_outside_the_home(home, store, tmp_path):
     outside.mkdir(parents=True)
     (outside / "events.jsonl").write_text("")
     rid = store.create_run({"dataset": "sparse-text"})
-    store.set_run_dir(rid, str(outside))
+    store.set_process(rid, str(outside), os.getpid(), None, os.getpid(), None)
     store.finish_run(rid, RunStatus.FAILED, {})
     assert cli("runs", "delete", str(rid), home=home).returncode == 0
     assert store.get_run(rid) is None
@@ -178,7 +184,7 @@ def test_lab_delete_removes_the_folder_and_spill_inside_the_home_only(home, tmp_
     ids = []
     for folder in (inside, str(outside)):
         rid = lab.store.create_run({"dataset": "sparse-text"})
-        lab.store.set_run_dir(rid, folder)
+        lab.store.set_process(rid, folder, os.getpid(), None, os.getpid(), None)
         lab.store.finish_run(rid, RunStatus.LOST, {})
         ids.append(rid)
     for rid in ids:

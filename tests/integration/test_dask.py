@@ -235,3 +235,14 @@ def test_cli_sweep_on_a_local_cluster_of_its_own(home):
     assert out["executor"] == {"executor": "dask", "scheduler": "a local cluster on this machine"}
     assert [r["status"] for r in out["runs"]] == ["completed", "completed"]
     assert {r["host"] for r in out["runs"]} == {socket.gethostname()}
+
+
+def test_closing_after_the_connection_is_gone_logs_what_could_not_be_cleaned(address, home, caplog):
+    from svmcore.store.sqlite import Store
+
+    ex = dask_executor.DaskExecutor(Store(home), scheduler=address)
+    ex.client.close()  # the connection to the scheduler is gone before the sweep lets go of it
+    with caplog.at_level("WARNING", logger="svmcore.sweeps.dask_executor"):
+        ex.close()
+    assert any("could not clear this sweep's events on the Dask scheduler" in r.getMessage()
+               for r in caplog.records), caplog.text

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from svmcore.data.files import make_dataset
-from tests.conftest import cli
+from tests.conftest import cli, two_at_a_time
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,9 @@ MODEL = ("accuracy", "balanced_accuracy", "nonzero_weights", "weights", "sparse_
 
 
 def test_memory_stream_and_memmap_train_the_same_model_in_file_order(home, small_file):
-    got = {mode: _run(home, small_file, "--solver=ftrl", f"--mode={mode}", "--no-shuffle", "--l1=0.5")
-           for mode in ("memory", "stream", "memmap")}
+    modes = ("memory", "stream", "memmap")
+    got = dict(zip(modes, two_at_a_time(_run, [(home, small_file, "--solver=ftrl", f"--mode={mode}", "--no-shuffle",
+                                                "--l1=0.5") for mode in modes])))
     first = {k: got["memory"][k] for k in MODEL}
     assert 0 < first["nonzero_weights"] < first["weights"]
     for mode, s in got.items():
@@ -38,13 +39,14 @@ def test_memory_stream_and_memmap_train_the_same_model_in_file_order(home, small
 
 
 def test_the_same_seed_gives_the_same_model_with_shuffling(home, small_file):
-    a, b = (_run(home, small_file, "--solver=ftrl", "--mode=memmap", "--shuffle", "--seed=5") for _ in range(2))
+    a, b = two_at_a_time(_run, [(home, small_file, "--solver=ftrl", "--mode=memmap", "--shuffle", "--seed=5")] * 2)
     assert {k: a[k] for k in MODEL} == {k: b[k] for k in MODEL}
 
 
 @pytest.mark.parametrize("solver", ["sklearn", "numba", "ftrl"])
 def test_every_linear_run_reports_its_model_size_and_float16_its_upcast(home, small_file, solver):
-    s = _run(home, small_file, f"--solver={solver}", "--precision=float16", "--representation=dense")
+    s, plain = two_at_a_time(_run, [(home, small_file, f"--solver={solver}", "--precision=float16",
+                                     "--representation=dense"), (home, small_file, f"--solver={solver}", "--epochs=1")])
     assert s["weights"] == 1 << 12
     assert 0 < s["nonzero_weights"] <= s["weights"]
     assert s["sparse_model_bytes"] == s["nonzero_weights"] * 12 + 8 + 16
@@ -54,4 +56,4 @@ def test_every_linear_run_reports_its_model_size_and_float16_its_upcast(home, sm
     assert u["float32_bytes_max"] == 256 * (1 << 12) * 4
     assert u["float32_bytes_per_batch"] == 2 * u["float16_bytes_per_batch"]
     assert u["seconds_per_batch"] > 0
-    assert _run(home, small_file, f"--solver={solver}", "--epochs=1")["upcast"] is None
+    assert plain["upcast"] is None

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from svmcore.data.files import make_dataset
-from tests.conftest import cli
+from tests.conftest import cli, two_at_a_time
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +30,7 @@ def _run(home, path, mode, shuffle):
 
 @pytest.mark.parametrize("mode", ["memory", "stream", "memmap"])
 def test_shuffle_turns_a_majority_class_model_into_a_real_one(home, sorted_file, mode):
-    plain = _run(home, sorted_file, mode, shuffle=False)
-    mixed = _run(home, sorted_file, mode, shuffle=True)
+    plain, mixed = two_at_a_time(_run, [(home, sorted_file, mode, False), (home, sorted_file, mode, True)])
     for s in (plain, mixed):
         assert {"balanced_accuracy", "f1", "baseline_accuracy", "confusion", "per_class_recall"} <= set(s)
         assert s["confusion"]["classes"] == ["-1", "1"]

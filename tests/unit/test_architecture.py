@@ -17,6 +17,9 @@ def test_import_linter_contracts_are_kept():
                           cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "0 broken" in proc.stdout
+    for contract in ("the memory model prices a run without importing the worker KEPT",
+                     "the UI imports the store's records only, never its internals KEPT"):
+        assert contract in proc.stdout, proc.stdout[-4000:]
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -286,3 +286,14 @@ def test_launch_forecast_without_calibration_is_the_lower_bound(tmp_path):
     assert fc["lower_bound"] and fc["time_basis"] == "reference"
     assert fc["peak_mb"] >= 7 * (1 << 20) * 64 * 8 / MiB  # text is hashed to 2^20 columns by default
     assert fc["train_s"] > 0
+
+
+def test_a_forecast_that_fails_inside_the_model_is_logged_not_silently_dropped(tmp_path, caplog):
+    # a calibration whose floor is not a number: the model itself fails (not the data)
+    cal = calib.Calibration({"linear-svm+base": "not a number"}, {}, calib.fingerprint(), 0.0, 1, {})
+    with open(calib.calibration_path(str(tmp_path)), "w") as f:
+        json.dump(cal.to_dict(), f)
+    with caplog.at_level("INFO", logger="svmcore.predict.launch"):
+        assert launch.forecast(validate(rows=2000), str(tmp_path)) is None
+    [record] = [r for r in caplog.records if r.name == "svmcore.predict.launch"]
+    assert record.levelname == "ERROR" and "failed to price this run" in record.getMessage() and record.exc_info

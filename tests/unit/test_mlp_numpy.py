@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore.worker.mlp_numpy import NumpyMLP, kept_layers
+from svmcore.spec.config import kept_layers
+from svmcore.worker.mlp_numpy import NumpyMLP
 
 
 def _data(rows=64, features=12, classes=2, seed=0, density=0.3):
