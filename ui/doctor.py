@@ -9,7 +9,7 @@ from svmcore.app.doctor import text
 from svmcore.app.lab import Lab
 from svmcore.app.runs import RunView
 from svmcore.spec.errors import SvmcoreError
-from svmcore.store.sqlite import RunStatus
+from svmcore.store.records import RunStatus
 from ui.messages import plain, show_error
 
 
