@@ -232,7 +232,8 @@ def main(run_dir: str) -> int:
                 error = {"type": type(e).__name__, "message": str(e) or "out of memory"}
         else:
             status = "failed"
-            error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError)}
+            error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError),
+                     **getattr(e, "details", {})}
         if not isinstance(e, (SvmcoreError, MemoryError)):
             unexpected = e
     phase = phases.current
