@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from svmcore.data.batches import COMPUTE_DTYPES, STORE_DTYPES
 from svmcore.data.spill import Spill
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
 
 log = logging.getLogger(__name__)
@@ -366,7 +367,14 @@ class Cluster:
                                                 silence_logs=logging.ERROR, host="127.0.0.1")
                     self.client = Client(self.cluster, timeout=STARTUP_TIMEOUT_S)
                 else:
+                    host, port = parse_address(address)
+                    reason = unreachable_reason(host, port, CONNECT_TIMEOUT_S)
+                    if reason:  # at once, not after Dask's connect timeout ("Timed out")
+                        raise ClusterError(f"could not reach the Dask scheduler at {address}: {reason}")
                     self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
+        except ClusterError:
+            self.close()
+            raise
         except Exception as e:
             self.close()
             where = "start a local Dask cluster" if self.local else f"reach the Dask scheduler at {address}"
