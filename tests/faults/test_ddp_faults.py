@@ -25,6 +25,22 @@ RAW_DASK = ("Stream is closed", "lost dependencies", "no-worker", "Futures cance
             "KilledWorker")
 
 
+@pytest.fixture
+def ddp_run(store):
+    """Starts data-parallel runs; one that a failed assertion left running is cancelled."""
+    runs = []
+
+    def start(**knobs):
+        runs.append(_run(store, **knobs))
+        return runs[-1]
+
+    yield start
+    for run in runs:
+        if not run.is_finished():
+            run.cancel()
+            run.wait(30)
+
+
 def _worker_events(store, run, until, timeout=90):
     """The run's worker_memory events once ``until(events)`` holds."""
     deadline = time.monotonic() + timeout
@@ -78,8 +94,8 @@ def _message(run):
     return message
 
 
-def test_worker_killed_during_a_mix_fails_the_run_naming_it(store):
-    run = _run(store, fault="sleep:60@shard2-epoch1-mix3", mix_every=1, batch_size=32, **DDP)
+def test_worker_killed_during_a_mix_fails_the_run_naming_it(store, ddp_run):
+    run = ddp_run(fault="sleep:60@shard2-epoch1-mix3", mix_every=1, batch_size=32, **DDP)
     events = _worker_events(store, run, lambda ev: any(e["mix"] == 2 and e["worker"] == 2 for e in ev))
     pid = next(e["pid"] for e in events if e["worker"] == 2)
     time.sleep(0.5)  # worker 2 is inside its task of mix 3
@@ -92,9 +108,9 @@ def test_worker_killed_during_a_mix_fails_the_run_naming_it(store):
     _assert_nothing_left(run, family)
 
 
-def test_worker_killed_after_its_shard_finished_its_epoch_fails_the_run(store):
+def test_worker_killed_after_its_shard_finished_its_epoch_fails_the_run(store, ddp_run):
     # worker 1 takes long over epoch 2; worker 2 has finished its pass and holds its model
-    run = _run(store, fault="sleep:60@shard1-epoch2", **DDP)
+    run = ddp_run(fault="sleep:60@shard1-epoch2", **DDP)
     events = _worker_events(store, run, lambda ev: len(ev) >= 2)
     pid = next(e["pid"] for e in events if e["worker"] == 2)
     time.sleep(3)  # worker 2's epoch 2 (two batches) is done
@@ -106,9 +122,9 @@ def test_worker_killed_after_its_shard_finished_its_epoch_fails_the_run(store):
     _assert_nothing_left(run, family)
 
 
-def test_worker_killed_at_the_start_of_a_mix_fails_the_run(store):
+def test_worker_killed_at_the_start_of_a_mix_fails_the_run(store, ddp_run):
     # the coordinator waits before it sends the model for mix 3: the kill lands there
-    run = _run(store, fault="sleep:3@epoch1-mix3", mix_every=1, batch_size=32, **DDP)
+    run = ddp_run(fault="sleep:5@epoch1-mix3", mix_every=1, batch_size=32, **DDP)
     events = _worker_events(store, run, lambda ev: any(e["mix"] == 2 for e in ev) and len(ev) >= 4)
     pid = next(e["pid"] for e in events if e["worker"] == 2)
     status, family = _kill_and_time(run, pid)
@@ -119,8 +135,8 @@ def test_worker_killed_at_the_start_of_a_mix_fails_the_run(store):
 
 
 @pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller")
-def test_a_worker_killed_at_the_cgroup_cap_is_oom_naming_it(store):
-    run = _run(store, memory_cap_mb=340, cap_kind="cgroup", **DDP)
+def test_a_worker_killed_at_the_cgroup_cap_is_oom_naming_it(store, ddp_run):
+    run = ddp_run(memory_cap_mb=340, cap_kind="cgroup", **DDP)
     assert run.wait(120) == RunStatus.OOM, run.summary
     message = _message(run)
     assert "Dask worker" in message and "OOM killer" in message and "340 MiB cgroup cap" in message, message
@@ -128,8 +144,8 @@ def test_a_worker_killed_at_the_cgroup_cap_is_oom_naming_it(store):
 
 
 @pytest.mark.parametrize("how", ["cancel", "kill -9 of the coordinator"])
-def test_the_shards_go_when_the_run_ends_however_it_ends(store, how):
-    run = _run(store, fault="sleep:60@shard1-epoch2", **DDP)
+def test_the_shards_go_when_the_run_ends_however_it_ends(store, ddp_run, how):
+    run = ddp_run(fault="sleep:60@shard1-epoch2", **DDP)
     _worker_events(store, run, lambda ev: len(ev) >= 2)
     shards = os.path.join(run.run_dir, "shards")
     assert os.path.isdir(shards) and os.listdir(shards)
