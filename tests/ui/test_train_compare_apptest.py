@@ -190,3 +190,27 @@ def test_compare_offers_the_presentation_download(history_home, present):
     assert_clean(at)
     buttons = [e for e in at.get("download_button")]
     assert any("Presentation (HTML)" in b.proto.label for b in buttons), [b.proto.label for b in buttons]
+
+
+def test_a_data_parallel_run_is_headed_by_all_its_processes_on_the_panel_and_in_compare(app_home):
+    par = {"workers": 2, "scheduler": "local", "cluster_start_s": 2.4, "total_peak_sampled_mb": 679.6,
+           "worker_peak_source": "exact", "total_source": "sampled",
+           "per_worker": [{"worker": 1, "address": "tcp://127.0.0.1:1", "pid": 1, "rows": 1200, "peak_rss_mb": 255.8,
+                           "peak_exact": True, "peak_sampled_mb": 250.0},
+                          {"worker": 2, "address": "tcp://127.0.0.1:2", "pid": 2, "rows": 1200, "peak_rss_mb": 255.9,
+                           "peak_exact": True, "peak_sampled_mb": 250.0}]}
+    s = Store(app_home)
+    rid = s.create_run({"dataset": "sparse-text", "mode": "stream", "workers": 2}, status=RunStatus.RUNNING)
+    s.complete_imported(rid, {"status": "completed", "summary": dict(SUMMARY, peak_rss_mb=168.3, parallel=par)})
+    s.close()
+    at = open_page()
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["all processes (sampled)"] == "679.6 MiB", metrics
+    assert metrics["largest worker (exact)"] == "255.9 MiB" and metrics["coordinator exact peak"] == "168.3 MiB"
+    assert any("all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB"
+               in t for t in texts(at.success)), texts(at.success)
+    at.switch_page("pages/1_Compare.py").run()
+    assert_clean(at)
+    row = at.dataframe[0].value.set_index("id").loc[rid]
+    assert (row["peak_mb"], row["all_processes_mb"], row["largest_worker_mb"]) == (168.3, 679.6, 255.9)
