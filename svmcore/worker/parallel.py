@@ -512,6 +512,15 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
                                      worker_t, worker_rss, hwm)
             on_epoch(epoch, sum(s.rows for s in shards.shards), time.monotonic() - t_epoch)
             evaluate()
+    except Exception as e:
+        # what the processes measured until then goes with the failure (the run's summary heads it)
+        coordinator.stop()
+        try:
+            e.parallel = _summary(cfg, cluster, shards, coordinator, started_s, worker_t, worker_rss, hwm,
+                                  finished=False)
+        except Exception as inner:  # the failure itself is what the run reports
+            log.warning("no memory summary of the failed data-parallel run: %s", inner)
+        raise
     finally:
         cluster.close()
         coordinator.stop()
@@ -622,29 +631,37 @@ def _result(cluster: Cluster, k: int, fut, doing) -> dict:
 
 
 def _summary(cfg, cluster: Cluster, shards: Shards, coordinator: _Sampler, started_s: float, worker_t, worker_rss,
-             hwm) -> dict:
+             hwm, finished: bool = True) -> dict:
+    """The run's ``parallel`` summary. Of a run that failed (``finished`` False) only what
+    was read until then: each worker's sampled maximum over its finished tasks (None if it
+    finished none), and the total only when every worker had been read."""
     n = cfg.workers
-    exact = cluster.local
+    exact = cluster.local and finished
     per_worker = []
     for k in range(n):
-        sampled = max(worker_rss[k], default=0)
+        sampled = max(worker_rss[k], default=None)
+        peak = (max(hwm[k], sampled or 0) if exact else sampled)
         per_worker.append({"worker": k + 1, "address": cluster.workers[k], "pid": cluster.pids.get(cluster.workers[k]),
                            "rows": shards.shards[k].rows,
-                           "peak_rss_mb": (max(hwm[k], sampled) if exact else sampled) / 2**20,
-                           "peak_exact": exact, "peak_sampled_mb": sampled / 2**20})
+                           "peak_rss_mb": peak / MiB if peak is not None else None,
+                           "peak_exact": exact, "peak_sampled_mb": sampled / MiB if sampled is not None else None})
     coord_series = ([coordinator.t0 + d for d in coordinator.dt], coordinator.rss)
-    total = total_peak([coord_series] + [(worker_t[k], worker_rss[k]) for k in range(n)])
+    total = (total_peak([coord_series] + [(worker_t[k], worker_rss[k]) for k in range(n)])
+             if all(worker_rss[k] for k in range(n)) else None)
+    until = "" if finished else " until the run failed (a worker's last task is not in it)"
     return {
         "workers": n, "scheduler": cfg.scheduler or "local", "cluster_start_s": started_s,
         "per_worker": per_worker,
         "worker_peak_source": ("each Dask worker's kernel high-water mark (VmHWM, its process started with this "
                                "run): exact" if exact else
-                               "each Dask worker's RSS sampled at 50 Hz while it trained (its VmHWM would "
-                               "include earlier work on that worker): sampled"),
-        "coordinator_peak_sampled_mb": max(coordinator.rss, default=0) / 2**20,
-        "total_peak_sampled_mb": total / 2**20,
+                               "each Dask worker's RSS sampled at 50 Hz while it trained" + (
+                                   " (its VmHWM would include earlier work on that worker)" if finished else until)
+                               + ": sampled"),
+        "coordinator_peak_sampled_mb": max(coordinator.rss, default=0) / MiB,
+        "total_peak_sampled_mb": total / MiB if total is not None else None,
         "total_source": ("the coordinator's and every Dask worker's RSS sampled at 50 Hz, summed at each instant "
-                         "(a worker between epochs counts at its last reading): sampled"),
+                         f"(a worker between epochs counts at its last reading){until}: sampled"),
+        **({} if finished else {"ended_early": True}),
     }
 
 

@@ -105,6 +105,9 @@ def test_worker_killed_during_a_mix_fails_the_run_naming_it(store, ddp_run):
     assert f"Dask worker 2 (tcp://127.0.0.1:" in message and f"pid {pid})" in message, message
     assert "died while training shard 2 in mix 3 of epoch 1" in message, message
     assert run.summary.get("accuracy") is None
+    # what the processes held until then heads the failed run too
+    assert run.summary["peak_all_processes_mb"] > run.summary["peak_coordinator_mb"] > 0
+    assert run.summary["peak_largest_worker_source"] == "sampled"  # its last task is not in it
     _assert_nothing_left(run, family)
 
 
@@ -140,6 +143,9 @@ def test_a_worker_killed_at_the_cgroup_cap_is_oom_naming_it(store, ddp_run):
     assert run.wait(120) == RunStatus.OOM, run.summary
     message = _message(run)
     assert "Dask worker" in message and "OOM killer" in message and "340 MiB cgroup cap" in message, message
+    # killed before any task finished: no worker was read, so no worker or total figure is made up
+    largest, total = run.summary["peak_largest_worker_mb"], run.summary["peak_all_processes_mb"]
+    assert (largest is None) == (total is None) and (largest is None or total > largest > 0), run.summary
     assert not os.path.exists(os.path.join(run.run_dir, "shards"))
 
 
