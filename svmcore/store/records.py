@@ -174,6 +174,7 @@ def parallel_peaks(par: dict | None, coordinator_mb: float | None) -> ParallelPe
     """The headline peaks of a run's ``parallel`` summary (None for a single-process run)."""
     if not par:
         return None
-    largest = max(par.get("per_worker") or (), key=lambda w: w.get("peak_rss_mb") or 0.0, default=None)
+    read = [w for w in par.get("per_worker") or () if w.get("peak_rss_mb") is not None]  # a failed run's may lack it
+    largest = max(read, key=lambda w: w["peak_rss_mb"], default=None)
     return ParallelPeaks(par.get("total_peak_sampled_mb"), (largest or {}).get("worker"),
                          (largest or {}).get("peak_rss_mb"), bool((largest or {}).get("peak_exact")), coordinator_mb)

@@ -162,3 +162,10 @@ def test_a_data_parallel_run_is_headed_by_all_its_processes_beside_its_largest_w
     assert "largest Dask worker (2) 256 MiB (sampled)" in RunSummary.from_dict(
         {"peak_rss_mb": 168.3, "parallel": sampled}).parallel_peaks.text()
     assert RunSummary.from_dict({"peak_rss_mb": 168.3}).parallel_peaks is None  # one process: as before
+
+
+def test_a_failed_data_parallel_run_whose_workers_were_never_read_shows_no_worker_figure():
+    unread = {**PARALLEL, "total_peak_sampled_mb": None,
+              "per_worker": [dict(w, peak_rss_mb=None, peak_exact=False) for w in PARALLEL["per_worker"]]}
+    peaks = RunSummary.from_dict({"peak_rss_mb": 160.2, "parallel": unread}).parallel_peaks
+    assert peaks.text() == "all processes – (sampled sum) · largest Dask worker – (sampled) · coordinator 160 MiB (exact)"
