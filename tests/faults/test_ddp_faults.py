@@ -163,3 +163,24 @@ def test_the_shards_go_when_the_run_ends_however_it_ends(store, ddp_run, how):
         os.kill(run.pid, signal.SIGKILL)
         assert run.wait(30) == RunStatus.FAILED, run.summary
     _assert_nothing_left(run, family)
+
+
+def test_a_worker_of_an_external_scheduler_that_dies_ends_the_run_naming_it(store, ddp_run):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+                      host="127.0.0.1") as cluster, Client(cluster.scheduler_address, set_as_default=False) as client:
+        run = ddp_run(fault="sleep:60@shard2-epoch1", scheduler=cluster.scheduler_address, **DDP)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not run.is_finished() and "train" not in str(run.snapshot().phase):
+            time.sleep(0.1)
+        time.sleep(3)  # the run has connected and its tasks run (shard 2's sleeps)
+        assert not run.is_finished(), run.summary
+        pids = client.run(os.getpid)
+        family = set(pids.values())
+        status, _ = _kill_and_time(run, max(pids.values()))
+        assert status == RunStatus.FAILED, run.summary
+        message = _message(run)
+        assert "left the cluster" in message and "Dask worker" in message, message
+        _assert_nothing_left(run, {run.pid})
+        assert family  # the external cluster's own workers are its business (its nannies restart them)
