@@ -121,7 +121,10 @@ def announce(view: RunView) -> None:
 def outcome(view: RunView) -> None:
     s = view.summary
     facts = RunFacts.of(view.id, view.status.value, s)
-    if view.status == RunStatus.OOM:
+    if view.status == RunStatus.OOM and s.parallel_peaks:  # a Dask worker may be what hit the cap: say which
+        st.warning(f"**Run {view.id} ran out of memory** in phase **{s.phase}**: "
+                   f"{plain(s.error_message or 'out of memory')}. Memory until then: {s.parallel_peaks.text()}.")
+    elif view.status == RunStatus.OOM:
         st.warning(f"**Run {view.id} ran out of memory** in phase **{s.phase}**, at an exact peak of "
                    f"**{_fmt(s.peak_rss_mb, '.0f')} MiB** under a {s.cap} cap of {_fmt(s.cap_mb, '.0f')} MiB. "
                    "That is the measurement: this setting needs more memory than the cap allows.")

@@ -214,3 +214,23 @@ def test_a_data_parallel_run_is_headed_by_all_its_processes_on_the_panel_and_in_
     assert_clean(at)
     row = at.dataframe[0].value.set_index("id").loc[rid]
     assert (row["peak_mb"], row["all_processes_mb"], row["largest_worker_mb"]) == (168.3, 679.6, 255.9)
+
+
+def test_a_data_parallel_run_whose_worker_hit_the_cap_names_that_worker_on_the_panel(app_home):
+    par = {"workers": 2, "scheduler": "local", "cluster_start_s": 4.3, "total_peak_sampled_mb": None,
+           "worker_peak_source": "sampled", "total_source": "sampled", "ended_early": True,
+           "per_worker": [{"worker": k, "address": f"tcp://127.0.0.1:{k}", "pid": k, "rows": 1200, "peak_rss_mb": None,
+                           "peak_exact": False, "peak_sampled_mb": None} for k in (1, 2)]}
+    message = ("Dask worker 1 (tcp://127.0.0.1:1, pid 1) was killed by the kernel's OOM killer at the 300 MiB cgroup "
+               "cap while training shard 1 in epoch 1; raise the cap or use fewer workers")
+    s = Store(app_home)
+    rid = s.create_run({"dataset": "sparse-text", "mode": "stream", "workers": 2}, status=RunStatus.RUNNING)
+    s.complete_imported(rid, {"status": "oom", "summary": {
+        "peak_rss_mb": 160.2, "phase": "train", "cap": "cgroup", "cap_mb": 300.0, "parallel": par,
+        "error": {"type": "OutOfMemory", "message": message}}})
+    s.close()
+    at = open_page()
+    assert_clean(at)
+    assert texts(at.warning) == [f"**Run {rid} ran out of memory** in phase **train**: {message}. Memory until then: "
+                                 "all processes – (sampled sum) · largest Dask worker – (sampled) · coordinator "
+                                 "160 MiB (exact)."], texts(at.warning)
