@@ -138,7 +138,12 @@ def results(sweep_id: int, live: bool = False) -> None:
     table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
                            "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
                            "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
-                           "3-way frontier": p.on_speed_frontier, "host": p.host} for p in pts])
+                           "3-way frontier": p.on_speed_frontier, "host": p.host,
+                           "all processes (MiB, sampled)": p.all_processes_mb,
+                           "largest worker (MiB)": p.largest_worker_mb} for p in pts])
+    # data-parallel runs only: every process summed and the largest worker, beside the coordinator's exact peak
+    table = table.drop(columns=[c for c in ("all processes (MiB, sampled)", "largest worker (MiB)")
+                                if c in table and table[c].isna().all()])
     if not table.empty:
         st.dataframe(table, hide_index=True, key="sweep_table", column_config={
             "exact peak (MiB)": st.column_config.NumberColumn(format="%.1f"),

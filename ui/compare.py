@@ -18,7 +18,7 @@ from ui.messages import html_text
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
-COLUMNS = KEY_COLUMNS + ("status", "label", "dataset", "mode", "model", "precision", "representation", "batch_size",
+COLUMNS = KEY_COLUMNS + ("all_processes_mb", "largest_worker_mb", "status", "label", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
                          "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
@@ -38,7 +38,14 @@ def history_columns() -> dict:
     return {
         "id": num("run", format="%d", pinned=True),
         "peak_mb": num("exact peak MiB", format="%.0f", pinned=True,
-                       help="The kernel's high-water mark of the worker: exact, not sampled"),
+                       help="The kernel's high-water mark of the worker: exact, not sampled (a data-parallel run: "
+                            "its coordinator's; see all processes and largest worker)"),
+        "all_processes_mb": num("all processes MiB (sampled)", format="%.0f",
+                                help="a data-parallel run: the coordinator's and every Dask worker's RSS sampled at "
+                                     "50 Hz, summed at each instant"),
+        "largest_worker_mb": num("largest worker MiB", format="%.0f",
+                                 help="a data-parallel run: its largest Dask worker's peak (exact on a cluster "
+                                      "started for the run, else sampled)"),
         "accuracy": num("accuracy", format="%.3f", pinned=True, help="on every held-out row"),
         "balanced_accuracy": num("balanced", format="%.3f", pinned=True,
                                  help="balanced accuracy: the mean of the per-class recalls"),

@@ -122,7 +122,10 @@ def announce(view: RunView) -> None:
 def outcome(view: RunView) -> None:
     s = view.summary
     facts = RunFacts.of(view.id, view.status.value, s)
-    if view.status == RunStatus.OOM:
+    if view.status == RunStatus.OOM and s.parallel_peaks:  # a Dask worker may be what hit the cap: say which
+        st.warning(f"**Run {view.id} ran out of memory** in phase **{s.phase}**: "
+                   f"{plain(s.error_message or 'out of memory')}. Memory until then: {s.parallel_peaks.text()}.")
+    elif view.status == RunStatus.OOM:
         st.warning(f"**Run {view.id} ran out of memory** in phase **{s.phase}**, at an exact peak of "
                    f"**{_fmt(s.peak_rss_mb, '.0f')} MiB** under a {s.cap} cap of {_fmt(s.cap_mb, '.0f')} MiB. "
                    "That is the measurement: this setting needs more memory than the cap allows.")
@@ -139,10 +142,20 @@ def outcome(view: RunView) -> None:
     note = rss_over_cap_note(s.peak_rss_mb, s.cap_mb, s.cap, s.cgroup_peak_mb)
     if note:
         st.caption(note)
-    _metrics([
-        ("exact peak", _fmt(s.peak_rss_mb, ",.1f", " MiB"),
+    peaks = s.parallel_peaks
+    _metrics(([
+        ("all processes (sampled)", _fmt(peaks.all_processes_mb, ",.1f", " MiB"),
+         "The coordinator's and every Dask worker's RSS sampled at 50 Hz, summed at each instant: what the run "
+         "held on this machine, sampled (a short spike between samples is missed)."),
+        (f"largest worker ({'exact' if peaks.largest_worker_exact else 'sampled'})",
+         _fmt(peaks.largest_worker_mb, ",.1f", " MiB"),
+         f"Dask worker {peaks.largest_worker}'s peak: its kernel high-water mark on a cluster started for the run "
+         "(exact), else its sampled maximum."),
+    ] if peaks else []) + [
+        ("coordinator exact peak" if peaks else "exact peak", _fmt(s.peak_rss_mb, ",.1f", " MiB"),
          "The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
-         "not sampled. If the worker is killed, exact up to the last reading."),
+         "not sampled. If the worker is killed, exact up to the last reading."
+         + (" For a data-parallel run: the run's own process (the coordinator) alone." if peaks else "")),
         ("sampled max", _fmt(s.peak_sampled_mb, ",.1f", " MiB"),
          f"Highest of {s.n_samples:,} RSS samples at {s.sample_hz} Hz; can miss short spikes, which the exact "
          "peak does not."),
@@ -211,8 +224,7 @@ def details(view: RunView) -> None:
         workers = " · ".join(f"{w['worker']}: {_fmt(w['peak_rss_mb'], ',.0f')} MiB ({w['rows']:,} rows)"
                              for w in par["per_worker"])
         st.caption(f"**Data-parallel on {par['workers']} Dask workers** ({plain(par['scheduler'])}; the cluster took "
-                   f"{_fmt(par['cluster_start_s'], '.1f')} s to start). The exact peak above is the run's own "
-                   f"process, the coordinator. Each worker's peak: {workers}; "
+                   f"{_fmt(par['cluster_start_s'], '.1f')} s to start). Each worker's peak: {workers}; "
                    f"{plain(par['worker_peak_source'])}. All processes together: "
                    f"**{_fmt(par['total_peak_sampled_mb'], ',.0f')} MiB**; {plain(par['total_source'])}.")
     rates = s.epoch_samples_per_s or []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svmcore.spec.knobs import KNOBS
-from svmcore.store.records import RunSummary
+from svmcore.store.records import ParallelPeaks, RunSummary
 
 MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
 SAME_SPEED = 0.05  # throughput within 5% either way reads "same speed"
@@ -30,12 +30,13 @@ class RunFacts:
     accuracy: float | None = None
     balanced_accuracy: float | None = None
     samples_per_s: float | None = None
+    parallel: ParallelPeaks | None = None  # a data-parallel run: peak_mb is its coordinator's
 
     @classmethod
     def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "") -> RunFacts:
         s = summary
         return cls(run_id, status, name, s.peak_rss_mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
-                   s.balanced_accuracy, s.samples_per_s)
+                   s.balanced_accuracy, s.samples_per_s, s.parallel_peaks)
 
     @property
     def title(self) -> str:
@@ -56,6 +57,10 @@ def _mib(value: float | None) -> str:
 def ending(run: RunFacts, error: str | None = None) -> str:
     """How a run ended, without its name: 'completed: exact peak 252 MiB, owned by load'."""
     where = f" in {run.phase}" if run.phase else ""
+    if run.parallel and run.status in ("completed", "oom", "cancelled"):
+        text = {"completed": "completed", "oom": f"ran out of memory{where}",
+                "cancelled": f"cancelled{where}"}[run.status]
+        return f"{text}: {run.parallel.text()}"
     if run.status == "completed":
         owner = f", owned by {run.peak_phase}" if run.peak_phase else ""
         return f"completed: exact peak {_mib(run.peak_mb)}{owner}"

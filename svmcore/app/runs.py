@@ -108,7 +108,8 @@ class Runs:
                 "baseline_accuracy": s.baseline_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
-                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host})
+                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host,
+                **_parallel_columns(s.parallel_peaks)})
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
@@ -148,3 +149,9 @@ class Runs:
             raise ConfigError("run", f"run {run_id} is still {rec.status.value}; cancel it first")
         self.store.delete_run(run_id)
         release_leftovers(rec.run_dir, self.store.home, delete_folder=True)
+
+
+def _parallel_columns(peaks) -> dict:
+    """A data-parallel run's all-processes and largest-worker peaks (None for one process)."""
+    return {"all_processes_mb": peaks.all_processes_mb if peaks else None,
+            "largest_worker_mb": peaks.largest_worker_mb if peaks else None}

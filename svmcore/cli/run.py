@@ -94,7 +94,10 @@ def describe(summary: RunSummary) -> str:
     def fmt(v, unit="", spec=".1f"):
         return "n/a" if v is None else f"{v:{spec}}{unit}"
 
-    lines.append(f"  peak RSS {fmt(summary.peak_rss_mb, ' MiB')} exact (kernel high-water mark); "
+    peaks = summary.parallel_peaks
+    if peaks:  # the run is all its processes, not the coordinator alone
+        lines.append(f"  peak: {peaks.text()}")
+    lines.append(f"  {'coordinator ' if peaks else ''}peak RSS {fmt(summary.peak_rss_mb, ' MiB')} exact (kernel high-water mark); "
                  f"sampled max {fmt(summary.peak_sampled_mb, ' MiB')} at {summary.sample_hz} Hz; "
                  f"floor {fmt(summary.floor_mb, ' MiB')}; cap {summary.cap}")
     lines.append(f"  wall {fmt(summary.wall_s, ' s')}, train {fmt(summary.train_s, ' s')}, "
@@ -117,8 +120,7 @@ def describe(summary: RunSummary) -> str:
     if par:
         kind = "exact" if all(w["peak_exact"] for w in par["per_worker"]) else "sampled"
         lines.append(f"  data-parallel on {par['workers']} Dask workers ({par['scheduler']}; cluster start "
-                     f"{fmt(par['cluster_start_s'], ' s')}): the peak above is the run's own process (coordinator); "
-                     "workers' peaks " + ", ".join(fmt(w["peak_rss_mb"], " MiB") for w in par["per_worker"])
+                     f"{fmt(par['cluster_start_s'], ' s')}); workers' peaks " + ", ".join(fmt(w["peak_rss_mb"], " MiB") for w in par["per_worker"])
                      + f" ({kind}); all processes together {fmt(par['total_peak_sampled_mb'], ' MiB')} (sampled sum)")
     for ph in summary.phases:
         lines.append(f"    {ph.name:10s} {fmt(ph.wall_s, ' s', '8.2f')}  peak {fmt(ph.peak_rss_mb, ' MiB', '8.1f')}"

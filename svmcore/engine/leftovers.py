@@ -1,5 +1,5 @@
 """What a run leaves behind and who removes it: its cgroup (named in job.json), its
-stream spill, and on delete its folder. One function, used by every path a run ends by."""
+stream spill, a data-parallel run's shards, and on delete its folder. One function, used by every path a run ends by."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import shutil
 import signal
 
 from svmcore.engine import limits
+
+COPIES = ("spill", "shards")  # a run's folders of training rows: a stream spill, data-parallel shards
 
 
 def _run_cgroup(run_dir: str) -> str | None:
@@ -34,8 +36,8 @@ def _inside(path: str, folder: str) -> bool:
 def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: str | None = None,
                       delete_folder: bool = False) -> None:
     """Release what an ended run leaves behind: the processes still in its cgroup and the
-    cgroup itself (``cgroup``, else the one named in RUN_DIR/job.json), and a stream run's
-    binary spill. With ``delete_folder`` (the run is being deleted), the whole run folder
+    cgroup itself (``cgroup``, else the one named in RUN_DIR/job.json), a stream run's
+    binary spill and a data-parallel run's shards (copies of the training rows). With ``delete_folder`` (the run is being deleted), the whole run folder
     too, but only when it is inside ``home``'s runs folder. The one cleanup used by
     ``Run._finish``, ``recover``, ``Lab.delete`` and the CLI's ``runs delete``; what it
     cannot remove is logged, never raised."""
@@ -64,6 +66,7 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
                 shutil.rmtree(run_dir, onerror=report)
             return
         log.info("kept the run folder %s: it is outside %s", run_dir, os.path.join(home or "", "runs"))
-    spill = os.path.join(run_dir, "spill")
-    if os.path.isdir(spill):  # a killed stream run leaves its binary spill behind
-        shutil.rmtree(spill, onerror=report)
+    for copy in COPIES:  # a killed run leaves its copies of the training rows behind
+        path = os.path.join(run_dir, copy)
+        if os.path.isdir(path):
+            shutil.rmtree(path, onerror=report)

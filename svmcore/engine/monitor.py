@@ -33,6 +33,7 @@ class Monitor:
         self._samples: list[MemorySample] = []
         self._events: list[dict] = []
         self._phase: str | None = None
+        self._imported = False  # the worker ended its imports phase (it is past the libraries' start)
         self._offset = 0  # bytes of the event file read so far
         self._flushed = (0, 0)  # samples, events already in the store
 
@@ -74,6 +75,7 @@ class Monitor:
                     self._phase = ev["phase"]
                 elif ev["kind"] == PHASE_END and self._phase == ev["phase"]:
                     self._phase = None
+                    self._imported = self._imported or ev["phase"] == "imports"
         self._offset += end + 1
 
     def buffers(self) -> Buffers:
@@ -84,6 +86,11 @@ class Monitor:
     def phase(self) -> str | None:
         with self._lock:
             return self._phase
+
+    @property
+    def imported(self) -> bool:
+        with self._lock:
+            return self._imported
 
     def flush(self, store: Store, run_id: int) -> str | None:
         """Write what the store has not seen yet; a store error is returned (and the same

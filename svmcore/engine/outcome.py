@@ -45,6 +45,13 @@ def classify(events: list[dict], ending: Ending) -> tuple[RunStatus, dict | None
         status = RunStatus(outcome["status"])
         error = outcome.get("error")
         last_phase = outcome.get("phase") or last_phase
+        if status == RunStatus.FAILED and ending.oom_kills and (error or {}).get("worker"):
+            # a data-parallel run's Dask worker, killed by the kernel at the run's cgroup cap
+            cap = f"the {ending.cap_bytes / 2**20:,.0f} MiB cgroup cap" if ending.cap_bytes else "the cgroup cap"
+            status = RunStatus.OOM
+            error = {"type": "OutOfMemory", "worker": error["worker"],
+                     "message": f"{error['worker']} was killed by the kernel's OOM killer at {cap} "
+                                f"{error.get('doing') or ''}".rstrip() + "; raise the cap or use fewer workers"}
     else:
         stderr = ending.stderr_tail.strip()
         last = stderr.splitlines()[-1] if stderr else ""

@@ -197,8 +197,9 @@ class Run:
                 if self._cancel.is_set() and not killed:
                     self.worker.kill_tree()
                     killed = True
+                # (between phases, or after the last one, the phase is None too: past the imports it is not stuck)
                 if (not killed and self.cap_kind != "none" and self.monitor.phase in (None, "imports")
-                        and time.time() - self._t0 > IMPORTS_LIMIT_S):
+                        and not self.monitor.imported and time.time() - self._t0 > IMPORTS_LIMIT_S):
                     self._stuck_in_imports = True
                     self.worker.kill_tree()
                     killed = True

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS
 from svmcore.spec.units import MiB
+from svmcore.store.records import parallel_peaks
 from svmcore.store.sqlite import RunStatus
 
 
@@ -106,4 +107,11 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
             summary[key] = worker[key]
     if data_ev:
         summary["data"] = data_ev.get("info")
+    peaks = parallel_peaks(summary.get("parallel"), summary["peak_rss_mb"])
+    if peaks:  # a data-parallel run's headline: all its processes, beside its largest worker and coordinator
+        summary.update(peak_all_processes_mb=peaks.all_processes_mb,
+                       peak_all_processes_source="every process of the run sampled at 50 Hz, summed: sampled",
+                       peak_largest_worker_mb=peaks.largest_worker_mb, peak_largest_worker=peaks.largest_worker,
+                       peak_largest_worker_source="exact (VmHWM)" if peaks.largest_worker_exact else "sampled",
+                       peak_coordinator_mb=peaks.coordinator_mb)
     return summary

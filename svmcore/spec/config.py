@@ -11,12 +11,12 @@ import dataclasses
 import json
 import numbers
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
+from svmcore.spec.scheduler import parse_address
 
 DEFAULT_FEATURES = {"sparse-text": 1 << 20, "dense": 200}
 MAX_SHOWN = 80  # characters of a user's value echoed in an error message
@@ -237,13 +237,12 @@ def _check_combinations(cfg: RunConfig) -> None:
                                   f"({limit / 2**30:,.1f} GiB). Use sparse, hashing or stream mode.")
 
 
-SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+(:\d+)?/?$|^[A-Za-z0-9.\-\[\]:]+:\d+$")
-
-
 def _check_workers(cfg: RunConfig) -> None:
-    if cfg.scheduler is not None and not SCHEDULER_ADDRESS.match(cfg.scheduler):
-        raise ConfigError("scheduler", f"{shown(cfg.scheduler)} is not a Dask scheduler address "
-                          "(expected tcp://HOST:PORT)")
+    if cfg.scheduler is not None:
+        try:
+            parse_address(cfg.scheduler)
+        except ValueError as e:
+            raise ConfigError("scheduler", str(e)) from None
     if cfg.scheduler is not None and cfg.workers == 1:
         raise ConfigError("scheduler", "a scheduler trains shards on Dask workers: set workers to 2 or more")
     if cfg.workers == 1:

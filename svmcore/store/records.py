@@ -145,3 +145,40 @@ class RunSummary:
     @property
     def error_message(self) -> str | None:
         return (self.error or {}).get("message")
+
+    @property
+    def parallel_peaks(self) -> "ParallelPeaks | None":
+        return parallel_peaks(self.extra.get("parallel"), self.peak_rss_mb)
+
+
+@dataclass(frozen=True)
+class ParallelPeaks:
+    """A data-parallel run's memory as every summary heads it: all its processes together
+    (their 50 Hz samples summed at each instant: sampled), its largest Dask worker (exact on
+    a LocalCluster started for the run, else sampled) and the coordinator (exact)."""
+
+    all_processes_mb: float | None
+    largest_worker: int | None  # 1-based
+    largest_worker_mb: float | None
+    largest_worker_exact: bool
+    coordinator_mb: float | None
+
+    def text(self) -> str:
+        """'all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB (exact)'"""
+        def mib(v):
+            return "–" if v is None else f"{v:,.0f} MiB"
+
+        worker = f" ({self.largest_worker})" if self.largest_worker else ""
+        return (f"all processes {mib(self.all_processes_mb)} (sampled sum) · largest Dask worker{worker} "
+                f"{mib(self.largest_worker_mb)} ({'exact' if self.largest_worker_exact else 'sampled'}) · "
+                f"coordinator {mib(self.coordinator_mb)} (exact)")
+
+
+def parallel_peaks(par: dict | None, coordinator_mb: float | None) -> ParallelPeaks | None:
+    """The headline peaks of a run's ``parallel`` summary (None for a single-process run)."""
+    if not par:
+        return None
+    read = [w for w in par.get("per_worker") or () if w.get("peak_rss_mb") is not None]  # a failed run's may lack it
+    largest = max(read, key=lambda w: w["peak_rss_mb"], default=None)
+    return ParallelPeaks(par.get("total_peak_sampled_mb"), (largest or {}).get("worker"),
+                         (largest or {}).get("peak_rss_mb"), bool((largest or {}).get("peak_exact")), coordinator_mb)

@@ -21,7 +21,6 @@ import gc
 import logging
 import os
 import queue as queue_mod
-import socket
 import threading
 import time
 import uuid
@@ -30,6 +29,7 @@ from svmcore.engine import procfs
 from svmcore.engine.registry import watch_remote
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.scheduler import unreachable_reason
 from svmcore.store.sqlite import RunStatus, Store, StoreError
 from svmcore.sweeps import remote_run
 from svmcore.sweeps.remote_run import RESOURCE
@@ -300,18 +300,9 @@ def _probe(address: str) -> None:
         host, port = parse_host_port(loc)
     except ValueError as e:
         raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {_reason(e)}") from None
-    try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
-            return
-    except ConnectionRefusedError:
-        reason = "connection refused (is a scheduler running there?)"
-    except socket.gaierror:
-        reason = f"unknown host {host}"
-    except TimeoutError:
-        reason = f"no answer within {CONNECT_TIMEOUT_S:.0f} s"
-    except OSError as e:
-        reason = e.strerror or str(e)
-    raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {reason}")
+    reason = unreachable_reason(host, port, CONNECT_TIMEOUT_S)
+    if reason:
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {reason}")
 
 
 def _reason(e: BaseException) -> str:

@@ -227,6 +227,8 @@ def main(run_dir: str) -> int:
             summary = training.run(job, events, phases)
     except BaseException as e:  # the outcome event must be written whatever happened
         message = str(e) or type(e).__name__
+        if getattr(e, "parallel", None):  # a data-parallel run's memory until it failed
+            summary = {"parallel": e.parallel}
         capped = bool(job.get("cap_kind")) and bool(job.get("cap_bytes"))
         if exception_refused_memory(e, capped, phases.current):
             status = "oom"
@@ -239,7 +241,8 @@ def main(run_dir: str) -> int:
                 error = {"type": type(e).__name__, "message": str(e) or "out of memory"}
         else:
             status = "failed"
-            error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError)}
+            error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError),
+                     **getattr(e, "details", {})}
         if not isinstance(e, (SvmcoreError, MemoryError)):
             unexpected = e
     phase = phases.current

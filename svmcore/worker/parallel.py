@@ -19,16 +19,24 @@ the VmHWM is the worker's exact peak for this run (its process began with the ru
 on an external scheduler it would include earlier work, so the peak reported there is
 the sampled one, and says so.
 
-Faults: a Dask worker that dies while training ends the run ``failed`` with a message
-naming it (the scheduler is told not to run the shard again elsewhere).
+Faults: the coordinator watches its workers itself (on a LocalCluster: their processes,
+its own descendants, by pid and start time; on an external scheduler: the scheduler's
+list of workers) while it sends the model, waits for a mix and gathers the models, so a
+worker that dies at any moment ends the run within seconds, ``failed``, naming the worker
+and what it was doing (Dask alone would wait on a dead worker's result for minutes, or
+answer with its own wording: "Stream is closed", "lost dependencies"). The scheduler is
+told not to run a shard again elsewhere. A worker killed by the kernel at the run's
+cgroup cap is told apart by the engine (the cgroup's OOM-kill count) and ends ``oom``.
 
 dask and distributed are imported only here, and only when a run asks for workers.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import shutil
 import threading
 import time
 
@@ -38,6 +46,8 @@ import scipy.sparse as sp
 from svmcore.data.batches import COMPUTE_DTYPES, STORE_DTYPES
 from svmcore.data.spill import Spill
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.scheduler import parse_address, unreachable_reason
+from svmcore.spec.units import MiB
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +55,19 @@ SAMPLE_HZ = 50  # the engine's sampling rate (engine.runner.SAMPLE_HZ; this laye
 MAX_EVENT_SAMPLES = 3000  # samples of one worker in one event (thinned evenly above it)
 CONNECT_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
-WATCH_S = 1.0  # how often a waiting epoch checks that its workers are still there
+WATCH_S = 0.25  # how often a waiting mix checks that its workers are still there
+GONE_GRACE_S = 2.0  # after a Dask error, how long a dying worker may take to show as gone
 LEFT_AFTER_S = 10.0  # an external scheduler's worker missing this long has left
 
 
 class WorkerLost(RuntimeError):
-    """A Dask worker died (or left) while it trained a shard: a fault, not bad input."""
+    """A Dask worker died (or left) during the run: a fault, not bad input. ``details``
+    ({"worker": its name, "doing": what it was doing}) go into the run's error, so the
+    engine can name the worker when the cgroup's OOM killer is what killed it."""
+
+    def __init__(self, message: str, worker: str | None = None, doing: str | None = None):
+        super().__init__(message)
+        self.details = {"worker": worker, "doing": doing} if worker else {}
 
 
 class ClusterError(SvmcoreError):
@@ -107,9 +124,16 @@ def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
 
 
 # ------------------------------------------------------------------ shards
-def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_features: int) -> list[Spill]:
+class DiskFull(SvmcoreError):
+    """The disk filled up while the shards were written (they are removed)."""
+
+
+def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_features: int,
+                 need_bytes: int | None = None) -> list[Spill]:
     """Write training rows (row-ordered chunks) to ``n_shards`` spills, row i to shard
-    i mod n_shards. Holds one chunk at a time."""
+    i mod n_shards. Holds one chunk at a time. A full disk removes what was written and
+    raises DiskFull naming ``folder`` and the space the shards need (``need_bytes``,
+    when known)."""
     shards = [Spill(os.path.join(folder, f"shard-{k}"), STORE_DTYPES[precision], classes, n_features)
               for k in range(n_shards)]
     row0 = 0
@@ -130,12 +154,44 @@ def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_
                 take = slice(start, n, n_shards)
                 shards[k]._write(files[k], X[take], np.asarray(y)[take])
             row0 += n
-    finally:
         for f in files:
             Spill._close(f)
+    except OSError as e:
+        # numpy's tofile reports a short write without an errno: "21734 requested and 20480 written"
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT) and not (e.errno is None and "requested and" in str(e)):
+            raise
+        raise _disk_full(folder, shards, files, need_bytes) from None
+    finally:
+        for f in files:
+            _close_quietly(f)
     for s in shards:
         s.complete = True
     return shards
+
+
+def _close_quietly(files: dict) -> None:
+    for f in files.values():
+        try:
+            f.close()
+        except OSError as e:  # a full disk refuses the last buffered bytes: the shards go anyway
+            log.debug("closing %s: %s", f.name, e)
+
+
+def _disk_full(folder: str, shards: list[Spill], files: list[dict], need_bytes: int | None) -> DiskFull:
+    for f in files:
+        _close_quietly(f)
+    written = sum(os.path.getsize(os.path.join(s.folder, n)) for s in shards if os.path.isdir(s.folder)
+                  for n in os.listdir(s.folder))
+    shutil.rmtree(folder, ignore_errors=True)
+    free = shutil.disk_usage(os.path.dirname(folder) or ".").free
+    needs = f"need about {_mib(need_bytes)} " if need_bytes else "need more space "
+    return DiskFull(f"disk full: the shards of the training rows (a copy of them on disk) {needs}in {folder}; "
+                    f"{_mib(written)} were written before the disk filled up and {_mib(free)} are free. "
+                    "Free some space or put the data folder on a larger disk; the partial shards were removed")
+
+
+def _mib(n: float) -> str:
+    return f"{n / MiB:,.1f} MiB"
 
 
 class Shards:
@@ -223,7 +279,8 @@ def train_shard(trainer, spill: Spill, task: dict) -> dict:
     """One epoch of ``trainer`` on one shard, on a Dask worker. Returns the model, the
     rows trained on, this process's memory samples and its VmHWM."""
     sampler = _Sampler()
-    _fire(task.get("fault") or "", f"shard{task['shard'] + 1}-epoch{task['epoch'] + 1}")
+    at = f"shard{task['shard'] + 1}-epoch{task['epoch'] + 1}"
+    _fire(task.get("fault") or "", at, f"{at}-mix{task.get('mix', 1)}")
     cdtype = COMPUTE_DTYPES[task["precision"]]
     rows = 0
     take = task.get("take")  # batches before the next mix; None: the whole pass
@@ -253,13 +310,14 @@ def train_shard(trainer, spill: Spill, task: dict) -> dict:
             "seconds": time.time() - sampler.t0}
 
 
-def _fire(spec: str, where: str) -> None:
-    """Test-only faults of SVMCORE_FAULT aimed at a shard's task: 'exit:CODE@shard2-epoch2'
-    (the Dask worker process exits at once, as if killed) and 'sleep:S@shard1-epoch1'."""
+def _fire(spec: str, *where: str) -> None:
+    """Test-only faults of SVMCORE_FAULT aimed at a shard's task ('exit:CODE@shard2-epoch2':
+    the Dask worker process exits at once, as if killed; 'sleep:S@shard1-epoch1-mix3') or
+    at the coordinator's start of a mix ('sleep:S@epoch1-mix3', before the model is sent)."""
     for item in filter(None, (s.strip() for s in spec.split(","))):
         action, _, at = item.partition("@")
         name, _, arg = action.partition(":")
-        if at != where:
+        if at not in where:
             continue
         if name == "exit":
             os._exit(int(arg))
@@ -269,6 +327,21 @@ def _fire(spec: str, where: str) -> None:
 
 def _worker_pid() -> int:
     return os.getpid()
+
+
+def _start_ticks(pid: int) -> int | None:
+    """A live process's start time (clock ticks since boot), None if it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] in (b"Z", b"X") else int(fields[19])
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]
 
 
 # ------------------------------------------------------------------ the coordinator
@@ -283,6 +356,7 @@ class Cluster:
 
         self.local = address is None
         self.cluster = None
+        self._missing_since: dict[int, float] = {}
         try:
             # a dead worker's shard must not be trained again elsewhere (and no worker is
             # paused, spilled or killed by Dask's own memory manager: the run's cap rules)
@@ -293,7 +367,14 @@ class Cluster:
                                                 silence_logs=logging.ERROR, host="127.0.0.1")
                     self.client = Client(self.cluster, timeout=STARTUP_TIMEOUT_S)
                 else:
+                    host, port = parse_address(address)
+                    reason = unreachable_reason(host, port, CONNECT_TIMEOUT_S)
+                    if reason:  # at once, not after Dask's connect timeout ("Timed out")
+                        raise ClusterError(f"could not reach the Dask scheduler at {address}: {reason}")
                     self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
+        except ClusterError:
+            self.close()
+            raise
         except Exception as e:
             self.close()
             where = "start a local Dask cluster" if self.local else f"reach the Dask scheduler at {address}"
@@ -307,6 +388,7 @@ class Cluster:
                                    f"workers={n} needs {n} (one shard each)")
             self.workers = have[:n]
             self.pids = self.client.run(_worker_pid, workers=self.workers)
+            self._started = {addr: _start_ticks(pid) for addr, pid in self.pids.items()}
         except ClusterError:
             self.close()
             raise
@@ -318,6 +400,54 @@ class Cluster:
         addr = self.workers[k]
         pid = self.pids.get(addr)
         return f"Dask worker {k + 1} ({addr}{f', pid {pid}' if pid else ''})"
+
+    def gone(self, grace_s: float = 0.0) -> int | None:
+        """The index of a worker of this run that is gone (waiting up to ``grace_s`` for
+        one to show as gone), or None. On a LocalCluster a worker is a process of this run:
+        gone the moment it is dead (a zombie, or its pid reused by another process). On an
+        external scheduler: missing from the scheduler's list for ``LEFT_AFTER_S``."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            k = self._gone_now()
+            if k is not None or time.monotonic() >= deadline:
+                return k
+            time.sleep(0.05)
+
+    def _gone_now(self) -> int | None:
+        if self.local:
+            for k, addr in enumerate(self.workers):
+                pid = self.pids.get(addr)
+                if pid and _start_ticks(pid) != self._started.get(addr):
+                    return k
+            return None
+        have = set(self.client.scheduler_info(n_workers=-1)["workers"])
+        now = time.monotonic()
+        for k, addr in enumerate(self.workers):
+            if addr in have:
+                self._missing_since.pop(k, None)
+            elif now - self._missing_since.setdefault(k, now) >= LEFT_AFTER_S:
+                return k
+        return None
+
+    def lost(self, k: int, doing: str) -> WorkerLost:
+        how = "died" if self.local else "left the cluster"
+        return WorkerLost(f"{self.name(k)} {how} {doing}; the run stops here rather than return a model "
+                          "without that shard's rows", worker=self.name(k), doing=doing)
+
+    def guarded(self, doing, call):
+        """``call()``; if it fails and a worker is gone, the error is that worker's loss
+        (``doing(k)`` says what worker k was doing), not Dask's wording of it."""
+        try:
+            return call()
+        except Exception as e:
+            k = self.gone(GONE_GRACE_S)
+            if k is not None:
+                raise self.lost(k, doing(k)) from None
+            if _is_lost(e):
+                log.warning("Dask %s: %s", type(e).__name__, _first_line(e))
+                raise WorkerLost(f"the Dask cluster failed {doing(None)} ({type(e).__name__}, no worker of the "
+                                 "run is gone)") from None
+            raise
 
     def close(self) -> None:
         client = getattr(self, "client", None)
@@ -382,6 +512,15 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
                                      worker_t, worker_rss, hwm)
             on_epoch(epoch, sum(s.rows for s in shards.shards), time.monotonic() - t_epoch)
             evaluate()
+    except Exception as e:
+        # what the processes measured until then goes with the failure (the run's summary heads it)
+        coordinator.stop()
+        try:
+            e.parallel = _summary(cfg, cluster, shards, coordinator, started_s, worker_t, worker_rss, hwm,
+                                  finished=False)
+        except Exception as inner:  # the failure itself is what the run reports
+            log.warning("no memory summary of the failed data-parallel run: %s", inner)
+        raise
     finally:
         cluster.close()
         coordinator.stop()
@@ -391,32 +530,46 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
 def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: int, mix_round: int,
                pending: list[int], fault, worker_t, worker_rss, hwm) -> list[int]:
     """One task per pending shard from the current model, then the mix. Returns the
-    shards whose pass has batches left (none when mixing once per epoch)."""
+    shards whose pass has batches left (none when mixing once per epoch). Every wait on
+    Dask is watched: a worker of the run that is gone ends it at once (WorkerLost)."""
     from svmcore.spec.events import WORKER_MEMORY
 
+    where = f"mix {mix_round} of epoch {epoch + 1}" if cfg.mix_every else f"epoch {epoch + 1}"
+    _fire(fault or "", f"epoch{epoch + 1}-mix{mix_round}")
+    futures: dict[int, object] = {}
+    finished: set[int] = set()
+
+    def doing(k: int | None) -> str:
+        if k is None:
+            return f"in {where}"
+        if k not in pending:
+            return f"after its shard {k + 1} had finished its pass of epoch {epoch + 1}, while {where} went on"
+        fut = futures.get(k)
+        if fut is None:
+            return f"while the model was sent for {where}"
+        if k in finished:  # its result waits on the worker until the coordinator gathers it
+            return f"after training shard {k + 1} in {where}, before its model reached the coordinator"
+        return f"while training shard {k + 1} in {where}"
+
     start_t = float(getattr(trainer.model, "t_", 1.0))  # scikit-learn's before its first step: 1
+    k = cluster.gone()
+    if k is not None:
+        raise cluster.lost(k, doing(k))
     # one serialized copy of the model per mix, sent to every worker (not one per task)
-    shared = cluster.client.scatter(trainer, broadcast=True, hash=False, workers=[cluster.workers[k] for k in pending])
-    futures = []
+    shared = cluster.guarded(doing, lambda: cluster.client.scatter(
+        trainer, broadcast=True, hash=False, workers=[cluster.workers[k] for k in pending], timeout=STARTUP_TIMEOUT_S))
     for k in pending:
         task = {"shard": k, "epoch": epoch, "batch_size": cfg.batch_size, "precision": cfg.precision,
                 "dense": cfg.representation == "dense", "shuffle": cfg.shuffle, "seed": cfg.seed,
                 "window_rows": cfg.shuffle_buffer, "keep": cfg.mode == "memory",
-                "last": epoch == cfg.epochs - 1, "fault": fault, "take": cfg.mix_every or None}
-        futures.append(cluster.client.submit(train_shard, shared, shards.shards[k], task, pure=False,
-                                             workers=[cluster.workers[k]], allow_other_workers=False,
-                                             key=f"svmcore-shard{k + 1}-epoch{epoch + 1}-mix{mix_round}-{os.getpid()}"))
-    _wait(cluster, futures, epoch, pending)
-    results = []
-    for k, fut in zip(pending, futures):
-        if fut.status != "finished":
-            err = fut.exception()
-            if fut.status == "error" and not _is_lost(err):
-                raise err
-            raise WorkerLost(f"{cluster.name(k)} died while training shard {k + 1} in epoch {epoch + 1}; "
-                             "the run stops here rather than return a model without that shard's rows "
-                             f"({type(err).__name__})")
-        results.append(fut.result())
+                "last": epoch == cfg.epochs - 1, "fault": fault, "take": cfg.mix_every or None, "mix": mix_round}
+        futures[k] = cluster.guarded(doing, lambda k=k, task=task: cluster.client.submit(
+            train_shard, shared, shards.shards[k], task, pure=False, workers=[cluster.workers[k]],
+            allow_other_workers=False, key=f"svmcore-shard{k + 1}-epoch{epoch + 1}-mix{mix_round}-{os.getpid()}"))
+    for k, fut in futures.items():
+        fut.add_done_callback(lambda f, k=k: f.status == "finished" and finished.add(k))
+    _watch(cluster, list(futures.values()), doing)
+    results = [_result(cluster, k, futures[k], doing) for k in pending]
     for k, r in zip(pending, results):
         dt, rss = _thin(r["dt"], r["rss"])
         events.emit(WORKER_MEMORY, worker=k + 1, address=cluster.workers[k], pid=r["pid"], epoch=epoch + 1,
@@ -434,63 +587,86 @@ def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: in
     return [k for k, r in zip(pending, results) if not r["done"]]
 
 
-def _summary(cfg, cluster: Cluster, shards: Shards, coordinator: _Sampler, started_s: float, worker_t, worker_rss,
-             hwm) -> dict:
-    n = cfg.workers
-    exact = cluster.local
-    per_worker = []
-    for k in range(n):
-        sampled = max(worker_rss[k], default=0)
-        per_worker.append({"worker": k + 1, "address": cluster.workers[k], "pid": cluster.pids.get(cluster.workers[k]),
-                           "rows": shards.shards[k].rows,
-                           "peak_rss_mb": (max(hwm[k], sampled) if exact else sampled) / 2**20,
-                           "peak_exact": exact, "peak_sampled_mb": sampled / 2**20})
-    coord_series = ([coordinator.t0 + d for d in coordinator.dt], coordinator.rss)
-    total = total_peak([coord_series] + [(worker_t[k], worker_rss[k]) for k in range(n)])
-    return {
-        "workers": n, "scheduler": cfg.scheduler or "local", "cluster_start_s": started_s,
-        "per_worker": per_worker,
-        "worker_peak_source": ("each Dask worker's kernel high-water mark (VmHWM, its process started with this "
-                               "run): exact" if exact else
-                               "each Dask worker's RSS sampled at 50 Hz while it trained (its VmHWM would "
-                               "include earlier work on that worker): sampled"),
-        "coordinator_peak_sampled_mb": max(coordinator.rss, default=0) / 2**20,
-        "total_peak_sampled_mb": total / 2**20,
-        "total_source": ("the coordinator's and every Dask worker's RSS sampled at 50 Hz, summed at each instant "
-                         "(a worker between epochs counts at its last reading): sampled"),
-    }
-
-
-def _wait(cluster: Cluster, futures: list, epoch: int, shards: list[int]) -> None:
-    """Until every shard's task ended. On a LocalCluster started for the run a dead
-    worker's task fails at once (KilledWorker: no retries allowed). An external scheduler
-    keeps its own retry policy, and a task pinned to a worker that is gone would wait for
-    it forever: there a shard whose worker has been missing from the scheduler for
-    ``LEFT_AFTER_S`` ends the run."""
+def _watch(cluster: Cluster, futures: list, doing) -> None:
+    """Until every task ended, checking every ``WATCH_S`` that no worker of the run is
+    gone (a task pinned to a dead worker would otherwise wait for it for good)."""
     from distributed import wait
 
-    missing_since: dict[int, float] = {}
     while True:
         try:
             wait(futures, timeout=WATCH_S)
             return
         except TimeoutError:
+            k = cluster.gone()
+        except Exception as e:  # a task cancelled ("lost dependencies": the model sent went with a worker)
+            k = cluster.gone(GONE_GRACE_S)
+            if k is None:
+                log.warning("Dask %s: %s", type(e).__name__, _first_line(e))
+                return  # each task's own status says what happened to it
+        if k is not None:
+            raise cluster.lost(k, doing(k))
+
+
+def _result(cluster: Cluster, k: int, fut, doing) -> dict:
+    """Shard k's finished task's result, gathered from its worker: watched too, since the
+    result lives on the worker and goes with it."""
+    while True:
+        if fut.status == "error":
+            err = fut.exception()
+            if not _is_lost(err):
+                raise err  # the task itself failed (a MemoryError under an rlimit cap is oom)
+        if fut.status in ("error", "cancelled", "lost"):
+            gone = cluster.gone(GONE_GRACE_S)
+            raise cluster.lost(k if gone is None else gone, doing(k if gone is None else gone))
+        try:
+            return fut.result(timeout=WATCH_S)
+        except TimeoutError:
             pass
-        if cluster.local:
-            continue
-        have = set(cluster.client.scheduler_info()["workers"])
-        now = time.monotonic()
-        for k, fut in zip(shards, futures):
-            if fut.done() or cluster.workers[k] in have:
-                missing_since.pop(k, None)
-                continue
-            if now - missing_since.setdefault(k, now) >= LEFT_AFTER_S:
-                raise WorkerLost(f"{cluster.name(k)} left the cluster while training shard {k + 1} in epoch "
-                                 f"{epoch + 1}; the run stops here rather than return a model without that "
-                                 "shard's rows")
+        except Exception as e:
+            if not _is_lost(e):
+                raise
+        gone = cluster.gone()
+        if gone is not None:
+            raise cluster.lost(gone, doing(gone))
+
+
+def _summary(cfg, cluster: Cluster, shards: Shards, coordinator: _Sampler, started_s: float, worker_t, worker_rss,
+             hwm, finished: bool = True) -> dict:
+    """The run's ``parallel`` summary. Of a run that failed (``finished`` False) only what
+    was read until then: each worker's sampled maximum over its finished tasks (None if it
+    finished none), and the total only when every worker had been read."""
+    n = cfg.workers
+    exact = cluster.local and finished
+    per_worker = []
+    for k in range(n):
+        sampled = max(worker_rss[k], default=None)
+        peak = (max(hwm[k], sampled or 0) if exact else sampled)
+        per_worker.append({"worker": k + 1, "address": cluster.workers[k], "pid": cluster.pids.get(cluster.workers[k]),
+                           "rows": shards.shards[k].rows,
+                           "peak_rss_mb": peak / MiB if peak is not None else None,
+                           "peak_exact": exact, "peak_sampled_mb": sampled / MiB if sampled is not None else None})
+    coord_series = ([coordinator.t0 + d for d in coordinator.dt], coordinator.rss)
+    total = (total_peak([coord_series] + [(worker_t[k], worker_rss[k]) for k in range(n)])
+             if all(worker_rss[k] for k in range(n)) else None)
+    until = "" if finished else " until the run failed (a worker's last task is not in it)"
+    return {
+        "workers": n, "scheduler": cfg.scheduler or "local", "cluster_start_s": started_s,
+        "per_worker": per_worker,
+        "worker_peak_source": ("each Dask worker's kernel high-water mark (VmHWM, its process started with this "
+                               "run): exact" if exact else
+                               "each Dask worker's RSS sampled at 50 Hz while it trained" + (
+                                   " (its VmHWM would include earlier work on that worker)" if finished else until)
+                               + ": sampled"),
+        "coordinator_peak_sampled_mb": max(coordinator.rss, default=0) / MiB,
+        "total_peak_sampled_mb": total / MiB if total is not None else None,
+        "total_source": ("the coordinator's and every Dask worker's RSS sampled at 50 Hz, summed at each instant "
+                         f"(a worker between epochs counts at its last reading){until}: sampled"),
+        **({} if finished else {"ended_early": True}),
+    }
 
 
 def _is_lost(err) -> bool:
     """True for the errors Dask gives when the worker running a task died or left."""
     names = {type(err).__name__} | {c.__name__ for c in type(err).__mro__}
-    return bool(names & {"KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError"})
+    return bool(names & {"KilledWorker", "CommClosedError", "FutureCancelledError", "FuturesCancelledError",
+                         "CancelledError"})

@@ -152,7 +152,9 @@ def run(job: dict, events, phases) -> dict:
         chunks = source.iter_chunks(CHUNK_ROWS, n_features)
         train = parallel.Shards(parallel.write_shards(
             chunks if cfg.test_file else split_both(chunks, test_parts, info.rows), cfg.workers,
-            os.path.join(job.get("run_dir") or cache_dir, "shards"), cfg.precision, classes, n_features))
+            os.path.join(job.get("run_dir") or cache_dir, "shards"), cfg.precision, classes, n_features,
+            # on disk: each value and its int32 column id, and each row's int32 length and class code
+            need_bytes=info.nnz * (np.dtype(STORE_DTYPES[cfg.precision]).itemsize + 4) + info.rows * 8))
         train_bytes = 0
     elif cfg.mode == "memory":
         chunks = source.iter_chunks(CHUNK_ROWS, n_features)

@@ -145,3 +145,30 @@ def test_bad_bool_knob_values_are_one_line(tmp_path, flags, needle):
     proc = cli("run", *flags, *TINY, home=str(tmp_path / "home"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_scheduler_on_a_closed_port_says_nothing_listens_there_at_once(tmp_path):
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    proc = cli("run", "--rows=6000", "--features=1000", "--workers=2", f"--scheduler=tcp://127.0.0.1:{port}",
+               home=str(tmp_path / "home"))
+    took = time.monotonic() - t0
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert f"nothing listens on 127.0.0.1:{port}" in lines[0] and "Timed out" not in lines[0], lines
+    assert took < 15, took  # Dask alone said "Timed out" after its connect timeout (17 s seen)
+
+
+@pytest.mark.parametrize("address, needle", [
+    ("inproc://x", "inproc:// is not supported"), ("tcp://h:99999", "is not a port number"),
+    ("tcp://h:", "has no port")])
+def test_a_scheduler_address_the_product_cannot_use_is_one_line_before_launch(tmp_path, address, needle):
+    proc = cli("run", "--workers=2", f"--scheduler={address}", home=str(tmp_path / "home"))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and needle in lines[0], proc.stderr
+    assert "unpack" not in lines[0]

@@ -116,3 +116,34 @@ def test_a_damaged_store_on_a_read_only_disk_is_one_clear_line_and_left_in_place
     assert sorted(os.listdir(home)) == ["runs.sqlite"]
     with open(os.path.join(home, "runs.sqlite"), "rb") as f:
         assert f.read() == junk
+
+
+def test_shards_that_fill_the_disk_say_disk_full_with_the_folder_and_the_space_and_are_removed(small_disk):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from svmcore.worker.parallel import DiskFull, write_shards
+
+    X = sp.random(20_000, 1000, density=0.02, format="csr", random_state=0)  # ~4.8 MB in shards
+    y = np.arange(20_000) % 2
+    folder = os.path.join(small_disk, "runs", "1", "shards")
+    need = X.nnz * 12 + 20_000 * 8
+    with pytest.raises(DiskFull) as err:
+        write_shards(((X[s:s + 1000], y[s:s + 1000]) for s in range(0, 20_000, 1000)), 2, folder, "float64",
+                     [0, 1], 1000, need_bytes=need)
+    message = str(err.value)
+    assert message.startswith("disk full: ") and folder in message, message
+    assert f"need about {need / 2**20:,.1f} MiB" in message, message
+    assert "requested and" not in message
+    assert not os.path.exists(folder)
+
+
+def test_a_data_parallel_run_on_a_full_disk_is_one_line_and_keeps_no_shards(small_disk):
+    home = os.path.join(small_disk, "home")
+    proc = cli("run", "--rows=40000", "--features=5000", "--nnz-per-row=20", "--workers=2", "--mode=stream",
+               home=home)
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("svmcore: error: disk full: "), proc.stderr
+    assert os.path.join(home, "runs", "1", "shards") in err[0]
+    assert not os.path.exists(os.path.join(home, "runs", "1", "shards"))

@@ -191,3 +191,15 @@ def test_lab_delete_removes_the_folder_and_spill_inside_the_home_only(home, tmp_
         lab.runs.delete(rid)
     assert not os.path.exists(inside)
     assert outside.is_dir() and not (outside / "spill").exists()  # kept, but its spill is released
+
+
+def test_a_data_parallel_runs_shards_are_released_with_its_spill(tmp_path):
+    from svmcore.engine.leftovers import release_leftovers
+
+    run_dir = tmp_path / "runs" / "3"
+    for part in ("shards/shard-0", "shards/shard-1", "spill"):
+        (run_dir / part).mkdir(parents=True)
+        (run_dir / part / "data.bin").write_bytes(b"\0" * 4096)
+    (run_dir / "events.jsonl").write_text("")
+    release_leftovers(str(run_dir))  # as Run._finish and recover call it
+    assert sorted(os.listdir(run_dir)) == ["events.jsonl"]  # the evidence stays, the copies of the rows go

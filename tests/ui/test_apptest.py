@@ -491,8 +491,8 @@ def test_sweep_on_an_unreachable_dask_scheduler_shows_one_error(app_home, monkey
     at.text_input(key="scheduler").set_value("tcp://127.0.0.1:1").run()
     at.button(key="start_sweep").click().run()
     assert_clean(at)
-    assert texts(at.error) == ["cannot reach the Dask scheduler at tcp://127.0.0.1:1: connection refused "
-                               "(is a scheduler running there?)"], texts(at.error)
+    assert texts(at.error) == ["cannot reach the Dask scheduler at tcp://127.0.0.1:1: connection refused: "
+                               "nothing listens on 127.0.0.1:1 (is a scheduler running there?)"], texts(at.error)
     assert not store_runs(app_home)
 
 

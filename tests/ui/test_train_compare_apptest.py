@@ -190,3 +190,47 @@ def test_compare_offers_the_presentation_download(history_home, present):
     assert_clean(at)
     buttons = [e for e in at.get("download_button")]
     assert any("Presentation (HTML)" in b.proto.label for b in buttons), [b.proto.label for b in buttons]
+
+
+def test_a_data_parallel_run_is_headed_by_all_its_processes_on_the_panel_and_in_compare(app_home):
+    par = {"workers": 2, "scheduler": "local", "cluster_start_s": 2.4, "total_peak_sampled_mb": 679.6,
+           "worker_peak_source": "exact", "total_source": "sampled",
+           "per_worker": [{"worker": 1, "address": "tcp://127.0.0.1:1", "pid": 1, "rows": 1200, "peak_rss_mb": 255.8,
+                           "peak_exact": True, "peak_sampled_mb": 250.0},
+                          {"worker": 2, "address": "tcp://127.0.0.1:2", "pid": 2, "rows": 1200, "peak_rss_mb": 255.9,
+                           "peak_exact": True, "peak_sampled_mb": 250.0}]}
+    s = Store(app_home)
+    rid = s.create_run({"dataset": "sparse-text", "mode": "stream", "workers": 2}, status=RunStatus.RUNNING)
+    s.complete_imported(rid, {"status": "completed", "summary": dict(SUMMARY, peak_rss_mb=168.3, parallel=par)})
+    s.close()
+    at = open_page()
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["all processes (sampled)"] == "679.6 MiB", metrics
+    assert metrics["largest worker (exact)"] == "255.9 MiB" and metrics["coordinator exact peak"] == "168.3 MiB"
+    assert any("all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB"
+               in t for t in texts(at.success)), texts(at.success)
+    at.switch_page("pages/1_Compare.py").run()
+    assert_clean(at)
+    row = at.dataframe[0].value.set_index("id").loc[rid]
+    assert (row["peak_mb"], row["all_processes_mb"], row["largest_worker_mb"]) == (168.3, 679.6, 255.9)
+
+
+def test_a_data_parallel_run_whose_worker_hit_the_cap_names_that_worker_on_the_panel(app_home):
+    par = {"workers": 2, "scheduler": "local", "cluster_start_s": 4.3, "total_peak_sampled_mb": None,
+           "worker_peak_source": "sampled", "total_source": "sampled", "ended_early": True,
+           "per_worker": [{"worker": k, "address": f"tcp://127.0.0.1:{k}", "pid": k, "rows": 1200, "peak_rss_mb": None,
+                           "peak_exact": False, "peak_sampled_mb": None} for k in (1, 2)]}
+    message = ("Dask worker 1 (tcp://127.0.0.1:1, pid 1) was killed by the kernel's OOM killer at the 300 MiB cgroup "
+               "cap while training shard 1 in epoch 1; raise the cap or use fewer workers")
+    s = Store(app_home)
+    rid = s.create_run({"dataset": "sparse-text", "mode": "stream", "workers": 2}, status=RunStatus.RUNNING)
+    s.complete_imported(rid, {"status": "oom", "summary": {
+        "peak_rss_mb": 160.2, "phase": "train", "cap": "cgroup", "cap_mb": 300.0, "parallel": par,
+        "error": {"type": "OutOfMemory", "message": message}}})
+    s.close()
+    at = open_page()
+    assert_clean(at)
+    assert texts(at.warning) == [f"**Run {rid} ran out of memory** in phase **train**: {message}. Memory until then: "
+                                 "all processes – (sampled sum) · largest Dask worker – (sampled) · coordinator "
+                                 "160 MiB (exact)."], texts(at.warning)

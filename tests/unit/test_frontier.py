@@ -229,3 +229,13 @@ def test_tradeoff_points_feed_best_under():
     assert best_under(points, 200.0).run_id == 2
     assert best_under(points, 300.0).run_id == 1
     assert best_under(points, 50.0) is None
+
+
+def test_a_data_parallel_point_carries_all_its_processes_and_its_largest_worker():
+    par = {"total_peak_sampled_mb": 679.6, "per_worker": [{"worker": 1, "peak_rss_mb": 255.8, "peak_exact": True},
+                                                          {"worker": 2, "peak_rss_mb": 255.9, "peak_exact": True}]}
+    one, ddp = tradeoff_points([record(1, RunStatus.COMPLETED, {"peak_rss_mb": 150.0, "accuracy": 0.8}),
+                                record(2, RunStatus.COMPLETED, {"peak_rss_mb": 168.3, "accuracy": 0.8,
+                                                                "parallel": par})])
+    assert (one.all_processes_mb, one.largest_worker_mb) == (None, None)
+    assert (ddp.peak_mb, ddp.all_processes_mb, ddp.largest_worker_mb) == (168.3, 679.6, 255.9)

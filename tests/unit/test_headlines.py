@@ -144,3 +144,28 @@ def test_run_label_is_current_and_skips_what_is_missing():
     assert run_label(dict(row, status="running", label="learn: batches")) == (
         "run 17 · running · sparse-text · memory · linear-svm · learn: batches")
     assert run_label({"id": 3, "status": "queued"}) == "run 3 · queued"
+
+
+PARALLEL = {"workers": 2, "scheduler": "local", "cluster_start_s": 2.4, "total_peak_sampled_mb": 679.6,
+            "per_worker": [{"worker": 1, "peak_rss_mb": 255.8, "peak_exact": True, "rows": 1200},
+                           {"worker": 2, "peak_rss_mb": 255.9, "peak_exact": True, "rows": 1200}]}
+
+
+def test_a_data_parallel_run_is_headed_by_all_its_processes_beside_its_largest_worker_and_coordinator():
+    s = RunSummary.from_dict({"status": "completed", "peak_rss_mb": 168.3, "peak_phase": "train",
+                              "parallel": PARALLEL})
+    line = ("all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · "
+            "coordinator 168 MiB (exact)")
+    assert s.parallel_peaks.text() == line
+    assert outcome_headline(RunFacts.of(7, "completed", s)) == f"Run 7 completed: {line}"
+    sampled = {**PARALLEL, "per_worker": [dict(w, peak_exact=False) for w in PARALLEL["per_worker"]]}
+    assert "largest Dask worker (2) 256 MiB (sampled)" in RunSummary.from_dict(
+        {"peak_rss_mb": 168.3, "parallel": sampled}).parallel_peaks.text()
+    assert RunSummary.from_dict({"peak_rss_mb": 168.3}).parallel_peaks is None  # one process: as before
+
+
+def test_a_failed_data_parallel_run_whose_workers_were_never_read_shows_no_worker_figure():
+    unread = {**PARALLEL, "total_peak_sampled_mb": None,
+              "per_worker": [dict(w, peak_rss_mb=None, peak_exact=False) for w in PARALLEL["per_worker"]]}
+    peaks = RunSummary.from_dict({"peak_rss_mb": 160.2, "parallel": unread}).parallel_peaks
+    assert peaks.text() == "all processes – (sampled sum) · largest Dask worker – (sampled) · coordinator 160 MiB (exact)"

@@ -288,3 +288,18 @@ def test_no_exit_code_is_lost():
 def test_the_last_phase_started_is_the_phase_even_if_it_ended():
     events = events_until("load", ended=True)
     assert classify(events, Ending({"code": None}))[2] == "load"
+
+
+def test_a_dask_worker_killed_at_the_cgroup_cap_is_oom_naming_the_worker():
+    worker = "Dask worker 2 (tcp://127.0.0.1:4000, pid 77)"
+    error = {"type": "WorkerLost", "message": f"{worker} died while training shard 2 in epoch 1; ...",
+             "worker": worker, "doing": "while training shard 2 in epoch 1"}
+    events = events_until("train") + [outcome("failed", "train", error)]
+    ending = Ending({"code": 1}, oom_kills=1, cap_kind="cgroup", cap_bytes=300 * MiB)
+    assert classify(events, ending) == (RunStatus.OOM, {
+        "type": "OutOfMemory", "worker": worker,
+        "message": f"{worker} was killed by the kernel's OOM killer at the 300 MiB cgroup cap while training "
+                   "shard 2 in epoch 1; raise the cap or use fewer workers"}, "train")
+    # without an OOM kill in the run's cgroup the same loss is a failure, as the worker said
+    assert classify(events, Ending({"code": 1}, cap_kind="cgroup", cap_bytes=300 * MiB)) == (
+        RunStatus.FAILED, error, "train")

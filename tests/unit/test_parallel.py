@@ -91,6 +91,14 @@ def test_total_peak_sums_series_at_each_instant():
     (dict(workers=4, rows=2000, batch_size=1024), "workers", "less than one batch"),
     (dict(scheduler="tcp://127.0.0.1:8786"), "scheduler", "workers to 2"),
     (dict(workers=2, scheduler="not an address"), "scheduler", "not a Dask scheduler address"),
+    (dict(workers=2, scheduler="inproc://x"), "scheduler", "inproc:// is not supported"),
+    (dict(workers=2, scheduler="ucx://h:8786"), "scheduler", "ucx:// is not supported"),
+    (dict(workers=2, scheduler="ws://h:8786"), "scheduler", "ws:// is not supported"),
+    (dict(workers=2, scheduler="tls://h:8786"), "scheduler", "tls:// is not supported"),
+    (dict(workers=2, scheduler="tcp://h:99999"), "scheduler", "port '99999' of 'tcp://h:99999' is not a port number"),
+    (dict(workers=2, scheduler="tcp://h:"), "scheduler", "'tcp://h:' has no port"),
+    (dict(workers=2, scheduler="tcp://:8786"), "scheduler", "no valid host name"),
+    (dict(workers=2, scheduler="tcp://h:" + "9" * 1000), "scheduler", "(1,008 characters)"),
     (dict(workers=0), "workers", "out of range"),
 ])
 def test_combinations_that_cannot_work_are_refused_before_launch(values, knob, words):
@@ -103,6 +111,8 @@ def test_workers_one_is_the_single_process_run():
     cfg = validate({})
     assert cfg.workers == 1 and cfg.scheduler is None
     assert validate(workers=2, scheduler="tcp://10.0.0.5:8786", mode="stream").workers == 2
+    assert validate(workers=2, scheduler="10.0.0.5:8786").scheduler == "10.0.0.5:8786"  # Dask reads it as tcp
+    assert validate(workers=2, scheduler="tcp://[::1]:8786").workers == 2
 
 
 def test_a_single_process_run_never_imports_dask():

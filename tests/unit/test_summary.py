@@ -365,3 +365,25 @@ def test_run_summary_from_dict_leaves_its_input_alone():
     before = {k: v for k, v in summary.items()}
     RunSummary.from_dict(summary)
     assert summary == before
+
+
+def test_a_data_parallel_summary_gives_all_processes_and_the_largest_worker_beside_the_coordinator():
+    from svmcore.cli.run import describe
+    from svmcore.engine.summary import build_summary
+    from svmcore.store.records import RunSummary
+    from svmcore.store.sqlite import RunStatus
+
+    par = {"workers": 2, "scheduler": "local", "cluster_start_s": 2.4, "total_peak_sampled_mb": 679.6,
+           "per_worker": [{"worker": 1, "peak_rss_mb": 300.0, "peak_exact": True, "rows": 1200},
+                          {"worker": 2, "peak_rss_mb": 255.9, "peak_exact": True, "rows": 1200}]}
+    outcome = {"kind": "outcome", "status": "completed", "summary": {"parallel": par},
+               "peak_rss_bytes": int(168.0 * 2**20)}
+    s = build_summary(1, RunStatus.COMPLETED, None, [outcome], [], [], outcome, None, None, "none", None, {},
+                      10.0, 50)
+    assert (s["peak_all_processes_mb"], s["peak_largest_worker_mb"], s["peak_largest_worker"],
+            s["peak_coordinator_mb"]) == (679.6, 300.0, 1, 168.0)
+    assert "sampled" in s["peak_all_processes_source"] and s["peak_largest_worker_source"] == "exact (VmHWM)"
+    text = describe(RunSummary.from_dict(s))
+    assert text.splitlines()[1] == ("  peak: all processes 680 MiB (sampled sum) · largest Dask worker (1) 300 MiB "
+                                    "(exact) · coordinator 168 MiB (exact)")
+    assert "  coordinator peak RSS 168.0 MiB exact" in text
