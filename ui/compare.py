@@ -14,6 +14,7 @@ import streamlit as st
 
 from svmcore.app.headlines import Comparison, RunFacts
 from ui.charts import run_colour
+from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
@@ -134,10 +135,7 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
         + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
                   for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)
-    # the first chart carries plotly.js itself (no CDN: the file must open offline)
-    charts = "".join('<div class="chart">' + f.to_html(full_html=False, include_plotlyjs=i == 0,
-                                                       config={"displaylogo": False}) + "</div>"
-                     for i, f in enumerate(figures))
+    charts = "".join(f'<div class="chart">{div}</div>' for div in chart_divs(figures))
     knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(str(v))}</td>" for v in vals) + "</tr>"
                         for k, vals in knobs.items())
     knob_table = ("<h2>Knobs that differ</h2><table><tr><th></th>"
