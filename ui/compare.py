@@ -18,7 +18,7 @@ from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
-COLUMNS = KEY_COLUMNS + ("status", "label", "dataset", "mode", "model", "precision", "representation", "batch_size",
+COLUMNS = KEY_COLUMNS + ("status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
                          "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
@@ -27,6 +27,7 @@ def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
     """The history as a table, key columns first, start times readable."""
     df = pd.DataFrame(list(rows), columns=list(COLUMNS))
     df["samples_per_s"] = df["samples_per_s"].round(0)
+    df["tags"] = [", ".join(t) if isinstance(t, list) else "" for t in df["tags"]]
     df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
     return df
 

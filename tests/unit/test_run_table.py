@@ -71,3 +71,28 @@ def test_tags_live_in_the_store_and_go_with_their_run(tmp_path):
     store.delete_run(a)
     assert store.tags() == {b: ["demo"]}
     store.close()
+
+
+def test_cli_runs_tag_adds_lists_removes_and_refuses_in_one_line(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    store = Store(str(tmp_path))
+    rid = store.create_run({"mode": "memory"})
+    store.close()
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "svmcore", "--home", str(tmp_path), "runs", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    done = cli("tag", str(rid), "demo", "low memory")
+    assert (done.returncode, done.stdout) == (0, f"run {rid} tags: demo, low memory\n"), done.stderr
+    assert json.loads(cli("list", "--json").stdout)[0]["tags"] == ["demo", "low memory"]
+    bad = cli("tag", str(rid), "ok", "<b>")
+    assert (bad.returncode, bad.stderr) == (2, "svmcore: error: tag: '<b>': use letters, digits, spaces and . : + - / _ "
+                                               "only\n")
+    assert cli("tag", str(rid), "demo", "--remove").stdout == f"run {rid} tags: low memory\n"
+    assert cli("tag", "99", "demo").stderr == "svmcore: error: no run with id 99\n"
