@@ -35,8 +35,8 @@ def filtered(rows: list[dict], key: str = "runs_filter") -> list[dict]:
     with st.container(horizontal=True, gap="small", key=key):
         picked = {k: st.multiselect(FILTER_LABELS[k], choices(rows, k), key=f"{key}_{k}", placeholder="all",
                                     width=150) for k in FILTERS if choices(rows, k)}
-        by = st.selectbox("group by", [None, *FILTERS], key=f"{key}_group", width=140,
-                          format_func=lambda k: "no grouping" if k is None else FILTER_LABELS[k])
+        by = st.selectbox("group by", ["", *FILTERS], key=f"{key}_group", width=140,
+                          format_func=lambda k: FILTER_LABELS.get(k, "no grouping"))
     kept = filter_rows(rows, picked)
     if by:
         st.dataframe(pd.DataFrame(group_rows(kept, by)), hide_index=True, key=f"{key}_groups", column_config={

@@ -72,5 +72,5 @@ def group_rows(rows: list[dict], by: str) -> list[dict]:
                     "lowest exact peak MiB": min(peaks) if peaks else None,
                     "median exact peak MiB": statistics.median(peaks) if peaks else None,
                     "best accuracy": max(accs) if accs else None,
-                    "run ids": ", ".join(str(r["id"]) for r in members)})
+                    "run ids": ", ".join(str(i) for i in sorted(r["id"] for r in members))})
     return out
