@@ -5,6 +5,7 @@ of its parts, each with one job.
     lab.sweeps     preview, start, follow, cancel, trade-offs
     lab.forecasts  data size, forecast, warnings, recommend, calibration
     lab.learn      the remedies' experiments and results
+    lab.exercise   Learn's class exercise: a guess, then its runs, then the reveal
     lab.folders    uploads, generated data, inspection, confinement
 
 A ``Lab`` owns a store and the process-wide run queue. It is thread-safe and meant to
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from svmcore.app.exercise import Exercise
 from svmcore.app.folders import DataFolders
 from svmcore.app.forecasts import Forecasts
 from svmcore.app.learn import Learn
@@ -36,3 +38,4 @@ class Lab:
         self.runs = Runs(self.store, self.queue, self.folders, self.sweeps)
         self.forecasts = Forecasts(self.store, self.folders)
         self.learn = Learn(self.store, self.queue, self.folders)
+        self.exercise = Exercise(self.store, self.learn)
