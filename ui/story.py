@@ -24,7 +24,7 @@ CHART_HEIGHT = 560
 def _titled(fig: go.Figure, slide: Slide, height: int = CHART_HEIGHT) -> go.Figure:
     top = fig.layout.margin.t or 40
     fig.update_layout(title=dict(text=html.escape(slide.headline, quote=False), x=0.01, xanchor="left", y=0.98, yref="container",
-                                 font=dict(size=17)),
+                                 font=dict(size=21)),
                       height=height, margin=dict(t=top + 44))
     return fig
 
@@ -65,7 +65,8 @@ div[data-testid="stMainBlockContainer"] { padding-top: 1.2rem; max-width: 1300px
 
 
 def show(slides: Sequence[Slide], figures: Sequence[go.Figure | None], step: int) -> None:
-    """One slide, full screen: its title, headline and chart."""
+    """One slide, full screen: its title, then its chart titled with its headline (the
+    question slide: the question and who is compared, in big type)."""
     st.markdown(FULL_SCREEN, unsafe_allow_html=True)
     slide, fig = slides[step], figures[step]
     esc = html.escape
@@ -74,13 +75,13 @@ def show(slides: Sequence[Slide], figures: Sequence[go.Figure | None], step: int
                     f'<p class="story-headline" data-testid="storyHeadline">{esc(slide.headline)}</p>',
                     unsafe_allow_html=True)
         return
-    st.markdown(f'<div class="story-title" data-testid="storyTitle">{esc(slide.title)}</div>'
-                f'<p class="story-headline" data-testid="storyHeadline">{esc(slide.headline)}</p>',
-                unsafe_allow_html=True)
+    st.markdown(f'<div class="story-title" data-testid="storyTitle">{esc(slide.title)}</div>', unsafe_allow_html=True)
     if fig is not None and fig.data:
         st.plotly_chart(fig, key=f"story_chart_{step}",
                         config={"displaylogo": False, "toImageButtonOptions": dict(PNG, filename=f"story-{step + 1}")})
     else:
+        st.markdown(f'<p class="story-headline" data-testid="storyHeadline">{esc(slide.headline)}</p>',
+                    unsafe_allow_html=True)
         st.caption("These runs have no memory samples to draw.")
 
 
@@ -130,8 +131,8 @@ SCRIPT = """<script>
 def story_html(cmp: Comparison, slides: Sequence[Slide], figures: Sequence[go.Figure | None],
                when: float | None = None) -> str:
     """The story as one self-contained HTML file: a slide at a time (click, or the arrow
-    keys), plotly.js inlined (it opens offline), each chart slide saved as a PNG that
-    carries its headline."""
+    keys), plotly.js inlined (it opens offline), each chart titled with its headline and
+    saved as a PNG that carries it."""
     esc = html.escape
     charted = [(i, f) for i, f in enumerate(figures) if f is not None]
     divs = dict(zip((i for i, _ in charted), chart_divs([f for _, f in charted],
@@ -142,7 +143,7 @@ def story_html(cmp: Comparison, slides: Sequence[Slide], figures: Sequence[go.Fi
             f"Exported {esc(stamp)}.")
     sections = "".join(
         f'<section class="slide {esc(s.kind)}" data-step="{i + 1}"><h1>{esc(s.title)}</h1>'
-        f'<p class="headline">{esc(s.headline)}</p>' + divs.get(i, f'<p class="note">{note}</p>') + "</section>"
+        + divs.get(i, f'<p class="headline">{esc(s.headline)}</p><p class="note">{note}</p>') + "</section>"
         for i, s in enumerate(slides))
     ids = ", ".join(str(r.id) for r in cmp.runs)
     png = f"<script>const PNG = {json.dumps(PNG)};</script>"
