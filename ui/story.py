@@ -18,7 +18,7 @@ from ui import charts as plots
 from ui.offline import chart_divs
 
 PNG = {"format": "png", "width": 1400, "height": 800, "scale": 1}  # every legend entry fits at this size
-CHART_HEIGHT = 560
+CHART_HEIGHT = 520  # title, chart and the steps fit a 1024x768 window
 
 
 def _titled(fig: go.Figure, slide: Slide, height: int = CHART_HEIGHT) -> go.Figure:

@@ -3,7 +3,7 @@ against a real ``streamlit run app.py`` whose runs are real worker processes:
 
 - pick a baseline and three remedies, start: the sidebar and the controls are gone,
   the slides are clicked through (question, baseline, each remedy with its headline,
-  the trade-off), each chart titled with its slide's headline;
+  the trade-off), each chart titled with its slide's headline, all in view at 1024x768;
 - the story exported as HTML opens from disk with no network, with every headline,
   is clicked through, and saves a slide as a PNG that is a real PNG of the export size.
 """
@@ -49,7 +49,7 @@ def _choose(page, ids: list[int]) -> None:
 
 def test_story_is_clicked_through_full_screen(history_server, page):
     ids, slides = _expected(history_server)
-    page.set_viewport_size({"width": 1400, "height": 900})
+    page.set_viewport_size({"width": 1024, "height": 768})
     open_app(page, history_server, "Story", heading="Tell a story")
     _choose(page, ids)
     page.get_by_role("button", name="Start the story").click()
@@ -67,6 +67,8 @@ def test_story_is_clicked_through_full_screen(history_server, page):
         if slide.kind == "remedy" and slide.runs[1] == ids[1]:
             save(page, "story")
         no_exception(page)
+        box = page.get_by_role("button", name="Next ›").bounding_box()
+        assert box and box["y"] + box["height"] <= 768, f"slide {i + 1}: the steps are below the fold at 1024x768"
         if i < len(slides) - 1:
             page.get_by_role("button", name="Next ›").click()
             settle(page)
