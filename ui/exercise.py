@@ -33,7 +33,7 @@ def exercise_panel(lab, quick: bool, busy: bool) -> None:
                     "measured exact peaks and the memory model's forecast.")
         options = {c.key: c.title for c in lab.exercise.choices()}
         with st.container(horizontal=True, gap="small", vertical_alignment="bottom"):
-            st.selectbox("Your remedy", list(options), format_func=options.get, key="exercise_remedy", width=460)
+            st.selectbox("Your pick", list(options), format_func=options.get, key="exercise_remedy", width=460)
             st.number_input("Your guess: change of the exact peak (%)", min_value=-99, max_value=300, value=-30,
                             step=5, key="exercise_guess", width=260,
                             help="Negative: the peak falls. −30 means the remedy saves 30% of the exact peak.")

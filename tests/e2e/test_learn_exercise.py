@@ -25,7 +25,7 @@ def test_predict_before_you_measure(fresh_server, page):
     page.get_by_text("quick: a tenth of the rows (savings differ)").click()
     settle(page)
     expect(page.get_by_text(re.compile(r"The setup: sparse-text, 10,000 rows"))).to_be_visible()
-    choose(page, "Your remedy", "Streaming from disk: mode stream")
+    choose(page, "Your pick", "Streaming from disk: mode stream")
     set_number(page, "Your guess: change of the exact peak (%)", -40)
     page.get_by_role("button", name="Measure it").click()
     expect(page.get_by_text("Your pick: Streaming from disk: mode stream; your guess: \u221240% of the exact peak.")
