@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import charts as plots
-from ui import compare, deletion
+from ui import compare, deletion, sweep_views
 from ui.live import X_CHOICES
 from ui.state import page_setup
 
@@ -22,8 +22,12 @@ with st.expander("Runs: select rows to compare", expanded=not present):
     st.caption("Click rows to select runs (sort by clicking a column header; the run and its key numbers stay "
                "pinned when the table scrolls). Peaks are exact (the kernel's high-water mark); samples/s is "
                "training throughput.")
-    df = compare.history_frame(rows)
-    deletion.clear_selection_if_asked("history")
+    shown = sweep_views.filtered(rows)
+    if not shown:
+        st.info("No run matches these filters.")
+        st.stop()
+    df = compare.history_frame(shown)
+    deletion.clear_selection_if_asked("history", [r["id"] for r in shown])
     event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
                          column_config=compare.history_columns())
 picked = [int(df.iloc[i]["id"]) for i in event.selection.rows if i < len(df)] if event and event.selection else []
@@ -31,6 +35,8 @@ selected = picked
 if not selected:
     selected = sorted(int(i) for i in df["id"].head(2))
     st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
+if not present:
+    sweep_views.tag_editor(lab, selected)
 
 with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
     baseline = st.selectbox("Baseline", selected, key="baseline", format_func=lambda i: f"run {i}", width=220,

@@ -6,6 +6,7 @@ import streamlit as st
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import KNOBS, defaults
 from ui import charts as plots
+from ui import sweep_views
 from ui.messages import plain, show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
@@ -125,6 +126,12 @@ def results(sweep_id: int, live: bool = False) -> None:
                          format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
                                                 "samples_per_s": "throughput"}[o])
     st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
+    parallel = lab.sweeps.parallel(sweep_id, host)
+    if parallel["runs"]:
+        st.plotly_chart(sweep_views.parallel_figure(parallel), key="parallel")
+        if parallel["left_out"]:
+            st.caption("Not on the parallel coordinates: "
+                       + ", ".join(f"run {rid} ({why})" for rid, why in parallel["left_out"]))
     best = lab.sweeps.best_under(budget, objective, sweep_id, host) if budget else None
     if best:
         by = objective.replace("samples_per_s", "throughput").replace("_", " ")

@@ -6,6 +6,7 @@ import streamlit as st
 from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
 from ui.claims import claims_table_html
+from ui.exercise import exercise_panel
 from ui.messages import show_error
 from ui.state import page_setup
 
@@ -56,6 +57,8 @@ def body(live: bool) -> None:
         show_error(st.session_state.pop("learn_error"))
     elif st.session_state.get("learn_queued") and pending:
         st.caption(st.session_state.learn_queued)
+
+    exercise_panel(lab, size == "quick", busy=bool(pending) and "exercise" not in st.session_state)
 
     st.subheader("The advice, confronted")
     st.caption("Per remedy and setup: the saving the usual advice claims, then what it changed here: the run's exact "

@@ -15,10 +15,11 @@ import streamlit as st
 from svmcore.app.headlines import Comparison, RunFacts
 from ui.charts import run_colour
 from ui.messages import html_text
+from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
-COLUMNS = KEY_COLUMNS + ("all_processes_mb", "largest_worker_mb", "status", "label", "dataset", "mode", "model", "precision", "representation", "batch_size",
+COLUMNS = KEY_COLUMNS + ("all_processes_mb", "largest_worker_mb", "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
                          "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
@@ -27,6 +28,7 @@ def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
     """The history as a table, key columns first, start times readable."""
     df = pd.DataFrame(list(rows), columns=list(COLUMNS))
     df["samples_per_s"] = df["samples_per_s"].round(0)
+    df["tags"] = [", ".join(t) if isinstance(t, list) else "" for t in df["tags"]]
     df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
     return df
 
@@ -142,10 +144,7 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
         + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
                   for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)
-    # the first chart carries plotly.js itself (no CDN: the file must open offline)
-    charts = "".join('<div class="chart">' + f.to_html(full_html=False, include_plotlyjs=i == 0,
-                                                       config={"displaylogo": False}) + "</div>"
-                     for i, f in enumerate(figures))
+    charts = "".join(f'<div class="chart">{div}</div>' for div in chart_divs(figures))
     knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(str(v))}</td>" for v in vals) + "</tr>"
                         for k, vals in knobs.items())
     knob_table = ("<h2>Knobs that differ</h2><table><tr><th></th>"

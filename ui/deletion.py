@@ -20,10 +20,14 @@ CLEAR_SELECTION = "history_clear_selection"
 DONE = "delete_done"
 
 
-def clear_selection_if_asked(table_key: str) -> None:
-    """Before the table is drawn: after a delete the old row positions point at other
-    runs, so the selection is emptied."""
-    if st.session_state.pop(CLEAR_SELECTION, False):
+def clear_selection_if_asked(table_key: str, run_ids: Sequence[int]) -> None:
+    """Before the table is drawn: the table's selection is row positions, so once the rows
+    shown change (a delete, a filter, a run that just appeared) the old positions point at
+    other runs, and the selection is emptied."""
+    shown = tuple(run_ids)
+    before = st.session_state.get(f"{table_key}_shown_ids")
+    st.session_state[f"{table_key}_shown_ids"] = shown
+    if st.session_state.pop(CLEAR_SELECTION, False) or (before is not None and before != shown):
         st.session_state[table_key] = {"selection": {"rows": [], "columns": []}}
 
 

@@ -47,4 +47,4 @@ def page_setup(title: str) -> Lab:
 
 
 PAGES = (("app.py", "Train"), ("pages/1_Compare.py", "Compare"), ("pages/2_Sweep.py", "Sweep"),
-         ("pages/3_Learn.py", "Learn"), ("pages/4_Data.py", "Data"))
+         ("pages/3_Learn.py", "Learn"), ("pages/4_Data.py", "Data"), ("pages/5_Story.py", "Story"))

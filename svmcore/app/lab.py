@@ -6,6 +6,7 @@ of its parts, each with one job.
     lab.forecasts  data size, forecast, warnings, recommend, calibration
     lab.learn      the remedies' experiments and results
     lab.fits       diagnose a run, make a setting fit a budget (the diagnosis loop)
+    lab.exercise   Learn's class exercise: a guess, then its runs, then the reveal
     lab.folders    uploads, generated data, inspection, confinement
 
 A ``Lab`` owns a store and the process-wide run queue. It is thread-safe and meant to
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 
 from svmcore.app.fits import Fits
+from svmcore.app.exercise import Exercise
 from svmcore.app.folders import DataFolders
 from svmcore.app.forecasts import Forecasts
 from svmcore.app.learn import Learn
@@ -39,3 +41,4 @@ class Lab:
         self.forecasts = Forecasts(self.store, self.folders)
         self.learn = Learn(self.store, self.queue, self.folders)
         self.fits = Fits(self.store, self.queue, self.folders)
+        self.exercise = Exercise(self.store, self.learn)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
 from svmcore.app.headlines import Comparison, RunFacts, compare, run_names
+from svmcore.app.run_table import clean_tag
+from svmcore.app.story import Slide, check_story, story_slides
 from svmcore.engine.admission import admit
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
@@ -21,6 +23,7 @@ from svmcore.spec.knobs import KNOBS
 from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunStatus, RunSummary
 from svmcore.store.sqlite import Store
+from svmcore.sweeps.frontier import TradeoffPoint, tradeoff_points
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class Runs:
     def history(self) -> list[dict]:
         """One row per run for the history tables: its knobs that matter and its results."""
         rows = []
+        tags = self.store.tags()
         for r in self.store.list_runs():
             s = r.result
             rows.append({
@@ -108,7 +112,7 @@ class Runs:
                 "baseline_accuracy": s.baseline_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
-                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host,
+                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host, "tags": tags.get(r.id, []),
                 **_parallel_columns(s.parallel_peaks)})
         return rows
 
@@ -130,6 +134,28 @@ class Runs:
         ids = [r.id for r in recs]
         names = run_names(ids, self.differing_knobs(ids))
         return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id]) for r in recs], baseline)
+
+    def story(self, baseline: int | None, remedies: list[int], question: str | None = None
+              ) -> tuple[Comparison, tuple[Slide, ...]]:
+        """A baseline and up to three remedies as a story's slides. Raises ConfigError."""
+        check_story(baseline, remedies)
+        missing = [i for i in [baseline, *remedies] if self.store.get_run(i) is None]
+        if missing:
+            raise ConfigError("story", f"there is no run {missing[0]}")
+        cmp = self.compare([baseline, *remedies], baseline)
+        return cmp, story_slides(cmp, question)
+
+    def tradeoff(self, run_ids: list[int]) -> list[TradeoffPoint]:
+        """The runs as trade-off points (exact peak, accuracy, speed; the frontier among them)."""
+        return tradeoff_points([r for r in (self.store.get_run(i) for i in run_ids) if r is not None])
+
+    def tag(self, run_id: int, tag: str, remove: bool = False) -> bool:
+        """Tag a run (or remove a tag); False when it already had it (or did not).
+        Raises ConfigError for a bad tag or a run that does not exist."""
+        tag = clean_tag(tag)
+        if self.store.get_run(run_id) is None:
+            raise ConfigError("run", f"there is no run {run_id}")
+        return self.store.tag_run(run_id, tag, remove)
 
     def export(self, run_ids: list[int], fmt: str = "json") -> bytes:
         records = [run_export(self.store, i) for i in run_ids if self.store.get_run(i) is not None]

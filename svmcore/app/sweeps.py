@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
+from svmcore.app.parallel import parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
@@ -61,6 +62,13 @@ class Sweeps:
         """The sweep's finished runs as trade-off points; with ``host``, only the runs on
         that host (the frontier among them: peaks and speeds compare like with like)."""
         return tradeoff_points([r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host])
+
+    def parallel(self, sweep_id: int, host: str | None = None) -> dict:
+        """The sweep's runs as parallel coordinates: its varied knobs against exact peak,
+        samples/s and accuracy (``parallel_info``)."""
+        spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
+        runs = [r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host]
+        return parallel_info(runs, list(spec.get("grid") or {}))
 
     def hosts(self, sweep_id: int) -> list[str]:
         return sorted({r.host for r in self.store.list_runs(sweep_id=sweep_id) if r.host})

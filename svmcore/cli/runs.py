@@ -1,4 +1,4 @@
-"""``svmcore runs list|show|export|delete|check|recover``: the run history."""
+"""``svmcore runs list|show|export|delete|tag|check|recover``: the run history."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import sys
 import time
 
+from svmcore.app.run_table import clean_tag
 from svmcore.cli.common import EXIT_BAD_INPUT, _Parser, run_id_arg
 from svmcore.cli.run import describe
 from svmcore.store.export import run_export, samples_csv
@@ -28,11 +29,13 @@ def cmd_runs(args, home: str) -> int:
         return cmd_runs_recover(store, args.path, args.json)
     if c == "list":
         runs = store.list_runs()
+        tags = store.tags()
         rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
                  "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
                  "balanced_accuracy": r.result.balanced_accuracy,
-                 "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host}
+                 "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host,
+                 "tags": tags.get(r.id, [])}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
@@ -41,7 +44,7 @@ def cmd_runs(args, home: str) -> int:
             names = [os.path.basename(str(r["dataset"])) for r in rows]
             wide = min(40, max([7] + [len(n) for n in names]))
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}")
+                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11} tags")
             for r, name in zip(rows, names):
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
@@ -49,12 +52,17 @@ def cmd_runs(args, home: str) -> int:
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}")
+                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11} {', '.join(r['tags'])}".rstrip())
         return 0
     rec = store.get_run(args.id)
     if rec is None:
         print(f"svmcore: error: no run with id {args.id}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if c == "tag":
+        for tag in [clean_tag(t) for t in args.tags]:  # every tag checked before any is stored
+            store.tag_run(args.id, tag, remove=args.remove)
+        print(f"run {args.id} tags: " + (", ".join(store.tags().get(args.id, [])) or "none"))
+        return 0
     if c == "delete":
         if not rec.status.is_finished():
             print(f"svmcore: error: run {args.id} is still {rec.status.value}; cancel it first", file=sys.stderr)
@@ -150,6 +158,10 @@ def add_parser(sub) -> None:
     ex.add_argument("--format", choices=["csv", "json"], default="json")
     de = rsub.add_parser("delete")
     de.add_argument("id", type=run_id_arg)
+    tg = rsub.add_parser("tag", help="tag a run (filter and group by tags on Compare)")
+    tg.add_argument("id", type=run_id_arg)
+    tg.add_argument("tags", nargs="+", metavar="TAG")
+    tg.add_argument("--remove", action="store_true", help="remove these tags instead")
     ck = rsub.add_parser("check", help="check the run store file (PRAGMA integrity_check)")
     ck.add_argument("--json", action="store_true")
     rv = rsub.add_parser("recover", help="copy every readable run from a damaged store file into the current store")

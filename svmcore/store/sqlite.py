@@ -83,6 +83,11 @@ CREATE TABLE IF NOT EXISTS sweeps (
     spec TEXT NOT NULL,
     status TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS run_tags (
+    run_id INTEGER NOT NULL,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (run_id, tag)
+);
 """
 # Columns added since the first schema: a store file made before them gets them on open.
 ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"),
@@ -405,7 +410,16 @@ class Store:
         with self._writing() as db:
             db.execute("DELETE FROM samples WHERE run_id=?", (run_id,))
             db.execute("DELETE FROM events WHERE run_id=?", (run_id,))
+            db.execute("DELETE FROM run_tags WHERE run_id=?", (run_id,))
             return db.execute("DELETE FROM runs WHERE id=?", (run_id,)).rowcount == 1
+
+    def tag_run(self, run_id: int, tag: str, remove: bool = False) -> bool:
+        """Add (or remove) one tag of a run; False when there was nothing to change."""
+        with self._writing() as db:
+            if remove:
+                return db.execute("DELETE FROM run_tags WHERE run_id=? AND tag=?", (run_id, tag)).rowcount == 1
+            return db.execute("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?,?)",
+                              (run_id, tag)).rowcount == 1
 
     def create_sweep(self, spec: dict) -> int:
         with self._writing() as db:
@@ -458,6 +472,13 @@ class Store:
             d = json.loads(data)
             d.update(seq=seq, t_s=t, kind=kind)
             out.append(d)
+        return out
+
+    def tags(self) -> dict[int, list[str]]:
+        """Every tagged run's tags, sorted."""
+        out: dict[int, list[str]] = {}
+        for run_id, tag in self._db().execute("SELECT run_id, tag FROM run_tags ORDER BY run_id, tag"):
+            out.setdefault(run_id, []).append(tag)
         return out
 
     def sweeps(self) -> list[dict]:

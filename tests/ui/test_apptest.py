@@ -164,6 +164,7 @@ EMPTY_EXPECT = {
     "pages/2_Sweep.py": lambda at: any("No sweeps yet" in t for t in texts(at.info)),
     "pages/3_Learn.py": lambda at: sum('<table class="claims">' in m.value for m in at.markdown) == 1,
     "pages/4_Data.py": lambda at: at.file_uploader(key="upload") is not None and len(at.metric) == 5,
+    "pages/5_Story.py": lambda at: any("A story needs at least two runs" in t for t in texts(at.info)),
 }
 
 
@@ -218,6 +219,8 @@ def test_page_runs_with_history(history_home, page):
             == len(REMEDIES)
     elif page == "pages/4_Data.py":
         assert len(at.metric) == 5
+    elif page == "pages/5_Story.py":
+        assert any("choose at least one remedy" in t for t in texts(at.info)), texts(at.info)
 
 
 def test_train_shows_oom_and_completed_outcomes(history_home):

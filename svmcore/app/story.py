@@ -1,0 +1,90 @@
+"""A story for a demo: a baseline and up to three remedies as a sequence of slides
+(the question, the baseline's memory curve, each remedy over it with its headline,
+the trade-off), the same on screen and in the exported file.
+
+Pure: facts in, slides out, so every wording is tested with ==.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, speed_text
+from svmcore.spec.errors import ConfigError
+
+MOST_REMEDIES = 3
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One step of a story: what it shows (``kind``), its title and headline, and the
+    runs drawn on it (the baseline first)."""
+
+    kind: str  # question | baseline | remedy | tradeoff
+    title: str
+    headline: str
+    runs: tuple[int, ...]
+
+
+def check_story(baseline: int | None, remedies: list[int]) -> None:
+    """Refuse a story that cannot be told: no baseline, no remedy, too many remedies,
+    or the baseline among its own remedies."""
+    if baseline is None:
+        raise ConfigError("story", "choose a baseline run")
+    if not remedies:
+        raise ConfigError("story", "choose at least one remedy run to compare with the baseline")
+    if len(remedies) > MOST_REMEDIES:
+        raise ConfigError("story", f"choose at most {MOST_REMEDIES} remedy runs ({len(remedies)} chosen)")
+    if baseline in remedies:
+        raise ConfigError("story", f"run {baseline} is the baseline; it cannot also be a remedy")
+
+
+def short_headline(base: RunFacts, other: RunFacts) -> str:
+    """'run 6 · stream: −71% peak, 1.4× slower, −0.1 pt accuracy' (accuracy in
+    percentage points); a run that did not complete says how it ended."""
+    if other.status != "completed":
+        return f"{other.title}: {ending(other)}"
+    d = deltas(base, other)
+    parts = []
+    if d["peak_pct"] is not None:
+        parts.append(f"{_signed(d['peak_pct'], 0)}% peak")
+    if d["speed_ratio"] is not None:
+        parts.append(speed_text(d["speed_ratio"]))
+    if d["accuracy"] is not None:
+        parts.append(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy")
+    return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
+
+
+def default_question(base: RunFacts) -> str:
+    """'Run 1 · memory peaks at 253 MiB: what lowers it, and what does it cost?'"""
+    return f"{base.title[0].upper()}{base.title[1:]} peaks at {_mib(base.peak_mb)}: what lowers it, and what does it cost?"
+
+
+def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
+    done = [r for r in remedies if r.status == "completed" and r.peak_mb is not None]
+    if not done:
+        return "No remedy completed: nothing to weigh against the baseline."
+    best = min(done, key=lambda r: r.peak_mb)
+    d = deltas(base, best)
+    acc = "" if best.accuracy is None else f", accuracy {best.accuracy:.3f}"
+    pct = "" if d["peak_pct"] is None else f" ({_signed(d['peak_pct'], 0)}%)"
+    return f"Lowest exact peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
+
+
+def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, ...]:
+    """The slides of the story of ``cmp`` (its baseline and the other runs as remedies,
+    in the order chosen). Raises ConfigError when the story cannot be told."""
+    base = next((r for r in cmp.runs if r.id == cmp.baseline), None)
+    remedies = [r for r in cmp.runs if r.id != cmp.baseline]
+    check_story(None if base is None else base.id, [r.id for r in remedies])
+    if base.status != "completed":
+        raise ConfigError("story", f"the baseline, {base.title}, {ending(base)}; choose a completed run")
+    names = ", ".join(r.title for r in remedies)
+    slides = [Slide("question", (question or "").strip() or default_question(base),
+                    f"Baseline {base.title}; remedies: {names}. Exact peaks are the kernel's high-water mark.",
+                    (base.id,)),
+              Slide("baseline", f"The baseline: {base.title}", f"{base.title}: {ending(base)}", (base.id,))]
+    slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r), (base.id, r.id)) for r in remedies]
+    slides.append(Slide("tradeoff", "The trade-off: exact peak against accuracy", _lowest(base, remedies),
+                        tuple(r.id for r in cmp.runs)))
+    return tuple(slides)

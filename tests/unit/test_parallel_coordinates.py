@@ -1,0 +1,46 @@
+"""svmcore.app.parallel: a sweep's runs as parallel coordinates, compared with ==,
+from runs kept in the real SQLite store."""
+
+from __future__ import annotations
+
+from svmcore.app.parallel import parallel_info
+from svmcore.store.records import RunStatus
+from svmcore.store.sqlite import Store
+
+
+def _runs(tmp_path):
+    store = Store(str(tmp_path))
+    made = [({"batch_size": 256, "precision": "float64"}, RunStatus.COMPLETED,
+             {"peak_rss_mb": 250.0, "samples_per_s": 1000.0, "accuracy": 0.75}),
+            ({"batch_size": 4096, "precision": "float32"}, RunStatus.COMPLETED,
+             {"peak_rss_mb": 180.5, "samples_per_s": 3000.0, "accuracy": 0.74}),
+            ({"batch_size": 65536, "precision": "float32"}, RunStatus.OOM, {"peak_rss_mb": 150.2}),
+            ({"batch_size": 1024, "precision": "float64"}, RunStatus.COMPLETED,
+             {"peak_rss_mb": 200.0, "samples_per_s": 2000.0})]
+    for config, status, summary in made:
+        rid = store.create_run(config)
+        store.finish_run(rid, status, dict(summary, run_id=rid, status=status.value))
+    return store
+
+
+def test_knobs_then_results_one_line_per_completed_run(tmp_path):
+    store = _runs(tmp_path)
+    info = parallel_info(store.list_runs(), ["batch_size", "precision"])
+    store.close()
+    assert info == {
+        "dimensions": [
+            {"label": "batch_size", "values": [256.0, 4096.0], "tickvals": None, "ticktext": None},
+            {"label": "precision", "values": [1, 0], "tickvals": [0, 1], "ticktext": ["float32", "float64"]},
+            {"label": "exact peak (MiB)", "values": [250.0, 180.5], "tickvals": None, "ticktext": None},
+            {"label": "samples/s", "values": [1000.0, 3000.0], "tickvals": None, "ticktext": None},
+            {"label": "accuracy", "values": [0.75, 0.74], "tickvals": None, "ticktext": None}],
+        "runs": [1, 2], "colour": [250.0, 180.5], "left_out": [(3, "oom"), (4, "no accuracy")]}
+
+
+def test_nothing_completed_draws_nothing(tmp_path):
+    store = Store(str(tmp_path))
+    rid = store.create_run({"batch_size": 256})
+    store.finish_run(rid, RunStatus.OOM, {"run_id": rid, "status": "oom", "peak_rss_mb": 99.0})
+    assert parallel_info(store.list_runs(), ["batch_size"]) == {"dimensions": [], "runs": [], "colour": [],
+                                                                 "left_out": [(1, "oom")]}
+    store.close()
