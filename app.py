@@ -5,7 +5,7 @@ import streamlit as st
 from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
-from ui.live import prediction_panel, preload, run_panel
+from ui.live import apply_knobs, prediction_panel, preload, run_panel
 from ui.messages import show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
@@ -15,6 +15,25 @@ def _picked() -> None:
     """A run picked in "Showing" is the one shown from now on (and no toast is owed)."""
     st.session_state.run_id = st.session_state.shown_run
     st.session_state.pop("announce", None)
+
+
+def _renamed(run_id: int) -> None:
+    try:
+        lab.runs.rename(run_id, st.session_state.get(f"rename_{run_id}"))
+    except SvmcoreError as e:
+        st.session_state.rename_error = str(e)
+
+
+def refused_at_launch(errors: dict, fix: dict) -> None:
+    """Why the last launch was refused, under the Launch button (where the user looks),
+    and the one obvious fix as a button when there is one."""
+    for msg in errors.values():
+        show_error(msg, prefix="**Not launched.** ")
+    if fix:
+        text = ", ".join(f"{k.replace('_', ' ')} to {v:,}" if isinstance(v, int) else f"{k.replace('_', ' ')} to {v}"
+                         for k, v in fix.items())
+        st.button(f"Set {text}", key="apply_fix", on_click=apply_knobs, args=(fix,), width="stretch",
+                  help="Sets the field; press Launch run again to launch.")
 
 
 lab = page_setup("Train")
@@ -29,21 +48,30 @@ if "train_knobs" not in st.session_state:
 # an error stays next to its field only while the field still holds the refused value
 errors = {k: msg for k, (msg, bad) in st.session_state.get("train_errors", {}).items()
           if st.session_state.get(f"train_{k}", bad) == bad}
+if st.session_state.pop("clear_name", False):
+    st.session_state.train_name = ""
 
 with st.sidebar:
+    name = st.text_input("run name (optional)", key="train_name", max_chars=80, placeholder="e.g. big batch",
+                         help="Shown wherever the run is listed (Train, Compare, Sweep); rename it later here, "
+                              "next to the run shown.")
     launch = st.button("Launch run", type="primary", key="launch", width="stretch")
+    if errors:
+        refused_at_launch(errors, st.session_state.get("train_fix") or {})
     values = knob_panel(st.session_state.train_knobs, "train", lab, errors)
 
 if launch:
     try:
-        st.session_state.run_id = st.session_state.announce = lab.runs.launch(values)
+        st.session_state.run_id = st.session_state.announce = lab.runs.launch(values, name=name)
         st.session_state.train_knobs = values
-        st.session_state.train_errors = {}
+        st.session_state.train_errors, st.session_state.train_fix = {}, {}
+        st.session_state.clear_name = True
         st.rerun()
     except SvmcoreError as e:
         knob = getattr(e, "knob", "dataset")
         knob = knob if knob in values else "dataset"
         st.session_state.train_errors = {knob: (str(e), st.session_state.get(f"train_{knob}"))}
+        st.session_state.train_fix = getattr(e, "fix", None) or {}
         st.rerun()
 
 try:
@@ -70,7 +98,13 @@ else:
     if st.session_state.get("run_id") not in labels:
         st.session_state.run_id = rows[0]["id"]
     # the run shown is session state's run_id: the launched run stays shown until a pick changes it
-    st.session_state.shown_run = st.session_state.run_id
-    st.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
-                 on_change=_picked, help="Every run of the history, newest first; type to search.")
-    run_panel(lab, st.session_state.run_id, key="train")
+    st.session_state.shown_run = rid = st.session_state.run_id
+    pick, rename = st.columns([3, 2], vertical_alignment="bottom")
+    pick.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
+                   on_change=_picked, help="Every run of the history, newest first; type to search.")
+    current = next((r["name"] for r in rows if r["id"] == rid), "")
+    rename.text_input(f"name of run {rid}", value=current, key=f"rename_{rid}", max_chars=80,
+                      placeholder="unnamed: type a name, then Enter", on_change=_renamed, args=(rid,))
+    if "rename_error" in st.session_state:
+        show_error(st.session_state.pop("rename_error"))
+    run_panel(lab, rid, key="train")

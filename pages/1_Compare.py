@@ -4,6 +4,7 @@ per-phase peaks, what differs, a presentation view, export, delete."""
 import pandas as pd
 import streamlit as st
 
+from svmcore.app.headlines import run_tag
 from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
 from ui import compare
@@ -11,41 +12,63 @@ from ui.live import X_CHOICES
 from ui.messages import show_error
 from ui.state import page_setup
 
+
+def _recolour(run_id: int) -> None:
+    try:
+        lab.runs.set_colour(run_id, st.session_state.get(f"colour_{run_id}"))
+    except SvmcoreError as e:
+        st.session_state.colour_error = str(e)
+
+
 lab = page_setup("Compare")
+present = st.session_state.get("present", False)
+if present:  # only the result on the screen: no sidebar, no table, no pickers (they stay mounted, hidden)
+    st.markdown("<style>[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],"
+                "[data-testid='stHeader'],.st-key-controls{display:none}</style>", unsafe_allow_html=True)
 st.title("Compare runs")
 rows = lab.runs.history()
 if not rows:
     st.info("No runs yet. Launch one on the **Train** page, or a grid on **Sweep**.")
     st.stop()
 
-present = st.toggle("Presentation view", key="present",
-                    help="Big numbers, the headline and the charts, for showing the result to others.")
-with st.expander("Runs: select rows to compare", expanded=not present):
-    st.caption("Click rows to select runs (sort by clicking a column header; the run and its key numbers stay "
-               "pinned when the table scrolls). Peaks are exact (the kernel's high-water mark); samples/s is "
-               "training throughput.")
-    df = compare.history_frame(rows)
-    event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
-                         column_config=compare.history_columns())
-selected = [int(df.iloc[i]["id"]) for i in event.selection.rows] if event and event.selection else []
-if not selected:
-    selected = sorted(int(i) for i in df["id"].head(2))
-    st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
+st.toggle("Presentation view", key="present",
+          help="Only the headline, big numbers and the charts, full width: for showing the result to others.")
+named = {r["id"]: r["name"] for r in rows}
+with st.container(key="controls"):
+    with st.expander("Runs: select rows to compare", expanded=True):
+        st.caption("Click rows to select runs (sort by clicking a column header; the run and its key numbers stay "
+                   "pinned when the table scrolls). Peaks are exact (the kernel's high-water mark); samples/s is "
+                   "training throughput. Name a run on the Train page.")
+        df = compare.history_frame(rows)
+        event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
+                             column_config=compare.history_columns())
+    selected = [int(df.iloc[i]["id"]) for i in event.selection.rows] if event and event.selection else []
+    if not selected:
+        selected = sorted(int(i) for i in df["id"].head(2))
+        st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
 
-with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
-    baseline = st.selectbox("Baseline", selected, key="baseline", format_func=lambda i: f"run {i}", width=220,
-                            help="Every other run is compared against this one.")
-    x = st.segmented_control("x axis", list(X_CHOICES), default="time", format_func=X_CHOICES.get,
-                             key="cmp_x") or "time"
+    with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
+        baseline = st.selectbox("Baseline", selected, key="baseline", width=300,
+                                format_func=lambda i: f"run {i}" + (f" · {named[i]}" if named.get(i) else ""),
+                                help="Every other run is compared against this one.")
+        x = st.segmented_control("x axis", list(X_CHOICES), default="time", format_func=X_CHOICES.get,
+                                 key="cmp_x") or "time"
+        colour_menu = st.popover("Colours", help="Pick a run's colour: it keeps it on every page.")
 cmp = lab.runs.compare(selected, baseline)
-names = {r.id: r.name for r in cmp.runs}
+tags = {r.id: run_tag(r.label, r.name) for r in cmp.runs}
+colours = compare.colours_of(cmp, {r["id"]: r["colour"] for r in rows})
+with colour_menu:
+    for r in cmp.runs:
+        st.color_picker(r.title, value=colours[r.id], key=f"colour_{r.id}", on_change=_recolour, args=(r.id,))
+if "colour_error" in st.session_state:
+    show_error(st.session_state.pop("colour_error"))
 
-compare.headline(cmp, big=present)
+compare.headline(cmp, colours, big=present)
 if present:
-    compare.big_numbers(cmp)
+    compare.big_numbers(cmp, colours)
 
 views = lab.runs.views(selected)
-series = [plots.view_series(v, x, names.get(v.id, "")) for v in views]
+series = [plots.view_series(v, x, tags.get(v.id, ""), colour=colours.get(v.id)) for v in views]
 stacked = plots.stacked_info(series, phases_of=cmp.baseline)
 figures = []
 if stacked["panels"]:
@@ -56,7 +79,7 @@ if stacked["panels"]:
                f"Shaded: the phases of the baseline, run {cmp.baseline}.")
 else:
     st.caption("The selected runs have no memory samples to draw" + (" by samples seen." if x == "samples" else "."))
-peaks = plots.phase_peaks_info(views, names)
+peaks = plots.phase_peaks_info(views, tags, colours)
 if peaks["phases"]:
     st.subheader("Exact peak of each phase")
     figures.append(plots.phase_peaks_figure(peaks))
@@ -73,7 +96,8 @@ if not present:
 st.subheader("Export" if present else "Export and delete")
 hosts = {r["id"]: r["host"] for r in rows}
 with st.container(horizontal=True, gap="small"):
-    st.download_button("Presentation (HTML)", lambda: compare.presentation_html(cmp, figures, diff, hosts),
+    st.download_button("Presentation (HTML)",
+                       lambda: compare.presentation_html(cmp, figures, diff, hosts, colours=colours),
                        file_name=f"svm-memory-lab-runs-{'-'.join(map(str, selected))}.html", mime="text/html",
                        help="One file with the headline, the numbers and the interactive charts; opens offline.")
     st.download_button("Data (JSON)", lab.runs.export(selected, "json"), file_name="runs.json",

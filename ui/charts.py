@@ -20,9 +20,10 @@ from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
 
 # Distinct at a glance and readable on light and dark backgrounds; neighbours (runs
-# of one sweep have consecutive ids) differ in hue the most.
+# of one sweep have consecutive ids) differ in hue the most. 16 colours: a chart of up
+# to 16 runs needs no generated ones.
 PALETTE = ("#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#17BECF", "#8C564B", "#E377C2",
-           "#7F7F7F", "#BCBD22")
+           "#7F7F7F", "#BCBD22", "#393B79", "#E7BA52", "#FF9896", "#98DF8A", "#C5B0D5", "#AEC7E8")
 PHASE_COLOURS = {"imports": "rgba(150,150,150,0.15)", "prepare": "rgba(114,183,178,0.15)",
                  "load": "rgba(245,133,24,0.15)", "transform": "rgba(178,121,162,0.15)",
                  "train": "rgba(76,120,168,0.12)", "evaluate": "rgba(84,162,75,0.15)"}
@@ -37,8 +38,39 @@ LABEL_PX = {"plot_width": 560, "char": 6.3, "pad": 8, "lane": 15}  # phase label
 
 
 def run_colour(run_id: int) -> str:
-    """One colour per run, the same on every page."""
+    """A run's own colour when it has none picked: the same on every page."""
     return PALETTE[(run_id - 1) % len(PALETTE)]
+
+
+def _generated(k: int) -> str:
+    """The k-th colour beyond the palette: hues a golden angle apart, mid lightness."""
+    import colorsys
+
+    r, g, b = colorsys.hls_to_rgb((0.137 + k * 0.618034) % 1.0, 0.45, 0.65)
+    return f"#{round(r * 255):02X}{round(g * 255):02X}{round(b * 255):02X}"
+
+
+def chart_colours(run_ids: Sequence[int], picked: dict[int, str | None] | None = None) -> dict[int, str]:
+    """A colour for each run on one chart, no two the same (W&B's convention: a run
+    keeps its colour on every page). A run keeps the colour picked for it, else its
+    own (``run_colour``); a run whose colour another run on the chart already has (runs
+    1 and 17, or two runs picked alike) takes the next colour of the palette no run here
+    has, then generated ones. Runs with a picked colour are served first, then by id."""
+    picked = {k: v.upper() for k, v in (picked or {}).items() if v}
+    taken: set[str] = set()
+    out: dict[int, str] = {}
+    order = sorted(dict.fromkeys(run_ids), key=lambda i: (i not in picked, i))
+    for rid in order:
+        own = picked.get(rid) or run_colour(rid)
+        if own not in taken:
+            out[rid] = own
+        else:
+            start = PALETTE.index(own) if own in PALETTE else 0
+            free = [PALETTE[(start + k) % len(PALETTE)] for k in range(len(PALETTE))]
+            out[rid] = next((c for c in free if c not in taken), None) or next(
+                c for c in map(_generated, range(len(taken) + 1)) if c not in taken)
+        taken.add(out[rid])
+    return out
 
 
 def tint(colour: str, alpha: float) -> str:
@@ -132,10 +164,11 @@ def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
 
 def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
                prediction: dict | None = None, name: str = "", most: int = MAX_POINTS,
-               monitor: str | None = None) -> dict:
+               monitor: str | None = None, colour: str | None = None) -> dict:
     """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
     (seconds since launch) or "samples" (samples seen, between progress events).
-    ``monitor``: the run's monitor knob (read from its summary when not given)."""
+    ``monitor``: the run's monitor knob (read from its summary when not given);
+    ``colour``: its colour on this chart (``chart_colours``; default its own)."""
     mem = memory_info(samples, summary, prediction)
     keep = thin(mem["rss"], most)
     mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in ("t", "rss", "anon", "file")})
@@ -156,7 +189,7 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
     drawn = [i for i, v in enumerate(mem_x) if v is not None]
     return {
         "id": run_id, "name": name, "title": f"run {run_id}" + (f" · {name}" if name else ""),
-        "colour": run_colour(run_id), "x": x,
+        "colour": colour or run_colour(run_id), "x": x,
         "mem": {"x": [mem_x[i] for i in drawn], **{k: [mem[k][i] for i in drawn] for k in ("rss", "anon", "file")}},
         "sampled": len(samples), "drawn": len(drawn),
         "thr": {"x": thr_x, "samples_per_s": thr["samples_per_s"]},
@@ -205,15 +238,15 @@ def workers_info(samples: Sequence, events: list[dict], most: int = MAX_POINTS) 
     return {"workers": workers, "total": {"t": [float(ct[i]) for i in keep], "rss": [float(total[i]) for i in keep]}}
 
 
-def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS) -> dict:
+def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS, colour: str | None = None) -> dict:
     """``run_series`` of a RunView: a live run's phases end 'now', its cap is its knob's."""
     monitor = view.config.get("monitor") or "full"
     if not view.is_live:
-        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor)
+        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor, colour)
     phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
     summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
                          floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
-    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most, monitor)
+    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most, monitor, colour)
 
 
 def monitoring_note(series: Sequence[dict], panel: str) -> str | None:
@@ -434,17 +467,19 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
 
 # ---------------------------------------------------------------- several runs
 
-def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None) -> dict:
+def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None,
+                     colours: dict[int, str] | None = None) -> dict:
     """Exact peak of each phase, per run (None where a run has no such phase or it was
     killed before its peak was read), and the phase that owns each run's peak."""
     names = names or {}
+    colours = colours or chart_colours([v.id for v in views])
     seen = {p.name for v in views for p in v.summary.phases}
     phases = [p for p in PHASES if p in seen] + sorted(seen - set(PHASES))
     runs = []
     for v in views:
         peaks = {p.name: p.peak_rss_mb for p in v.summary.phases}
         name = names.get(v.id, "")
-        runs.append({"id": v.id, "title": f"run {v.id}" + (f" · {name}" if name else ""), "colour": run_colour(v.id),
+        runs.append({"id": v.id, "title": f"run {v.id}" + (f" · {name}" if name else ""), "colour": colours[v.id],
                      "peaks": [peaks.get(p) for p in phases], "owner": v.summary.peak_phase})
     return {"phases": phases, "runs": runs}
 

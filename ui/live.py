@@ -336,10 +336,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
                  f"({rec['fitting']} of {rec['candidates']} candidate settings are predicted to fit). "
                  + rec.get("statement", f"Predicted exact peak {rec['predicted_peak_mb']:,.0f} MiB."))
             st.caption(f"Ranking: {rec['basis']}. Launch it to measure it; the result shows predicted vs measured.")
-            st.button("Use these knobs", key="rec_apply", on_click=_apply_knobs, args=(rec["changed"],))
+            st.button("Use these knobs", key="rec_apply", on_click=apply_knobs, args=(rec["changed"],))
 
 
-def _apply_knobs(changed: dict) -> None:
+def apply_knobs(changed: dict) -> None:
     """Set the sidebar's widgets (a callback runs before the widgets are drawn again)."""
     for k, v in changed.items():
         st.session_state[f"train_{k}"] = v

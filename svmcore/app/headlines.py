@@ -30,16 +30,33 @@ class RunFacts:
     accuracy: float | None = None
     balanced_accuracy: float | None = None
     samples_per_s: float | None = None
+    label: str = ""  # the name the user gave it, if any
+    data: str = ""  # the data it used: 'sparse-text, 100,000 rows'
 
     @classmethod
-    def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "") -> RunFacts:
+    def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "", label: str = "",
+           data: str = "") -> RunFacts:
         s = summary
         return cls(run_id, status, name, s.peak_rss_mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
-                   s.balanced_accuracy, s.samples_per_s)
+                   s.balanced_accuracy, s.samples_per_s, label or "", data)
 
     @property
     def title(self) -> str:
-        return f"run {self.id}" + (f" · {self.name}" if self.name else "")
+        return run_title(self.id, self.label, self.name)
+
+
+def run_tag(label: str | None = "", name: str = "") -> str:
+    """'big batch (batch size 8,192)': the name the user gave a run and what tells it
+    apart from the runs beside it, each when there is one."""
+    if label and name:
+        return f"{label} ({name})"
+    return label or name or ""
+
+
+def run_title(run_id: int, label: str | None = "", name: str = "") -> str:
+    """'run 7 · big batch (batch size 8,192)'."""
+    tag = run_tag(label, name)
+    return f"run {run_id}" + (f" · {tag}" if tag else "")
 
 
 def _signed(value: float, digits: int) -> str:
@@ -139,7 +156,7 @@ def knob_value_text(name: str, value) -> str:
     if isinstance(value, bool):
         return f"{label} {'on' if value else 'off'}"
     if knob is not None and knob.choices and isinstance(value, str):
-        return value.rsplit("/", 1)[-1]
+        return value.rsplit("/", 1)[-1]  # a dataset's file by its name only
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int):
@@ -147,15 +164,63 @@ def knob_value_text(name: str, value) -> str:
     return f"{label} {value}"
 
 
-def run_names(run_ids: list[int], differing: dict[str, list], most: int = 2) -> dict[int, str]:
-    """What tells each run apart: the values of (at most ``most``) knobs that differ."""
+def _telling_apart(texts: dict[str, list[str]], n: int) -> list[str]:
+    """The fewest knobs whose values give every run a different name (greedy: first
+    the knob that tells the most pairs of runs apart still alike, then the next)."""
+    alike = {(i, j) for i in range(n) for j in range(i + 1, n)}
+    chosen: list[str] = []
+    while alike:
+        best = max((k for k in texts if k not in chosen), default=None,
+                   key=lambda k: sum(texts[k][i] != texts[k][j] for i, j in alike))
+        if best is None or not any(texts[best][i] != texts[best][j] for i, j in alike):
+            break  # the rest are alike in every knob
+        chosen.append(best)
+        alike = {(i, j) for i, j in alike if texts[best][i] == texts[best][j]}
+    return chosen
+
+
+def run_names(run_ids: list[int], differing: dict[str, list], most: int = 3) -> dict[int, str]:
+    """What tells each run apart from the others compared: the values of the knobs that
+    differ among them, the ones that tell every run apart first (so two runs never share
+    a name while a knob tells them apart), then the others, at most ``most`` of them
+    (in the registry's order) and "+N more". A ``None`` of a knob the run's dataset does
+    not read (``rows`` of a file) names nothing."""
+    texts = {k: ["" if v is None and k in GENERATOR_KNOBS else knob_value_text(k, v) for v in vals]
+             for k, vals in differing.items()}
+    needed = _telling_apart(texts, len(run_ids))
+    shown = needed + [k for k in texts if k not in needed]
+    order = list(KNOBS)
+    kept = sorted(shown[:max(most, len(needed))], key=lambda k: order.index(k) if k in order else len(order))
     names = {}
     for i, rid in enumerate(run_ids):
-        parts = [knob_value_text(k, vals[i]) for k, vals in list(differing.items())[:most]]
-        if len(differing) > most:
-            parts.append(f"+{len(differing) - most} more")
+        parts = [texts[k][i] for k in kept if texts[k][i]]
+        if len(shown) > len(kept):
+            parts.append(f"+{len(shown) - len(kept)} more")
         names[rid] = ", ".join(parts)
     return names
+
+
+GENERATOR_KNOBS = ("rows", "features", "nnz_per_row")  # only the generated datasets read them
+GENERATED = ("sparse-text", "dense")
+
+
+def data_text(dataset, summary: RunSummary, rows_knob=None) -> str:
+    """The data a run used, as measured: 'a9a.svm, 300 rows' (rows trained on and held
+    out, when it reported them; else the ``rows`` knob of a generated dataset)."""
+    name = str(dataset).rsplit("/", 1)[-1]
+    rows = (summary.train_rows or 0) + (summary.test_rows or 0) if summary.train_rows is not None else None
+    if rows is None and name in GENERATED and rows_knob:
+        rows = rows_knob
+    return name + (f", {rows:,} rows" if rows else "")
+
+
+def data_warning(runs: list[RunFacts]) -> str | None:
+    """A warning when the runs compared did not use the same data."""
+    used = {r.data for r in runs if r.data}
+    if len(used) < 2:
+        return None
+    return ("These runs used different data, so their numbers are not like for like: "
+            + "; ".join(f"run {r.id}: {r.data}" for r in runs if r.data) + ".")
 
 
 @dataclass(frozen=True)
@@ -167,6 +232,7 @@ class Comparison:
     baseline: int
     deltas: dict[int, dict]
     headlines: tuple[str, ...]
+    warning: str | None = None  # e.g. the runs used different data
 
 
 def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
@@ -176,12 +242,12 @@ def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
     base = next((r for r in runs if r.id == baseline), runs[0])
     others = [r for r in runs if r.id != base.id]
     return Comparison(tuple(runs), base.id, {r.id: deltas(base, r) for r in others},
-                      tuple(comparison_headlines(base, others)))
+                      tuple(comparison_headlines(base, others)), data_warning(runs))
 
 
 def run_label(row: dict) -> str:
-    """A run as the run pickers list it, its status current: 'run 17 · completed ·
-    sparse-text · memory · linear-svm' (and its label, if it has one)."""
-    parts = [f"run {row['id']}", row["status"], row.get("dataset"), row.get("mode"), row.get("model"),
-             row.get("label")]
+    """A run as the run pickers list it, its status current: 'run 17 · big batch ·
+    completed · sparse-text · memory · linear-svm' (its name and its label, if it has them)."""
+    parts = [f"run {row['id']}", row.get("name"), row["status"], row.get("dataset"), row.get("mode"),
+             row.get("model"), row.get("label")]
     return " · ".join(str(p) for p in parts if p)

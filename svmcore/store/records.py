@@ -48,6 +48,8 @@ class RunRecord:
     label: str | None
     host_cpus: int | None = None
     host_memory_bytes: int | None = None
+    name: str | None = None
+    colour: str | None = None
 
     @property
     def result(self) -> "RunSummary":

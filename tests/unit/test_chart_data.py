@@ -21,6 +21,7 @@ from ui.charts import (
     panel_domains,
     panels_of,
     phase_peaks_info,
+    chart_colours,
     run_colour,
     run_series,
     samples_at,
@@ -441,7 +442,7 @@ def test_phase_peaks_info_lines_up_each_runs_phases_and_marks_the_owner():
         "phases": ["imports", "load", "train"],
         "runs": [{"id": 1, "title": "run 1 · memory", "colour": PALETTE[0], "peaks": [128.0, 300.0, None],
                   "owner": "load"},
-                 {"id": 12, "title": "run 12", "colour": PALETTE[1], "peaks": [130.0, None, 200.0], "owner": "train"}]}
+                 {"id": 12, "title": "run 12", "colour": PALETTE[11], "peaks": [130.0, None, 200.0], "owner": "train"}]}
 
 
 def test_phase_peaks_info_of_no_runs_and_of_a_phase_killed_before_its_peak():
@@ -456,7 +457,24 @@ def test_run_colours_are_stable_and_wrap_around_the_palette():
 
 
 def test_run_colours_are_distinct():
-    assert len(set(PALETTE)) == len(PALETTE) == 10
+    assert len(set(PALETTE)) == len(PALETTE) == 16
+
+
+def test_chart_colours_never_repeat_on_one_chart():
+    """Issue 22: runs 8 and 18 drew the same pink. On one chart no two runs share a colour,
+    however many there are and whatever their ids."""
+    for ids in ([8, 18], list(range(1, 13)), [1, 17, 33, 49], list(range(1, 41)), [5, 21, 3, 19, 37]):
+        colours = chart_colours(ids)
+        assert sorted(colours) == sorted(ids) and len(set(colours.values())) == len(ids), (ids, colours)
+
+
+def test_chart_colours_keep_a_runs_own_colour_and_the_one_picked():
+    assert chart_colours([1, 2]) == {1: PALETTE[0], 2: PALETTE[1]}
+    assert chart_colours([1, 17]) == {1: PALETTE[0], 17: PALETTE[1]}  # 17's own is taken: the next free
+    assert chart_colours([2, 17]) == {2: PALETTE[1], 17: PALETTE[0]}  # the same run, the same colour as alone
+    # a picked colour wins, even over a run whose own colour it is; lower case is the same colour
+    assert chart_colours([1, 2], {2: "#1f77b4"}) == {2: PALETTE[0], 1: PALETTE[1]}
+    assert chart_colours([3], {3: "#123456"}) == {3: "#123456"}
 
 
 # ---------------------------------------------------------------- tradeoff_info

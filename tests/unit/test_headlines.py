@@ -14,7 +14,9 @@ from svmcore.app.headlines import (
     knob_value_text,
     outcome_headline,
     run_label,
+    data_text,
     run_names,
+    run_title,
     speed_text,
 )
 from svmcore.store.records import RunSummary
@@ -120,11 +122,53 @@ def test_knob_value_text(name, value, text):
 
 def test_run_names_are_the_values_that_differ():
     differing = {"mode": ["memory", "stream"], "batch_size": [256, 2048], "epochs": [1, 2]}
-    assert run_names([1, 2], differing) == {1: "memory, batch size 256, +1 more",
-                                            2: "stream, batch size 2,048, +1 more"}
-    assert run_names([1, 2], differing, most=3) == {1: "memory, batch size 256, epochs 1",
-                                                    2: "stream, batch size 2,048, epochs 2"}
+    assert run_names([1, 2], differing, most=2) == {1: "memory, batch size 256, +1 more",
+                                                    2: "stream, batch size 2,048, +1 more"}
+    assert run_names([1, 2], differing) == {1: "memory, batch size 256, epochs 1",
+                                            2: "stream, batch size 2,048, epochs 2"}
     assert run_names([4], {}) == {4: ""}
+
+
+def test_run_names_of_the_issue_tell_every_run_apart():
+    """Issue 22: runs 1, 7 and 8 read "memory, float64, +2 more" alike and hid the batch
+    size of run 8 (8192). The knobs that tell runs apart are named before the others."""
+    ids = [1, 5, 6, 7, 8, 9]
+    differing = {"mode": ["memory", "memory", "stream", "memory", "memory", "memory"],
+                 "precision": ["float64", "float32", "float64", "float64", "float64", "float64"],
+                 "batch_size": [1024, 1024, 1024, 1024, 8192, 1024],
+                 "threads": [1, 1, 1, 2, 1, 1], "shuffle": [True] * 5 + [False]}
+    names = run_names(ids, differing)
+    assert len(set(names.values())) == len(ids), names
+    assert "batch size 8,192" in names[8] and "batch size 1,024" in names[1]
+    assert names[7].startswith("memory") and "threads 2" in names[7]
+
+
+def test_run_names_skip_what_a_file_does_not_read():
+    """A run on a file has no rows knob of its own: it is not 'rows 100,000'."""
+    differing = {"dataset": ["sparse-text", "/srv/up/small.svm"], "rows": [100_000, None]}
+    assert run_names([1, 6], differing) == {1: "sparse-text, rows 100,000", 6: "small.svm"}
+
+
+def test_run_title_puts_the_users_name_first():
+    assert run_title(7, "big batch", "batch size 8,192") == "run 7 · big batch (batch size 8,192)"
+    assert run_title(7, "big batch") == "run 7 · big batch"
+    assert run_title(7, None, "stream") == "run 7 · stream"
+    assert run_title(7) == "run 7"
+    assert RunFacts(7, "completed", "stream", label="mine").title == "run 7 · mine (stream)"
+
+
+def test_data_text_says_what_the_run_used():
+    assert data_text("/srv/up/small.svm", RunSummary(train_rows=240, test_rows=60), 100_000) == "small.svm, 300 rows"
+    assert data_text("sparse-text", RunSummary(), 20_000) == "sparse-text, 20,000 rows"
+    assert data_text("/srv/up/small.svm", RunSummary(), 100_000) == "small.svm"
+
+
+def test_a_comparison_warns_when_the_runs_used_different_data():
+    a = RunFacts(1, "completed", data="sparse-text, 100,000 rows")
+    b = RunFacts(6, "completed", data="small.svm, 300 rows")
+    assert compare([a, b]).warning == ("These runs used different data, so their numbers are not like for like: "
+                                       "run 1: sparse-text, 100,000 rows; run 6: small.svm, 300 rows.")
+    assert compare([a, RunFacts(2, "completed", data=a.data)]).warning is None
 
 
 def test_compare_against_the_first_run_or_the_one_chosen():
@@ -143,4 +187,5 @@ def test_run_label_is_current_and_skips_what_is_missing():
     assert run_label(row) == "run 17 · completed · sparse-text · memory · linear-svm"
     assert run_label(dict(row, status="running", label="learn: batches")) == (
         "run 17 · running · sparse-text · memory · linear-svm · learn: batches")
+    assert run_label(dict(row, name="big batch")) == "run 17 · big batch · completed · sparse-text · memory · linear-svm"
     assert run_label({"id": 3, "status": "queued"}) == "run 3 · queued"
