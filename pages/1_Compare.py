@@ -43,7 +43,13 @@ with st.container(key="controls"):
         event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
                              column_config=compare.history_columns())
     selected = [int(df.iloc[i]["id"]) for i in event.selection.rows] if event and event.selection else []
-    if not selected:
+    # a comparison can be linked to: Compare?runs=3,5,8 (until rows are selected in the table)
+    linked = [int(v) for v in str(st.query_params.get("runs", "")).split(",") if v.strip().isdigit()]
+    linked = [i for i in dict.fromkeys(linked) if i in named]
+    if not selected and linked:
+        selected = linked
+        st.caption(f"Showing the {len(selected)} run(s) named in the page's address; select rows to change.")
+    elif not selected:
         selected = sorted(int(i) for i in df["id"].head(2))
         st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
 

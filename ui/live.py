@@ -138,6 +138,13 @@ def outcome(view: RunView) -> None:
     note = rss_over_cap_note(s.peak_rss_mb, s.cap_mb, s.cap, s.cgroup_peak_mb)
     if note:
         st.caption(note)
+    if facts.one_time_mb is not None:
+        st.info(f"**One-time preparation.** This run's prepare phase built copies of the data that later runs "
+                f"of the same data reuse ({plain(', '.join(s.extra['prepared_once']))}), and that phase owns the "
+                f"exact peak: {facts.one_time_mb:,.1f} MiB. Without it the run's exact peak is "
+                f"**{facts.own_peak_mb:,.1f} MiB** (the highest of its other phases, each the kernel's high-water "
+                "mark reset at its start): what every later run of this setting pays, and what Compare compares.",
+                icon=":material/history:")
     _metrics([
         ("exact peak", _fmt(s.peak_rss_mb, ",.1f", " MiB"),
          "The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "

@@ -106,4 +106,6 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
             summary[key] = worker[key]
     if data_ev:
         summary["data"] = data_ev.get("info")
+        if data_ev.get("prepared_once"):  # copies of the data its prepare phase built, later runs reuse
+            summary["prepared_once"] = data_ev["prepared_once"]
     return summary

@@ -19,7 +19,7 @@ from svmcore.app.headlines import (
     run_title,
     speed_text,
 )
-from svmcore.store.records import RunSummary
+from svmcore.store.records import PhaseSpan, RunSummary
 
 MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
                   balanced_accuracy=0.70, samples_per_s=280_000.0)
@@ -189,3 +189,35 @@ def test_run_label_is_current_and_skips_what_is_missing():
         "run 17 · running · sparse-text · memory · linear-svm · learn: batches")
     assert run_label(dict(row, name="big batch")) == "run 17 · big batch · completed · sparse-text · memory · linear-svm"
     assert run_label({"id": 3, "status": "queued"}) == "run 3 · queued"
+
+
+def _first_stream_run(prepared_once=("text-abc.svm",)) -> RunSummary:
+    phases = [PhaseSpan("imports", 0.0, 0.5, 0.5, 60.0), PhaseSpan("prepare", 0.5, 4.0, 3.5, 256.0),
+              PhaseSpan("load", 4.0, 4.1, 0.1, 150.0), PhaseSpan("train", 4.1, 9.0, 4.9, 207.0),
+              PhaseSpan("evaluate", 9.0, 9.5, 0.5, 190.0)]
+    return RunSummary.from_dict({"peak_rss_mb": 256.0, "peak_phase": "prepare", "accuracy": 0.75,
+                                 "balanced_accuracy": 0.7, "samples_per_s": 97_000.0, "prepared_once": list(prepared_once),
+                                 "phases": [p.__dict__ for p in phases]})
+
+
+def test_a_first_stream_runs_one_time_preparation_is_left_out_and_said():
+    """Issue 22: the first stream run peaked at 256 MiB writing its data file (the
+    prepare phase) against a 253 MiB memory run: '+1%'. Its own cost is 207 MiB."""
+    base = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
+                    balanced_accuracy=0.7, samples_per_s=280_000.0)
+    first = RunFacts.of(6, "completed", _first_stream_run(), "stream")
+    assert (first.one_time_mb, first.own_peak_mb, first.compared_peak_mb) == (256.0, 207.0, 207.0)
+    assert comparison_headline(base, first) == (
+        "run 6 · stream vs run 1 · memory: exact peak −18% (253 → 207 MiB; run 6's one-time preparation (256 MiB) "
+        "left out), 2.9× slower, accuracy ±0.000, balanced accuracy ±0.000")
+    assert outcome_headline(first) == (
+        "Run 6 completed: exact peak 207 MiB without its one-time preparation (which peaked at 256 MiB building "
+        "copies of the data that later runs reuse)")
+
+
+def test_a_run_that_reused_its_copies_or_whose_peak_was_elsewhere_is_compared_whole():
+    later = RunFacts.of(7, "completed", _first_stream_run(prepared_once=()))
+    assert (later.one_time_mb, later.compared_peak_mb) == (None, 256.0)
+    elsewhere = RunSummary.from_dict({"peak_rss_mb": 256.0, "peak_phase": "train", "prepared_once": ["text-abc.svm"],
+                                      "phases": [{"name": "train", "peak_rss_mb": 256.0}]})
+    assert RunFacts.of(8, "completed", elsewhere).one_time_mb is None
