@@ -260,7 +260,7 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
         if v is None or v.status != view.status:  # queued -> running -> its end: the whole page
             st.rerun(scope="app")  # follows, so the run picker's label says it too
             return
-        top = st.columns([5, 1], vertical_alignment="center")
+        top = st.columns([3, 1], vertical_alignment="center")
         frac, text = progress_line(v)
         with top[0]:
             st.progress(frac, text=text)
