@@ -339,6 +339,19 @@ def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | No
             "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None}
 
 
+def accuracy_range(series: Sequence[dict], pad: float = 0.03) -> list[float] | None:
+    """The accuracy panel's range: the accuracies drawn, a little room, never below 0
+    nor above 1 (Plotly's own range for one point, or a flat line, ran from 0 to 2)."""
+    values = [v for s in series for v in s["acc"]["accuracy"] + s["acc"]["balanced"] if v is not None]
+    values += [v for s in series if s["final"] for v in (s["final"]["accuracy"], s["final"]["balanced"])
+               if v is not None]
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    room = max(pad, (hi - lo) * 0.1)
+    return [max(0.0, lo - room), min(1.0 + pad / 2, hi + room)]
+
+
 def _axis_names(panels: Sequence[str]) -> dict[str, str]:
     return {p: "y" if i == 0 else f"y{i + 1}" for i, p in enumerate(panels)}
 
@@ -390,6 +403,8 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
         layout[key] = dict(domain=list(info["domains"][p]), anchor="x", automargin=True,
                            title=dict(text="" if empty else Y_TITLES[p], standoff=6), visible=not empty,
                            rangemode="tozero" if p != "accuracy" else "normal", fixedrange=False)
+        if p == "accuracy" and accuracy_range(info["runs"]):
+            layout[key]["range"] = accuracy_range(info["runs"])
     fig.update_layout(**layout)
     return fig
 
@@ -494,7 +509,9 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
             x=info["phases"], y=r["peaks"], name=r["title"], marker=dict(
                 color=r["colour"], line=dict(color=["#111" if o else r["colour"] for o in owner],
                                              width=[2.5 if o else 0 for o in owner])),
-            text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False,
+            # upright, one above each bar: side by side they overlapped
+            text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False, textangle=-90,
+            textfont=dict(size=10),
             hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + r["title"] + "</extra>"))
     fig.update_layout(barmode="group", height=height, hovermode="closest", margin=dict(l=10, r=10, t=24, b=10),
                       legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
@@ -515,6 +532,16 @@ def tradeoff_info(points: Sequence, budget_mb: float | None = None) -> dict:
     }
 
 
+def oom_marks(oom: Sequence[tuple]) -> list[dict]:
+    """Runs that ran out of memory at the same peak (to the MiB) share one × on the
+    trade-off chart, which counts them ("×2") and lists each in its hover."""
+    marks: dict[int, dict] = {}
+    for rid, peak, label in oom:
+        m = marks.setdefault(round(peak), {"peak_mb": peak, "runs": []})
+        m["runs"].append(f"run {rid}: {label} (oom at {peak:.0f} MiB)")
+    return list(marks.values())
+
+
 def tradeoff_figure(info: dict) -> go.Figure:
     fig = go.Figure()
     if info["done"]:
@@ -531,12 +558,14 @@ def tradeoff_figure(info: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto frontier",
                                  line=dict(color="#E45756", width=2, dash="dot", shape="hv")))
     if info["oom"]:
-        ids, peak, labels = zip(*info["oom"])
         lo = min((p[2] for p in info["done"] if p[2] is not None), default=0.5)
-        fig.add_trace(go.Scatter(x=peak, y=[lo] * len(peak), mode="markers", name="out of memory",
-                                 marker=dict(symbol="x", size=14, color="#E45756"),
-                                 text=[f"run {i}: {lab} (oom at {p:.0f} MiB)" for i, lab, p in zip(ids, labels, peak)],
-                                 hovertemplate="%{text}"))
+        marks = oom_marks(info["oom"])
+        fig.add_trace(go.Scatter(x=[m["peak_mb"] for m in marks], y=[lo] * len(marks), mode="markers+text",
+                                 name="out of memory", marker=dict(symbol="x", size=14, color="#E45756"),
+                                 text=[f"×{len(m['runs'])}" if len(m["runs"]) > 1 else "" for m in marks],
+                                 textposition="top center", textfont=dict(size=11, color="#E45756"),
+                                 customdata=["<br>".join(m["runs"]) for m in marks],
+                                 hovertemplate="%{customdata}<extra>out of memory</extra>"))
     axes = tradeoff_axes(info)
     budget = info.get("budget_mb")
     if budget and axes["budget_in_view"]:

@@ -168,3 +168,18 @@ def test_a_refused_launch_says_why_at_the_launch_button_in_view(fresh_server, pa
     page.get_by_role("button", name="Launch run").click()
     expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=90_000)
     no_exception(page)
+
+
+def test_data_inspect_names_the_file_it_shows_after_an_upload(fresh_server, page, tmp_path):
+    """Issue 22: after an upload, Inspect showed the file's numbers under the name sparse-text."""
+    server = fresh_server()
+    up = tmp_path / "up300.svm"
+    up.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 + 1} 3:{(i * 13) % 5 + 0.5}\n" for i in range(300)))
+    open_app(page, server, "Data", heading="Datasets")
+    settle(page)
+    page.locator("input[type=file]").set_input_files(str(up))
+    expect(page.get_by_text(re.compile(r"Saved as up300-\w+\.svm"))).to_be_visible()
+    settle(page)
+    expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile(r"^up300-\w+\.svm$"))
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("300")
+    no_exception(page)

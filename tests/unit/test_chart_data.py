@@ -14,12 +14,15 @@ from svmcore.sweeps.frontier import TradeoffPoint
 from ui.charts import (
     PALETTE,
     accuracy_info,
+    accuracy_range,
     label_lanes,
     live_phases,
     memory_info,
     monitoring_note,
     panel_domains,
     panels_of,
+    oom_marks,
+    phase_peaks_figure,
     phase_peaks_info,
     chart_colours,
     run_colour,
@@ -30,6 +33,7 @@ from ui.charts import (
     thin,
     throughput_info,
     tint,
+    tradeoff_figure,
     tradeoff_info,
     view_series,
     x_range,
@@ -547,3 +551,34 @@ def test_workers_info_puts_each_dask_worker_on_the_run_clock_and_sums_all_proces
     # coordinator 40 at 0.123 (no worker yet), 100 at 0.5 (+20 +5), 64.5 at 1.0 (held: +20 +5)
     assert info["total"] == {"t": [0.12345, 0.5, 1.0], "rss": [40.0, 125.0, 89.5]}
     assert workers_info(SAMPLES, EVENTS) == {"workers": [], "total": {"t": [], "rss": []}}
+
+
+def test_the_accuracy_axis_stays_between_0_and_1():
+    """Issue 22: one final accuracy of 1.0 drew an axis from 0 to 2."""
+    s = series_of(3)
+    assert accuracy_range([s]) == [0.55 - 0.03, 0.7 + 0.03]
+    perfect = dict(s, acc=dict(s["acc"], accuracy=[1.0], balanced=[1.0]), final=dict(s["final"], accuracy=1.0,
+                                                                                     balanced=1.0))
+    lo, hi = accuracy_range([perfect])
+    assert 0.9 < lo < 1.0 < hi <= 1.015
+    fig = stacked_figure(stacked_info([perfect])).to_plotly_json()
+    assert fig["layout"]["yaxis3"]["range"] == [lo, hi]
+    assert accuracy_range([dict(s, acc=dict(s["acc"], accuracy=[], balanced=[]), final=None)]) is None
+
+
+def test_oom_runs_at_the_same_peak_share_one_mark_that_counts_them():
+    """Issue 22: two oom points at the same place drew as one ×."""
+    marks = oom_marks([(4, 256.2, "a"), (9, 255.9, "b"), (5, 300.0, "c")])
+    assert marks == [{"peak_mb": 256.2, "runs": ["run 4: a (oom at 256 MiB)", "run 9: b (oom at 256 MiB)"]},
+                     {"peak_mb": 300.0, "runs": ["run 5: c (oom at 300 MiB)"]}]
+    fig = tradeoff_figure(tradeoff_info([tp(4, 256.2, None, status="oom"), tp(9, 255.9, None, status="oom"),
+                                         tp(1, 100.0, 0.9, sps=10.0, front=True)]))
+    oom = next(d for d in fig.data if d.name == "out of memory")
+    assert list(oom.text) == ["×2"] and "run 9" in oom.customdata[0] and "run 4" in oom.customdata[0]
+
+
+def test_phase_peak_labels_stand_upright_so_they_never_overlap():
+    a = View(1, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 300.0),)))
+    b = View(2, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 280.0),)))
+    fig = phase_peaks_figure(phase_peaks_info([a, b]))
+    assert [(list(d.text), d.textangle) for d in fig.data] == [(["peak"], -90), (["peak"], -90)]
