@@ -299,10 +299,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         if state["error"]:
             show_error(state["error"], prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
-        runs = state["total"]
-        c1.caption(f"Predictions need the memory model fitted to this machine once: {runs} small real "
-                   "runs, 2-3 minutes. Until then runs are measured but not forecast (the warnings above use a "
-                   "lower bound of the peak).")
+        c1.caption(f"Predictions need the memory model fitted to this machine once: {state['total']} small real "
+                   f"runs, {state['samples'] / 1e6:,.1f} million training samples in all, one at a time (the time "
+                   "left is forecast from the first runs as it goes). Until then runs are measured but not "
+                   "forecast (the warnings above use a lower bound of the peak).")
         if c2.button("Calibrate", key="calibrate"):
             lab.forecasts.start_calibration()
             st.rerun()
@@ -358,5 +358,15 @@ def _calibration_progress(lab: Lab) -> None:
     state = lab.forecasts.calibration_state()
     if not state["running"]:
         st.rerun()  # the whole page, now with the prediction
-    st.progress(state["done"] / max(1, state["total"]),
-                text=f"Calibrating the memory model on this machine: run {state['done'] + 1} of {state['total']}")
+    st.progress(state["done"] / max(1, state["total"]), text=calibration_text(state))
+
+
+def calibration_text(state: dict) -> str:
+    """'Calibrating ...: run 27 of 37 · 9 min 30 s so far · about 4 min left'."""
+    text = f"Calibrating the memory model on this machine: run {min(state['done'] + 1, state['total'])} of " \
+           f"{state['total']}"
+    if state.get("elapsed_s") is not None:
+        text += f" · {state['elapsed_s'] / 60:,.1f} min so far"
+    left = state.get("left_s")
+    return text + (f" · {duration_text(left)} left (forecast from the runs done so far)" if left is not None
+                   else " · the time left is forecast once two runs have ended")
