@@ -74,12 +74,13 @@ if present:
     compare.big_numbers(cmp, colours)
 
 views = lab.runs.views(selected)
+stem = f"svm-memory-lab-runs-{'-'.join(map(str, selected))}"
 series = [plots.view_series(v, x, tags.get(v.id, ""), colour=colours.get(v.id)) for v in views]
 stacked = plots.stacked_info(series, phases_of=cmp.baseline)
 figures = []
 if stacked["panels"]:
-    figures.append(plots.stacked_figure(stacked, height=720 if present else 620))
-    st.plotly_chart(figures[-1], key="cmp_chart", config={"displaylogo": False})
+    figures.append(compare.with_headline(plots.stacked_figure(stacked, height=720 if present else 620), cmp))
+    st.plotly_chart(figures[-1], key="cmp_chart", config=compare.chart_config(f"{stem}-memory", figures[-1]))
     st.caption("Solid: memory (RSS sampled at 50 Hz), throughput and accuracy; dashed: each run's exact peak; "
                "dotted: balanced accuracy; stars: the final evaluation on every test row. "
                f"Shaded: the phases of the baseline, run {cmp.baseline}.")
@@ -88,8 +89,8 @@ else:
 peaks = plots.phase_peaks_info(views, tags, colours)
 if peaks["phases"]:
     st.subheader("Exact peak of each phase")
-    figures.append(plots.phase_peaks_figure(peaks))
-    st.plotly_chart(figures[-1], key="cmp_phases", config={"displaylogo": False})
+    figures.append(compare.with_headline(plots.phase_peaks_figure(peaks), cmp))
+    st.plotly_chart(figures[-1], key="cmp_phases", config=compare.chart_config(f"{stem}-phase-peaks", figures[-1]))
 
 diff = lab.runs.differing_knobs(selected)
 if not present:
@@ -104,7 +105,7 @@ hosts = {r["id"]: r["host"] for r in rows}
 with st.container(horizontal=True, gap="small"):
     st.download_button("Presentation (HTML)",
                        lambda: compare.presentation_html(cmp, figures, diff, hosts, colours=colours),
-                       file_name=f"svm-memory-lab-runs-{'-'.join(map(str, selected))}.html", mime="text/html",
+                       file_name=f"{stem}.html", mime="text/html",
                        help="One file with the headline, the numbers and the interactive charts; opens offline.")
     st.download_button("Data (JSON)", lab.runs.export(selected, "json"), file_name="runs.json",
                        mime="application/json")

@@ -221,3 +221,24 @@ def test_a_run_that_reused_its_copies_or_whose_peak_was_elsewhere_is_compared_wh
     elsewhere = RunSummary.from_dict({"peak_rss_mb": 256.0, "peak_phase": "train", "prepared_once": ["text-abc.svm"],
                                       "phases": [{"name": "train", "peak_rss_mb": 256.0}]})
     assert RunFacts.of(8, "completed", elsewhere).one_time_mb is None
+
+
+def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
+    import plotly.graph_objects as go
+
+    from ui.compare import HEADLINE_CHARS, HEADLINE_LINES, chart_config, headline_title_lines, with_headline
+
+    base = RunFacts(1, "completed", "memory", peak_mb=252.0, accuracy=0.75, balanced_accuracy=0.7,
+                    samples_per_s=280_000.0)
+    others = [RunFacts(i, "completed", f"batch size {i * 16}", peak_mb=200.0 + i, accuracy=0.75,
+                       balanced_accuracy=0.7, samples_per_s=100_000.0) for i in range(2, 14)]
+    two = compare([base, others[0]])
+    lines = headline_title_lines(two)
+    assert " ".join(x.strip() for x in lines) == two.headlines[0]
+    assert all(len(x) <= HEADLINE_CHARS for x in lines)
+    fig = with_headline(go.Figure(layout=dict(height=600, margin=dict(t=40))), two)
+    assert fig.layout.title.text == "<br>".join(lines) and fig.layout.height == 600 + 17 * len(lines)
+    many = headline_title_lines(compare([base] + others))
+    assert len(many) == HEADLINE_LINES and many[-1] == "… the rest of the headline is on the page"
+    assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {
+        "format": "png", "filename": "runs-1-2-memory", "width": 1600, "height": fig.layout.height, "scale": 1}
