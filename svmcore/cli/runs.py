@@ -28,7 +28,7 @@ def cmd_runs(args, home: str) -> int:
         return cmd_runs_recover(store, args.path, args.json)
     if c == "list":
         runs = store.list_runs()
-        rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
+        rows = [{"id": r.id, "name": r.name, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
                  "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
                  "balanced_accuracy": r.result.balanced_accuracy,
@@ -38,7 +38,7 @@ def cmd_runs(args, home: str) -> int:
             print(json.dumps(rows))
         else:
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':14} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}")
+                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name")
             for r in rows:
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
@@ -46,7 +46,7 @@ def cmd_runs(args, home: str) -> int:
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {str(r['dataset'])[:14]:14} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}")
+                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}  {r['name'] or ''}")
         return 0
     rec = store.get_run(args.id)
     if rec is None:

@@ -1,5 +1,6 @@
 """Real child processes: every outcome, the caps, cancel, exact peaks, recovery."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -147,8 +148,14 @@ def test_cli_bad_file_names_the_line(home, tmp_path):
 def test_cli_runs_list_show_export_delete(home):
     cli("run", "--rows=3000", "--features=1024", "--epochs=1", "--json", home=home, check=0)
     listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)
-    assert len(listed) == 1 and listed[0]["status"] == "completed"
+    assert len(listed) == 1 and listed[0]["status"] == "completed" and listed[0]["name"] is None
     rid = str(listed[0]["id"])
+    from svmcore.store.sqlite import Store
+
+    with contextlib.closing(Store(home)) as store:
+        store.set_name(int(rid), "first try")
+    assert json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)[0]["name"] == "first try"
+    assert cli("runs", "list", home=home, check=0).stdout.splitlines()[1].endswith("  first try")
     shown = json.loads(cli("runs", "show", rid, "--json", home=home, check=0).stdout)
     assert shown["config"]["rows"] == 3000 and shown["samples"] and shown["events"]
     csv_text = cli("runs", "export", rid, "--format", "csv", home=home, check=0).stdout
