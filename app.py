@@ -50,7 +50,7 @@ if st.session_state.pop("clear_name", False):
 
 with st.sidebar:
     name = st.text_input("run name (optional)", key="train_name", max_chars=80, placeholder="e.g. big batch",
-                         help="Shown wherever the run is listed (Train, Compare, Sweep); rename it later here, "
+                         help="Shown where runs are listed (Train, Compare, svmcore runs list); rename it later here, "
                               "next to the run shown.")
     launch = st.button("Launch run", type="primary", key="launch", width="stretch")
     if errors:
