@@ -6,7 +6,7 @@ from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
 from ui.doctor import fit_panel
-from ui.live import prediction_panel, preload, run_panel
+from ui.live import apply_knobs, prediction_panel, preload, run_panel
 from ui.messages import show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
@@ -18,61 +18,109 @@ def _picked() -> None:
     st.session_state.pop("announce", None)
 
 
+def _renamed(run_id: int) -> None:
+    try:
+        lab.runs.rename(run_id, st.session_state.get(f"rename_{run_id}"))
+    except SvmcoreError as e:
+        st.session_state.rename_error = str(e)
+
+
+def refused_at_launch(errors: dict, fix: dict) -> None:
+    """Why the last launch was refused, under the Launch button (where the user looks),
+    and the one obvious fix as a button when there is one."""
+    for msg in errors.values():
+        show_error(msg, prefix="**Not launched.** ")
+    if fix:
+        text = ", ".join(f"{k.replace('_', ' ')} to {v:,}" if isinstance(v, int) else f"{k.replace('_', ' ')} to {v}"
+                         for k, v in fix.items())
+        st.button(f"Set {text}", key="apply_fix", on_click=apply_knobs, args=(fix,), width="stretch",
+                  help="Sets the field; press Launch run again to launch.")
+
+
 lab = page_setup("Train")
 st.title("SVM Memory Lab")
-st.markdown("Choose a dataset and memory knobs in the sidebar, then **Launch**. Training runs in its own "
-            "process; its memory is read from the kernel 50 times a second and its exact peak from the "
-            "kernel's high-water mark. Compare runs, sweep settings and learn the remedies from the pages "
-            "on the left.")
+intro = st.container()
 
 if "train_knobs" not in st.session_state:
     st.session_state.train_knobs = defaults()
 # an error stays next to its field only while the field still holds the refused value
 errors = {k: msg for k, (msg, bad) in st.session_state.get("train_errors", {}).items()
           if st.session_state.get(f"train_{k}", bad) == bad}
+if st.session_state.pop("clear_name", False):
+    st.session_state.train_name = ""
 
 with st.sidebar:
+    name = st.text_input("run name (optional)", key="train_name", max_chars=80, placeholder="e.g. big batch",
+                         help="Shown where runs are listed (Train, Compare, svmcore runs list); rename it later here, "
+                              "next to the run shown.")
     launch = st.button("Launch run", type="primary", key="launch", width="stretch")
+    if errors:
+        refused_at_launch(errors, st.session_state.get("train_fix") or {})
     values = knob_panel(st.session_state.train_knobs, "train", lab, errors)
 
 if launch:
     try:
-        st.session_state.run_id = st.session_state.announce = lab.runs.launch(values)
+        st.session_state.run_id = st.session_state.announce = st.session_state.launched = lab.runs.launch(
+            values, name=name)
         st.session_state.train_knobs = values
-        st.session_state.train_errors = {}
+        st.session_state.train_errors, st.session_state.train_fix = {}, {}
+        st.session_state.clear_name = True
         st.rerun()
     except SvmcoreError as e:
         knob = getattr(e, "knob", "dataset")
         knob = knob if knob in values else "dataset"
         st.session_state.train_errors = {knob: (str(e), st.session_state.get(f"train_{knob}"))}
+        st.session_state.train_fix = getattr(e, "fix", None) or {}
         st.rerun()
 
-try:
-    size = lab.forecasts.data_size(values)
-    mib = size["bytes"] / 2**20
-    where = "held in memory" if size["resident"] else "on disk; one batch in memory at a time"
-    batch = size["batch_bytes"] / 2**20
-    st.info(f"**Training data: {mib:,.1f} MiB** as {values['representation']} {values['precision']} "
-            f"({size['rows']:,} rows × {size['features']:,} features, "
-            f"{'' if size['exact'] else 'up to '}{size['nnz']:,} nonzeros), {where}. "
-            f"One batch of {values['batch_size']:,} rows: {batch:,.2f} MiB. "
-            f"Dense float64 would be {size['sizes']['float64']['dense'] / 2**30:,.2f} GiB.", icon=":material/memory:")
-except SvmcoreError as e:
-    show_error(e, "warning")
-else:
-    prediction_panel(lab, values)
-    fit_panel(lab, values)
-
-preload()
 rows = lab.runs.history()
-if not rows:
-    st.markdown("No runs yet: press **Launch run** to train on the built-in `sparse-text` dataset.")
-else:
-    labels = {r["id"]: run_label(r) for r in rows}  # every run, its status as of this rerun
-    if st.session_state.get("run_id") not in labels:
-        st.session_state.run_id = rows[0]["id"]
-    # the run shown is session state's run_id: the launched run stays shown until a pick changes it
-    st.session_state.shown_run = st.session_state.run_id
-    st.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
-                 on_change=_picked, help="Every run of the history, newest first; type to search.")
-    run_panel(lab, st.session_state.run_id, key="train")
+shown = next((r for r in rows if r["id"] == st.session_state.get("run_id")), rows[0] if rows else None)
+# the run launched here (live or just ended) comes first, so that at 1024x768 its progress,
+# numbers and chart are in view; otherwise the data and the forecast for the next launch do
+run_first = shown is not None and (shown["status"] in ("queued", "running")
+                                   or shown["id"] == st.session_state.get("launched"))
+if not run_first:
+    intro.markdown("Choose a dataset and memory knobs in the sidebar, then **Launch**. Training runs in its own "
+                   "process; its memory is read from the kernel 50 times a second and its exact peak from the "
+                   "kernel's high-water mark. Compare runs, sweep settings and learn the remedies from the pages "
+                   "on the left.")
+first, second = st.container(), st.container()
+with second if run_first else first:
+    if run_first:
+        st.subheader("Next run", help="What the knobs in the sidebar would take, before you launch them.")
+    try:
+        size = lab.forecasts.data_size(values)
+        mib = size["bytes"] / 2**20
+        where = "held in memory" if size["resident"] else "on disk; one batch in memory at a time"
+        batch = size["batch_bytes"] / 2**20
+        st.info(f"**Training data: {mib:,.1f} MiB** as {values['representation']} {values['precision']} "
+                f"({size['rows']:,} rows × {size['features']:,} features, "
+                f"{'' if size['exact'] else 'up to '}{size['nnz']:,} nonzeros), {where}. "
+                f"One batch of {values['batch_size']:,} rows: {batch:,.2f} MiB. "
+                f"Dense float64 would be {size['sizes']['float64']['dense'] / 2**30:,.2f} GiB.",
+                icon=":material/memory:")
+    except SvmcoreError as e:
+        show_error(e, "warning")
+    else:
+        prediction_panel(lab, values)
+        fit_panel(lab, values)
+
+with first if run_first else second:
+    preload()
+    if not rows:
+        st.markdown("No runs yet: press **Launch run** to train on the built-in `sparse-text` dataset.")
+    else:
+        labels = {r["id"]: run_label(r) for r in rows}  # every run, its status as of this rerun
+        if st.session_state.get("run_id") not in labels:
+            st.session_state.run_id = rows[0]["id"]
+        # the run shown is session state's run_id: the launched run stays shown until a pick changes it
+        st.session_state.shown_run = rid = st.session_state.run_id
+        pick, rename = st.columns([3, 2], vertical_alignment="bottom")
+        pick.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
+                       on_change=_picked, help="Every run of the history, newest first; type to search.")
+        current = next((r["name"] for r in rows if r["id"] == rid), "")
+        rename.text_input(f"name of run {rid}", value=current, key=f"rename_{rid}", max_chars=80,
+                          placeholder="unnamed: type a name, then Enter", on_change=_renamed, args=(rid,))
+        if "rename_error" in st.session_state:
+            show_error(st.session_state.pop("rename_error"))
+        run_panel(lab, rid, key="train")

@@ -91,7 +91,8 @@ def body(live: bool) -> None:
     for x in mine:
         with st.container(border=True):
             e = x.experiment
-            st.markdown(f"**{e.title}**" + (f" · {e.why}" if e.why and not e.default_setup else ""))
+            st.markdown(f"**{e.title}**{lab.learn.measured_with(e, x.before)}"
+                        + (f" · {e.why}" if e.why and not e.default_setup else ""))
             if e.impossible:
                 st.caption(f"Not run: {e.impossible}.")
                 continue

@@ -19,7 +19,8 @@ st.title("Datasets")
 def inspect_next(path: str) -> None:
     """Make ``path`` the dataset inspected below (the keyed selectbox must follow it)."""
     st.session_state.inspect = path
-    st.session_state.pop("inspect_choice", None)
+    # set through the widget's own state: a popped key left the browser showing the old name
+    st.session_state.inspect_choice = path
 
 
 tab_up, tab_gen, tab_path = st.tabs(["Upload a file", "Generate synthetic data", "A file on the server"])
@@ -81,8 +82,11 @@ options = list(BUILTIN_DATASETS) + files
 current = st.session_state.get("inspect", "sparse-text")
 if current not in options:
     options.append(current)
-choice = st.selectbox("Dataset", options, index=options.index(current), key="inspect_choice",
+if st.session_state.get("inspect_choice") not in options:
+    st.session_state.inspect_choice = current
+choice = st.selectbox("Dataset", options, key="inspect_choice",
                       format_func=lambda p: p if p in BUILTIN_DATASETS else os.path.basename(p))
+st.session_state.inspect = choice
 try:
     with st.spinner("Counting rows, nonzeros and labels…"):
         info = lab.folders.inspect(choice)

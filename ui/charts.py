@@ -20,9 +20,10 @@ from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
 
 # Distinct at a glance and readable on light and dark backgrounds; neighbours (runs
-# of one sweep have consecutive ids) differ in hue the most.
+# of one sweep have consecutive ids) differ in hue the most. 16 colours: a chart of up
+# to 16 runs needs no generated ones.
 PALETTE = ("#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#17BECF", "#8C564B", "#E377C2",
-           "#7F7F7F", "#BCBD22")
+           "#7F7F7F", "#BCBD22", "#393B79", "#E7BA52", "#FF9896", "#98DF8A", "#C5B0D5", "#AEC7E8")
 PHASE_COLOURS = {"imports": "rgba(150,150,150,0.15)", "prepare": "rgba(114,183,178,0.15)",
                  "load": "rgba(245,133,24,0.15)", "transform": "rgba(178,121,162,0.15)",
                  "train": "rgba(76,120,168,0.12)", "evaluate": "rgba(84,162,75,0.15)"}
@@ -37,8 +38,39 @@ LABEL_PX = {"plot_width": 560, "char": 6.3, "pad": 8, "lane": 15}  # phase label
 
 
 def run_colour(run_id: int) -> str:
-    """One colour per run, the same on every page."""
+    """A run's own colour when it has none picked: the same on every page."""
     return PALETTE[(run_id - 1) % len(PALETTE)]
+
+
+def _generated(k: int) -> str:
+    """The k-th colour beyond the palette: hues a golden angle apart, mid lightness."""
+    import colorsys
+
+    r, g, b = colorsys.hls_to_rgb((0.137 + k * 0.618034) % 1.0, 0.45, 0.65)
+    return f"#{round(r * 255):02X}{round(g * 255):02X}{round(b * 255):02X}"
+
+
+def chart_colours(run_ids: Sequence[int], picked: dict[int, str | None] | None = None) -> dict[int, str]:
+    """A colour for each run on one chart, no two the same (W&B's convention: a run
+    keeps its colour on every page). A run keeps the colour picked for it, else its
+    own (``run_colour``); a run whose colour another run on the chart already has (runs
+    1 and 17, or two runs picked alike) takes the next colour of the palette no run here
+    has, then generated ones. Runs with a picked colour are served first, then by id."""
+    picked = {k: v.upper() for k, v in (picked or {}).items() if v}
+    taken: set[str] = set()
+    out: dict[int, str] = {}
+    order = sorted(dict.fromkeys(run_ids), key=lambda i: (i not in picked, i))
+    for rid in order:
+        own = picked.get(rid) or run_colour(rid)
+        if own not in taken:
+            out[rid] = own
+        else:
+            start = PALETTE.index(own) if own in PALETTE else 0
+            free = [PALETTE[(start + k) % len(PALETTE)] for k in range(len(PALETTE))]
+            out[rid] = next((c for c in free if c not in taken), None) or next(
+                c for c in map(_generated, range(len(taken) + 1)) if c not in taken)
+        taken.add(out[rid])
+    return out
 
 
 def tint(colour: str, alpha: float) -> str:
@@ -132,10 +164,11 @@ def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
 
 def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
                prediction: dict | None = None, name: str = "", most: int = MAX_POINTS,
-               monitor: str | None = None) -> dict:
+               monitor: str | None = None, colour: str | None = None) -> dict:
     """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
     (seconds since launch) or "samples" (samples seen, between progress events).
-    ``monitor``: the run's monitor knob (read from its summary when not given)."""
+    ``monitor``: the run's monitor knob (read from its summary when not given);
+    ``colour``: its colour on this chart (``chart_colours``; default its own)."""
     mem = memory_info(samples, summary, prediction)
     keep = thin(mem["rss"], most)
     mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in ("t", "rss", "anon", "file")})
@@ -156,7 +189,7 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
     drawn = [i for i, v in enumerate(mem_x) if v is not None]
     return {
         "id": run_id, "name": name, "title": f"run {run_id}" + (f" · {name}" if name else ""),
-        "colour": run_colour(run_id), "x": x,
+        "colour": colour or run_colour(run_id), "x": x,
         "mem": {"x": [mem_x[i] for i in drawn], **{k: [mem[k][i] for i in drawn] for k in ("rss", "anon", "file")}},
         "sampled": len(samples), "drawn": len(drawn),
         "thr": {"x": thr_x, "samples_per_s": thr["samples_per_s"]},
@@ -205,15 +238,15 @@ def workers_info(samples: Sequence, events: list[dict], most: int = MAX_POINTS) 
     return {"workers": workers, "total": {"t": [float(ct[i]) for i in keep], "rss": [float(total[i]) for i in keep]}}
 
 
-def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS) -> dict:
+def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS, colour: str | None = None) -> dict:
     """``run_series`` of a RunView: a live run's phases end 'now', its cap is its knob's."""
     monitor = view.config.get("monitor") or "full"
     if not view.is_live:
-        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor)
+        return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor, colour)
     phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
     summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
                          floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
-    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most, monitor)
+    return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most, monitor, colour)
 
 
 def monitoring_note(series: Sequence[dict], panel: str) -> str | None:
@@ -306,6 +339,19 @@ def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | No
             "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None}
 
 
+def accuracy_range(series: Sequence[dict], pad: float = 0.03) -> list[float] | None:
+    """The accuracy panel's range: the accuracies drawn, a little room, never below 0
+    nor above 1 (Plotly's own range for one point, or a flat line, ran from 0 to 2)."""
+    values = [v for s in series for v in s["acc"]["accuracy"] + s["acc"]["balanced"] if v is not None]
+    values += [v for s in series if s["final"] for v in (s["final"]["accuracy"], s["final"]["balanced"])
+               if v is not None]
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    room = max(pad, (hi - lo) * 0.1)
+    return [max(0.0, lo - room), min(1.0 + pad / 2, hi + room)]
+
+
 def _axis_names(panels: Sequence[str]) -> dict[str, str]:
     return {p: "y" if i == 0 else f"y{i + 1}" for i, p in enumerate(panels)}
 
@@ -357,6 +403,8 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
         layout[key] = dict(domain=list(info["domains"][p]), anchor="x", automargin=True,
                            title=dict(text="" if empty else Y_TITLES[p], standoff=6), visible=not empty,
                            rangemode="tozero" if p != "accuracy" else "normal", fixedrange=False)
+        if p == "accuracy" and accuracy_range(info["runs"]):
+            layout[key]["range"] = accuracy_range(info["runs"])
     fig.update_layout(**layout)
     return fig
 
@@ -434,17 +482,19 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
 
 # ---------------------------------------------------------------- several runs
 
-def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None) -> dict:
+def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None,
+                     colours: dict[int, str] | None = None) -> dict:
     """Exact peak of each phase, per run (None where a run has no such phase or it was
     killed before its peak was read), and the phase that owns each run's peak."""
     names = names or {}
+    colours = colours or chart_colours([v.id for v in views])
     seen = {p.name for v in views for p in v.summary.phases}
     phases = [p for p in PHASES if p in seen] + sorted(seen - set(PHASES))
     runs = []
     for v in views:
         peaks = {p.name: p.peak_rss_mb for p in v.summary.phases}
         name = names.get(v.id, "")
-        runs.append({"id": v.id, "title": f"run {v.id}" + (f" · {name}" if name else ""), "colour": run_colour(v.id),
+        runs.append({"id": v.id, "title": f"run {v.id}" + (f" · {name}" if name else ""), "colour": colours[v.id],
                      "peaks": [peaks.get(p) for p in phases], "owner": v.summary.peak_phase})
     return {"phases": phases, "runs": runs}
 
@@ -459,7 +509,9 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
             x=info["phases"], y=r["peaks"], name=r["title"], marker=dict(
                 color=r["colour"], line=dict(color=["#111" if o else r["colour"] for o in owner],
                                              width=[2.5 if o else 0 for o in owner])),
-            text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False,
+            # upright, one above each bar: side by side they overlapped
+            text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False, textangle=-90,
+            textfont=dict(size=10),
             hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + r["title"] + "</extra>"))
     fig.update_layout(barmode="group", height=height, hovermode="closest", margin=dict(l=10, r=10, t=24, b=10),
                       legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
@@ -480,6 +532,16 @@ def tradeoff_info(points: Sequence, budget_mb: float | None = None) -> dict:
     }
 
 
+def oom_marks(oom: Sequence[tuple]) -> list[dict]:
+    """Runs that ran out of memory at the same peak (to the MiB) share one × on the
+    trade-off chart, which counts them ("×2") and lists each in its hover."""
+    marks: dict[int, dict] = {}
+    for rid, peak, label in oom:
+        m = marks.setdefault(round(peak), {"peak_mb": peak, "runs": []})
+        m["runs"].append(f"run {rid}: {label} (oom at {peak:.0f} MiB)")
+    return list(marks.values())
+
+
 def tradeoff_figure(info: dict) -> go.Figure:
     fig = go.Figure()
     if info["done"]:
@@ -496,12 +558,14 @@ def tradeoff_figure(info: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto frontier",
                                  line=dict(color="#E45756", width=2, dash="dot", shape="hv")))
     if info["oom"]:
-        ids, peak, labels = zip(*info["oom"])
         lo = min((p[2] for p in info["done"] if p[2] is not None), default=0.5)
-        fig.add_trace(go.Scatter(x=peak, y=[lo] * len(peak), mode="markers", name="out of memory",
-                                 marker=dict(symbol="x", size=14, color="#E45756"),
-                                 text=[f"run {i}: {lab} (oom at {p:.0f} MiB)" for i, lab, p in zip(ids, labels, peak)],
-                                 hovertemplate="%{text}"))
+        marks = oom_marks(info["oom"])
+        fig.add_trace(go.Scatter(x=[m["peak_mb"] for m in marks], y=[lo] * len(marks), mode="markers+text",
+                                 name="out of memory", marker=dict(symbol="x", size=14, color="#E45756"),
+                                 text=[f"×{len(m['runs'])}" if len(m["runs"]) > 1 else "" for m in marks],
+                                 textposition="top center", textfont=dict(size=11, color="#E45756"),
+                                 customdata=["<br>".join(m["runs"]) for m in marks],
+                                 hovertemplate="%{customdata}<extra>out of memory</extra>"))
     axes = tradeoff_axes(info)
     budget = info.get("budget_mb")
     if budget and axes["budget_in_view"]:

@@ -5,6 +5,7 @@ export that opens offline (plotly.js inlined)."""
 from __future__ import annotations
 
 import html
+import textwrap
 import time
 from collections.abc import Sequence
 
@@ -13,13 +14,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from svmcore.app.headlines import Comparison, RunFacts
-from ui.charts import run_colour
+from ui.charts import chart_colours
 from ui.messages import html_text
 from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
-COLUMNS = KEY_COLUMNS + ("all_processes_mb", "largest_worker_mb", "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
+COLUMNS = KEY_COLUMNS + ("name", "all_processes_mb", "largest_worker_mb", "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
                          "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
@@ -39,6 +40,8 @@ def history_columns() -> dict:
     num = st.column_config.NumberColumn
     return {
         "id": num("run", format="%d", pinned=True),
+        "name": st.column_config.TextColumn("name", help="the name given to the run (Train: rename it there)"),
+        "label": st.column_config.TextColumn("made by", help="the sweep point or Learn experiment that made the run"),
         "peak_mb": num("exact peak MiB", format="%.0f", pinned=True,
                        help="The kernel's high-water mark of the worker: exact, not sampled (a data-parallel run: "
                             "its coordinator's; see all processes and largest worker)"),
@@ -67,8 +70,13 @@ def history_columns() -> dict:
     }
 
 
-def _swatch(run_id: int) -> str:
-    return f'<span style="color:{run_colour(run_id)};font-size:1.1em">&#9632;</span>'
+def colours_of(cmp: Comparison, picked: dict[int, str | None] | None = None) -> dict[int, str]:
+    """Each compared run's colour on this page's charts: unique among them."""
+    return chart_colours([r.id for r in cmp.runs], picked)
+
+
+def _swatch(colour: str) -> str:
+    return f'<span style="color:{html.escape(colour)};font-size:1.1em">&#9632;</span>'
 
 
 def headline_items(cmp: Comparison) -> list[tuple[int, str]]:
@@ -80,13 +88,49 @@ def headline_items(cmp: Comparison) -> list[tuple[int, str]]:
     return list(zip(others, cmp.headlines, strict=True))
 
 
-def headline(cmp: Comparison, big: bool = False) -> None:
-    """One line per compared run against the baseline, each with its run's colour."""
+def headline(cmp: Comparison, colours: dict[int, str], big: bool = False) -> None:
+    """One line per compared run against the baseline, each with its run's colour, and
+    a warning when the runs did not use the same data."""
     size = "1.3rem" if big else "1.05rem"
-    lines = "".join(f'<li style="font-size:{size};margin:0.25rem 0">{_swatch(rid)} {html_text(text)}</li>'
+    lines = "".join(f'<li style="font-size:{size};margin:0.25rem 0">{_swatch(colours[rid])} {html_text(text)}</li>'
                     for rid, text in headline_items(cmp))
     st.markdown(f'<ul style="list-style:none;padding-left:0" data-testid="compareHeadline">{lines}</ul>',
                 unsafe_allow_html=True)
+    if cmp.warning:
+        st.warning(cmp.warning, icon=":material/dataset:")
+
+
+HEADLINE_LINES = 6  # on a chart, wrapped; the page and the HTML export have them all
+HEADLINE_CHARS = 85  # a line at 12 px that fits the plot of a 1024 px window
+
+
+def headline_title_lines(cmp: Comparison) -> list[str]:
+    """The headline as a chart's title: wrapped to fit, at most ``HEADLINE_LINES``."""
+    lines = []
+    for text in [t for _, t in headline_items(cmp)] + ([cmp.warning] if cmp.warning else []):
+        lines += textwrap.wrap(text, HEADLINE_CHARS, subsequent_indent="   ")
+    if len(lines) > HEADLINE_LINES:
+        lines = lines[:HEADLINE_LINES - 1] + ["… the rest of the headline is on the page"]
+    return lines
+
+
+def with_headline(fig: go.Figure, cmp: Comparison) -> go.Figure:
+    """The chart with the headline on top, so that a PNG saved from its toolbar says
+    what it shows."""
+    lines = [html.escape(t) for t in headline_title_lines(cmp)]
+    if not lines:
+        return fig
+    top = (fig.layout.margin.t or 40) + 17 * len(lines) + 16
+    fig.update_layout(title=dict(text="<br>".join(lines), x=0, xanchor="left", xref="paper", y=1, yref="container",
+                                 yanchor="top", pad=dict(t=16), font=dict(size=12)), margin=dict(t=top),
+                      height=(fig.layout.height or 450) + 17 * len(lines))
+    return fig
+
+
+def chart_config(name: str, fig: go.Figure) -> dict:
+    """Plotly's toolbar: a PNG wide enough for the whole legend, named for what it shows."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "width": 1600,
+                                                            "height": fig.layout.height or 600, "scale": 1}}
 
 
 def _num(v, spec: str, unit: str = "") -> str:
@@ -101,7 +145,8 @@ def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str
         return None if d.get(key) is None else text(d[key])
 
     return [
-        ("exact peak", _num(r.peak_mb, ",.0f", " MiB"), delta("peak_pct", lambda v: f"{v:+.0f}%"), "inverse"),
+        ("exact peak" + (", one-time preparation left out" if r.one_time_mb is not None else ""),
+         _num(r.compared_peak_mb, ",.0f", " MiB"), delta("peak_pct", lambda v: f"{v:+.0f}%"), "inverse"),
         ("samples/s", _num(r.samples_per_s, ",.0f"), delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%"),
          "normal"),
         ("accuracy", _num(r.accuracy, ".3f"), delta("accuracy", lambda v: f"{v:+.3f}"), "normal"),
@@ -110,14 +155,14 @@ def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str
     ]
 
 
-def big_numbers(cmp: Comparison) -> None:
+def big_numbers(cmp: Comparison, colours: dict[int, str]) -> None:
     """Each run's exact peak, speed and accuracies in big type, with the change against
     the baseline; one bordered row per run."""
     with st.container(key="bignumbers"):
         for r in cmp.runs:
             with st.container(border=True):
                 base = " (baseline)" if r.id == cmp.baseline else ""
-                st.markdown(f"{_swatch(r.id)} **{html_text(r.title)}**{base} · {html_text(r.status)}",
+                st.markdown(f"{_swatch(colours[r.id])} **{html_text(r.title)}**{base} · {html_text(r.status)}",
                             unsafe_allow_html=True)
                 with st.container(horizontal=True, gap="large"):
                     for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id)):
@@ -132,15 +177,19 @@ border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text
 
 
 def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict[str, list],
-                      hosts: dict[int, str | None], when: float | None = None) -> str:
+                      hosts: dict[int, str | None], when: float | None = None,
+                      colours: dict[int, str] | None = None) -> str:
     """One self-contained HTML file: the headline, the big numbers, the interactive
     charts with plotly.js inlined (it opens offline) and the knobs that differ."""
     esc = html.escape
+    colours = colours or colours_of(cmp)
     ids = ", ".join(str(r.id) for r in cmp.runs)
     base = next((r for r in cmp.runs if r.id == cmp.baseline), None)
-    head = "".join(f"<li>{_swatch(rid)} {esc(t)}</li>" for rid, t in headline_items(cmp))
+    head = "".join(f"<li>{_swatch(colours[rid])} {esc(t)}</li>" for rid, t in headline_items(cmp))
+    if cmp.warning:
+        head += f'<li class="warn">{esc(cmp.warning)}</li>'
     rows = "".join(
-        f"<tr><td>{_swatch(r.id)} {esc(r.title)}{' (baseline)' if r.id == cmp.baseline else ''}</td>"
+        f"<tr><td>{_swatch(colours[r.id])} {esc(r.title)}{' (baseline)' if r.id == cmp.baseline else ''}</td>"
         + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
                   for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)

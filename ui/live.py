@@ -142,6 +142,13 @@ def outcome(view: RunView) -> None:
     note = rss_over_cap_note(s.peak_rss_mb, s.cap_mb, s.cap, s.cgroup_peak_mb)
     if note:
         st.caption(note)
+    if facts.one_time_mb is not None:
+        st.info(f"**One-time preparation.** This run's prepare phase built copies of the data that later runs "
+                f"of the same data reuse ({plain(', '.join(s.extra['prepared_once']))}), and that phase owns the "
+                f"exact peak: {facts.one_time_mb:,.1f} MiB. Without it the run's exact peak is "
+                f"**{facts.own_peak_mb:,.1f} MiB** (the highest of its other phases, each the kernel's high-water "
+                "mark reset at its start): what every later run of this setting pays, and what Compare compares.",
+                icon=":material/history:")
     peaks = s.parallel_peaks
     _metrics(([
         ("all processes (sampled)", _fmt(peaks.all_processes_mb, ",.1f", " MiB"),
@@ -267,7 +274,7 @@ def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
         if v is None or v.status != view.status:  # queued -> running -> its end: the whole page
             st.rerun(scope="app")  # follows, so the run picker's label says it too
             return
-        top = st.columns([5, 1], vertical_alignment="center")
+        top = st.columns([3, 1], vertical_alignment="center")
         frac, text = progress_line(v)
         with top[0]:
             st.progress(frac, text=text)
@@ -306,10 +313,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         if state["error"]:
             show_error(state["error"], prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
-        runs = state["total"]
-        c1.caption(f"Predictions need the memory model fitted to this machine once: {runs} small real "
-                   "runs, 2-3 minutes. Until then runs are measured but not forecast (the warnings above use a "
-                   "lower bound of the peak).")
+        c1.caption(f"Predictions need the memory model fitted to this machine once: {state['total']} small real "
+                   f"runs, {state['samples'] / 1e6:,.1f} million training samples in all, one at a time (the time "
+                   "left is forecast from the first runs as it goes). Until then runs are measured but not "
+                   "forecast (the warnings above use a lower bound of the peak).")
         if c2.button("Calibrate", key="calibrate"):
             lab.forecasts.start_calibration()
             st.rerun()
@@ -350,10 +357,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
                  f"({rec['fitting']} of {rec['candidates']} candidate settings are predicted to fit). "
                  + rec.get("statement", f"Predicted exact peak {rec['predicted_peak_mb']:,.0f} MiB."))
             st.caption(f"Ranking: {rec['basis']}. Launch it to measure it; the result shows predicted vs measured.")
-            st.button("Use these knobs", key="rec_apply", on_click=_apply_knobs, args=(rec["changed"],))
+            st.button("Use these knobs", key="rec_apply", on_click=apply_knobs, args=(rec["changed"],))
 
 
-def _apply_knobs(changed: dict) -> None:
+def apply_knobs(changed: dict) -> None:
     """Set the sidebar's widgets (a callback runs before the widgets are drawn again)."""
     for k, v in changed.items():
         st.session_state[f"train_{k}"] = v
@@ -365,5 +372,15 @@ def _calibration_progress(lab: Lab) -> None:
     state = lab.forecasts.calibration_state()
     if not state["running"]:
         st.rerun()  # the whole page, now with the prediction
-    st.progress(state["done"] / max(1, state["total"]),
-                text=f"Calibrating the memory model on this machine: run {state['done'] + 1} of {state['total']}")
+    st.progress(state["done"] / max(1, state["total"]), text=calibration_text(state))
+
+
+def calibration_text(state: dict) -> str:
+    """'Calibrating ...: run 27 of 37 · 9 min 30 s so far · about 4 min left'."""
+    text = f"Calibrating the memory model on this machine: run {min(state['done'] + 1, state['total'])} of " \
+           f"{state['total']}"
+    if state.get("elapsed_s") is not None:
+        text += f" · {state['elapsed_s'] / 60:,.1f} min so far"
+    left = state.get("left_s")
+    return text + (f" · {duration_text(left)} left (forecast from the runs done so far)" if left is not None
+                   else " · the time left is forecast once two runs have ended")

@@ -4,8 +4,10 @@ calibration that makes forecasts possible on this machine."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+import time
 
 from svmcore.app.folders import DataFolders
 from svmcore.app.reference import reference_under_forecasts
@@ -86,12 +88,21 @@ class Forecasts:
                          reference_under_forecasts())
 
     def calibration_state(self) -> dict:
-        """running, done and total runs, error, and whether this machine is calibrated."""
+        """running, done and total runs, error, whether this machine is calibrated, the
+        training samples of all its runs, and while it runs: seconds elapsed and the
+        seconds left forecast from the runs done so far (None until two have ended)."""
         with self._lock:
             state = dict(self._calibration)
+            ends = list(state.pop("ends", ()))
+        work = calibration_work()
         state["calibrated"] = calib.load_calibration(self.home) is not None
+        state["samples"] = sum(work)
+        state["elapsed_s"] = state["left_s"] = None
         if not state["running"]:
-            state["total"] = len(calib.calibration_configs())
+            state["total"] = len(work)
+        elif ends:
+            state["elapsed_s"] = time.monotonic() - ends[0]
+            state["left_s"] = time_left(ends, work, now=time.monotonic())
         return state
 
     def start_calibration(self) -> None:
@@ -99,11 +110,15 @@ class Forecasts:
         with self._lock:
             if self._calibration["running"]:
                 return
-            self._calibration.update(running=True, done=0, total=len(calib.calibration_configs()), error=None)
+            # ends: when it started, then when each run ended (the forecast of the time left)
+            self._calibration.update(running=True, done=0, total=len(calib.calibration_configs()), error=None,
+                                     ends=[time.monotonic()])
 
         def progress(i, n, cfg):
             with self._lock:
                 self._calibration.update(done=i, total=n)
+                if i:
+                    self._calibration["ends"].append(time.monotonic())
 
         def work():
             try:
@@ -117,3 +132,37 @@ class Forecasts:
                     self._calibration["running"] = False
 
         threading.Thread(target=work, name="svmcore-calibrate", daemon=True).start()
+
+
+@functools.cache
+def calibration_work() -> tuple[int, ...]:
+    """Training samples of each calibration run (rows x passes), the measure of its work."""
+    out = []
+    for values in calib.calibration_configs():
+        cfg = validate(values)
+        rows = cfg.rows if cfg.dataset in ("sparse-text", "dense") else 1_800  # the built-in sets are small
+        out.append(rows * cfg.epochs)
+    return tuple(out)
+
+
+def time_left(ends: list[float], work: tuple[int, ...], now: float) -> float | None:
+    """Seconds the calibration still needs: each run's time fitted as a fixed cost (a
+    process, its imports) plus a cost per training sample, by least squares over the
+    runs done so far (``ends``: the start, then each run's end), applied to the runs
+    left, less what the current run has already spent. None before two runs ended."""
+    import numpy as np
+
+    took = np.diff(ends)
+    done = len(took)
+    if done < 2:
+        return None
+    w = np.asarray(work[:done], dtype=float)
+    if np.ptp(w) > 0:
+        per_sample, fixed = np.polyfit(w, took, 1)
+        if per_sample < 0 or fixed < 0:  # noise on few runs: one mean cost per run instead
+            per_sample, fixed = 0.0, float(took.mean())
+    else:
+        per_sample, fixed = 0.0, float(took.mean())
+    left = sum(fixed + per_sample * x for x in work[done:])
+    return max(0.0, left - (now - ends[-1]))
+

@@ -30,17 +30,56 @@ class RunFacts:
     accuracy: float | None = None
     balanced_accuracy: float | None = None
     samples_per_s: float | None = None
+    label: str = ""  # the name the user gave it, if any
+    data: str = ""  # the data it used: 'sparse-text, 100,000 rows'
+    # when its peak was its prepare phase building copies of the data that later runs
+    # reuse (a first stream run writing the data file): that phase's exact peak, and
+    # the exact peak of the rest of the run, which every later run pays
+    one_time_mb: float | None = None
+    own_peak_mb: float | None = None
     parallel: ParallelPeaks | None = None  # a data-parallel run: peak_mb is its coordinator's
 
     @classmethod
-    def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "") -> RunFacts:
+    def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "", label: str = "",
+           data: str = "") -> RunFacts:
         s = summary
+        once, own = one_time_preparation(s)
         return cls(run_id, status, name, s.peak_rss_mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
-                   s.balanced_accuracy, s.samples_per_s, s.parallel_peaks)
+                   s.balanced_accuracy, s.samples_per_s, label or "", data, once, own, s.parallel_peaks)
+
+    @property
+    def compared_peak_mb(self) -> float | None:
+        """The peak to compare with other runs: the run's own, one-time preparation left out."""
+        return self.own_peak_mb if self.one_time_mb is not None else self.peak_mb
 
     @property
     def title(self) -> str:
-        return f"run {self.id}" + (f" · {self.name}" if self.name else "")
+        return run_title(self.id, self.label, self.name)
+
+
+def one_time_preparation(s: RunSummary) -> tuple[float | None, float | None]:
+    """(the prepare phase's exact peak, the exact peak of the other phases) when the run's
+    peak was its prepare phase building copies of the data that later runs reuse (the
+    worker lists them as ``prepared_once``); (None, None) otherwise. Each phase's peak
+    is the kernel's high-water mark reset at its start, so both are exact."""
+    if not s.extra.get("prepared_once") or s.peak_phase != "prepare":
+        return None, None
+    rest = [p.peak_rss_mb for p in s.phases if p.name != "prepare" and p.peak_rss_mb is not None]
+    return (s.phase_peak("prepare"), max(rest)) if rest else (None, None)
+
+
+def run_tag(label: str | None = "", name: str = "") -> str:
+    """'big batch (batch size 8,192)': the name the user gave a run and what tells it
+    apart from the runs beside it, each when there is one."""
+    if label and name:
+        return f"{label} ({name})"
+    return label or name or ""
+
+
+def run_title(run_id: int, label: str | None = "", name: str = "") -> str:
+    """'run 7 · big batch (batch size 8,192)'."""
+    tag = run_tag(label, name)
+    return f"run {run_id}" + (f" · {tag}" if tag else "")
 
 
 def _signed(value: float, digits: int) -> str:
@@ -63,6 +102,9 @@ def ending(run: RunFacts, error: str | None = None) -> str:
         return f"{text}: {run.parallel.text()}"
     if run.status == "completed":
         owner = f", owned by {run.peak_phase}" if run.peak_phase else ""
+        if run.one_time_mb is not None:
+            return (f"completed: exact peak {_mib(run.own_peak_mb)} without its one-time preparation "
+                    f"(which peaked at {_mib(run.one_time_mb)} building copies of the data that later runs reuse)")
         return f"completed: exact peak {_mib(run.peak_mb)}{owner}"
     if run.status == "oom":
         cap = f" under a {_mib(run.cap_mb)} {run.cap} cap" if run.cap_mb else ""
@@ -92,9 +134,9 @@ def deltas(base: RunFacts, other: RunFacts) -> dict:
     if base.status != "completed" or other.status != "completed":
         return {"peak_pct": None, "speed_ratio": None, "accuracy": None, "balanced_accuracy": None}
 
+    a, b = base.compared_peak_mb, other.compared_peak_mb
     return {
-        "peak_pct": (None if not base.peak_mb or other.peak_mb is None
-                     else (other.peak_mb / base.peak_mb - 1) * 100),
+        "peak_pct": None if not a or b is None else (b / a - 1) * 100,
         "speed_ratio": (None if not base.samples_per_s or other.samples_per_s is None
                         else other.samples_per_s / base.samples_per_s),
         "accuracy": diff(base.accuracy, other.accuracy),
@@ -119,7 +161,10 @@ def comparison_headline(base: RunFacts, other: RunFacts) -> str:
     d = deltas(base, other)
     parts = []
     if d["peak_pct"] is not None:
-        parts.append(f"exact peak {_signed(d['peak_pct'], 0)}% ({base.peak_mb:,.0f} → {other.peak_mb:,.0f} MiB)")
+        once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
+                       for r in (base, other) if r.one_time_mb is not None)
+        parts.append(f"exact peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
+                     f"{other.compared_peak_mb:,.0f} MiB{once})")
     if d["speed_ratio"] is not None:
         parts.append(speed_text(d["speed_ratio"]))
     for key, label in (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy")):
@@ -144,7 +189,7 @@ def knob_value_text(name: str, value) -> str:
     if isinstance(value, bool):
         return f"{label} {'on' if value else 'off'}"
     if knob is not None and knob.choices and isinstance(value, str):
-        return value.rsplit("/", 1)[-1]
+        return value.rsplit("/", 1)[-1]  # a dataset's file by its name only
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int):
@@ -152,15 +197,63 @@ def knob_value_text(name: str, value) -> str:
     return f"{label} {value}"
 
 
-def run_names(run_ids: list[int], differing: dict[str, list], most: int = 2) -> dict[int, str]:
-    """What tells each run apart: the values of (at most ``most``) knobs that differ."""
+def _telling_apart(texts: dict[str, list[str]], n: int) -> list[str]:
+    """The fewest knobs whose values give every run a different name (greedy: first
+    the knob that tells the most pairs of runs apart still alike, then the next)."""
+    alike = {(i, j) for i in range(n) for j in range(i + 1, n)}
+    chosen: list[str] = []
+    while alike:
+        best = max((k for k in texts if k not in chosen), default=None,
+                   key=lambda k: sum(texts[k][i] != texts[k][j] for i, j in alike))
+        if best is None or not any(texts[best][i] != texts[best][j] for i, j in alike):
+            break  # the rest are alike in every knob
+        chosen.append(best)
+        alike = {(i, j) for i, j in alike if texts[best][i] == texts[best][j]}
+    return chosen
+
+
+def run_names(run_ids: list[int], differing: dict[str, list], most: int = 3) -> dict[int, str]:
+    """What tells each run apart from the others compared: the values of the knobs that
+    differ among them, the ones that tell every run apart first (so two runs never share
+    a name while a knob tells them apart), then the others, at most ``most`` of them
+    (in the registry's order) and "+N more". A ``None`` of a knob the run's dataset does
+    not read (``rows`` of a file) names nothing."""
+    texts = {k: ["" if v is None and k in GENERATOR_KNOBS else knob_value_text(k, v) for v in vals]
+             for k, vals in differing.items()}
+    needed = _telling_apart(texts, len(run_ids))
+    shown = needed + [k for k in texts if k not in needed]
+    order = list(KNOBS)
+    kept = sorted(shown[:max(most, len(needed))], key=lambda k: order.index(k) if k in order else len(order))
     names = {}
     for i, rid in enumerate(run_ids):
-        parts = [knob_value_text(k, vals[i]) for k, vals in list(differing.items())[:most]]
-        if len(differing) > most:
-            parts.append(f"+{len(differing) - most} more")
+        parts = [texts[k][i] for k in kept if texts[k][i]]
+        if len(shown) > len(kept):
+            parts.append(f"+{len(shown) - len(kept)} more")
         names[rid] = ", ".join(parts)
     return names
+
+
+GENERATOR_KNOBS = ("rows", "features", "nnz_per_row")  # only the generated datasets read them
+GENERATED = ("sparse-text", "dense")
+
+
+def data_text(dataset, summary: RunSummary, rows_knob=None) -> str:
+    """The data a run used, as measured: 'a9a.svm, 300 rows' (rows trained on and held
+    out, when it reported them; else the ``rows`` knob of a generated dataset)."""
+    name = str(dataset).rsplit("/", 1)[-1]
+    rows = (summary.train_rows or 0) + (summary.test_rows or 0) if summary.train_rows is not None else None
+    if rows is None and name in GENERATED and rows_knob:
+        rows = rows_knob
+    return name + (f", {rows:,} rows" if rows else "")
+
+
+def data_warning(runs: list[RunFacts]) -> str | None:
+    """A warning when the runs compared did not use the same data."""
+    used = {r.data for r in runs if r.data}
+    if len(used) < 2:
+        return None
+    return ("These runs used different data, so their numbers are not like for like: "
+            + "; ".join(f"run {r.id}: {r.data}" for r in runs if r.data) + ".")
 
 
 @dataclass(frozen=True)
@@ -172,6 +265,7 @@ class Comparison:
     baseline: int
     deltas: dict[int, dict]
     headlines: tuple[str, ...]
+    warning: str | None = None  # e.g. the runs used different data
 
 
 def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
@@ -181,12 +275,12 @@ def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
     base = next((r for r in runs if r.id == baseline), runs[0])
     others = [r for r in runs if r.id != base.id]
     return Comparison(tuple(runs), base.id, {r.id: deltas(base, r) for r in others},
-                      tuple(comparison_headlines(base, others)))
+                      tuple(comparison_headlines(base, others)), data_warning(runs))
 
 
 def run_label(row: dict) -> str:
-    """A run as the run pickers list it, its status current: 'run 17 · completed ·
-    sparse-text · memory · linear-svm' (and its label, if it has one)."""
-    parts = [f"run {row['id']}", row["status"], row.get("dataset"), row.get("mode"), row.get("model"),
-             row.get("label")]
+    """A run as the run pickers list it, its status current: 'run 17 · big batch ·
+    completed · sparse-text · memory · linear-svm' (its name and its label, if it has them)."""
+    parts = [f"run {row['id']}", row.get("name"), row["status"], row.get("dataset"), row.get("mode"),
+             row.get("model"), row.get("label")]
     return " · ".join(str(p) for p in parts if p)

@@ -16,6 +16,7 @@ from svmcore.app.remedy_results import (
     compare,
     lessons,
     machines,
+    measured_with,
     setup_text,
     side,
     speed_spread,
@@ -143,6 +144,11 @@ class Learn:
     def setup_text(run: dict) -> str:
         """A measured run's setup in a few words (``run``: a side of an ExperimentResult)."""
         return setup_text(run["config"])
+
+    @staticmethod
+    def measured_with(experiment: Experiment, before: dict | None) -> str:
+        """' (measured with rows=100,000)' when the run measured another setup than stated."""
+        return measured_with(experiment, before)
 
     @staticmethod
     def change_text(before: dict, after: dict) -> str:

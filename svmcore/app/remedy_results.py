@@ -290,7 +290,7 @@ def _change(saved: float | None) -> str:
 def setup_text(config: dict) -> str:
     """A setup in a few words, from the knobs that differ from the defaults."""
     cfg = validate(config)
-    d = defaults()
+    d = validate({}).to_dict()  # the base changed_knobs leaves out
     parts = [cfg.dataset]
     if cfg.is_synthetic:
         cols = f"2^{cfg.features.bit_length() - 1}" if cfg.features & (cfg.features - 1) == 0 else f"{cfg.features:,}"
@@ -317,6 +317,22 @@ CLAIMS_COLUMNS = ("remedy", "the advice claims", "setup", "run's exact peak (MiB
                   "verdict", "measured on")
 
 
+def measured_with(experiment, before: dict | None) -> str:
+    """' (measured with rows=100,000)' when the before run measured another setup than
+    the experiment states (quick mode's tenth of the rows); '' when it is the stated one."""
+    if not before or before.get("config") is None:
+        return ""
+    stated, measured = changed_knobs(experiment.before), before["config"]
+    # both list only the knobs off their defaults: a knob the measured run left at its
+    # default (quick mode's 100,000 rows for a stated 1,000,000) is missing from it
+    d = validate({}).to_dict()  # the base changed_knobs leaves out
+    other = {k: measured.get(k, d.get(k)) for k in dict.fromkeys([*measured, *stated])
+             if measured.get(k, d.get(k)) != stated.get(k, d.get(k))}
+    if not other:
+        return ""
+    return " (measured with " + ", ".join(f"{k}={v:,}" if type(v) is int else f"{k}={v}" for k, v in other.items()) + ")"
+
+
 def claims_row(remedy, experiment, result: dict | None) -> dict:
     """One row of the claims table, in short cells: the remedy, the advice's claim and
     what one of its experiments measured (``result``: source, before, after, cmp and
@@ -331,12 +347,7 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
         return {**row, "verdict": f"not run: {experiment.impossible}"}
     result = result or {}
     cmp, before, after = result.get("cmp"), result.get("before") or {}, result.get("after") or {}
-    if before.get("config") is not None:
-        stated = changed_knobs(experiment.before)
-        other = {k: v for k, v in before["config"].items() if stated.get(k) != v}
-        if other:
-            row["setup"] += " (measured with " + ", ".join(f"{k}={v:,}" if type(v) is int else f"{k}={v}"
-                                                           for k, v in other.items()) + ")"
+    row["setup"] += measured_with(experiment, before)
     row["verdict"] = result.get("error") or claim_verdict(remedy.claim_pct, cmp)
     if remedy.shows_model and cmp and cmp.get("model_before") and cmp.get("model_after"):
         mb, ma = cmp["model_before"], cmp["model_after"]

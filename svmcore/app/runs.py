@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
-from svmcore.app.headlines import Comparison, RunFacts, compare, run_names
+from svmcore.app.headlines import GENERATED, GENERATOR_KNOBS, Comparison, RunFacts, compare, data_text, run_names
 from svmcore.app.run_table import clean_tag
 from svmcore.app.story import Slide, check_story, story_slides
 from svmcore.engine.admission import admit
@@ -44,6 +44,8 @@ class RunView:
     prediction: dict | None = None
     host: str | None = None
     remote: bool = False  # a Dask worker runs it: its samples and events arrive when it ends
+    name: str | None = None  # the user's name for it
+    colour: str | None = None  # the colour the user picked for it
 
     @property
     def is_live(self) -> bool:
@@ -68,10 +70,30 @@ class Runs:
         self.folders = folders
         self._remote = remote_runs  # Sweeps: who runs a run on a Dask cluster, and cancels it there
 
-    def launch(self, values: dict, label: str | None = None) -> int:
-        """Admit and queue a run; returns its id. Raises ConfigError/DataError."""
+    def launch(self, values: dict, label: str | None = None, name: str | None = None) -> int:
+        """Admit and queue a run (named ``name`` if given); returns its id. Raises
+        ConfigError/DataError."""
         cfg = admit(self.folders.confined(values), self.folders.cache_dir)
-        return self.queue.submit(cfg, label=label, prediction=forecast(cfg, self.store.home)).run_id
+        run_id = self.queue.submit(cfg, label=label, prediction=forecast(cfg, self.store.home)).run_id
+        if name and name.strip():
+            self.store.set_name(run_id, name)
+        return run_id
+
+    def rename(self, run_id: int, name: str | None) -> None:
+        """Give a run a name, or take it away (blank)."""
+        if len((name or "").strip()) > 80:
+            raise ConfigError("name", "a run's name is at most 80 characters")
+        if not self.store.set_name(run_id, name):
+            raise ConfigError("run", f"there is no run {run_id}")
+
+    def set_colour(self, run_id: int, colour: str | None) -> None:
+        """The colour of a run's lines on every chart ('#RRGGBB'; None: its own again)."""
+        try:
+            found = self.store.set_colour(run_id, colour)
+        except ValueError as e:
+            raise ConfigError("colour", str(e)) from None
+        if not found:
+            raise ConfigError("run", f"there is no run {run_id}")
 
     def cancel(self, run_id: int) -> bool:
         return self._remote.cancel_run(run_id) or cancel_local(self.queue, run_id)
@@ -81,17 +103,19 @@ class Runs:
         run = get_active(run_id)
         if run is not None and run.run_id == run_id and not run.is_finished():
             snap = run.snapshot()
+            rec = self.store.get_run(run_id)
             return RunView(run_id, snap.status, run.config.to_dict(), RunSummary.from_dict(snap.summary),
                            snap.samples, snap.events, run.label, run.started_at or 0.0, snap.phase,
                            snap.elapsed_s if snap.status == RunStatus.RUNNING else None,
-                           self.queue.position(run_id), run.prediction)
+                           self.queue.position(run_id), run.prediction,
+                           name=rec and rec.name, colour=rec and rec.colour)
         rec = self.store.get_run(run_id)
         if rec is None:
             return None
         result = rec.result
         return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in self.store.samples(run_id)],
                        self.store.events(run_id), rec.label, rec.created_at, None, None, self.queue.position(run_id),
-                       result.prediction, rec.host, self._remote.is_remote(rec.sweep_id))
+                       result.prediction, rec.host, self._remote.is_remote(rec.sweep_id), rec.name, rec.colour)
 
     def views(self, run_ids: list[int]) -> list[RunView]:
         return [v for v in (self.view(i) for i in run_ids) if v is not None]
@@ -103,7 +127,8 @@ class Runs:
         for r in self.store.list_runs():
             s = r.result
             rows.append({
-                "id": r.id, "status": r.status.value, "started": r.created_at, "label": r.label or "",
+                "id": r.id, "name": r.name or "", "colour": r.colour, "status": r.status.value,
+                "started": r.created_at, "label": r.label or "",
                 "dataset": os.path.basename(str(r.config.get("dataset"))), "mode": r.config.get("mode"),
                 "model": r.config.get("model"), "precision": r.config.get("precision"),
                 "representation": r.config.get("representation"), "batch_size": r.config.get("batch_size"),
@@ -122,7 +147,8 @@ class Runs:
             return {}
         out = {}
         for k in KNOBS:
-            vals = [r.config.get(k) for r in recs]
+            vals = [None if k in GENERATOR_KNOBS and str(r.config.get("dataset")) not in GENERATED
+                    else r.config.get(k) for r in recs]
             if len(set(map(json.dumps, vals))) > 1:
                 out[k] = vals
         return out
@@ -133,7 +159,9 @@ class Runs:
         recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
         ids = [r.id for r in recs]
         names = run_names(ids, self.differing_knobs(ids))
-        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id]) for r in recs], baseline)
+        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.name or "",
+                                    data_text(r.config.get("dataset"), r.result, r.config.get("rows")))
+                        for r in recs], baseline)
 
     def story(self, baseline: int | None, remedies: list[int], question: str | None = None
               ) -> tuple[Comparison, tuple[Slide, ...]]:

@@ -30,7 +30,7 @@ def cmd_runs(args, home: str) -> int:
     if c == "list":
         runs = store.list_runs()
         tags = store.tags()
-        rows = [{"id": r.id, "status": r.status.value, "created_at": r.created_at,
+        rows = [{"id": r.id, "name": r.name, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
                  "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
                  "balanced_accuracy": r.result.balanced_accuracy,
@@ -44,15 +44,16 @@ def cmd_runs(args, home: str) -> int:
             names = [os.path.basename(str(r["dataset"])) for r in rows]
             wide = min(40, max([7] + [len(n) for n in names]))
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11} tags")
+                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11} name [tags]")
             for r, name in zip(rows, names):
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
+                tagged = (r["name"] or "") + (f" [{', '.join(r['tags'])}]" if r["tags"] else "")
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11} {', '.join(r['tags'])}".rstrip())
+                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11} {tagged}".rstrip())
         return 0
     rec = store.get_run(args.id)
     if rec is None:

@@ -69,6 +69,15 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None) -
     return rows
 
 
+def cache_entries(cache_dir: str) -> set[str]:
+    """The copies in the cache folder now (temporaries left out): what a run's
+    prepare phase built once is the difference of two of these."""
+    try:
+        return {n for n in os.listdir(cache_dir) if not n.endswith(".tmp")}
+    except FileNotFoundError:
+        return set()
+
+
 def text_copy(source: Source, cache_dir: str, classes: list) -> str:
     """A text file holding the source's rows, before hashing (streaming hashes as it
     reads): the file itself when it is text already."""

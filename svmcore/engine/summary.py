@@ -107,6 +107,8 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
             summary[key] = worker[key]
     if data_ev:
         summary["data"] = data_ev.get("info")
+        if data_ev.get("prepared_once"):  # copies of the data its prepare phase built, later runs reuse
+            summary["prepared_once"] = data_ev["prepared_once"]
     peaks = parallel_peaks(summary.get("parallel"), summary["peak_rss_mb"])
     if peaks:  # a data-parallel run's headline: all its processes, beside its largest worker and coordinator
         summary.update(peak_all_processes_mb=peaks.all_processes_mb,

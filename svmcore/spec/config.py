@@ -216,7 +216,8 @@ def _check_combinations(cfg: RunConfig) -> None:
         raise ConfigError("hidden", "between 1 and 8 layers of 1 to 100,000 units each")
     if cfg.model == "kernel-svm":
         if cfg.mode != "memory":
-            raise ConfigError("mode", "kernel-svm trains on all the data at once; use mode=memory")
+            raise ConfigError("mode", "kernel-svm trains on all the data at once; use mode=memory",
+                              fix={"mode": "memory"})
         if cfg.is_synthetic and cfg.rows > MAX_KERNEL_SVM_ROWS:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {cfg.rows:,} rows "
                               f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")

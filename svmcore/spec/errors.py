@@ -12,10 +12,12 @@ class SvmcoreError(Exception):
 
 
 class ConfigError(SvmcoreError, ValueError):
-    """A knob value, or a combination of knobs, is not allowed."""
+    """A knob value, or a combination of knobs, is not allowed. ``fix``: knob values
+    that would be accepted, when there is one obvious fix ({"batch_size": 240})."""
 
-    def __init__(self, knob: str, message: str):
+    def __init__(self, knob: str, message: str, fix: dict | None = None):
         self.knob = knob
+        self.fix = fix or {}
         super().__init__(f"{knob}: {message}")
 
 

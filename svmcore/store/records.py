@@ -48,6 +48,8 @@ class RunRecord:
     label: str | None
     host_cpus: int | None = None
     host_memory_bytes: int | None = None
+    name: str | None = None
+    colour: str | None = None
     parent_run_id: int | None = None  # fit: the attempt this run follows
     change: dict | None = None  # fit: the knobs this attempt changed and why
 

@@ -30,6 +30,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -58,7 +59,9 @@ CREATE TABLE IF NOT EXISTS runs (
     sweep_id INTEGER,
     label TEXT,
     host_cpus INTEGER,
-    host_memory_bytes INTEGER
+    host_memory_bytes INTEGER,
+    name TEXT,
+    colour TEXT
 );
 CREATE TABLE IF NOT EXISTS samples (
     run_id INTEGER NOT NULL,
@@ -90,7 +93,10 @@ CREATE TABLE IF NOT EXISTS run_tags (
 );
 """
 # Columns added since the first schema: a store file made before them gets them on open.
+# ``name`` is the user's (``label`` is the product's: a sweep's grid point, Learn's remedy);
+# ``colour`` is one the user picked for the run's lines ('#RRGGBB').
 ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"),
+                 ("runs", "name", "TEXT"), ("runs", "colour", "TEXT"),
                  # ``fit``: the attempt this run follows, and the change it made to that attempt's knobs (JSON)
                  ("runs", "parent_run_id", "INTEGER"), ("runs", "change", "TEXT"))
 
@@ -372,6 +378,19 @@ class Store:
             db.execute("UPDATE runs SET run_dir=?, worker_pid=?, worker_ctime=?, runner_pid=?, runner_ctime=?, "
                        "status=? WHERE id=?", (run_dir, worker_pid, worker_ctime, runner_pid, runner_ctime,
                                                RunStatus.RUNNING.value, run_id))
+
+    def set_name(self, run_id: int, name: str | None) -> bool:
+        """Name a run (``None`` or blank: no name). False if there is no such run."""
+        name = (name or "").strip() or None
+        with self._writing() as db:
+            return db.execute("UPDATE runs SET name=? WHERE id=?", (name, run_id)).rowcount == 1
+
+    def set_colour(self, run_id: int, colour: str | None) -> bool:
+        """The colour picked for a run ('#RRGGBB'; ``None``: its own again)."""
+        if colour is not None and not re.fullmatch(r"#[0-9A-Fa-f]{6}", colour):
+            raise ValueError(f"a colour is '#RRGGBB', not {colour!r}")
+        with self._writing() as db:
+            return db.execute("UPDATE runs SET colour=? WHERE id=?", (colour and colour.upper(), run_id)).rowcount == 1
 
     def set_lineage(self, run_id: int, parent_run_id: int | None, change: dict) -> None:
         """Record that ``run_id`` is an attempt of ``fit`` following ``parent_run_id`` (None for

@@ -23,7 +23,7 @@ import numpy as np
 
 from svmcore.data import native, nativesvm
 from svmcore.data.batches import STORE_DTYPES, Shuffle
-from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder
+from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries
 from svmcore.data.sources import Source, check_trainable, is_test_row, last_test_row, n_test_rows, scan
 from svmcore.data.spill import Spill, concat_parts
 from svmcore.spec.config import RunConfig, validate
@@ -415,9 +415,11 @@ def run(job: dict, events, phases) -> dict:
     classes = np.asarray(info.classes)
     all_classes = np.unique(np.concatenate([classes, np.asarray(test_info.classes if test_info else [])]))
     held = None
+    before = cache_entries(cache_dir)
     if not cfg.test_file:
         held = _held_out(source, cache_dir, n_features, info.rows, classes)
-    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=source.path, binary_path=None)
+    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=source.path, binary_path=None,
+                prepared_once=sorted(cache_entries(cache_dir) - before))
     _trim()  # a first run scans the file and extracts the held-out rows: give that memory back
 
     phases.start("load")

@@ -133,6 +133,7 @@ def run(job: dict, events, phases) -> dict:
     classes = list(info.classes)
     text_path = bin_data = None
     held_out = None
+    before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
     if cfg.mode == "stream" and cfg.workers == 1:
         text_path = cache.text_copy(source, cache_dir, classes)
         stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
@@ -142,7 +143,8 @@ def run(job: dict, events, phases) -> dict:
         bin_data = cache.binary_copy(source, cache_dir, classes, n_features, cfg.precision,
                                      "dense" if dense else "csr", info.rows, hold_out=not cfg.test_file)
     events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=text_path,
-                binary_path=bin_data.folder if bin_data else None)
+                binary_path=bin_data.folder if bin_data else None,
+                prepared_once=sorted(cache.cache_entries(cache_dir) - before))
 
     phases.start("load")
     shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None

@@ -1,5 +1,6 @@
 """Real child processes: every outcome, the caps, cancel, exact peaks, recovery."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -147,8 +148,14 @@ def test_cli_bad_file_names_the_line(home, tmp_path):
 def test_cli_runs_list_show_export_delete(home):
     cli("run", "--rows=3000", "--features=1024", "--epochs=1", "--json", home=home, check=0)
     listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)
-    assert len(listed) == 1 and listed[0]["status"] == "completed"
+    assert len(listed) == 1 and listed[0]["status"] == "completed" and listed[0]["name"] is None
     rid = str(listed[0]["id"])
+    from svmcore.store.sqlite import Store
+
+    with contextlib.closing(Store(home)) as store:
+        store.set_name(int(rid), "first try")
+    assert json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)[0]["name"] == "first try"
+    assert cli("runs", "list", home=home, check=0).stdout.splitlines()[1].endswith("  first try")
     shown = json.loads(cli("runs", "show", rid, "--json", home=home, check=0).stdout)
     assert shown["config"]["rows"] == 3000 and shown["samples"] and shown["events"]
     csv_text = cli("runs", "export", rid, "--format", "csv", home=home, check=0).stdout
@@ -202,3 +209,23 @@ def test_cli_run_id_out_of_sqlite_range_is_one_line_exit_2(home, command, run_id
 def test_cli_largest_sqlite_run_id_is_accepted_and_not_found(home):
     proc = cli("runs", "show", "9223372036854775807", home=home)
     assert proc.returncode == 2 and "no run with id 9223372036854775807" in proc.stderr
+
+
+def test_a_first_stream_run_says_which_copies_it_built_once_and_the_next_reuses_them(store):
+    """Issue 22: the first stream run writes the data file (and the held-out rows) in its
+    prepare phase, later runs reuse them; the summary says which run built what."""
+    from svmcore.app.headlines import RunFacts
+
+    first = _run(store, mode="stream", rows=4_000, features=4_096, epochs=1)
+    assert first.wait(120) == RunStatus.COMPLETED, first.summary
+    built = first.summary.get("prepared_once") or []
+    assert any(n.startswith("text-") for n in built) and any(n.startswith("heldout-") for n in built), built
+    again = _run(store, mode="stream", rows=4_000, features=4_096, epochs=1)
+    assert again.wait(120) == RunStatus.COMPLETED, again.summary
+    assert "prepared_once" not in again.summary
+    rec = store.get_run(first.run_id)
+    facts = RunFacts.of(rec.id, rec.status.value, rec.result)
+    if rec.result.peak_phase == "prepare":  # then its own peak is the highest of the other phases
+        assert facts.own_peak_mb == max(p.peak_rss_mb for p in rec.result.phases if p.name != "prepare")
+    else:
+        assert facts.one_time_mb is None and facts.compared_peak_mb == rec.result.peak_rss_mb

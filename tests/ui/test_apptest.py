@@ -366,13 +366,18 @@ def test_invalid_combination_shows_one_error_next_to_the_field(app_home):
     assert_clean(at)
     at.button(key="launch").click().run()
     assert_clean(at)
+    # one error at the field, and the same reason under the Launch button (where the user looks)
     errors = list(at.error)
-    assert len(errors) == 1, texts(errors)
-    assert "kernel-svm" in errors[0].value and "mode" in errors[0].value, errors[0].value
+    assert len(errors) == 2, texts(errors)
+    at_launch, at_field = errors
+    assert at_launch.value == "**Not launched.** " + at_field.value, texts(errors)
+    assert "kernel-svm" in at_field.value and "mode" in at_field.value, at_field.value
     side = sidebar_elements(at)
     mode = next(i for i, n in enumerate(side) if getattr(n, "key", None) == "train_mode")
-    assert side[mode + 1] is errors[0] or getattr(side[mode + 1], "value", None) == errors[0].value, \
+    assert side[mode + 1] is at_field or getattr(side[mode + 1], "value", None) == at_field.value, \
         f"the error is not right below the mode field: {[getattr(n, 'key', None) or n.type for n in side]}"
+    launch = next(i for i, n in enumerate(side) if getattr(n, "key", None) == "launch")
+    assert getattr(side[launch + 1], "value", None) == at_launch.value, "the reason is not under the Launch button"
     assert not store_runs(app_home), "an invalid launch created a run"
 
 
@@ -593,10 +598,22 @@ def test_error_goes_away_when_the_field_is_fixed(app_home):
     at.selectbox(key="train_model").set_value("kernel-svm")
     at.selectbox(key="train_mode").set_value("stream").run()
     at.button(key="launch").click().run()
-    assert len(at.error) == 1
+    assert len(at.error) == 2  # at the field and at the Launch button
     at.selectbox(key="train_mode").set_value("memory").run()
     assert_clean(at)
     assert not at.error, texts(at.error)
+
+
+def test_a_refused_launch_offers_its_fix_at_the_launch_button(app_home):
+    at = open_page()
+    at.selectbox(key="train_model").set_value("kernel-svm")
+    at.selectbox(key="train_mode").set_value("stream").run()
+    at.button(key="launch").click().run()
+    fix = at.button(key="apply_fix")
+    assert fix.label == "Set mode to memory"
+    fix.click().run()
+    assert_clean(at)
+    assert at.selectbox(key="train_mode").value == "memory" and not at.error, texts(at.error)
 
 
 def test_exact_peak_is_the_workers_not_the_dashboards(app_home):

@@ -3,6 +3,7 @@ presentation view and export (issue #11). The browser side is tests/e2e/test_tra
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 
@@ -134,6 +135,27 @@ def test_compare_headline_against_the_baseline_and_switched(history_home):
     at.selectbox(key="baseline").set_value(b).run()
     assert_clean(at)
     assert headline_lines(at) == [comparison_headline(other, base)]
+
+
+def test_a_colour_picked_on_compare_is_the_runs_on_its_charts_and_kept(history_home):
+    h = history_home
+    a, b = sorted(h["sweep_runs"])
+    at = open_page("pages/1_Compare.py")
+    at.color_picker(key=f"colour_{b}").set_value("#123456").run()
+    assert_clean(at)
+    try:
+        with contextlib.closing(Store(h["home"])) as s:
+            assert s.get_run(b).colour == "#123456"
+        memory, phases = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+        lines = {t["name"]: t["line"]["color"] for t in memory["data"] if t.get("name", "").startswith("run ")}
+        bars = {t["name"]: t["marker"]["color"] for t in phases["data"]}
+        assert lines[f"run {b} · batch size 2,048"] == bars[f"run {b} · batch size 2,048"] == "#123456", lines
+        assert lines[f"run {a} · batch size 256"] != "#123456"
+        again = open_page("pages/1_Compare.py")  # a new session: the run keeps it
+        assert again.color_picker(key=f"colour_{b}").value.upper() == "#123456"
+    finally:
+        with contextlib.closing(Store(h["home"])) as s:
+            s.set_colour(b, None)
 
 
 def test_compare_table_puts_the_key_numbers_first(history_home):

@@ -14,13 +14,17 @@ from svmcore.sweeps.frontier import TradeoffPoint
 from ui.charts import (
     PALETTE,
     accuracy_info,
+    accuracy_range,
     label_lanes,
     live_phases,
     memory_info,
     monitoring_note,
     panel_domains,
     panels_of,
+    oom_marks,
+    phase_peaks_figure,
     phase_peaks_info,
+    chart_colours,
     run_colour,
     run_series,
     samples_at,
@@ -29,6 +33,7 @@ from ui.charts import (
     thin,
     throughput_info,
     tint,
+    tradeoff_figure,
     tradeoff_info,
     view_series,
     x_range,
@@ -441,7 +446,7 @@ def test_phase_peaks_info_lines_up_each_runs_phases_and_marks_the_owner():
         "phases": ["imports", "load", "train"],
         "runs": [{"id": 1, "title": "run 1 · memory", "colour": PALETTE[0], "peaks": [128.0, 300.0, None],
                   "owner": "load"},
-                 {"id": 12, "title": "run 12", "colour": PALETTE[1], "peaks": [130.0, None, 200.0], "owner": "train"}]}
+                 {"id": 12, "title": "run 12", "colour": PALETTE[11], "peaks": [130.0, None, 200.0], "owner": "train"}]}
 
 
 def test_phase_peaks_info_of_no_runs_and_of_a_phase_killed_before_its_peak():
@@ -456,7 +461,24 @@ def test_run_colours_are_stable_and_wrap_around_the_palette():
 
 
 def test_run_colours_are_distinct():
-    assert len(set(PALETTE)) == len(PALETTE) == 10
+    assert len(set(PALETTE)) == len(PALETTE) == 16
+
+
+def test_chart_colours_never_repeat_on_one_chart():
+    """Issue 22: runs 8 and 18 drew the same pink. On one chart no two runs share a colour,
+    however many there are and whatever their ids."""
+    for ids in ([8, 18], list(range(1, 13)), [1, 17, 33, 49], list(range(1, 41)), [5, 21, 3, 19, 37]):
+        colours = chart_colours(ids)
+        assert sorted(colours) == sorted(ids) and len(set(colours.values())) == len(ids), (ids, colours)
+
+
+def test_chart_colours_keep_a_runs_own_colour_and_the_one_picked():
+    assert chart_colours([1, 2]) == {1: PALETTE[0], 2: PALETTE[1]}
+    assert chart_colours([1, 17]) == {1: PALETTE[0], 17: PALETTE[1]}  # 17's own is taken: the next free
+    assert chart_colours([2, 17]) == {2: PALETTE[1], 17: PALETTE[0]}  # the same run, the same colour as alone
+    # a picked colour wins, even over a run whose own colour it is; lower case is the same colour
+    assert chart_colours([1, 2], {2: "#1f77b4"}) == {2: PALETTE[0], 1: PALETTE[1]}
+    assert chart_colours([3], {3: "#123456"}) == {3: "#123456"}
 
 
 # ---------------------------------------------------------------- tradeoff_info
@@ -529,3 +551,34 @@ def test_workers_info_puts_each_dask_worker_on_the_run_clock_and_sums_all_proces
     # coordinator 40 at 0.123 (no worker yet), 100 at 0.5 (+20 +5), 64.5 at 1.0 (held: +20 +5)
     assert info["total"] == {"t": [0.12345, 0.5, 1.0], "rss": [40.0, 125.0, 89.5]}
     assert workers_info(SAMPLES, EVENTS) == {"workers": [], "total": {"t": [], "rss": []}}
+
+
+def test_the_accuracy_axis_stays_between_0_and_1():
+    """Issue 22: one final accuracy of 1.0 drew an axis from 0 to 2."""
+    s = series_of(3)
+    assert accuracy_range([s]) == [0.55 - 0.03, 0.7 + 0.03]
+    perfect = dict(s, acc=dict(s["acc"], accuracy=[1.0], balanced=[1.0]), final=dict(s["final"], accuracy=1.0,
+                                                                                     balanced=1.0))
+    lo, hi = accuracy_range([perfect])
+    assert 0.9 < lo < 1.0 < hi <= 1.015
+    fig = stacked_figure(stacked_info([perfect])).to_plotly_json()
+    assert fig["layout"]["yaxis3"]["range"] == [lo, hi]
+    assert accuracy_range([dict(s, acc=dict(s["acc"], accuracy=[], balanced=[]), final=None)]) is None
+
+
+def test_oom_runs_at_the_same_peak_share_one_mark_that_counts_them():
+    """Issue 22: two oom points at the same place drew as one ×."""
+    marks = oom_marks([(4, 256.2, "a"), (9, 255.9, "b"), (5, 300.0, "c")])
+    assert marks == [{"peak_mb": 256.2, "runs": ["run 4: a (oom at 256 MiB)", "run 9: b (oom at 256 MiB)"]},
+                     {"peak_mb": 300.0, "runs": ["run 5: c (oom at 300 MiB)"]}]
+    fig = tradeoff_figure(tradeoff_info([tp(4, 256.2, None, status="oom"), tp(9, 255.9, None, status="oom"),
+                                         tp(1, 100.0, 0.9, sps=10.0, front=True)]))
+    oom = next(d for d in fig.data if d.name == "out of memory")
+    assert list(oom.text) == ["×2"] and "run 9" in oom.customdata[0] and "run 4" in oom.customdata[0]
+
+
+def test_phase_peak_labels_stand_upright_so_they_never_overlap():
+    a = View(1, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 300.0),)))
+    b = View(2, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 280.0),)))
+    fig = phase_peaks_figure(phase_peaks_info([a, b]))
+    assert [(list(d.text), d.textangle) for d in fig.data] == [(["peak"], -90), (["peak"], -90)]

@@ -14,10 +14,12 @@ from svmcore.app.headlines import (
     knob_value_text,
     outcome_headline,
     run_label,
+    data_text,
     run_names,
+    run_title,
     speed_text,
 )
-from svmcore.store.records import RunSummary
+from svmcore.store.records import PhaseSpan, RunSummary
 
 MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
                   balanced_accuracy=0.70, samples_per_s=280_000.0)
@@ -120,11 +122,53 @@ def test_knob_value_text(name, value, text):
 
 def test_run_names_are_the_values_that_differ():
     differing = {"mode": ["memory", "stream"], "batch_size": [256, 2048], "epochs": [1, 2]}
-    assert run_names([1, 2], differing) == {1: "memory, batch size 256, +1 more",
-                                            2: "stream, batch size 2,048, +1 more"}
-    assert run_names([1, 2], differing, most=3) == {1: "memory, batch size 256, epochs 1",
-                                                    2: "stream, batch size 2,048, epochs 2"}
+    assert run_names([1, 2], differing, most=2) == {1: "memory, batch size 256, +1 more",
+                                                    2: "stream, batch size 2,048, +1 more"}
+    assert run_names([1, 2], differing) == {1: "memory, batch size 256, epochs 1",
+                                            2: "stream, batch size 2,048, epochs 2"}
     assert run_names([4], {}) == {4: ""}
+
+
+def test_run_names_of_the_issue_tell_every_run_apart():
+    """Issue 22: runs 1, 7 and 8 read "memory, float64, +2 more" alike and hid the batch
+    size of run 8 (8192). The knobs that tell runs apart are named before the others."""
+    ids = [1, 5, 6, 7, 8, 9]
+    differing = {"mode": ["memory", "memory", "stream", "memory", "memory", "memory"],
+                 "precision": ["float64", "float32", "float64", "float64", "float64", "float64"],
+                 "batch_size": [1024, 1024, 1024, 1024, 8192, 1024],
+                 "threads": [1, 1, 1, 2, 1, 1], "shuffle": [True] * 5 + [False]}
+    names = run_names(ids, differing)
+    assert len(set(names.values())) == len(ids), names
+    assert "batch size 8,192" in names[8] and "batch size 1,024" in names[1]
+    assert names[7].startswith("memory") and "threads 2" in names[7]
+
+
+def test_run_names_skip_what_a_file_does_not_read():
+    """A run on a file has no rows knob of its own: it is not 'rows 100,000'."""
+    differing = {"dataset": ["sparse-text", "/srv/up/small.svm"], "rows": [100_000, None]}
+    assert run_names([1, 6], differing) == {1: "sparse-text, rows 100,000", 6: "small.svm"}
+
+
+def test_run_title_puts_the_users_name_first():
+    assert run_title(7, "big batch", "batch size 8,192") == "run 7 · big batch (batch size 8,192)"
+    assert run_title(7, "big batch") == "run 7 · big batch"
+    assert run_title(7, None, "stream") == "run 7 · stream"
+    assert run_title(7) == "run 7"
+    assert RunFacts(7, "completed", "stream", label="mine").title == "run 7 · mine (stream)"
+
+
+def test_data_text_says_what_the_run_used():
+    assert data_text("/srv/up/small.svm", RunSummary(train_rows=240, test_rows=60), 100_000) == "small.svm, 300 rows"
+    assert data_text("sparse-text", RunSummary(), 20_000) == "sparse-text, 20,000 rows"
+    assert data_text("/srv/up/small.svm", RunSummary(), 100_000) == "small.svm"
+
+
+def test_a_comparison_warns_when_the_runs_used_different_data():
+    a = RunFacts(1, "completed", data="sparse-text, 100,000 rows")
+    b = RunFacts(6, "completed", data="small.svm, 300 rows")
+    assert compare([a, b]).warning == ("These runs used different data, so their numbers are not like for like: "
+                                       "run 1: sparse-text, 100,000 rows; run 6: small.svm, 300 rows.")
+    assert compare([a, RunFacts(2, "completed", data=a.data)]).warning is None
 
 
 def test_compare_against_the_first_run_or_the_one_chosen():
@@ -143,6 +187,7 @@ def test_run_label_is_current_and_skips_what_is_missing():
     assert run_label(row) == "run 17 · completed · sparse-text · memory · linear-svm"
     assert run_label(dict(row, status="running", label="learn: batches")) == (
         "run 17 · running · sparse-text · memory · linear-svm · learn: batches")
+    assert run_label(dict(row, name="big batch")) == "run 17 · big batch · completed · sparse-text · memory · linear-svm"
     assert run_label({"id": 3, "status": "queued"}) == "run 3 · queued"
 
 
@@ -169,3 +214,56 @@ def test_a_failed_data_parallel_run_whose_workers_were_never_read_shows_no_worke
               "per_worker": [dict(w, peak_rss_mb=None, peak_exact=False) for w in PARALLEL["per_worker"]]}
     peaks = RunSummary.from_dict({"peak_rss_mb": 160.2, "parallel": unread}).parallel_peaks
     assert peaks.text() == "all processes – (sampled sum) · largest Dask worker – (sampled) · coordinator 160 MiB (exact)"
+
+
+def _first_stream_run(prepared_once=("text-abc.svm",)) -> RunSummary:
+    phases = [PhaseSpan("imports", 0.0, 0.5, 0.5, 60.0), PhaseSpan("prepare", 0.5, 4.0, 3.5, 256.0),
+              PhaseSpan("load", 4.0, 4.1, 0.1, 150.0), PhaseSpan("train", 4.1, 9.0, 4.9, 207.0),
+              PhaseSpan("evaluate", 9.0, 9.5, 0.5, 190.0)]
+    return RunSummary.from_dict({"peak_rss_mb": 256.0, "peak_phase": "prepare", "accuracy": 0.75,
+                                 "balanced_accuracy": 0.7, "samples_per_s": 97_000.0, "prepared_once": list(prepared_once),
+                                 "phases": [p.__dict__ for p in phases]})
+
+
+def test_a_first_stream_runs_one_time_preparation_is_left_out_and_said():
+    """Issue 22: the first stream run peaked at 256 MiB writing its data file (the
+    prepare phase) against a 253 MiB memory run: '+1%'. Its own cost is 207 MiB."""
+    base = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
+                    balanced_accuracy=0.7, samples_per_s=280_000.0)
+    first = RunFacts.of(6, "completed", _first_stream_run(), "stream")
+    assert (first.one_time_mb, first.own_peak_mb, first.compared_peak_mb) == (256.0, 207.0, 207.0)
+    assert comparison_headline(base, first) == (
+        "run 6 · stream vs run 1 · memory: exact peak −18% (253 → 207 MiB; run 6's one-time preparation (256 MiB) "
+        "left out), 2.9× slower, accuracy ±0.000, balanced accuracy ±0.000")
+    assert outcome_headline(first) == (
+        "Run 6 completed: exact peak 207 MiB without its one-time preparation (which peaked at 256 MiB building "
+        "copies of the data that later runs reuse)")
+
+
+def test_a_run_that_reused_its_copies_or_whose_peak_was_elsewhere_is_compared_whole():
+    later = RunFacts.of(7, "completed", _first_stream_run(prepared_once=()))
+    assert (later.one_time_mb, later.compared_peak_mb) == (None, 256.0)
+    elsewhere = RunSummary.from_dict({"peak_rss_mb": 256.0, "peak_phase": "train", "prepared_once": ["text-abc.svm"],
+                                      "phases": [{"name": "train", "peak_rss_mb": 256.0}]})
+    assert RunFacts.of(8, "completed", elsewhere).one_time_mb is None
+
+
+def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
+    import plotly.graph_objects as go
+
+    from ui.compare import HEADLINE_CHARS, HEADLINE_LINES, chart_config, headline_title_lines, with_headline
+
+    base = RunFacts(1, "completed", "memory", peak_mb=252.0, accuracy=0.75, balanced_accuracy=0.7,
+                    samples_per_s=280_000.0)
+    others = [RunFacts(i, "completed", f"batch size {i * 16}", peak_mb=200.0 + i, accuracy=0.75,
+                       balanced_accuracy=0.7, samples_per_s=100_000.0) for i in range(2, 14)]
+    two = compare([base, others[0]])
+    lines = headline_title_lines(two)
+    assert " ".join(x.strip() for x in lines) == two.headlines[0]
+    assert all(len(x) <= HEADLINE_CHARS for x in lines)
+    fig = with_headline(go.Figure(layout=dict(height=600, margin=dict(t=40))), two)
+    assert fig.layout.title.text == "<br>".join(lines) and fig.layout.height == 600 + 17 * len(lines)
+    many = headline_title_lines(compare([base] + others))
+    assert len(many) == HEADLINE_LINES and many[-1] == "… the rest of the headline is on the page"
+    assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {
+        "format": "png", "filename": "runs-1-2-memory", "width": 1600, "height": fig.layout.height, "scale": 1}

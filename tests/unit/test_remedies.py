@@ -186,7 +186,8 @@ def test_memmap_lesson_names_the_move_to_file_backed_memory():
 def test_claims_rows_for_a_measured_a_pending_and_an_impossible_experiment():
     r = remedy("batch")
     cmp = compare(*LOAD_OWNS, acts_on=r.acts_on)
-    row = claims_row(r, r.experiment("default"), {"source": "reference", "before": LOAD_OWNS[0],
+    stated = changed_knobs(r.experiment("default").before)  # the before run measured the stated setup
+    row = claims_row(r, r.experiment("default"), {"source": "reference", "before": dict(LOAD_OWNS[0], config=stated),
                                                    "after": LOAD_OWNS[1], "cmp": cmp})
     assert tuple(row) == CLAIMS_COLUMNS
     assert row["remedy"] == "Smaller batches" and row["the advice claims"] == "30–50%"
@@ -209,6 +210,20 @@ def test_a_quick_measurement_says_what_it_was_measured_with():
                                                    "after": dict(LOAD_OWNS[1], config={"rows": 10_000,
                                                                                        "gc_every": 10})})
     assert row["setup"] == "default setup (measured with rows=10,000)" and row["measured on"] == "this machine"
+
+
+
+def test_the_learn_pages_experiment_title_says_a_quick_measurement_too():
+    """Issue 22: quick mode showed a "1M rows" experiment measured on 100k rows with no note."""
+    from svmcore.app.learn import Learn
+
+    r = remedy("stream")
+    e = r.experiment("1m")
+    quick, _ = e.configs(quick=True)
+    assert Learn.measured_with(e, {"config": changed_knobs(quick.to_dict())}) == " (measured with rows=100,000)"
+    stated, _ = e.configs()
+    assert Learn.measured_with(e, {"config": changed_knobs(stated.to_dict())}) == ""
+    assert Learn.measured_with(e, None) == ""
 
 
 def test_a_pair_that_did_not_complete_says_so():

@@ -508,6 +508,19 @@ def test_local_run_records_its_host(run_store):
     assert rec.host_memory_bytes > 2**28
 
 
+def test_a_run_is_named_renamed_and_coloured(run_store):
+    rid = run_store.create_run({"a": 1}, label="batch_size=256")
+    assert run_store.set_name(rid, "  big batch ")
+    assert (run_store.get_run(rid).name, run_store.get_run(rid).label) == ("big batch", "batch_size=256")
+    assert run_store.set_name(rid, "smaller") and run_store.get_run(rid).name == "smaller"
+    assert run_store.set_name(rid, " ") and run_store.get_run(rid).name is None
+    assert run_store.set_colour(rid, "#ab12cd") and run_store.get_run(rid).colour == "#AB12CD"
+    assert run_store.set_colour(rid, None) and run_store.get_run(rid).colour is None
+    with pytest.raises(ValueError, match="#RRGGBB"):
+        run_store.set_colour(rid, "red")
+    assert not run_store.set_name(rid + 1, "no such run")
+
+
 def test_store_made_before_the_host_columns_gets_them(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -520,7 +533,9 @@ def test_store_made_before_the_host_columns_gets_them(tmp_path):
     try:
         old = s.list_runs()[0]
         assert (old.host, old.host_cpus, old.host_memory_bytes) == ("old-box", None, None)
+        assert (old.name, old.colour) == (None, None)
         assert s.get_run(s.create_run({"b": 2}, host=this_host())).host_cpus == os.cpu_count()
+        assert s.set_name(old.id, "from before") and s.get_run(old.id).name == "from before"
         assert s.integrity_ok()
     finally:
         s.close()

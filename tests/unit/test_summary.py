@@ -149,6 +149,14 @@ def test_the_summary_of_a_completed_run():
     }
 
 
+def test_the_data_copies_a_run_built_once_are_in_its_summary():
+    events = [dict(e, prepared_once=["text-abc.svm", "heldout-abc-h5"]) if e["kind"] == DATA else e
+              for e in completed_events()]
+    assert summarise(events, completed_samples())["prepared_once"] == ["text-abc.svm", "heldout-abc-h5"]
+    reused = [dict(e, prepared_once=[]) if e["kind"] == DATA else e for e in completed_events()]
+    assert "prepared_once" not in summarise(reused, completed_samples())
+
+
 def test_only_the_documented_worker_keys_are_copied():
     summary = summarise(completed_events(), completed_samples())
     assert "pid" not in summary and "samples" not in summary

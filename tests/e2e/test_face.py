@@ -1,0 +1,185 @@
+"""Issue 22 in a real browser (Debian chromium via Playwright) against real
+``streamlit run app.py`` servers whose runs are real worker processes:
+
+- twelve runs on one Compare chart: twelve different colours (read from the Plotly
+  figure in the page), the same as each run's swatch in the headline;
+- a run name typed on Train is the run's name on Compare (its baseline picker, its
+  curve on the chart);
+- a refused launch (batch size above a 300-row file's 240 training rows) says why under
+  the Launch button, in view at 1024x768, and its "Set batch size to 240" button fixes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_browser import no_exception, open_app, screenshot, settle
+from tests.e2e.test_train_compare import set_knobs, wait_chart
+from tests.helpers import make_history
+
+pytestmark = pytest.mark.e2e
+
+SMALL = 1024, 768
+TINY = {"rows": 2_000, "features": 4_096, "epochs": 1}
+LEAN = {"mode": "stream", "parser": "native", "solver": "native", "epochs": 1}
+
+# the lean path (native parser and solver, streamed from a svmlight file): about a second a run
+TWELVE_SCRIPT = r"""
+import json, os, random, sys, time
+from svmcore.app.lab import Lab
+
+home, knobs = sys.argv[1], json.loads(sys.argv[2])
+os.makedirs(os.path.join(home, "datasets"))
+path = os.path.join(home, "datasets", "tiny.svm")
+rng = random.Random(7)
+with open(path, "w") as f:
+    for i in range(2000):
+        cols = sorted(rng.sample(range(1, 4096), 20))
+        f.write(("1" if i % 2 else "-1") + " " + " ".join(f"{j}:{rng.random():.3f}" for j in cols) + "\n")
+lab = Lab(home)
+ids = [lab.runs.launch(dict(knobs, dataset=path, batch_size=16 * (i + 1))) for i in range(12)]
+deadline = time.monotonic() + 170
+while time.monotonic() < deadline and any(lab.runs.view(i).is_live for i in ids):
+    time.sleep(0.1)
+print(json.dumps({"runs": ids, "statuses": [lab.runs.view(i).status.value for i in ids]}))
+"""
+
+COLOURS_JS = """(key) => {
+    const el = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    if (!el || !el.data) return null;
+    return el.data.filter(d => (d.yaxis || 'y') === 'y' && (d.name || '').startsWith('run ') && d.x.length > 2)
+                  .map(d => ({name: d.name, colour: d.line.color}));
+}"""
+
+
+def memory_curves(page: Page, key: str = "cmp_chart") -> list[dict]:
+    try:
+        return page.evaluate(COLOURS_JS, key) or []
+    except Exception:  # the graph div was being replaced by a re-render
+        return []
+
+
+@pytest.fixture(scope="module")
+def twelve_server(tmp_path_factory, artifacts_dir):
+    home = str(tmp_path_factory.mktemp("e2e-twelve") / "home")
+    os.makedirs(home)
+    made = make_history(TWELVE_SCRIPT, home, LEAN)
+    assert made["statuses"] == ["completed"] * 12, made
+    server = Server(home, os.path.join(artifacts_dir, "streamlit-twelve.log"))
+    server.prepared = made
+    yield server
+    server.stop()
+
+
+def test_twelve_runs_on_one_chart_have_twelve_colours(twelve_server, page):
+    ids = twelve_server.prepared["runs"]
+    open_app(page, twelve_server, "Compare?runs=" + ",".join(map(str, ids)), heading="Compare runs")
+    settle(page)
+    expect(page.get_by_text("Showing the 12 run(s) named in the page's address")).to_be_visible()
+    wait_chart(page, "cmp_chart", lambda f: len([t for t in f["traces"] if t["name"].startswith("run ")]) >= 12,
+               "twelve runs on the stacked chart", timeout=60)
+    curves = memory_curves(page)
+    assert sorted(int(re.match(r"run (\d+)", c["name"]).group(1)) for c in curves) == sorted(ids), curves
+    colours = [c["colour"].upper() for c in curves]
+    assert len(set(colours)) == 12, curves
+    # each run's swatch in the headline has its curve's colour
+    swatches = page.locator("[data-testid='compareHeadline'] li")
+    expect(swatches).to_have_count(11)
+    for i in range(11):
+        li = swatches.nth(i)
+        text = li.inner_text()
+        rid = int(re.search(r"run (\d+)", text).group(1))
+        colour = li.locator("span").first.evaluate("e => e.style.color")
+        curve = next(c for c in curves if c["name"].startswith(f"run {rid} "))
+        r, g, b = (int(curve["colour"][k:k + 2], 16) for k in (1, 3, 5))
+        assert colour == f"rgb({r}, {g}, {b})", (text, colour, curve)
+    # the knobs that tell them apart name them: every batch size, no two names alike
+    assert len({c["name"] for c in curves}) == 12 and all("batch size" in c["name"] for c in curves), curves
+    no_exception(page)
+    screenshot(page, "compare-twelve")
+
+
+def test_a_name_typed_on_train_is_the_runs_name_on_compare(fresh_server, page):
+    server = fresh_server()
+    open_app(page, server)
+    settle(page)
+    set_knobs(page, {"rows": TINY["rows"], "features": TINY["features"]})
+    name = page.get_by_label("run name (optional)", exact=True)
+    name.fill("tiny demo run")
+    name.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Launch run").click()
+    expect(page.get_by_role("combobox", name="Showing")).to_have_value(re.compile(r"run 1 · tiny demo run · "),
+                                                                        timeout=30_000)
+    expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=90_000)
+    expect(name).to_have_value("")  # the next launch is not named the same by mistake
+    rename = page.get_by_label("name of run 1", exact=True)
+    expect(rename).to_have_value("tiny demo run")
+    open_app(page, server, "Compare", heading="Compare runs")
+    settle(page)
+    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · tiny demo run")
+    # renamed on Train, it is renamed on Compare
+    open_app(page, server)
+    settle(page)
+    rename = page.get_by_label("name of run 1", exact=True)
+    rename.fill("renamed run")
+    rename.press("Enter")
+    settle(page)
+    expect(page.get_by_role("combobox", name="Showing")).to_have_value(re.compile(r"run 1 · renamed run · "))
+    open_app(page, server, "Compare", heading="Compare runs")
+    settle(page)
+    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · renamed run")
+    assert [r.name for r in server.runs()] == ["renamed run"]
+    no_exception(page)
+
+
+def test_a_refused_launch_says_why_at_the_launch_button_in_view(fresh_server, page):
+    server = fresh_server()
+    os.makedirs(os.path.join(server.home, "datasets"))
+    with open(os.path.join(server.home, "datasets", "small.svm"), "w") as f:
+        for i in range(300):
+            f.write(f"{1 if i % 2 else -1} 1:{i % 7 + 1} 3:{(i * 13) % 5 + 0.5}\n")
+    page.set_viewport_size({"width": SMALL[0], "height": SMALL[1]})
+    open_app(page, server)
+    settle(page)
+    box = page.get_by_role("combobox", name="dataset")
+    box.click()
+    page.get_by_role("option", name="small.svm", exact=True).click()
+    settle(page)
+    page.get_by_role("button", name="Launch run").click()
+    settle(page)
+    reason = page.get_by_test_id("stSidebar").get_by_test_id("stAlert").filter(
+        has_text="Not launched. batch_size: 1,024 is larger than the training data (240 rows)").first
+    expect(reason).to_be_visible()
+    expect(reason).to_be_in_viewport()
+    fix = page.get_by_role("button", name="Set batch size to 240")
+    expect(fix).to_be_in_viewport()
+    screenshot(page, "refused-launch-1024x768")
+    assert server.runs() == []
+    fix.click()
+    settle(page)
+    expect(page.get_by_label("batch size (rows)", exact=True)).to_have_value("240")
+    expect(page.get_by_text("Not launched.")).to_have_count(0)  # the field no longer holds the refused value
+    page.get_by_role("button", name="Launch run").click()
+    expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=90_000)
+    no_exception(page)
+
+
+def test_data_inspect_names_the_file_it_shows_after_an_upload(fresh_server, page, tmp_path):
+    """Issue 22: after an upload, Inspect showed the file's numbers under the name sparse-text."""
+    server = fresh_server()
+    up = tmp_path / "up300.svm"
+    up.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 + 1} 3:{(i * 13) % 5 + 0.5}\n" for i in range(300)))
+    open_app(page, server, "Data", heading="Datasets")
+    settle(page)
+    page.locator("input[type=file]").set_input_files(str(up))
+    expect(page.get_by_text(re.compile(r"Saved as up300-\w+\.svm"))).to_be_visible()
+    settle(page)
+    expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile(r"^up300-\w+\.svm$"))
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("300")
+    no_exception(page)
