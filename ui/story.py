@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from svmcore.app.headlines import Comparison
+from svmcore.app.headlines import Comparison, run_tag
 from svmcore.app.story import Slide
 from ui import charts as plots
 from ui.offline import chart_divs
@@ -33,8 +33,11 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
                   ) -> list[go.Figure | None]:
     """One figure per slide (None for the question): the memory panel of the baseline,
     of each remedy over it (the baseline's phases shaded), and the trade-off chart."""
-    names = {r.id: r.name for r in cmp.runs}
-    views = {v.id: v for v in lab.runs.views([r.id for r in cmp.runs])}
+    names = {r.id: run_tag(r.label, r.name) for r in cmp.runs}
+    ids = [r.id for r in cmp.runs]
+    # the runs' colours as on every other page (a picked one kept), no two alike
+    colours = plots.chart_colours(ids, {r["id"]: r.get("colour") for r in lab.runs.history() if r["id"] in ids})
+    views = {v.id: v for v in lab.runs.views(ids)}
     out: list[go.Figure | None] = []
     for slide in slides:
         if slide.kind == "question":
@@ -45,7 +48,7 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
                       for p in lab.runs.tradeoff(list(slide.runs))]
             out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points)), slide, height))
         else:
-            series = [plots.view_series(views[i], "time", names.get(i, "")) for i in slide.runs if i in views]
+            series = [plots.view_series(views[i], "time", names.get(i, ""), colour=colours[i]) for i in slide.runs if i in views]
             info = plots.stacked_info(series, phases_of=cmp.baseline)
             if info["panels"]:
                 info = dict(info, panels=["memory"], domains=plots.panel_domains(["memory"]))

@@ -87,6 +87,8 @@ class _File:
             self.freelist_trunk = self.freelist_count = 0
         if self.page_size < 512 or self.page_size & (self.page_size - 1):
             raise SalvageError("the file's page size is not valid; it is not an SQLite database")
+        if len(data) % self.page_size:  # a torn last page: SQLite reads its missing end as zeros, and so do we
+            self.data = data = data + bytes(self.page_size - len(data) % self.page_size)
         self.pages = len(data) // self.page_size
 
     def page(self, pgno: int) -> bytes | None:
