@@ -47,7 +47,7 @@ class RunConfig:
     epochs: int = 5
     shuffle: bool = True
     shuffle_buffer: int = 16_384
-    alpha: float = 1e-5
+    alpha: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     average: bool = True
     solver: str = "sklearn"
     l1: float = 0.1
@@ -115,6 +115,8 @@ def shown_name(name: str) -> str:
 
 def coerce(name: str, value: Any) -> Any:
     k = KNOBS[name]
+    if k.auto and isinstance(value, str) and value.strip().lower() == "auto":
+        return None
     if value is None or (isinstance(value, str) and value.strip() == "" and k.optional):
         if k.optional:
             return None
