@@ -232,6 +232,9 @@ def test_train_shows_oom_and_completed_outcomes(history_home):
     assert_clean(at)
     assert any(f"Run {h['completed']} completed" in t for t in texts(at.success)), texts(at.success)
     assert not at.warning or not any("ran out of memory" in t for t in texts(at.warning))
+    # the run panel says which alpha the run trained with and why (auto: chosen from its training rows)
+    assert any(t.startswith("Regularisation: alpha ") and "auto:" in t and "training rows" in t
+               for t in texts(at.caption)), texts(at.caption)
 
 
 # ---------------------------------------------------------------- knob widgets = registry
