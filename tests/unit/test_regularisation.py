@@ -50,3 +50,14 @@ def test_regularisation_says_what_was_used_and_why():
     mlp = regularisation(validate(model="mlp-numpy"), 200_000)
     assert mlp["source"] == "auto" and mlp["value"] == 1e-5  # the rule is measured for linear SGD only
     assert regularisation(validate(model="kernel-svm", rows=1000, batch_size=100), 800) is None
+
+
+def test_a_sweep_and_a_headline_name_auto_as_auto():
+    from svmcore.app.headlines import knob_value_text
+    from svmcore.sweeps.grid import grid_label, parse_grid
+
+    grid = parse_grid(["alpha=auto,1e-5"])
+    assert grid == {"alpha": [None, 1e-5]}
+    assert [grid_label({"alpha": v}) for v in grid["alpha"]] == ["alpha=auto", "alpha=1e-05"]
+    assert knob_value_text("alpha", None) == "alpha auto"
+    assert knob_value_text("memory_cap_mb", None) == "no memory cap mb"
