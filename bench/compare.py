@@ -294,8 +294,8 @@ RACE_OURS = [
     ("memory (native parser, FTRL)", dict(mode="memory", parser="native", solver="ftrl")),
 ]
 CEILING_ROWS = 1_000_000  # a subset LinearSVC and LogisticRegression hold in memory here (about 2 GiB)
-CEILINGS = [("scikit-learn LinearSVC C=0.25 (liblinear), first {n:,} training rows, in memory", "linearsvc:0.25"),
-            ("scikit-learn LogisticRegression C=1 (liblinear), first {n:,} training rows, in memory", "logistic:1")]
+CEILINGS = [("scikit-learn LinearSVC C=0.25 (liblinear), {n} training rows, in memory", "linearsvc:0.25"),
+            ("scikit-learn LogisticRegression C=1 (liblinear), {n} training rows, in memory", "logistic:1")]
 
 
 def race(path: str, home: str, work: str, epochs: int, rows: int) -> dict:
@@ -310,10 +310,13 @@ def race(path: str, home: str, work: str, epochs: int, rows: int) -> dict:
         results[label] = run_vw_documented(path, work, passes)
     print("running Vowpal Wabbit from its cache ...", flush=True)
     results[VW_CACHE.format(passes=epochs)] = run_vw(path, work, epochs)
-    n = min(CEILING_ROWS, rows)
+    from svmcore.data.sources import n_test_rows
+    train_rows = rows - n_test_rows(rows)
+    n = min(CEILING_ROWS, train_rows)
+    said = f"all {n:,}" if n == train_rows else f"the first {n:,}"
     for label, kind in CEILINGS:
-        print(f"running {label.format(n=n)} ...", flush=True)
-        results[label.format(n=n)] = run_peer(PEER, path, "1", f"{kind}:{n}")
+        print(f"running {label.format(n=said)} ...", flush=True)
+        results[label.format(n=said)] = run_peer(PEER, path, "1", f"{kind}:{n}")
     return results
 
 
