@@ -99,6 +99,7 @@ def main() -> int:
     ap.add_argument("--data", default=os.environ.get("SVMCORE_ALPHA_DATA", "/tmp/svmcore-alpha-data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--grid-only", action="store_true", help="measure the grid, not the default")
+    ap.add_argument("--default-only", action="store_true", help="measure the default, not the grid")
     ap.add_argument("--alphas", default="", help="comma-separated part of the alpha grid to measure (default all)")
     ap.add_argument("--l2s", default="", help="comma-separated part of FTRL's l2 grid to measure (default all)")
     ap.add_argument("--render", action="store_true", help="only rewrite the .md from the existing .json")
@@ -119,7 +120,7 @@ def main() -> int:
             for solver in args.solvers.split(","):
                 part = grid(solver, [float(a) for a in args.alphas.split(",")] if args.alphas else ALPHAS,
                             [float(a) for a in args.l2s.split(",")] if args.l2s else FTRL_L2)
-                for setting in ([] if args.grid_only else [{}]) + part:
+                for setting in ([] if args.grid_only else [{}]) + ([] if args.default_only else part):
                     rid = f"{key}|{solver}|{label(setting)}"
                     if setting and rid in result["runs"] and key not in again:
                         continue

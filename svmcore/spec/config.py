@@ -51,7 +51,7 @@ class RunConfig:
     average: bool = True
     solver: str = "sklearn"
     l1: float = 0.1
-    l2: float = 0.1
+    l2: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     ftrl_alpha: float = 2.0
     ftrl_beta: float = 1.0
     c: float = 1.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from svmcore.spec.regularisation import AUTO_RULE_TEXT, FTRL_L2_DEFAULT, MLP_ALPHA
+from svmcore.spec.regularisation import AUTO_L2_TEXT, AUTO_RULE_TEXT, MLP_ALPHA
 
 BUILTIN_DATASETS = ("sparse-text", "dense", "digits", "breast-cancer")
 MAX_FEATURES = 1 << 26  # 67M columns; a model over more would not fit this machine class
@@ -221,9 +221,12 @@ _KNOBS = [
          trades="Fewer nonzero weights (a smaller sparse copy of the model); too large drops useful "
                 "features and costs accuracy. It does not shrink the z and n arrays held while training.",
          applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
-    Knob("l2", float, FTRL_L2_DEFAULT, min=0.0, max=1e6,
-         help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero.",
-         trades="Too small overfits noise, too large underfits.",
+    Knob("l2", float, None, min=0.0, max=1e6, optional=True,
+         auto=f"chosen for the data: {AUTO_L2_TEXT} (measured in bench/alpha.py)",
+         help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero. auto (the default) "
+              "picks it from the number of training rows: FTRL adds it to a sum over rows, so a bigger file "
+              "needs a larger l2 (best on sparse-text: ~0.03 at 5,000 rows, 0.3-1 at 200,000, 1 at 1,000,000).",
+         trades="Too small overfits noise, too large underfits; a fixed 0.1 lost 1.5 points at 10^6 rows.",
          applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
     Knob("ftrl_alpha", float, 2.0, min=1e-6, max=100.0,
          help="FTRL's learning-rate scale alpha (solver ftrl only): a feature's rate is "

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmcore.spec.config import RunConfig
-from svmcore.spec.regularisation import alpha_for, regularisation
+from svmcore.spec.regularisation import alpha_for, l2_for, regularisation
 from svmcore.worker.model_size import sparse_model, sparse_model_size
 
 KERNEL_SAMPLE_ROWS = 2000
@@ -28,6 +28,7 @@ class Trainer:
         self.cfg = cfg
         self.regularisation = regularisation(cfg, train_rows)  # what the run reports it used, and why
         self.alpha = alpha_for(cfg, train_rows)
+        self.l2 = l2_for(cfg, train_rows)
         self.classes = np.asarray(classes)
         self.n_features = n_features
         self.incremental = cfg.model != "kernel-svm"
@@ -40,7 +41,7 @@ class Trainer:
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "ftrl":
             from svmcore.worker.ftrl import CompiledFTRL
             width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return CompiledFTRL(c.l1, c.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
+            return CompiledFTRL(c.l1, self.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "native":
             from svmcore.worker.native_sgd import NativeSGD
             width = c.n_components if c.model == "kernel-approx" else self.n_features

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from svmcore.data.files import make_dataset
-from svmcore.spec.regularisation import auto_alpha
+from svmcore.spec.regularisation import auto_alpha, auto_l2
 from tests.conftest import cli
 
 TRAIN_ROWS = 10_000
@@ -46,9 +46,7 @@ def test_the_default_lands_within_half_a_point_of_the_best_of_a_grid(home, files
     knob, values = GRID[solver]
     grid = {v: _run(home, files, solver, f"--{knob}={v}")["accuracy"] for v in values}
     reg = default["regularisation"]
-    if solver == "ftrl":
-        assert reg["name"] == "l2" and reg["source"] == "default"
-    else:
-        assert reg == {"name": "alpha", "value": auto_alpha(TRAIN_ROWS), "source": "auto",
-                       "why": reg["why"]} and "10,000 training rows" in reg["why"]
+    name, value = ("l2", auto_l2(TRAIN_ROWS)) if solver == "ftrl" else ("alpha", auto_alpha(TRAIN_ROWS))
+    assert reg == {"name": name, "value": value, "source": "auto", "why": reg["why"]}
+    assert "10,000 training rows" in reg["why"]
     assert 100 * (max(grid.values()) - default["accuracy"]) <= 0.5, (default["accuracy"], grid)

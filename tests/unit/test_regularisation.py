@@ -7,7 +7,7 @@ from svmcore.cli.knobs import knobs_table
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
-from svmcore.spec.regularisation import AUTO_ALPHA_MAX, AUTO_ALPHA_MIN, auto_alpha, regularisation
+from svmcore.spec.regularisation import AUTO_ALPHA_MAX, AUTO_ALPHA_MIN, auto_alpha, auto_l2, regularisation
 
 
 def test_auto_alpha_falls_as_the_training_rows_grow():
@@ -21,6 +21,13 @@ def test_auto_alpha_falls_as_the_training_rows_grow():
 def test_auto_alpha_is_near_the_measured_best(rows, best):
     # bench/results/alpha.md: the grid's best on sparse-text; within a factor of 2 of it on a log scale
     assert best / 2 <= auto_alpha(rows) <= best * 2
+
+
+@pytest.mark.parametrize("rows,low,high", [(5_000, 0.01, 0.1), (200_000, 0.3, 1.0), (1_000_000, 1.0, 3.0)])
+def test_ftrls_auto_l2_grows_with_the_rows_into_the_measured_best(rows, low, high):
+    # bench/results/alpha.md: FTRL's l2 adds to a sum over rows, so its best grows as the rows do
+    assert low <= auto_l2(rows) <= high
+    assert auto_l2(10 * rows) > auto_l2(rows)
 
 
 def test_auto_alpha_is_kept_in_its_range():
@@ -45,8 +52,10 @@ def test_regularisation_says_what_was_used_and_why():
     assert regularisation(validate(alpha=1e-4), 200_000) == {"name": "alpha", "value": 1e-4, "source": "set",
                                                              "why": "set by hand"}
     ftrl = regularisation(validate(solver="ftrl"), 200_000)
-    assert ftrl["name"] == "l2" and ftrl["source"] == "default" and ftrl["value"] == KNOBS["l2"].default
-    assert regularisation(validate(solver="ftrl", l2=1.0), 10)["source"] == "set"
+    assert ftrl["name"] == "l2" and ftrl["source"] == "auto" and ftrl["value"] == auto_l2(200_000)
+    assert regularisation(validate(solver="ftrl", l2=1.0), 10) == {"name": "l2", "value": 1.0, "source": "set",
+                                                                   "why": "set by hand"}
+    assert validate(solver="ftrl", l2="auto").l2 is None and validate(solver="ftrl", l2=0).l2 == 0.0
     mlp = regularisation(validate(model="mlp-numpy"), 200_000)
     assert mlp["source"] == "auto" and mlp["value"] == 1e-5  # the rule is measured for linear SGD only
     assert regularisation(validate(model="kernel-svm", rows=1000, batch_size=100), 800) is None
