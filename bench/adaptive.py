@@ -13,7 +13,6 @@ solver: the AdaGrad loop lives here.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -25,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.alpha import files  # noqa: E402
-from bench.remedies import describe, machine  # noqa: E402
+from bench.remedies import describe, machine, write_result  # noqa: E402
 from svmcore.spec.regularisation import auto_alpha  # noqa: E402
 from svmcore.worker.sgd import CompiledSGD  # noqa: E402
 
@@ -109,11 +108,7 @@ def main() -> int:
     m = machine()
     result = {"date": time.strftime("%Y-%m-%d"), "dataset": args.dataset, "train_rows": int(X.shape[0]),
               "passes": args.passes, "machine": m, "description": describe(m), "curves": curves}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "adaptive.json"), "w") as f:
-        json.dump(result, f, indent=1)
-    with open(os.path.join(args.out, "adaptive.md"), "w") as f:
-        f.write(markdown(result))
+    write_result(args.out, "adaptive", result, markdown(result))
     return 0
 
 
