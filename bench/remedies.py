@@ -47,6 +47,15 @@ def describe(m: dict) -> str:
             f"scikit-learn {m['scikit-learn']}, numpy {m['numpy']}")
 
 
+def write_result(out: str, stem: str, data: dict, md: str) -> None:
+    """A benchmark's figures (``stem.json``) and its table (``stem.md``) under ``out``."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, stem + ".json"), "w") as f:
+        json.dump(data, f, indent=1)
+    with open(os.path.join(out, stem + ".md"), "w") as f:
+        f.write(md)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))

@@ -25,7 +25,7 @@ with st.sidebar:
 
 SUGGESTED = {"batch_size": "256,4096", "precision": "float64,float32", "mode": "memory,stream,memmap",
              "representation": "sparse,dense", "hashing_bits": "0,16", "threads": "1,2",
-             "model": "linear-svm,kernel-approx", "gc_every": "0,10", "epochs": "1,3", "alpha": "1e-5,1e-4"}
+             "model": "linear-svm,kernel-approx", "gc_every": "0,10", "epochs": "1,3", "alpha": "auto,1e-5,1e-6"}
 varied = st.multiselect("Knobs to vary", [k for k in KNOBS if k not in ("dataset", "test_file")],
                         default=["batch_size", "precision"], key="varied")
 grid_items, grid_error = [], None
@@ -36,6 +36,9 @@ for col, name in zip(cols, varied):
     text = col.text_input(f"{name} values", value=SUGGESTED.get(name, hint), key=f"grid_{name}",
                           help=f"Comma separated. {k.help}")
     grid_items.append(f"{name}={text}")
+if "alpha" in varied or base.get("alpha") is None:
+    st.caption(f"alpha auto is {KNOBS['alpha'].auto}: each run picks it from its own training rows, so a sweep "
+               "over rows or data changes alpha too. Every run records the alpha it used and why.")
 try:
     grid = grid_items
     points = lab.sweeps.preview(base, grid)

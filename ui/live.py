@@ -14,7 +14,6 @@ from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
 from svmcore.spec.outcomes import rss_over_cap_note
-from svmcore.spec.scores import near_baseline
 from svmcore.store.records import RunStatus
 from ui import charts as plots
 from ui.doctor import diagnosis_panel
@@ -193,12 +192,11 @@ def outcome(view: RunView) -> None:
 def details(view: RunView) -> None:
     """What a finished run measured beyond the headline numbers."""
     s = view.summary
-    if near_baseline(s.accuracy, s.baseline_accuracy):
-        st.warning(f"Accuracy {s.accuracy:.4f} is within 2 points of always predicting the majority class "
-                   f"({s.baseline_accuracy:.4f}): this model may not have learnt the other class. Balanced "
-                   f"accuracy is {_fmt(s.balanced_accuracy, '.4f')}"
-                   + ("; the rows were trained in file order (shuffle off)." if s.shuffle is False else "."),
-                   icon=":material/balance:")
+    for warning in s.score_warnings():
+        st.warning(warning["text"][0].upper() + warning["text"][1:] + ".", icon=":material/balance:")
+    if s.regularisation:
+        reg = s.regularisation
+        st.caption(f"Regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']}).")
     conf = s.confusion
     if conf and len(conf["classes"]) <= 10:
         with st.expander("Confusion matrix and per-class recall"):

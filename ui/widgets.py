@@ -42,10 +42,19 @@ def knob_widget(k: Knob, value, key: str, lab=None):
                              placeholder="unset: a local cluster for the run")
         return text.strip() or None
     if k.optional:
-        on = st.checkbox(f"set {label}", value=value is not None, key=key + "_on", help=_help(k))
+        unset = f" (unset: auto, {k.auto})" if k.auto else ""
+        on = st.checkbox(f"set {label}{unset}", value=value is not None, key=key + "_on", help=_help(k))
         if not on:
             return None
-        default = value if value is not None else int(k.min or 1) * 4
+        if value is not None:
+            default = value
+        elif k.type is float:  # the middle of the range on a log scale
+            default = float(f"{(k.min * k.max) ** 0.5:.1g}")
+        else:
+            default = int(k.min or 1) * 4
+        if k.type is float:
+            return st.number_input(label, min_value=float(k.min), max_value=float(k.max), value=float(default),
+                                   format="%.2g", key=key, help=_help(k), label_visibility="collapsed")
         return st.number_input(label, min_value=k.type(k.min), max_value=k.type(k.max), value=k.type(default),
                                key=key, help=_help(k), label_visibility="collapsed")
     if k.type is int:

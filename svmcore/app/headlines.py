@@ -185,7 +185,7 @@ def knob_value_text(name: str, value) -> str:
     knob = KNOBS.get(name)
     label = name.replace("_", " ")
     if value is None:
-        return f"no {label}"
+        return f"{label} auto" if knob is not None and knob.auto else f"no {label}"
     if isinstance(value, bool):
         return f"{label} {'on' if value else 'off'}"
     if knob is not None and knob.choices and isinstance(value, str):

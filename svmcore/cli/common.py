@@ -78,7 +78,8 @@ def add_knob_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
     for k in KNOBS.values():
         if k.name in skip:
             continue
-        help_text = f"{k.help} [{k.describe_allowed()}; default {k.default}]"
+        default = "auto" if k.auto and k.default is None else k.default
+        help_text = f"{k.help} [{k.describe_allowed()}; default {default}]"
         if k.type is bool:
             p.add_argument(k.flag, dest=k.name, action=_BoolKnobAction,
                            default=argparse.SUPPRESS, help=help_text)

@@ -8,7 +8,7 @@ from svmcore.spec.knobs import KNOBS
 def knobs_table(markdown: bool = True) -> str:
     rows = []
     for k in KNOBS.values():
-        default = "unset" if k.default is None else k.default
+        default = ("auto" if k.auto else "unset") if k.default is None else k.default
         rows.append((f"`{k.flag}`", k.describe_allowed(), str(default), k.help, k.trades))
     if not markdown:
         return "\n\n".join(f"{r[0]} ({r[1]}; default {r[2]})\n  {r[3]}\n  trades: {r[4]}" for r in rows)

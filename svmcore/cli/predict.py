@@ -82,6 +82,9 @@ def cmd_predict(args, home: str) -> int:
         print("  " + " ".join(f"--{k.replace('_', '-')}={v}" for k, v in result["changed"].items()) or "  (as given)")
         print(f"  predicted exact peak {result['predicted_peak_mb']:.0f} MiB; {result['basis']}")
         print(f"  {result['statement']}")
+        reg = result.get("regularisation")
+        if reg:
+            print(f"  regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']})")
         if "verified" in result:
             v = result["verified"]
             print(f"  verified: run {v['run_id']} {v['status']}, exact peak {v['peak_rss_mb']:.0f} MiB "

@@ -13,7 +13,6 @@ from svmcore.engine.admission import admit
 from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
 from svmcore.spec.events import EVAL, PROGRESS
-from svmcore.spec.scores import near_baseline
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
@@ -113,9 +112,11 @@ def describe(summary: RunSummary) -> str:
         u = summary.upcast
         lines.append(f"  float16 upcast: {u['float32_bytes_per_batch'] / 1024:,.1f} KiB float32 per batch (exact), "
                      f"{u['seconds_per_batch'] * 1e6:,.0f} µs per batch (measured), {u['batches']:,} batches")
-    if near_baseline(summary.accuracy, summary.baseline_accuracy):
-        lines.append("  WARNING: accuracy is within 2 points of the majority-class baseline; "
-                     "the model may not have learnt the minority class (see balanced accuracy)")
+    reg = summary.regularisation
+    if reg:
+        lines.append(f"  regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']})")
+    for warning in summary.score_warnings():
+        lines.append(f"  WARNING: {warning['text']}")
     par = summary.extra.get("parallel")
     if par:
         kind = "exact" if all(w["peak_exact"] for w in par["per_worker"]) else "sampled"

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS
+from svmcore.spec.scores import quality_warnings
 from svmcore.spec.units import MiB
 from svmcore.store.records import parallel_peaks
 from svmcore.store.sqlite import RunStatus
@@ -102,7 +103,7 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
     for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches",
                 "epoch_samples_per_s", "spill", "f1", "f1_of", "baseline_accuracy", "per_class_recall", "confusion",
                 "shuffle", "monitor", "recomputed_layers", "nonzero_weights", "weights", "sparse_model_bytes", "upcast",
-                "parallel"):
+                "parallel", "regularisation"):
         if key in worker:
             summary[key] = worker[key]
     if data_ev:
@@ -116,4 +117,7 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
                        peak_largest_worker_mb=peaks.largest_worker_mb, peak_largest_worker=peaks.largest_worker,
                        peak_largest_worker_source="exact (VmHWM)" if peaks.largest_worker_exact else "sampled",
                        peak_coordinator_mb=peaks.coordinator_mb)
+    summary["warnings"] = quality_warnings(summary["accuracy"], summary["balanced_accuracy"],
+                                           summary.get("baseline_accuracy"), len(summary.get("per_class_recall") or {}),
+                                           summary.get("shuffle"))
     return summary

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import itertools
 
-from svmcore.data.sources import Source, check_trainable, scan
+from svmcore.data.sources import Source, check_trainable, n_test_rows, scan
 from svmcore.predict.margin import forecast_margin, statement
 from svmcore.predict.model import Calibration, data_shape, predict
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, SvmcoreError
+from svmcore.spec.regularisation import regularisation
 
 SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sparse text)
     ("memory", "sklearn", "sklearn"): 2, ("memmap", "sklearn", "sklearn"): 3, ("stream", "sklearn", "sklearn"): 0,
@@ -162,6 +163,8 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
                                             if objective != "throughput" else "fastest compiled path first")
                   + "; memory from the calibrated model"),
         "measured_before": measured,
+        # the memory knobs varied here leave the training rows, and so an auto alpha, as they are
+        "regularisation": regularisation(best, info.rows if best.test_file else info.rows - n_test_rows(info.rows)),
         "candidates": len(priced), "fitting": len(fits), "fitting_with_confidence": len(confident),
         "runners_up": [{"changed": _changed(c, cfg0), "predicted_peak_mb": p["predicted_peak_mb"]}
                        for c, p in pool[1:4]],

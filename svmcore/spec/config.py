@@ -47,11 +47,11 @@ class RunConfig:
     epochs: int = 5
     shuffle: bool = True
     shuffle_buffer: int = 16_384
-    alpha: float = 1e-5
+    alpha: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     average: bool = True
     solver: str = "sklearn"
     l1: float = 0.1
-    l2: float = 0.1
+    l2: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     ftrl_alpha: float = 2.0
     ftrl_beta: float = 1.0
     c: float = 1.0
@@ -123,6 +123,8 @@ def shown_name(name: str) -> str:
 
 def coerce(name: str, value: Any) -> Any:
     k = KNOBS[name]
+    if k.auto and isinstance(value, str) and value.strip().lower() == "auto":
+        return None
     if value is None or (isinstance(value, str) and value.strip() == "" and k.optional):
         if k.optional:
             return None

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from svmcore.spec.regularisation import AUTO_L2_TEXT, AUTO_RULE_TEXT, MLP_ALPHA
+
 BUILTIN_DATASETS = ("sparse-text", "dense", "digits", "breast-cancer")
 MAX_FEATURES = 1 << 26  # 67M columns; a model over more would not fit this machine class
 MAX_KERNEL_SVM_ROWS = 10_000
@@ -31,6 +33,7 @@ class Knob:
     applies_to: tuple[str, ...] = ()  # models this knob matters for; () = all
     free_text: bool = False  # dataset: a builtin name or a file path
     only_with: tuple[str, Any] | None = None  # (knob, value): it matters only when that knob has that value
+    auto: str = ""  # for an optional knob: what unset ("auto") means; the value "auto" is accepted as unset
 
     @property
     def flag(self) -> str:
@@ -54,7 +57,9 @@ class Knob:
 
         lo, hi = num(self.min), num(self.max)
         text = f"{self.type.__name__} in [{lo}, {hi}]"
-        if self.optional:
+        if self.auto:
+            text += " or auto"
+        elif self.optional:
             text += " or unset"
         return text
 
@@ -183,9 +188,15 @@ _KNOBS = [
               "together in memmap mode.",
          trades="A bigger buffer mixes rows from further apart (a file sorted by label needs it) and holds "
                 "that many more rows in memory.", applies_to=("linear-svm", "kernel-approx", "mlp", "mlp-numpy")),
-    Knob("alpha", float, 1e-5, min=1e-9, max=10.0,
-         help="Regularisation strength of the SGD-trained models (larger = simpler model).",
-         trades="Too small overfits noise, too large underfits.",
+    Knob("alpha", float, None, min=1e-9, max=10.0, optional=True,
+         auto=f"chosen for the data: {AUTO_RULE_TEXT} for linear-svm and kernel-approx (measured in "
+              f"bench/alpha.py), {MLP_ALPHA:g} for the MLPs",
+         help="L2 regularisation strength of the SGD-trained models (larger = simpler model). auto (the default) "
+              "picks it from the number of training rows: SGD weighs the penalty against the mean loss, so a "
+              "bigger file needs a smaller alpha (best on sparse-text: ~3e-6 at 200,000 rows, ~1e-6 at "
+              "1,000,000); a run records the alpha it used and why. FTRL has its own l2.",
+         trades="Too small overfits noise, too large underfits; a fixed value that suits one size of data "
+                "over-regularises a bigger file (4-6 points lost at 10^6 rows with 1e-5).",
          applies_to=("linear-svm", "kernel-approx", "mlp", "mlp-numpy")),
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
@@ -210,9 +221,12 @@ _KNOBS = [
          trades="Fewer nonzero weights (a smaller sparse copy of the model); too large drops useful "
                 "features and costs accuracy. It does not shrink the z and n arrays held while training.",
          applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
-    Knob("l2", float, 0.1, min=0.0, max=1e6,
-         help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero.",
-         trades="Too small overfits noise, too large underfits.",
+    Knob("l2", float, None, min=0.0, max=1e6, optional=True,
+         auto=f"chosen for the data: {AUTO_L2_TEXT} (measured in bench/alpha.py)",
+         help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero. auto (the default) "
+              "picks it from the number of training rows: FTRL adds it to a sum over rows, so a bigger file "
+              "needs a larger l2 (best on sparse-text: ~0.03 at 5,000 rows, 0.3-1 at 200,000, 1 at 1,000,000).",
+         trades="Too small overfits noise, too large underfits; a fixed 0.1 lost 1.5 points at 10^6 rows.",
          applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
     Knob("ftrl_alpha", float, 2.0, min=1e-6, max=100.0,
          help="FTRL's learning-rate scale alpha (solver ftrl only): a feature's rate is "

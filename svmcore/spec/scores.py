@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-BASELINE_MARGIN = 0.02  # accuracy within this of the baseline: warn that it may mean nothing
+BASELINE_MARGIN = 0.02  # accuracy within this of the baseline: it may mean nothing
+CHANCE_MARGIN = 0.10  # balanced accuracy within this of chance (1 / classes): the model tells little apart
 
 
 def label_text(label) -> str:
@@ -67,3 +68,24 @@ def scores(matrix: np.ndarray, classes: list) -> dict:
 def near_baseline(accuracy: float | None, baseline: float | None, margin: float = BASELINE_MARGIN) -> bool:
     """True when accuracy is no more than ``margin`` above always predicting the majority class."""
     return accuracy is not None and baseline is not None and accuracy - baseline <= margin
+
+
+def quality_warnings(accuracy: float | None, balanced_accuracy: float | None, baseline: float | None,
+                     n_classes: int | None, shuffle: bool | None = None) -> list[dict]:
+    """What a run's scores warn about, each ``{"kind", "text"}``. The warning rests on balanced
+    accuracy, which tells models apart where accuracy cannot: on a file 97% one class every model
+    scores near the 0.97 baseline, but predicting one class has balanced accuracy 1 / classes
+    (chance) whatever the mix. Accuracy near the baseline is said in the same warning, not alone."""
+    if balanced_accuracy is None or not n_classes or n_classes < 2:
+        return []
+    chance = 1.0 / n_classes
+    if balanced_accuracy - chance > CHANCE_MARGIN:
+        return []
+    text = (f"balanced accuracy {balanced_accuracy:.4f} is within {CHANCE_MARGIN * 100:.0f} points of chance "
+            f"({chance:.4f}, what predicting one class scores): the model barely tells the classes apart")
+    if near_baseline(accuracy, baseline):
+        text += (f"; its accuracy {accuracy:.4f} is within {BASELINE_MARGIN * 100:.0f} points of always predicting "
+                 f"the majority class ({baseline:.4f})")
+    if shuffle is False:
+        text += "; the rows were trained in file order (shuffle off)"
+    return [{"kind": "near-chance", "text": text}]

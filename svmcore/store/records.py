@@ -7,6 +7,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from enum import Enum
 
+from svmcore.spec.scores import quality_warnings
+
 MAX_ROWID = 2**63 - 1
 
 
@@ -117,6 +119,8 @@ class RunSummary:
     weights: int | None = None  # all its weights
     sparse_model_bytes: int | None = None  # exact bytes of a sparse copy (indices, float64 values)
     upcast: dict | None = None  # float16 runs: the float32 copy of each batch, bytes exact, time measured
+    regularisation: dict | None = None  # what regularised the model: name, value, source (set/auto/default), why
+    warnings: list | None = None  # the scores' warnings, each {"kind", "text"}; None in runs stored before them
     cap: str | None = None
     cap_mb: float | None = None
     cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's peak, page cache included
@@ -140,6 +144,14 @@ class RunSummary:
         if values.get("n_samples") is None:
             values["n_samples"] = 0
         return cls(**values, extra=d)
+
+    def score_warnings(self) -> list[dict]:
+        """The scores' warnings (``spec.scores.quality_warnings``), worked out again for runs
+        stored before summaries listed them."""
+        if self.warnings is not None:
+            return list(self.warnings)
+        return quality_warnings(self.accuracy, self.balanced_accuracy, self.baseline_accuracy,
+                                len(self.per_class_recall), self.shuffle)
 
     def phase_peak(self, name: str) -> float | None:
         return next((p.peak_rss_mb for p in self.phases if p.name == name), None)

@@ -78,7 +78,7 @@ def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None) -> l
 
 
 def grid_label(values: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in values.items())
+    return ", ".join(f"{k}={'auto' if v is None and k in KNOBS and KNOBS[k].auto else v}" for k, v in values.items())
 
 
 # ---------------------------------------------------------------- trade-offs

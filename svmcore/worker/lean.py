@@ -29,6 +29,7 @@ from svmcore.data.spill import Spill, concat_parts
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
+from svmcore.spec.regularisation import alpha_for, regularisation
 from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS
 from svmcore.spec.knobs import MAX_FEATURES
 from svmcore.spec.scores import confusion, scores
@@ -441,7 +442,7 @@ def run(job: dict, events, phases) -> dict:
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=0,
                 test_data_bytes=test_bytes)
 
-    model = NativeSGD(cfg.alpha, cfg.average, n_features, classes)
+    model = NativeSGD(alpha_for(cfg, n_train), cfg.average, n_features, classes)
     k = all_classes.shape[0]
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
@@ -520,6 +521,7 @@ def run(job: dict, events, phases) -> dict:
         "epoch_samples_per_s": epoch_rates,
         "spill": spill_info,
         "train_rows": n_train, "test_rows": int(test_codes.shape[0]), "features": n_features,
+        "regularisation": regularisation(cfg, n_train),
         "train_data_bytes": 0, "model_bytes": model_bytes,
         "threads": {"requested": cfg.threads, "blas": [], "os_threads": os_threads,
                     "reader_thread": train.reader_thread},

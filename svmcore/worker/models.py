@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmcore.spec.config import RunConfig
+from svmcore.spec.regularisation import alpha_for, l2_for, regularisation
 from svmcore.worker.model_size import sparse_model, sparse_model_size
 
 KERNEL_SAMPLE_ROWS = 2000
@@ -23,8 +24,11 @@ def _rbf_gamma(X) -> float:
 
 
 class Trainer:
-    def __init__(self, cfg: RunConfig, classes: list, n_features: int):
+    def __init__(self, cfg: RunConfig, classes: list, n_features: int, train_rows: int):
         self.cfg = cfg
+        self.regularisation = regularisation(cfg, train_rows)  # what the run reports it used, and why
+        self.alpha = alpha_for(cfg, train_rows)
+        self.l2 = l2_for(cfg, train_rows)
         self.classes = np.asarray(classes)
         self.n_features = n_features
         self.incremental = cfg.model != "kernel-svm"
@@ -37,25 +41,25 @@ class Trainer:
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "ftrl":
             from svmcore.worker.ftrl import CompiledFTRL
             width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return CompiledFTRL(c.l1, c.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
+            return CompiledFTRL(c.l1, self.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "native":
             from svmcore.worker.native_sgd import NativeSGD
             width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return NativeSGD(c.alpha, c.average, width, self.classes)
+            return NativeSGD(self.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
             from svmcore.worker.sgd import CompiledSGD
             width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return CompiledSGD(c.alpha, c.average, width, self.classes)
+            return CompiledSGD(self.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx"):
             from sklearn.linear_model import SGDClassifier
-            return SGDClassifier(loss="hinge", alpha=c.alpha, average=c.average, random_state=c.seed)
+            return SGDClassifier(loss="hinge", alpha=self.alpha, average=c.average, random_state=c.seed)
         if c.model == "mlp-numpy":
             from svmcore.worker.mlp_numpy import NumpyMLP
-            return NumpyMLP(self.n_features, c.hidden_sizes, self.classes, alpha=c.alpha, checkpoint=c.checkpoint,
+            return NumpyMLP(self.n_features, c.hidden_sizes, self.classes, alpha=self.alpha, checkpoint=c.checkpoint,
                             seed=c.seed, dtype=np.float64 if c.precision == "float64" else np.float32)
         if c.model == "mlp":
             from sklearn.neural_network import MLPClassifier
-            return MLPClassifier(hidden_layer_sizes=c.hidden_sizes, alpha=c.alpha,
+            return MLPClassifier(hidden_layer_sizes=c.hidden_sizes, alpha=self.alpha,
                                  batch_size=min(c.batch_size, 200), random_state=c.seed)
         from sklearn.svm import SVC
         return SVC(C=c.c, kernel="rbf", gamma="scale", cache_size=c.cache_size_mb)

@@ -194,7 +194,7 @@ def run(job: dict, events, phases) -> dict:
     events.emit(LOADED, train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
-    trainer = Trainer(cfg, classes, n_features)
+    trainer = Trainer(cfg, classes, n_features, train.n_rows)
     score_classes = _score_classes(classes, y_test)
     live_eval = live_evaluation(cfg.monitor)
     progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
@@ -319,7 +319,7 @@ def run(job: dict, events, phases) -> dict:
         "epoch_samples_per_s": epoch_rates,
         "spill": spill_info,
         "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
-        "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
+        "regularisation": trainer.regularisation, "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
         **trainer.sparse_model(), "upcast": upcast,
         "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,
                     "reader_thread": isinstance(train, StreamData) and train.reader_thread},

@@ -43,3 +43,6 @@ def test_shuffle_turns_a_majority_class_model_into_a_real_one(home, sorted_file,
     assert mixed["balanced_accuracy"] > 0.7, mixed
     assert mixed["f1"] > 0.5
     assert mixed["shuffle"] is True and plain["shuffle"] is False
+    # both score near the 97% baseline; only the file-order model is warned about (on balanced accuracy)
+    assert [w["kind"] for w in plain["warnings"]] == ["near-chance"] and "shuffle off" in plain["warnings"][0]["text"]
+    assert mixed["warnings"] == []

@@ -235,6 +235,9 @@ def test_train_shows_oom_and_completed_outcomes(history_home):
     assert_clean(at)
     assert any(f"Run {h['completed']} completed" in t for t in texts(at.success)), texts(at.success)
     assert not at.warning or not any("ran out of memory" in t for t in texts(at.warning))
+    # the run panel says which alpha the run trained with and why (auto: chosen from its training rows)
+    assert any(t.startswith("Regularisation: alpha ") and "auto:" in t and "training rows" in t
+               for t in texts(at.caption)), texts(at.caption)
 
 
 # ---------------------------------------------------------------- knob widgets = registry
@@ -271,11 +274,13 @@ def test_optional_knobs_reveal_their_input(app_home):
     at = open_page()
     at.checkbox(key="train_features_on").check()
     at.checkbox(key="train_memory_cap_mb_on").check()
+    at.checkbox(key="train_alpha_on").check()  # unset = auto (chosen from the training rows)
     at.run()
     assert_clean(at)
-    for name in ("features", "memory_cap_mb"):
+    for name in ("features", "memory_cap_mb", "alpha"):
         w = at.number_input(key=f"train_{name}")
         assert (w.min, w.max) == (KNOBS[name].min, KNOBS[name].max), name
+        assert KNOBS[name].min <= w.value <= KNOBS[name].max, name
     # cap_kind only matters (and only shows) once a cap is set
     assert list(at.selectbox(key="train_cap_kind").options) == list(KNOBS["cap_kind"].choices)
 

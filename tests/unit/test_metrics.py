@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, recall_score
 
-from svmcore.spec.scores import confusion, label_text, near_baseline, scores
+from svmcore.spec.scores import confusion, label_text, near_baseline, quality_warnings, scores
 
 
 def _scores(y_true, y_pred, classes):
@@ -62,3 +62,17 @@ def test_text_labels_and_an_empty_test_set():
 def test_near_baseline_margin():
     assert near_baseline(0.975, 0.96) and not near_baseline(0.99, 0.96)
     assert not near_baseline(None, 0.9) and not near_baseline(0.9, None)
+
+
+def test_the_warning_rests_on_balanced_accuracy():
+    # issue 20: on a 97%-negative file both models score near the 0.97 baseline; only the first is useless
+    useless = quality_warnings(0.972, 0.549, 0.97, 2)
+    assert quality_warnings(0.975, 0.573, 0.971, 2)  # seen on a label-sorted file trained in file order
+    useful = quality_warnings(0.975, 0.806, 0.97, 2)
+    assert [w["kind"] for w in useless] == ["near-chance"] and useful == []
+    assert "balanced accuracy 0.5490" in useless[0]["text"] and "0.9700" in useless[0]["text"]
+    assert quality_warnings(0.52, 0.52, 0.5, 2)[0]["text"].startswith("balanced accuracy 0.5200")
+    assert "shuffle off" in quality_warnings(0.97, 0.5, 0.97, 2, shuffle=False)[0]["text"]
+    assert quality_warnings(0.42, 0.42, 0.34, 3)  # three classes: chance is 1/3
+    assert not quality_warnings(0.60, 0.60, 0.34, 3)
+    assert quality_warnings(None, None, None, 2) == [] and quality_warnings(1.0, 1.0, 1.0, 1) == []

@@ -46,6 +46,7 @@ WORKER_SUMMARY = {
     "threads": {"requested": 1, "blas": [], "os_threads": 1, "reader_thread": False},
     "f1": 0.875, "f1_of": "1", "baseline_accuracy": 0.5, "per_class_recall": {"0": 0.9, "1": 0.85},
     "confusion": {"labels": ["0", "1"], "matrix": [[90, 10], [15, 85]]},
+    "regularisation": {"name": "alpha", "value": 4e-5, "source": "auto", "why": "auto: ..."},
     "data": {"ignored": True}, "pid": 4242,
 }
 
@@ -145,7 +146,7 @@ def test_the_summary_of_a_completed_run():
         "threads": WORKER_SUMMARY["threads"], "batches": 4, "epoch_samples_per_s": [1000.0, 3000.0],
         "spill": WORKER_SUMMARY["spill"], "f1": 0.875, "f1_of": "1", "baseline_accuracy": 0.5,
         "per_class_recall": {"0": 0.9, "1": 0.85}, "confusion": WORKER_SUMMARY["confusion"], "shuffle": True,
-        "data": DATA_INFO,
+        "regularisation": WORKER_SUMMARY["regularisation"], "data": DATA_INFO, "warnings": [],
     }
 
 
@@ -309,7 +310,7 @@ def test_a_run_that_measured_nothing():
         "sample_hz": 50, "n_samples": 0, "wall_s": 0.0, "train_s": None, "samples_per_s": None,
         "samples_seen": None, "accuracy": None, "balanced_accuracy": None, "last_accuracy": None, "phases": [],
         "peak_phase": None, "floor_mb": None, "cap": "none", "cap_mb": None, "phase": None,
-        "error": {"type": "Lost", "message": "m"}, "exit": {"code": None},
+        "error": {"type": "Lost", "message": "m"}, "exit": {"code": None}, "warnings": [],
     }
 
 
@@ -395,3 +396,14 @@ def test_a_data_parallel_summary_gives_all_processes_and_the_largest_worker_besi
     assert text.splitlines()[1] == ("  peak: all processes 680 MiB (sampled sum) · largest Dask worker (1) 300 MiB "
                                     "(exact) · coordinator 168 MiB (exact)")
     assert "  coordinator peak RSS 168.0 MiB exact" in text
+
+
+def test_a_model_near_chance_is_warned_about_in_the_summary_as_a_list():
+    events = [dict(e, balanced_accuracy=0.52) if e["kind"] == EVAL and e.get("final") else e
+              for e in completed_events()]
+    summary = summarise(events, completed_samples())
+    assert [w["kind"] for w in summary["warnings"]] == ["near-chance"]
+    assert summary["warnings"][0]["text"].startswith("balanced accuracy 0.5200 is within 10 points of chance")
+    assert RunSummary.from_dict(summary).score_warnings() == summary["warnings"]
+    stored_before = {k: v for k, v in summary.items() if k != "warnings"}  # a run stored before the list
+    assert RunSummary.from_dict(stored_before).score_warnings() == summary["warnings"]

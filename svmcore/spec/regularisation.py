@@ -1,0 +1,79 @@
+"""The regularisation a run trains with: set by hand, or chosen for the data.
+
+SGD's L2 strength ``alpha`` weighs the penalty against the *mean* loss over rows, so the
+same alpha regularises a large file as hard as a small one; the strength a file needs
+falls as it grows (measured on `sparse-text` with a fixed test file: best alpha ~3e-6
+at 2*10^5 training rows, ~1e-6 at 10^6 and 2*10^6; bench/alpha.py). It falls slower than
+1 / rows because alpha also sets the step size of SGD's schedule (eta = 1 / (alpha * t)):
+too small a value takes huge first steps (1e-7 lost 2 points at 10^6 rows). Unset
+(``auto``), alpha is ``1e-6 * (10^6 / training rows) ** (2/3)`` (through both measured
+points), kept within ``[AUTO_ALPHA_MIN, AUTO_ALPHA_MAX]``.
+FTRL's ``l2`` is added to a sum of gradients over rows, not a mean: with a fixed l2 its
+weight against the data falls as rows grow, faster than the data needs (the best l2 was
+0.01-0.1 at 5,000 rows, 0.3-1 at 2*10^5, 1 or more at 10^6, where the old fixed 0.1 lost 1.5
+points). Unset, l2 is ``sqrt(training rows / 10^6)`` within ``[AUTO_L2_MIN, AUTO_L2_MAX]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+AUTO_ALPHA_AT_1M = 1e-6  # the measured best at 10^6 training rows
+AUTO_ALPHA_POWER = 2 / 3
+AUTO_ALPHA_MIN = 3e-7  # not below: 1e-7 was too small at 10^6 rows (its first steps are huge)
+AUTO_ALPHA_MAX = 1e-4  # scikit-learn's own default, for the smallest files
+MLP_ALPHA = 1e-5  # the MLPs' L2 when unset: a fixed default, not measured against rows
+AUTO_L2_AT_1M = 1.0  # FTRL's best measured l2 at 10^6 training rows
+AUTO_L2_POWER = 0.5
+AUTO_L2_MIN, AUTO_L2_MAX = 0.01, 10.0
+SGD_MODELS = ("linear-svm", "kernel-approx")
+
+
+def auto_alpha(train_rows: int) -> float:
+    """The L2 strength ``auto`` picks for averaged SGD on ``train_rows`` rows."""
+    value = AUTO_ALPHA_AT_1M * (1e6 / max(1, int(train_rows))) ** AUTO_ALPHA_POWER
+    return float(f"{min(AUTO_ALPHA_MAX, max(AUTO_ALPHA_MIN, value)):.2g}")  # 2 digits: a value people can type
+
+
+def auto_l2(train_rows: int) -> float:
+    """FTRL's L2 strength ``auto`` picks on ``train_rows`` rows."""
+    value = AUTO_L2_AT_1M * (max(1, int(train_rows)) / 1e6) ** AUTO_L2_POWER
+    return float(f"{min(AUTO_L2_MAX, max(AUTO_L2_MIN, value)):.2g}")
+
+
+AUTO_L2_TEXT = f"{AUTO_L2_AT_1M:g} x (training rows / 10^6)^(1/2), within [{AUTO_L2_MIN:g}, {AUTO_L2_MAX:g}]"
+AUTO_RULE_TEXT = (f"{AUTO_ALPHA_AT_1M:g} x (10^6 / training rows)^(2/3), within "
+                  f"[{AUTO_ALPHA_MIN:g}, {AUTO_ALPHA_MAX:g}]")
+
+
+def alpha_for(cfg: Any, train_rows: int) -> float:
+    """The alpha an SGD-trained model (linear-svm, kernel-approx, the MLPs) uses on ``train_rows`` rows."""
+    if cfg.alpha is not None:
+        return float(cfg.alpha)
+    return auto_alpha(train_rows) if cfg.model in SGD_MODELS else MLP_ALPHA
+
+
+def l2_for(cfg: Any, train_rows: int) -> float:
+    """The l2 FTRL uses on ``train_rows`` rows."""
+    return float(cfg.l2) if cfg.l2 is not None else auto_l2(train_rows)
+
+
+def regularisation(cfg: Any, train_rows: int) -> dict | None:
+    """What regularises this run's model and why: ``{"name", "value", "source", "why"}``
+    (source ``set`` = given by hand, ``auto`` = chosen here, ``default`` = a fixed
+    default). None for a model without one of these knobs (kernel-svm's is ``c``)."""
+    if cfg.model in SGD_MODELS and cfg.solver == "ftrl":
+        if cfg.l2 is not None:
+            return {"name": "l2", "value": float(cfg.l2), "source": "set", "why": "set by hand"}
+        return {"name": "l2", "value": auto_l2(train_rows), "source": "auto",
+                "why": f"auto: {AUTO_L2_TEXT} ({train_rows:,} training rows)"}
+    if cfg.model not in SGD_MODELS + ("mlp", "mlp-numpy"):
+        return None
+    value = alpha_for(cfg, train_rows)
+    if cfg.alpha is not None:
+        why = "set by hand"
+    elif cfg.model in SGD_MODELS:
+        why = f"auto: {AUTO_RULE_TEXT} ({train_rows:,} training rows)"
+    else:
+        why = f"auto: the MLPs' fixed {MLP_ALPHA:g} (the rule in rows is measured for linear SGD only)"
+    return {"name": "alpha", "value": value, "source": "set" if cfg.alpha is not None else "auto", "why": why}
