@@ -163,8 +163,11 @@ def comparison_headline(base: RunFacts, other: RunFacts) -> str:
     if d["peak_pct"] is not None:
         once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
                        for r in (base, other) if r.one_time_mb is not None)
+        # a data-parallel run's exact peak is its coordinator's alone: its workers are said beside it
+        par = "".join(f"; run {r.id}'s is its coordinator's alone, {r.parallel.text()}"
+                      for r in (base, other) if r.parallel is not None)
         parts.append(f"exact peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
-                     f"{other.compared_peak_mb:,.0f} MiB{once})")
+                     f"{other.compared_peak_mb:,.0f} MiB{once}{par})")
     if d["speed_ratio"] is not None:
         parts.append(speed_text(d["speed_ratio"]))
     for key, label in (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy")):

@@ -65,12 +65,18 @@ def pareto_front(points: list[TradeoffPoint]) -> list[TradeoffPoint]:
 OBJECTIVES = ("accuracy", "balanced_accuracy", "samples_per_s")
 
 
+def fits_budget(p: TradeoffPoint, budget_mb: float) -> bool:
+    """Its exact peak fits, and for a data-parallel run its processes' sum does too."""
+    return p.peak_mb <= budget_mb and (p.all_processes_mb is None or p.all_processes_mb <= budget_mb)
+
+
 def best_under(points: list[TradeoffPoint], budget_mb: float, objective: str = "accuracy") -> TradeoffPoint | None:
     """The completed run with the best ``objective`` (accuracy, balanced_accuracy or
-    samples_per_s) whose exact peak fits ``budget_mb``; ties go to the smaller peak."""
+    samples_per_s) whose exact peak fits ``budget_mb`` (a data-parallel run: and all its
+    processes together, since the machine holds them all); ties go to the smaller peak."""
     if objective not in OBJECTIVES:
         raise ConfigError("objective", f"{objective!r} is not one of: {', '.join(OBJECTIVES)}")
-    fits = [p for p in points if p.status == "completed" and p.peak_mb <= budget_mb
+    fits = [p for p in points if p.status == "completed" and fits_budget(p, budget_mb)
             and getattr(p, objective) is not None]
     if not fits:
         return None
@@ -104,7 +110,7 @@ def speed_cost(best: TradeoffPoint, points: list[TradeoffPoint], budget_mb: floa
     completed run under the budget and the fastest completed run of all (percent slower,
     0 when it is the fastest; None where a throughput is missing)."""
     done = [p for p in points if p.status == "completed" and p.samples_per_s]
-    under = [p for p in done if p.peak_mb <= budget_mb]
+    under = [p for p in done if fits_budget(p, budget_mb)]
 
     def slower(than: TradeoffPoint | None) -> float | None:
         if than is None or not best.samples_per_s:

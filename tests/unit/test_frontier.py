@@ -239,3 +239,12 @@ def test_a_data_parallel_point_carries_all_its_processes_and_its_largest_worker(
                                                                 "parallel": par})])
     assert (one.all_processes_mb, one.largest_worker_mb) == (None, None)
     assert (ddp.peak_mb, ddp.all_processes_mb, ddp.largest_worker_mb) == (168.3, 679.6, 255.9)
+
+
+def test_a_data_parallel_run_fits_a_budget_only_when_all_its_processes_do():
+    """Issue 18: its exact peak is its coordinator's alone (167 MiB where its processes
+    held 680 MiB); the best setting under 300 MiB is not a run that held 680."""
+    single = pt(1, 250.0, 0.80)
+    parallel = TradeoffPoint(2, 167.0, 0.85, None, "completed", "run 2", all_processes_mb=680.0, largest_worker_mb=256.0)
+    assert best_under([single, parallel], 300.0) == single
+    assert best_under([single, parallel], 700.0) == parallel

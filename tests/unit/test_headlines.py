@@ -267,3 +267,17 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     assert len(many) == HEADLINE_LINES and many[-1] == "… the rest of the headline is on the page"
     assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {
         "format": "png", "filename": "runs-1-2-memory", "width": 1600, "height": fig.layout.height, "scale": 1}
+
+
+def test_a_comparison_with_a_data_parallel_run_says_its_peak_is_the_coordinators_and_gives_its_workers():
+    """Issue 18: a data-parallel run's headline peak was its coordinator's alone (167 MiB
+    where its processes held 680 MiB together); a comparison line says so and gives both."""
+    base = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
+                    balanced_accuracy=0.7, samples_per_s=280_000.0)
+    par = RunFacts.of(2, "completed", RunSummary.from_dict({
+        "status": "completed", "peak_rss_mb": 168.3, "peak_phase": "train", "accuracy": 0.75,
+        "balanced_accuracy": 0.7, "samples_per_s": 140_000.0, "parallel": PARALLEL}), "workers 2")
+    line = comparison_headline(base, par)
+    assert ("exact peak −33% (253 → 168 MiB; run 2's is its coordinator's alone, all processes 680 MiB "
+            "(sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB (exact))") in line
+    assert "coordinator" not in comparison_headline(base, RunFacts(3, "completed", "x", peak_mb=200.0))
