@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from svmcore.app.headlines import run_tag
 from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
@@ -535,8 +536,8 @@ def tradeoff_info(points: Sequence, budget_mb: float | None = None) -> dict:
     oom = [p for p in points if p.status == "oom"]
     front = sorted((p for p in done if p.on_frontier), key=lambda p: p.peak_mb)
     return {
-        "done": [(p.run_id, p.peak_mb, p.accuracy, p.samples_per_s or 0.0, p.label) for p in done],
-        "oom": [(p.run_id, p.peak_mb, p.label) for p in oom],
+        "done": [(p.run_id, p.peak_mb, p.accuracy, p.samples_per_s or 0.0, run_tag(p.label, p.name)) for p in done],
+        "oom": [(p.run_id, p.peak_mb, run_tag(p.label, p.name)) for p in oom],
         "frontier": [(p.peak_mb, p.accuracy) for p in front],
         "budget_mb": budget_mb,
     }

@@ -44,7 +44,7 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
             out.append(None)
         elif slide.kind == "tradeoff":
             titles = {r.id: r.title for r in cmp.runs}
-            points = [p.__class__(**{**p.__dict__, "label": titles.get(p.run_id, p.label)})
+            points = [p.__class__(**{**p.__dict__, "label": titles.get(p.run_id, p.label), "name": ""})
                       for p in lab.runs.tradeoff(list(slide.runs))]
             out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points)), slide, height))
         else:
