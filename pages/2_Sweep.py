@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from svmcore.app.headlines import run_tag, run_title
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import KNOBS, defaults
 from ui import charts as plots
@@ -96,7 +97,7 @@ def results(sweep_id: int, live: bool = False) -> None:
         st.rerun(scope="app")
     if status["done"] < status["total"]:
         c1, c2 = st.columns([5, 1])
-        running = ", ".join(f"run {r}" for r in status["running"])
+        running = ", ".join(plain(run_title(r, name=status["names"].get(r, ""))) for r in status["running"])
         c1.progress(status["done"] / max(1, status["total"]),
                     text=f"{status['done']} of {status['total']} runs finished"
                          + (f" · running: {running}" if running else " · queued"))
@@ -138,14 +139,14 @@ def results(sweep_id: int, live: bool = False) -> None:
     best = lab.sweeps.best_under(budget, objective, sweep_id, host) if budget else None
     if best:
         by = objective.replace("samples_per_s", "throughput").replace("_", " ")
-        st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({plain(best.label)}): "
+        st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({plain(run_tag(best.label, best.name))}): "
                    f"exact peak {best.peak_mb:.1f} MiB, accuracy "
                    f"{best.accuracy:.4f} (balanced {best.balanced_accuracy or 0:.4f}), "
                    f"{best.samples_per_s or 0:,.0f} samples/s.")
         st.caption(lab.sweeps.speed_cost(best, budget, sweep_id, host))
     elif pts and budget:
         st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
-    table = pd.DataFrame([{"run": p.run_id, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
+    table = pd.DataFrame([{"run": p.run_id, "name": p.name, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
                            "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
                            "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
                            "3-way frontier": p.on_speed_frontier, "host": p.host,
@@ -166,7 +167,8 @@ def results(sweep_id: int, live: bool = False) -> None:
                                                                    "exact peak, accuracy and samples/s at once")})
     others = {rid: s for rid, s in status["statuses"].items() if s not in ("completed", "oom")}
     if others:
-        st.caption("Not on the chart: " + ", ".join(f"run {r} {s}" for r, s in others.items()))
+        st.caption("Not on the chart: " + ", ".join(f"{plain(run_title(r, name=status['names'].get(r, '')))} {s}"
+                                                    for r, s in others.items()))
 
 
 status = lab.sweeps.status(chosen)

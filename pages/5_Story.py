@@ -3,6 +3,7 @@ screen, and exported as one offline HTML file."""
 
 import streamlit as st
 
+from svmcore.app.headlines import run_label
 from svmcore.app.story import MOST_REMEDIES
 from svmcore.spec.errors import SvmcoreError
 from ui import story
@@ -12,8 +13,7 @@ from ui.state import page_setup
 lab = page_setup("Story")
 rows = lab.runs.history()
 done = sorted(r["id"] for r in rows if r["status"] == "completed")  # the oldest first: often the baseline
-labels = {r["id"]: f"run {r['id']} · {r['mode']} · {r['model']}" + (f" · {r['label']}" if r["label"] else "")
-          for r in rows}
+labels = {r["id"]: run_label(r) for r in rows}
 
 
 def _step(delta: int) -> None:

@@ -9,12 +9,14 @@ names above it, reference lines (exact peak, predicted, cap, floor) in the legen
 
 from __future__ import annotations
 
+import html
 from itertools import pairwise
 from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
+from svmcore.app.headlines import run_tag
 from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
@@ -35,6 +37,14 @@ PANEL_WEIGHTS = {"memory": 3.0, "throughput": 1.4, "accuracy": 1.7}
 PANEL_GAP = 0.06
 MAX_POINTS = 1500  # memory samples drawn per run; more are thinned, keeping each span's highest
 LABEL_PX = {"plot_width": 560, "char": 6.3, "pad": 8, "lane": 15}  # phase labels at 11 px, 1024 px window
+
+
+def chart_text(text: object) -> str:
+    """User-given text (a file or run name, a tag, a label built from them) as a chart
+    shows it: literally. Plotly reads a subset of HTML in every text it draws (legend,
+    hover, title, tick labels), so ``<b>x.svm`` would show bold; and a hovertemplate
+    reads ``%{...}``. Plotly turns ``&lt;`` and ``&#37;`` back into ``<`` and ``%``."""
+    return html.escape(str(text), quote=False).replace("%", "&#37;")
 
 
 def run_colour(run_id: int) -> str:
@@ -427,7 +437,7 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
                                 fillcolor=tint(c, 0.10), fillpattern=dict(shape="/", fgcolor=tint(c, 0.45), size=6),
                                 hovertemplate=mib, legendrank=3))
         par = s.get("workers") or {"workers": []}
-        own = ("the run's process (coordinator) RSS" if par["workers"] else "total RSS") if single else s["title"]
+        own = ("the run's process (coordinator) RSS" if par["workers"] else "total RSS") if single else chart_text(s["title"])
         fig.add_trace(_line(m["x"], m["rss"], name=own, yaxis=y,
                             line=dict(color=c, width=2), hovertemplate=mib, legendrank=1, **common))
         if single:
@@ -505,14 +515,15 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
     fig = go.Figure()
     for r in info["runs"]:
         owner = [p == r["owner"] for p in info["phases"]]
+        title = chart_text(r["title"])
         fig.add_trace(go.Bar(
-            x=info["phases"], y=r["peaks"], name=r["title"], marker=dict(
+            x=info["phases"], y=r["peaks"], name=title, marker=dict(
                 color=r["colour"], line=dict(color=["#111" if o else r["colour"] for o in owner],
                                              width=[2.5 if o else 0 for o in owner])),
             # upright, one above each bar: side by side they overlapped
             text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False, textangle=-90,
             textfont=dict(size=10),
-            hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + r["title"] + "</extra>"))
+            hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + title + "</extra>"))
     fig.update_layout(barmode="group", height=height, hovermode="closest", margin=dict(l=10, r=10, t=24, b=10),
                       legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
                       yaxis=dict(title=dict(text="exact peak (MiB)", standoff=6), rangemode="tozero", automargin=True),
@@ -525,8 +536,8 @@ def tradeoff_info(points: Sequence, budget_mb: float | None = None) -> dict:
     oom = [p for p in points if p.status == "oom"]
     front = sorted((p for p in done if p.on_frontier), key=lambda p: p.peak_mb)
     return {
-        "done": [(p.run_id, p.peak_mb, p.accuracy, p.samples_per_s or 0.0, p.label) for p in done],
-        "oom": [(p.run_id, p.peak_mb, p.label) for p in oom],
+        "done": [(p.run_id, p.peak_mb, p.accuracy, p.samples_per_s or 0.0, run_tag(p.label, p.name)) for p in done],
+        "oom": [(p.run_id, p.peak_mb, run_tag(p.label, p.name)) for p in oom],
         "frontier": [(p.peak_mb, p.accuracy) for p in front],
         "budget_mb": budget_mb,
     }
@@ -551,7 +562,7 @@ def tradeoff_figure(info: dict) -> go.Figure:
             x=peak, y=acc, mode="markers", name="completed runs",
             marker=dict(size=[10 + 30 * (s / biggest) for s in sps], color=list(sps), colorscale="Viridis",
                         showscale=True, colorbar=dict(title="samples/s"), line=dict(width=1, color="#333")),
-            text=[f"run {i}: {lab}" for i, lab in zip(ids, labels)], customdata=list(sps),
+            text=[chart_text(f"run {i}: {lab}") for i, lab in zip(ids, labels)], customdata=list(sps),
             hovertemplate="%{text}<br>peak %{x:.1f} MiB<br>accuracy %{y:.4f}<br>%{customdata:,.0f} samples/s"))
     if info["frontier"]:
         fx, fy = zip(*info["frontier"])
@@ -564,7 +575,7 @@ def tradeoff_figure(info: dict) -> go.Figure:
                                  name="out of memory", marker=dict(symbol="x", size=14, color="#E45756"),
                                  text=[f"×{len(m['runs'])}" if len(m["runs"]) > 1 else "" for m in marks],
                                  textposition="top center", textfont=dict(size=11, color="#E45756"),
-                                 customdata=["<br>".join(m["runs"]) for m in marks],
+                                 customdata=["<br>".join(map(chart_text, m["runs"])) for m in marks],
                                  hovertemplate="%{customdata}<extra>out of memory</extra>"))
     axes = tradeoff_axes(info)
     budget = info.get("budget_mb")
@@ -645,7 +656,7 @@ def remedy_phases_figure(info: dict, title: str) -> go.Figure:
                       annotation_text=f"{info['other_phase']}, not touched by it: {info['other_mb']:,.0f} MiB",
                       annotation_position="bottom left", annotation_font_size=10)
     top = max([v for v in info["before"] + info["after"] if v is not None], default=1.0)
-    fig = _layout(fig, title, "phase (shaded: the phases it acts on; outlined: the phase that owns the run's peak)",
+    fig = _layout(fig, chart_text(title), "phase (shaded: the phases it acts on; outlined: the phase that owns the run's peak)",
                   "exact peak (MiB)", height=340)
     fig.update_layout(barmode="group", hovermode="closest", bargap=0.25)
     fig.update_yaxes(range=[0, top * 1.18])

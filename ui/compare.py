@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from svmcore.app.headlines import Comparison, RunFacts
-from ui.charts import chart_colours
+from ui.charts import chart_colours, chart_text
 from ui.messages import html_text
 from ui.offline import chart_divs
 
@@ -117,7 +117,7 @@ def headline_title_lines(cmp: Comparison) -> list[str]:
 def with_headline(fig: go.Figure, cmp: Comparison) -> go.Figure:
     """The chart with the headline on top, so that a PNG saved from its toolbar says
     what it shows."""
-    lines = [html.escape(t) for t in headline_title_lines(cmp)]
+    lines = [chart_text(t) for t in headline_title_lines(cmp)]
     if not lines:
         return fig
     top = (fig.layout.margin.t or 40) + 17 * len(lines) + 16

@@ -23,7 +23,7 @@ CHART_HEIGHT = 520  # title, chart and the steps fit a 1024x768 window
 
 def _titled(fig: go.Figure, slide: Slide, height: int = CHART_HEIGHT) -> go.Figure:
     top = fig.layout.margin.t or 40
-    fig.update_layout(title=dict(text=html.escape(slide.headline, quote=False), x=0.01, xanchor="left", y=0.98, yref="container",
+    fig.update_layout(title=dict(text=plots.chart_text(slide.headline), x=0.01, xanchor="left", y=0.98, yref="container",
                                  font=dict(size=21)),
                       height=height, margin=dict(t=top + 44))
     return fig
@@ -44,7 +44,7 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
             out.append(None)
         elif slide.kind == "tradeoff":
             titles = {r.id: r.title for r in cmp.runs}
-            points = [p.__class__(**{**p.__dict__, "label": titles.get(p.run_id, p.label)})
+            points = [p.__class__(**{**p.__dict__, "label": titles.get(p.run_id, p.label), "name": ""})
                       for p in lab.runs.tradeoff(list(slide.runs))]
             out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points)), slide, height))
         else:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from svmcore.app.run_table import FILTER_LABELS, FILTERS, choices, filter_rows, group_rows
 from svmcore.spec.errors import SvmcoreError
+from ui.charts import chart_text
 from ui.messages import show_error
 
 
@@ -17,8 +18,9 @@ TICKS = {"exact peak (MiB)": ".1f", "samples/s": ",.0f", "accuracy": ".3f"}
 
 def parallel_figure(info: dict, height: int = 440) -> go.Figure:
     """One line per completed run across the knobs and results, coloured by exact peak."""
-    dims = [dict(label=d["label"], values=d["values"],
-                 **({"tickvals": d["tickvals"], "ticktext": d["ticktext"]} if d["tickvals"] is not None
+    dims = [dict(label=chart_text(d["label"]), values=d["values"],
+                 **({"tickvals": d["tickvals"], "ticktext": [chart_text(t) for t in d["ticktext"]]}
+                    if d["tickvals"] is not None
                     else {"tickformat": TICKS.get(d["label"], "~g")}))
             for d in info["dimensions"]]
     fig = go.Figure(go.Parcoords(dimensions=dims, line=dict(color=info["colour"], colorscale="Viridis_r",

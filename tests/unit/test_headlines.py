@@ -251,6 +251,7 @@ def test_a_run_that_reused_its_copies_or_whose_peak_was_elsewhere_is_compared_wh
 def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     import plotly.graph_objects as go
 
+    from ui.charts import chart_text
     from ui.compare import HEADLINE_CHARS, HEADLINE_LINES, chart_config, headline_title_lines, with_headline
 
     base = RunFacts(1, "completed", "memory", peak_mb=252.0, accuracy=0.75, balanced_accuracy=0.7,
@@ -262,7 +263,7 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     assert " ".join(x.strip() for x in lines) == two.headlines[0]
     assert all(len(x) <= HEADLINE_CHARS for x in lines)
     fig = with_headline(go.Figure(layout=dict(height=600, margin=dict(t=40))), two)
-    assert fig.layout.title.text == "<br>".join(lines) and fig.layout.height == 600 + 17 * len(lines)
+    assert fig.layout.title.text == "<br>".join(map(chart_text, lines)) and fig.layout.height == 600 + 17 * len(lines)
     many = headline_title_lines(compare([base] + others))
     assert len(many) == HEADLINE_LINES and many[-1] == "… the rest of the headline is on the page"
     assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {
