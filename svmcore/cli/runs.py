@@ -44,7 +44,7 @@ def cmd_runs(args, home: str) -> int:
             names = [os.path.basename(str(r["dataset"])) for r in rows]
             wide = min(40, max([7] + [len(n) for n in names]))
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11} name [tags]")
+                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name [tags]")
             for r, name in zip(rows, names):
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
@@ -53,7 +53,7 @@ def cmd_runs(args, home: str) -> int:
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
                 tagged = (r["name"] or "") + (f" [{', '.join(r['tags'])}]" if r["tags"] else "")
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11} {tagged}".rstrip())
+                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}  {tagged}".rstrip())
         return 0
     rec = store.get_run(args.id)
     if rec is None:

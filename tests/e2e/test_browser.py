@@ -226,7 +226,7 @@ def test_sweep_shows_frontier_and_best_under_budget(fresh_server, page):
     wait_for_plot(page, frontier_of_both_runs, "trade-off chart of both runs with a Pareto frontier", timeout=120)
     expect(page.get_by_text(re.compile(r"\d of 2 runs finished"))).to_have_count(0, timeout=30_000)
     settle(page)  # the rerun that replaces the live fragment's answer
-    expect(page.get_by_text(re.compile(r"Best under \d+ MiB by accuracy: run \d"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Best under \d+ MiB by accuracy: run \d"))).to_be_visible(timeout=30_000)
     no_exception(page)
     runs = server.runs()
     assert sorted(r.config["batch_size"] for r in runs) == [256, 4096]

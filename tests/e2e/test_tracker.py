@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from svmcore.store.sqlite import Store
 from tests.e2e.test_browser import no_exception, open_app, settle
+from tests.e2e.test_compare_delete import tick_row
 
 pytestmark = pytest.mark.e2e
 
@@ -60,6 +61,9 @@ def test_compare_filters_groups_and_tags(history_server, page):
     _pick(page, "runs_filter_group", "mode")
     expect(page.get_by_test_id("stDataFrame")).to_have_count(tables + 1)  # the groups, above the runs
 
+    expect(page.locator(".st-key-tags_text input")).to_have_count(0)  # a tag acts on ticked rows only
+    for row in range(len(sweep_runs)):
+        tick_row(page, row, len(sweep_runs))
     page.locator(".st-key-tags_text input").fill("demo")
     page.get_by_role("button", name="Add tag").click()
     settle(page)
