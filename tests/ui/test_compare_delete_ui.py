@@ -80,3 +80,22 @@ def test_keep_them_deletes_nothing_and_a_changed_selection_drops_the_question(ap
     select_rows(at, 0)  # another selection: the question about the two runs is gone
     assert_clean(at)
     assert not has_key(at, "delete_confirm") and ids(app_home) == made
+
+
+def test_a_selection_is_emptied_when_the_rows_shown_change(app_home):
+    """A selection is row positions: once a run appears (or a filter or delete changes the
+    rows), the ticked position would point at another run, so the selection goes."""
+    three_runs(app_home)
+    at = open_page("pages/1_Compare.py")
+    select_rows(at, 0)
+    assert not at.button(key="delete").disabled
+    s = Store(app_home)
+    try:
+        imported_run(s, batch_size=2048)  # e.g. a sweep's run finishing while the page is open
+    finally:
+        s.close()
+    at.run()
+    assert_clean(at)
+    assert at.button(key="delete").disabled, "the ticked position now shows another run"
+    select_rows(at, 0)
+    assert not at.button(key="delete").disabled  # a selection made on the rows shown stands
