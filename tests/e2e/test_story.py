@@ -10,6 +10,7 @@ against a real ``streamlit run app.py`` whose runs are real worker processes:
 
 from __future__ import annotations
 
+import html
 import re
 import struct
 
@@ -62,7 +63,7 @@ def test_story_is_clicked_through_full_screen(history_server, page):
         if slide.kind == "question":
             expect(page.get_by_test_id("storyHeadline")).to_have_text(slide.headline)
         else:
-            wait_for_plot(page, lambda found, h=slide.headline: [p["title"] for p in found] == [h],
+            wait_for_plot(page, lambda found, h=slide.headline: [html.unescape(p["title"]) for p in found] == [h],
                           f"slide {i + 1}'s chart titled with its headline")
         if slide.kind == "remedy" and slide.runs[1] == ids[1]:
             save(page, "story")
@@ -97,7 +98,7 @@ def test_story_exported_as_html_opens_offline_and_saves_pngs(history_server, pag
         view = offline.new_page()
         view.goto(f"file://{path}")
         charts = sum(s.kind != "question" for s in slides)
-        expect(view.locator(".js-plotly-plot")).to_have_count(charts)
+        expect(view.locator(".js-plotly-plot")).to_have_count(charts, timeout=30_000)
         shown = view.locator("section.slide.on")
         for i, slide in enumerate(slides):
             expect(shown.locator("h1")).to_have_text(slide.title)
