@@ -15,6 +15,9 @@ if ROOT not in sys.path:
 LONGEST_FIRST = (
     "tests/integration/test_estimate_runs.py",
     "tests/integration/test_scaling.py",
+    # before the other files on the shared history server: after Learn's e2e test has run on it,
+    # the exported story draws 4 of its 5 charts (seen twice; not yet understood, see issue notes)
+    "tests/e2e/test_story.py",
     "tests/e2e/test_train_compare.py",
     "tests/e2e/test_browser.py",
     "tests/integration/test_ddp.py",
