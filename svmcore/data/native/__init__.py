@@ -1,4 +1,5 @@
-"""The native library: svmlight parsing and writing, the SGD solver, CSR row ops.
+"""The native library: svmlight parsing and writing, the SGD solver, CSR row ops. This
+module builds and finds it; ``binding`` loads it and declares its typed functions.
 
 C sources next to this file, compiled by gcc into one shared library and loaded with
 ctypes; nothing but numpy is needed at run time. The library is built on demand: the
@@ -26,9 +27,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = ("svmlight.c", "sgd.c")
 CFLAGS = ("-O3", "-std=gnu99", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-Wall",
           "-Werror=implicit-function-declaration")
-
-_lib = None
-
 
 class NativeBuildError(RuntimeError):
     """The native library could not be built (no gcc, or it refused the sources)."""
@@ -108,46 +106,15 @@ def _build(folder: str, name: str) -> str:
     return target
 
 
-_P = ctypes.c_void_p
-_I64 = ctypes.c_int64
-_D = ctypes.c_double
-_SIGNATURES = {
-    "svm_set_pow5": (None, [_P]),
-    "svm_count": (None, [_P, _I64, _P, _P]),
-    "svm_count_newlines": (_I64, [_P, _I64]),
-    "svm_find_newline": (_I64, [_P, _I64, _I64]),
-    "svm_rfind_newline": (_I64, [_P, _I64, _I64]),
-    "svm_scan": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _P, _P]),
-    "svm_write_rows": (_I64, [_P, _P, _P, _P, _P, _I64, _I64, _P, _I64]),
-    "sgd_fit_f64": (_D, [_P, _P, _P, _I64, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D, ctypes.c_int]),
-    "sgd_fit_f32": (_D, [_P, _P, _P, _I64, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D, ctypes.c_int]),
-    "decision_f64": (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P]),
-    "decision_f32": (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P]),
-    "decision_avg_f64": (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P]),
-    "decision_avg_f32": (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P]),
-    "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
-    "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
-    "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
-}
-
-
 def lib() -> ctypes.CDLL:
-    """The loaded library (built first if needed). ctypes calls release the GIL."""
-    global _lib
-    if _lib is None:
-        from svmcore.data.svmlight_lines import _power_of_five_table as power_of_five_table
+    """The loaded library, its functions typed (``binding.library``). New code calls the
+    checked wrappers in ``binding`` instead of the library's functions."""
+    from svmcore.data.native import binding
 
-        cdll = ctypes.CDLL(library_path())
-        for fname, (res, args) in _SIGNATURES.items():
-            fn = getattr(cdll, fname)
-            fn.restype = res
-            fn.argtypes = args
-        table = power_of_five_table()
-        cdll.svm_set_pow5(table.ctypes.data)
-        _lib = cdll
-    return _lib
+    return binding.library()
 
 
 def ptr(a) -> int | None:
-    """The address of a numpy array's data (None for None)."""
+    """The address of a numpy array's data (None for None), for the callers of ``lib()``
+    not yet on the binding's wrappers."""
     return None if a is None else a.ctypes.data

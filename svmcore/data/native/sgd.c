@@ -6,7 +6,19 @@
 #include <string.h>
 
 #define MIN_WSCALE 1e-9
-enum { WSCALE = 0, B = 1, AA = 2, AB = 3, AI = 4 };
+enum { WSCALE = 0, B = 1, AA = 2, AB = 3, AI = 4, STATE_WIDTH = 5 };
+
+/* The state row's layout and the scale floor, for the Python side to check against its own
+ * (svmcore/data/native/binding.py SGD_STATE): fields[k] is the index of field k; returns the width. */
+int64_t sgd_state_layout(int64_t *fields, double *min_wscale) {
+    fields[0] = WSCALE;
+    fields[1] = B;
+    fields[2] = AA;
+    fields[3] = AB;
+    fields[4] = AI;
+    *min_wscale = MIN_WSCALE;
+    return STATE_WIDTH;
+}
 
 static void reset_scale(double *w, double *aw, double *st, int64_t nf, int average) {
     if (average) {
@@ -20,6 +32,13 @@ static void reset_scale(double *w, double *aw, double *st, int64_t nf, int avera
     st[WSCALE] = 1.0;
 }
 
+/* Folds each vector's lazy scale (and average factors) into its weights: the same numbers,
+ * with wscale 1 and average_a 0, average_b 1 (what parameter mixing averages). */
+void sgd_fold_scale(double *w, double *aw, double *st, int64_t nvec, int64_t nf, int average) {
+    for (int64_t v = 0; v < nvec; v++)
+        reset_scale(w + v * nf, average ? aw + v * nf : aw, st + v * STATE_WIDTH, nf, average);
+}
+
 #define DEFINE_FIT(NAME, T)                                                                          \
 double NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,            \
             const int64_t *codes, double *w, double *aw, double *st, int64_t nvec, int64_t nf,       \
@@ -31,7 +50,7 @@ double NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_
         int64_t n = hi - lo;                                                                         \
         double eta = 1.0 / (alpha * (optimal_init + t - 1.0));                                       \
         for (int64_t v = 0; v < nvec; v++) {                                                         \
-            double *wv = w + v * nf, *awv = average ? aw + v * nf : aw, *s_ = st + v * 5;            \
+            double *wv = w + v * nf, *awv = average ? aw + v * nf : aw, *s_ = st + v * STATE_WIDTH;  \
             double dot = 0.0;                                                                        \
             for (int64_t k = 0; k < n; k++) dot += wv[cols[k]] * (double)vals[k];                    \
             double p = dot * s_[WSCALE] + s_[B];                                                     \

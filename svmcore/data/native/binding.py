@@ -1,0 +1,294 @@
+"""The native library's functions with typed signatures: the one place that declares
+them (ctypes ``argtypes``/``restype``) and the one place that passes numpy arrays to C.
+
+Each wrapper takes numpy arrays, checks what C would otherwise trust (dtype, C order,
+writable outputs, the lengths it indexes with) and raises a ``TypeError``/``ValueError``
+naming the argument, so a wrong array is an error here rather than a crash or silent
+garbage in C. Only numpy and ctypes are imported (the lean worker's floor).
+
+The SGD weight-state layout (``SGD_STATE``) is defined here, beside the C that shares
+it; the library is checked against it when it is loaded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+
+import numpy as np
+
+from svmcore.data.native import NativeBuildError, library_path
+
+# One row per weight vector: the lazy weight scale, the intercept, the averaged model's
+# a and b factors (averaged coef = (aw + a * w) / b) and the averaged intercept.
+SGD_STATE = ("wscale", "intercept", "average_a", "average_b", "average_intercept")
+WSCALE, INTERCEPT, AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT = range(len(SGD_STATE))
+MIN_WSCALE = 1e-9  # below it the scale is folded into the weights (scikit-learn's)
+
+_P = ctypes.c_void_p
+_I64 = ctypes.c_int64
+_D = ctypes.c_double
+_INT = ctypes.c_int
+_FIT = (_D, [_P, _P, _P, _I64, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D, _INT])
+_DECISION = (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P])
+_DECISION_AVG = (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P])
+SIGNATURES = {
+    "svm_set_pow5": (None, [_P]),
+    "svm_count": (None, [_P, _I64, _P, _P]),
+    "svm_count_newlines": (_I64, [_P, _I64]),
+    "svm_find_newline": (_I64, [_P, _I64, _I64]),
+    "svm_rfind_newline": (_I64, [_P, _I64, _I64]),
+    "svm_scan": (_INT, [_P, _I64, _I64, _P, _P, _P, _P, _P]),
+    "svm_write_rows": (_I64, [_P, _P, _P, _P, _P, _I64, _I64, _P, _I64]),
+    "sgd_state_layout": (_I64, [_P, _P]),
+    "sgd_fold_scale": (None, [_P, _P, _P, _I64, _I64, _INT]),
+    "sgd_fit_f64": _FIT,
+    "sgd_fit_f32": _FIT,
+    "decision_f64": _DECISION,
+    "decision_f32": _DECISION,
+    "decision_avg_f64": _DECISION_AVG,
+    "decision_avg_f32": _DECISION_AVG,
+    "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
+    "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
+    "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
+}
+
+_lib: ctypes.CDLL | None = None
+
+
+def library() -> ctypes.CDLL:
+    """The loaded library (built first if needed), every function typed. ctypes calls
+    release the GIL."""
+    global _lib
+    if _lib is None:
+        from svmcore.data.svmlight_lines import _power_of_five_table as power_of_five_table
+
+        cdll = ctypes.CDLL(library_path())
+        for name, (res, args) in SIGNATURES.items():
+            fn = getattr(cdll, name)
+            fn.restype = res
+            fn.argtypes = args
+        _check_layout(cdll)
+        cdll.svm_set_pow5(_in(power_of_five_table(), np.uint64, "table"))
+        _lib = cdll
+    return _lib
+
+
+def sgd_state_layout(cdll: ctypes.CDLL | None = None) -> tuple[tuple[int, ...], int, float]:
+    """What the C library says the state layout is: the index of each ``SGD_STATE`` field,
+    the row width and the scale floor."""
+    cdll = cdll or library()
+    fields = np.full(len(SGD_STATE), -1, np.int64)
+    floor = np.zeros(1)
+    width = cdll.sgd_state_layout(_out(fields, np.int64, "fields"), _out(floor, np.float64, "min_wscale"))
+    return tuple(int(f) for f in fields), int(width), float(floor[0])
+
+
+def _check_layout(cdll: ctypes.CDLL) -> None:
+    fields, width, floor = sgd_state_layout(cdll)
+    if fields != tuple(range(len(SGD_STATE))) or width != len(SGD_STATE) or floor != MIN_WSCALE:
+        raise NativeBuildError(f"the native library's SGD state layout (fields {fields}, width {width}, "
+                               f"floor {floor}) is not binding.py's ({SGD_STATE}, floor {MIN_WSCALE})")
+
+
+# ------------------------------------------------------------------ argument checks
+def _array(a, dtype, name: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, not {type(a).__name__}")
+    if dtype is not None and a.dtype != dtype:
+        raise TypeError(f"{name} must be {np.dtype(dtype).name}, not {a.dtype.name}")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    return a
+
+
+def _in(a, dtype, name: str) -> int:
+    """The address of an input array, after the checks."""
+    return _array(a, dtype, name).ctypes.data
+
+
+def _out(a, dtype, name: str) -> int:
+    """The address of an array C writes to, after the checks (writable too)."""
+    if not _array(a, dtype, name).flags.writeable:
+        raise ValueError(f"{name} must be writable")
+    return a.ctypes.data
+
+
+def _at_least(a: np.ndarray, n: int, name: str) -> None:
+    if a.shape[0] < n:
+        raise ValueError(f"{name} has {a.shape[0]} entries, {n} are needed")
+
+
+def _values(data) -> tuple[str, int]:
+    """The suffix of the C function for these values (f64 or f32) and their address."""
+    if isinstance(data, np.ndarray) and data.dtype == np.float32:
+        return "f32", _in(data, np.float32, "data")
+    return "f64", _in(data, np.float64, "data")
+
+
+def _csr(data, indices, indptr) -> tuple[str, int, int, int, int]:
+    """Checked CSR parts: (suffix, n_rows, data, indices and indptr addresses)."""
+    suffix, d = _values(data)
+    i, p = _in(indices, np.int32, "indices"), _in(indptr, np.int64, "indptr")
+    if indptr.shape[0] < 1:
+        raise ValueError("indptr needs at least one entry")
+    n = indptr.shape[0] - 1
+    if n and (indptr[-1] > data.shape[0] or indptr[-1] > indices.shape[0]):
+        raise ValueError(f"indptr ends at {int(indptr[-1])}, beyond the {min(data.shape[0], indices.shape[0])} "
+                         "values")
+    return suffix, n, d, i, p
+
+
+def _weights(w, aw, state, average: bool) -> tuple[int, int, int, int, int]:
+    """Checked weight arrays: (nvec, n_features, w, aw and state addresses)."""
+    if w.ndim != 2:
+        raise ValueError(f"w must be (vectors, features), not of shape {w.shape}")
+    nvec, nf = w.shape
+    if state.shape != (nvec, len(SGD_STATE)):
+        raise ValueError(f"state must be of shape {(nvec, len(SGD_STATE))}, not {state.shape}")
+    if average and aw.shape != w.shape:
+        raise ValueError(f"aw must be of w's shape {w.shape} when averaging, not {aw.shape}")
+    return nvec, nf, _out(w, np.float64, "w"), _out(aw, np.float64, "aw"), _out(state, np.float64, "state")
+
+
+# ------------------------------------------------------------------ SGD
+def sgd_fit(data, indices, indptr, codes, w, aw, state, t: float, alpha: float, optimal_init: float,
+            decay: float, average: bool) -> float:
+    """One pass of hinge-loss SGD over CSR rows (class codes ``codes``), updating ``w``,
+    ``aw`` and ``state`` in place; returns the step count after it. The caller checks the
+    column indices against the width (a bound check per nonzero would slow the loop)."""
+    suffix, n, d, i, p = _csr(data, indices, indptr)
+    _at_least(codes, n, "codes")
+    nvec, nf, wp, ap, sp = _weights(w, aw, state, average)
+    fit = getattr(library(), f"sgd_fit_{suffix}")
+    return fit(d, i, p, n, _in(codes, np.int64, "codes"), wp, ap, sp, nvec, nf, t, alpha, optimal_init,
+               decay, int(average))
+
+
+def sgd_fold_scale(w, aw, state, average: bool) -> None:
+    """Fold every vector's lazy scale and average factors into ``w`` and ``aw``."""
+    nvec, nf, wp, ap, sp = _weights(w, aw, state, average)
+    library().sgd_fold_scale(wp, ap, sp, nvec, nf, int(average))
+
+
+def decision(data, indices, indptr, coef, intercept, out) -> None:
+    """``out[i, v] = X[i] . coef[v] + intercept[v]`` over CSR rows."""
+    suffix, n, d, i, p = _csr(data, indices, indptr)
+    nvec, nf = coef.shape
+    if out.shape != (n, nvec) or intercept.shape != (nvec,):
+        raise ValueError(f"out must be {(n, nvec)} and intercept {(nvec,)}, not {out.shape} and {intercept.shape}")
+    getattr(library(), f"decision_{suffix}")(d, i, p, n, _in(coef, np.float64, "coef"),
+                                             _in(intercept, np.float64, "intercept"), nvec, nf,
+                                             _out(out, np.float64, "out"))
+
+
+def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
+    """The averaged model's scores from its running sums, without its weights:
+    ``out[i, v] = (X[i] . aw[v] + a[v] * X[i] . w[v]) / b[v] + intercept[v]``."""
+    suffix, n, d, i, p = _csr(data, indices, indptr)
+    nvec, nf = w.shape
+    if aw.shape != w.shape or out.shape != (n, nvec) or not a.shape == b.shape == intercept.shape == (nvec,):
+        raise ValueError(f"aw must be {w.shape}, out {(n, nvec)} and a, b, intercept {(nvec,)}")
+    getattr(library(), f"decision_avg_{suffix}")(
+        d, i, p, n, _in(w, np.float64, "w"), _in(aw, np.float64, "aw"), _in(a, np.float64, "a"),
+        _in(b, np.float64, "b"), _in(intercept, np.float64, "intercept"), nvec, nf, _out(out, np.float64, "out"))
+
+
+# ------------------------------------------------------------------ CSR rows
+def gather_rows(data, indices, indptr, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``rows`` of CSR parts, in that order, as new parts (indptr from 0)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    _array(data, None, "data")
+    _array(indices, np.int32, "indices")
+    _array(indptr, np.int64, "indptr")
+    if rows.shape[0] and (rows.min() < 0 or rows.max() >= indptr.shape[0] - 1):
+        raise ValueError(f"rows must be in [0, {indptr.shape[0] - 1})")
+    lengths = indptr[rows + 1] - indptr[rows]
+    out_data = np.empty(int(lengths.sum()), data.dtype)
+    out_indices = np.empty(out_data.shape[0], np.int32)
+    out_indptr = np.empty(rows.shape[0] + 1, np.int64)
+    library().csr_gather(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
+                         rows.ctypes.data, rows.shape[0], out_data.ctypes.data, out_indices.ctypes.data,
+                         out_indptr.ctypes.data)
+    return out_data, out_indices, out_indptr
+
+
+class PartsGather:
+    """Rows of several CSR parts (each ``(data, indices, indptr from 0)``, one value dtype)
+    gathered without stacking them. Holds the parts, so their addresses stay valid."""
+
+    def __init__(self, parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]):
+        if not parts:
+            raise ValueError("at least one part is needed")
+        self.parts = list(parts)
+        self.dtype = self.parts[0][0].dtype
+        for k, (d, i, p) in enumerate(self.parts):
+            _array(d, self.dtype, f"data of part {k}")
+            _array(i, np.int32, f"indices of part {k}")
+            _array(p, np.int64, f"indptr of part {k}")
+        self.rows = np.array([p[2].shape[0] - 1 for p in self.parts], np.int64)
+        self._tables = [np.array([p[k].ctypes.data for p in self.parts], np.int64) for k in range(3)]
+
+    def gather(self, part, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Row ``rows[r]`` of part ``part[r]`` for each r, as new parts (indptr from 0)."""
+        part = np.ascontiguousarray(part, dtype=np.int64)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if part.shape != rows.shape:
+            raise ValueError(f"{part.shape[0]} part numbers for {rows.shape[0]} rows")
+        if part.shape[0] and (part.min() < 0 or part.max() >= len(self.parts)
+                              or rows.min() < 0 or (rows >= self.rows[part]).any()):
+            raise ValueError("a row is outside its part")
+        lib = library()
+        data_t, indices_t, indptr_t = (t.ctypes.data for t in self._tables)
+        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
+        nnz = lib.csr_parts_indptr(indptr_t, part.ctypes.data, rows.ctypes.data, rows.shape[0],
+                                   out_indptr.ctypes.data)
+        out_data = np.empty(nnz, self.dtype)
+        out_indices = np.empty(nnz, np.int32)
+        lib.csr_gather_parts(data_t, indices_t, indptr_t, self.dtype.itemsize, part.ctypes.data, rows.ctypes.data,
+                             rows.shape[0], out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
+        return out_data, out_indices, out_indptr
+
+
+# ------------------------------------------------------------------ svmlight text
+def count_newlines(buf, n: int) -> int:
+    """Newlines in ``buf[:n]`` (a uint8 array)."""
+    _at_least(buf, n, "buf")
+    return library().svm_count_newlines(_in(buf, np.uint8, "buf"), n)
+
+
+def find_newline(buf, pos: int, n: int) -> int:
+    """The first newline in ``buf[pos:n]``, or ``n``."""
+    _at_least(buf, n, "buf")
+    return library().svm_find_newline(_in(buf, np.uint8, "buf"), pos, n)
+
+
+def rfind_newline(buf, lo: int, hi: int) -> int:
+    """The last newline in ``buf[lo:hi]``, or -1."""
+    _at_least(buf, hi, "buf")
+    return library().svm_rfind_newline(_in(buf, np.uint8, "buf"), lo, hi)
+
+
+def scan(buf, max_features: int, data, indices, indptr, y, state) -> int:
+    """Parse svmlight lines of ``buf`` into the preallocated arrays from ``state`` (pos, nnz,
+    rows, max_id, line_no, data_no, first_row_line; in and out) until the end or a line the
+    C parser hands back; returns its status. The arrays must hold the upper bounds the
+    caller computed from ``buf``'s length."""
+    _at_least(state, 7, "state")
+    return library().svm_scan(_in(buf, np.uint8, "buf"), buf.shape[0], max_features,
+                              _out(data, np.float64, "data"), _out(indices, np.int32, "indices"),
+                              _out(indptr, np.int64, "indptr"), _out(y, np.float64, "y"),
+                              _out(state, np.int64, "state"))
+
+
+def write_rows(data, indices, indptr, y_float, y_int, lo: int, hi: int, out) -> int:
+    """Rows ``lo:hi`` as svmlight text into ``out`` (uint8); labels from ``y_float`` or,
+    when it is None, ``y_int``. Returns the bytes written, -1 when ``out`` is too small."""
+    _, _, d, i, p = _csr(data, indices, indptr)
+    if data.dtype != np.float64:
+        raise TypeError(f"data must be float64, not {data.dtype.name}")
+    yf = None if y_float is None else _in(y_float, np.float64, "y_float")
+    yi = None if y_int is None else _in(y_int, np.int64, "y_int")
+    if yf is None and yi is None:
+        raise ValueError("labels are needed (y_float or y_int)")
+    return library().svm_write_rows(d, i, p, yf, yi, lo, hi, _out(out, np.uint8, "out"), out.shape[0])
