@@ -25,13 +25,13 @@ from svmcore.engine.summary import MemorySample, build_summary, phase_spans, tai
 from svmcore.spec import events
 from svmcore.spec.config import RunConfig
 from svmcore.spec.events import OUTCOME
+from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunRecord, RunStatus
 from svmcore.store.sqlite import Store, StoreError
 
 log = logging.getLogger(__name__)
 
-SAMPLE_HZ = 50
 EVENTS_EVERY_S = 0.1
 FLUSH_EVERY_S = 0.5
 

@@ -46,12 +46,12 @@ import scipy.sparse as sp
 from svmcore.data.batches import COMPUTE_DTYPES, STORE_DTYPES
 from svmcore.data.spill import Spill
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
 
 log = logging.getLogger(__name__)
 
-SAMPLE_HZ = 50  # the engine's sampling rate (engine.runner.SAMPLE_HZ; this layer cannot import it)
 MAX_EVENT_SAMPLES = 3000  # samples of one worker in one event (thinned evenly above it)
 CONNECT_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
