@@ -38,14 +38,14 @@ def data(rows: int):
     return X[~test], y[~test], X[test], y[test]
 
 
-def _model():
-    from sklearn.linear_model import SGDClassifier
-    return SGDClassifier(loss="hinge", alpha=1e-5, average=True, random_state=0)
+def _model(n_features: int, classes):
+    from svmcore.worker.sklearn_sgd import SklearnSGD
+    return SklearnSGD(1e-5, True, n_features, classes, seed=0)
 
 
 def single(X, y, epochs: int):
-    m = _model()
     classes = np.unique(y)
+    m = _model(X.shape[1], classes)
     for e in range(epochs):
         order = np.random.default_rng([0, e]).permutation(y.shape[0])
         for s in range(0, y.shape[0], BATCH):
@@ -58,13 +58,13 @@ def mixed(X, y, epochs: int, n: int, every: int | None):
     """``every``: mix every that many batches of each shard (None: after each epoch)."""
     shards = [(X[k::n], y[k::n]) for k in range(n)]
     classes = np.unique(y)
-    base = _model()
+    base = _model(X.shape[1], classes)
     for e in range(epochs):
         orders = [np.random.default_rng([0, e, k]).permutation(sy.shape[0]) for k, (_, sy) in enumerate(shards)]
         n_batches = -(-shards[0][1].shape[0] // BATCH)
         step = every or n_batches
         for b0 in range(0, n_batches, step):
-            start_t = float(getattr(base, "t_", 1.0))
+            start_t = base.t_
             outs, rows = [], []
             for k, (sx, sy) in enumerate(shards):
                 m = copy.deepcopy(base)
@@ -76,9 +76,9 @@ def mixed(X, y, epochs: int, n: int, every: int | None):
                         seen += r.shape[0]
                 outs.append(m)
                 rows.append(max(1, seen))
-            state = parallel.mix([parallel.model_state(m) for m in outs], rows, start_t)
+            state = parallel.mix([m.get_state() for m in outs], rows, start_t)
             base = outs[0]
-            parallel.load_state(base, state)
+            base.set_state(state)
     return base
 
 

@@ -10,8 +10,8 @@ model sparse). The intercept is one more coordinate with value 1, not regularise
 Zero values (dense input) leave their coordinates untouched, so dense and sparse
 input of the same rows give the same weights.
 
-The interface mirrors :class:`svmcore.worker.sgd.CompiledSGD`: rows are visited in
-the order given, one vector per class for more than two classes (one-vs-rest).
+A ``solvers.Solver``: rows are visited in the order given, one vector per class for
+more than two classes (one-vs-rest).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import math
 import numba
 import numpy as np
 import scipy.sparse as sp
+
+from svmcore.worker.solvers import Batch, LinearSolver
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -119,56 +121,42 @@ def _weights(z, n, l1, l2, alpha, beta, out):
             out[v, j] = _weight(z[v, j], n[v, j], l1, l2, alpha, beta)
 
 
-def _floats(a: np.ndarray) -> np.ndarray:
-    """A batch's values as the kernels take them (float16 or integers become float64)."""
-    return a if a.dtype in (np.float64, np.float32) else a.astype(np.float64)
-
-
-class CompiledFTRL:
-    """Logistic-loss linear classifier by FTRL-proximal, one vector per class (one in
-    all for two classes)."""
+class CompiledFTRL(LinearSolver):
+    """Logistic-loss linear classifier by FTRL-proximal, in numba kernels."""
 
     def __init__(self, l1: float, l2: float, alpha: float, beta: float, n_features: int, classes):
+        super().__init__(n_features, classes)
         self.l1, self.l2 = float(l1), float(l2)
         self.alpha, self.beta = float(alpha), float(beta)
-        self.classes_ = np.asarray(classes)
-        if self.classes_.shape[0] < 2:
-            raise ValueError("at least two classes are needed")
-        nvec = 1 if self.classes_.shape[0] == 2 else self.classes_.shape[0]
-        self.n_features = int(n_features)
-        self.z = np.zeros((nvec, n_features))
-        self.n = np.zeros((nvec, n_features))
-        self.zb = np.zeros(nvec)
-        self.nb = np.zeros(nvec)
+        if self.l1 < 0 or self.l2 < 0 or not self.alpha > 0 or self.beta < 0:
+            raise ValueError(f"FTRL needs l1, l2, beta >= 0 and alpha > 0, not {l1}, {l2}, {beta} and {alpha}")
+        self.z = np.zeros((self.n_vectors, self.n_features))
+        self.n = np.zeros((self.n_vectors, self.n_features))
+        self.zb = np.zeros(self.n_vectors)
+        self.nb = np.zeros(self.n_vectors)
         self.t_ = 0  # rows seen
 
-    def _codes(self, y) -> np.ndarray:
-        codes = np.searchsorted(self.classes_, y)
-        codes[codes >= self.classes_.shape[0]] = 0
-        bad = self.classes_[codes] != y
-        if bad.any():
-            label = np.asarray(y)[bad][0].item()
-            raise ValueError(f"label {label!r} is not one of the classes {self.classes_.tolist()}")
-        return codes.astype(np.int64)
-
-    def partial_fit(self, X, y, classes=None) -> CompiledFTRL:
-        codes = self._codes(np.asarray(y))
+    def _fit(self, batch: Batch, codes: np.ndarray) -> None:
         args = (self.z, self.n, self.zb, self.nb, self.l1, self.l2, self.alpha, self.beta)
-        if isinstance(X, tuple):
-            data, indices, indptr = X[:3]
-            _fit_sparse(data, indices, indptr, codes, *args)
-        elif sp.issparse(X):
-            X = X.tocsr()
-            _fit_sparse(X.data, X.indices, X.indptr, codes, *args)
+        if batch.parts is not None:
+            _fit_sparse(*batch.parts, codes, *args)
         else:
-            _fit_dense(np.ascontiguousarray(X), codes, *args)
+            _fit_dense(batch.dense, codes, *args)
         self.t_ += codes.shape[0]
-        return self
+
+    def _scores(self, batch: Batch, out: np.ndarray) -> None:
+        """Each weight computed from z and n where a row needs it: nothing as large as the
+        weights is allocated."""
+        args = (self.z, self.n, self.l1, self.l2, self.alpha, self.beta, self.intercept_)
+        if batch.parts is not None:
+            _decision_sparse(*batch.parts, *args, out)
+        else:
+            _decision_dense(batch.dense, *args, out)
 
     @property
     def coef_(self) -> np.ndarray:
         """The weights, computed from z and n into one new array (a third array per
-        feature while it is held: scoring does not use it, see ``decision_function``)."""
+        feature while it is held)."""
         out = np.empty_like(self.z)
         _weights(self.z, self.n, self.l1, self.l2, self.alpha, self.beta, out)
         return out
@@ -179,39 +167,19 @@ class CompiledFTRL:
         return np.array([-zb[v] / ((self.beta + math.sqrt(nb[v])) / self.alpha) for v in range(zb.shape[0])])
 
     def nonzero_weights(self) -> int:
-        """The number of nonzero weights (``|z| > l1``), counted without computing them."""
+        """The weights with ``|z| > l1``, counted without computing them."""
         return int(_count_nonzero(self.z, self.l1))
 
-    def decision_function(self, X) -> np.ndarray:
-        """``X @ coef_.T + intercept_``, each weight computed from z and n where a row
-        needs it: nothing as large as the weights is allocated."""
-        args = (self.z, self.n, self.l1, self.l2, self.alpha, self.beta, self.intercept_)
-        if isinstance(X, tuple):
-            data, indices, indptr = X[:3]
-        elif sp.issparse(X):
-            X = X.tocsr()
-            data, indices, indptr = X.data, X.indices, X.indptr
-        else:
-            X = _floats(np.asarray(X))
-            if X.ndim == 1:
-                X = X.reshape(1, -1)
-            if X.shape[1] != self.n_features:
-                raise ValueError(f"rows have {X.shape[1]} columns, the model {self.n_features}")
-            out = np.empty((X.shape[0], self.z.shape[0]))
-            _decision_dense(X, *args, out)
-            return out.ravel() if out.shape[1] == 1 else out
-        data = _floats(data)
-        if indices.shape[0] and int(indices.max()) >= self.n_features:
-            raise ValueError(f"a row uses column {int(indices.max())}, the model has {self.n_features}")
-        out = np.empty((indptr.shape[0] - 1, self.z.shape[0]))
-        _decision_sparse(data, indices, indptr, *args, out)
-        return out.ravel() if out.shape[1] == 1 else out
+    def get_state(self) -> dict:
+        """z and n per feature and for the intercept, and the rows seen. (Runs with workers
+        refuse FTRL: a mean of z and n is not a mean of models.)"""
+        return {"z": self.z, "n": self.n, "zb": self.zb, "nb": self.nb, "t_": self.t_}
 
-    def predict(self, X) -> np.ndarray:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[scores.argmax(axis=1)]
+    def set_state(self, state: dict) -> None:
+        self._replace(state, ("z", "n", "zb", "nb"))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"z": self.z, "n": self.n, "zb": self.zb, "nb": self.nb, "classes_": self.classes_}
 
 
 def warm_up() -> None:

@@ -1,4 +1,5 @@
-"""Model factory: every model exposes the same small training surface.
+"""Model factory: every model exposes the same small training surface; the linear models'
+solvers are ``solvers.Solver``s.
 
 Incremental models (linear-svm, kernel-approx, mlp, mlp-numpy) learn from one minibatch at a
 time with ``partial_fit``; the exact kernel SVM needs all rows at once (``fit_all``).
@@ -11,7 +12,8 @@ import scipy.sparse as sp
 
 from svmcore.spec.config import RunConfig
 from svmcore.spec.regularisation import alpha_for, l2_for, regularisation
-from svmcore.worker.model_size import sparse_model, sparse_model_size
+from svmcore.worker.model_size import sparse_model_size
+from svmcore.worker.solvers import LinearSolver, Solver
 
 KERNEL_SAMPLE_ROWS = 2000
 
@@ -38,21 +40,8 @@ class Trainer:
 
     def _make(self):
         c = self.cfg
-        if c.model in ("linear-svm", "kernel-approx") and c.solver == "ftrl":
-            from svmcore.worker.ftrl import CompiledFTRL
-            width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return CompiledFTRL(c.l1, self.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
-        if c.model in ("linear-svm", "kernel-approx") and c.solver == "native":
-            from svmcore.worker.native_sgd import NativeSGD
-            width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return NativeSGD(self.alpha, c.average, width, self.classes)
-        if c.model in ("linear-svm", "kernel-approx") and c.solver == "numba":
-            from svmcore.worker.sgd import CompiledSGD
-            width = c.n_components if c.model == "kernel-approx" else self.n_features
-            return CompiledSGD(self.alpha, c.average, width, self.classes)
         if c.model in ("linear-svm", "kernel-approx"):
-            from sklearn.linear_model import SGDClassifier
-            return SGDClassifier(loss="hinge", alpha=self.alpha, average=c.average, random_state=c.seed)
+            return self._solver(c.n_components if c.model == "kernel-approx" else self.n_features)
         if c.model == "mlp-numpy":
             from svmcore.worker.mlp_numpy import NumpyMLP
             return NumpyMLP(self.n_features, c.hidden_sizes, self.classes, alpha=self.alpha, checkpoint=c.checkpoint,
@@ -63,6 +52,20 @@ class Trainer:
                                  batch_size=min(c.batch_size, 200), random_state=c.seed)
         from sklearn.svm import SVC
         return SVC(C=c.c, kernel="rbf", gamma="scale", cache_size=c.cache_size_mb)
+
+    def _solver(self, width: int) -> Solver:
+        c = self.cfg
+        if c.solver == "ftrl":
+            from svmcore.worker.ftrl import CompiledFTRL
+            return CompiledFTRL(c.l1, self.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
+        if c.solver == "native":
+            from svmcore.worker.native_sgd import NativeSGD
+            return NativeSGD(self.alpha, c.average, width, self.classes)
+        if c.solver == "numba":
+            from svmcore.worker.sgd import CompiledSGD
+            return CompiledSGD(self.alpha, c.average, width, self.classes)
+        from svmcore.worker.sklearn_sgd import SklearnSGD
+        return SklearnSGD(self.alpha, c.average, width, self.classes, seed=c.seed)
 
     def fit_transform_on(self, X_sample) -> None:
         """Fit the kernel approximation on a sample of training rows."""
@@ -91,25 +94,26 @@ class Trainer:
 
     def sparse_model(self) -> dict:
         """For a linear model (linear-svm, or the linear model over kernel-approx's components):
-        its nonzero weights and the bytes of a sparse copy (``model_size.sparse_model``). {} otherwise."""
-        if self.cfg.model not in ("linear-svm", "kernel-approx"):
+        its nonzero weights and the bytes of a sparse copy (``model_size.sparse_model_size``),
+        counted without a copy of the weights. {} otherwise."""
+        if not isinstance(self.model, LinearSolver):
             return {}
-        if hasattr(self.model, "nonzero_weights"):  # the compiled solvers: counted without a copy of the weights
-            return sparse_model_size(self.model.nonzero_weights(), self.model.intercept_.shape[0],
-                                     self.model.n_features)
-        return sparse_model(self.model.coef_)
+        return sparse_model_size(self.model.nonzero_weights(), self.model.intercept_.shape[0], self.model.n_features)
 
     def model_bytes(self) -> int:
         """Bytes held in the fitted model's and transformer's arrays."""
-        total = 0
-        for obj in (self.model, self.transformer):
-            if obj is None:
-                continue
-            for v in vars(obj).values():
-                if isinstance(v, np.ndarray):
-                    total += v.nbytes
-                elif isinstance(v, list):
-                    total += sum(a.nbytes for a in v if isinstance(a, np.ndarray))
-                elif sp.issparse(v):
-                    total += v.data.nbytes + v.indices.nbytes + v.indptr.nbytes
-        return total
+        total = sum(self.model.memory().values()) if isinstance(self.model, LinearSolver) else _array_bytes(self.model)
+        return total + (_array_bytes(self.transformer) if self.transformer is not None else 0)
+
+
+def _array_bytes(obj) -> int:
+    """Bytes of the numpy arrays (alone, in a list, or a scipy sparse matrix's) among an object's attributes."""
+    total = 0
+    for v in vars(obj).values():
+        if isinstance(v, np.ndarray):
+            total += v.nbytes
+        elif isinstance(v, list):
+            total += sum(a.nbytes for a in v if isinstance(a, np.ndarray))
+        elif sp.issparse(v):
+            total += v.data.nbytes + v.indices.nbytes + v.indptr.nbytes
+    return total

@@ -75,30 +75,6 @@ class ClusterError(SvmcoreError):
 
 
 # ------------------------------------------------------------------ mixing (pure)
-def model_state(model) -> dict:
-    """The trainable numbers of a linear SGD model as {name: array or float}: every float
-    array of a scikit-learn SGDClassifier (weights, intercept, the averaged copies and
-    the plain SGD iterate behind them) and its step count ``t_``; for the compiled
-    solver its weight matrices after folding in the lazy scale and average factors."""
-    if hasattr(model, "state") and hasattr(model, "aw"):  # CompiledSGD
-        from svmcore.worker.sgd import _reset_scale
-
-        for v in range(model.w.shape[0]):
-            _reset_scale(model.w, model.aw, model.state, v, model.average)
-        return {"w": model.w, "aw": model.aw, "state": model.state, "t_": float(model.t_)}
-    out = {k: v for k, v in vars(model).items()
-           if isinstance(v, np.ndarray) and v.dtype.kind == "f" and k != "_expanded_class_weight"}
-    out["t_"] = float(model.t_)
-    return out
-
-
-def load_state(model, state: dict) -> None:
-    for k, v in state.items():
-        setattr(model, k, v)
-    if hasattr(model, "_coef"):
-        model._coef = None  # the compiled solver's cached coefficients
-
-
 def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
     """Iterative parameter mixing: the mean of each array over ``states``, weighted by
     ``weights`` (rows trained on), the step count ``t_`` (which sets the learning rate and
@@ -551,7 +527,7 @@ def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: in
             return f"after training shard {k + 1} in {where}, before its model reached the coordinator"
         return f"while training shard {k + 1} in {where}"
 
-    start_t = float(getattr(trainer.model, "t_", 1.0))  # scikit-learn's before its first step: 1
+    start_t = float(trainer.model.t_)
     k = cluster.gone()
     if k is not None:
         raise cluster.lost(k, doing(k))
@@ -580,10 +556,10 @@ def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: in
         hwm[k] = max(hwm[k], r["hwm_bytes"])
     trained = [r for r in results if r["rows"]]  # a shard that had no batch left is the model as sent
     if trained:
-        mixed = mix([model_state(r["model"]) for r in trained], [r["rows"] for r in trained], start_t)
+        mixed = mix([r["model"].get_state() for r in trained], [r["rows"] for r in trained], start_t)
         # one returned model carries the fitted attributes (classes, loss); the mixed arrays replace its own
         trainer.model = trained[0]["model"]
-        load_state(trainer.model, mixed)
+        trainer.model.set_state(mixed)
     return [k for k, r in zip(pending, results) if not r["done"]]
 
 

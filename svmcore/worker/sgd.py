@@ -4,7 +4,8 @@ The same algorithm as scikit-learn's ``SGDClassifier(loss="hinge", penalty="l2",
 learning_rate="optimal", shuffle=False)``, including averaged SGD and the sparse
 intercept decay, so its weights match scikit-learn's to rounding (a test checks
 that). What differs is the cost around it: ``partial_fit`` here is one compiled
-call over the batch with no validation, copies or per-call setup, and the weight
+call over the batch after a check of its labels and columns, with no copies or
+per-call setup, and the weight
 scale and the running average are carried across batches instead of being
 materialised after every call. With a few dozen nonzeros per row, that overhead is
 what bounds scikit-learn's throughput, not the arithmetic.
@@ -15,17 +16,19 @@ batch); the data here arrive in a fixed order from a file or generator already.
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 import scipy.sparse as sp
 
-SPARSE_INTERCEPT_DECAY = 0.01  # scikit-learn's, for sparse input
-MIN_WSCALE = 1e-9
-
-# state layout per weight vector: wscale, intercept, average_a, average_b, average_intercept
-_WSCALE, _B, _AA, _AB, _AI = range(5)
+# numba freezes these globals into its cached kernels: an edit of the layout in
+# binding.py needs the cache cleared (the native library is checked against it at load)
+from svmcore.data.native.binding import AVERAGE_A as _AA
+from svmcore.data.native.binding import AVERAGE_B as _AB
+from svmcore.data.native.binding import AVERAGE_INTERCEPT as _AI
+from svmcore.data.native.binding import INTERCEPT as _B
+from svmcore.data.native.binding import MIN_WSCALE
+from svmcore.data.native.binding import WSCALE as _WSCALE
+from svmcore.worker.solvers import SPARSE_INTERCEPT_DECAY, Batch, LazySGD
 
 
 @numba.njit(cache=True, nogil=True)
@@ -137,124 +140,31 @@ def _decision_dense(X, w, aw, st, averaged, intercept, out):
             out[i, v] = dot + intercept[v]
 
 
-@numba.njit(cache=True, nogil=True)
-def _coef_into(w, aw, st, averaged, out):
-    for v in range(w.shape[0]):
-        for j in range(w.shape[1]):
-            out[v, j] = _coef_at(w, aw, st, v, j, averaged)
+class CompiledSGD(LazySGD):
+    """Hinge-loss linear SVM with scikit-learn's SGD schedule, in numba kernels."""
 
-
-@numba.njit(cache=True, nogil=True)
-def _count_nonzero(w, aw, st, averaged):
-    n = 0
-    for v in range(w.shape[0]):
-        for j in range(w.shape[1]):
-            if _coef_at(w, aw, st, v, j, averaged) != 0.0:
-                n += 1
-    return n
-
-
-def _floats(a: np.ndarray) -> np.ndarray:
-    """A batch's values as the kernels take them (float16 or integers become float64)."""
-    return a if a.dtype in (np.float64, np.float32) else a.astype(np.float64)
-
-
-class CompiledSGD:
-    """Hinge-loss linear SVM with scikit-learn's SGD schedule, one vector per class
-    (one in all for two classes, like scikit-learn's one-vs-rest)."""
-
-    def __init__(self, alpha: float, average: bool, n_features: int, classes):
-        self.alpha = float(alpha)
-        self.average = bool(average)
-        self.classes_ = np.asarray(classes)
-        if self.classes_.shape[0] < 2:
-            raise ValueError("at least two classes are needed")
-        nvec = 1 if self.classes_.shape[0] == 2 else self.classes_.shape[0]
-        self.n_features = int(n_features)
-        self.w = np.zeros((nvec, n_features))
-        self.aw = np.zeros((nvec, n_features) if average else (nvec, 1))
-        self.state = np.zeros((nvec, 5))
-        self.state[:, _WSCALE] = 1.0
-        self.state[:, _AB] = 1.0
-        self.t_ = 1.0
-        typw = math.sqrt(1.0 / math.sqrt(self.alpha))
-        self.optimal_init = 1.0 / (typw * self.alpha)  # scikit-learn's, for the hinge loss
-
-    def _codes(self, y) -> np.ndarray:
-        codes = np.searchsorted(self.classes_, y)
-        codes[codes >= self.classes_.shape[0]] = 0
-        bad = self.classes_[codes] != y
-        if bad.any():
-            label = np.asarray(y)[bad][0].item()
-            raise ValueError(f"label {label!r} is not one of the classes {self.classes_.tolist()}")
-        return codes.astype(np.int64)
-
-    def partial_fit(self, X, y, classes=None) -> "CompiledSGD":
-        codes = self._codes(np.asarray(y))
-        if isinstance(X, tuple):
-            data, indices, indptr = X[:3]
+    def _fit(self, batch: Batch, codes: np.ndarray) -> None:
+        if batch.parts is not None:
+            data, indices, indptr = batch.parts
             self.t_ = _fit_sparse(data, indices, indptr, codes, self.w, self.aw, self.state, self.t_,
                                   self.alpha, self.optimal_init, SPARSE_INTERCEPT_DECAY, self.average)
-        elif sp.issparse(X):
-            X = X.tocsr()
-            self.t_ = _fit_sparse(X.data, X.indices, X.indptr, codes, self.w, self.aw, self.state, self.t_,
-                                  self.alpha, self.optimal_init, SPARSE_INTERCEPT_DECAY, self.average)
         else:
-            X = np.ascontiguousarray(X)
-            self.t_ = _fit_dense(X, codes, self.w, self.aw, self.state, self.t_,
+            self.t_ = _fit_dense(batch.dense, codes, self.w, self.aw, self.state, self.t_,
                                  self.alpha, self.optimal_init, self.average)
-        return self
 
-    def _averaged(self) -> bool:
-        return self.average and self.t_ > 1.0
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """The coefficients, computed from the lazy state into one new array (a copy as
-        large as the weights: scoring does not use it, see ``decision_function``)."""
-        out = np.empty_like(self.w)
-        _coef_into(self.w, self.aw, self.state, self._averaged(), out)
-        return out
-
-    @property
-    def intercept_(self) -> np.ndarray:
-        return (self.state[:, _AI] if self._averaged() else self.state[:, _B]).copy()
-
-    def nonzero_weights(self) -> int:
-        """The number of nonzero coefficients, counted without materialising them."""
-        return int(_count_nonzero(self.w, self.aw, self.state, self._averaged()))
-
-    def decision_function(self, X) -> np.ndarray:
-        """``X @ coef_.T + intercept_``, scored from the weights, their average and the lazy
-        scale and average factors: nothing as large as the weights is allocated, and for
-        sparse rows only the columns present are read."""
+    def _scores(self, batch: Batch, out: np.ndarray) -> None:
+        """``X @ coef_.T + intercept_`` from the weights, their average and the lazy scale and
+        average factors: nothing as large as the weights is allocated, and for sparse rows
+        only the columns present are read."""
         args = (self.w, self.aw, self.state, self._averaged(), self.intercept_)
-        if isinstance(X, tuple):
-            data, indices, indptr = X[:3]
-        elif sp.issparse(X):
-            X = X.tocsr()
-            data, indices, indptr = X.data, X.indices, X.indptr
+        if batch.parts is not None:
+            _decision_sparse(*batch.parts, *args, out)
         else:
-            X = _floats(np.asarray(X))
-            if X.ndim == 1:
-                X = X.reshape(1, -1)
-            if X.shape[1] != self.n_features:
-                raise ValueError(f"rows have {X.shape[1]} columns, the model {self.n_features}")
-            out = np.empty((X.shape[0], self.w.shape[0]))
-            _decision_dense(X, *args, out)
-            return out.ravel() if out.shape[1] == 1 else out
-        data = _floats(data)
-        if indices.shape[0] and int(indices.max()) >= self.n_features:
-            raise ValueError(f"a row uses column {int(indices.max())}, the model has {self.n_features}")
-        out = np.empty((indptr.shape[0] - 1, self.w.shape[0]))
-        _decision_sparse(data, indices, indptr, *args, out)
-        return out.ravel() if out.shape[1] == 1 else out
+            _decision_dense(batch.dense, *args, out)
 
-    def predict(self, X) -> np.ndarray:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[scores.argmax(axis=1)]
+    def _fold_scale(self) -> None:
+        for v in range(self.w.shape[0]):
+            _reset_scale(self.w, self.aw, self.state, v, self.average)
 
 
 def warm_up() -> None:

@@ -40,14 +40,14 @@ def _data(n=400, d=20, seed=0):
 
 
 def test_sklearn_state_round_trips_and_mixing_two_copies_of_a_model_changes_nothing():
-    from sklearn.linear_model import SGDClassifier
+    from svmcore.worker.sklearn_sgd import SklearnSGD
 
     X, y = _data()
-    m = SGDClassifier(loss="hinge", average=True, random_state=0).partial_fit(X, y, classes=[-1, 1])
+    m = SklearnSGD(1e-4, True, X.shape[1], [-1, 1]).partial_fit(X, y)
     before = m.decision_function(X)
-    state = parallel.model_state(m)
+    state = m.get_state()
     assert {"coef_", "intercept_", "_average_coef", "_standard_coef", "t_"} <= set(state)
-    parallel.load_state(m, parallel.mix([state, state], [1, 1], start_t=state["t_"]))
+    m.set_state(parallel.mix([state, state], [1, 1], start_t=state["t_"]))
     np.testing.assert_allclose(m.decision_function(X), before)
 
 
@@ -57,9 +57,9 @@ def test_compiled_state_folds_the_scale_and_keeps_the_predictions():
     X, y = _data()
     m = CompiledSGD(1e-3, True, X.shape[1], [-1, 1]).partial_fit(X, y)
     before = m.decision_function(X)
-    state = parallel.model_state(m)
+    state = m.get_state()
     assert state["state"][0, 0] == 1.0  # the lazy weight scale is folded into w
-    parallel.load_state(m, parallel.mix([state, state], [3, 1], start_t=state["t_"]))
+    m.set_state(parallel.mix([state, state], [3, 1], start_t=state["t_"]))
     np.testing.assert_allclose(m.decision_function(X), before, rtol=1e-10, atol=1e-12)
 
 

@@ -1,0 +1,252 @@
+"""What every linear solver offers the training loops (``Solver``), and the parts they share.
+
+Four solvers train the linear models: scikit-learn's SGD (``sklearn_sgd.SklearnSGD``),
+the numba SGD (``sgd.CompiledSGD``), the same SGD in the native library
+(``native_sgd.NativeSGD``) and FTRL-proximal (``ftrl.CompiledFTRL``). The loops call
+``partial_fit`` a batch at a time, score with ``decision_function``/``predict``, count
+the nonzero weights for the run's model size, read ``memory()`` for the model's bytes
+and, for data-parallel runs, mix models through ``get_state``/``set_state``.
+
+A batch is CSR parts ``(data, indices, indptr)`` (what the readers yield; memory-mapped
+arrays too), a scipy sparse matrix (duck-typed: this module imports numpy only, the lean
+worker uses it) or a dense array. Values that are neither float64 nor float32 are taken
+as float32 (float16 storage) or float64 (integers).
+
+Imported by the lean worker: numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+from svmcore.data.native.binding import AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT, INTERCEPT, SGD_STATE, WSCALE
+
+SPARSE_INTERCEPT_DECAY = 0.01  # scikit-learn's, for sparse input
+
+
+@runtime_checkable
+class Solver(Protocol):
+    """A linear classifier trained a batch at a time: one weight vector per class, or
+    one in all for two classes (scikit-learn's one-vs-rest)."""
+
+    classes_: np.ndarray
+    n_features: int
+    t_: float  # the step count (rows seen): what sets SGD's learning rate
+
+    def partial_fit(self, X, y, classes=None) -> Solver:
+        """One pass over a batch, rows in the order given; ``classes`` is accepted for
+        scikit-learn's signature (the solver's classes are fixed when it is made)."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores, float64: (rows,) for two classes, (rows, classes) above."""
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels of the rows."""
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The weights, (vectors, features): a new array as large as the weights (the
+        model export's); scoring never needs it."""
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        """The intercepts, (vectors,)."""
+
+    def nonzero_weights(self) -> int:
+        """The nonzero coefficients, counted without a copy of the weights."""
+
+    def get_state(self) -> dict:
+        """The trainable numbers as {name: array or float}, ``t_`` among them: what
+        parameter mixing averages (a row-weighted mean of each) and ``set_state`` takes."""
+
+    def set_state(self, state: dict) -> None:
+        """Replace the trainable numbers by ``state`` (the keys and shapes of ``get_state``)."""
+
+    def memory(self) -> dict[str, int]:
+        """The bytes of every array the solver holds, by name."""
+
+
+class Batch(NamedTuple):
+    """A batch read for a solver: CSR parts, or (dense input) a 2-D array; never both."""
+
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    dense: np.ndarray | None
+    rows: int
+
+
+def floats(a: np.ndarray) -> np.ndarray:
+    """Values as the kernels take them: float64 and float32 as they are, float16 as float32
+    (exact, half the bytes of float64), anything else as float64."""
+    if a.dtype in (np.float64, np.float32):
+        return a
+    return a.astype(np.float32 if a.dtype == np.float16 else np.float64)
+
+
+def read_batch(X, n_features: int) -> Batch:
+    """``X`` as parts or a dense array, checked against the model's width: a row using a
+    column at or beyond ``n_features`` is refused, naming it (rows narrower than the model
+    leave its last weights untouched)."""
+    if isinstance(X, tuple) or hasattr(X, "indptr"):
+        if not isinstance(X, tuple):
+            X = X.tocsr()
+            X = (X.data, X.indices, X.indptr)
+        data, indices, indptr = X[:3]
+        indptr = np.asarray(indptr)
+        if indptr.ndim != 1 or indptr.shape[0] < 1:
+            raise ValueError("a CSR batch needs an indptr of at least one entry")
+        if indices.shape[0] and int(indices.max()) >= n_features:
+            j = int(indices.max())
+            raise ValueError(f"a row uses column {j} (feature {j + 1}), beyond the model's {n_features} features")
+        return Batch((floats(np.asarray(data)), indices, indptr), None, indptr.shape[0] - 1)
+    X = np.asarray(X)
+    if X.ndim == 1:
+        X = X.reshape(1, -1)
+    if X.ndim != 2:
+        raise ValueError(f"a batch is a 2-D array of rows, not of shape {X.shape}")
+    if X.shape[1] > n_features:
+        raise ValueError(f"rows have {X.shape[1]} columns, beyond the model's {n_features}")
+    return Batch(None, np.ascontiguousarray(floats(X)), X.shape[0])
+
+
+def dense_to_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR parts (indices int32, indptr int64) of a dense 2-D array's nonzeros."""
+    nz = X != 0
+    indptr = np.zeros(X.shape[0] + 1, np.int64)
+    np.cumsum(nz.sum(axis=1), out=indptr[1:])
+    return np.ascontiguousarray(X[nz]), np.nonzero(nz)[1].astype(np.int32), indptr
+
+
+class LinearSolver:
+    """What the solvers share: the classes and their codes, the batch checks, ``predict``
+    and the memory description. A solver implements ``_fit(batch, codes)``,
+    ``_scores(batch, out)`` (into ``out``, rows x vectors) and ``arrays()``."""
+
+    def __init__(self, n_features: int, classes):
+        self.classes_ = np.asarray(classes)
+        if self.classes_.shape[0] < 2:
+            raise ValueError("at least two classes are needed")
+        if int(n_features) < 1:
+            raise ValueError(f"a model needs at least one feature, not {n_features}")
+        self.n_features = int(n_features)
+        self.n_vectors = 1 if self.classes_.shape[0] == 2 else self.classes_.shape[0]
+
+    def codes(self, y) -> np.ndarray:
+        """Labels as class indices (int64); a label that is not a class is refused, named."""
+        y = np.asarray(y)
+        codes = np.searchsorted(self.classes_, y)
+        codes[codes >= self.classes_.shape[0]] = 0
+        bad = self.classes_[codes] != y
+        if bad.any():
+            raise ValueError(f"label {y[bad][0].item()!r} is not one of the classes {self.classes_.tolist()}")
+        return codes.astype(np.int64)
+
+    def partial_fit(self, X, y, classes=None):
+        return self.fit_codes(X, self.codes(y))
+
+    def fit_codes(self, X, codes: np.ndarray):
+        """One pass over a batch whose labels are class indices already."""
+        batch = read_batch(X, self.n_features)
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        if batch.rows == 0:
+            raise ValueError("an empty batch (no rows) cannot be trained on")
+        if codes.shape != (batch.rows,):
+            raise ValueError(f"{batch.rows} rows but {codes.shape[0]} labels")
+        self._fit(batch, codes)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        batch = read_batch(X, self.n_features)
+        out = np.empty((batch.rows, self.n_vectors))
+        self._scores(batch, out)
+        return out.ravel() if self.n_vectors == 1 else out
+
+    def predict_codes(self, X) -> np.ndarray:
+        scores = self.decision_function(X)
+        return (scores > 0).astype(np.int64) if scores.ndim == 1 else scores.argmax(axis=1)
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[self.predict_codes(X)]
+
+    def memory(self) -> dict[str, int]:
+        """``arrays()``'s bytes, an array held under two names counted once."""
+        seen, out = set(), {}
+        for name, a in self.arrays().items():
+            if id(a) not in seen:
+                seen.add(id(a))
+                out[name] = a.nbytes
+        return out
+
+    def _replace(self, state: dict, arrays: tuple[str, ...]) -> None:
+        """``set_state``'s checks and assignment: exactly ``arrays`` and ``t_``, each array
+        of the shape it replaces."""
+        if set(state) != {*arrays, "t_"}:
+            raise ValueError(f"a state of {type(self).__name__} has {sorted({*arrays, 't_'})}, not {sorted(state)}")
+        for name in arrays:
+            new, old = np.asarray(state[name], dtype=np.float64), getattr(self, name)
+            if new.shape != old.shape:
+                raise ValueError(f"state {name!r} is of shape {new.shape}, the model's {old.shape}")
+        for name in arrays:
+            setattr(self, name, np.ascontiguousarray(state[name], dtype=np.float64))
+        self.t_ = type(self.t_)(state["t_"])
+
+
+class LazySGD(LinearSolver):
+    """The state of hinge-loss SGD with scikit-learn's optimal learning rate, shared by the
+    numba and the native solver: the weights ``w`` with a lazy scale, their running
+    average ``aw`` and one row of ``state`` (``binding.SGD_STATE``) per vector. The
+    subclass runs the steps (``_fit``, ``_scores``) and folds the scale (``_fold_scale``)."""
+
+    def __init__(self, alpha: float, average: bool, n_features: int, classes):
+        super().__init__(n_features, classes)
+        self.alpha = float(alpha)
+        if not self.alpha > 0:
+            raise ValueError(f"alpha must be above 0, not {alpha}")
+        self.average = bool(average)
+        self.w = np.zeros((self.n_vectors, self.n_features))
+        self.aw = np.zeros((self.n_vectors, self.n_features) if average else (self.n_vectors, 1))
+        self.state = np.zeros((self.n_vectors, len(SGD_STATE)))
+        self.state[:, WSCALE] = 1.0
+        self.state[:, AVERAGE_B] = 1.0
+        self.t_ = 1.0
+        typw = math.sqrt(1.0 / math.sqrt(self.alpha))
+        self.optimal_init = 1.0 / (typw * self.alpha)  # scikit-learn's, for the hinge loss
+
+    def _averaged(self) -> bool:
+        return self.average and self.t_ > 1.0
+
+    def _coef_block(self, lo: int, hi: int) -> np.ndarray:
+        """Coefficients of columns lo:hi, in the kernels' order of operations."""
+        st, w = self.state, self.w[:, lo:hi]
+        if self._averaged():
+            out = np.multiply(w, st[:, AVERAGE_A, None])
+            out += self.aw[:, lo:hi]
+            out /= st[:, AVERAGE_B, None]
+            return out
+        return np.multiply(w, st[:, WSCALE, None])
+
+    @property
+    def coef_(self) -> np.ndarray:
+        return self._coef_block(0, self.n_features)
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        return self.state[:, AVERAGE_INTERCEPT if self._averaged() else INTERCEPT].copy()
+
+    def nonzero_weights(self, block: int = 1 << 14) -> int:
+        """Counted a block of columns at a time: no copy of the weights."""
+        return sum(int(np.count_nonzero(self._coef_block(lo, lo + block))) for lo in range(0, self.n_features, block))
+
+    def get_state(self) -> dict:
+        """The weights with the lazy scale and average factors folded in (the same model:
+        wscale 1, average_a 0, average_b 1, so a mean of states is a mean of models)."""
+        self._fold_scale()
+        return {"w": self.w, "aw": self.aw, "state": self.state, "t_": float(self.t_)}
+
+    def set_state(self, state: dict) -> None:
+        self._replace(state, ("w", "aw", "state"))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"w": self.w, "aw": self.aw, "state": self.state, "classes_": self.classes_}

@@ -1,0 +1,70 @@
+"""The native binding: the C library shares the Python SGD state layout, and its wrappers
+refuse arrays C would misread, naming the argument."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmcore.data.native import binding
+
+
+def test_the_c_library_uses_the_python_sgd_state_layout():
+    fields, width, floor = binding.sgd_state_layout()
+    assert fields == (binding.WSCALE, binding.INTERCEPT, binding.AVERAGE_A, binding.AVERAGE_B,
+                      binding.AVERAGE_INTERCEPT) == tuple(range(len(binding.SGD_STATE)))
+    assert width == len(binding.SGD_STATE) and floor == binding.MIN_WSCALE
+
+
+def test_every_declared_function_is_in_the_library():
+    lib = binding.library()
+    for name, (res, args) in binding.SIGNATURES.items():
+        assert getattr(lib, name).argtypes == args and getattr(lib, name).restype == res
+
+
+def _sgd_args(**change):
+    args = dict(data=np.ones(2), indices=np.array([0, 1], np.int32), indptr=np.array([0, 1, 2], np.int64),
+                codes=np.array([0, 1], np.int64), w=np.zeros((1, 3)), aw=np.zeros((1, 3)), state=np.ones((1, 5)),
+                t=1.0, alpha=1e-4, optimal_init=1.0, decay=0.01, average=True)
+    args.update(change)
+    return args
+
+
+@pytest.mark.parametrize(("change", "error", "words"), [
+    (dict(indices=np.array([0, 1], np.int64)), TypeError, "indices must be int32, not int64"),
+    (dict(data=np.ones(2, np.int64)), TypeError, "data must be float64, not int64"),
+    (dict(w=np.zeros((1, 6))[:, ::2]), ValueError, "w must be C-contiguous"),
+    (dict(codes=np.array([0], np.int64)), ValueError, "codes has 1 entries, 2 are needed"),
+    (dict(state=np.ones((1, 4))), ValueError, "state must be of shape (1, 5)"),
+    (dict(aw=np.zeros((1, 1))), ValueError, "aw must be of w's shape"),
+    (dict(indptr=np.array([0, 1, 9], np.int64)), ValueError, "indptr ends at 9"),
+    (dict(data=[1.0, 1.0]), TypeError, "data must be a numpy array, not list"),
+])
+def test_sgd_fit_refuses_arrays_c_would_misread(change, error, words):
+    with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
+        binding.sgd_fit(**_sgd_args(**change))
+
+
+def test_a_read_only_output_is_refused():
+    w = np.zeros((1, 3))
+    w.flags.writeable = False
+    with pytest.raises(ValueError, match="w must be writable"):
+        binding.sgd_fit(**_sgd_args(w=w))
+
+
+def test_gathers_are_scipy_s_row_selection():
+    X = sp.random(50, 30, density=0.2, format="csr", random_state=1, dtype=np.float32)
+    p = (X.data, X.indices, X.indptr.astype(np.int64))
+    rows = np.array([7, 0, 49, 7, 13])
+    want = X[rows]
+    for data, indices, indptr in (binding.gather_rows(*p, rows),):
+        got = sp.csr_matrix((data, indices, indptr), shape=(rows.shape[0], 30))
+        np.testing.assert_array_equal(got.toarray(), want.toarray())
+    halves = [(X[:20].data, X[:20].indices, X[:20].indptr.astype(np.int64)),
+              (X[20:].data, X[20:].indices, X[20:].indptr.astype(np.int64))]
+    part = (rows >= 20).astype(np.int64)
+    got = sp.csr_matrix(binding.PartsGather(halves).gather(part, rows - 20 * part), shape=(rows.shape[0], 30))
+    np.testing.assert_array_equal(got.toarray(), want.toarray())
+    with pytest.raises(ValueError, match="outside its part"):
+        binding.PartsGather(halves).gather(np.array([0]), np.array([20]))
+    with pytest.raises(ValueError, match=r"rows must be in \[0, 50\)"):
+        binding.gather_rows(*p, np.array([50]))

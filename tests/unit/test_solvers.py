@@ -1,0 +1,245 @@
+"""Every linear solver through the same checks (scikit-learn's "common checks" idea): one
+fixture over the four solvers, each check run on each. Where solvers legitimately differ,
+the check says so."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmcore.worker import parallel
+from svmcore.worker.solvers import Solver
+
+SOLVERS = ("sklearn", "numba", "native", "ftrl")
+WIDTH = 40
+
+
+def make(name: str, width: int = WIDTH, classes=(0, 1), average: bool = True, seed: int = 0) -> Solver:
+    if name == "sklearn":
+        from svmcore.worker.sklearn_sgd import SklearnSGD
+        return SklearnSGD(1e-4, average, width, classes, seed=seed)
+    if name == "numba":
+        from svmcore.worker.sgd import CompiledSGD
+        return CompiledSGD(1e-4, average, width, classes)
+    if name == "native":
+        from svmcore.worker.native_sgd import NativeSGD
+        return NativeSGD(1e-4, average, width, classes)
+    from svmcore.worker.ftrl import CompiledFTRL
+    return CompiledFTRL(0.01, 0.01, 0.5, 1.0, width, classes)
+
+
+@pytest.fixture(params=SOLVERS)
+def name(request) -> str:
+    return request.param
+
+
+def separable(n: int = 600, width: int = WIDTH, classes: int = 2, seed: int = 0):
+    """Sparse rows labelled by a linear rule with a margin (rows too close to it dropped)."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(3 * n, width, density=0.25, format="csr", random_state=seed, dtype=np.float64)
+    scores = X @ rng.normal(size=(width, classes))
+    if classes == 2:
+        margin = scores[:, 1] - scores[:, 0]
+        keep = np.flatnonzero(np.abs(margin) > 0.3)[:n]
+        return X[keep], (margin[keep] > 0).astype(np.int64)
+    top = np.sort(scores, axis=1)
+    keep = np.flatnonzero(top[:, -1] - top[:, -2] > 0.3)[:n]
+    return X[keep], scores[keep].argmax(axis=1)
+
+
+def batches(X, y, size: int = 100):
+    for s in range(0, X.shape[0], size):
+        yield X[s:s + size], y[s:s + size]
+
+
+def trained(name: str, X, y, epochs: int = 5, classes=(0, 1)) -> Solver:
+    m = make(name, X.shape[1], classes)
+    for _ in range(epochs):
+        for Xb, yb in batches(X, y):
+            m.partial_fit(Xb, yb, classes=np.asarray(classes))
+    return m
+
+
+def parts(X):
+    X = X.tocsr()
+    return X.data, X.indices, X.indptr.astype(np.int64)
+
+
+def test_every_solver_follows_the_protocol(name):
+    """Once fitted (scikit-learn's estimator has no coef_ before its first batch)."""
+    assert isinstance(make(name).partial_fit(np.eye(WIDTH)[:2], [0, 1]), Solver)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_learns_a_separable_problem(name, classes):
+    X, y = separable(classes=classes, seed=classes)
+    m = trained(name, X, y, epochs=10, classes=tuple(range(classes)))
+    assert (m.predict(X) == y).mean() >= 0.95
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_decision_function_shape_and_dtype_for_every_kind_of_batch(name, classes):
+    X, y = separable(classes=classes)
+    m = trained(name, X, y, epochs=1, classes=tuple(range(classes)))
+    want = (X.shape[0],) if classes == 2 else (X.shape[0], classes)
+    for rows in (X, parts(X), X.toarray(), X.astype(np.float32), parts(X.astype(np.float32))):
+        got = m.decision_function(rows)
+        assert got.shape == want and got.dtype == np.float64
+    np.testing.assert_allclose(m.decision_function(parts(X)), m.decision_function(X.toarray()), rtol=1e-12,
+                               atol=1e-12)
+    # the protocol's export: the scores are X @ coef_.T + intercept_
+    explicit = np.asarray(X @ m.coef_.T + m.intercept_)
+    np.testing.assert_allclose(m.decision_function(X), explicit.ravel() if classes == 2 else explicit,
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_batches_give_the_one_pass_model(name):
+    """The compiled solvers carry their whole state across calls: batches are one pass,
+    exactly. scikit-learn's partial_fit shuffles the rows of each call, so it only
+    approaches the one-pass model (and its accuracy)."""
+    X, y = separable()
+    whole = make(name).partial_fit(X, y, classes=np.array([0, 1]))
+    split = make(name)
+    for Xb, yb in batches(X, y, size=37):
+        split.partial_fit(Xb, yb, classes=np.array([0, 1]))
+    if name == "sklearn":
+        assert abs((whole.predict(X) == y).mean() - (split.predict(X) == y).mean()) < 0.05
+    else:
+        np.testing.assert_allclose(split.coef_, whole.coef_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(split.intercept_, whole.intercept_, rtol=1e-12, atol=1e-14)
+        assert split.t_ == whole.t_
+
+
+def test_two_solvers_made_alike_train_alike(name):
+    X, y = separable()
+    a, b = trained(name, X, y, epochs=2), trained(name, X, y, epochs=2)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_dense_and_sparse_rows_train_the_same_weights(name):
+    """Zeros leave the weights untouched in every solver. The SGD solvers decay the
+    intercept of sparse rows by 0.01 per step and of dense rows by 1 (scikit-learn's
+    rule), so their intercepts, and with them the weights, differ; FTRL's are the same."""
+    X, y = separable()
+    a = make(name).partial_fit(X, y)
+    b = make(name).partial_fit(X.toarray(), y)
+    if name == "ftrl":
+        np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-12, atol=1e-14)
+    else:
+        assert not np.allclose(a.intercept_, b.intercept_)
+
+
+def test_the_numba_and_the_native_sgd_train_the_same_model_on_dense_rows():
+    X, y = separable(classes=3)
+    a, b = make("numba", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
+    for Xb, yb in batches(X.toarray(), y):
+        a.partial_fit(Xb, yb)
+        b.partial_fit(Xb, yb)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-12, atol=1e-14)
+
+
+def test_state_round_trips_and_a_mix_of_copies_is_the_model(name):
+    X, y = separable()
+    m = trained(name, X, y, epochs=2)
+    before = m.decision_function(X)
+    state = m.get_state()
+    assert "t_" in state and all(isinstance(v, np.ndarray) for k, v in state.items() if k != "t_")
+    np.testing.assert_allclose(m.decision_function(X), before, rtol=1e-10, atol=1e-12)  # folding changes nothing
+    other = make(name)
+    other.partial_fit(X[:5], y[:5])  # scikit-learn's estimator has its arrays only once fitted
+    other.set_state(copy.deepcopy(state))
+    np.testing.assert_allclose(other.decision_function(X), before, rtol=1e-10, atol=1e-12)
+    assert other.t_ == m.t_
+    m.set_state(parallel.mix([state, copy.deepcopy(state)], [3, 1], start_t=state["t_"]))
+    np.testing.assert_allclose(m.decision_function(X), before, rtol=1e-10, atol=1e-12)
+
+
+def test_set_state_refuses_a_state_of_another_shape_or_kind(name):
+    X, y = separable()
+    m = trained(name, X, y, epochs=1)
+    state = m.get_state()
+    with pytest.raises(ValueError, match="state"):
+        m.set_state({k: v for k, v in state.items() if k != "t_"})
+    array = next(k for k in state if k != "t_")
+    with pytest.raises(ValueError, match=f"state '{array}' is of shape"):
+        m.set_state({**state, array: np.zeros(np.shape(state[array]) + (2,))})
+
+
+def test_nonzero_count_is_the_nonzero_coefficients(name):
+    X, y = separable()
+    m = trained(name, X, y, epochs=2, classes=(0, 1))
+    assert 0 < m.nonzero_weights() == np.count_nonzero(m.coef_)
+    if name != "sklearn":  # scikit-learn's estimator has no weights before its first batch
+        assert make(name).nonzero_weights() == 0
+
+
+def test_ftrl_l1_zeroes_weights_the_sgd_solvers_keep():
+    """The count is of a sparse model: FTRL's L1 leaves weights at exactly zero, L2 SGD does not."""
+    X, y = separable(width=400)
+    from svmcore.worker.ftrl import CompiledFTRL
+    ftrl = CompiledFTRL(2.0, 0.01, 0.5, 1.0, 400, (0, 1)).partial_fit(X, y)
+    assert ftrl.nonzero_weights() < trained("numba", X, y, epochs=1).nonzero_weights()
+
+
+def test_refuses_rows_wider_than_the_model_naming_the_column(name):
+    m = make(name, width=5)
+    y = np.array([0, 1])
+    wide = sp.csr_matrix(([1.0, 1.0], ([0, 1], [2, 7])), shape=(2, 8))
+    for rows in (wide, parts(wide)):
+        with pytest.raises(ValueError, match=r"column 7 \(feature 8\), beyond the model's 5 features"):
+            m.partial_fit(rows, y)
+        with pytest.raises(ValueError, match="column 7"):
+            m.decision_function(rows)
+    with pytest.raises(ValueError, match="rows have 6 columns, beyond the model's 5"):
+        m.partial_fit(np.ones((2, 6)), y)
+
+
+def test_refuses_an_empty_batch_and_labels_that_do_not_fit(name):
+    m = make(name, width=5)
+    empty = sp.csr_matrix((0, 5))
+    with pytest.raises(ValueError, match="empty batch"):
+        m.partial_fit(empty, np.array([], np.int64))
+    X = sp.csr_matrix(np.eye(5)[:3])
+    with pytest.raises(ValueError, match="3 rows but 2 labels"):
+        m.partial_fit(X, np.array([0, 1]))
+    with pytest.raises(ValueError, match="label 7 is not one of the classes"):
+        m.partial_fit(X, np.array([0, 1, 7]))
+    with pytest.raises(ValueError, match="two classes"):
+        make(name, classes=(1,))
+
+
+def test_no_rows_score_as_no_scores(name):
+    """scikit-learn refuses to score zero rows; the adapter answers like the others."""
+    m = make(name, width=5, classes=(0, 1, 2)).partial_fit(sp.csr_matrix(np.eye(5)[:3]), np.array([0, 1, 2]))
+    assert m.decision_function(sp.csr_matrix((0, 5))).shape == (0, 3)
+    assert make(name, width=5).partial_fit(np.eye(5)[:2], [0, 1]).decision_function(np.zeros((0, 5))).shape == (0,)
+
+
+def _held(obj, seen=None) -> int:
+    """Bytes of every numpy array reachable from an object's attributes (tuples and
+    objects with attributes followed), each array once."""
+    seen = set() if seen is None else seen
+    total = 0
+    values = obj if isinstance(obj, (tuple, list)) else vars(obj).values()
+    for v in values:
+        if isinstance(v, np.ndarray):
+            if id(v) not in seen:
+                seen.add(id(v))
+                total += v.nbytes
+        elif isinstance(v, (tuple, list)) or (hasattr(v, "__dict__") and not isinstance(v, type)):
+            total += _held(v, seen)
+    return total
+
+
+def test_memory_description_is_the_arrays_held(name):
+    X, y = separable(classes=3)
+    m = trained(name, X, y, epochs=1, classes=(0, 1, 2))
+    mem = m.memory()
+    assert all(isinstance(v, int) for v in mem.values())
+    assert sum(mem.values()) == _held(m)
+    assert sum(mem.values()) >= 3 * WIDTH * 8  # at least one float64 weight per feature and class
