@@ -20,9 +20,8 @@ import math
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 
-from svmcore.worker.solvers import Batch, LinearSolver
+from svmcore.worker.solvers import Batch, LinearSolver, exercise
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -184,15 +183,4 @@ class CompiledFTRL(LinearSolver):
 
 def warm_up() -> None:
     """Compile (or load from the on-disk cache) the kernels now."""
-    m = CompiledFTRL(0.1, 0.1, 0.1, 1.0, 3, [0, 1])
-    y = np.array([0, 1, 0])
-    for dtype in (np.float64, np.float32):
-        X = sp.csr_matrix(np.eye(3, dtype=dtype))
-        m.partial_fit(X, y)
-        m.partial_fit((X.data, X.indices, X.indptr.astype(np.int64)), y)  # memory-mapped parts
-        m.partial_fit(X.toarray(), y)
-        m.decision_function(X)
-        m.decision_function((X.data, X.indices, X.indptr.astype(np.int64)))
-        m.decision_function(X.toarray())
-    _ = m.coef_
-    m.nonzero_weights()
+    exercise(CompiledFTRL(0.1, 0.1, 0.1, 1.0, 3, [0, 1]))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 
 # numba freezes these globals into its cached kernels: an edit of the layout in
 # binding.py needs the cache cleared (the native library is checked against it at load)
@@ -28,7 +27,7 @@ from svmcore.data.native.binding import AVERAGE_INTERCEPT as _AI
 from svmcore.data.native.binding import INTERCEPT as _B
 from svmcore.data.native.binding import MIN_WSCALE
 from svmcore.data.native.binding import WSCALE as _WSCALE
-from svmcore.worker.solvers import SPARSE_INTERCEPT_DECAY, Batch, LazySGD
+from svmcore.worker.solvers import SPARSE_INTERCEPT_DECAY, Batch, LazySGD, exercise
 
 
 @numba.njit(cache=True, nogil=True)
@@ -168,14 +167,5 @@ class CompiledSGD(LazySGD):
 
 
 def warm_up() -> None:
-    """Compile (or load from the on-disk cache) both kernels now."""
-    m = CompiledSGD(1e-4, True, 3, [0, 1])
-    y = np.array([0, 1, 0])
-    for dtype in (np.float64, np.float32):
-        X = sp.csr_matrix(np.eye(3, dtype=dtype))
-        m.partial_fit(X, y)
-        m.partial_fit((X.data, X.indices, X.indptr.astype(np.int64)), y)  # memory-mapped parts
-        m.partial_fit(X.toarray(), y)
-        m.decision_function(X)
-        m.decision_function((X.data, X.indices, X.indptr.astype(np.int64)))
-        m.decision_function(X.toarray())
+    """Compile (or load from the on-disk cache) the kernels now."""
+    exercise(CompiledSGD(1e-4, True, 3, [0, 1]))

@@ -119,6 +119,20 @@ def dense_to_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.ascontiguousarray(X[nz]), np.nonzero(nz)[1].astype(np.int32), indptr
 
 
+def exercise(solver: Solver) -> None:
+    """Train and score a few rows of every kind of batch: a compiled solver's warm-up (each
+    value and index type compiles or loads its own kernel)."""
+    y = np.array([0, 1, 0])
+    for dtype in (np.float64, np.float32):
+        X = np.eye(3, dtype=dtype)
+        data, indices, indptr = dense_to_parts(X)
+        for batch in ((data, indices, indptr.astype(np.int32)), (data, indices, indptr), X):  # scipy's, mapped, dense
+            solver.partial_fit(batch, y)
+            solver.decision_function(batch)
+    _ = solver.coef_
+    solver.nonzero_weights()
+
+
 class LinearSolver:
     """What the solvers share: the classes and their codes, the batch checks, ``predict``
     and the memory description. A solver implements ``_fit(batch, codes)``,
