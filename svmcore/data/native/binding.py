@@ -69,7 +69,8 @@ def library() -> ctypes.CDLL:
             fn.restype = res
             fn.argtypes = args
         _check_layout(cdll)
-        cdll.svm_set_pow5(_in(power_of_five_table(), np.uint64, "table"))
+        table = power_of_five_table()  # held while C copies it: an address alone keeps nothing alive
+        cdll.svm_set_pow5(_in(table, np.uint64, "table"))
         _lib = cdll
     return _lib
 
@@ -103,7 +104,8 @@ def _array(a, dtype, name: str) -> np.ndarray:
 
 
 def _in(a, dtype, name: str) -> int:
-    """The address of an input array, after the checks."""
+    """The address of an input array, after the checks. The caller holds the array until C
+    returns (a temporary would be freed as soon as its address is taken)."""
     return _array(a, dtype, name).ctypes.data
 
 
