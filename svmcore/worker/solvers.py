@@ -100,6 +100,8 @@ def read_batch(X, n_features: int) -> Batch:
         if indices.shape[0] and int(indices.max()) >= n_features:
             j = int(indices.max())
             raise ValueError(f"a row uses column {j} (feature {j + 1}), beyond the model's {n_features} features")
+        if indices.shape[0] and int(indices.min()) < 0:
+            raise ValueError(f"a row uses column {int(indices.min())}: columns start at 0")
         return Batch((floats(np.asarray(data)), indices, indptr), None, indptr.shape[0] - 1)
     X = np.asarray(X)
     if X.ndim == 1:

@@ -197,6 +197,8 @@ def test_refuses_rows_wider_than_the_model_naming_the_column(name):
             m.decision_function(rows)
     with pytest.raises(ValueError, match="rows have 6 columns, beyond the model's 5"):
         m.partial_fit(np.ones((2, 6)), y)
+    with pytest.raises(ValueError, match="column -1: columns start at 0"):
+        m.partial_fit((np.ones(2), np.array([0, -1], np.int32), np.array([0, 1, 2])), y)
 
 
 def test_refuses_an_empty_batch_and_labels_that_do_not_fit(name):
