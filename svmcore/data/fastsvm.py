@@ -4,8 +4,10 @@
 of compiled code; ``iter_svmlight_blocks`` cuts a file into such blocks. On valid
 input the output equals ``sklearn.datasets.load_svmlight_file(..., zero_based=False)``
 bit for bit (same rows, same float64 values, same labels); on an invalid line
-``parse_block`` raises :class:`BlockError` naming that line, so the caller can
-explain it (``readers.explain_svmlight_line``) and report the file line number.
+``parse_block`` raises :class:`BlockError` naming that line, and
+``iter_parsed_blocks`` a DataError naming its file line and what is wrong with it.
+What is not compiled (the per-line Python path, the block loop, the file cutting)
+is shared with the C parser in ``svmlight_lines``.
 
 Grammar of a line (the compiled fast path)::
 
@@ -21,7 +23,7 @@ Floats are converted with the Eisel-Lemire algorithm (128-bit truncated powers o
 five; correctly rounded, the same result as Python's ``float()`` which sklearn
 uses). Numbers with more than 19 significant digits are truncated to 19 digits and
 converted twice (w and w+1); if the two disagree, that one line takes the Python
-path (``_parse_line_python``, which does exactly what sklearn's loop does). The same
+path (``svmlight_lines.parse_line_python``, which does exactly what sklearn's loop does). The same
 per-line Python path handles the rare lines the strict grammar refuses but Python
 accepts (``1_000``, ``+3:1``, non-ASCII Unicode spaces, ...); everything else stays
 compiled. No whole block ever falls back.
@@ -48,7 +50,7 @@ that compiles them first). See bench/parse_speed.py and docs/measurement.md.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 import numba
 import numpy as np
@@ -59,7 +61,7 @@ __all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blo
 DEFAULT_BLOCK_BYTES = 8 * 2**20
 
 # status codes of the compiled scanner
-_OK = 0
+_OK = 0          # = svmlight_lines.OK
 _INVALID = 1      # the strict grammar refuses the line
 _NONFINITE = 2    # a number overflows float64
 _SLOW = 3         # >19 significant digits and truncation makes the rounding ambiguous
@@ -82,10 +84,14 @@ def _jit(fn):
 from svmcore.data.svmlight_lines import (  # noqa: E402
     _LARGEST_POW10,
     _SMALLEST_POW10,
+    Block,
     BlockError,
+    ParsedBlock,
     _power_of_five_table,
+    iter_blocks,
+    iter_parsed,
+    scan_block,
 )
-from svmcore.data.svmlight_lines import parse_line_python as _parse_line_python  # noqa: E402
 
 _POW5 = _power_of_five_table()
 
@@ -438,8 +444,8 @@ def _rfind_newline(buf, lo, hi):
 
 
 @_jit
-def _scan(buf, pos, max_features, data_bits, indices, indptr, y_bits,
-          nnz, rows, max_id, line_no, data_no, first_row_line):
+def _scan(buf, max_features, data_bits, indices, indptr, y_bits,
+          pos, nnz, rows, max_id, line_no, data_no, first_row_line):
     """Parse lines from buf[pos:] into the arrays until the end or a line that needs
     attention. Returns (status, pos, nnz, rows, max_id, line_no, data_no, first_row_line);
     on a non-OK status, pos is the start of that line and the counters exclude it."""
@@ -603,20 +609,7 @@ def _scan(buf, pos, max_features, data_bits, indices, indptr, y_bits,
     return _OK, pos, nnz, rows, max_id, line_no, data_no, first_row_line
 
 
-# ---------------------------------------------------------------- the per-line Python path
-
 # ---------------------------------------------------------------- public API
-
-class _Result(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_row_line: int  # 0-based physical line of the first row in the block, -1 if none
-    n_lines: int         # physical lines in the block
-
 
 def _as_u8(buf) -> np.ndarray:
     if isinstance(buf, np.ndarray):
@@ -629,7 +622,7 @@ def _as_u8(buf) -> np.ndarray:
     return arr
 
 
-def _parse(buf, max_features: int) -> _Result:
+def _parse(buf, max_features: int) -> Block:
     max_features = int(max_features)
     if not 1 <= max_features <= 2**31:
         raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
@@ -644,52 +637,22 @@ def _parse(buf, max_features: int) -> _Result:
     y = np.empty(row_cap, dtype=np.float64)
     data_bits = data.view(np.uint64)
     y_bits = y.view(np.uint64)
-    pos = nnz = rows = max_id = line_no = data_no = 0
-    first_row_line = -1
-    while True:
-        st, pos, nnz, rows, max_id, line_no, data_no, first_row_line = _scan(
-            arr, pos, max_features, data_bits, indices, indptr, y_bits,
-            nnz, rows, max_id, line_no, data_no, first_row_line)
-        if st == _OK:
-            break
-        # one line needs the Python path: parse it the way sklearn would, or refuse it
-        end = _find_newline(arr, pos)
-        raw = arr[pos:end].tobytes()
-        line = raw.rstrip(b"\r\n")
-        stats["python_lines"] += 1
-        if st == _SLOW:
+
+    def scan(state):
+        r = _scan(arr, max_features, data_bits, indices, indptr, y_bits, *state)
+        if r[0] == _SLOW:
             stats["slow_lines"] += 1
-        try:
-            parsed = _parse_line_python(raw, max_features)
-        except (ValueError, IndexError, OverflowError) as e:
-            raise BlockError(line_no, data_no, line, pos, str(e) or type(e).__name__) from None
-        if parsed is not None:  # (None, a line sklearn would skip, does not reach here)
-            label, ids, vals = parsed
-            k = len(ids)
-            data[nnz:nnz + k] = vals
-            indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
-            y[rows] = label
-            if rows == 0 and first_row_line < 0:
-                first_row_line = line_no
-            rows += 1
-            nnz += k
-            indptr[rows] = nnz
-            if ids and ids[-1] > max_id:
-                max_id = ids[-1]
-            data_no += 1
-        if end < n:
-            pos = end + 1
-            line_no += 1
-        else:
-            pos = n
-            break
+        return r[0], r[1:]
+
+    _, nnz, rows, max_id, line_no, _, first_row_line = scan_block(
+        arr, max_features, (data, indices, indptr, y), scan, lambda pos: _find_newline(arr, pos), stats)
     if nnz != data.shape[0]:
         data = data[:nnz].copy()
         indices = indices[:nnz].copy()
     if rows != y.shape[0]:
         y = y[:rows].copy()
         indptr = indptr[:rows + 1].copy()
-    return _Result(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
+    return Block(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
 
 
 def parse_block(buf: bytes | memoryview | np.ndarray, max_features: int
@@ -717,80 +680,27 @@ def warm_up() -> None:
     _find_newline(ro, 0)
 
 
+def _rfind(arr: np.ndarray, lo: int, hi: int) -> int:
+    return _rfind_newline(_as_u8(arr), lo, hi)  # read-only view: parse_block's specialisation
+
+
+def _newlines(arr: np.ndarray, hi: int) -> int:
+    return _count(_as_u8(arr)[:hi])[1]
+
+
 def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
                          ) -> Iterator[tuple[memoryview, int]]:
-    """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
-    after a newline (the partial last line is carried into the next block; a line
-    longer than ``block_bytes`` makes a bigger block), and the 1-based file line
-    number of each block's first physical line. The last block may lack a final
-    newline. Each block is a read-only memoryview of its own buffer: it stays valid
-    after the next iteration. A file line number for a :class:`BlockError` raised on
-    a block is ``first_line + err.line_index``. A UTF-8 byte order mark at the start
-    of the file is skipped.
-    """
-    if block_bytes < 1:
-        raise ValueError("block_bytes must be positive")
-    line_no = 1
-    carry = np.empty(0, dtype=np.uint8)
-    with open(path, "rb", buffering=0) as f:
-        if f.read(3) != b"\xef\xbb\xbf":
-            f.seek(0)
-        while True:
-            # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid
-            size = max(block_bytes, 2 * carry.shape[0])
-            arr = np.empty(size, dtype=np.uint8)
-            start = carry.shape[0]
-            arr[:start] = carry
-            end = start
-            mv = memoryview(arr)
-            while end < size:
-                got = f.readinto(mv[end:])
-                if not got:
-                    break
-                end += got
-            eof = end < size
-            ro = _as_u8(arr)  # read-only view: the same compiled specialisation as parse_block
-            cut = _rfind_newline(ro, start, end)  # the carry never holds a newline
-            if cut < 0 and not eof:
-                carry = arr[:end]  # one line longer than the block: read more
-                continue
-            if cut < 0:  # end of file, no newline left
-                if end:
-                    yield mv[:end].toreadonly(), line_no
-                return
-            carry = arr[cut + 1:end].copy()
-            yield mv[:cut + 1].toreadonly(), line_no
-            line_no += _count(ro[:cut + 1])[1]
-            if eof:
-                if carry.shape[0]:
-                    yield memoryview(carry).toreadonly(), line_no
-                return
-
-
-class ParsedBlock(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_line: int       # 1-based file line of the block's first physical line
-    first_row_line: int   # 1-based file line of the block's first row
+    """``(block, first_line)``: the file cut into blocks of about ``block_bytes``
+    just after a newline, each in its own buffer, with the 1-based file line of its
+    first line (see ``svmlight_lines.iter_blocks``)."""
+    return iter_blocks(path, block_bytes, _rfind, _newlines)
 
 
 def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
                        ) -> Iterator[ParsedBlock]:
     """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
-    A :class:`BlockError` carries ``line_number`` (1-based line in the file)."""
-    for block, first_line in iter_svmlight_blocks(path, block_bytes):
-        try:
-            r = _parse(block, max_features)
-        except BlockError as e:
-            e.line_number = first_line + e.line_index
-            raise
-        if r.n_rows:
-            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
-                              first_line + r.first_row_line)
+    A bad line raises :class:`DataError` naming its file line."""
+    return iter_parsed(path, iter_svmlight_blocks(path, block_bytes), lambda b: _parse(b, max_features))
 
 
 def to_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):
