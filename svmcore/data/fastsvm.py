@@ -288,24 +288,10 @@ def _parse_number_careful(buf, pos, n):
     if nseen == 0:
         return _INVALID, pos, _U0
     if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
-        pos += 1
-        eneg = False
-        if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
-            eneg = buf[_ix(pos)] == 45
-            pos += 1
-        e = 0
-        ne = 0
-        while pos < n:
-            d = np.int64(buf[_ix(pos)]) - 48
-            if d < 0 or d > 9:
-                break
-            if e < 100000:
-                e = e * 10 + d
-            ne += 1
-            pos += 1
-        if ne == 0:
-            return _INVALID, pos, _U0
-        exp10 += -e if eneg else e
+        st, pos, e = _exponent(buf, pos + 1, n)
+        if st != _OK:
+            return st, pos, _U0
+        exp10 += e
     if pos < n and not _is_end(buf[_ix(pos)]):
         return _INVALID, pos, _U0
     st, bits = _to_bits(neg, w, exp10)
@@ -317,87 +303,64 @@ def _parse_number_careful(buf, pos, n):
     return st, pos, bits
 
 
-# The hot path of a number, written out twice: in _parse_number (labels, once per
-# row) and inline in _scan (values). numba's own inlining (inline="always") made the
-# cold compile ~3x slower, and a call per value that passes the array costs ~30%.
-# Keep the two copies identical; the tests parse every case both as label and value.
-
 @_jit
-def _parse_number(buf, pos, n):
-    """Parse one float at buf[pos:]. Returns (status, new_pos, float64 bits as uint64).
-    Up to 19 significant digits here; longer mantissas go to the careful parser."""
-    start = pos
-    neg = False
-    if pos < n:
-        c = buf[_ix(pos)]
-        if c == 45:  # '-'
-            neg = True
-            pos += 1
-        elif c == 43:  # '+'
-            pos += 1
-    digits_start = pos
-    while pos < n and buf[_ix(pos)] == 48:  # leading zeros
+def _exponent(buf, pos, n):
+    """The exponent after an 'e'/'E' at buf[pos-1]: (status, new_pos, signed value)."""
+    eneg = False
+    if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
+        eneg = buf[_ix(pos)] == 45
         pos += 1
-    sig_start = pos
-    w = _U0
+    e = 0
+    ne = 0
     while pos < n:
         d = np.int64(buf[_ix(pos)]) - 48
         if d < 0 or d > 9:
             break
-        w = w * _U10 + np.uint64(d)
+        if e < 100000:
+            e = e * 10 + d
+        ne += 1
         pos += 1
-    nsig = pos - sig_start
-    nseen = pos - digits_start
-    exp10 = 0
-    if pos < n and buf[_ix(pos)] == 46:  # '.'
-        pos += 1
-        frac_start = pos
-        if nsig == 0:
-            while pos < n and buf[_ix(pos)] == 48:
+    if ne == 0:
+        return _INVALID, pos, 0
+    return _OK, pos, -e if eneg else e
+
+
+@_jit
+def _skip_blank_lines(buf, pos, n, line_no):
+    """From the start of a line, past empty and comment-only lines: (start of the
+    data line, its first non-blank byte, line_no); both positions n at the end."""
+    while pos < n:
+        line_start = pos
+        c = buf[_ix(pos)]
+        while _is_ws(c):
+            pos += 1
+            if pos == n:
+                return pos, pos, line_no
+            c = buf[_ix(pos)]
+        if c == 10:
+            pos += 1
+            line_no += 1
+        elif c == 35:
+            while pos < n and buf[_ix(pos)] != 10:
                 pos += 1
-        frac_sig = pos
-        while pos + 8 <= n:  # eight digits at a time
-            v = _load8(buf, pos)
-            if not _eight_digits(v):
-                break
-            w = w * np.uint64(100000000) + _parse8(v)
-            pos += 8
-        while pos < n:
-            d = np.int64(buf[_ix(pos)]) - 48
-            if d < 0 or d > 9:
-                break
-            w = w * _U10 + np.uint64(d)
-            pos += 1
-        nsig += pos - frac_sig
-        nseen += pos - frac_start
-        exp10 = frac_start - pos
-    if nsig > 19:
-        return _parse_number_careful(buf, start, n)
-    if nseen == 0:
-        return _INVALID, pos, _U0
-    if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
+            if pos < n:
+                pos += 1
+                line_no += 1
+        else:
+            return line_start, pos, line_no
+    return pos, pos, line_no
+
+
+@_jit
+def _skip_qid(buf, pos, n):
+    """Past whitespace and a "qid:ANY" token at buf[pos:] (right after the label)."""
+    while pos < n and _is_ws(buf[_ix(pos)]):
         pos += 1
-        eneg = False
-        if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
-            eneg = buf[_ix(pos)] == 45
+    if (pos + 3 < n and buf[_ix(pos)] == 113 and buf[_ix(pos + 1)] == 105
+            and buf[_ix(pos + 2)] == 100 and buf[_ix(pos + 3)] == 58):
+        while pos < n and not _is_end(buf[_ix(pos)]):
             pos += 1
-        e = 0
-        ne = 0
-        while pos < n:
-            d = np.int64(buf[_ix(pos)]) - 48
-            if d < 0 or d > 9:
-                break
-            if e < 100000:
-                e = e * 10 + d
-            ne += 1
-            pos += 1
-        if ne == 0:
-            return _INVALID, pos, _U0
-        exp10 += -e if eneg else e
-    if pos < n and not _is_end(buf[_ix(pos)]):
-        return _INVALID, pos, _U0
-    st, bits = _to_bits(neg, w, exp10)
-    return st, pos, bits
+    return pos
 
 
 @_jit
@@ -444,156 +407,120 @@ def _rfind_newline(buf, lo, hi):
 
 
 @_jit
-def _scan(buf, max_features, data_bits, indices, indptr, y_bits,
-          pos, nnz, rows, max_id, line_no, data_no, first_row_line):
-    """Parse lines from buf[pos:] into the arrays until the end or a line that needs
-    attention. Returns (status, pos, nnz, rows, max_id, line_no, data_no, first_row_line);
-    on a non-OK status, pos is the start of that line and the counters exclude it."""
-    n = buf.shape[0]
-    while pos < n:
-        line_start = pos
-        c = buf[_ix(pos)]
-        while _is_ws(c):
+def _parse_line(buf, pos, n, max_features, data_bits, indices, nnz):
+    """One data line from its label at buf[pos:]: the values go to data_bits/indices
+    from nnz on. Returns (status, pos at the line's end, new nnz, label bits, last id).
+
+    The number parser is written out once, inline, for the label and every value:
+    numba's own inlining (inline="always") made the cold compile ~3x slower, and a
+    call per number measured 5-15% slower."""
+    k = nnz
+    fid = 0  # 0 while the number is the label
+    prev = 0
+    label = _U0
+    while True:
+        # ---- one number, [+-] digits [. digits] [(e|E) [+-] digits]; > 19 digits: careful
+        start = pos
+        neg = False
+        c = buf[_ix(pos)] if pos < n else 0
+        if c == 45 or c == 43:  # '-' '+'
+            neg = c == 45
             pos += 1
-            if pos == n:
-                break
-            c = buf[_ix(pos)]
-        if pos == n:
-            break
-        if c == 10:
+        digits_start = pos
+        while pos < n and buf[_ix(pos)] == 48:  # leading zeros
             pos += 1
-            line_no += 1
-            continue
-        if c == 35:
-            while pos < n and buf[_ix(pos)] != 10:
-                pos += 1
-            if pos < n:
-                pos += 1
-                line_no += 1
-            continue
-        st, pos, label = _parse_number(buf, pos, n)
-        if st != _OK:
-            return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
-        k = nnz
-        prev = 0
-        first = True
-        while True:
-            while pos < n and _is_ws(buf[_ix(pos)]):
-                pos += 1
-            if pos >= n:
+        sig_start = pos
+        w = _U0
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
                 break
-            c = buf[_ix(pos)]
-            if c == 10:
-                break
-            if c == 35:
-                while pos < n and buf[_ix(pos)] != 10:
+            w = w * _U10 + np.uint64(d)
+            pos += 1
+        nsig = pos - sig_start
+        nseen = pos - digits_start
+        exp10 = 0
+        if pos < n and buf[_ix(pos)] == 46:  # '.'
+            pos += 1
+            frac_start = pos
+            if nsig == 0:
+                while pos < n and buf[_ix(pos)] == 48:
                     pos += 1
-                break
-            if (first and c == 113 and pos + 3 < n and buf[_ix(pos + 1)] == 105
-                    and buf[_ix(pos + 2)] == 100 and buf[_ix(pos + 3)] == 58):  # "qid:" right after the label
-                while pos < n and not _is_end(buf[_ix(pos)]):
-                    pos += 1
-                first = False
-                continue
-            first = False
-            # the feature id: at most 10 digits here (longer ones, e.g. with leading
-            # zeros, take the Python path)
-            fid = 0
-            nd = 0
-            while pos < n:
-                d = np.int64(buf[_ix(pos)]) - 48
-                if d < 0 or d > 9:
+            frac_sig = pos
+            while pos + 8 <= n:  # eight digits at a time
+                v8 = _load8(buf, pos)
+                if not _eight_digits(v8):
                     break
-                fid = fid * 10 + d
-                nd += 1
-                pos += 1
-            if nd == 0 or nd > 10 or fid <= 0 or fid > max_features or fid <= prev or pos >= n or buf[_ix(pos)] != 58:
-                return _INVALID, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
-            pos += 1
-            # ---- the value: same code as _parse_number, written out (see above)
-            start = pos
-            neg = False
-            if pos < n:
-                c = buf[_ix(pos)]
-                if c == 45:
-                    neg = True
-                    pos += 1
-                elif c == 43:
-                    pos += 1
-            digits_start = pos
-            while pos < n and buf[_ix(pos)] == 48:
-                pos += 1
-            sig_start = pos
-            w = _U0
+                w = w * np.uint64(100000000) + _parse8(v8)
+                pos += 8
             while pos < n:
                 d = np.int64(buf[_ix(pos)]) - 48
                 if d < 0 or d > 9:
                     break
                 w = w * _U10 + np.uint64(d)
                 pos += 1
-            nsig = pos - sig_start
-            nseen = pos - digits_start
-            exp10 = 0
-            if pos < n and buf[_ix(pos)] == 46:
-                pos += 1
-                frac_start = pos
-                if nsig == 0:
-                    while pos < n and buf[_ix(pos)] == 48:
-                        pos += 1
-                frac_sig = pos
-                while pos + 8 <= n:
-                    v8 = _load8(buf, pos)
-                    if not _eight_digits(v8):
-                        break
-                    w = w * np.uint64(100000000) + _parse8(v8)
-                    pos += 8
-                while pos < n:
-                    d = np.int64(buf[_ix(pos)]) - 48
-                    if d < 0 or d > 9:
-                        break
-                    w = w * _U10 + np.uint64(d)
-                    pos += 1
-                nsig += pos - frac_sig
-                nseen += pos - frac_start
-                exp10 = frac_start - pos
-            if nsig > 19:
-                st, pos, v = _parse_number_careful(buf, start, n)
-            elif nseen == 0:
+            nsig += pos - frac_sig
+            nseen += pos - frac_start
+            exp10 = frac_start - pos
+        st = _OK if nseen else _INVALID
+        v = _U0
+        if nsig > 19:
+            st, pos, v = _parse_number_careful(buf, start, n)
+        elif st == _OK:
+            if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
+                st, pos, e = _exponent(buf, pos + 1, n)
+                exp10 += e
+            if st == _OK and pos < n and not _is_end(buf[_ix(pos)]):
                 st = _INVALID
-                v = _U0
-            else:
-                st = _OK
-                if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):
-                    pos += 1
-                    eneg = False
-                    if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
-                        eneg = buf[_ix(pos)] == 45
-                        pos += 1
-                    e = 0
-                    ne = 0
-                    while pos < n:
-                        d = np.int64(buf[_ix(pos)]) - 48
-                        if d < 0 or d > 9:
-                            break
-                        if e < 100000:
-                            e = e * 10 + d
-                        ne += 1
-                        pos += 1
-                    if ne == 0:
-                        st = _INVALID
-                    exp10 += -e if eneg else e
-                if st == _OK and pos < n and not _is_end(buf[_ix(pos)]):
-                    st = _INVALID
-                v = _U0
-                if st == _OK:
-                    st, v = _to_bits(neg, w, exp10)
-            # ---- end of the value
-            if st != _OK:
-                return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
+            if st == _OK:
+                st, v = _to_bits(neg, w, exp10)
+        if st != _OK:
+            return st, pos, k, label, prev
+        # ---- the number is the label or the value of feature fid
+        if fid == 0:
+            label = v
+            pos = _skip_qid(buf, pos, n)
+        else:
             data_bits[_ix(k)] = v
             indices[_ix(k)] = fid - 1
             k += 1
             prev = fid
+        # ---- the next id (at most 10 digits here; longer ones take the Python path), or the end
+        while pos < n and _is_ws(buf[_ix(pos)]):
+            pos += 1
+        if pos < n and buf[_ix(pos)] == 35:  # a comment to the end of the line
+            pos = _find_newline(buf, pos)
+        if pos >= n or buf[_ix(pos)] == 10:
+            break
+        fid = 0
+        nd = 0
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
+                break
+            fid = fid * 10 + d
+            nd += 1
+            pos += 1
+        if nd == 0 or nd > 10 or fid <= 0 or fid > max_features or fid <= prev or pos >= n or buf[_ix(pos)] != 58:
+            return _INVALID, pos, k, label, prev
+        pos += 1
+    return _OK, pos, k, label, prev
+
+
+@_jit
+def _scan(buf, max_features, data_bits, indices, indptr, y_bits,
+          pos, nnz, rows, max_id, line_no, data_no, first_row_line):
+    """Parse lines from buf[pos:] into the arrays until the end or a line that needs
+    attention. Returns (status, pos, nnz, rows, max_id, line_no, data_no, first_row_line);
+    on a non-OK status, pos is the start of that line and the counters exclude it."""
+    n = buf.shape[0]
+    while True:
+        line_start, pos, line_no = _skip_blank_lines(buf, pos, n, line_no)
+        if pos >= n:
+            return _OK, pos, nnz, rows, max_id, line_no, data_no, first_row_line
+        st, pos, k, label, prev = _parse_line(buf, pos, n, max_features, data_bits, indices, nnz)
+        if st != _OK:
+            return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
         if prev > max_id:
             max_id = prev
         if rows == 0 and first_row_line < 0:
@@ -606,7 +533,6 @@ def _scan(buf, max_features, data_bits, indices, indptr, y_bits,
         if pos < n:  # at the '\n'
             pos += 1
             line_no += 1
-    return _OK, pos, nnz, rows, max_id, line_no, data_no, first_row_line
 
 
 # ---------------------------------------------------------------- public API
