@@ -4,8 +4,10 @@
 of compiled code; ``iter_svmlight_blocks`` cuts a file into such blocks. On valid
 input the output equals ``sklearn.datasets.load_svmlight_file(..., zero_based=False)``
 bit for bit (same rows, same float64 values, same labels); on an invalid line
-``parse_block`` raises :class:`BlockError` naming that line, so the caller can
-explain it (``readers.explain_svmlight_line``) and report the file line number.
+``parse_block`` raises :class:`BlockError` naming that line, and
+``iter_parsed_blocks`` a DataError naming its file line and what is wrong with it.
+What is not compiled (the per-line Python path, the block loop, the file cutting)
+is shared with the C parser in ``svmlight_lines``.
 
 Grammar of a line (the compiled fast path)::
 
@@ -21,7 +23,7 @@ Floats are converted with the Eisel-Lemire algorithm (128-bit truncated powers o
 five; correctly rounded, the same result as Python's ``float()`` which sklearn
 uses). Numbers with more than 19 significant digits are truncated to 19 digits and
 converted twice (w and w+1); if the two disagree, that one line takes the Python
-path (``_parse_line_python``, which does exactly what sklearn's loop does). The same
+path (``svmlight_lines.parse_line_python``, which does exactly what sklearn's loop does). The same
 per-line Python path handles the rare lines the strict grammar refuses but Python
 accepts (``1_000``, ``+3:1``, non-ASCII Unicode spaces, ...); everything else stays
 compiled. No whole block ever falls back.
@@ -48,7 +50,7 @@ that compiles them first). See bench/parse_speed.py and docs/measurement.md.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 import numba
 import numpy as np
@@ -59,7 +61,7 @@ __all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blo
 DEFAULT_BLOCK_BYTES = 8 * 2**20
 
 # status codes of the compiled scanner
-_OK = 0
+_OK = 0          # = svmlight_lines.OK
 _INVALID = 1      # the strict grammar refuses the line
 _NONFINITE = 2    # a number overflows float64
 _SLOW = 3         # >19 significant digits and truncation makes the rounding ambiguous
@@ -82,10 +84,14 @@ def _jit(fn):
 from svmcore.data.svmlight_lines import (  # noqa: E402
     _LARGEST_POW10,
     _SMALLEST_POW10,
+    Block,
     BlockError,
+    ParsedBlock,
     _power_of_five_table,
+    iter_blocks,
+    iter_parsed,
+    scan_block,
 )
-from svmcore.data.svmlight_lines import parse_line_python as _parse_line_python  # noqa: E402
 
 _POW5 = _power_of_five_table()
 
@@ -282,24 +288,10 @@ def _parse_number_careful(buf, pos, n):
     if nseen == 0:
         return _INVALID, pos, _U0
     if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
-        pos += 1
-        eneg = False
-        if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
-            eneg = buf[_ix(pos)] == 45
-            pos += 1
-        e = 0
-        ne = 0
-        while pos < n:
-            d = np.int64(buf[_ix(pos)]) - 48
-            if d < 0 or d > 9:
-                break
-            if e < 100000:
-                e = e * 10 + d
-            ne += 1
-            pos += 1
-        if ne == 0:
-            return _INVALID, pos, _U0
-        exp10 += -e if eneg else e
+        st, pos, e = _exponent(buf, pos + 1, n)
+        if st != _OK:
+            return st, pos, _U0
+        exp10 += e
     if pos < n and not _is_end(buf[_ix(pos)]):
         return _INVALID, pos, _U0
     st, bits = _to_bits(neg, w, exp10)
@@ -311,87 +303,64 @@ def _parse_number_careful(buf, pos, n):
     return st, pos, bits
 
 
-# The hot path of a number, written out twice: in _parse_number (labels, once per
-# row) and inline in _scan (values). numba's own inlining (inline="always") made the
-# cold compile ~3x slower, and a call per value that passes the array costs ~30%.
-# Keep the two copies identical; the tests parse every case both as label and value.
-
 @_jit
-def _parse_number(buf, pos, n):
-    """Parse one float at buf[pos:]. Returns (status, new_pos, float64 bits as uint64).
-    Up to 19 significant digits here; longer mantissas go to the careful parser."""
-    start = pos
-    neg = False
-    if pos < n:
-        c = buf[_ix(pos)]
-        if c == 45:  # '-'
-            neg = True
-            pos += 1
-        elif c == 43:  # '+'
-            pos += 1
-    digits_start = pos
-    while pos < n and buf[_ix(pos)] == 48:  # leading zeros
+def _exponent(buf, pos, n):
+    """The exponent after an 'e'/'E' at buf[pos-1]: (status, new_pos, signed value)."""
+    eneg = False
+    if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
+        eneg = buf[_ix(pos)] == 45
         pos += 1
-    sig_start = pos
-    w = _U0
+    e = 0
+    ne = 0
     while pos < n:
         d = np.int64(buf[_ix(pos)]) - 48
         if d < 0 or d > 9:
             break
-        w = w * _U10 + np.uint64(d)
+        if e < 100000:
+            e = e * 10 + d
+        ne += 1
         pos += 1
-    nsig = pos - sig_start
-    nseen = pos - digits_start
-    exp10 = 0
-    if pos < n and buf[_ix(pos)] == 46:  # '.'
-        pos += 1
-        frac_start = pos
-        if nsig == 0:
-            while pos < n and buf[_ix(pos)] == 48:
+    if ne == 0:
+        return _INVALID, pos, 0
+    return _OK, pos, -e if eneg else e
+
+
+@_jit
+def _skip_blank_lines(buf, pos, n, line_no):
+    """From the start of a line, past empty and comment-only lines: (start of the
+    data line, its first non-blank byte, line_no); both positions n at the end."""
+    while pos < n:
+        line_start = pos
+        c = buf[_ix(pos)]
+        while _is_ws(c):
+            pos += 1
+            if pos == n:
+                return pos, pos, line_no
+            c = buf[_ix(pos)]
+        if c == 10:
+            pos += 1
+            line_no += 1
+        elif c == 35:
+            while pos < n and buf[_ix(pos)] != 10:
                 pos += 1
-        frac_sig = pos
-        while pos + 8 <= n:  # eight digits at a time
-            v = _load8(buf, pos)
-            if not _eight_digits(v):
-                break
-            w = w * np.uint64(100000000) + _parse8(v)
-            pos += 8
-        while pos < n:
-            d = np.int64(buf[_ix(pos)]) - 48
-            if d < 0 or d > 9:
-                break
-            w = w * _U10 + np.uint64(d)
-            pos += 1
-        nsig += pos - frac_sig
-        nseen += pos - frac_start
-        exp10 = frac_start - pos
-    if nsig > 19:
-        return _parse_number_careful(buf, start, n)
-    if nseen == 0:
-        return _INVALID, pos, _U0
-    if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
+            if pos < n:
+                pos += 1
+                line_no += 1
+        else:
+            return line_start, pos, line_no
+    return pos, pos, line_no
+
+
+@_jit
+def _skip_qid(buf, pos, n):
+    """Past whitespace and a "qid:ANY" token at buf[pos:] (right after the label)."""
+    while pos < n and _is_ws(buf[_ix(pos)]):
         pos += 1
-        eneg = False
-        if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
-            eneg = buf[_ix(pos)] == 45
+    if (pos + 3 < n and buf[_ix(pos)] == 113 and buf[_ix(pos + 1)] == 105
+            and buf[_ix(pos + 2)] == 100 and buf[_ix(pos + 3)] == 58):
+        while pos < n and not _is_end(buf[_ix(pos)]):
             pos += 1
-        e = 0
-        ne = 0
-        while pos < n:
-            d = np.int64(buf[_ix(pos)]) - 48
-            if d < 0 or d > 9:
-                break
-            if e < 100000:
-                e = e * 10 + d
-            ne += 1
-            pos += 1
-        if ne == 0:
-            return _INVALID, pos, _U0
-        exp10 += -e if eneg else e
-    if pos < n and not _is_end(buf[_ix(pos)]):
-        return _INVALID, pos, _U0
-    st, bits = _to_bits(neg, w, exp10)
-    return st, pos, bits
+    return pos
 
 
 @_jit
@@ -438,156 +407,120 @@ def _rfind_newline(buf, lo, hi):
 
 
 @_jit
-def _scan(buf, pos, max_features, data_bits, indices, indptr, y_bits,
-          nnz, rows, max_id, line_no, data_no, first_row_line):
-    """Parse lines from buf[pos:] into the arrays until the end or a line that needs
-    attention. Returns (status, pos, nnz, rows, max_id, line_no, data_no, first_row_line);
-    on a non-OK status, pos is the start of that line and the counters exclude it."""
-    n = buf.shape[0]
-    while pos < n:
-        line_start = pos
-        c = buf[_ix(pos)]
-        while _is_ws(c):
+def _parse_line(buf, pos, n, max_features, data_bits, indices, nnz):
+    """One data line from its label at buf[pos:]: the values go to data_bits/indices
+    from nnz on. Returns (status, pos at the line's end, new nnz, label bits, last id).
+
+    The number parser is written out once, inline, for the label and every value:
+    numba's own inlining (inline="always") made the cold compile ~3x slower, and a
+    call per number measured 5-15% slower."""
+    k = nnz
+    fid = 0  # 0 while the number is the label
+    prev = 0
+    label = _U0
+    while True:
+        # ---- one number, [+-] digits [. digits] [(e|E) [+-] digits]; > 19 digits: careful
+        start = pos
+        neg = False
+        c = buf[_ix(pos)] if pos < n else 0
+        if c == 45 or c == 43:  # '-' '+'
+            neg = c == 45
             pos += 1
-            if pos == n:
-                break
-            c = buf[_ix(pos)]
-        if pos == n:
-            break
-        if c == 10:
+        digits_start = pos
+        while pos < n and buf[_ix(pos)] == 48:  # leading zeros
             pos += 1
-            line_no += 1
-            continue
-        if c == 35:
-            while pos < n and buf[_ix(pos)] != 10:
-                pos += 1
-            if pos < n:
-                pos += 1
-                line_no += 1
-            continue
-        st, pos, label = _parse_number(buf, pos, n)
-        if st != _OK:
-            return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
-        k = nnz
-        prev = 0
-        first = True
-        while True:
-            while pos < n and _is_ws(buf[_ix(pos)]):
-                pos += 1
-            if pos >= n:
+        sig_start = pos
+        w = _U0
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
                 break
-            c = buf[_ix(pos)]
-            if c == 10:
-                break
-            if c == 35:
-                while pos < n and buf[_ix(pos)] != 10:
+            w = w * _U10 + np.uint64(d)
+            pos += 1
+        nsig = pos - sig_start
+        nseen = pos - digits_start
+        exp10 = 0
+        if pos < n and buf[_ix(pos)] == 46:  # '.'
+            pos += 1
+            frac_start = pos
+            if nsig == 0:
+                while pos < n and buf[_ix(pos)] == 48:
                     pos += 1
-                break
-            if (first and c == 113 and pos + 3 < n and buf[_ix(pos + 1)] == 105
-                    and buf[_ix(pos + 2)] == 100 and buf[_ix(pos + 3)] == 58):  # "qid:" right after the label
-                while pos < n and not _is_end(buf[_ix(pos)]):
-                    pos += 1
-                first = False
-                continue
-            first = False
-            # the feature id: at most 10 digits here (longer ones, e.g. with leading
-            # zeros, take the Python path)
-            fid = 0
-            nd = 0
-            while pos < n:
-                d = np.int64(buf[_ix(pos)]) - 48
-                if d < 0 or d > 9:
+            frac_sig = pos
+            while pos + 8 <= n:  # eight digits at a time
+                v8 = _load8(buf, pos)
+                if not _eight_digits(v8):
                     break
-                fid = fid * 10 + d
-                nd += 1
-                pos += 1
-            if nd == 0 or nd > 10 or fid <= 0 or fid > max_features or fid <= prev or pos >= n or buf[_ix(pos)] != 58:
-                return _INVALID, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
-            pos += 1
-            # ---- the value: same code as _parse_number, written out (see above)
-            start = pos
-            neg = False
-            if pos < n:
-                c = buf[_ix(pos)]
-                if c == 45:
-                    neg = True
-                    pos += 1
-                elif c == 43:
-                    pos += 1
-            digits_start = pos
-            while pos < n and buf[_ix(pos)] == 48:
-                pos += 1
-            sig_start = pos
-            w = _U0
+                w = w * np.uint64(100000000) + _parse8(v8)
+                pos += 8
             while pos < n:
                 d = np.int64(buf[_ix(pos)]) - 48
                 if d < 0 or d > 9:
                     break
                 w = w * _U10 + np.uint64(d)
                 pos += 1
-            nsig = pos - sig_start
-            nseen = pos - digits_start
-            exp10 = 0
-            if pos < n and buf[_ix(pos)] == 46:
-                pos += 1
-                frac_start = pos
-                if nsig == 0:
-                    while pos < n and buf[_ix(pos)] == 48:
-                        pos += 1
-                frac_sig = pos
-                while pos + 8 <= n:
-                    v8 = _load8(buf, pos)
-                    if not _eight_digits(v8):
-                        break
-                    w = w * np.uint64(100000000) + _parse8(v8)
-                    pos += 8
-                while pos < n:
-                    d = np.int64(buf[_ix(pos)]) - 48
-                    if d < 0 or d > 9:
-                        break
-                    w = w * _U10 + np.uint64(d)
-                    pos += 1
-                nsig += pos - frac_sig
-                nseen += pos - frac_start
-                exp10 = frac_start - pos
-            if nsig > 19:
-                st, pos, v = _parse_number_careful(buf, start, n)
-            elif nseen == 0:
+            nsig += pos - frac_sig
+            nseen += pos - frac_start
+            exp10 = frac_start - pos
+        st = _OK if nseen else _INVALID
+        v = _U0
+        if nsig > 19:
+            st, pos, v = _parse_number_careful(buf, start, n)
+        elif st == _OK:
+            if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):  # 'e' 'E'
+                st, pos, e = _exponent(buf, pos + 1, n)
+                exp10 += e
+            if st == _OK and pos < n and not _is_end(buf[_ix(pos)]):
                 st = _INVALID
-                v = _U0
-            else:
-                st = _OK
-                if pos < n and (buf[_ix(pos)] == 101 or buf[_ix(pos)] == 69):
-                    pos += 1
-                    eneg = False
-                    if pos < n and (buf[_ix(pos)] == 45 or buf[_ix(pos)] == 43):
-                        eneg = buf[_ix(pos)] == 45
-                        pos += 1
-                    e = 0
-                    ne = 0
-                    while pos < n:
-                        d = np.int64(buf[_ix(pos)]) - 48
-                        if d < 0 or d > 9:
-                            break
-                        if e < 100000:
-                            e = e * 10 + d
-                        ne += 1
-                        pos += 1
-                    if ne == 0:
-                        st = _INVALID
-                    exp10 += -e if eneg else e
-                if st == _OK and pos < n and not _is_end(buf[_ix(pos)]):
-                    st = _INVALID
-                v = _U0
-                if st == _OK:
-                    st, v = _to_bits(neg, w, exp10)
-            # ---- end of the value
-            if st != _OK:
-                return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
+            if st == _OK:
+                st, v = _to_bits(neg, w, exp10)
+        if st != _OK:
+            return st, pos, k, label, prev
+        # ---- the number is the label or the value of feature fid
+        if fid == 0:
+            label = v
+            pos = _skip_qid(buf, pos, n)
+        else:
             data_bits[_ix(k)] = v
             indices[_ix(k)] = fid - 1
             k += 1
             prev = fid
+        # ---- the next id (at most 10 digits here; longer ones take the Python path), or the end
+        while pos < n and _is_ws(buf[_ix(pos)]):
+            pos += 1
+        if pos < n and buf[_ix(pos)] == 35:  # a comment to the end of the line
+            pos = _find_newline(buf, pos)
+        if pos >= n or buf[_ix(pos)] == 10:
+            break
+        fid = 0
+        nd = 0
+        while pos < n:
+            d = np.int64(buf[_ix(pos)]) - 48
+            if d < 0 or d > 9:
+                break
+            fid = fid * 10 + d
+            nd += 1
+            pos += 1
+        if nd == 0 or nd > 10 or fid <= 0 or fid > max_features or fid <= prev or pos >= n or buf[_ix(pos)] != 58:
+            return _INVALID, pos, k, label, prev
+        pos += 1
+    return _OK, pos, k, label, prev
+
+
+@_jit
+def _scan(buf, max_features, data_bits, indices, indptr, y_bits,
+          pos, nnz, rows, max_id, line_no, data_no, first_row_line):
+    """Parse lines from buf[pos:] into the arrays until the end or a line that needs
+    attention. Returns (status, pos, nnz, rows, max_id, line_no, data_no, first_row_line);
+    on a non-OK status, pos is the start of that line and the counters exclude it."""
+    n = buf.shape[0]
+    while True:
+        line_start, pos, line_no = _skip_blank_lines(buf, pos, n, line_no)
+        if pos >= n:
+            return _OK, pos, nnz, rows, max_id, line_no, data_no, first_row_line
+        st, pos, k, label, prev = _parse_line(buf, pos, n, max_features, data_bits, indices, nnz)
+        if st != _OK:
+            return st, line_start, nnz, rows, max_id, line_no, data_no, first_row_line
         if prev > max_id:
             max_id = prev
         if rows == 0 and first_row_line < 0:
@@ -600,23 +533,9 @@ def _scan(buf, pos, max_features, data_bits, indices, indptr, y_bits,
         if pos < n:  # at the '\n'
             pos += 1
             line_no += 1
-    return _OK, pos, nnz, rows, max_id, line_no, data_no, first_row_line
 
-
-# ---------------------------------------------------------------- the per-line Python path
 
 # ---------------------------------------------------------------- public API
-
-class _Result(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_row_line: int  # 0-based physical line of the first row in the block, -1 if none
-    n_lines: int         # physical lines in the block
-
 
 def _as_u8(buf) -> np.ndarray:
     if isinstance(buf, np.ndarray):
@@ -629,7 +548,7 @@ def _as_u8(buf) -> np.ndarray:
     return arr
 
 
-def _parse(buf, max_features: int) -> _Result:
+def _parse(buf, max_features: int) -> Block:
     max_features = int(max_features)
     if not 1 <= max_features <= 2**31:
         raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
@@ -644,52 +563,22 @@ def _parse(buf, max_features: int) -> _Result:
     y = np.empty(row_cap, dtype=np.float64)
     data_bits = data.view(np.uint64)
     y_bits = y.view(np.uint64)
-    pos = nnz = rows = max_id = line_no = data_no = 0
-    first_row_line = -1
-    while True:
-        st, pos, nnz, rows, max_id, line_no, data_no, first_row_line = _scan(
-            arr, pos, max_features, data_bits, indices, indptr, y_bits,
-            nnz, rows, max_id, line_no, data_no, first_row_line)
-        if st == _OK:
-            break
-        # one line needs the Python path: parse it the way sklearn would, or refuse it
-        end = _find_newline(arr, pos)
-        raw = arr[pos:end].tobytes()
-        line = raw.rstrip(b"\r\n")
-        stats["python_lines"] += 1
-        if st == _SLOW:
+
+    def scan(state):
+        r = _scan(arr, max_features, data_bits, indices, indptr, y_bits, *state)
+        if r[0] == _SLOW:
             stats["slow_lines"] += 1
-        try:
-            parsed = _parse_line_python(raw, max_features)
-        except (ValueError, IndexError, OverflowError) as e:
-            raise BlockError(line_no, data_no, line, pos, str(e) or type(e).__name__) from None
-        if parsed is not None:  # (None, a line sklearn would skip, does not reach here)
-            label, ids, vals = parsed
-            k = len(ids)
-            data[nnz:nnz + k] = vals
-            indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
-            y[rows] = label
-            if rows == 0 and first_row_line < 0:
-                first_row_line = line_no
-            rows += 1
-            nnz += k
-            indptr[rows] = nnz
-            if ids and ids[-1] > max_id:
-                max_id = ids[-1]
-            data_no += 1
-        if end < n:
-            pos = end + 1
-            line_no += 1
-        else:
-            pos = n
-            break
+        return r[0], r[1:]
+
+    _, nnz, rows, max_id, line_no, _, first_row_line = scan_block(
+        arr, max_features, (data, indices, indptr, y), scan, lambda pos: _find_newline(arr, pos), stats)
     if nnz != data.shape[0]:
         data = data[:nnz].copy()
         indices = indices[:nnz].copy()
     if rows != y.shape[0]:
         y = y[:rows].copy()
         indptr = indptr[:rows + 1].copy()
-    return _Result(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
+    return Block(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
 
 
 def parse_block(buf: bytes | memoryview | np.ndarray, max_features: int
@@ -717,80 +606,27 @@ def warm_up() -> None:
     _find_newline(ro, 0)
 
 
+def _rfind(arr: np.ndarray, lo: int, hi: int) -> int:
+    return _rfind_newline(_as_u8(arr), lo, hi)  # read-only view: parse_block's specialisation
+
+
+def _newlines(arr: np.ndarray, hi: int) -> int:
+    return _count(_as_u8(arr)[:hi])[1]
+
+
 def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
                          ) -> Iterator[tuple[memoryview, int]]:
-    """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
-    after a newline (the partial last line is carried into the next block; a line
-    longer than ``block_bytes`` makes a bigger block), and the 1-based file line
-    number of each block's first physical line. The last block may lack a final
-    newline. Each block is a read-only memoryview of its own buffer: it stays valid
-    after the next iteration. A file line number for a :class:`BlockError` raised on
-    a block is ``first_line + err.line_index``. A UTF-8 byte order mark at the start
-    of the file is skipped.
-    """
-    if block_bytes < 1:
-        raise ValueError("block_bytes must be positive")
-    line_no = 1
-    carry = np.empty(0, dtype=np.uint8)
-    with open(path, "rb", buffering=0) as f:
-        if f.read(3) != b"\xef\xbb\xbf":
-            f.seek(0)
-        while True:
-            # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid
-            size = max(block_bytes, 2 * carry.shape[0])
-            arr = np.empty(size, dtype=np.uint8)
-            start = carry.shape[0]
-            arr[:start] = carry
-            end = start
-            mv = memoryview(arr)
-            while end < size:
-                got = f.readinto(mv[end:])
-                if not got:
-                    break
-                end += got
-            eof = end < size
-            ro = _as_u8(arr)  # read-only view: the same compiled specialisation as parse_block
-            cut = _rfind_newline(ro, start, end)  # the carry never holds a newline
-            if cut < 0 and not eof:
-                carry = arr[:end]  # one line longer than the block: read more
-                continue
-            if cut < 0:  # end of file, no newline left
-                if end:
-                    yield mv[:end].toreadonly(), line_no
-                return
-            carry = arr[cut + 1:end].copy()
-            yield mv[:cut + 1].toreadonly(), line_no
-            line_no += _count(ro[:cut + 1])[1]
-            if eof:
-                if carry.shape[0]:
-                    yield memoryview(carry).toreadonly(), line_no
-                return
-
-
-class ParsedBlock(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_line: int       # 1-based file line of the block's first physical line
-    first_row_line: int   # 1-based file line of the block's first row
+    """``(block, first_line)``: the file cut into blocks of about ``block_bytes``
+    just after a newline, each in its own buffer, with the 1-based file line of its
+    first line (see ``svmlight_lines.iter_blocks``)."""
+    return iter_blocks(path, block_bytes, _rfind, _newlines)
 
 
 def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
                        ) -> Iterator[ParsedBlock]:
     """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
-    A :class:`BlockError` carries ``line_number`` (1-based line in the file)."""
-    for block, first_line in iter_svmlight_blocks(path, block_bytes):
-        try:
-            r = _parse(block, max_features)
-        except BlockError as e:
-            e.line_number = first_line + e.line_index
-            raise
-        if r.n_rows:
-            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
-                              first_line + r.first_row_line)
+    A bad line raises :class:`DataError` naming its file line."""
+    return iter_parsed(path, iter_svmlight_blocks(path, block_bytes), lambda b: _parse(b, max_features))
 
 
 def to_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):

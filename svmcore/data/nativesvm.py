@@ -3,9 +3,8 @@ parser) without numba, LLVM or scipy in the process.
 
 ``parse_block`` returns the same arrays as ``fastsvm.parse_block`` and raises the same
 :class:`BlockError` for the same lines; ``iter_svmlight_blocks`` and
-``iter_parsed_blocks`` cut a file into blocks the same way (UTF-8 BOM skipped, a last
-line without newline kept). The grammar and the float conversion (Eisel-Lemire with
-the same table) are fastsvm's, ported to C (svmcore/data/native/svmlight.c); numbers
+``iter_parsed_blocks`` are the same code (``svmlight_lines``) over the C kernels.
+The grammar and the float conversion (Eisel-Lemire with the same table) are fastsvm's, ported to C (svmcore/data/native/svmlight.c); numbers
 with more than 19 significant digits go through the C library's correctly rounded
 ``strtod`` instead of a per-line Python path. Lines the strict grammar refuses take
 the same per-line Python path as fastsvm (``svmlight_lines.parse_line_python``).
@@ -14,31 +13,19 @@ The C calls release the GIL, so a reader thread parses while another trains.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 import numpy as np
 
 from svmcore.data import native
-from svmcore.data.svmlight_lines import BlockError, parse_line_python
+from svmcore.data.svmlight_lines import Block, BlockError, ParsedBlock, iter_blocks, iter_parsed, scan_block
 
 __all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blocks", "ParsedBlock",
            "warm_up", "DEFAULT_BLOCK_BYTES", "stats", "write_rows"]
 
 DEFAULT_BLOCK_BYTES = 2**20  # ~1,000 rows of text-like data: small next to the model
-_OK, _INVALID, _NONFINITE = 0, 1, 2
 
 stats = {"python_lines": 0}
-
-
-class _Result(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_row_line: int
-    n_lines: int
 
 
 def _as_u8(buf) -> np.ndarray:
@@ -49,7 +36,7 @@ def _as_u8(buf) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.uint8)
 
 
-def _parse(buf, max_features: int) -> _Result:
+def _parse(buf, max_features: int) -> Block:
     max_features = int(max_features)
     if not 1 <= max_features <= 2**31:
         raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
@@ -67,45 +54,20 @@ def _parse(buf, max_features: int) -> _Result:
     indptr[0] = 0
     y = np.empty(row_cap, dtype=np.float64)
     # pos, nnz, rows, max_id, line_no, data_no, first_row_line
-    state = np.array([0, 0, 0, 0, 0, 0, -1], dtype=np.int64)
+    state = np.empty(7, dtype=np.int64)
     base = arr.ctypes.data
-    while True:
+
+    def scan(at):
+        state[:] = at
         st = lib.svm_scan(base, n, max_features, data.ctypes.data, indices.ctypes.data, indptr.ctypes.data,
                           y.ctypes.data, state.ctypes.data)
-        if st == _OK:
-            break
-        pos, nnz, rows, max_id, line_no, data_no, first_row_line = (int(v) for v in state)
-        end = lib.svm_find_newline(base, pos, n)
-        raw = arr[pos:end].tobytes()
-        line = raw.rstrip(b"\r\n")
-        stats["python_lines"] += 1
-        try:
-            parsed = parse_line_python(raw, max_features)
-        except (ValueError, IndexError, OverflowError) as e:
-            raise BlockError(line_no, data_no, line, pos, str(e) or type(e).__name__) from None
-        if parsed is not None:
-            label, ids, vals = parsed
-            k = len(ids)
-            data[nnz:nnz + k] = vals
-            indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
-            y[rows] = label
-            if rows == 0 and first_row_line < 0:
-                first_row_line = line_no
-            rows += 1
-            nnz += k
-            indptr[rows] = nnz
-            if ids and ids[-1] > max_id:
-                max_id = ids[-1]
-            data_no += 1
-        if end < n:
-            state[:] = (end + 1, nnz, rows, max_id, line_no + 1, data_no, first_row_line)
-        else:
-            state[:] = (n, nnz, rows, max_id, line_no, data_no, first_row_line)
-            break
-    _, nnz, rows, max_id, line_no, _, first_row_line = (int(v) for v in state)
+        return st, tuple(int(v) for v in state)
+
+    _, nnz, rows, max_id, line_no, _, first_row_line = scan_block(
+        arr, max_features, (data, indices, indptr, y), scan, lambda pos: lib.svm_find_newline(base, pos, n), stats)
     # views, not copies: the pages past the end were never written, so they hold no memory
     data, indices, y, indptr = data[:nnz], indices[:nnz], y[:rows], indptr[:rows + 1]
-    return _Result(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
+    return Block(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
 
 
 def parse_block(buf: bytes | memoryview | np.ndarray, max_features: int
@@ -125,68 +87,16 @@ def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
                          ) -> Iterator[tuple[memoryview, int]]:
     """``(block, first_line)`` as ``fastsvm.iter_svmlight_blocks``: blocks cut after a
     newline, each in its own buffer, with the 1-based file line of its first line."""
-    if block_bytes < 1:
-        raise ValueError("block_bytes must be positive")
     lib = native.lib()
-    line_no = 1
-    carry = np.empty(0, dtype=np.uint8)
-    with open(path, "rb", buffering=0) as f:
-        if f.read(3) != b"\xef\xbb\xbf":
-            f.seek(0)
-        while True:
-            size = max(block_bytes, 2 * carry.shape[0])
-            arr = np.empty(size, dtype=np.uint8)
-            start = carry.shape[0]
-            arr[:start] = carry
-            end = start
-            mv = memoryview(arr)
-            while end < size:
-                got = f.readinto(mv[end:])
-                if not got:
-                    break
-                end += got
-            eof = end < size
-            cut = lib.svm_rfind_newline(arr.ctypes.data, start, end)
-            if cut < 0 and not eof:
-                carry = arr[:end]
-                continue
-            if cut < 0:
-                if end:
-                    yield mv[:end].toreadonly(), line_no
-                return
-            carry = arr[cut + 1:end].copy()
-            yield mv[:cut + 1].toreadonly(), line_no
-            line_no += lib.svm_count_newlines(arr.ctypes.data, cut + 1)
-            if eof:
-                if carry.shape[0]:
-                    yield memoryview(carry).toreadonly(), line_no
-                return
-
-
-class ParsedBlock(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_line: int
-    first_row_line: int
+    return iter_blocks(path, block_bytes, lambda arr, lo, hi: lib.svm_rfind_newline(arr.ctypes.data, lo, hi),
+                       lambda arr, hi: lib.svm_count_newlines(arr.ctypes.data, hi))
 
 
 def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
                        ) -> Iterator[ParsedBlock]:
     """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
-    A :class:`BlockError` carries ``line_number`` (1-based line in the file)."""
-    for block, first_line in iter_svmlight_blocks(path, block_bytes):
-        try:
-            r = _parse(block, max_features)
-        except BlockError as e:
-            e.line_number = first_line + e.line_index
-            raise
-        if r.n_rows:
-            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
-                              first_line + r.first_row_line)
+    A bad line raises :class:`DataError` naming its file line."""
+    return iter_parsed(path, iter_svmlight_blocks(path, block_bytes), lambda b: _parse(b, max_features))
 
 
 def write_rows(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, y: np.ndarray) -> bytes:

@@ -11,7 +11,6 @@ line by line to say which line is wrong and why.
 from __future__ import annotations
 
 import io
-import math
 import os
 import re
 import zipfile
@@ -21,6 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.svmlight_lines import explain_svmlight_line, why_not_a_number
 from svmcore.spec.config import shown
 from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES
@@ -119,58 +119,11 @@ def _data_lines(path: str, chunk_rows: int) -> Iterator[tuple[list[bytes], list[
 
 # ---------------------------------------------------------------- svmlight
 
-def explain_svmlight_line(line: bytes) -> str | None:
-    """Why one svmlight line is invalid, or None if it is fine."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return f"is not valid UTF-8 text (byte {e.start})"
-    text = text.split("#", 1)[0].strip()
-    parts = text.split()
-    if not parts:
-        return None
-    label = parts[0]
-    if ":" in label:
-        return f"starts with {shown(label)}; each line must start with a label, then id:value pairs"
-    try:
-        lv = float(label)
-    except ValueError:
-        if "," in label or ";" in label:
-            return "uses ',' or ';' as separator; svmlight separates fields with spaces"
-        return f"label {shown(label)} is not a number"
-    if not math.isfinite(lv):
-        return f"label {shown(label)} is not finite"
-    prev = 0
-    for tok in parts[1:]:
-        if tok.startswith("qid:"):
-            continue
-        idx, sep, val = tok.partition(":")
-        if not sep:
-            hint = " (wrong separator?)" if any(c in tok for c in ",;=") else ""
-            return f"{shown(tok)} is not an id:value pair{hint}"
-        try:
-            fid = int(idx)
-        except ValueError:
-            return f"feature id {shown(idx)} is not a whole number"
-        if fid <= 0:
-            return f"feature id {fid} is not allowed; ids start at 1"
-        if fid > MAX_FEATURES:
-            return f"declares feature {fid:,}, above the limit of {MAX_FEATURES:,} features"
-        if fid <= prev:
-            return f"feature ids must increase along a line; {fid} comes after {prev}"
-        prev = fid
-        try:
-            v = float(val)
-        except ValueError:
-            return f"value {shown(val)} of feature {fid} is not a number"
-        if not math.isfinite(v):
-            return f"value {shown(val)} of feature {fid} is NaN or infinite"
-    return None
-
-
-def _first_bad_line(lines: list[bytes], numbers: list[int], path: str, fallback: str) -> DataError:
+def _first_bad_line(lines: list[bytes], numbers: list[int], path: str, fallback: str,
+                    explain=explain_svmlight_line) -> DataError:
+    """The error of the first line ``explain`` finds wrong, else ``fallback`` for the file."""
     for line, no in zip(lines, numbers):
-        why = explain_svmlight_line(line)
+        why = explain(line)
         if why:
             return DataError(why, path, no)
     return DataError(fallback, path)
@@ -251,12 +204,9 @@ def _explain_csv_line(line: bytes, n_cols: int) -> str | None:
         f = f.strip().strip('"')
         if not f:
             return f"field {i + 1} is empty"
-        try:
-            v = float(f)
-        except ValueError:
-            return f"field {i + 1} ({shown(f)}) is not a number"
-        if not math.isfinite(v):
-            return f"field {i + 1} ({shown(f)}) is NaN or infinite"
+        why = why_not_a_number(f, f"field {i + 1} ({shown(f)})")
+        if why:
+            return why
     return None
 
 
@@ -268,11 +218,8 @@ def parse_csv_lines(lines: list[bytes], numbers: list[int], path: str, n_cols: i
         if arr.shape[1] != n_cols or not np.isfinite(arr).all():
             raise ValueError
     except ValueError:  # UnicodeDecodeError included
-        for line, no in zip(lines, numbers):
-            why = _explain_csv_line(line, n_cols)
-            if why:
-                raise DataError(why, path, no) from None
-        raise DataError("could not be read as numeric CSV", path) from None
+        raise _first_bad_line(lines, numbers, path, "could not be read as numeric CSV",
+                              lambda line: _explain_csv_line(line, n_cols)) from None
     y = arr[:, label_col].copy()
     X = np.delete(arr, label_col, axis=1)
     return X, y
@@ -448,18 +395,14 @@ def _iter_svmlight_fast(path: str, n_features: int | None, parser: str = "numba"
     else:
         from svmcore.data import fastsvm
 
-    try:
-        for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES):
-            width = n_features if n_features is not None else max(1, b.max_id)
-            if b.max_id > width:
-                row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)
-                raise DataError(f"uses feature {b.max_id:,}, more than the {width:,} features seen when "
-                                "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
-            X = _csr(b.data, b.indices, b.indptr, b.n_rows, width)
-            yield Chunk(X, b.y, b.first_row_line)
-    except fastsvm.BlockError as e:
-        why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
-        raise DataError(why, path, e.line_number) from None
+    for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES):
+        width = n_features if n_features is not None else max(1, b.max_id)
+        if b.max_id > width:
+            row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)
+            raise DataError(f"uses feature {b.max_id:,}, more than the {width:,} features seen when "
+                            "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
+        X = _csr(b.data, b.indices, b.indptr, b.n_rows, width)
+        yield Chunk(X, b.y, b.first_row_line)
 
 
 def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):

@@ -298,7 +298,6 @@ class _Counts:
 def _native_counts(source: Source) -> Iterator[tuple[_Counts, np.ndarray]]:
     """The native parser's blocks as (counts, labels): the lean worker's scan."""
     from svmcore.data import nativesvm
-    from svmcore.data.readers import explain_svmlight_line
     from svmcore.spec.knobs import MAX_FEATURES
 
     rows = 0
@@ -307,10 +306,9 @@ def _native_counts(source: Source) -> Iterator[tuple[_Counts, np.ndarray]]:
             source.check_unchanged()
             rows += b.n_rows
             yield _Counts(b), b.y
-    except nativesvm.BlockError as e:
-        source.check_unchanged()
-        why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
-        raise DataError(why, source.path, e.line_number) from None
+    except DataError:
+        source.check_unchanged()  # a line torn by a writer: say so, not "bad line"
+        raise
     if rows == 0:
         raise DataError("the file has no data rows", source.path)
     source.check_unchanged(rows)

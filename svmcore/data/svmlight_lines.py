@@ -1,12 +1,22 @@
-"""What both compiled svmlight parsers (numba: fastsvm; C: native) share, in plain
-Python: the error they raise for a bad line, the per-line path that parses a line
-exactly as scikit-learn does, and the powers-of-five table of the float conversion."""
+"""What both compiled svmlight parsers (numba: fastsvm; C: nativesvm) share, in plain
+Python: the error they raise for a bad line and its translation to a DataError that
+names the file line, the per-line path that parses a line exactly as scikit-learn
+does, the loop that runs a compiled scanner over a block and hands it the lines it
+refuses, the cutting of a file into blocks, and the powers-of-five table of the float
+conversion. The two parser modules differ only in their compiled kernels."""
 
 from __future__ import annotations
 
 import math
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
+
+from svmcore.spec.config import shown
+from svmcore.spec.errors import DataError
+from svmcore.spec.knobs import MAX_FEATURES
+
+OK = 0  # the status a compiled scanner returns when it reached the end of the block
 
 
 class BlockError(ValueError):
@@ -17,8 +27,8 @@ class BlockError(ValueError):
     among the block's data lines (lines that are not empty and not comment-only).
     ``line``: the raw bytes of the line without its ``\\r\\n``, ready for
     ``explain_svmlight_line``. ``offset``: byte offset of the line in the block.
-    ``reason``: a short description. ``line_number``: the 1-based file line, set by
-    ``iter_parsed_blocks`` (None from ``parse_block``).
+    ``reason``: a short description. ``iter_parsed_blocks`` turns it into a
+    :class:`DataError` naming the file line (:meth:`data_error`).
     """
 
     def __init__(self, line_index: int, data_line_index: int, line: bytes, offset: int, reason: str):
@@ -27,8 +37,13 @@ class BlockError(ValueError):
         self.line = line
         self.offset = offset
         self.reason = reason
-        self.line_number: int | None = None
         super().__init__(f"line {line_index} of the block: {reason}")
+
+    def data_error(self, path: str, first_line: int) -> DataError:
+        """The error for the user: why the line is wrong, at its 1-based file line
+        (``first_line`` is the file line of the block's first line)."""
+        why = explain_svmlight_line(self.line) or f"is not valid svmlight ({self.reason})"
+        return DataError(why, path, first_line + self.line_index)
 
 
 _SMALLEST_POW10 = -342
@@ -95,3 +110,206 @@ def parse_line_python(line: bytes, max_features: int) -> tuple[float, list[int],
         vals.append(v)
         prev = fid
     return label, ids, vals
+
+
+def explain_svmlight_line(line: bytes) -> str | None:
+    """Why one svmlight line is invalid, or None if it is fine."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"is not valid UTF-8 text (byte {e.start})"
+    text = text.split("#", 1)[0].strip()
+    parts = text.split()
+    if not parts:
+        return None
+    label = parts[0]
+    if ":" in label:
+        return f"starts with {shown(label)}; each line must start with a label, then id:value pairs"
+    try:
+        lv = float(label)
+    except ValueError:
+        if "," in label or ";" in label:
+            return "uses ',' or ';' as separator; svmlight separates fields with spaces"
+        return f"label {shown(label)} is not a number"
+    if not math.isfinite(lv):
+        return f"label {shown(label)} is not finite"
+    prev = 0
+    for tok in parts[1:]:
+        if tok.startswith("qid:"):
+            continue
+        idx, sep, val = tok.partition(":")
+        if not sep:
+            hint = " (wrong separator?)" if any(c in tok for c in ",;=") else ""
+            return f"{shown(tok)} is not an id:value pair{hint}"
+        try:
+            fid = int(idx)
+        except ValueError:
+            return f"feature id {shown(idx)} is not a whole number"
+        if fid <= 0:
+            return f"feature id {fid} is not allowed; ids start at 1"
+        if fid > MAX_FEATURES:
+            return f"declares feature {fid:,}, above the limit of {MAX_FEATURES:,} features"
+        if fid <= prev:
+            return f"feature ids must increase along a line; {fid} comes after {prev}"
+        prev = fid
+        why = why_not_a_number(val, f"value {shown(val)} of feature {fid}")
+        if why:
+            return why
+    return None
+
+
+def why_not_a_number(text: str, what: str) -> str | None:
+    """Why ``text`` (called ``what`` in the message) is not a finite number, or None."""
+    try:
+        v = float(text)
+    except ValueError:
+        return f"{what} is not a number"
+    if not math.isfinite(v):
+        return f"{what} is NaN or infinite"
+    return None
+
+
+# ---------------------------------------------------------------- a block through a compiled scanner
+
+class Block(NamedTuple):
+    """The CSR parts of a parsed block and where its rows are."""
+    data: np.ndarray     # float64
+    indices: np.ndarray  # int32, file id - 1
+    indptr: np.ndarray   # int64
+    y: np.ndarray        # float64
+    n_rows: int
+    max_id: int          # the largest 1-based id seen, 0 if none
+    first_row_line: int  # 0-based physical line of the first row in the block, -1 if none
+    n_lines: int         # physical lines in the block
+
+
+# What a compiled scanner carries from call to call, in this order:
+# (pos, nnz, rows, max_id, line_no, data_no, first_row_line)
+State = tuple[int, int, int, int, int, int, int]
+START: State = (0, 0, 0, 0, 0, 0, -1)
+
+
+def scan_block(arr: np.ndarray, max_features: int, out: tuple[np.ndarray, ...],
+               scan: Callable[[State], tuple[int, State]], find_newline: Callable[[int], int],
+               stats: dict) -> State:
+    """Fill ``out`` = (data, indices, indptr, y) from the block ``arr``: ``scan(state)``
+    is the compiled scanner, which parses from ``state`` until the end (status OK) or
+    a line it refuses, returning the state at the start of that line; each such line
+    takes the Python path, which parses it the way sklearn would or raises
+    :class:`BlockError`. ``find_newline(pos)`` is the compiled search for the end of a
+    line. Returns the final state; ``out[2][0]`` must be 0."""
+    n = arr.shape[0]
+    state = START
+    while True:
+        st, state = scan(state)
+        if st == OK:
+            return state
+        stats["python_lines"] += 1
+        end = find_newline(state[0])
+        state = _python_line(arr, state, end, max_features, out)
+        if end >= n:
+            return state
+
+
+def _python_line(arr, state: State, end: int, max_features: int, out) -> State:
+    """The line arr[pos:end] parsed in Python and appended to ``out``; the state after it."""
+    pos, nnz, rows, max_id, line_no, data_no, first_row_line = state
+    raw = arr[pos:end].tobytes()
+    try:
+        parsed = parse_line_python(raw, max_features)
+    except (ValueError, IndexError, OverflowError) as e:
+        raise BlockError(line_no, data_no, raw.rstrip(b"\r\n"), pos, str(e) or type(e).__name__) from None
+    if parsed is not None:  # (None, a line sklearn would skip, does not reach here)
+        data, indices, indptr, y = out
+        label, ids, vals = parsed
+        k = len(ids)
+        data[nnz:nnz + k] = vals
+        indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
+        y[rows] = label
+        if rows == 0 and first_row_line < 0:
+            first_row_line = line_no
+        rows += 1
+        nnz += k
+        indptr[rows] = nnz
+        if ids and ids[-1] > max_id:
+            max_id = ids[-1]
+        data_no += 1
+    if end < arr.shape[0]:
+        return end + 1, nnz, rows, max_id, line_no + 1, data_no, first_row_line
+    return end, nnz, rows, max_id, line_no, data_no, first_row_line
+
+
+# ---------------------------------------------------------------- a file in blocks
+
+class ParsedBlock(NamedTuple):
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    y: np.ndarray
+    n_rows: int
+    max_id: int
+    first_line: int       # 1-based file line of the block's first physical line
+    first_row_line: int   # 1-based file line of the block's first row
+
+
+def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray, int, int], int],
+                count_newlines: Callable[[np.ndarray, int], int]) -> Iterator[tuple[memoryview, int]]:
+    """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
+    after a newline (the partial last line is carried into the next block; a line
+    longer than ``block_bytes`` makes a bigger block), and the 1-based file line
+    number of each block's first physical line. The last block may lack a final
+    newline. Each block is a read-only memoryview of its own buffer: it stays valid
+    after the next iteration. A UTF-8 byte order mark at the start of the file is
+    skipped. ``rfind_newline(arr, lo, hi)``: index of the last newline in arr[lo:hi]
+    or -1; ``count_newlines(arr, hi)``: newlines in arr[:hi] (the compiled kernels).
+    """
+    if block_bytes < 1:
+        raise ValueError("block_bytes must be positive")
+    line_no = 1
+    carry = np.empty(0, dtype=np.uint8)
+    with open(path, "rb", buffering=0) as f:
+        if f.read(3) != b"\xef\xbb\xbf":
+            f.seek(0)
+        while True:
+            # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid
+            size = max(block_bytes, 2 * carry.shape[0])
+            arr = np.empty(size, dtype=np.uint8)
+            start = carry.shape[0]
+            arr[:start] = carry
+            end = start
+            mv = memoryview(arr)
+            while end < size:
+                got = f.readinto(mv[end:])
+                if not got:
+                    break
+                end += got
+            eof = end < size
+            cut = rfind_newline(arr, start, end)  # the carry never holds a newline
+            if cut < 0 and not eof:
+                carry = arr[:end]  # one line longer than the block: read more
+                continue
+            if cut < 0:  # end of file, no newline left
+                if end:
+                    yield mv[:end].toreadonly(), line_no
+                return
+            carry = arr[cut + 1:end].copy()
+            yield mv[:cut + 1].toreadonly(), line_no
+            line_no += count_newlines(arr, cut + 1)
+            if eof:
+                if carry.shape[0]:
+                    yield memoryview(carry).toreadonly(), line_no
+                return
+
+
+def iter_parsed(path: str, blocks: Iterator[tuple[memoryview, int]], parse: Callable[[memoryview], Block]
+                ) -> Iterator[ParsedBlock]:
+    """``parse`` over the ``blocks`` of the file at ``path``; blocks with no rows are
+    skipped. A bad line raises :class:`DataError` naming its file line."""
+    for block, first_line in blocks:
+        try:
+            r = parse(block)
+        except BlockError as e:
+            raise e.data_error(path, first_line) from None
+        if r.n_rows:
+            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
+                              first_line + r.first_row_line)

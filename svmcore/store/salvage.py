@@ -314,10 +314,27 @@ def salvage(path: str) -> dict[str, TableSalvage]:
         raise SalvageError(f"{path} is too short to hold any run ({len(data)} bytes)")
     f = _File(data)
     reader = _Reader(f)
-    known = _known_columns()
+    roots, roots_seq, columns = _schema(f, reader)
+    out = {t: TableSalvage(t, columns[t]) for t in TABLES}
+    for table, root in roots.items():
+        _walk_table(f, reader, out[table], root)
+    last_ids = _last_ids(f, reader, roots_seq)  # before the orphans: its walk marks sqlite_sequence's pages
+    _read_orphan_leaves(f, reader, out)
+    _count_lost_rows(out, last_ids)
+    if not roots and not any(t.rows or t.unreadable for t in out.values()):
+        if data[:16] == _HEADER:
+            raise SalvageError(f"{path} is an SQLite database but not a run store: it has no runs, samples, events "
+                               "or sweeps table")
+        raise SalvageError(f"{path} is not a run store: it is not an SQLite file and no run could be read from it")
+    return out
+
+
+def _schema(f: _File, reader: _Reader) -> tuple[dict[str, int], list[int], dict[str, list[str]]]:
+    """From the schema on page 1: the root page of each run-store table, those of
+    sqlite_sequence, and each table's columns (the known ones where the schema is lost)."""
     roots: dict[str, int] = {}
     roots_seq: list[int] = []
-    columns = dict(known)
+    columns = dict(_known_columns())
 
     def schema_row(pgno, off):
         try:
@@ -333,47 +350,51 @@ def salvage(path: str) -> dict[str, TableSalvage]:
             if cols:
                 columns[name] = cols
 
-    if data[:16] == _HEADER:
+    if f.data[:16] == _HEADER:
         reader.walk(1, schema_row)
-    out = {t: TableSalvage(t, columns[t]) for t in TABLES}
+    return roots, roots_seq, columns
 
-    def read_cell(pgno: int, off: int) -> tuple[int, list] | None:
-        try:
-            rowid, payload = f.leaf_cell(pgno, off, reader.overflow)
-            return rowid, f.record(payload)
-        except (ValueError, IndexError, struct.error, UnicodeDecodeError):
-            return None
 
-    def as_row(table: str, cell: tuple[int, list] | None) -> dict | None:
-        if cell is None:
-            return None
-        rowid, values = cell
-        cols = out[table].columns
-        if len(values) > len(cols):
-            return None
-        row = dict(zip(cols, values + [None] * (len(cols) - len(values))))
-        if table in ("runs", "sweeps") and row.get("id") is None:
-            row["id"] = rowid  # INTEGER PRIMARY KEY: the record stores NULL, the id is the rowid
-        row["rowid"] = rowid
-        return row if _valid(table, row) else None
+def _read_cell(f: _File, reader: _Reader, pgno: int, off: int) -> tuple[int, list] | None:
+    try:
+        rowid, payload = f.leaf_cell(pgno, off, reader.overflow)
+        return rowid, f.record(payload)
+    except (ValueError, IndexError, struct.error, UnicodeDecodeError):
+        return None
 
-    for table, root in roots.items():
-        t = out[table]
 
-        def on_row(pgno, off, t=t):
-            row = as_row(t.name, read_cell(pgno, off))
-            if row is None:
-                t.unreadable += 1
-            else:
-                t.rows[row["rowid"]] = row
+def _as_row(t: TableSalvage, cell: tuple[int, list] | None) -> dict | None:
+    """The cell as a row of table ``t``, or None if it does not decode or fit."""
+    if cell is None:
+        return None
+    rowid, values = cell
+    cols = t.columns
+    if len(values) > len(cols):
+        return None
+    row = dict(zip(cols, values + [None] * (len(cols) - len(values))))
+    if t.name in ("runs", "sweeps") and row.get("id") is None:
+        row["id"] = rowid  # INTEGER PRIMARY KEY: the record stores NULL, the id is the rowid
+    row["rowid"] = rowid
+    return row if _valid(t.name, row) else None
 
-        def on_lost(lo, hi, t=t):
-            t.lost_pages += 1
-            t._lost_ranges.append((lo, hi))
 
-        reader.walk(root, on_row, on_lost=on_lost)
+def _walk_table(f: _File, reader: _Reader, t: TableSalvage, root: int) -> None:
+    def on_row(pgno, off):
+        row = _as_row(t, _read_cell(f, reader, pgno, off))
+        if row is None:
+            t.unreadable += 1
+        else:
+            t.rows[row["rowid"]] = row
 
-    # the last id each AUTOINCREMENT table handed out bounds what its lost last page held
+    def on_lost(lo, hi):
+        t.lost_pages += 1
+        t._lost_ranges.append((lo, hi))
+
+    reader.walk(root, on_row, on_lost=on_lost)
+
+
+def _last_ids(f: _File, reader: _Reader, roots_seq: list[int]) -> dict[str, int]:
+    """The last id each AUTOINCREMENT table handed out: it bounds what its lost last page held."""
     last_ids: dict[str, int] = {}
 
     def seq_row(pgno, off):
@@ -386,7 +407,12 @@ def salvage(path: str) -> dict[str, TableSalvage]:
 
     for root in roots_seq:
         reader.walk(root, seq_row)
-    # leaves whose parent page was lost: neither reached by a walk nor on the free list
+    return last_ids
+
+
+def _read_orphan_leaves(f: _File, reader: _Reader, out: dict[str, TableSalvage]) -> None:
+    """Leaves whose parent page was lost (neither reached by a walk nor on the free
+    list): each row goes to the first table whose shape it fits."""
     free, _ = f.freelist()
     for pgno in range(1, f.pages + 1):
         if pgno in reader.visited or pgno in free or pgno in reader.overflow or f.kind(pgno) != _LEAF:
@@ -396,13 +422,16 @@ def salvage(path: str) -> dict[str, TableSalvage]:
         except struct.error:
             continue
         for off in offsets:
-            cell = read_cell(pgno, off)
+            cell = _read_cell(f, reader, pgno, off)
             for table in ("samples", "events", "runs", "sweeps"):
-                row = as_row(table, cell)
+                row = _as_row(out[table], cell)
                 if row is not None:
                     out[table].rows.setdefault(row["rowid"], row)
                     break
 
+
+def _count_lost_rows(out: dict[str, TableSalvage], last_ids: dict[str, int]) -> None:
+    """Add to each table's unreadable count the ids its lost pages held but no read found."""
     for t in out.values():
         for lo, hi in t._lost_ranges:
             if hi is None and t.name in last_ids:
@@ -412,9 +441,3 @@ def salvage(path: str) -> dict[str, TableSalvage]:
                 continue
             found = sum(1 for r in t.rows if lo < r <= hi)
             t.unreadable += max(0, (hi - max(lo, 0)) - found)
-    if not roots and not any(t.rows or t.unreadable for t in out.values()):
-        if data[:16] == _HEADER:
-            raise SalvageError(f"{path} is an SQLite database but not a run store: it has no runs, samples, events "
-                               "or sweeps table")
-        raise SalvageError(f"{path} is not a run store: it is not an SQLite file and no run could be read from it")
-    return out

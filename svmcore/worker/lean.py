@@ -236,12 +236,10 @@ def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows:
             elif keep.any():
                 rows = np.flatnonzero(keep)
                 yield gather(parts, rows), codes[rows]
-    except nativesvm.BlockError as e:
-        from svmcore.data.readers import explain_svmlight_line
-        why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
+    except DataError:
         if source.stamp is not None:
             source.check_unchanged()  # a line torn by a writer: say so, not "bad line"
-        raise DataError(why, path, e.line_number) from None
+        raise
 
 
 def _held_out(source: Source, cache_dir: str, n_features: int, rows: int, classes: np.ndarray):
