@@ -368,3 +368,38 @@ def test_the_lean_calibration_runs_give_its_floor_and_move_no_classic_coefficien
         assert classic[phase] == pytest.approx(coefs, abs=1e-6), phase
     lean_train = predict(lean, with_lean, calib._shape_from_summary(lean, summary))["phases"]["train"]
     assert lean_train["predicted_mb"] == pytest.approx(5000.0, rel=1e-3)  # and they fit it
+
+
+def test_a_build_from_a_dense_source_is_priced_apart_from_a_sparse_one():
+    """Generating or parsing a sparse chunk holds many times its bytes, a dense source's chunk
+    about its bytes: one coefficient for both fitted neither (the memmap prepare phase's constant
+    took it all, and a 123-column file's forecast was +36%)."""
+    dense_src = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=200, nnz_per_row=200.0, classes=2,
+                      dense_source=True)
+    for mode in ("memmap", "stream"):
+        sparse, dense = parts(validate(mode=mode), SHAPE), parts(validate(dataset="dense", mode=mode), dense_src)
+        assert sparse["io_build"] == pytest.approx(10_000 * (46 * 12 + 8)) and sparse["io_build_dense"] == 0
+        assert dense["io_build_dense"] == 10_000 * 200 * 8 and dense["io_build"] == 0
+        prepare = features(validate(dataset="dense", mode=mode), dense)["prepare"]
+        assert f"io_build_dense_{mode}" in prepare and f"io_build_{mode}" not in prepare
+
+
+def test_calibrate_with_reuse_fits_on_the_runs_already_measured(tmp_path, monkeypatch):
+    from svmcore.engine import runner
+    from svmcore.store.sqlite import RunStatus, Store
+
+    configs = [validate(v) for v in [dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18),
+                                      dict(rows=30_000, features=1 << 20)]]
+    obs = _observations({"const_memory": 5.0, "load_data_float64": 1.0, "test": 2.0}, {"linear-svm+base": 120.0},
+                        configs)
+    store = Store(str(tmp_path / "calibration"))
+    for cfg, summary in obs:
+        store.finish_run(store.create_run(cfg.to_dict()), RunStatus.COMPLETED, summary)
+
+    def no_new_runs(*a, **k):
+        raise AssertionError("a measured config was run again")
+
+    monkeypatch.setattr(runner, "Run", no_new_runs)
+    cal = calib.calibrate(str(tmp_path), configs=[c.to_dict() for c in configs], reuse=True)
+    assert cal.runs == 3 and cal.coefs == fit(obs).coefs
+    assert calib.load_calibration(str(tmp_path)).runs == 3  # cached like a calibration that ran them
