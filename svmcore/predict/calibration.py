@@ -100,31 +100,45 @@ def calibration_configs() -> list[dict]:
 
 
 
+LEAN_FILES = {"lean-20k.svm": (20_000, 1 << 18), "lean-40k-wide.svm": (40_000, 1 << 21)}  # rows, features
+# the lean runs: (training file, test file or None, knobs besides the lean pair's)
+LEAN_RUNS = [
+    ("lean-20k.svm", None, {}),
+    ("lean-20k.svm", None, {"shuffle": False}),
+    ("lean-20k.svm", None, {"batch_size": 8192}),
+    ("lean-40k-wide.svm", None, {}),
+    ("lean-40k-wide.svm", None, {"shuffle_buffer": 40_000}),
+    ("lean-40k-wide.svm", "lean-20k.svm", {}),
+    ("lean-20k.svm", None, {"monitor": "off"}),  # no evaluation sample: apart from the constant
+]
+
+
 def lean_calibration_configs(home: str) -> list[dict]:
     """The lean path's runs (svmlight files, native parser and solver): its floor on this
     machine and its own coefficients (``model.lean_features``), moved one at a time: the
     model's width (2^18 and 2^21 features), the batch, the shuffle window, a separate test
     file, the live evaluation's sample. The files are written once in the calibration folder."""
     folder = os.path.join(home, "calibration")
-    small = _lean_file(folder, "lean-20k.svm", rows=20_000, features=1 << 18)
-    wide = _lean_file(folder, "lean-40k-wide.svm", rows=40_000, features=1 << 21)
     lean = {"mode": "stream", "parser": "native", "solver": "native", "epochs": 1}
-    return [
-        {**lean, "dataset": small},
-        {**lean, "dataset": small, "shuffle": False},
-        {**lean, "dataset": small, "batch_size": 8192},
-        {**lean, "dataset": wide},
-        {**lean, "dataset": wide, "shuffle_buffer": 40_000},
-        {**lean, "dataset": wide, "test_file": small},
-        {**lean, "dataset": small, "monitor": "off"},  # no evaluation sample: apart from the constant
-    ]
+    out = []
+    for train, test, knobs in LEAN_RUNS:
+        run = {**lean, "dataset": _lean_file(folder, train), **knobs}
+        out.append({**run, "test_file": _lean_file(folder, test)} if test else run)
+    return out
 
 
-def _lean_file(folder: str, name: str, rows: int, features: int) -> str:
+def lean_training_rows() -> list[int]:
+    """Training rows of each lean run (its work), without writing its files."""
+    return [LEAN_FILES[train][0] if test else LEAN_FILES[train][0] - n_test_rows(LEAN_FILES[train][0])
+            for train, test, _ in LEAN_RUNS]
+
+
+def _lean_file(folder: str, name: str) -> str:
     path = os.path.join(folder, name)
     if not os.path.exists(path):
         from svmcore.data.files import make_dataset
 
+        rows, features = LEAN_FILES[name]
         os.makedirs(folder, exist_ok=True)
         make_dataset("sparse-text", rows=rows, features=features, nnz_per_row=50, seed=7, out=path)
     return path
