@@ -8,6 +8,10 @@ peak, the measured exact peak (VmHWM) and the error of each.
 (and writes estimate-accuracy-<the words>.{json,md}, e.g. estimate-accuracy-solver-ftrl.md, leaving the full
 grid's results as they are).
 For data-parallel configs the per-worker estimate is compared with each Dask worker's exact peak too.
+``--held-out`` runs configs outside both the calibration set and the grid instead (issue 21: files in other shapes,
+without an extension; a separate test file on the lean pair; dense float32 in memory; FTRL on files; a 10^6-row FTRL
+stream run) and writes estimate-accuracy-held-out.{json,md}; ``--refit`` fits again on the calibration runs already in
+``--home`` (after a change of the model's features), running only the configs not measured there yet.
 
 Target (issue #4): within 15% for at least 90% of the configs.
 """
