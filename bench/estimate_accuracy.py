@@ -204,7 +204,7 @@ def main() -> int:
         status = run.wait(900)
         measured = run.summary.get("peak_rss_mb")
         err = pred["predicted_peak_mb"] / measured - 1 if measured and status == RunStatus.COMPLETED else None
-        knobs = {k: (os.path.basename(v) if k == "dataset" else v) for k, v in values.items()}
+        knobs = {k: (os.path.basename(v) if k in ("dataset", "test_file") else v) for k, v in values.items()}
         rows.append({"knobs": knobs, "status": status.value, "predicted_mb": pred["predicted_peak_mb"],
                      "predicted_phase": pred["peak_phase"], "measured_mb": measured,
                      "measured_phase": run.summary.get("peak_phase"), "error": err,
