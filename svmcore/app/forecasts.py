@@ -111,7 +111,7 @@ class Forecasts:
             if self._calibration["running"]:
                 return
             # ends: when it started, then when each run ended (the forecast of the time left)
-            self._calibration.update(running=True, done=0, total=len(calib.calibration_configs()), error=None,
+            self._calibration.update(running=True, done=0, total=len(calibration_work()), error=None,
                                      ends=[time.monotonic()])
 
         def progress(i, n, cfg):
@@ -142,7 +142,7 @@ def calibration_work() -> tuple[int, ...]:
         cfg = validate(values)
         rows = cfg.rows if cfg.dataset in ("sparse-text", "dense") else 1_800  # the built-in sets are small
         out.append(rows * cfg.epochs)
-    return tuple(out)
+    return tuple(out + calib.lean_training_rows())  # then the lean runs (one pass each)
 
 
 def time_left(ends: list[float], work: tuple[int, ...], now: float) -> float | None:

@@ -100,6 +100,50 @@ def calibration_configs() -> list[dict]:
 
 
 
+LEAN_FILES = {"lean-20k.svm": (20_000, 1 << 18), "lean-40k-wide.svm": (40_000, 1 << 21)}  # rows, features
+# the lean runs: (training file, test file or None, knobs besides the lean pair's)
+LEAN_RUNS = [
+    ("lean-20k.svm", None, {}),
+    ("lean-20k.svm", None, {"shuffle": False}),
+    ("lean-20k.svm", None, {"batch_size": 8192}),
+    ("lean-40k-wide.svm", None, {}),
+    ("lean-40k-wide.svm", None, {"shuffle_buffer": 40_000}),
+    ("lean-40k-wide.svm", "lean-20k.svm", {}),
+    ("lean-20k.svm", None, {"monitor": "off"}),  # no evaluation sample: apart from the constant
+]
+
+
+def lean_calibration_configs(home: str) -> list[dict]:
+    """The lean path's runs (svmlight files, native parser and solver): its floor on this
+    machine and its own coefficients (``model.lean_features``), moved one at a time: the
+    model's width (2^18 and 2^21 features), the batch, the shuffle window, a separate test
+    file, the live evaluation's sample. The files are written once in the calibration folder."""
+    folder = os.path.join(home, "calibration")
+    lean = {"mode": "stream", "parser": "native", "solver": "native", "epochs": 1}
+    out = []
+    for train, test, knobs in LEAN_RUNS:
+        run = {**lean, "dataset": _lean_file(folder, train), **knobs}
+        out.append({**run, "test_file": _lean_file(folder, test)} if test else run)
+    return out
+
+
+def lean_training_rows() -> list[int]:
+    """Training rows of each lean run (its work), without writing its files."""
+    return [LEAN_FILES[train][0] if test else LEAN_FILES[train][0] - n_test_rows(LEAN_FILES[train][0])
+            for train, test, _ in LEAN_RUNS]
+
+
+def _lean_file(folder: str, name: str) -> str:
+    path = os.path.join(folder, name)
+    if not os.path.exists(path):
+        from svmcore.data.files import make_dataset
+
+        rows, features = LEAN_FILES[name]
+        os.makedirs(folder, exist_ok=True)
+        make_dataset("sparse-text", rows=rows, features=features, nnz_per_row=50, seed=7, out=path)
+    return path
+
+
 def fingerprint() -> str:
     """This machine and the versions that shape memory use."""
     from importlib.metadata import (
@@ -126,21 +170,28 @@ def load_calibration(home: str) -> Calibration | None:
     return cal if cal.fingerprint == fingerprint() else None
 
 
-def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_once: int = 1) -> Calibration:
+def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_once: int = 1,
+              reuse: bool = False) -> Calibration:
     """Run the calibration set (or ``configs``) in a store of its own (not the user's history),
     fit, cache. ``at_once`` > 1 runs that many at a time: each run's peak is its own process's
     exact high-water mark, so they do not move each other's memory, only their timings (the test
-    suite does this; the product calibrates one run at a time)."""
+    suite does this; the product calibrates one run at a time). ``reuse`` fits on the runs of the
+    same configs already measured in that store and runs only the missing ones (a change of the
+    model's features then needs no new runs; the benchmark uses it)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from svmcore.engine.runner import Run
     from svmcore.store.sqlite import RunStatus, Store
 
     store = Store(os.path.join(home, "calibration"))
-    configs = calibration_configs() if configs is None else configs
+    configs = calibration_configs() + lean_calibration_configs(home) if configs is None else configs
+
+    done = _completed_runs(store) if reuse else {}
 
     def measure(i: int) -> tuple[RunConfig, dict]:
         cfg = validate(configs[i])
+        if _config_key(cfg) in done:
+            return cfg, done[_config_key(cfg)]
         if progress:
             progress(i, len(configs), cfg)
         run = Run(store, cfg, label="calibration").start()
@@ -164,6 +215,20 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
     if progress:
         progress(len(configs), len(configs), None)
     return cal
+
+
+def _config_key(cfg: RunConfig) -> str:
+    return cfg.to_json()
+
+
+def _completed_runs(store) -> dict[str, dict]:
+    """The newest completed run's summary per config in the calibration store."""
+    from svmcore.store.sqlite import RunStatus
+
+    out: dict[str, dict] = {}
+    for rec in store.list_runs(status=[RunStatus.COMPLETED]):  # newest first
+        out.setdefault(_config_key(validate(rec.config)), rec.summary)
+    return out
 
 
 def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
@@ -218,8 +283,10 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 6  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
+CALIBRATION_VERSION = 7  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
 # activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
 # runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
 # native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
 # model_linear_numba no longer absorbs scoring temporaries (about 2.2 copies fitted under version 5)
+# 7: the lean path calibrated on lean runs of its own (its floor and coefficients), its separate test file
+# priced, a dense float32/float16 load's float64 chunk priced

@@ -25,8 +25,8 @@ def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
     """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from.
     With the numba path and no calibration this is the cached-code floor: the first run
     that compiles it goes higher (``REFERENCE_FLOORS_MB['numba_first_compile']``)."""
-    if floor_key(cfg).endswith("+lean"):  # never in a calibration (its runs are synthetic)
-        return REFERENCE_FLOORS_MB["lean"], REFERENCE_BASIS
+    if floor_key(cfg).endswith("+lean") and (cal is None or floor_key(cfg) not in cal.floors):
+        return REFERENCE_FLOORS_MB["lean"], REFERENCE_BASIS  # a calibration from before it measured the lean run
     if cal is not None and cal.floors:
         return floor_mb(cal, cfg), CALIBRATED_BASIS
     return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"], REFERENCE_BASIS
@@ -41,6 +41,8 @@ def import_costs(cal: Calibration | None) -> list[dict]:
             model, libs = key.split("+")
             rows.append({"libraries": _LIBRARIES[libs], "model": model, "floor_mb": round(cal.floors[key], 1),
                          "basis": CALIBRATED_BASIS})
+        if any(k.endswith("+lean") for k in cal.floors):
+            return rows
         lean = _lean_row()  # its basis differs from the rows above: say so where the table shows it
         lean["libraries"] += f" ({REFERENCE_BASIS})"
         return rows + [lean]

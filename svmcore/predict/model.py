@@ -42,8 +42,11 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
 # never lean), measured on the reference machine: the lean shuffle buffer holds the pool's pieces,
 # the half kept for the next round and glibc's slack, ~1.8x the pooled rows (bench/results/
-# estimate-accuracy-native.md). A calibration that fits the feature overrides it.
-FIXED_COEFS = {"shuffle_lean": 1.8}
+# estimate-accuracy-native.md); the lean path's separate test file is held as parsed blocks and as
+# their concatenation, 2.0x (20k and 50k test rows: +2.0 MiB of load and train peak per MiB of rows,
+# bench/results/estimate-accuracy-held-out.md); a dense float32/float16 chunk's copy from the float64
+# one is a plain array, 1.0x. A calibration that fits the feature overrides it.
+FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0}
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -126,13 +129,14 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
         "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
-        "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0,
-        "io_parse_batch": 0.0, "io_densify": 0.0,
+        "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0, "io_build_dense": 0.0,
+        "io_parse_batch": 0.0, "io_densify": 0.0, "io_densify_cast": 0.0, "test_lean_file": 0.0,
     }
     if cfg.lean:
         # the lean worker leaves the held-out rows on disk and scores them a slice at a time; with
         # live monitoring it holds the evaluation sample; it parses 1 MiB blocks
         p["test"] = min(test_rows, EVAL_SAMPLE_ROWS) * sparse_row(cb) if live_evaluation(cfg.monitor) else 0.0
+        p["test_lean_file"] = lean_test_file_bytes(cfg, shape)
     p["shuffle"] = 0.0
     if cfg.shuffle and incremental and not ddp:
         window = min(cfg.shuffle_buffer, shape.train_rows)
@@ -178,7 +182,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
     if dense and cfg.mode != "stream":
-        p["io_densify"] = chunk * w * vb
+        p["io_densify"], p["io_densify_cast"] = densify_bytes(cfg, shape, chunk)
     if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
         p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
@@ -189,8 +193,32 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     else:
         p["io_generate"] = chunk_bytes
     if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin and not ddp):
-        p["io_build"] = chunk_bytes  # prepare: the binary (memmap) or text (stream) copy, chunk by chunk
+        # prepare: the binary (memmap) or text (stream) copy, chunk by chunk; a sparse chunk costs many
+        # times its bytes while it is generated or parsed, a dense source's about its bytes: apart
+        p["io_build_dense" if shape.dense_source else "io_build"] = chunk_bytes
     return p
+
+
+def densify_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> tuple[float, float]:
+    """What storing a chunk as a dense matrix holds besides the chunk as read: (the dense
+    chunk, its copy in the storage precision). Loading into memory makes a sparse chunk
+    dense in float64 (``toarray``), then copies it to float32 or float16; a float64 run
+    keeps the first. (The memmap build and dense sources: the stored chunk alone, as the
+    calibration's runs price them.)"""
+    cells = chunk * shape.width
+    vb = BYTES_PER_VALUE[cfg.precision]
+    if cfg.mode != "memory" or shape.dense_source:
+        return cells * vb, 0.0
+    return cells * 8.0, (cells * vb if cfg.precision != "float64" else 0.0)
+
+
+def lean_test_file_bytes(cfg: RunConfig, shape: Shape) -> float:
+    """The lean path's separate test file, read whole: its rows as the native parser
+    gives them (float64 values, int32 ids, int64 row pointers). The parsed blocks are
+    held next to their concatenation (``FIXED_COEFS``: two bytes of RSS per byte)."""
+    if not cfg.test_file:
+        return 0.0
+    return shape.test_rows * (shape.nnz_per_row * 12.0 + 8.0)
 
 
 def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
@@ -250,8 +278,10 @@ def _csv_or_text(cfg: RunConfig) -> bool:
 def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
     """The regression features of each phase the run goes through: its parts, split by
     mode where the mode changes what a byte costs, and a constant (1 MiB)."""
+    if cfg.lean:
+        return lean_features(cfg, p)
     m = cfg.mode
-    shuffle_key = "shuffle_lean" if cfg.lean else f"shuffle_{m}"
+    shuffle_key = f"shuffle_{m}"
     one = {f"const_{m}": MiB}
     reader = cfg.threads > 1 and m == "stream"
     data_kind = "data_dense" if cfg.representation == "dense" else f"data_{cfg.precision}"
@@ -264,8 +294,10 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
     io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
     phases = {
-        "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_densify_{m}": p["io_densify"]},
-        "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
+        "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_build_dense_{m}": p["io_build_dense"],
+                    f"io_densify_{m}": p["io_densify"]},
+        "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked,
+                 f"io_densify_cast_{m}": p["io_densify_cast"]},
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
@@ -277,6 +309,25 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     }
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
+    return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
+
+
+def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
+    """The lean path's features, apart from the classic path's (its allocator is tuned, its
+    floor is a third of theirs, it shares no code with them): fitted on the calibration's
+    lean runs. Its batches come a few at a time (the text block's rows, the rebatching, the
+    reader thread's queue), its held-out rows stay on disk but for the live evaluation's sample
+    (``test``), a separate test file is read whole (``test_lean_file``)."""
+    one = {"const_lean": MiB}
+    batch = p["batch"] * (3 if cfg.threads > 1 else 1)
+    held = {"test_lean_sample": p["test"], "test_lean_file": p["test_lean_file"]}
+    phases = {
+        "prepare": one,
+        "load": {**one, **held},
+        "train": {**one, **held, "model_lean": p["model_linear_numba"], "batch_lean": batch,
+                  "shuffle_lean": p["shuffle"]},
+        "evaluate": {**one, **held, "model_lean": p["model_linear_numba"], "shuffle_lean": p["shuffle"]},
+    }
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
 
 
@@ -467,8 +518,8 @@ def group_parts(contrib: dict[str, float]) -> dict[str, float]:
             out[k] += v
         elif k == "eval_sample":
             out["monitor"] += v
-        elif k == "test":
-            out[k] += v
+        elif k in ("test", "test_lean_file", "test_lean_sample"):
+            out["test"] += v
         elif k.startswith("data") or k.startswith("load_data"):
             out["data"] += v
         elif k.startswith("batch") and k != "batch_transformed":

@@ -94,3 +94,32 @@ def test_an_impossible_budget_says_so(calibrated):
     proc = cli("recommend", "--budget-mb=40", home=calibrated, timeout=120)
     assert proc.returncode == 1
     assert "no setting is predicted to fit 40 MiB" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def lean_calibrated(tmp_path_factory):
+    """The lean path's calibration runs alone (its coefficients are its own): about a minute."""
+    home = str(tmp_path_factory.mktemp("lean"))
+    cal = calib.calibrate(home, configs=calib.lean_calibration_configs(home), at_once=2)
+    assert "linear-svm+lean" in cal.floors
+    return home
+
+
+def test_the_lean_path_with_a_separate_test_file_is_priced_within_15_percent(lean_calibrated, tmp_path):
+    """Issue 21's held-out miss (-12 to -15% before the test file was priced): a libsvm file without an
+    extension and its own test file, on the lean pair; the test file is read whole and held twice."""
+    from svmcore.data.files import make_dataset
+
+    train, test = str(tmp_path / "train"), str(tmp_path / "test")
+    make_dataset("sparse-text", rows=60_000, features=1 << 19, nnz_per_row=50, seed=21, out=train)
+    make_dataset("sparse-text", rows=20_000, features=1 << 19, nnz_per_row=50, seed=22, out=test)
+    flags = (f"--dataset={train}", f"--test-file={test}", "--mode=stream", "--parser=native", "--solver=native",
+             "--epochs=1")
+    pred = _estimate(lean_calibrated, *flags)
+    assert pred["phases"]["train"]["parts_mb"]["test"] > 15  # the file's ~11 MiB of rows, not a 2,000-row sample
+    proc = cli("run", "--json", *flags, home=lean_calibrated, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["floor_mb"] < 80  # it ran on the lean path (numpy and the native library only)
+    err = pred["predicted_peak_mb"] / summary["peak_rss_mb"] - 1
+    assert abs(err) <= 0.15, (pred["predicted_peak_mb"], summary["peak_rss_mb"], pred["phases"])

@@ -297,3 +297,109 @@ def test_a_forecast_that_fails_inside_the_model_is_logged_not_silently_dropped(t
         assert launch.forecast(validate(rows=2000), str(tmp_path)) is None
     [record] = [r for r in caplog.records if r.name == "svmcore.predict.launch"]
     assert record.levelname == "ERROR" and "failed to price this run" in record.getMessage() and record.exc_info
+
+
+def _svmlight(tmp_path, name="f"):
+    path = tmp_path / name
+    path.write_text("1 1:0.5 7:1\n-1 2:1\n")
+    return str(path)
+
+
+def test_the_lean_paths_test_file_is_priced_twice_in_every_phase_after_loading(tmp_path):
+    """The lean worker reads a separate test file whole (float64 as parsed) and keeps the parsed
+    blocks beside their concatenation: two bytes of RSS per byte, fixed (no calibration run is lean)."""
+    lean = dict(dataset=_svmlight(tmp_path), mode="stream", parser="native", solver="native")
+    with_test = validate(lean, test_file=_svmlight(tmp_path, "t"))
+    shape = Shape(rows=80_000, train_rows=80_000, test_rows=20_000, width=1 << 19, nnz_per_row=45.6, classes=2,
+                  dense_source=False)
+    held = 20_000 * (45.6 * 12 + 8)
+    assert parts(with_test, shape)["test_lean_file"] == pytest.approx(held)
+    assert parts(validate(lean), shape)["test_lean_file"] == 0  # its held-out rows stay on disk
+    cal = calib.Calibration({"linear-svm+lean": 37.0}, {}, "x", 0.0, 1, {})
+    a, b = predict(with_test, cal, shape), predict(validate(lean), cal, shape)
+    for phase in ("load", "train", "evaluate"):
+        extra = a["phases"][phase]["predicted_mb"] - b["phases"][phase]["predicted_mb"]
+        assert extra == pytest.approx(2 * held / MiB, abs=0.2), phase
+    assert a["parts"]["test"] == pytest.approx(2 * held / MiB, abs=0.2)
+
+
+def test_loading_dense_float32_holds_the_float64_chunk_and_its_copy():
+    """``to_storage`` makes a sparse chunk dense in float64, then copies it to the storage precision."""
+    shape = Shape(rows=20_000, train_rows=16_000, test_rows=4000, width=4096, nnz_per_row=190.0, classes=2,
+                  dense_source=False)
+    cells = 10_000 * 4096
+    f32 = parts(validate(rows=20_000, features=4096, representation="dense", precision="float32"), shape)
+    assert (f32["io_densify"], f32["io_densify_cast"]) == (cells * 8, cells * 4)
+    f64 = parts(validate(rows=20_000, features=4096, representation="dense"), shape)
+    assert (f64["io_densify"], f64["io_densify_cast"]) == (cells * 8, 0)  # kept as made: no copy
+    mm = parts(validate(rows=20_000, features=4096, representation="dense", precision="float32", mode="memmap"), shape)
+    assert (mm["io_densify"], mm["io_densify_cast"]) == (cells * 4, 0)
+    cfg = validate(rows=20_000, features=4096, representation="dense", precision="float32")
+    cal = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
+    assert predict(cfg, cal, shape)["phases"]["load"]["parts_mb"]["io"] == pytest.approx(cells * 4 / MiB, abs=0.1)
+
+
+def test_the_lean_floor_comes_from_the_calibration_when_it_measured_one(tmp_path):
+    from svmcore.predict.floors import REFERENCE_BASIS, CALIBRATED_BASIS, floor_for, import_costs
+
+    cfg = validate(dataset=_svmlight(tmp_path), mode="stream", parser="native", solver="native")
+    old = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
+    new = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+lean": 36.5}, {}, "x", 0.0, 1, {})
+    assert floor_for(cfg, old) == (estimate.LEAN_FLOOR_MB, REFERENCE_BASIS)
+    assert floor_for(cfg, new) == (36.5, CALIBRATED_BASIS)
+    assert predict(cfg, new, SHAPE)["parts"]["floor"] == 36.5
+    assert [r["floor_mb"] for r in import_costs(new) if "lean" in r["libraries"]] == [36.5]
+
+
+def test_the_lean_calibration_runs_give_its_floor_and_move_no_classic_coefficient(tmp_path):
+    configs = [validate(v) for v in [dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18),
+                                      dict(rows=30_000, features=1 << 20), dict(rows=60_000, features=1 << 17)]]
+    truth = {"const_memory": 5.0, "load_data_float64": 1.0, "test": 2.0, "data_float64": 1.5, "model_linear": 1.0}
+    obs = _observations(truth, {"linear-svm+base": 120.0}, configs)
+    lean = validate(dataset=_svmlight(tmp_path), mode="stream", parser="native", solver="native")
+    phases = [{"name": "imports", "peak_rss_mb": 36.0}] + [{"name": p, "peak_rss_mb": 5000.0}
+                                                          for p in ("prepare", "load", "train", "evaluate")]
+    summary = {"phases": phases, "floor_mb": 36.0, "features": 1 << 18, "train_rows": 16_000, "test_rows": 4000,
+               "data": {"rows": 20_000, "nnz": 10**6, "exact": True, "classes": [0, 1], "dense_source": False}}
+    with_lean, without = fit(obs + [(lean, summary)]), fit(obs)
+    assert with_lean.floors["linear-svm+lean"] == 36.0
+    classic = {ph: {k: v for k, v in c.items() if "lean" not in k} for ph, c in with_lean.coefs.items()}
+    for phase, coefs in without.coefs.items():  # its absurd phase peaks moved only the lean path's own coefficients
+        assert classic[phase] == pytest.approx(coefs, abs=1e-6), phase
+    lean_train = predict(lean, with_lean, calib._shape_from_summary(lean, summary))["phases"]["train"]
+    assert lean_train["predicted_mb"] == pytest.approx(5000.0, rel=1e-3)  # and they fit it
+
+
+def test_a_build_from_a_dense_source_is_priced_apart_from_a_sparse_one():
+    """Generating or parsing a sparse chunk holds many times its bytes, a dense source's chunk
+    about its bytes: one coefficient for both fitted neither (the memmap prepare phase's constant
+    took it all, and a 123-column file's forecast was +36%)."""
+    dense_src = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=200, nnz_per_row=200.0, classes=2,
+                      dense_source=True)
+    for mode in ("memmap", "stream"):
+        sparse, dense = parts(validate(mode=mode), SHAPE), parts(validate(dataset="dense", mode=mode), dense_src)
+        assert sparse["io_build"] == pytest.approx(10_000 * (46 * 12 + 8)) and sparse["io_build_dense"] == 0
+        assert dense["io_build_dense"] == 10_000 * 200 * 8 and dense["io_build"] == 0
+        prepare = features(validate(dataset="dense", mode=mode), dense)["prepare"]
+        assert f"io_build_dense_{mode}" in prepare and f"io_build_{mode}" not in prepare
+
+
+def test_calibrate_with_reuse_fits_on_the_runs_already_measured(tmp_path, monkeypatch):
+    from svmcore.engine import runner
+    from svmcore.store.sqlite import RunStatus, Store
+
+    configs = [validate(v) for v in [dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18),
+                                      dict(rows=30_000, features=1 << 20)]]
+    obs = _observations({"const_memory": 5.0, "load_data_float64": 1.0, "test": 2.0}, {"linear-svm+base": 120.0},
+                        configs)
+    store = Store(str(tmp_path / "calibration"))
+    for cfg, summary in obs:
+        store.finish_run(store.create_run(cfg.to_dict()), RunStatus.COMPLETED, summary)
+
+    def no_new_runs(*a, **k):
+        raise AssertionError("a measured config was run again")
+
+    monkeypatch.setattr(runner, "Run", no_new_runs)
+    cal = calib.calibrate(str(tmp_path), configs=[c.to_dict() for c in configs], reuse=True)
+    assert cal.runs == 3 and cal.coefs == fit(obs).coefs
+    assert calib.load_calibration(str(tmp_path)).runs == 3  # cached like a calibration that ran them
