@@ -54,8 +54,11 @@ with st.sidebar:
                          help="Shown where runs are listed (Train, Compare, svmcore runs list); rename it later here, "
                               "next to the run shown.")
     launch = st.button("Launch run", type="primary", key="launch", width="stretch")
-    if errors:
-        refused_at_launch(errors, st.session_state.get("train_fix") or {})
+    # always mounted, so that the knobs below keep their places when a refusal goes: otherwise the
+    # rerun after "Set batch size to 240" showed the old knobs (stale) beside the new ones until it ended
+    with st.container(key="refusal"):
+        if errors:
+            refused_at_launch(errors, st.session_state.get("train_fix") or {})
     values = knob_panel(st.session_state.train_knobs, "train", lab, errors)
 
 if launch:

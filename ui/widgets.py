@@ -92,6 +92,7 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
                     out[k.name] = k.default  # hidden: it must not keep a choice made for a cap
                     continue
                 out[k.name] = knob_widget(k, out.get(k.name, k.default), f"{prefix}_{k.name}", lab)
-                if k.name in errors:
-                    show_error(errors[k.name])
+                with st.container():  # always mounted (drawn as nothing while empty): the knobs below keep their places
+                    if k.name in errors:
+                        show_error(errors[k.name])
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from contextlib import contextmanager
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -29,9 +30,35 @@ PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map
 # ---------------------------------------------------------------- helpers
 
 def settle(page: Page, timeout: float = 30_000) -> None:
-    """The script run that the last action caused has finished."""
+    """No script run is going. It can pass before the run an action asked for has begun (a
+    widget's change reaches the server, and the page says "running", only a moment later):
+    to wait for that run, do the action inside ``rerun``."""
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
                                                             timeout=timeout)
+
+
+# counts the script runs that begin after it is armed (a MutationObserver on the app's run state)
+ARM_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (window.__runWatch) window.__runWatch.disconnect();
+    window.__runsBegun = 0;
+    window.__runWatch = new MutationObserver(() => {
+        if (app.getAttribute('data-test-script-state') === 'running') window.__runsBegun += 1;
+    });
+    window.__runWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+RAN_JS = """() => window.__runsBegun > 0
+    && document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+@contextmanager
+def rerun(page: Page, timeout: float = 90_000):
+    """``with rerun(page): <an action that reruns the script>``: returns once a script run
+    has begun after the action and none is going, i.e. the page shows what the action led
+    to, its stale elements gone (on a loaded machine the server can take seconds to begin)."""
+    page.evaluate(ARM_JS)
+    yield
+    page.wait_for_function(RAN_JS, timeout=timeout, polling=100)
 
 
 def open_app(page: Page, server, path: str = "", heading: str = "SVM Memory Lab") -> None:

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from svmcore.store.records import RunStatus
 from svmcore.store.sqlite import Store
-from tests.e2e.test_browser import no_exception, open_app, settle
+from tests.e2e.test_browser import no_exception, open_app, rerun, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -40,8 +40,8 @@ def tick_row(page: Page, row: int, runs: int) -> None:
     expect(page.locator(".st-key-history [role=row]")).to_have_count(runs + 1)
     grid = page.locator(".st-key-history [data-testid='stDataFrameResizable']")
     height = grid.bounding_box()["height"] / (runs + 1)
-    grid.click(position={"x": 18, "y": height * (row + 1.5)})
-    settle(page)
+    with rerun(page):
+        grid.click(position={"x": 18, "y": height * (row + 1.5)})
 
 
 def test_delete_needs_a_selection_names_it_asks_once_and_deletes_only_it(fresh_server, page):
