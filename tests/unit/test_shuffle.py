@@ -278,7 +278,7 @@ def test_a_label_block_reaches_most_windows_of_every_pass(tmp_path):
 def test_the_estimate_prices_the_piece_order_and_the_spill_index():
     assert order_bytes(10_000_000, 16_384, spilled=False) == 10_000_000 / 64 * 8
     assert order_bytes(10_000_000, 16_384, spilled=True) == 2 * 10_000_000 / 64 * 8
-    assert order_bytes(10_000_000, 65_536, spilled=False) == 10_000_000 / 256 * 8
+    assert order_bytes(10_000_000, 65_536, spilled=False) == -(-10_000_000 // 256) * 8  # bigger window, pieces
     shape = Shape(rows=1_000_000, train_rows=800_000, test_rows=20_000, width=1 << 18, nnz_per_row=40.0, classes=2,
                   dense_source=False)
     for mode, spilled in (("memmap", False), ("stream", True)):
