@@ -37,7 +37,7 @@ SECTIONS = [
     ("scaling-lean.md", "python bench/scaling.py --modes lean",
      "The lean path's exact peak and throughput from 10^4 rows up."),
     ("label-sorted.md", "python bench/label_sorted.py",
-     "A file sorted by label, trained in file order and shuffled, in every mode."),
+     "Label-sorted files: every mode and the lean pair at default knobs against memory mode."),
     ("ftrl.md", "python bench/ftrl.py",
      ("FTRL-proximal against scikit-learn's and the compiled SGD: the train phase's exact peak, accuracy and the "
       "model's nonzero weights and sparse size at 2^20 and 2^24 columns, side by side.")),

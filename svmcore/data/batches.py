@@ -8,12 +8,12 @@ Shuffling (``Shuffle``): every epoch visits the training rows in a new random or
 drawn from (seed, epoch) only, so the same seed gives the same order. What it holds
 depends on where the rows are:
 - in memory: a permutation of the row ids (8 bytes a row), each batch gathered from it;
-- memory-mapped: batch-sized blocks in a permuted order, a window of ``window_rows``
-  rows (whole blocks) shuffled within, so reads stay block-sequential and only the
-  window's pages are mapped at once;
+- memory-mapped: a window of ``window_rows`` rows at a time, drawn from small blocks
+  picked at random across the whole file (``shuffle_order``) and shuffled in memory, so
+  only the window's rows are held and a label block of the file reaches every window;
 - streamed from text: a pool of about ``window_rows`` rows (a data loader's shuffle
   buffer), which can only mix rows that lie within its reach of each other; later
-  passes read the spill by blocks like memory-mapped data.
+  passes read the spill in windows drawn like memory-mapped data.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.shuffle_order import piece_rows, window_pieces
 from svmcore.data.spill import take_rows
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
@@ -82,14 +83,12 @@ class Shuffle:
 
 
 def block_windows(n_rows: int, block_rows: int, window_rows: int, rng: np.random.Generator):
-    """Blocks of ``block_rows`` consecutive rows in a permuted order, grouped into windows
-    of ``window_rows // block_rows`` blocks (at least one). Yields each window's blocks
-    as [(start, stop), ...]."""
+    """Blocks of ``block_rows`` consecutive rows in one random order over all rows, grouped
+    into windows of ``window_rows // block_rows`` blocks (at least one). Yields each
+    window's blocks as [(start, stop), ...], in file order within the window."""
     n_blocks = -(-n_rows // block_rows)
-    per_window = max(1, window_rows // block_rows)
-    order = rng.permutation(n_blocks)
-    for w in range(0, n_blocks, per_window):
-        yield [(int(b) * block_rows, min(n_rows, (int(b) + 1) * block_rows)) for b in order[w:w + per_window]]
+    for blocks in window_pieces(n_blocks, window_rows // block_rows, rng):
+        yield [(int(b) * block_rows, min(n_rows, (int(b) + 1) * block_rows)) for b in np.sort(blocks)]
 
 
 class ArrayData:
@@ -151,12 +150,14 @@ class ArrayData:
             _release_rows(self.X, self.y, 0, self.n_rows)
 
     def _window_batches(self, batch_size: int, epoch: int) -> Iterator[tuple[object, np.ndarray]]:
-        """Memory-mapped rows shuffled window by window: each block of the window is
-        copied out of the map (sequential reads) and its pages released at once, then the
-        window's rows are shuffled in memory and cut into batches. What it holds is the
-        window's rows in storage form, plus one block's pages while it is copied."""
+        """Memory-mapped rows shuffled window by window: each window is drawn from small
+        blocks (``shuffle_order.piece_rows``) picked at random across the whole map; each
+        block is copied out of the map and its pages released at once, then the window's
+        rows are shuffled in memory and cut into batches. What it holds is the window's
+        rows in storage form, plus one block's pages while it is copied."""
         rng = self.shuffle.rng(epoch)
-        for spans in block_windows(self.n_rows, batch_size, self.shuffle.window_rows, rng):
+        window = self.shuffle.window_rows
+        for spans in block_windows(self.n_rows, piece_rows(window), window, rng):
             Xs, ys = [], []
             for a, b in spans:
                 Xs.append(_copy_rows(self.X, a, b))

@@ -9,23 +9,25 @@ one batch (the kernel's page cache serves the reads; nothing is mapped). The fil
 live in the run's own folder and are deleted when the stream ends. If the disk
 fills up, the spill is dropped and later passes parse the text again.
 
-For shuffled passes, the spill keeps where each block of written rows starts (one
-entry per batch written, at least ``MIN_BLOCK_ROWS`` rows apart: a few KiB), so a pass
-can read blocks in a permuted order and shuffle a window of them in memory.
+For shuffled passes, the spill keeps where every ``MIN_PIECE_ROWS``-th row's nonzeros
+start (8 bytes per 64 rows: 1.2 MiB at 10^7 rows), so a pass can read small pieces of
+rows from anywhere in the file and shuffle a window of them in memory
+(``shuffle_order``: each window drawn from pieces across the whole file).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from array import array
 from typing import Iterator
 
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.shuffle_order import MIN_PIECE_ROWS, piece_rows, window_pieces
 
 _FILES = ("data", "indices", "lengths", "codes")
-MIN_BLOCK_ROWS = 256
 
 
 class Spill:
@@ -37,7 +39,7 @@ class Spill:
         self.complete = False
         self.rows = 0
         self.failed: str | None = None
-        self._blocks: list[tuple[int, int]] = []  # (first row, first nonzero) of each block
+        self._starts = array("q")  # first nonzero of rows 0, MIN_PIECE_ROWS, 2 * MIN_PIECE_ROWS, ...
         self.nnz = 0
 
     def _path(self, name: str) -> str:
@@ -75,8 +77,11 @@ class Spill:
             X = X.tocsr()
             data, indices, indptr = X.data, X.indices, X.indptr
             codes = np.searchsorted(self.classes, yb)
-        if not self._blocks or self.rows - self._blocks[-1][0] >= MIN_BLOCK_ROWS:
-            self._blocks.append((self.rows, self.nnz))
+        n = indptr.shape[0] - 1
+        first = -(-self.rows // MIN_PIECE_ROWS) * MIN_PIECE_ROWS - self.rows  # this batch's first indexed row
+        at = np.arange(first, n, MIN_PIECE_ROWS)
+        if at.shape[0]:
+            self._starts.frombytes((self.nnz + (np.asarray(indptr[at], np.int64) - int(indptr[0]))).tobytes())
         data.astype(self.dtype, copy=False).tofile(files["data"])
         indices.astype(np.int32, copy=False).tofile(files["indices"])
         np.diff(indptr).astype(np.int32).tofile(files["lengths"])
@@ -114,29 +119,34 @@ class Spill:
 
     def read_windows(self, batch_size: int, window_rows: int, rng, gather=None
                      ) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
-        """The rows shuffled: blocks in a permuted order, ``window_rows`` rows of whole
-        blocks read into memory at a time and shuffled together, cut into batches. With
-        ``gather`` (``gather(list of CSR parts)`` -> an object whose ``.gather(rows)`` gives the
-        window's rows as parts, without stacking the blocks: the lean path) batches are CSR
-        parts and class codes, and scipy is never used; the order is the same."""
-        bounds = self._blocks + [(self.rows, self.nnz)]
-        n_blocks = len(self._blocks)
-        avg_rows = max(1, self.rows // max(1, n_blocks))
-        per_window = max(1, window_rows // avg_rows)
-        order = rng.permutation(n_blocks)
-        as_parts = gather is not None or self.dtype == np.float16
-        with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
-                open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
-            for w in range(0, n_blocks, per_window):
-                parts = [self._read_block(fd, fi, fl, fc, bounds[b], bounds[b + 1], as_parts)
-                         for b in order[w:w + per_window]]
-                codes = np.concatenate([p[1] for p in parts])
-                cut = self._cutter([p[0] for p in parts], codes, gather)
-                del parts
+        """The rows shuffled: ``window_rows`` rows at a time read into memory, drawn from
+        pieces (``shuffle_order.piece_rows``) picked at random across the whole spill,
+        shuffled together and cut into batches. With ``gather`` (``gather(list of CSR parts)``
+        -> an object whose ``.gather(rows)`` gives the window's rows as parts, without
+        stacking the pieces: the lean path) batches are CSR parts and class codes, and
+        scipy is never used; the order is the same."""
+        prow = piece_rows(window_rows)
+        n_pieces = -(-self.rows // prow)
+        fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES]
+        try:
+            for pieces in window_pieces(n_pieces, window_rows // prow, rng):
+                window, codes = self._read_window(fds, np.sort(pieces), prow)  # forward reads
+                cut = self._cutter([window], codes, gather)
+                del window
                 ids = rng.permutation(codes.shape[0])
                 for s in range(0, ids.shape[0], batch_size):
                     yield cut(ids[s:s + batch_size])
                 del cut
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _piece(self, p: int, prow: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(first row, first nonzero) and (end row, end nonzero) of piece ``p`` of ``prow`` rows."""
+        step = prow // MIN_PIECE_ROWS
+        r0, r1 = p * prow, min(self.rows, (p + 1) * prow)
+        z1 = self._starts[(p + 1) * step] if r1 < self.rows else self.nnz
+        return (r0, self._starts[p * step]), (r1, z1)
 
     def _cutter(self, blocks: list, codes: np.ndarray, gather):
         """take -> one batch of a window's rows: CSR parts and class codes with ``gather``,
@@ -144,30 +154,45 @@ class Spill:
         if gather is not None:
             pool = gather(blocks)
             return lambda take: (pool.gather(take), codes[take])
+        parts = concat_parts(blocks)
         if self.dtype == np.float16:  # scipy cannot index float16 rows (csr_row_index)
-            parts = concat_parts(blocks)
             return lambda take: (sp.csr_matrix(take_rows(parts, take), shape=(take.shape[0], self.n_features)),
                                  self.classes[codes[take]])
-        X = sp.vstack(blocks, format="csr")
+        X = sp.csr_matrix(parts, shape=(parts[2].shape[0] - 1, self.n_features))
         return lambda take: (X[take], self.classes[codes[take]])
 
-    def _read_block(self, fd, fi, fl, fc, lo, hi, parts: bool = False):
-        (r0, z0), (r1, z1) = lo, hi
-        fl.seek(r0 * 4)
-        lengths = np.fromfile(fl, np.int32, r1 - r0)
-        fd.seek(z0 * self.dtype.itemsize)
-        data = np.fromfile(fd, self.dtype, z1 - z0)
-        fi.seek(z0 * 4)
-        indices = np.fromfile(fi, np.int32, z1 - z0)
-        fc.seek(r0 * 4)
-        codes = np.fromfile(fc, np.int32, r1 - r0)
-        if lengths.shape[0] != r1 - r0 or data.shape[0] != z1 - z0 or codes.shape[0] != r1 - r0:
-            raise OSError(f"the spill file in {self.folder} is shorter than written")
-        indptr = np.zeros(r1 - r0 + 1, np.int64)
+    def _read_window(self, fds: list[int], pieces: np.ndarray, prow: int):
+        """((data, indices, indptr), codes) of the given pieces' rows, each piece read
+        straight into its place in the window's arrays: one positioned read of each file
+        a piece, no Python file objects, no per-piece arrays (per-read overhead was most of
+        a shuffled pass)."""
+        bounds = [self._piece(int(p), prow) for p in pieces]
+        rows = sum(hi[0] - lo[0] for lo, hi in bounds)
+        nnz = sum(hi[1] - lo[1] for lo, hi in bounds)
+        data, indices = np.empty(nnz, self.dtype), np.empty(nnz, np.int32)
+        lengths, codes = np.empty(rows, np.int32), np.empty(rows, np.int32)
+        fd, fi, fl, fc = fds
+        r = z = 0
+        for (r0, z0), (r1, z1) in bounds:
+            self._pread(fd, data[z:z + z1 - z0], z0)
+            self._pread(fi, indices[z:z + z1 - z0], z0)
+            self._pread(fl, lengths[r:r + r1 - r0], r0)
+            self._pread(fc, codes[r:r + r1 - r0], r0)
+            r, z = r + r1 - r0, z + z1 - z0
+        indptr = np.zeros(rows + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        if parts:
-            return (data, indices, indptr), codes
-        return sp.csr_matrix((data, indices, indptr), shape=(r1 - r0, self.n_features)), codes
+        if indptr[-1] != nnz:
+            raise OSError(f"the spill file in {self.folder} does not match its index (rewritten while read?)")
+        return (data, indices, indptr), codes
+
+    def _pread(self, fd: int, out: np.ndarray, first: int) -> None:
+        """Fill ``out`` with items ``first`` onwards of a spill file."""
+        view, done, start = memoryview(out.view(np.uint8)), 0, first * out.itemsize
+        while done < out.nbytes:
+            got = os.preadv(fd, [view[done:]], start + done)
+            if got == 0:
+                raise OSError(f"the spill file in {self.folder} is shorter than written")
+            done += got
 
     def discard(self) -> None:
         self.complete = False

@@ -31,6 +31,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 
+from svmcore.data.shuffle_order import order_bytes
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
@@ -146,6 +147,9 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["shuffle"] = window * row_store  # the window's mapped pages
         else:
             p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
+        # --- the shuffle's piece order and the spill's piece index (shuffle_order, issue 20) ---
+        if cfg.mode in ("memmap", "stream"):
+            p["shuffle"] += order_bytes(shape.train_rows, cfg.shuffle_buffer, cfg.mode == "stream")
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
     # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z and n

@@ -176,9 +176,10 @@ _KNOBS = [
          trades="More passes cost time; accuracy plateaus after a few."),
     Knob("shuffle", bool, True,
          help="Visit the training rows in a new random order every epoch (drawn from the seed: the same "
-              "seed gives the same order). memory: a full permutation. memmap: batch-sized blocks in a "
-              "permuted order, shuffled together a window of shuffle_buffer rows at a time. stream: a "
-              "shuffle buffer of shuffle_buffer rows over the text, then windows of blocks over the spill.",
+              "seed gives the same order). memory: a full permutation. memmap: a window of shuffle_buffer "
+              "rows at a time, drawn from small pieces (shuffle_buffer / 256 rows, at least 64) picked "
+              "across the whole file, shuffled together. stream: a shuffle buffer of shuffle_buffer rows "
+              "over the text, then windows drawn the same way from the spill.",
          trades="Files are often sorted by label; without shuffling SGD ends on one class and accuracy can "
                 "hide a useless model. Costs 8 bytes a row in memory mode and a window of rows in stream "
                 "and memmap mode, and random rather than sequential reads within a window."),

@@ -46,3 +46,25 @@ def test_shuffle_turns_a_majority_class_model_into_a_real_one(home, sorted_file,
     # both score near the 97% baseline; only the file-order model is warned about (on balanced accuracy)
     assert [w["kind"] for w in plain["warnings"]] == ["near-chance"] and "shuffle off" in plain["warnings"][0]["text"]
     assert mixed["warnings"] == []
+
+
+def _default_run(home, path, config):
+    args = {"memory": ["--mode=memory"], "stream": ["--mode=stream"], "memmap": ["--mode=memmap"],
+            "lean": ["--mode=stream", "--parser=native", "--solver=native"]}[config]
+    proc = cli("run", f"--dataset={path}", *args, "--json", home=home,
+               env={"SVMCORE_DATA_DIRS": path.rsplit("/", 1)[0]}, check=0)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_every_mode_lands_near_memory_modes_balanced_accuracy_at_default_knobs(home, sorted_file):
+    """Issue 20: windows drawn from pieces across the whole file reach the label block in
+    every pass. Measured on this file (seeds 0-2): memory 0.829-0.833; memmap 0.2-0.9 points
+    below it, stream and lean 0.9-1.7 above; before, at seed 0, memmap was 10 points below,
+    lean 5.3, stream 3.0. Tolerance 1.5 points: memmap's spread over the three seeds was 0.75."""
+    memory, stream, memmap, lean = two_at_a_time(
+        _default_run, [(home, sorted_file, c) for c in ("memory", "stream", "memmap", "lean")])
+    assert memory["balanced_accuracy"] > 0.8, memory
+    for name, s in (("stream", stream), ("memmap", memmap), ("lean", lean)):
+        assert s["status"] == "completed" and s["shuffle"] is True
+        gap = memory["balanced_accuracy"] - s["balanced_accuracy"]
+        assert gap < 0.015, (name, s["balanced_accuracy"], memory["balanced_accuracy"])

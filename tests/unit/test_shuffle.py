@@ -16,8 +16,10 @@ from svmcore.data.batches import (
     pool_shuffle,
     rebatch,
 )
+from svmcore.data.shuffle_order import order_bytes, piece_rows
 from svmcore.data.sources import Source
 from svmcore.data.spill import Spill
+from svmcore.predict.model import Shape, parts
 from svmcore.spec.config import validate
 from tests.unit.test_batches import STORAGE_CASES, source_matrix, stored, to_dense
 
@@ -198,3 +200,89 @@ def test_label_sorted_rows_come_out_mixed_in_every_scheme(tmp_path):
     spill = Spill(str(tmp_path / "spill"), np.float64, [-1.0, 1.0], 1)
     list(spill.write_through(chunks))
     assert last_quarter_positive_share(spill.read_windows(256, 2048, shuffle.rng(e)) for e in range(10)) > 0.01
+
+
+def _tenths(ids: np.ndarray, n: int) -> set:
+    return {int(i) * 10 // n for i in ids}
+
+
+def test_the_first_window_of_epoch_2_draws_from_the_whole_spill(tmp_path):
+    """Blocks as written (1,000 rows) would give a 2,048-row window two stretches of the file;
+    pieces of 64 rows picked across the file give it every tenth."""
+    n = 20_000
+    X = sp.csr_matrix(np.ones((n, 1)))
+    y = np.arange(n)
+    spill = Spill(str(tmp_path / "spill"), np.float32, list(range(n)), 1)
+    list(spill.write_through(iter([(X[s:s + 1000], y[s:s + 1000]) for s in range(0, n, 1000)])))
+    shuffle = Shuffle(seed=0, window_rows=2048)
+    assert piece_rows(2048) == 64
+    batches = list(spill.read_windows(256, shuffle.window_rows, shuffle.rng(1)))
+    first = _ids(batches[:8])  # the first window: 2,048 rows
+    assert first.shape[0] == 2048
+    assert len({int(i) // 64 for i in first}) == 32  # 32 whole pieces of 64 rows
+    assert len(_tenths(first, n)) >= 8  # two 1,000-row blocks would reach 2 (all 10: 66% of draws)
+    assert sorted(_ids(batches).tolist()) == list(range(n))
+
+
+def test_the_first_memmap_window_draws_from_the_whole_map(tmp_path):
+    n = 20_000
+    X = sp.csr_matrix(np.ones((n, 1)))
+    y = np.arange(n, dtype=np.int32)
+    parts, ym = _memmapped(tmp_path, X, y)
+    data = ArrayData(parts, ym, 1, "float64", False, Shuffle(seed=0, window_rows=2048))
+    batches = list(data.batches(1024, epoch=1))
+    first = _ids(batches[:2])
+    assert len(_tenths(first, n)) >= 8  # two 1,024-row blocks would reach 2
+    assert sorted(_ids(batches).tolist()) == list(range(n))
+
+
+def test_spill_pieces_keep_rows_intact_across_odd_batches_and_float16(tmp_path):
+    """Pieces start every 64 rows whatever the written batch sizes (here 37 and 100)."""
+    X = source_matrix(1500, cols=30)
+    y = np.arange(1500)
+    spill = Spill(str(tmp_path / "spill"), np.float16, list(range(1500)), 30)
+    sizes = [37, 100] * 20
+    cuts = np.cumsum([0] + sizes)
+    cuts = cuts[cuts < 1500].tolist() + [1500]
+    list(spill.write_through(iter([(X[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])])))
+    assert len(spill._starts) == -(-1500 // 64)  # 8 bytes per 64 rows
+    batches = list(spill.read_windows(50, 256, np.random.default_rng(3)))
+    ids = _ids(batches)
+    assert sorted(ids.tolist()) == list(range(1500))
+    assert all(b[0].data.dtype == np.float16 for b in batches)
+    got = np.vstack([sp.csr_matrix((b[0].data.astype(np.float32), b[0].indices, b[0].indptr), shape=b[0].shape)
+                     .toarray() for b in batches])  # scipy cannot densify float16
+    np.testing.assert_array_equal(got, X.toarray().astype(np.float16).astype(np.float32)[ids])
+
+
+def test_a_label_block_reaches_most_windows_of_every_pass(tmp_path):
+    """600 positives in rows 200-800 of 20,000: batch-sized blocks put them in at most 3 of
+    an epoch's 10 windows; 64-row pieces across the file spread them over about 6.5."""
+    n = 20_000
+    y = np.where((np.arange(n) >= 200) & (np.arange(n) < 800), 1.0, -1.0)
+    X = sp.csr_matrix(np.ones((n, 1)))
+    shuffle = Shuffle(seed=0, window_rows=2048)
+    spill = Spill(str(tmp_path / "spill"), np.float64, [-1.0, 1.0], 1)
+    list(spill.write_through(rebatch(iter([(X[s:s + 1000], y[s:s + 1000]) for s in range(0, n, 1000)]), 256)))
+    parts, ym = _memmapped(tmp_path, X, y)
+    memmap = ArrayData(parts, ym, 1, "float64", False, shuffle)
+
+    def windows_with_positives(batches):
+        labels = _ids(batches)
+        return sum(bool((labels[w:w + 2048] > 0).any()) for w in range(0, n, 2048))
+
+    for read in (lambda e: spill.read_windows(256, 2048, shuffle.rng(e)), lambda e: memmap.batches(256, e)):
+        assert np.mean([windows_with_positives(read(e)) for e in range(10)]) > 5
+
+
+def test_the_estimate_prices_the_piece_order_and_the_spill_index():
+    assert order_bytes(10_000_000, 16_384, spilled=False) == 10_000_000 / 64 * 8
+    assert order_bytes(10_000_000, 16_384, spilled=True) == 2 * 10_000_000 / 64 * 8
+    assert order_bytes(10_000_000, 65_536, spilled=False) == -(-10_000_000 // 256) * 8  # bigger window, pieces
+    shape = Shape(rows=1_000_000, train_rows=800_000, test_rows=20_000, width=1 << 18, nnz_per_row=40.0, classes=2,
+                  dense_source=False)
+    for mode, spilled in (("memmap", False), ("stream", True)):
+        on = parts(validate(mode=mode, shuffle=True), shape)["shuffle"]
+        off = parts(validate(mode=mode, shuffle=False), shape)["shuffle"]
+        assert off == 0.0
+        assert on > order_bytes(800_000, 16_384, spilled) > 0

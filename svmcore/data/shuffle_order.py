@@ -1,0 +1,48 @@
+"""The order in which a shuffled pass over a memory map or the spill reads its rows.
+
+A window of ``window_rows`` rows is what a pass holds in memory to shuffle. Read as a
+few batch-sized blocks, a window can only mix rows that lay together in the file: on a
+label-sorted file the whole minority class sits in one or two blocks, lands in one or
+two windows an epoch, and SGD drifts to the majority class in between (balanced accuracy
+3-9 points below memory mode's full permutation, bench/results/label-sorted-before.md).
+So each window is drawn from ``PIECES_PER_WINDOW`` small pieces picked at random across
+the whole file: a window is then close to a random sample of the rows, and what it holds
+is unchanged (the window's rows, plus one piece while it is read). Smaller pieces mean
+more reads (a seek and a read of each of the spill's four files a piece).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+# 50,000 label-sorted rows, seeds 0 and 1, default window (bench/label_sorted.py): 64 pieces of
+# 256 rows left memmap 2.5 points below memory mode, 256 pieces of 64 rows 0.6; a shuffled spill
+# pass then reads ~270k rows/s (1,024-row blocks: ~440k; the scipy row gather is most of it)
+PIECES_PER_WINDOW = 256
+MIN_PIECE_ROWS = 64  # the spill's index step: a piece is a whole number of index steps
+
+
+def piece_rows(window_rows: int) -> int:
+    """Rows of each piece a window is drawn from: ``window_rows / PIECES_PER_WINDOW``,
+    at least ``MIN_PIECE_ROWS`` and a multiple of it (the default 16,384-row window: 64)."""
+    per = max(MIN_PIECE_ROWS, window_rows // PIECES_PER_WINDOW)
+    return per // MIN_PIECE_ROWS * MIN_PIECE_ROWS
+
+
+def window_pieces(n_pieces: int, per_window: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Piece numbers 0..n_pieces-1 in one random order over the whole file, ``per_window``
+    (at least one) at a time: each window's pieces come from anywhere in the file."""
+    order = rng.permutation(n_pieces)
+    per_window = max(1, per_window)
+    for w in range(0, n_pieces, per_window):
+        yield order[w:w + per_window]
+
+
+def order_bytes(train_rows: int, window_rows: int, spilled: bool) -> float:
+    """Bytes a shuffled pass over a memmap or the spill holds besides its window: the
+    pieces' random order (8 bytes a piece), and for the spill its index (8 bytes per
+    ``MIN_PIECE_ROWS`` rows, kept for the whole run). 2.5 MiB at 10^7 rows."""
+    order = -(-train_rows // piece_rows(window_rows)) * 8.0
+    return order + (-(-train_rows // MIN_PIECE_ROWS) * 8.0 if spilled else 0.0)
