@@ -24,6 +24,7 @@ from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
 from svmcore.predict.floors import floor_for
 from svmcore.predict.model import Calibration, Shape, data_shape, features, group_parts, parts, predict
+from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB
@@ -45,6 +46,9 @@ COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "p
         "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
         "model": (2, 0), "hashing": (3, 0)}
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
+# the precision remedy's next step down, and the logging remedy's
+NARROWER = {Precision.FLOAT64: Precision.FLOAT32, Precision.FLOAT32: Precision.FLOAT16}
+QUIETER = {Monitor.FULL: Monitor.LIGHT, Monitor.LIGHT: Monitor.OFF}
 
 NOT_FOR_ONE_RUN = {
     "ftrl": "FTRL keeps two float64 arrays per feature and adds numba to the floor: measured, it raises the peak",
@@ -67,7 +71,7 @@ class Move:
 
     @property
     def cost(self) -> tuple[int, int]:
-        if self.key == "precision" and (self.change or {}).get("precision") == "float16":
+        if self.key == "precision" and (self.change or {}).get("precision") == Precision.FLOAT16:
             return FLOAT16_COST
         return COST.get(self.key, (5, 5))
 
@@ -84,10 +88,11 @@ def moves(cfg: RunConfig, width: int | None = None) -> list[Move]:
             continue
         change, reason = _step(r.key, cfg, width)
         out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
-    if not cfg.is_builtin and cfg.model == "linear-svm" and not cfg.lean:
+    if not cfg.is_builtin and cfg.model == Model.LINEAR_SVM and not cfg.lean:
         key, title, acts = LEAN
-        out.append(_checked(Move(key, title, acts, {"mode": "stream", "parser": "native", "solver": "native",
-                                                    "representation": "sparse", "hashing_bits": 0}), cfg))
+        out.append(_checked(Move(key, title, acts, {"mode": Mode.STREAM, "parser": Parser.NATIVE,
+                                                    "solver": Solver.NATIVE,
+                                                    "representation": Representation.SPARSE, "hashing_bits": 0}), cfg))
     return out
 
 
@@ -97,24 +102,24 @@ def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str
     steps = {
         "batch": ({"batch_size": max(256, cfg.batch_size // 4)}, "") if cfg.batch_size > 256
         else (None, f"the batch is already {cfg.batch_size:,} rows"),
-        "sparse": ({"representation": "sparse"}, "") if cfg.representation == "dense"
+        "sparse": ({"representation": Representation.SPARSE}, "") if cfg.representation == Representation.DENSE
         else (None, "the rows are already sparse"),
         "checkpointing": ({"checkpoint": max(2, round(math.sqrt(depth)))}, "")
-        if cfg.model == "mlp-numpy" and depth >= 2 and cfg.checkpoint == 0
+        if cfg.model == Model.MLP_NUMPY and depth >= 2 and cfg.checkpoint == 0
         else (None, "only the numpy MLP with two or more hidden layers has activations to checkpoint"
-              if cfg.model != "mlp-numpy" or depth < 2 else "checkpointing is already on"),
-        "stream": ({"mode": "stream"}, "") if cfg.mode != "stream" else (None, "the run already streams"),
-        "memmap": ({"mode": "memmap"}, "") if cfg.mode == "memory"
+              if cfg.model != Model.MLP_NUMPY or depth < 2 else "checkpointing is already on"),
+        "stream": ({"mode": Mode.STREAM}, "") if cfg.mode != Mode.STREAM else (None, "the run already streams"),
+        "memmap": ({"mode": Mode.MEMMAP}, "") if cfg.mode == Mode.MEMORY
         else (None, f"the data is already read from disk ({cfg.mode} mode)"),
-        "precision": ({"precision": {"float64": "float32", "float32": "float16"}[cfg.precision]}, "")
-        if cfg.precision != "float16" else (None, "the values are already stored as float16"),
-        "logging": ({"monitor": {"full": "light", "light": "off"}[cfg.monitor]}, "") if cfg.monitor != "off"
+        "precision": ({"precision": NARROWER[cfg.precision]}, "") if cfg.precision in NARROWER
+        else (None, "the values are already stored as float16"),
+        "logging": ({"monitor": QUIETER[cfg.monitor]}, "") if cfg.monitor in QUIETER
         else (None, "monitoring is already off"),
         "threads": ({"threads": 1}, "") if cfg.threads > 1 else (None, "the run already uses one thread"),
         "gc": ({"gc_every": 10}, "") if not cfg.gc_every else (None, "gc.collect already runs"),
         "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > 14
         else (None, f"the columns are already folded to 2^{bits}"),
-        "model": ({"model": "kernel-approx"}, "") if cfg.model == "kernel-svm"
+        "model": ({"model": Model.KERNEL_APPROX}, "") if cfg.model == Model.KERNEL_SVM
         else (None, "the model is not the exact kernel SVM"),
     }
     return steps[key]
@@ -317,7 +322,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     if out.get("healthy"):
         return out
     others = [v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None]
-    if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in ("memmap", "stream")
+    if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in DISK_MODES
             and others and budget is not None and max(others) <= budget):
         out["copy_cached"] = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later "
                               f"runs on the same data reuse; its other phases peaked at {max(others):,.0f} MiB, within "

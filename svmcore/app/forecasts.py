@@ -18,6 +18,7 @@ from svmcore.predict import calibration as calib
 from svmcore.predict import launch, model
 from svmcore.predict.floors import cap_below_floor, floor_for, import_costs
 from svmcore.predict.recommend import recommend
+from svmcore.spec.choices import Mode
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import Store
@@ -44,7 +45,7 @@ class Forecasts:
         batch = memory_sizes(cfg.batch_size, info.features, int(nnz / max(1, rows) * cfg.batch_size))
         return {"rows": rows, "features": info.features, "nnz": nnz, "exact": info.exact,
                 "bytes": chosen, "sizes": sizes, "batch_bytes": batch[cfg.precision][cfg.representation],
-                "resident": cfg.mode == "memory"}
+                "resident": cfg.mode == Mode.MEMORY}
 
     def forecast(self, values: dict) -> dict | None:
         """The calibrated memory model's prediction for these knobs, or None before the

@@ -12,6 +12,7 @@ from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
 from svmcore.engine.admission import admit
 from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
+from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
@@ -32,7 +33,7 @@ def _bar(run) -> str:
              f"RSS {rss:7.1f} MiB (peak {peak:7.1f})"]
     if progress:
         parts.append(f"{progress['samples']:,} samples")
-    elif run.config.monitor == "off":
+    elif run.config.monitor == Monitor.OFF:
         parts.append("monitor off: no progress until the end")
     if acc is not None:
         parts.append(f"acc {acc:.3f}")
