@@ -9,6 +9,8 @@ import logging
 import threading
 import time
 
+import numpy as np
+
 from svmcore.app.folders import DataFolders
 from svmcore.app.reference import reference_under_forecasts
 from svmcore.data.files import memory_sizes
@@ -151,8 +153,6 @@ def time_left(ends: list[float], work: tuple[int, ...], now: float) -> float | N
     process, its imports) plus a cost per training sample, by least squares over the
     runs done so far (``ends``: the start, then each run's end), applied to the runs
     left, less what the current run has already spent. None before two runs ended."""
-    import numpy as np
-
     took = np.diff(ends)
     done = len(took)
     if done < 2:
