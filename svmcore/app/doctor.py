@@ -17,6 +17,7 @@ same ranking.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -74,6 +75,36 @@ class Move:
         if self.key == "precision" and (self.change or {}).get("precision") == Precision.FLOAT16:
             return FLOAT16_COST
         return COST.get(self.key, (5, 5))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One remedy judged against the phase that owns the peak: the memory model's figures
+    when it acts there (``predicted_*``, ``fits``, ``cost``), else ``why`` it cannot help."""
+
+    remedy: str
+    title: str
+    acts_on: tuple[str, ...]
+    change: dict | None
+    measured: dict | None  # what Learn's reference measured for it (``measured_saving``)
+    why: str | None = None
+    predicted_peak_before_mb: float | None = None
+    predicted_peak_after_mb: float | None = None
+    predicted_saving_mb: float | None = None
+    predicted_phase_saving_mb: float | None = None
+    predicted_peak_phase_after: str | None = None
+    fits: bool | None = None
+    cost: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict:
+        """As the diagnosis carries it (JSON, the run panel): the judged fields only."""
+        out = {"remedy": self.remedy, "title": self.title, "acts_on": list(self.acts_on), "change": self.change,
+               "measured": self.measured}
+        for f in dataclasses.fields(self)[5:]:
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = list(value) if f.name == "cost" else value
+        return out
 
 
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
@@ -214,7 +245,7 @@ def _r(v: float | None, digits: int = 1) -> float | None:
 
 def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, cal: Calibration | None,
             reference: dict | None, cache_dir: str | None = None, scale: dict[str, float] | None = None,
-            exclude: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict]]:
+            exclude: frozenset[str] = frozenset()) -> tuple[list[Option], list[Option]]:
     """(remedies that act on ``owner``, ranked; remedies that cannot help, with why).
 
     ``before`` is ``model_view(cfg)``. ``scale`` corrects the model where a measured run
@@ -225,45 +256,44 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
     helps, useless = [], []
     shapes: dict[int, Shape] = {}
     for m in moves(cfg, before.get("width")):
-        row = {"remedy": m.key, "title": m.title, "acts_on": list(m.acts_on), "change": m.change,
-               "measured": measured_saving(m.key, reference, m.change)}
+        row = Option(m.key, m.title, m.acts_on, m.change, measured_saving(m.key, reference, m.change))
         if m.change is None:
-            useless.append({**row, "why": m.reason})
+            useless.append(dataclasses.replace(row, why=m.reason))
             continue
         if owner not in m.acts_on and not (owner == "imports" and m.key == "lean"):
-            useless.append({**row, "why": f"does not lower {_a(owner)} {owner}-phase peak (it acts on "
-                                          f"{', '.join(m.acts_on)})"})
+            useless.append(dataclasses.replace(row, why=f"does not lower {_a(owner)} {owner}-phase peak (it acts on "
+                                                        f"{', '.join(m.acts_on)})"))
             continue
         after_cfg = apply(cfg, m)
         if after_cfg.to_json() in exclude:
-            useless.append({**row, "why": "already tried"})
+            useless.append(dataclasses.replace(row, why="already tried"))
             continue
         shape = shapes.get(after_cfg.hashing_bits) if m.key != "lean" else None
         try:
             after = model_view(after_cfg, cal, shape, cache_dir)
         except SvmcoreError as e:
-            useless.append({**row, "why": f"cannot be priced here: {e}"})
+            useless.append(dataclasses.replace(row, why=f"cannot be priced here: {e}"))
             continue
         if m.key != "lean":
             shapes.setdefault(after_cfg.hashing_bits, data_shape(after_cfg, cache_dir))
         b_phase = corrected(owner, before, scale) if owner in before["phases"] else 0.0
         a_phase = corrected(owner, after, scale) if owner in after["phases"] else 0.0
         b_peak, a_peak = corrected_peak(before, scale), corrected_peak(after, scale)
-        row.update(predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
-                   predicted_saving_mb=round(b_peak - a_peak, 1),
-                   predicted_phase_saving_mb=round(b_phase - a_phase, 1), predicted_peak_phase_after=after["peak_phase"],
-                   fits=budget_mb is not None and a_peak <= budget_mb, cost=list(m.cost))
-        if row["predicted_phase_saving_mb"] < MIN_SAVING_MB:
-            useless.append({**row, "why": f"acts on the {owner} phase, but the memory model predicts no "
-                                          f"saving there for this config ({row['predicted_phase_saving_mb']:+.1f} MiB)"})
+        row = dataclasses.replace(
+            row, predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
+            predicted_saving_mb=round(b_peak - a_peak, 1), predicted_phase_saving_mb=round(b_phase - a_phase, 1),
+            predicted_peak_phase_after=after["peak_phase"], fits=budget_mb is not None and a_peak <= budget_mb,
+            cost=m.cost)
+        if row.predicted_phase_saving_mb < MIN_SAVING_MB:
+            useless.append(dataclasses.replace(row, why=f"acts on the {owner} phase, but the memory model predicts no "
+                                                        f"saving there for this config "
+                                                        f"({row.predicted_phase_saving_mb:+.1f} MiB)"))
             continue
         helps.append(row)
     for key, why in NOT_FOR_ONE_RUN.items():
         r = remedy_of(key)
-        useless.append({"remedy": key, "title": r.title, "acts_on": list(r.acts_on), "change": None,
-                        "measured": measured_saving(key, reference), "why": why})
-    helps.sort(key=lambda r: (0, *r["cost"], -r["predicted_saving_mb"]) if r["fits"]
-               else (1, -r["predicted_saving_mb"], *r["cost"]))
+        useless.append(Option(key, r.title, tuple(r.acts_on), None, measured_saving(key, reference), why=why))
+    helps.sort(key=lambda r: (0, *r.cost, -r.predicted_saving_mb) if r.fits else (1, -r.predicted_saving_mb, *r.cost))
     return helps, useless
 
 
@@ -336,7 +366,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     out["held_most"] = biggest[0]
     out["scale"] = round(measured_scale(ph, view, owner_mb), 3)
     helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: out["scale"]})
-    out["remedies"], out["useless"] = helps, useless
+    out["remedies"], out["useless"] = [o.to_dict() for o in helps], [o.to_dict() for o in useless]
     return out
 
 
