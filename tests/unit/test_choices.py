@@ -58,3 +58,4 @@ def test_the_data_parallel_refusal_names_the_groups():
         validate(workers=2, model="mlp")
     with pytest.raises(Exception, match="use solver sklearn or numba"):
         validate(workers=2, solver="ftrl")
+
