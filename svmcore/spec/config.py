@@ -12,6 +12,7 @@ import json
 import numbers
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Mapping
 
 from svmcore.spec.choices import (
@@ -67,7 +68,9 @@ class RunConfig:
     threads: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The knobs as plain values: a choice knob's member as its text (the wire form, also what
+        a Streamlit widget's state holds)."""
+        return {k: v.value if isinstance(v, StrEnum) else v for k, v in dataclasses.asdict(self).items()}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

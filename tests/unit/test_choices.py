@@ -59,3 +59,8 @@ def test_the_data_parallel_refusal_names_the_groups():
     with pytest.raises(Exception, match="use solver sklearn or numba"):
         validate(workers=2, solver="ftrl")
 
+
+
+def test_to_dict_gives_the_text_of_each_member():
+    d = validate(mode="stream").to_dict()
+    assert type(d["mode"]) is str and d["mode"] == "stream" and type(d["model"]) is str
