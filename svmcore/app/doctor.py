@@ -17,6 +17,7 @@ same ranking.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
 from svmcore.predict.floors import floor_for
 from svmcore.predict.model import Calibration, Shape, data_shape, features, group_parts, parts, predict
+from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB
@@ -45,6 +47,9 @@ COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "p
         "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
         "model": (2, 0), "hashing": (3, 0)}
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
+# the precision remedy's next step down, and the logging remedy's
+NARROWER = {Precision.FLOAT64: Precision.FLOAT32, Precision.FLOAT32: Precision.FLOAT16}
+QUIETER = {Monitor.FULL: Monitor.LIGHT, Monitor.LIGHT: Monitor.OFF}
 
 NOT_FOR_ONE_RUN = {
     "ftrl": "FTRL keeps two float64 arrays per feature and adds numba to the floor: measured, it raises the peak",
@@ -67,9 +72,39 @@ class Move:
 
     @property
     def cost(self) -> tuple[int, int]:
-        if self.key == "precision" and (self.change or {}).get("precision") == "float16":
+        if self.key == "precision" and (self.change or {}).get("precision") == Precision.FLOAT16:
             return FLOAT16_COST
         return COST.get(self.key, (5, 5))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One remedy judged against the phase that owns the peak: the memory model's figures
+    when it acts there (``predicted_*``, ``fits``, ``cost``), else ``why`` it cannot help."""
+
+    remedy: str
+    title: str
+    acts_on: tuple[str, ...]
+    change: dict | None
+    measured: dict | None  # what Learn's reference measured for it (``measured_saving``)
+    why: str | None = None
+    predicted_peak_before_mb: float | None = None
+    predicted_peak_after_mb: float | None = None
+    predicted_saving_mb: float | None = None
+    predicted_phase_saving_mb: float | None = None
+    predicted_peak_phase_after: str | None = None
+    fits: bool | None = None
+    cost: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict:
+        """As the diagnosis carries it (JSON, the run panel): the judged fields only."""
+        out = {"remedy": self.remedy, "title": self.title, "acts_on": list(self.acts_on), "change": self.change,
+               "measured": self.measured}
+        for f in dataclasses.fields(self)[5:]:
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = list(value) if f.name == "cost" else value
+        return out
 
 
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
@@ -84,10 +119,11 @@ def moves(cfg: RunConfig, width: int | None = None) -> list[Move]:
             continue
         change, reason = _step(r.key, cfg, width)
         out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
-    if not cfg.is_builtin and cfg.model == "linear-svm" and not cfg.lean:
+    if not cfg.is_builtin and cfg.model == Model.LINEAR_SVM and not cfg.lean:
         key, title, acts = LEAN
-        out.append(_checked(Move(key, title, acts, {"mode": "stream", "parser": "native", "solver": "native",
-                                                    "representation": "sparse", "hashing_bits": 0}), cfg))
+        out.append(_checked(Move(key, title, acts, {"mode": Mode.STREAM, "parser": Parser.NATIVE,
+                                                    "solver": Solver.NATIVE,
+                                                    "representation": Representation.SPARSE, "hashing_bits": 0}), cfg))
     return out
 
 
@@ -97,24 +133,24 @@ def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str
     steps = {
         "batch": ({"batch_size": max(256, cfg.batch_size // 4)}, "") if cfg.batch_size > 256
         else (None, f"the batch is already {cfg.batch_size:,} rows"),
-        "sparse": ({"representation": "sparse"}, "") if cfg.representation == "dense"
+        "sparse": ({"representation": Representation.SPARSE}, "") if cfg.representation == Representation.DENSE
         else (None, "the rows are already sparse"),
         "checkpointing": ({"checkpoint": max(2, round(math.sqrt(depth)))}, "")
-        if cfg.model == "mlp-numpy" and depth >= 2 and cfg.checkpoint == 0
+        if cfg.model == Model.MLP_NUMPY and depth >= 2 and cfg.checkpoint == 0
         else (None, "only the numpy MLP with two or more hidden layers has activations to checkpoint"
-              if cfg.model != "mlp-numpy" or depth < 2 else "checkpointing is already on"),
-        "stream": ({"mode": "stream"}, "") if cfg.mode != "stream" else (None, "the run already streams"),
-        "memmap": ({"mode": "memmap"}, "") if cfg.mode == "memory"
+              if cfg.model != Model.MLP_NUMPY or depth < 2 else "checkpointing is already on"),
+        "stream": ({"mode": Mode.STREAM}, "") if cfg.mode != Mode.STREAM else (None, "the run already streams"),
+        "memmap": ({"mode": Mode.MEMMAP}, "") if cfg.mode == Mode.MEMORY
         else (None, f"the data is already read from disk ({cfg.mode} mode)"),
-        "precision": ({"precision": {"float64": "float32", "float32": "float16"}[cfg.precision]}, "")
-        if cfg.precision != "float16" else (None, "the values are already stored as float16"),
-        "logging": ({"monitor": {"full": "light", "light": "off"}[cfg.monitor]}, "") if cfg.monitor != "off"
+        "precision": ({"precision": NARROWER[cfg.precision]}, "") if cfg.precision in NARROWER
+        else (None, "the values are already stored as float16"),
+        "logging": ({"monitor": QUIETER[cfg.monitor]}, "") if cfg.monitor in QUIETER
         else (None, "monitoring is already off"),
         "threads": ({"threads": 1}, "") if cfg.threads > 1 else (None, "the run already uses one thread"),
         "gc": ({"gc_every": 10}, "") if not cfg.gc_every else (None, "gc.collect already runs"),
         "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > 14
         else (None, f"the columns are already folded to 2^{bits}"),
-        "model": ({"model": "kernel-approx"}, "") if cfg.model == "kernel-svm"
+        "model": ({"model": Model.KERNEL_APPROX}, "") if cfg.model == Model.KERNEL_SVM
         else (None, "the model is not the exact kernel SVM"),
     }
     return steps[key]
@@ -209,7 +245,7 @@ def _r(v: float | None, digits: int = 1) -> float | None:
 
 def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, cal: Calibration | None,
             reference: dict | None, cache_dir: str | None = None, scale: dict[str, float] | None = None,
-            exclude: frozenset[str] = frozenset()) -> tuple[list[dict], list[dict]]:
+            exclude: frozenset[str] = frozenset()) -> tuple[list[Option], list[Option]]:
     """(remedies that act on ``owner``, ranked; remedies that cannot help, with why).
 
     ``before`` is ``model_view(cfg)``. ``scale`` corrects the model where a measured run
@@ -220,45 +256,44 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
     helps, useless = [], []
     shapes: dict[int, Shape] = {}
     for m in moves(cfg, before.get("width")):
-        row = {"remedy": m.key, "title": m.title, "acts_on": list(m.acts_on), "change": m.change,
-               "measured": measured_saving(m.key, reference, m.change)}
+        row = Option(m.key, m.title, m.acts_on, m.change, measured_saving(m.key, reference, m.change))
         if m.change is None:
-            useless.append({**row, "why": m.reason})
+            useless.append(dataclasses.replace(row, why=m.reason))
             continue
         if owner not in m.acts_on and not (owner == "imports" and m.key == "lean"):
-            useless.append({**row, "why": f"does not lower {_a(owner)} {owner}-phase peak (it acts on "
-                                          f"{', '.join(m.acts_on)})"})
+            useless.append(dataclasses.replace(row, why=f"does not lower {_a(owner)} {owner}-phase peak (it acts on "
+                                                        f"{', '.join(m.acts_on)})"))
             continue
         after_cfg = apply(cfg, m)
         if after_cfg.to_json() in exclude:
-            useless.append({**row, "why": "already tried"})
+            useless.append(dataclasses.replace(row, why="already tried"))
             continue
         shape = shapes.get(after_cfg.hashing_bits) if m.key != "lean" else None
         try:
             after = model_view(after_cfg, cal, shape, cache_dir)
         except SvmcoreError as e:
-            useless.append({**row, "why": f"cannot be priced here: {e}"})
+            useless.append(dataclasses.replace(row, why=f"cannot be priced here: {e}"))
             continue
         if m.key != "lean":
             shapes.setdefault(after_cfg.hashing_bits, data_shape(after_cfg, cache_dir))
         b_phase = corrected(owner, before, scale) if owner in before["phases"] else 0.0
         a_phase = corrected(owner, after, scale) if owner in after["phases"] else 0.0
         b_peak, a_peak = corrected_peak(before, scale), corrected_peak(after, scale)
-        row.update(predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
-                   predicted_saving_mb=round(b_peak - a_peak, 1),
-                   predicted_phase_saving_mb=round(b_phase - a_phase, 1), predicted_peak_phase_after=after["peak_phase"],
-                   fits=budget_mb is not None and a_peak <= budget_mb, cost=list(m.cost))
-        if row["predicted_phase_saving_mb"] < MIN_SAVING_MB:
-            useless.append({**row, "why": f"acts on the {owner} phase, but the memory model predicts no "
-                                          f"saving there for this config ({row['predicted_phase_saving_mb']:+.1f} MiB)"})
+        row = dataclasses.replace(
+            row, predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
+            predicted_saving_mb=round(b_peak - a_peak, 1), predicted_phase_saving_mb=round(b_phase - a_phase, 1),
+            predicted_peak_phase_after=after["peak_phase"], fits=budget_mb is not None and a_peak <= budget_mb,
+            cost=m.cost)
+        if row.predicted_phase_saving_mb < MIN_SAVING_MB:
+            useless.append(dataclasses.replace(row, why=f"acts on the {owner} phase, but the memory model predicts no "
+                                                        f"saving there for this config "
+                                                        f"({row.predicted_phase_saving_mb:+.1f} MiB)"))
             continue
         helps.append(row)
     for key, why in NOT_FOR_ONE_RUN.items():
         r = remedy_of(key)
-        useless.append({"remedy": key, "title": r.title, "acts_on": list(r.acts_on), "change": None,
-                        "measured": measured_saving(key, reference), "why": why})
-    helps.sort(key=lambda r: (0, *r["cost"], -r["predicted_saving_mb"]) if r["fits"]
-               else (1, -r["predicted_saving_mb"], *r["cost"]))
+        useless.append(Option(key, r.title, tuple(r.acts_on), None, measured_saving(key, reference), why=why))
+    helps.sort(key=lambda r: (0, *r.cost, -r.predicted_saving_mb) if r.fits else (1, -r.predicted_saving_mb, *r.cost))
     return helps, useless
 
 
@@ -317,7 +352,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     if out.get("healthy"):
         return out
     others = [v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None]
-    if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in ("memmap", "stream")
+    if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in DISK_MODES
             and others and budget is not None and max(others) <= budget):
         out["copy_cached"] = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later "
                               f"runs on the same data reuse; its other phases peaked at {max(others):,.0f} MiB, within "
@@ -331,7 +366,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     out["held_most"] = biggest[0]
     out["scale"] = round(measured_scale(ph, view, owner_mb), 3)
     helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: out["scale"]})
-    out["remedies"], out["useless"] = helps, useless
+    out["remedies"], out["useless"] = [o.to_dict() for o in helps], [o.to_dict() for o in useless]
     return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svmcore.app.doctor import (
+    Option,
     apply,
     change_words,
     corrected_owner,
@@ -69,10 +70,10 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                 break
             owner = corrected_owner(view, scale)
             helps, _ = options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale, frozenset(tried))
-            costly = not helps or steps >= MAX_STEPS or helps[0]["cost"][0] > 0
+            costly = not helps or steps >= MAX_STEPS or helps[0].cost[0] > 0
             if costly and peak <= budget_mb * (1 + FORECAST_MARGIN) and _key(cfg) not in launched:
                 say(f"the forecast {peak:,.0f} MiB is within the model's {FORECAST_MARGIN:.0%} of the budget and "
-                    + ("no remedy is left" if not helps else f"the next remedy ({helps[0]['title']}) costs accuracy")
+                    + ("no remedy is left" if not helps else f"the next remedy ({helps[0].title}) costs accuracy")
                     + ": measure it first")
                 break
             if not helps or steps >= MAX_STEPS:
@@ -81,11 +82,11 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                                    "remedy lowers that phase" + _scale_words(scale), attempts, path, budget_mb)
             pick = helps[0]
             steps += 1
-            why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick['title']} is predicted to "
-                   f"save {pick['predicted_saving_mb']:,.0f} MiB" + (" and fit" if pick["fits"] else ""))
-            pending.append({"remedy": pick["remedy"], "knobs": pick["change"], "why": why})
-            path.append(change_words(pick["change"]))
-            say(why + f" → {change_words(pick['change'])}")
+            why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick.title} is predicted to "
+                   f"save {pick.predicted_saving_mb:,.0f} MiB" + (" and fit" if pick.fits else ""))
+            pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
+            path.append(change_words(pick.change))
+            say(why + f" → {change_words(pick.change)}")
             cfg = _apply(cfg, pick)
             tried.add(_key(cfg))
         if len(attempts) >= max_attempts:
@@ -131,18 +132,18 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                                f"{d['owner']} phase", attempts, path, budget_mb)
         pick = helps[0]
         steps += 1
-        why = (f"{d['verdict']}: {pick['title']} acts on {d['owner']}, predicted to save "
-               f"{pick['predicted_phase_saving_mb']:,.0f} MiB there" + _scale_words(scale))
-        pending.append({"remedy": pick["remedy"], "knobs": pick["change"], "why": why})
-        path.append(change_words(pick["change"]))
-        say(why + f" → {change_words(pick['change'])}")
+        why = (f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
+               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _scale_words(scale))
+        pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
+        path.append(change_words(pick.change))
+        say(why + f" → {change_words(pick.change)}")
         cfg = _apply(cfg, pick)
         tried.add(_key(cfg))
 
 
-def _apply(cfg: RunConfig, pick: dict) -> RunConfig:
-    move = next(m for m in moves(cfg) if m.key == pick["remedy"])
-    return apply(cfg, move) if move.change == pick["change"] else validate(cfg.to_dict(), **pick["change"])
+def _apply(cfg: RunConfig, pick: Option) -> RunConfig:
+    move = next(m for m in moves(cfg) if m.key == pick.remedy)
+    return apply(cfg, move) if move.change == pick.change else validate(cfg.to_dict(), **pick.change)
 
 
 def _key(cfg: RunConfig) -> str:

@@ -8,6 +8,9 @@ import functools
 import logging
 import threading
 import time
+from dataclasses import dataclass
+
+import numpy as np
 
 from svmcore.app.folders import DataFolders
 from svmcore.app.reference import reference_under_forecasts
@@ -18,11 +21,42 @@ from svmcore.predict import calibration as calib
 from svmcore.predict import launch, model
 from svmcore.predict.floors import cap_below_floor, floor_for, import_costs
 from svmcore.predict.recommend import recommend
+from svmcore.spec.choices import Mode
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
+from svmcore.spec.mapping import MappingRecord
 from svmcore.store.sqlite import Store
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, eq=False)
+class DataSize(MappingRecord):
+    """The training data's size in memory for a set of knobs, before launch."""
+
+    rows: int  # training rows (the held-out ones left out)
+    features: int
+    nnz: int
+    exact: bool  # False: ``nnz`` is an upper bound from a quick scan
+    bytes: int  # as the knobs store it (precision, representation)
+    sizes: dict  # precision -> {"sparse": bytes, "dense": bytes}
+    batch_bytes: int  # one batch as stored
+    resident: bool  # memory mode holds it all; stream and memmap hold a batch
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationState(MappingRecord):
+    """Where the one-time calibration is: its runs done of the total, its error, and the
+    time elapsed and left while it runs (None until two runs have ended)."""
+
+    running: bool
+    done: int
+    total: int
+    error: str | None
+    calibrated: bool
+    samples: int  # training samples of all the calibration runs
+    elapsed_s: float | None
+    left_s: float | None
 
 
 class Forecasts:
@@ -33,7 +67,7 @@ class Forecasts:
         self._lock = threading.Lock()
         self._calibration = {"running": False, "done": 0, "total": 0, "error": None}
 
-    def data_size(self, values: dict) -> dict:
+    def data_size(self, values: dict) -> DataSize:
         """Bytes the training data will take in memory for these knobs, before launch."""
         cfg = validate(self.folders.confined(values))
         info = scan(Source(cfg), self.folders.cache_dir)
@@ -42,9 +76,8 @@ class Forecasts:
         sizes = memory_sizes(rows, info.features, nnz)
         chosen = sizes[cfg.precision][cfg.representation]
         batch = memory_sizes(cfg.batch_size, info.features, int(nnz / max(1, rows) * cfg.batch_size))
-        return {"rows": rows, "features": info.features, "nnz": nnz, "exact": info.exact,
-                "bytes": chosen, "sizes": sizes, "batch_bytes": batch[cfg.precision][cfg.representation],
-                "resident": cfg.mode == "memory"}
+        return DataSize(rows=rows, features=info.features, nnz=nnz, exact=info.exact, bytes=chosen, sizes=sizes,
+                        batch_bytes=batch[cfg.precision][cfg.representation], resident=cfg.mode == Mode.MEMORY)
 
     def forecast(self, values: dict) -> dict | None:
         """The calibrated memory model's prediction for these knobs, or None before the
@@ -87,7 +120,7 @@ class Forecasts:
         return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs(),
                          reference_under_forecasts())
 
-    def calibration_state(self) -> dict:
+    def calibration_state(self) -> CalibrationState:
         """running, done and total runs, error, whether this machine is calibrated, the
         training samples of all its runs, and while it runs: seconds elapsed and the
         seconds left forecast from the runs done so far (None until two have ended)."""
@@ -95,15 +128,15 @@ class Forecasts:
             state = dict(self._calibration)
             ends = list(state.pop("ends", ()))
         work = calibration_work()
-        state["calibrated"] = calib.load_calibration(self.home) is not None
-        state["samples"] = sum(work)
-        state["elapsed_s"] = state["left_s"] = None
+        elapsed = left = None
         if not state["running"]:
             state["total"] = len(work)
         elif ends:
-            state["elapsed_s"] = time.monotonic() - ends[0]
-            state["left_s"] = time_left(ends, work, now=time.monotonic())
-        return state
+            elapsed = time.monotonic() - ends[0]
+            left = time_left(ends, work, now=time.monotonic())
+        return CalibrationState(running=state["running"], done=state["done"], total=state["total"],
+                                error=state["error"], calibrated=calib.load_calibration(self.home) is not None,
+                                samples=sum(work), elapsed_s=elapsed, left_s=left)
 
     def start_calibration(self) -> None:
         """Fit the memory model in the background (a few minutes of small real runs)."""
@@ -150,8 +183,6 @@ def time_left(ends: list[float], work: tuple[int, ...], now: float) -> float | N
     process, its imports) plus a cost per training sample, by least squares over the
     runs done so far (``ends``: the start, then each run's end), applied to the runs
     left, less what the current run has already spent. None before two runs ended."""
-    import numpy as np
-
     took = np.diff(ends)
     done = len(took)
     if done < 2:

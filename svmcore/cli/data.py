@@ -6,17 +6,16 @@ import json
 import os
 
 from svmcore.cli.common import _Parser
+from svmcore.data.files import inspect_dataset, make_dataset
 
 
 def cmd_data(args, home: str) -> int:
     if args.data_command == "make":
-        from svmcore.data.files import make_dataset
         rows = make_dataset(args.kind, rows=args.rows, features=args.features, nnz_per_row=args.nnz_per_row,
                             seed=args.seed, out=args.out, fmt=args.format,
                             positive_fraction=args.positive_fraction, sort_by_label=args.sort_by_label)
         print(f"wrote {rows:,} rows to {args.out}")
         return 0
-    from svmcore.data.files import inspect_dataset
     info = inspect_dataset(args.dataset, cache_dir=os.path.join(home, "cache"))
     if args.json:
         print(json.dumps(info))

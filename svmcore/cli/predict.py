@@ -7,15 +7,18 @@ import json
 import os
 import sys
 
+from svmcore.app.reference import reference_under_forecasts
 from svmcore.cli.common import add_knob_flags, knob_values
 from svmcore.cli.run import execute
 from svmcore.engine.admission import admit
+from svmcore.predict import calibration as calib
+from svmcore.predict import model as estimate
+from svmcore.predict.recommend import recommend
 from svmcore.spec.config import validate
 from svmcore.store.sqlite import RunStatus, Store
 
 
 def calibration(home: str, force: bool = False, quiet: bool = False):
-    from svmcore.predict import calibration as calib
     cal = None if force else calib.load_calibration(home)
     if cal is None:
         def progress(i, n, cfg):
@@ -26,7 +29,6 @@ def calibration(home: str, force: bool = False, quiet: bool = False):
 
 
 def cmd_predict(args, home: str) -> int:
-    from svmcore.predict import model as estimate
     if args.command == "calibrate":
         cal = calibration(home, force=True, quiet=args.json)
         print(json.dumps(cal.to_dict()) if args.json else
@@ -55,8 +57,6 @@ def cmd_predict(args, home: str) -> int:
             for ph, v in pred["phases"].items():
                 print(f"  {ph:9s} {v['predicted_mb']:8.0f} MiB")
         return 0
-    from svmcore.app.reference import reference_under_forecasts
-    from svmcore.predict.recommend import recommend
     store = Store(home)
     result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs(),
                        reference_under_forecasts())

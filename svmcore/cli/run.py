@@ -9,9 +9,14 @@ import signal
 import sys
 
 from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
+from svmcore.engine import hostinfo
 from svmcore.engine.admission import admit
+from svmcore.engine.recovery import recover
+from svmcore.engine.runner import Run
+from svmcore.predict import launch
 from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
+from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
@@ -32,7 +37,7 @@ def _bar(run) -> str:
              f"RSS {rss:7.1f} MiB (peak {peak:7.1f})"]
     if progress:
         parts.append(f"{progress['samples']:,} samples")
-    elif run.config.monitor == "off":
+    elif run.config.monitor == Monitor.OFF:
         parts.append("monitor off: no progress until the end")
     if acc is not None:
         parts.append(f"acc {acc:.3f}")
@@ -43,9 +48,6 @@ def _bar(run) -> str:
 def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None, on_create=None):
     """Start a run, show progress, cancel it on Ctrl-C/SIGTERM; returns the finished Run.
     ``on_create(run_id)`` is called once the run's row exists, before its worker starts."""
-    from svmcore.engine.recovery import recover
-    from svmcore.engine.runner import Run
-
     store = Store(home)
     recover(store)
     run = Run(store, cfg, sweep_id=sweep_id, prediction=forecast(cfg, home))
@@ -76,10 +78,7 @@ def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None
 
 def warn_before_launch(cfg: RunConfig, home: str) -> None:
     """Print on stderr why the run may not fit or may take long (never blocks it)."""
-    from svmcore.engine.hostinfo import available_memory_bytes
-    from svmcore.predict import launch
-
-    for text in launch.launch_warnings(cfg, launch.launch_forecast(cfg, home), available_memory_bytes()):
+    for text in launch.launch_warnings(cfg, launch.launch_forecast(cfg, home), hostinfo.available_memory_bytes()):
         print(f"svmcore: warning: {text}", file=sys.stderr)
 
 

@@ -11,15 +11,15 @@ import time
 from svmcore.app.run_table import clean_tag
 from svmcore.cli.common import EXIT_BAD_INPUT, _Parser, run_id_arg
 from svmcore.cli.run import describe
+from svmcore.engine.leftovers import release_leftovers
+from svmcore.engine.recovery import recover
 from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunSummary
+from svmcore.store.salvage import salvage
 from svmcore.store.sqlite import Store, StoreError
 
 
 def cmd_runs(args, home: str) -> int:
-    from svmcore.engine.leftovers import release_leftovers
-    from svmcore.engine.recovery import recover
-
     store = Store(home)
     recover(store)
     c = args.runs_command
@@ -114,8 +114,6 @@ def cmd_runs_check(store: Store, as_json: bool) -> int:
 
 def cmd_runs_recover(store: Store, path: str, as_json: bool) -> int:
     """Copy every readable row of a damaged store file into the current store."""
-    from svmcore.store.salvage import salvage
-
     path = os.path.abspath(path)
     if os.path.exists(path) and os.path.samefile(path, store.path):
         raise StoreError(f"{path} is the current run store; recover from a damaged copy set aside "

@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from svmcore.cli.common import add_knob_flags
+from svmcore.cli.common import add_knob_flags, knob_values
+from svmcore.engine.recovery import recover
 from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import RunStatus, Store
 from svmcore.sweeps.frontier import tradeoff_points
@@ -19,9 +20,6 @@ OWN_FLAGS = ("scheduler",)
 
 
 def cmd_sweep(args, home: str) -> int:
-    from svmcore.cli.common import knob_values
-    from svmcore.engine.recovery import recover
-
     grid = parse_grid(args.grid)
     if not grid:
         raise ConfigError("grid", "give at least one --grid KNOB=V1,V2")

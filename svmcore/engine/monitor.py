@@ -5,14 +5,13 @@ under a lock and never block it."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
 
 from svmcore.engine import procfs
 from svmcore.engine.summary import MemorySample
-from svmcore.spec.events import PHASE_END, PHASE_START
+from svmcore.spec.events import PHASE_END, PHASE_START, Event, parse_lines
 from svmcore.store.sqlite import Store, StoreError
 
 
@@ -21,7 +20,7 @@ class Buffers:
     """A consistent copy of the buffers at one moment."""
 
     samples: list[MemorySample]
-    events: list[dict]
+    events: list[Event]
     phase: str | None
 
 
@@ -31,7 +30,7 @@ class Monitor:
         self.t0 = t0
         self._lock = threading.Lock()
         self._samples: list[MemorySample] = []
-        self._events: list[dict] = []
+        self._events: list[Event] = []
         self._phase: str | None = None
         self._imported = False  # the worker ended its imports phase (it is past the libraries' start)
         self._offset = 0  # bytes of the event file read so far
@@ -59,14 +58,7 @@ class Monitor:
         end = data.rfind(b"\n")
         if end < 0:
             return
-        new = []
-        for line in data[:end].splitlines():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue  # the worker died mid-write: the line is lost, not the run
-            ev["t_s"] = ev.pop("ts", time.time()) - self.t0
-            new.append(ev)
+        new = parse_lines(data[:end].splitlines(), self.t0, time.time(), self.events_path)
         with self._lock:
             for ev in new:
                 ev["seq"] = len(self._events)

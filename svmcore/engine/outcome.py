@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svmcore.spec import outcomes
-from svmcore.spec.events import OUTCOME, PHASE_START
+from svmcore.spec.events import OUTCOME, PHASE_START, Event
 from svmcore.store.records import RunStatus
 
 IMPORTS_LIMIT_S = 30.0  # see runner: a worker still importing after this under a cap is oom
@@ -27,7 +27,7 @@ class Ending:
     threads: int = 1
 
 
-def classify(events: list[dict], ending: Ending) -> tuple[RunStatus, dict | None, str | None]:
+def classify(events: list[Event], ending: Ending) -> tuple[RunStatus, dict | None, str | None]:
     """(status, error, the phase it ended in)."""
     outcome = next((e for e in reversed(events) if e["kind"] == OUTCOME), None)
     last_phase = next((e["phase"] for e in reversed(events) if e["kind"] == PHASE_START), None)

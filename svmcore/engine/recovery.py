@@ -3,7 +3,6 @@ and release what a run leaves behind (its cgroup, its spill, its folder)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 
@@ -12,7 +11,7 @@ from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.runner import SAMPLE_HZ, Run
 from svmcore.engine.summary import MemorySample, build_summary, phase_spans
 from svmcore.spec.config import RunConfig
-from svmcore.spec.events import OUTCOME
+from svmcore.spec.events import OUTCOME, Event, parse_lines
 from svmcore.store.sqlite import RunRecord, RunStatus, Store
 
 log = logging.getLogger(__name__)
@@ -65,20 +64,18 @@ def recover(store: Store) -> list[int]:
 
 
 
-def _read_events_file(rec: RunRecord) -> list[dict]:
-    out = []
+def _read_events_file(rec: RunRecord) -> list[Event]:
     if not rec.run_dir:
-        return out
+        return []
+    path = os.path.join(rec.run_dir, "events.jsonl")
     try:
-        with open(os.path.join(rec.run_dir, "events.jsonl"), "rb") as f:
-            for line in f:
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    continue
-                ev["t_s"] = ev.pop("ts", rec.created_at) - rec.created_at
-                ev["seq"] = len(out)
-                out.append(ev)
-    except OSError:
-        pass
+        with open(path, "rb") as f:
+            out = parse_lines(f, rec.created_at, rec.created_at, path)
+    except FileNotFoundError:
+        return []  # the worker never started writing: the run is finished from its row alone
+    except OSError as e:
+        log.warning("run %s: its event file could not be read (%s); finished without it", rec.id, e)
+        return []
+    for i, ev in enumerate(out):
+        ev["seq"] = i
     return out

@@ -24,7 +24,7 @@ from svmcore.engine.process import WorkerProcess
 from svmcore.engine.summary import MemorySample, build_summary, phase_spans, tail_text
 from svmcore.spec import events
 from svmcore.spec.config import RunConfig
-from svmcore.spec.events import OUTCOME
+from svmcore.spec.events import OUTCOME, Event
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunRecord, RunStatus
@@ -41,7 +41,7 @@ class RunSnapshot:
     run_id: int
     status: RunStatus
     samples: list[MemorySample]
-    events: list[dict]
+    events: list[Event]
     summary: dict
     phase: str | None
     elapsed_s: float

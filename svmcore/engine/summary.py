@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS
+from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS, Event
 from svmcore.spec.scores import quality_warnings
 from svmcore.spec.units import MiB
 from svmcore.store.records import parallel_peaks
@@ -35,7 +35,7 @@ def tail_text(path: str, n: int = 4000) -> str:
         return ""
 
 
-def phase_spans(events: list[dict]) -> list[dict]:
+def phase_spans(events: list[Event]) -> list[dict]:
     """Phase spans with their exact peaks; a phase the worker never ended (killed in it)
     keeps its start and gets the end of the run, peak unknown (None)."""
     out: list[dict] = []

@@ -12,15 +12,19 @@ import json
 import numbers
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Mapping
 
+from svmcore.spec.choices import (
+    BY_KNOB, BYTES_PER_VALUE, MIXABLE_MODELS, MIXABLE_SOLVERS, Mode, Model, Monitor, Parser, Precision,
+    Representation, Solver,
+)
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
 from svmcore.spec.scheduler import parse_address
 
 DEFAULT_FEATURES = {"sparse-text": 1 << 20, "dense": 200}
 MAX_SHOWN = 80  # characters of a user's value echoed in an error message
-BYTES_PER_VALUE = {"float64": 8, "float32": 4, "float16": 2}
 
 
 @dataclass(frozen=True)
@@ -31,25 +35,25 @@ class RunConfig:
     features: int | None = None
     nnz_per_row: int = 50
     seed: int = 0
-    mode: str = "memory"
+    mode: Mode = Mode.MEMORY
     workers: int = 1
     scheduler: str | None = None
     mix_every: int = 0
-    representation: str = "sparse"
-    precision: str = "float64"
+    representation: Representation = Representation.SPARSE
+    precision: Precision = Precision.FLOAT64
     hashing_bits: int = 0
-    parser: str = "sklearn"
+    parser: Parser = Parser.SKLEARN
     gc_every: int = 0
     memory_cap_mb: int | None = None
     cap_kind: str = "auto"
-    model: str = "linear-svm"
+    model: Model = Model.LINEAR_SVM
     batch_size: int = 1024
     epochs: int = 5
     shuffle: bool = True
     shuffle_buffer: int = 16_384
     alpha: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     average: bool = True
-    solver: str = "sklearn"
+    solver: Solver = Solver.SKLEARN
     l1: float = 0.1
     l2: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     ftrl_alpha: float = 2.0
@@ -60,11 +64,13 @@ class RunConfig:
     cache_size_mb: int = 200
     hidden: str = "64"
     checkpoint: int = 0
-    monitor: str = "full"
+    monitor: Monitor = Monitor.FULL
     threads: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The knobs as plain values: a choice knob's member as its text (the wire form, also what
+        a Streamlit widget's state holds)."""
+        return {k: v.value if isinstance(v, StrEnum) else v for k, v in dataclasses.asdict(self).items()}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -76,8 +82,9 @@ class RunConfig:
         extension or sniffed: not .csv/.npz/.txt). The worker then loads only numpy and
         the native library."""
         files = [self.dataset] + ([self.test_file] if self.test_file else [])
-        return (self.model == "linear-svm" and self.mode == "stream" and self.parser == "native"
-                and self.solver == "native" and self.representation == "sparse" and not self.hashing_bits
+        return (self.model == Model.LINEAR_SVM and self.mode == Mode.STREAM and self.parser == Parser.NATIVE
+                and self.solver == Solver.NATIVE and self.representation == Representation.SPARSE
+                and not self.hashing_bits
                 and not self.is_builtin
                 and all(os.path.splitext(f)[1].lower() not in (".csv", ".npz", ".txt", ".zip") for f in files))
 
@@ -166,6 +173,8 @@ def coerce(name: str, value: Any) -> Any:
         value = value.strip()
     if k.choices and not k.free_text and value not in k.choices:
         raise ConfigError(name, f"{shown(value)} is not one of: {k.describe_allowed()}")
+    if name in BY_KNOB:
+        value = BY_KNOB[name](value)
     if k.min is not None and value < k.min or k.max is not None and value > k.max:
         raise ConfigError(name, f"{shown(value)} is out of range; allowed: {k.describe_allowed()}")
     return value
@@ -216,8 +225,8 @@ def _check_combinations(cfg: RunConfig) -> None:
         raise ConfigError("hidden", f"expected comma-separated layer sizes like 128,64, got {shown(cfg.hidden)}") from None
     if not sizes or any(s < 1 or s > 100_000 for s in sizes) or len(sizes) > 8:
         raise ConfigError("hidden", "between 1 and 8 layers of 1 to 100,000 units each")
-    if cfg.model == "kernel-svm":
-        if cfg.mode != "memory":
+    if cfg.model == Model.KERNEL_SVM:
+        if cfg.mode != Mode.MEMORY:
             raise ConfigError("mode", "kernel-svm trains on all the data at once; use mode=memory",
                               fix={"mode": "memory"})
         if cfg.is_synthetic and cfg.rows > MAX_KERNEL_SVM_ROWS:
@@ -226,14 +235,14 @@ def _check_combinations(cfg: RunConfig) -> None:
     _check_workers(cfg)
     if cfg.cap_kind != "auto" and cfg.memory_cap_mb is None:
         raise ConfigError("cap_kind", "set memory_cap_mb to choose how to cap")
-    if cfg.representation == "dense":
+    if cfg.representation == Representation.DENSE:
         width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
         if cfg.is_synthetic:
-            rows = cfg.rows if cfg.mode == "memory" else cfg.batch_size
+            rows = cfg.rows if cfg.mode == Mode.MEMORY else cfg.batch_size
             need = rows * width * BYTES_PER_VALUE[cfg.precision]
             limit = (cfg.memory_cap_mb * 2**20) if cfg.memory_cap_mb else int(physical_memory_bytes() * 0.8)
             if need > limit:
-                what = "the data" if cfg.mode == "memory" else "one batch"
+                what = "the data" if cfg.mode == Mode.MEMORY else "one batch"
                 raise ConfigError("representation", f"dense {what} would need {need / 2**30:,.1f} GiB "
                                   f"({rows:,} rows x {width:,} features x {BYTES_PER_VALUE[cfg.precision]} B), "
                                   f"above the {'cap' if cfg.memory_cap_mb else 'machine memory'} "
@@ -250,17 +259,17 @@ def _check_workers(cfg: RunConfig) -> None:
         raise ConfigError("scheduler", "a scheduler trains shards on Dask workers: set workers to 2 or more")
     if cfg.workers == 1:
         return
-    if cfg.model not in ("linear-svm", "kernel-approx"):
-        why = ("trains on all the rows at once and cannot be split into shards" if cfg.model == "kernel-svm"
+    if cfg.model not in MIXABLE_MODELS:
+        why = ("trains on all the rows at once and cannot be split into shards" if cfg.model == Model.KERNEL_SVM
                else "has no weight averaging here (its layers would need mixing of their own)")
-        raise ConfigError("workers", f"workers={cfg.workers} trains linear-svm or kernel-approx only; "
+        raise ConfigError("workers", f"workers={cfg.workers} trains {' or '.join(MIXABLE_MODELS)} only; "
                           f"{cfg.model} {why}. Use workers=1.")
-    if cfg.solver in ("ftrl", "native"):
+    if cfg.solver not in MIXABLE_SOLVERS:
         why = ("FTRL's state is per-coordinate z and n, which averaging weights across workers would not mix"
-               if cfg.solver == "ftrl" else "the native solver's C library is loaded in each process and is "
+               if cfg.solver == Solver.FTRL else "the native solver's C library is loaded in each process and is "
                "not shipped to Dask workers")
-        raise ConfigError("workers", f"{why}; use solver sklearn or numba with workers above 1")
-    if cfg.mode == "memmap":
+        raise ConfigError("workers", f"{why}; use solver {' or '.join(MIXABLE_SOLVERS)} with workers above 1")
+    if cfg.mode == Mode.MEMMAP:
         raise ConfigError("workers", "with workers above 1 the shards are the on-disk copy: use mode=stream "
                           "(each worker reads its shard a batch at a time) or memory (each worker holds its shard)")
     if cfg.is_synthetic and cfg.rows < cfg.workers * cfg.batch_size:

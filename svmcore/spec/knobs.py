@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from svmcore.spec.choices import (
+    LINEAR_MODELS, MINIBATCH_MODELS, MIXABLE_MODELS, MLP_MODELS, Mode, Model, Monitor, Parser, Precision,
+    Representation, Solver, values,
+)
 from svmcore.spec.regularisation import AUTO_L2_TEXT, AUTO_RULE_TEXT, MLP_ALPHA
 
 BUILTIN_DATASETS = ("sparse-text", "dense", "digits", "breast-cancer")
@@ -90,7 +94,7 @@ _KNOBS = [
          help="Random seed for data generation and training.",
          trades="None; fixes the randomness so runs can be compared."),
     # --- representation ----------------------------------------------------
-    Knob("mode", str, "memory", group="memory", choices=("memory", "stream", "memmap"),
+    Knob("mode", str, "memory", group="memory", choices=values(Mode),
          help="memory: load everything. stream: read the file from disk a batch at a time, "
               "never the whole file; the first epoch also writes the parsed rows to a binary "
               "spill that later epochs read. memmap: a binary CSR copy on disk (built once, "
@@ -108,25 +112,25 @@ _KNOBS = [
                 "(Dask's scheduler, one pass over the data to write the shards). The total grows with N; the "
                 "peak of each process shrinks only by the share of the data it no longer holds. Averaging per "
                 "epoch can cost accuracy, and starting the cluster costs seconds.",
-         applies_to=("linear-svm", "kernel-approx")),
+         applies_to=MIXABLE_MODELS),
     Knob("mix_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
          help="With workers > 1: average the workers' weights every k batches of each shard instead of "
               "after every epoch (0). Each Dask worker keeps its place in its shard between mixes. Ignored "
               "with workers = 1.",
          trades="Mixing more often keeps the copies closer together (accuracy nearer one process's) and ships "
                 "the model to and from every worker at every mix: more network traffic and time.",
-         applies_to=("linear-svm", "kernel-approx")),
+         applies_to=MIXABLE_MODELS),
     Knob("scheduler", str, None, group="memory", optional=True,
          help="Address of a Dask scheduler (e.g. tcp://HOST:8786) whose workers train the shards; unset = "
               "a LocalCluster of `workers` single-threaded processes started for the run and closed after "
               "it. Needs workers > 1, and at least that many Dask workers that can read the data's path.",
          trades="A cluster adds machines (and their memory); a worker's peak there is sampled, not exact "
                 "(its process did other work before). Weights travel over the network every epoch.",
-         applies_to=("linear-svm", "kernel-approx")),
-    Knob("representation", str, "sparse", group="memory", choices=("sparse", "dense"),
+         applies_to=MIXABLE_MODELS),
+    Knob("representation", str, "sparse", group="memory", choices=values(Representation),
          help="sparse keeps only nonzeros (CSR); dense stores every cell.",
          trades="Dense costs rows x features x bytes; it only pays off for dense data."),
-    Knob("precision", str, "float64", group="memory", choices=("float64", "float32", "float16"),
+    Knob("precision", str, "float64", group="memory", choices=values(Precision),
          help="Storage precision of feature values. float16 is storage only: each batch is "
               "upcast to float32 for compute (scikit-learn, scipy.sparse and the compiled solvers "
               "cannot compute in float16). Computing in half precision would need hardware and "
@@ -139,7 +143,7 @@ _KNOBS = [
          help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
               "files are always hashed (2^20 when off).",
          trades="Fewer columns shrink the model and dense batches; collisions can cost accuracy."),
-    Knob("parser", str, "sklearn", group="memory", choices=("sklearn", "numba", "native"),
+    Knob("parser", str, "sklearn", group="memory", choices=values(Parser),
          help="How svmlight text is parsed: scikit-learn's parser, a compiled numba parser, or the "
               "native C parser (both identical output, ~15x faster; numba compiles once and caches on "
               "disk, native is built by gcc once). native with solver native is the lean worker path: "
@@ -160,7 +164,7 @@ _KNOBS = [
               "it, else rlimit.",
          trades="cgroup is faithful to a real machine; rlimit reports the failing allocation."),
     # --- training ----------------------------------------------------------
-    Knob("model", str, "linear-svm", choices=("linear-svm", "kernel-approx", "kernel-svm", "mlp", "mlp-numpy"),
+    Knob("model", str, "linear-svm", choices=values(Model),
          help="linear-svm: hinge loss by minibatch SGD. kernel-approx: Nystroem or random "
               "Fourier features, then a linear SVM. kernel-svm: exact libsvm SVC (small data "
               f"only, up to {MAX_KERNEL_SVM_ROWS:,} rows, memory mode). mlp: a small neural net "
@@ -198,11 +202,11 @@ _KNOBS = [
               "1,000,000); a run records the alpha it used and why. FTRL has its own l2.",
          trades="Too small overfits noise, too large underfits; a fixed value that suits one size of data "
                 "over-regularises a bigger file (4-6 points lost at 10^6 rows with 1e-5).",
-         applies_to=("linear-svm", "kernel-approx", "mlp", "mlp-numpy")),
+         applies_to=MINIBATCH_MODELS),
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
-         trades="One extra copy of the weights in memory.", applies_to=("linear-svm", "kernel-approx")),
-    Knob("solver", str, "sklearn", choices=("sklearn", "numba", "native", "ftrl"),
+         trades="One extra copy of the weights in memory.", applies_to=LINEAR_MODELS),
+    Knob("solver", str, "sklearn", choices=values(Solver),
          help="Who trains the linear model. sklearn: scikit-learn's SGDClassifier.partial_fit (hinge "
               "loss). numba and native: a compiled loop with the same algorithm (same weights to rounding; "
               "rows in the order given) and no per-batch setup, in numba or in C (built by gcc, loaded with "
@@ -215,55 +219,55 @@ _KNOBS = [
                 "scikit-learn (see parser). ftrl holds two float64 arrays per feature (z and n) where "
                 "averaged SGD holds the weights and their average, and computes from them just the weights a "
                 "scored row needs; its L1 makes the model sparse (see the nonzero weights a run reports).",
-         applies_to=("linear-svm", "kernel-approx")),
+         applies_to=LINEAR_MODELS),
     Knob("l1", float, 0.1, min=0.0, max=1e6,
          help="FTRL's L1 strength (solver ftrl only): a weight stays exactly zero while the "
               "accumulated gradient of its feature is within l1, so larger values give sparser models.",
          trades="Fewer nonzero weights (a smaller sparse copy of the model); too large drops useful "
                 "features and costs accuracy. It does not shrink the z and n arrays held while training.",
-         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
+         applies_to=LINEAR_MODELS, only_with=("solver", Solver.FTRL)),
     Knob("l2", float, None, min=0.0, max=1e6, optional=True,
          auto=f"chosen for the data: {AUTO_L2_TEXT} (measured in bench/alpha.py)",
          help="FTRL's L2 strength (solver ftrl only): shrinks the weights towards zero. auto (the default) "
               "picks it from the number of training rows: FTRL adds it to a sum over rows, so a bigger file "
               "needs a larger l2 (best on sparse-text: ~0.03 at 5,000 rows, 0.3-1 at 200,000, 1 at 1,000,000).",
          trades="Too small overfits noise, too large underfits; a fixed 0.1 lost 1.5 points at 10^6 rows.",
-         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
+         applies_to=LINEAR_MODELS, only_with=("solver", Solver.FTRL)),
     Knob("ftrl_alpha", float, 2.0, min=1e-6, max=100.0,
          help="FTRL's learning-rate scale alpha (solver ftrl only): a feature's rate is "
               "alpha / (ftrl_beta + sqrt(sum of its squared gradients)).",
          trades="Larger learns faster and noisier.",
-         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
+         applies_to=LINEAR_MODELS, only_with=("solver", Solver.FTRL)),
     Knob("ftrl_beta", float, 1.0, min=0.0, max=1e6,
          help="FTRL's learning-rate smoothing beta (solver ftrl only): keeps the first steps of a "
               "rarely seen feature from being huge.",
          trades="Larger damps the early steps of every feature.",
-         applies_to=("linear-svm", "kernel-approx"), only_with=("solver", "ftrl")),
+         applies_to=LINEAR_MODELS, only_with=("solver", Solver.FTRL)),
     Knob("c", float, 1.0, min=1e-6, max=1e6,
          help="Inverse regularisation of the exact kernel SVM.",
-         trades="Larger C fits the training data harder.", applies_to=("kernel-svm",)),
+         trades="Larger C fits the training data harder.", applies_to=(Model.KERNEL_SVM,)),
     Knob("approximation", str, "nystroem", choices=("nystroem", "rff"),
          help="Kernel approximation: Nystroem (landmark rows) or random Fourier features.",
-         trades="Nystroem adapts to the data; RFF needs no data to fit.", applies_to=("kernel-approx",)),
+         trades="Nystroem adapts to the data; RFF needs no data to fit.", applies_to=(Model.KERNEL_APPROX,)),
     Knob("n_components", int, 256, min=2, max=20_000, unit="components",
          help="Size of the kernel approximation (columns of the transformed data).",
          trades="More components approximate the kernel better and cost rows x components memory.",
-         applies_to=("kernel-approx",)),
+         applies_to=(Model.KERNEL_APPROX,)),
     Knob("cache_size_mb", int, 200, min=1, max=100_000, unit="MB",
          help="libsvm's kernel cache for the exact kernel SVM.",
          trades="A bigger cache trains faster and holds that much more memory.",
-         applies_to=("kernel-svm",)),
+         applies_to=(Model.KERNEL_SVM,)),
     Knob("hidden", str, "64",
          help="Hidden layer sizes of the MLP, comma separated (e.g. 128,64).",
-         trades="Wider layers hold features x width weights.", applies_to=("mlp", "mlp-numpy")),
+         trades="Wider layers hold features x width weights.", applies_to=MLP_MODELS),
     Knob("checkpoint", int, 0, min=0, max=8, unit="layers",
          help="Gradient checkpointing of mlp-numpy: 0 = off (the forward pass keeps every hidden layer's "
               "activations for the backward pass); k = keep only every k-th layer's and recompute the "
               "layers between two kept ones in the backward pass (1 keeps every layer, like 0).",
          trades="Activations are batch x width x 8 bytes per layer: with k, about depth/k + k - 1 layers "
                 "of them are held instead of depth, for up to one more forward pass of compute per step. "
-                "The weights come out bitwise the same.", applies_to=("mlp-numpy",)),
-    Knob("monitor", str, "full", choices=("full", "light", "off"),
+                "The weights come out bitwise the same.", applies_to=(Model.MLP_NUMPY,)),
+    Knob("monitor", str, "full", choices=values(Monitor),
          help="What the training process reports while it trains: full = progress events 10 times a "
               "second and accuracy on a held-out sample of 2,000 rows every second (the live charts); "
               "light = progress events once a second, no live accuracy; off = nothing until the final "

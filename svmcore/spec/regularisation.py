@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from svmcore.spec.choices import LINEAR_MODELS, MINIBATCH_MODELS, Solver
+
 AUTO_ALPHA_AT_1M = 1e-6  # the measured best at 10^6 training rows
 AUTO_ALPHA_POWER = 2 / 3
 AUTO_ALPHA_MIN = 3e-7  # not below: 1e-7 was too small at 10^6 rows (its first steps are huge)
@@ -26,7 +28,6 @@ MLP_ALPHA = 1e-5  # the MLPs' L2 when unset: a fixed default, not measured again
 AUTO_L2_AT_1M = 1.0  # FTRL's best measured l2 at 10^6 training rows
 AUTO_L2_POWER = 0.5
 AUTO_L2_MIN, AUTO_L2_MAX = 0.01, 10.0
-SGD_MODELS = ("linear-svm", "kernel-approx")
 
 
 def auto_alpha(train_rows: int) -> float:
@@ -50,7 +51,7 @@ def alpha_for(cfg: Any, train_rows: int) -> float:
     """The alpha an SGD-trained model (linear-svm, kernel-approx, the MLPs) uses on ``train_rows`` rows."""
     if cfg.alpha is not None:
         return float(cfg.alpha)
-    return auto_alpha(train_rows) if cfg.model in SGD_MODELS else MLP_ALPHA
+    return auto_alpha(train_rows) if cfg.model in LINEAR_MODELS else MLP_ALPHA
 
 
 def l2_for(cfg: Any, train_rows: int) -> float:
@@ -62,17 +63,17 @@ def regularisation(cfg: Any, train_rows: int) -> dict | None:
     """What regularises this run's model and why: ``{"name", "value", "source", "why"}``
     (source ``set`` = given by hand, ``auto`` = chosen here, ``default`` = a fixed
     default). None for a model without one of these knobs (kernel-svm's is ``c``)."""
-    if cfg.model in SGD_MODELS and cfg.solver == "ftrl":
+    if cfg.model in LINEAR_MODELS and cfg.solver == Solver.FTRL:
         if cfg.l2 is not None:
             return {"name": "l2", "value": float(cfg.l2), "source": "set", "why": "set by hand"}
         return {"name": "l2", "value": auto_l2(train_rows), "source": "auto",
                 "why": f"auto: {AUTO_L2_TEXT} ({train_rows:,} training rows)"}
-    if cfg.model not in SGD_MODELS + ("mlp", "mlp-numpy"):
+    if cfg.model not in MINIBATCH_MODELS:
         return None
     value = alpha_for(cfg, train_rows)
     if cfg.alpha is not None:
         why = "set by hand"
-    elif cfg.model in SGD_MODELS:
+    elif cfg.model in LINEAR_MODELS:
         why = f"auto: {AUTO_RULE_TEXT} ({train_rows:,} training rows)"
     else:
         why = f"auto: the MLPs' fixed {MLP_ALPHA:g} (the rule in rows is measured for linear SGD only)"

@@ -153,7 +153,7 @@ class DaskExecutor:
         if any(not r.is_finished() for r in self.runs):
             self.cancel_all()
         try:
-            from distributed import Event
+            from distributed import Event  # heavy, optional: Dask sweeps only
 
             names = [remote_run.cancel_event(self.prefix)] + [
                 n for r in self.runs for n in (remote_run.started_event(self.prefix, r.run_id),
@@ -181,7 +181,7 @@ class DaskExecutor:
                                        f"resource (one run per worker at a time); {WORKER_HINT}")
 
     def _set_event(self, name: str) -> None:
-        from distributed import Event
+        from distributed import Event  # heavy, optional: Dask sweeps only
 
         try:
             Event(name, client=self.client).set()
@@ -244,8 +244,8 @@ class DaskExecutor:
 
 def _outcome(run: RemoteRun, cancel_all: bool) -> dict:
     """What a done future means for its run, as a record for ``Store.complete_imported``."""
-    from distributed import KilledWorker
-    from distributed.comm.core import CommClosedError
+    from distributed import KilledWorker  # heavy, optional: Dask sweeps only
+    from distributed.comm.core import CommClosedError  # heavy, optional: Dask sweeps only
 
     future = run.future
     if future.status == "finished":
@@ -275,7 +275,7 @@ def _record(status: RunStatus, kind: str, message: str) -> dict:
 
 def _connect(address: str):
     """A Client of the scheduler at ``address``, or SchedulerUnreachable saying why not."""
-    from distributed import Client
+    from distributed import Client  # heavy, optional: Dask sweeps only
 
     _probe(address)
     try:
@@ -291,7 +291,7 @@ def _connect(address: str):
 def _probe(address: str) -> None:
     """One TCP connection to the scheduler's port, for a plain reason when there is
     none (distributed retries until its timeout and then only says it timed out)."""
-    from distributed.comm import parse_address, parse_host_port
+    from distributed.comm import parse_address, parse_host_port  # heavy, optional: Dask sweeps only
 
     try:
         scheme, loc = parse_address(address)
@@ -313,8 +313,8 @@ def _reason(e: BaseException) -> str:
 def _local_cluster(n_workers: int | None):
     """Worker processes (not threads: each run's worker is a child of one) with one
     thread and one run slot each."""
-    import dask
-    from distributed import LocalCluster
+    import dask  # heavy, optional: Dask sweeps only
+    from distributed import LocalCluster  # heavy, optional: Dask sweeps only
 
     try:
         # this scheduler is ours: a dead worker's task ends at once (KilledWorker)

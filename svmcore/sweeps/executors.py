@@ -20,6 +20,7 @@ from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig, shown
 from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import RunStatus, Store
+from svmcore.sweeps.dask_executor import DaskExecutor  # dask itself is imported only when it runs
 
 EXECUTORS = ("local", "dask")
 
@@ -92,9 +93,5 @@ def make_executor(kind: str, store: Store, queue: RunQueue | None = None, schedu
         if scheduler:
             raise ConfigError("scheduler", "a scheduler address is only used with the dask executor")
         return LocalExecutor(queue or RunQueue(store))
-    from svmcore.sweeps.dask_executor import (
-        DaskExecutor,  # dask is imported only when a sweep asks for it
-    )
-
     n_workers = max(1, (os.cpu_count() or 1) // max(1, threads_per_run))
     return DaskExecutor(store, scheduler or None, n_workers=n_workers)

@@ -52,7 +52,7 @@ def _dask_environ() -> dict[str, None]:
     """The variables a Dask nanny sets for its worker (e.g. MALLOC_TRIM_THRESHOLD_, which
     changes when glibc returns memory), to leave out of the training worker's environment:
     its memory must behave as in a local run."""
-    import dask
+    import dask  # runs on a Dask worker, which has it
 
     preset = dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}
     return {k: None for k, v in preset.items() if os.environ.get(k) == str(v)}
@@ -60,7 +60,7 @@ def _dask_environ() -> dict[str, None]:
 
 def run_on_worker(config: dict, extra_env: dict, prefix: str, run_id: int) -> dict:
     """Run one configuration here; returns {status, summary, samples, events, host}."""
-    from distributed import Event, get_worker
+    from distributed import Event, get_worker  # runs on a Dask worker, which has it
 
     worker = get_worker()
     host = this_host()

@@ -10,6 +10,7 @@ import typing
 import pytest
 
 from svmcore.engine import limits
+from svmcore.spec.choices import BY_KNOB, Mode
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import (
@@ -57,6 +58,8 @@ def test_every_knob_is_a_runconfig_field_with_the_same_default_and_type(name):
     hint = HINTS[name]
     if k.optional:
         assert set(typing.get_args(hint)) == {k.type, type(None)}
+    elif name in BY_KNOB:  # a choice knob's field holds its enumeration's member, which is its text
+        assert hint is BY_KNOB[name] and issubclass(hint, k.type)
     else:
         assert hint is k.type
 
@@ -178,7 +181,7 @@ def test_every_choice_is_accepted(monkeypatch, name, value):
     ("c", "1e3", 1000.0),
     ("average", "yes", True), ("average", "ON", True), ("average", "1", True), ("average", "true", True),
     ("average", "no", False), ("average", "Off", False), ("average", "0", False), ("average", False, False),
-    ("mode", " stream ", "stream"),
+    ("mode", " stream ", Mode.STREAM),
     ("hidden", " 128,64 ", "128,64"),
 ])
 def test_values_are_coerced(name, given, expected):
