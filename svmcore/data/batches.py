@@ -28,7 +28,7 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
-from svmcore.data.spill import take_rows
+from svmcore.data.rows import as_parts
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError
@@ -63,7 +63,7 @@ def cut_rows(parts, start: int, stop: int, n_features: int, precision: str, dens
 
 def gather_rows(parts, rows: np.ndarray, n_features: int, precision: str, dense: bool):
     """The given rows (any order) of CSR parts (data, indices, indptr) as a compute-ready batch."""
-    data, indices, indptr = take_rows(parts, rows)
+    data, indices, indptr = as_parts(parts).take(rows)
     Xb = sp.csr_matrix((to_compute(data, COMPUTE_DTYPES[precision]), indices, indptr),
                        shape=(rows.shape[0], n_features))
     return Xb.toarray() if dense else Xb

@@ -25,7 +25,8 @@ from svmcore.data import native, nativesvm
 from svmcore.data.batches import STORE_DTYPES, Shuffle
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries
 from svmcore.data.sources import Source, check_trainable, is_test_row, last_test_row, n_test_rows, scan
-from svmcore.data.spill import Spill, concat_parts
+from svmcore.data.rows import EMPTY, Parts, Pool, Rows, class_codes, concat, pool_shuffle, rebatch
+from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
@@ -73,133 +74,11 @@ def _steady_malloc() -> None:
         pass
 
 
-# ---------------------------------------------------------------- CSR parts
-
-def gather(parts, rows: np.ndarray):
-    """Rows ``rows`` of CSR parts, in that order."""
-    data, indices, indptr = parts
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    lengths = indptr[rows + 1] - indptr[rows]
-    out_data = np.empty(int(lengths.sum()), data.dtype)
-    out_indices = np.empty(out_data.shape[0], np.int32)
-    out_indptr = np.empty(rows.shape[0] + 1, np.int64)
-    native.lib().csr_gather(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
-                            rows.ctypes.data, rows.shape[0], out_data.ctypes.data, out_indices.ctypes.data,
-                            out_indptr.ctypes.data)
-    return out_data, out_indices, out_indptr
-
-
-class _Pool:
-    """CSR parts held side by side, read by global row number without stacking them."""
-
-    def __init__(self, parts: list):
-        self.parts = parts  # (data, indices, indptr from 0) each
-        self.lengths = np.array([p[2].shape[0] - 1 for p in parts], np.int64)
-        self.starts = np.concatenate([[0], np.cumsum(self.lengths)])
-        self.ptrs = [np.array([p[k].ctypes.data for p in parts], np.int64) for k in range(3)]
-        self.dtype = parts[0][0].dtype
-
-    def gather(self, rows: np.ndarray):
-        rows = np.asarray(rows, np.int64)
-        part = np.searchsorted(self.starts, rows, side="right") - 1
-        local = np.ascontiguousarray(rows - self.starts[part])
-        part = np.ascontiguousarray(part)
-        lib = native.lib()
-        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
-        nnz = lib.csr_parts_indptr(self.ptrs[2].ctypes.data, part.ctypes.data, local.ctypes.data, rows.shape[0],
-                                   out_indptr.ctypes.data)
-        out_data = np.empty(nnz, self.dtype)
-        out_indices = np.empty(nnz, np.int32)
-        lib.csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
-                             self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
-                             out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
-        return out_data, out_indices, out_indptr
-
-
-def _slice(parts, a: int, b: int):
-    data, indices, indptr = parts
-    lo, hi = int(indptr[a]), int(indptr[b])
-    return data[lo:hi], indices[lo:hi], indptr[a:b + 1] - lo
-
-
-def _from_zero(parts):
-    """Parts whose indptr starts at 0 (a slice of a bigger block may not)."""
-    data, indices, indptr = parts
-    if indptr[0] == 0:
-        return parts
-    lo = int(indptr[0])
-    return data[lo:int(indptr[-1])], indices[lo:int(indptr[-1])], indptr - lo
-
-
-def _rebatch(items, batch_size: int):
-    """(parts, codes) of any sizes in, batches of exactly ``batch_size`` rows out (the last may be short).
-    Every batch owns compact arrays (gathered from the pieces): a batch that were a view of a
-    bigger stacked array would keep all of it alive, e.g. in the shuffle buffer."""
-    pend_X: list = []
-    pend_c: list = []
-    have = 0
-    for X, c in items:
-        if c.shape[0] == 0:
-            continue
-        if not pend_X and c.shape[0] == batch_size:
-            yield X, c
-            continue
-        pend_X.append(_from_zero(X))
-        pend_c.append(c)
-        have += c.shape[0]
-        if have >= batch_size:
-            pool, Pc = _Pool(pend_X), np.concatenate(pend_c)
-            pend_X = pend_c = None  # type: ignore[assignment]
-            s = 0
-            while have - s >= batch_size:
-                yield pool.gather(np.arange(s, s + batch_size)), Pc[s:s + batch_size].copy()
-                s += batch_size
-            rest = (pool.gather(np.arange(s, have)), Pc[s:].copy()) if s < have else None
-            del pool, Pc
-            pend_X, pend_c = ([rest[0]], [rest[1]]) if rest else ([], [])
-            have -= s
-    if have:
-        yield (_Pool(pend_X).gather(np.arange(have)) if len(pend_X) > 1 else pend_X[0]), np.concatenate(pend_c)
-
-
-def _pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int):
-    """``batches.pool_shuffle`` on CSR parts: the same rule and the same random draws."""
-    pend_X: list = []
-    pend_c: list = []
-    have = 0
-    for X, c in items:
-        if c.shape[0] == 0:
-            continue
-        pend_X.append(X)
-        pend_c.append(c)
-        have += c.shape[0]
-        if have > pool_rows:
-            PX, Pc = _Pool([_from_zero(x) for x in pend_X]), np.concatenate(pend_c)
-            pend_X = pend_c = None  # type: ignore[assignment]  # PX holds the pieces
-            order = rng.permutation(have)
-            keep = pool_rows // 2
-            out = order[:have - keep]
-            rest = order[have - keep:]
-            kept = (PX.gather(rest), Pc[rest]) if keep else None
-            # the leaving rows a batch at a time: never a second copy of them all
-            for s in range(0, out.shape[0], batch_size):
-                take = out[s:s + batch_size]
-                yield PX.gather(take), Pc[take]
-            del PX, Pc
-            pend_X, pend_c, have = ([kept[0]], [kept[1]], keep) if keep else ([], [], 0)
-    if have:
-        PX, Pc = concat_parts(pend_X), np.concatenate(pend_c)
-        order = rng.permutation(have)
-        yield gather(PX, order), Pc[order]
-
-
 def _codes(classes: np.ndarray, y: np.ndarray, path: str) -> np.ndarray:
-    codes = np.searchsorted(classes, y)
-    codes[codes >= classes.shape[0]] = 0
-    bad = classes[codes] != y
-    if bad.any():
-        raise DataError(f"has label {y[bad][0]:g}, which the scan did not see; the file changed", path)
-    return codes.astype(np.int64)
+    codes, bad = class_codes(classes, y)
+    if bad.shape[0]:
+        raise DataError(f"has label {y[bad[0]]:g}, which the scan did not see; the file changed", path)
+    return codes
 
 
 # ---------------------------------------------------------------- reading the text
@@ -219,11 +98,11 @@ def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows:
                 from svmcore.data.readers import _line_of_row
                 raise DataError(f"uses feature {b.max_id:,}, more than the {n_features:,} features seen when "
                                 "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
-            parts = (b.data, b.indices, b.indptr)
+            parts = Parts(b.data, b.indices, b.indptr)
             codes = _codes(classes, b.y, path)
             n = b.n_rows
             if want_test is None:
-                yield parts, codes
+                yield Rows(parts, codes)
                 row0 += n
                 continue
             if want_test and row0 > last_test:
@@ -232,10 +111,10 @@ def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows:
             row0 += n
             keep = mask if want_test else ~mask
             if keep.all():
-                yield parts, codes
+                yield Rows(parts, codes)
             elif keep.any():
                 rows = np.flatnonzero(keep)
-                yield gather(parts, rows), codes[rows]
+                yield Rows(parts.gather(rows), codes[rows])
     except nativesvm.BlockError as e:
         from svmcore.data.readers import explain_svmlight_line
         why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
@@ -251,7 +130,7 @@ def _held_out(source: Source, cache_dir: str, n_features: int, rows: int, classe
 
     def build(tmp: str) -> dict:
         got = list(_text_rows(source, n_features, classes, rows, want_test=True))
-        X = concat_parts([g[0] for g in got]) if got else (np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int64))
+        X = concat([g[0] for g in got]) if got else EMPTY
         y = classes[np.concatenate([g[1] for g in got])] if got else np.zeros(0)
         X[0].astype(np.float64).tofile(os.path.join(tmp, "data.f64"))
         X[1].astype(np.int32).tofile(os.path.join(tmp, "indices.i32"))
@@ -272,13 +151,13 @@ class _OnDisk:
         self.indptr = np.fromfile(os.path.join(folder, "indptr.i64"), dtype=np.int64)
         self.n_rows = self.indptr.shape[0] - 1
 
-    def slice(self, a: int, b: int):
+    def slice(self, a: int, b: int) -> Parts:
         lo, hi = int(self.indptr[a]), int(self.indptr[b])
         data = np.fromfile(os.path.join(self.folder, "data.f64"), dtype=np.float64, count=hi - lo, offset=8 * lo)
         indices = np.fromfile(os.path.join(self.folder, "indices.i32"), dtype=np.int32, count=hi - lo, offset=4 * lo)
         if data.shape[0] != hi - lo or indices.shape[0] != hi - lo:
             raise DataError("the cached held-out rows are shorter than written; delete the cache folder", self.folder)
-        return data, indices, self.indptr[a:b + 1] - lo
+        return Parts(data, indices, self.indptr[a:b + 1] - lo)
 
     def rows(self, rows: np.ndarray):
         """Rows ``rows`` (sorted), read slice by slice."""
@@ -287,8 +166,8 @@ class _OnDisk:
             e = min(self.n_rows, s + SCORE_SLICE_ROWS)
             sel = rows[(rows >= s) & (rows < e)]
             if sel.shape[0]:
-                out.append(gather(self.slice(s, e), sel - s))
-        return concat_parts(out)
+                out.append(self.slice(s, e).gather(sel - s))
+        return concat(out)
 
     @property
     def nbytes(self) -> int:
@@ -315,17 +194,17 @@ class LeanStream:
     def _produce(self, batch_size: int, epoch: int):
         if epoch > 0 and self.spill is not None and self.spill.complete:
             if self.shuffle is not None:
-                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), _Pool)
+                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), Pool)
             else:
                 raw = self.spill.read(batch_size, parts=True)
         else:
-            raw = _rebatch(_text_rows(self.source, self.n_features, self.classes, self.total_rows,
+            raw = rebatch(_text_rows(self.source, self.n_features, self.classes, self.total_rows,
                                       False if self.hold_out else None), batch_size)
             if self.spill is not None and epoch == 0:
                 raw = self.spill.write_through(raw)
             if self.shuffle is not None:
-                raw = _rebatch(_pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size),
-                               batch_size)
+                raw = rebatch(pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size),
+                              batch_size)
         rows = 0
         for (data, indices, indptr), codes in raw:
             rows += codes.shape[0]
@@ -333,7 +212,7 @@ class LeanStream:
                 self._changed(rows, epoch)
             if data.dtype != self.cdtype or self.sdtype != data.dtype:
                 data = data.astype(self.sdtype, copy=False).astype(self.cdtype, copy=False)
-            yield (data, indices, indptr), codes
+            yield Rows(Parts(data, indices, indptr), codes)
         if rows != self.n_rows:
             self._changed(rows, epoch)
         if self.source.stamp is not None and not (epoch > 0 and self.spill is not None and self.spill.complete):
@@ -389,7 +268,7 @@ def _confusion(model: NativeSGD, X, codes: np.ndarray, k: int) -> np.ndarray:
     n = codes.shape[0]
     for s in range(0, n, SCORE_SLICE_ROWS):
         e = min(n, s + SCORE_SLICE_ROWS)
-        pred = model.predict_codes(X.slice(s, e) if isinstance(X, _OnDisk) else _slice(X, s, e))
+        pred = model.predict_codes(X.slice(s, e))
         matrix += confusion(codes[s:e], pred, k)
     return matrix
 
@@ -431,14 +310,14 @@ def run(job: dict, events, phases) -> dict:
     train = LeanStream(source, n_train, n_features, cfg, classes, info.rows, not cfg.test_file, spill)
     if cfg.test_file:
         got = list(_text_rows(test_source, n_features, all_classes, test_info.rows, None))
-        X_test = concat_parts([g[0] for g in got])
+        X_test = concat([g[0] for g in got])
         test_codes = np.concatenate([g[1] for g in got])
     else:
         X_test, y_test = held
         test_codes = _codes(all_classes, y_test, source.path)
     if test_codes.shape[0] == 0:
         raise DataError("no rows are left for testing; give a test file or more rows")
-    test_bytes = 0 if isinstance(X_test, _OnDisk) else sum(a.nbytes for a in X_test)
+    test_bytes = X_test.nbytes
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=0,
                 test_data_bytes=test_bytes)
 
@@ -451,7 +330,7 @@ def run(job: dict, events, phases) -> dict:
     X_eval = c_eval = None
     if live_eval:  # the held-out sample exists only to be scored live
         eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
-        X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else gather(X_test, eval_rows)
+        X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else X_test.gather(eval_rows)
         c_eval = test_codes[eval_rows]
 
     class _Mapped:  # predictions as codes over all_classes
