@@ -413,38 +413,43 @@ class StreamData:
                                self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
-        if not self.reader_thread:
-            yield from self._produce(batch_size, epoch)
-            return
-        q: queue.Queue = queue.Queue(maxsize=2)
-        stop = threading.Event()
-        done = object()
+        items = self._produce(batch_size, epoch)
+        return read_ahead(items) if self.reader_thread else items
 
-        def work():
-            try:
-                for item in self._produce(batch_size, epoch):
-                    while not stop.is_set():
-                        try:
-                            q.put(item, timeout=0.1)
-                            break
-                        except queue.Full:
-                            continue
-                    if stop.is_set():
-                        return
-                q.put(done)
-            except BaseException as e:  # handed to the training thread
-                q.put(e)
 
-        t = threading.Thread(target=work, name="svmcore-reader", daemon=True)
-        t.start()
+def read_ahead(items: Iterator, depth: int = 2) -> Iterator:
+    """``items`` produced by a thread that runs up to ``depth`` items ahead (the parsers
+    release the GIL, so reading overlaps training). An exception in the thread is raised
+    here; closing the generator stops the thread."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def work():
         try:
-            while True:
-                item = q.get()
-                if item is done:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
                     return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            t.join(timeout=5)
+            q.put(done)
+        except BaseException as e:  # handed to the training thread
+            q.put(e)
+
+    t = threading.Thread(target=work, name="svmcore-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        t.join(timeout=5)

@@ -15,14 +15,12 @@ queue of two batches.
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
 
 import numpy as np
 
 from svmcore.data import native, nativesvm
-from svmcore.data.batches import STORE_DTYPES, Shuffle
+from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries
 from svmcore.data.sources import Source, check_trainable, is_test_row, last_test_row, n_test_rows, scan
 from svmcore.data.rows import EMPTY, Parts, Pool, Rows, class_codes, concat, pool_shuffle, rebatch
@@ -226,41 +224,8 @@ class LeanStream:
                                self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0):
-        if not self.reader_thread:
-            yield from self._produce(batch_size, epoch)
-            return
-        q: queue.Queue = queue.Queue(maxsize=2)
-        stop = threading.Event()
-        done = object()
-
-        def work():
-            try:
-                for item in self._produce(batch_size, epoch):
-                    while not stop.is_set():
-                        try:
-                            q.put(item, timeout=0.1)
-                            break
-                        except queue.Full:
-                            continue
-                    if stop.is_set():
-                        return
-                q.put(done)
-            except BaseException as e:  # handed to the training thread
-                q.put(e)
-
-        t = threading.Thread(target=work, name="svmcore-reader", daemon=True)
-        t.start()
-        try:
-            while True:
-                item = q.get()
-                if item is done:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            t.join(timeout=5)
+        items = self._produce(batch_size, epoch)
+        return read_ahead(items) if self.reader_thread else items
 
 
 def _confusion(model: NativeSGD, X, codes: np.ndarray, k: int) -> np.ndarray:
