@@ -273,13 +273,14 @@ def _stack(parts):
     return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.vstack(parts)
 
 
-def split_chunks(chunks, want_test: bool, rows: int) -> Iterator[tuple[object, np.ndarray]]:
+def split_chunks(chunks, want_test: bool, rows: int, select=None) -> Iterator[tuple[object, np.ndarray]]:
     """Keep the train (or test) rows of row-ordered chunks of a dataset of ``rows`` rows.
-    A test pass stops reading after the last test row."""
+    A test pass stops reading after the last test row. ``select(X, y, keep)`` cuts the
+    kept rows of a chunk (default: indexing by the mask; ``Rows`` gather them)."""
     row0 = 0
     last_test = last_test_row(rows)
     for X, y in chunks:
-        n = X.shape[0]
+        n = y.shape[0]
         if want_test and row0 > last_test:
             return
         mask = is_test_row(np.arange(row0, row0 + n), rows)
@@ -288,7 +289,7 @@ def split_chunks(chunks, want_test: bool, rows: int) -> Iterator[tuple[object, n
         if keep.all():
             yield X, y
         elif keep.any():
-            yield X[keep], y[keep]
+            yield (X[keep], y[keep]) if select is None else select(X, y, keep)
 
 
 def split_both(chunks, test_parts: list, rows: int) -> Iterator[tuple[object, np.ndarray]]:

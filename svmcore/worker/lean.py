@@ -15,25 +15,26 @@ queue of two batches.
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 
 from svmcore.data import native, nativesvm
-from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead
+from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries
-from svmcore.data.sources import Source, check_trainable, is_test_row, last_test_row, n_test_rows, scan
+from svmcore.data.sources import Source, n_test_rows
 from svmcore.data.rows import EMPTY, Parts, Pool, Rows, class_codes, concat, pool_shuffle, rebatch
 from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
-from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
+from svmcore.spec.monitor import live_evaluation
 from svmcore.spec.regularisation import alpha_for, regularisation
-from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS
+from svmcore.spec.events import DATA, LOADED
 from svmcore.spec.knobs import MAX_FEATURES
 from svmcore.spec.scores import confusion, scores
+from svmcore.worker import loop
 from svmcore.worker.model_size import sparse_model_size
 from svmcore.worker.native_sgd import NativeSGD
+from svmcore.worker.result import TrainResult
 
 SCORE_SLICE_ROWS = 8192
 
@@ -82,11 +83,23 @@ def _codes(classes: np.ndarray, y: np.ndarray, path: str) -> np.ndarray:
 # ---------------------------------------------------------------- reading the text
 
 def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows: int, want_test: bool | None):
-    """(parts, codes) of the file's rows in order: train rows (``want_test`` False),
-    held-out rows (True, stopping after the last one) or all rows (None)."""
+    """Rows of the file in order: train rows (``want_test`` False), held-out rows (True,
+    stopping after the last one) or all rows (None)."""
+    blocks = _parsed_rows(source, n_features, classes)
+    if want_test is None:
+        return blocks
+    return split_chunks(blocks, want_test, total_rows, select=_select)
+
+
+def _select(X: Parts, codes: np.ndarray, keep: np.ndarray) -> Rows:
+    rows = np.flatnonzero(keep)
+    return Rows(X.gather(rows), codes[rows])
+
+
+def _parsed_rows(source: Source, n_features: int, classes: np.ndarray):
+    """The file's rows a parsed block at a time, with class codes; checks that the file
+    is the one scanned and names a bad line."""
     path = source.path
-    row0 = 0
-    last_test = last_test_row(total_rows)
     try:
         for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES):
             if source.stamp is not None:
@@ -96,23 +109,7 @@ def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows:
                 from svmcore.data.readers import _line_of_row
                 raise DataError(f"uses feature {b.max_id:,}, more than the {n_features:,} features seen when "
                                 "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
-            parts = Parts(b.data, b.indices, b.indptr)
-            codes = _codes(classes, b.y, path)
-            n = b.n_rows
-            if want_test is None:
-                yield Rows(parts, codes)
-                row0 += n
-                continue
-            if want_test and row0 > last_test:
-                return
-            mask = is_test_row(np.arange(row0, row0 + n), total_rows)
-            row0 += n
-            keep = mask if want_test else ~mask
-            if keep.all():
-                yield Rows(parts, codes)
-            elif keep.any():
-                rows = np.flatnonzero(keep)
-                yield Rows(parts.gather(rows), codes[rows])
+            yield Rows(Parts(b.data, b.indices, b.indptr), _codes(classes, b.y, path))
     except nativesvm.BlockError as e:
         from svmcore.data.readers import explain_svmlight_line
         why = explain_svmlight_line(e.line) or f"is not valid svmlight ({e.reason})"
@@ -228,42 +225,44 @@ class LeanStream:
         return read_ahead(items) if self.reader_thread else items
 
 
-def _confusion(model: NativeSGD, X, codes: np.ndarray, k: int) -> np.ndarray:
+def _confusion(predict_codes, X, codes: np.ndarray, k: int) -> np.ndarray:
     matrix = np.zeros((k, k), np.int64)
     n = codes.shape[0]
     for s in range(0, n, SCORE_SLICE_ROWS):
         e = min(n, s + SCORE_SLICE_ROWS)
-        pred = model.predict_codes(X.slice(s, e))
-        matrix += confusion(codes[s:e], pred, k)
+        matrix += confusion(codes[s:e], predict_codes(X.slice(s, e)), k)
     return matrix
 
 
-def run(job: dict, events, phases) -> dict:
+def _load_test(cfg: RunConfig, data: loop.Scanned, held, all_classes: np.ndarray):
+    """The test rows (the test file parsed, or the held-out rows left on disk) and their codes."""
+    if cfg.test_file:
+        got = list(_text_rows(data.test_source, data.n_features, all_classes, data.test_info.rows, None))
+        X_test = concat([g[0] for g in got])
+        test_codes = np.concatenate([g[1] for g in got])
+    else:
+        X_test, y_test = held
+        test_codes = _codes(all_classes, y_test, data.source.path)
+    if test_codes.shape[0] == 0:
+        raise DataError("no rows are left for testing; give a test file or more rows")
+    return X_test, test_codes
+
+
+def run(job: dict, events, phases) -> TrainResult:
     cfg: RunConfig = validate(job["config"])
     cache_dir = job["cache_dir"]
     np.random.seed(cfg.seed % 2**32)
 
     phases.start("prepare")
-    source = Source(cfg)
-    source.during = "training"
-    info = scan(source, cache_dir)
-    read_sources = [source]
-    n_features = info.features
-    test_source = test_info = None
-    if cfg.test_file:
-        test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
-        test_source.during = "training"
-        test_info = scan(test_source, cache_dir)
-        read_sources.append(test_source)
-        n_features = max(n_features, test_info.features)
-    check_trainable(info, cfg)
+    data = loop.scan_sources(cfg, cache_dir)
+    info, n_features = data.info, data.n_features
     classes = np.asarray(info.classes)
-    all_classes = np.unique(np.concatenate([classes, np.asarray(test_info.classes if test_info else [])]))
+    all_classes = np.unique(np.concatenate([classes, np.asarray(data.test_info.classes if data.test_info else [])]))
     held = None
     before = cache_entries(cache_dir)
     if not cfg.test_file:
-        held = _held_out(source, cache_dir, n_features, info.rows, classes)
-    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=source.path, binary_path=None,
+        held = _held_out(data.source, cache_dir, n_features, info.rows, classes)
+    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=data.source.path, binary_path=None,
                 prepared_once=sorted(cache_entries(cache_dir) - before))
     _trim()  # a first run scans the file and extracts the held-out rows: give that memory back
 
@@ -272,102 +271,41 @@ def run(job: dict, events, phases) -> dict:
     if cfg.epochs > 1 and job.get("run_dir"):
         spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], classes, n_features)
     n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
-    train = LeanStream(source, n_train, n_features, cfg, classes, info.rows, not cfg.test_file, spill)
-    if cfg.test_file:
-        got = list(_text_rows(test_source, n_features, all_classes, test_info.rows, None))
-        X_test = concat([g[0] for g in got])
-        test_codes = np.concatenate([g[1] for g in got])
-    else:
-        X_test, y_test = held
-        test_codes = _codes(all_classes, y_test, source.path)
-    if test_codes.shape[0] == 0:
-        raise DataError("no rows are left for testing; give a test file or more rows")
-    test_bytes = X_test.nbytes
+    train = LeanStream(data.source, n_train, n_features, cfg, classes, info.rows, not cfg.test_file, spill)
+    X_test, test_codes = _load_test(cfg, data, held, all_classes)
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=0,
-                test_data_bytes=test_bytes)
+                test_data_bytes=X_test.nbytes)
 
     model = NativeSGD(alpha_for(cfg, n_train), cfg.average, n_features, classes)
-    k = all_classes.shape[0]
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
-    live_eval = live_evaluation(cfg.monitor)
-    progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
+
+    def score(X, codes) -> dict:
+        return scores(_confusion(lambda Xs: train_to_all[model.predict_codes(Xs)], X, codes, all_classes.shape[0]),
+                      all_classes)
+
     X_eval = c_eval = None
-    if live_eval:  # the held-out sample exists only to be scored live
-        eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(test_codes.shape[0])[:EVAL_SAMPLE_ROWS])
+    if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
+        eval_rows = loop.eval_sample_rows(cfg.seed, test_codes.shape[0])
         X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else X_test.gather(eval_rows)
         c_eval = test_codes[eval_rows]
 
-    class _Mapped:  # predictions as codes over all_classes
-        @staticmethod
-        def predict_codes(X):
-            return train_to_all[model.predict_codes(X)]
-
     phases.start("train")
-    t_train = time.monotonic()
-    samples = batches = 0
-    total = n_train * cfg.epochs
-    last_progress = last_eval = 0.0
-    epoch_rates: list = []
-
-    def evaluate_now() -> None:
-        nonlocal last_eval
-        sc = scores(_confusion(_Mapped, X_eval, c_eval, k), all_classes)
-        last_eval = time.monotonic()
-        events.emit(EVAL, samples=samples, accuracy=sc["accuracy"], balanced_accuracy=sc["balanced_accuracy"],
-                    rows=int(c_eval.shape[0]), train_elapsed_s=last_eval - t_train)
-
-    faults = getattr(phases, "faults", None)
-    for epoch in range(cfg.epochs):
-        if faults is not None:
-            faults.fire(f"epoch{epoch + 1}")
-        t_epoch, samples_epoch = time.monotonic(), samples
-        for Xb, cb in train.batches(cfg.batch_size, epoch):
-            model.fit_codes(Xb, cb)
-            samples += cb.shape[0]
-            batches += 1
-            if progress_every is None:
-                continue
-            now = time.monotonic()
-            if now - last_progress >= progress_every:
-                events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1,
-                            epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
-                last_progress = now
-            if live_eval and now - last_eval >= EVAL_EVERY_S:
-                evaluate_now()
-        epoch_s = time.monotonic() - t_epoch
-        epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
-        if progress_every is not None:
-            events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                        total=total, train_elapsed_s=time.monotonic() - t_train, epoch_samples_per_s=epoch_rates[-1])
-        if live_eval:
-            evaluate_now()
-    train_s = time.monotonic() - t_train
-    for src in read_sources:
-        src.check_unchanged()
-    spill_info = None
-    if spill is not None:
-        spill_info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed}
-        spill.discard()
-    with open("/proc/self/status") as f:
-        os_threads = next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+    progress = loop.Progress(events, cfg.epochs, n_train * cfg.epochs, cfg.monitor)
+    if c_eval is not None:
+        progress.evaluate = loop.live_evaluator(progress, score, X_eval, c_eval)
+    loop.train_passes(progress, lambda epoch: train.batches(cfg.batch_size, epoch), model.fit_codes, cfg.gc_every,
+                 getattr(phases, "faults", None))
+    train_s = progress.train_s
+    data.check_unchanged()
+    spill_info = loop.spill_report(spill)
+    threads = {"requested": cfg.threads, "blas": [], "loop.os_threads": loop.os_threads(), "reader_thread": train.reader_thread}
 
     phases.start("evaluate")
-    final = scores(_confusion(_Mapped, X_test, test_codes, k), all_classes)
-    events.emit(EVAL, samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
-                rows=int(test_codes.shape[0]), final=True, train_elapsed_s=train_s)
-    model_bytes = model.w.nbytes + model.aw.nbytes + model.state.nbytes
-    size = sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features)  # no copy of the weights
-    return {
-        **final, **size, "samples": samples, "shuffle": cfg.shuffle, "monitor": cfg.monitor,
-        "batches": batches, "train_s": train_s,
-        "samples_per_s": samples / train_s if train_s > 0 else None,
-        "epoch_samples_per_s": epoch_rates,
-        "spill": spill_info,
-        "train_rows": n_train, "test_rows": int(test_codes.shape[0]), "features": n_features,
-        "regularisation": regularisation(cfg, n_train),
-        "train_data_bytes": 0, "model_bytes": model_bytes,
-        "threads": {"requested": cfg.threads, "blas": [], "os_threads": os_threads,
-                    "reader_thread": train.reader_thread},
-        "data": info.to_dict(), "pid": os.getpid(), "lean": True,
-    }
+    return loop.final_result(
+        progress, train_s, score(X_test, test_codes), int(test_codes.shape[0]), events,
+        **sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features),  # no copy of the weights
+        shuffle=cfg.shuffle, spill=spill_info, train_rows=n_train, features=n_features,
+        regularisation=regularisation(cfg, n_train), train_data_bytes=0,
+        model_bytes=model.w.nbytes + model.aw.nbytes + model.state.nbytes, threads=threads,
+        data=info.to_dict(), lean=True)
