@@ -71,12 +71,12 @@ class RunConfig:
 
     @property
     def lean(self) -> bool:
-        """The lean worker path (svmcore/worker/lean.py): linear-svm in stream mode with
-        the native parser and solver, sparse rows, no hashing, on svmlight files (by
-        extension or sniffed: not .csv/.npz/.txt). The worker then loads only numpy and
+        """The lean worker path (svmcore/worker/lean.py): linear-svm in stream or memory
+        mode with the native parser and solver, sparse rows, no hashing, on svmlight files
+        (by extension or sniffed: not .csv/.npz/.txt). The worker then loads only numpy and
         the native library."""
         files = [self.dataset] + ([self.test_file] if self.test_file else [])
-        return (self.model == "linear-svm" and self.mode == "stream" and self.parser == "native"
+        return (self.model == "linear-svm" and self.mode in ("stream", "memory") and self.parser == "native"
                 and self.solver == "native" and self.representation == "sparse" and not self.hashing_bits
                 and not self.is_builtin
                 and all(os.path.splitext(f)[1].lower() not in (".csv", ".npz", ".txt", ".zip") for f in files))

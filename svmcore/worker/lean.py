@@ -1,10 +1,11 @@
-"""The lean worker path: linear-svm in stream mode on a svmlight file with the native
-parser and solver (``RunConfig.lean``). Only numpy and the native C library are loaded
+"""The lean worker path: linear-svm on a svmlight file with the native parser and
+solver, in stream or memory mode (``RunConfig.lean``). Only numpy and the native C library are loaded
 (no scipy, scikit-learn, numba or threadpoolctl), so the worker's floor is Python +
 numpy; batches are CSR parts ``(data, indices, indptr)`` with class codes.
 
-Same rows, same order, same semantics as the classic stream path
-(``training.run`` with ``StreamData``): the held-out rule, the shuffle buffer over the
+Same rows, same order, same semantics as the classic path: in memory mode
+``ArrayData``'s (rows in order, or a permutation drawn from (seed, epoch)); in stream
+mode ``StreamData``'s: the held-out rule, the shuffle buffer over the
 text in the first pass (``batches.pool_shuffle``'s rule with the same random draws),
 the spill written in the first pass and read back in shuffled windows later, the live
 evaluation on a 2,000-row sample of the held-out rows and the final scores; with
@@ -22,7 +23,7 @@ from svmcore.data import native, nativesvm
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries
 from svmcore.data.sources import Source, n_test_rows
-from svmcore.data.rows import EMPTY, Parts, Pool, Rows, class_codes, concat, pool_shuffle, rebatch
+from svmcore.data.rows import EMPTY, Parts, Pool, Rows, as_parts, class_codes, concat, pool_shuffle, rebatch
 from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
@@ -225,6 +226,47 @@ class LeanStream:
         return read_ahead(items) if self.reader_thread else items
 
 
+class LeanArrays:
+    """Memory mode: the training rows held as one set of CSR parts in the storage precision,
+    cut into batches in order or, shuffled, gathered from a permutation of the rows drawn
+    from (seed, epoch): ``ArrayData``'s rules and random draws."""
+
+    def __init__(self, X: Parts, codes: np.ndarray, cfg: RunConfig):
+        self.X, self.codes = X, codes
+        self.n_rows = int(codes.shape[0])
+        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
+        self.cdtype = np.float64 if cfg.precision == "float64" else np.float32
+        self.reader_thread = False
+        self.spill = None
+
+    @classmethod
+    def load(cls, source: Source, cfg: RunConfig, n_features: int, classes: np.ndarray, total_rows: int,
+             hold_out: bool) -> "LeanArrays":
+        sdtype = np.dtype(STORE_DTYPES[cfg.precision])
+        parts, codes = [], []
+        for X, c in _text_rows(source, n_features, classes, total_rows, False if hold_out else None):
+            X = as_parts(X).from_zero()
+            parts.append(Parts(X.data.astype(sdtype, copy=False), X.indices, X.indptr))
+            codes.append(c)
+        X_all = concat(parts) if parts else EMPTY
+        del parts
+        return cls(X_all, np.concatenate(codes) if codes else np.zeros(0, np.int64), cfg)
+
+    def _ready(self, X: Parts) -> Parts:
+        return X if X.data.dtype == self.cdtype else Parts(X.data.astype(self.cdtype), X.indices, X.indptr)
+
+    def batches(self, batch_size: int, epoch: int = 0):
+        if self.shuffle is not None:
+            order = self.shuffle.rng(epoch).permutation(self.n_rows)
+            for start in range(0, self.n_rows, batch_size):
+                take = order[start:start + batch_size]
+                yield Rows(self._ready(self.X.gather(take)), self.codes[take])
+            return
+        for start in range(0, self.n_rows, batch_size):
+            stop = min(start + batch_size, self.n_rows)
+            yield Rows(self._ready(self.X.slice(start, stop)), self.codes[start:stop])
+
+
 def _confusion(predict_codes, X, codes: np.ndarray, k: int) -> np.ndarray:
     matrix = np.zeros((k, k), np.int64)
     n = codes.shape[0]
@@ -267,13 +309,23 @@ def run(job: dict, events, phases) -> TrainResult:
     _trim()  # a first run scans the file and extracts the held-out rows: give that memory back
 
     phases.start("load")
-    spill = None
-    if cfg.epochs > 1 and job.get("run_dir"):
-        spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], classes, n_features)
     n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
-    train = LeanStream(data.source, n_train, n_features, cfg, classes, info.rows, not cfg.test_file, spill)
+    if cfg.mode == "memory":
+        train = LeanArrays.load(data.source, cfg, n_features, classes, info.rows, not cfg.test_file)
+        data.source.check_unchanged()  # the whole file read as it was scanned
+        if train.n_rows != n_train:
+            data.check_unchanged()
+            raise DataChangedError(f"{data.source.name} changed while training: {n_train:,} training rows at "
+                                   f"the start, {train.n_rows:,} read; re-run on a stable copy", data.source.path)
+        train_bytes = train.X.nbytes
+    else:
+        spill = None
+        if cfg.epochs > 1 and job.get("run_dir"):
+            spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], classes, n_features)
+        train = LeanStream(data.source, n_train, n_features, cfg, classes, info.rows, not cfg.test_file, spill)
+        train_bytes = 0
     X_test, test_codes = _load_test(cfg, data, held, all_classes)
-    events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=0,
+    events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=train_bytes,
                 test_data_bytes=X_test.nbytes)
 
     model = NativeSGD(alpha_for(cfg, n_train), cfg.average, n_features, classes)
@@ -298,7 +350,7 @@ def run(job: dict, events, phases) -> TrainResult:
                  getattr(phases, "faults", None))
     train_s = progress.train_s
     data.check_unchanged()
-    spill_info = loop.spill_report(spill)
+    spill_info = loop.spill_report(train.spill)
     threads = {"requested": cfg.threads, "blas": [], "loop.os_threads": loop.os_threads(), "reader_thread": train.reader_thread}
 
     phases.start("evaluate")
@@ -306,6 +358,6 @@ def run(job: dict, events, phases) -> TrainResult:
         progress, train_s, score(X_test, test_codes), int(test_codes.shape[0]), events,
         **sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features),  # no copy of the weights
         shuffle=cfg.shuffle, spill=spill_info, train_rows=n_train, features=n_features,
-        regularisation=regularisation(cfg, n_train), train_data_bytes=0,
+        regularisation=regularisation(cfg, n_train), train_data_bytes=train_bytes,
         model_bytes=model.w.nbytes + model.aw.nbytes + model.state.nbytes, threads=threads,
         data=info.to_dict(), lean=True)
