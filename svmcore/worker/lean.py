@@ -351,7 +351,8 @@ def run(job: dict, events, phases) -> TrainResult:
     train_s = progress.train_s
     data.check_unchanged()
     spill_info = loop.spill_report(train.spill)
-    threads = {"requested": cfg.threads, "blas": [], "loop.os_threads": loop.os_threads(), "reader_thread": train.reader_thread}
+    threads = {"requested": cfg.threads, "blas": [], "os_threads": loop.os_threads(),
+               "reader_thread": train.reader_thread}
 
     phases.start("evaluate")
     return loop.final_result(

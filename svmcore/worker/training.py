@@ -295,7 +295,7 @@ def run(job: dict, events, phases) -> TrainResult:
     phases.start("train")
     UPCASTS.reset()  # the train phase's batches only (the load and a transform sample are not batches)
     progress = loop.Progress(events, cfg.epochs if trainer.incremental else 1,
-                        train.n_rows * (1 if not trainer.incremental else cfg.epochs), cfg.monitor)
+                             train.n_rows * (1 if not trainer.incremental else cfg.epochs), cfg.monitor)
     if y_eval is not None:
         progress.evaluate = loop.live_evaluator(progress, score, X_eval, y_eval)
     parallel_info = _train(cfg, trainer, train, progress, phases, pre_transformed)
@@ -312,7 +312,7 @@ def run(job: dict, events, phases) -> TrainResult:
         shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
         train_rows=train.n_rows, features=prep.n_features, regularisation=trainer.regularisation,
         train_data_bytes=train_bytes, model_bytes=trainer.model_bytes(), **trainer.sparse_model(), upcast=upcast,
-        threads={"requested": cfg.threads, "blas": threads_info, "loop.os_threads": loop.os_threads(),
+        threads={"requested": cfg.threads, "blas": threads_info, "os_threads": loop.os_threads(),
                  "reader_thread": isinstance(train, StreamData) and train.reader_thread},
         data=prep.info.to_dict(), parallel=parallel_info)
 

@@ -173,3 +173,6 @@ def test_lean_memory_mode_loads_only_numpy_and_trains_as_the_classic_memory_path
     assert "sklearn" in {m.split(".")[0] for m in modules} and classic["summary"]["lean"] is False
     for key in ("accuracy", "balanced_accuracy", "samples", "batches", "test_rows", "train_rows", "nonzero_weights"):
         assert lean["summary"][key] == classic["summary"][key], key
+    for s in (lean["summary"], classic["summary"]):  # the report's keys, the same in both configurations
+        assert s["threads"]["os_threads"] >= 1 and s["threads"]["reader_thread"] is False
+        assert set(s) == set(classic["summary"])
