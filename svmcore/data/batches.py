@@ -28,8 +28,8 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.rows import as_parts
 from svmcore.data.shuffle_order import piece_rows, window_pieces
-from svmcore.data.spill import take_rows
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError
@@ -64,7 +64,7 @@ def cut_rows(parts, start: int, stop: int, n_features: int, precision: str, dens
 
 def gather_rows(parts, rows: np.ndarray, n_features: int, precision: str, dense: bool):
     """The given rows (any order) of CSR parts (data, indices, indptr) as a compute-ready batch."""
-    data, indices, indptr = take_rows(parts, rows)
+    data, indices, indptr = as_parts(parts).take(rows)
     Xb = sp.csr_matrix((to_compute(data, COMPUTE_DTYPES[precision]), indices, indptr),
                        shape=(rows.shape[0], n_features))
     return Xb.toarray() if dense else Xb
@@ -274,13 +274,14 @@ def _stack(parts):
     return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.vstack(parts)
 
 
-def split_chunks(chunks, want_test: bool, rows: int) -> Iterator[tuple[object, np.ndarray]]:
+def split_chunks(chunks, want_test: bool, rows: int, select=None) -> Iterator[tuple[object, np.ndarray]]:
     """Keep the train (or test) rows of row-ordered chunks of a dataset of ``rows`` rows.
-    A test pass stops reading after the last test row."""
+    A test pass stops reading after the last test row. ``select(X, y, keep)`` cuts the
+    kept rows of a chunk (default: indexing by the mask; ``Rows`` gather them)."""
     row0 = 0
     last_test = last_test_row(rows)
     for X, y in chunks:
-        n = X.shape[0]
+        n = y.shape[0]
         if want_test and row0 > last_test:
             return
         mask = is_test_row(np.arange(row0, row0 + n), rows)
@@ -289,7 +290,7 @@ def split_chunks(chunks, want_test: bool, rows: int) -> Iterator[tuple[object, n
         if keep.all():
             yield X, y
         elif keep.any():
-            yield X[keep], y[keep]
+            yield (X[keep], y[keep]) if select is None else select(X, y, keep)
 
 
 def split_both(chunks, test_parts: list, rows: int) -> Iterator[tuple[object, np.ndarray]]:
@@ -414,38 +415,43 @@ class StreamData:
                                self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0) -> Iterator[tuple[object, np.ndarray]]:
-        if not self.reader_thread:
-            yield from self._produce(batch_size, epoch)
-            return
-        q: queue.Queue = queue.Queue(maxsize=2)
-        stop = threading.Event()
-        done = object()
+        items = self._produce(batch_size, epoch)
+        return read_ahead(items) if self.reader_thread else items
 
-        def work():
-            try:
-                for item in self._produce(batch_size, epoch):
-                    while not stop.is_set():
-                        try:
-                            q.put(item, timeout=0.1)
-                            break
-                        except queue.Full:
-                            continue
-                    if stop.is_set():
-                        return
-                q.put(done)
-            except BaseException as e:  # handed to the training thread
-                q.put(e)
 
-        t = threading.Thread(target=work, name="svmcore-reader", daemon=True)
-        t.start()
+def read_ahead(items: Iterator, depth: int = 2) -> Iterator:
+    """``items`` produced by a thread that runs up to ``depth`` items ahead (the parsers
+    release the GIL, so reading overlaps training). An exception in the thread is raised
+    here; closing the generator stops the thread."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def work():
         try:
-            while True:
-                item = q.get()
-                if item is done:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
                     return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            t.join(timeout=5)
+            q.put(done)
+        except BaseException as e:  # handed to the training thread
+            q.put(e)
+
+    t = threading.Thread(target=work, name="svmcore-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        t.join(timeout=5)

@@ -26,6 +26,7 @@ import numpy as np
 
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.shuffle_order import MIN_PIECE_ROWS, piece_rows, window_pieces
+from svmcore.data.rows import Parts, Rows, as_parts, concat
 
 _FILES = ("data", "indices", "lengths", "codes")
 
@@ -69,8 +70,8 @@ class Spill:
             self._close(files)
 
     def _write(self, files, Xb, yb) -> None:
-        if isinstance(Xb, tuple):  # CSR parts (data, indices, indptr) and class codes: the lean path
-            data, indices, indptr = Xb
+        if isinstance(Xb, tuple):  # Rows: CSR parts and class codes
+            data, indices, indptr = as_parts(Xb)
             codes = yb
         else:
             X = Xb if sp.issparse(Xb) else sp.csr_matrix(Xb)
@@ -113,7 +114,7 @@ class Spill:
                     raise OSError(f"the spill file in {self.folder} is shorter than written")
                 left -= n
                 if parts:
-                    yield (data, indices, indptr), codes
+                    yield Rows(Parts(data, indices, indptr), codes)
                     continue
                 yield sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features)), self.classes[codes]
 
@@ -153,12 +154,11 @@ class Spill:
         else a CSR matrix and labels."""
         if gather is not None:
             pool = gather(blocks)
-            return lambda take: (pool.gather(take), codes[take])
-        parts = concat_parts(blocks)
+            return lambda take: Rows(pool.gather(take), codes[take])
+        parts = concat(blocks)
         if self.dtype == np.float16:  # scipy cannot index float16 rows (csr_row_index)
-            return lambda take: (sp.csr_matrix(take_rows(parts, take), shape=(take.shape[0], self.n_features)),
-                                 self.classes[codes[take]])
-        X = sp.csr_matrix(parts, shape=(parts[2].shape[0] - 1, self.n_features))
+            return lambda take: (parts.take(take).csr(self.n_features), self.classes[codes[take]])
+        X = parts.csr(self.n_features)
         return lambda take: (X[take], self.classes[codes[take]])
 
     def _read_window(self, fds: list[int], pieces: np.ndarray, prow: int):
@@ -183,7 +183,7 @@ class Spill:
         np.cumsum(lengths, out=indptr[1:])
         if indptr[-1] != nnz:
             raise OSError(f"the spill file in {self.folder} does not match its index (rewritten while read?)")
-        return (data, indices, indptr), codes
+        return Parts(data, indices, indptr), codes
 
     def _pread(self, fd: int, out: np.ndarray, first: int) -> None:
         """Fill ``out`` with items ``first`` onwards of a spill file."""
@@ -197,33 +197,3 @@ class Spill:
     def discard(self) -> None:
         self.complete = False
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def concat_parts(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR parts (data, indices, indptr from 0) stacked by rows, as one set of parts."""
-    if len(parts) == 1:
-        return parts[0]
-    data = np.concatenate([p[0] for p in parts])
-    indices = np.concatenate([p[1] for p in parts])
-    n = sum(p[2].shape[0] - 1 for p in parts)
-    indptr = np.empty(n + 1, np.int64)
-    indptr[0] = 0
-    r = z = 0
-    for p in parts:
-        k = p[2].shape[0] - 1
-        indptr[r + 1:r + k + 1] = p[2][1:] - p[2][0] + z
-        r += k
-        z += int(p[2][-1] - p[2][0])
-    return data, indices, indptr
-
-
-def take_rows(parts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The given rows (any order) of CSR parts (data, indices, indptr), as CSR parts in
-    the parts' own dtype (numpy only: scipy cannot index float16 rows)."""
-    data, indices, indptr = parts[:3]
-    starts = np.asarray(indptr[rows], dtype=np.int64)
-    lengths = np.asarray(indptr[rows + 1], dtype=np.int64) - starts
-    out_ptr = np.zeros(rows.shape[0] + 1, np.int64)
-    np.cumsum(lengths, out=out_ptr[1:])
-    pos = np.repeat(starts - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
-    return data[pos], np.asarray(indices[pos]), out_ptr

@@ -9,8 +9,7 @@ import os
 from svmcore.engine import procfs, registry
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.runner import SAMPLE_HZ, Run
-from svmcore.engine.summary import MemorySample, build_summary, phase_spans
-from svmcore.spec.config import RunConfig
+from svmcore.engine.summary import MemorySample, RunEnd, build_summary, phase_spans
 from svmcore.spec.events import OUTCOME, Event, parse_lines
 from svmcore.store.sqlite import RunRecord, RunStatus, Store
 
@@ -46,10 +45,9 @@ def recover(store: Store) -> list[int]:
         error = (outcome or {}).get("error") or (None if outcome else {
             "type": "Lost", "message": "the runner stopped and the worker ended without reporting an outcome"})
         samples = [MemorySample(*row) for row in store.samples(rec.id)]
-        cfg = RunConfig(**rec.config)
-        summary = build_summary(rec.id, status, cfg, events, samples, phase_spans(events), outcome, error,
-                                (outcome or {}).get("phase"), "none", None, {"code": None},
-                                (samples[-1].t_s if samples else 0.0), SAMPLE_HZ)
+        summary = build_summary(RunEnd(rec.id, status, events, samples, phase_spans(events), outcome, error,
+                                       (outcome or {}).get("phase"), "none", None, {"code": None},
+                                       (samples[-1].t_s if samples else 0.0), SAMPLE_HZ))
         store.add_events(rec.id, [(e["seq"], e["t_s"], e["kind"],
                                    {k: v for k, v in e.items() if k not in ("seq", "t_s", "kind")}) for e in events])
         store.finish_run(rec.id, status, summary)

@@ -21,7 +21,7 @@ from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.monitor import Monitor
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.engine.process import WorkerProcess
-from svmcore.engine.summary import MemorySample, build_summary, phase_spans, tail_text
+from svmcore.engine.summary import MemorySample, RunEnd, build_summary, phase_spans, tail_text
 from svmcore.spec import events
 from svmcore.spec.config import RunConfig
 from svmcore.spec.events import OUTCOME, Event
@@ -234,9 +234,9 @@ class Run:
         status, error, last_phase = classify(b.events, ending)
         outcome = events.last(b.events, OUTCOME)
         self.status = status
-        self.summary = build_summary(self.run_id, status, self.config, b.events, b.samples, phase_spans(b.events),
-                                     outcome, error, last_phase, self.cap_kind, self.cap_bytes, exit_info,
-                                     time.time() - self._t0, self.sample_hz)
+        self.summary = build_summary(RunEnd(self.run_id, status, b.events, b.samples, phase_spans(b.events),
+                                            outcome, error, last_phase, self.cap_kind, self.cap_bytes, exit_info,
+                                            time.time() - self._t0, self.sample_hz))
         if cgroup and self.cap_kind == "cgroup":
             # only a cgroup cap makes the group's peak a figure to compare: it counts the page cache
             # the run's reads brought in (1,177 MiB for an uncapped lean run whose exact peak was 108)

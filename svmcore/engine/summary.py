@@ -11,6 +11,7 @@ from svmcore.spec.scores import quality_warnings
 from svmcore.spec.units import MiB
 from svmcore.store.records import parallel_peaks
 from svmcore.store.sqlite import RunStatus
+from svmcore.worker.result import TrainResult
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,30 @@ def phase_spans(events: list[Event]) -> list[dict]:
     return out
 
 
-def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, last_phase,
-                  cap_kind, cap_bytes, exit_info, wall_s, sample_hz) -> dict:
+@dataclass(frozen=True)
+class RunEnd:
+    """What the parent knows of a run that has ended: its events and memory samples, the
+    worker's outcome event (with the worker's ``TrainResult`` as its ``summary``) and how
+    the run was classified."""
+
+    run_id: int
+    status: RunStatus
+    events: list[dict]
+    samples: list[MemorySample]
+    phases: list[dict]  # phase_spans(events)
+    outcome: dict | None
+    error: dict | None
+    last_phase: str | None
+    cap_kind: str | None
+    cap_bytes: int | None
+    exit_info: dict | None
+    wall_s: float
+    sample_hz: float
+
+
+def build_summary(end: RunEnd) -> dict:
+    run_id, status, events, samples, phases = end.run_id, end.status, end.events, end.samples, end.phases
+    outcome, cap_bytes = end.outcome, end.cap_bytes
     worker = (outcome or {}).get("summary") or {}
     # wait4's ru_maxrss is not used: Linux seeds it at exec with the RSS of the process
     # that forked the worker (a 700 MiB dashboard would show in every run). The worker's
@@ -58,7 +81,7 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
     hwm_max = max((s.hwm_bytes for s in samples), default=0)
     exact_bytes = max([hwm_max, (outcome or {}).get("peak_rss_bytes") or 0]
                       + [int(p * MiB) for p in phase_peaks])
-    end_t = samples[-1].t_s if samples else wall_s
+    end_t = samples[-1].t_s if samples else end.wall_s
     for p in phases:
         if p["end_s"] is None:
             p["end_s"] = max(end_t, p["start_s"])  # killed before the next sample: it ended as it began
@@ -82,9 +105,9 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
         "peak_rss_mb": exact_bytes / MiB if exact_bytes else None,
         "peak_rss_source": "the worker's kernel high-water mark (VmHWM at each phase end and at 50 Hz): exact",
         "peak_sampled_mb": max((s.rss_bytes for s in samples), default=0) / MiB if samples else None,
-        "sample_hz": sample_hz,
+        "sample_hz": end.sample_hz,
         "n_samples": len(samples),
-        "wall_s": wall_s,
+        "wall_s": end.wall_s,
         "train_s": train_s,
         "samples_per_s": (samples_seen / train_s) if samples_seen and train_s else None,
         "samples_seen": samples_seen,
@@ -94,18 +117,13 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
         "phases": phases,
         "peak_phase": owner["name"] if owner else None,
         "floor_mb": floor,
-        "cap": cap_kind,
+        "cap": end.cap_kind,
         "cap_mb": cap_bytes / MiB if cap_bytes else None,
-        "phase": last_phase if status != RunStatus.COMPLETED else None,
-        "error": error,
-        "exit": exit_info,
+        "phase": end.last_phase if status != RunStatus.COMPLETED else None,
+        "error": end.error,
+        "exit": end.exit_info,
     }
-    for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches",
-                "epoch_samples_per_s", "spill", "f1", "f1_of", "baseline_accuracy", "per_class_recall", "confusion",
-                "shuffle", "monitor", "recomputed_layers", "nonzero_weights", "weights", "sparse_model_bytes", "upcast",
-                "parallel", "regularisation"):
-        if key in worker:
-            summary[key] = worker[key]
+    summary.update(TrainResult.reported(worker))
     if data_ev:
         summary["data"] = data_ev.get("info")
         if data_ev.get("prepared_once"):  # copies of the data its prepare phase built, later runs reuse

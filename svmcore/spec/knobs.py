@@ -147,7 +147,7 @@ _KNOBS = [
          help="How svmlight text is parsed: scikit-learn's parser, a compiled numba parser, or the "
               "native C parser (both identical output, ~15x faster; numba compiles once and caches on "
               "disk, native is built by gcc once). native with solver native is the lean worker path: "
-              "linear-svm in stream mode on a svmlight file loads neither scipy, scikit-learn nor numba.",
+              "linear-svm in stream or memory mode on a svmlight file loads neither scipy, scikit-learn nor numba.",
          trades="numba makes streaming from text several times faster and raises the worker's floor by "
                 "about 100 MiB (measured here: 128 to 232 MiB with the compiled code cached, 281 MiB on the "
                 "first run, which also spends ~9 s compiling); native adds only a 24 KiB library."),

@@ -217,14 +217,14 @@ def main(run_dir: str) -> int:
             from svmcore.worker import lean  # numpy and the native library only
 
             lean.import_libraries()
-            summary = lean.run(job, events, phases)
+            summary = lean.run(job, events, phases).to_dict()
         else:
             from svmcore.worker import (
                 training,  # numpy, scipy, scikit-learn: the worker's floor
             )
             training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
                                        job["config"].get("solver", "sklearn"))
-            summary = training.run(job, events, phases)
+            summary = training.run(job, events, phases).to_dict()
     except BaseException as e:  # the outcome event must be written whatever happened
         message = str(e) or type(e).__name__
         if getattr(e, "parallel", None):  # a data-parallel run's memory until it failed

@@ -3,9 +3,8 @@ transform, train, evaluate. Runs inside the child process only."""
 
 from __future__ import annotations
 
-import gc
 import os
-import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,14 +19,16 @@ from svmcore.data.batches import (
     split_both,
     to_storage,
 )
-from svmcore.data.sources import CHUNK_ROWS, Source, check_trainable, n_test_rows, scan
+from svmcore.data.sources import CHUNK_ROWS, Source, n_test_rows
 from svmcore.data.spill import Spill
 from svmcore.data.upcast import METER as UPCASTS
 from svmcore.spec.config import RunConfig, validate
-from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S, live_evaluation
-from svmcore.spec.events import DATA, EVAL, LOADED, PROGRESS, TRANSFORMED
+from svmcore.spec.events import DATA, LOADED, TRANSFORMED
+from svmcore.spec.monitor import live_evaluation
 from svmcore.spec.scores import confusion, scores
+from svmcore.worker import loop
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
+from svmcore.worker.result import TrainResult
 
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
 
@@ -106,10 +107,160 @@ def _as_compute(X, precision: str, dense: bool, n_features: int):
     return X
 
 
-def run(job: dict, events, phases) -> dict:
+@dataclass
+class _Prepared:
+    """What the prepare phase found and built: the scanned sources and the data's copies."""
+
+    scanned: loop.Scanned
+    stream_src: Source | None = None
+    held_out: object = None
+    bin_data: object = None
+
+    @property
+    def source(self) -> Source:
+        return self.scanned.source
+
+    @property
+    def info(self):
+        return self.scanned.info
+
+    @property
+    def n_features(self) -> int:
+        return self.scanned.n_features
+
+    @property
+    def classes(self) -> list:
+        return list(self.scanned.info.classes)
+
+
+def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
+    prep = _Prepared(loop.scan_sources(cfg, cache_dir))
+    source, info = prep.source, prep.info
+    text_path = None
+    before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
+    if cfg.mode == "stream" and cfg.workers == 1:
+        text_path = cache.text_copy(source, cache_dir, prep.classes)
+        prep.stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
+        if not cfg.test_file:
+            prep.held_out = cache.held_out_copy(prep.stream_src, cache_dir, prep.n_features, info.rows)
+    elif cfg.mode == "memmap":
+        prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
+                                          "dense" if cfg.representation == "dense" else "csr", info.rows,
+                                          hold_out=not cfg.test_file)
+    events.emit(DATA, info=info.to_dict(), n_features=prep.n_features, text_path=text_path,
+                binary_path=prep.bin_data.folder if prep.bin_data else None,
+                prepared_once=sorted(cache.cache_entries(cache_dir) - before))
+    return prep
+
+
+def _load_train(cfg: RunConfig, job: dict, prep: _Prepared, test_parts: list):
+    """The training rows as the mode holds them, and the bytes they take in memory."""
+    source, info, n_features, dense = prep.source, prep.info, prep.n_features, cfg.representation == "dense"
+    shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
+    if cfg.workers > 1:  # data-parallel: one pass writes the shards (and collects the held-out rows)
+        from svmcore.worker import parallel
+        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
+        return parallel.Shards(parallel.write_shards(
+            chunks if cfg.test_file else split_both(chunks, test_parts, info.rows), cfg.workers,
+            os.path.join(job.get("run_dir") or job["cache_dir"], "shards"), cfg.precision, prep.classes, n_features,
+            # on disk: each value and its int32 column id, and each row's int32 length and class code
+            need_bytes=info.nnz * (np.dtype(STORE_DTYPES[cfg.precision]).itemsize + 4) + info.rows * 8)), 0
+    if cfg.mode == "memory":
+        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
+        X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
+                                   cfg.precision, dense, n_features)
+        return ArrayData(X_train, y_train, n_features, cfg.precision, dense, shuffle), _nbytes(X_train)
+    if cfg.mode == "memmap":
+        Xp, yi = prep.bin_data.part("train")
+        return ArrayData(Xp, _LazyLabels(yi, prep.classes), n_features, cfg.precision, dense, shuffle), 0
+    n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
+    spill = None
+    if cfg.epochs > 1 and cfg.model != "kernel-svm" and job.get("run_dir"):
+        spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], prep.classes, n_features)
+    return StreamData(prep.stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
+                      hold_out=not cfg.test_file, spill=spill, shuffle=shuffle, total_rows=info.rows), 0
+
+
+def _load_test(cfg: RunConfig, prep: _Prepared, test_parts: list):
+    """The held-out (or test file's) rows, in compute form."""
+    n_features, classes = prep.n_features, prep.classes
+    if cfg.test_file:
+        X_test, y_test = _gather(prep.scanned.test_source.iter_chunks(CHUNK_ROWS, n_features), cfg.precision, False,
+                                 n_features)
+    elif cfg.mode == "memmap":
+        Xp, yi = prep.bin_data.part("test")
+        X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
+        y_test = np.asarray(classes)[np.asarray(yi)]
+    elif cfg.mode == "memory" or cfg.workers > 1:
+        X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
+        test_parts.clear()
+    else:
+        X_test, y_test = _gather(iter([prep.held_out.load()]), cfg.precision, False, n_features)
+    if y_test.shape[0] == 0:
+        from svmcore.spec.errors import DataError
+        raise DataError("no rows are left for testing; give a test file or more rows")
+    return _as_compute(X_test, cfg.precision, False, n_features), y_test
+
+
+def _fit_transform(cfg: RunConfig, trainer: Trainer, train, X_test, events):
+    """kernel-approx: the transform fitted on a sample of training rows; in memory mode all
+    rows transformed up front (then the batches are fitted as they are). Returns (train, transformed)."""
+    sample_X, _ = train.batch(0, min(KERNEL_SAMPLE_ROWS, train.n_rows)) if isinstance(train, ArrayData) \
+        else train.sample(min(KERNEL_SAMPLE_ROWS, train.n_rows))
+    trainer.fit_transform_on(sample_X)
+    del sample_X
+    pre_transformed = False
+    if isinstance(train, ArrayData) and cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
+        X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
+        train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
+                          "float64" if cfg.precision == "float64" else "float32", False, train.shuffle)
+        del X_all
+        pre_transformed = True
+    events.emit(TRANSFORMED, components=int(trainer.transform(X_test[:1]).shape[1]))
+    return train, pre_transformed
+
+
+def _train(cfg: RunConfig, trainer: Trainer, train, progress: loop.Progress, phases, pre_transformed: bool):
+    """Every pass of training (or the one fit of a model that needs all rows); a
+    data-parallel run's report, or None."""
+    if not trainer.incremental:
+        X_all, y_all = train.batch(0, train.n_rows)
+        trainer.fit_all(X_all, y_all)
+        del X_all
+        progress.samples = progress.batches = train.n_rows
+        if progress.every_s is not None:
+            progress.emit(0)
+        if progress.evaluate is not None:
+            progress.evaluate()
+        return None
+    if cfg.workers > 1:
+        from svmcore.worker import parallel
+
+        def on_epoch(epoch: int, rows: int, seconds: float) -> None:
+            progress.samples += rows
+            progress.batches += sum(-(-s.rows // cfg.batch_size) for s in train.shards)
+            progress.epoch_rates.append(rows / seconds if seconds > 0 else None)
+            if progress.every_s is not None:
+                progress.emit(epoch, epoch_samples_per_s=progress.epoch_rates[-1])
+
+        try:
+            return parallel.train(cfg, trainer, train, progress.events, progress.evaluate or (lambda: None),
+                                  on_epoch, os.environ.get("SVMCORE_FAULT"))
+        finally:
+            train.discard()
+    if pre_transformed:
+        fit, classes = trainer.model.partial_fit, trainer.classes
+        step = lambda Xb, yb: fit(Xb, yb, classes=classes)  # noqa: E731
+    else:
+        step = trainer.partial_fit
+    loop.train_passes(progress, lambda epoch: train.batches(cfg.batch_size, epoch), step, cfg.gc_every,
+                 getattr(phases, "faults", None))
+    return None
+
+
+def run(job: dict, events, phases) -> TrainResult:
     # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
     cfg: RunConfig = validate(job["config"])
-    cache_dir = job["cache_dir"]
     from threadpoolctl import threadpool_info, threadpool_limits
 
     limiter = threadpool_limits(limits=cfg.threads)  # noqa: F841 (held for the whole run)
@@ -117,215 +268,53 @@ def run(job: dict, events, phases) -> dict:
     dense = cfg.representation == "dense"
 
     phases.start("prepare")
-    source = Source(cfg)
-    source.during = "training"
-    info = scan(source, cache_dir)  # pins the file: every later read checks it is unchanged
-    read_sources = [source]  # file sources this run reads: checked again when training ends
-    n_features = info.features
-    test_info = None
-    if cfg.test_file:
-        test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
-        test_source.during = "training"
-        test_info = scan(test_source, cache_dir)
-        read_sources.append(test_source)
-        n_features = max(n_features, test_info.features)
-    check_trainable(info, cfg)
-    classes = list(info.classes)
-    text_path = bin_data = None
-    held_out = None
-    before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
-    if cfg.mode == "stream" and cfg.workers == 1:
-        text_path = cache.text_copy(source, cache_dir, classes)
-        stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
-        if not cfg.test_file:
-            held_out = cache.held_out_copy(stream_src, cache_dir, n_features, info.rows)
-    elif cfg.mode == "memmap":
-        bin_data = cache.binary_copy(source, cache_dir, classes, n_features, cfg.precision,
-                                     "dense" if dense else "csr", info.rows, hold_out=not cfg.test_file)
-    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=text_path,
-                binary_path=bin_data.folder if bin_data else None,
-                prepared_once=sorted(cache.cache_entries(cache_dir) - before))
+    prep = _prepare(cfg, job["cache_dir"], events)
 
     phases.start("load")
-    shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
-    test_parts: list = []  # memory mode collects the held-out rows in its one pass
-    if cfg.workers > 1:  # data-parallel: one pass writes the shards (and collects the held-out rows)
-        from svmcore.worker import parallel
-        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
-        train = parallel.Shards(parallel.write_shards(
-            chunks if cfg.test_file else split_both(chunks, test_parts, info.rows), cfg.workers,
-            os.path.join(job.get("run_dir") or cache_dir, "shards"), cfg.precision, classes, n_features,
-            # on disk: each value and its int32 column id, and each row's int32 length and class code
-            need_bytes=info.nnz * (np.dtype(STORE_DTYPES[cfg.precision]).itemsize + 4) + info.rows * 8))
-        train_bytes = 0
-    elif cfg.mode == "memory":
-        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
-        X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
-                                   cfg.precision, dense, n_features)
-        train = ArrayData(X_train, y_train, n_features, cfg.precision, dense, shuffle)
-        train_bytes = _nbytes(X_train)
-    elif cfg.mode == "memmap":
-        Xp, yi = bin_data.part("train")
-        train = ArrayData(Xp, _LazyLabels(yi, classes), n_features, cfg.precision, dense, shuffle)
-        train_bytes = 0
-    else:
-        n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
-        spill = None
-        if cfg.epochs > 1 and cfg.model != "kernel-svm" and job.get("run_dir"):
-            spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], classes, n_features)
-        train = StreamData(stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
-                           hold_out=not cfg.test_file, spill=spill, shuffle=shuffle, total_rows=info.rows)
-        train_bytes = 0
-    if cfg.test_file:
-        X_test, y_test = _gather(test_source.iter_chunks(CHUNK_ROWS, n_features), cfg.precision, False, n_features)
-    elif cfg.mode == "memmap":
-        Xp, yi = bin_data.part("test")
-        X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
-        y_test = np.asarray(classes)[np.asarray(yi)]
-    elif cfg.mode == "memory" or cfg.workers > 1:
-        X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
-        test_parts.clear()
-    else:
-        X_test, y_test = _gather(iter([held_out.load()]), cfg.precision, False, n_features)
-    if y_test.shape[0] == 0:
-        from svmcore.spec.errors import DataError
-        raise DataError("no rows are left for testing; give a test file or more rows")
-    X_test = _as_compute(X_test, cfg.precision, False, n_features)
+    test_parts: list = []  # memory mode and data-parallel runs collect the held-out rows in their one pass
+    train, train_bytes = _load_train(cfg, job, prep, test_parts)
+    X_test, y_test = _load_test(cfg, prep, test_parts)
     events.emit(LOADED, train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
-    trainer = Trainer(cfg, classes, n_features, train.n_rows)
-    score_classes = _score_classes(classes, y_test)
-    live_eval = live_evaluation(cfg.monitor)
-    progress_every = PROGRESS_EVERY_S.get(cfg.monitor)  # None: no progress events while training
+    trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows)
+    score_classes = _score_classes(prep.classes, y_test)
+
+    def score(X, y) -> dict:
+        return scores(_confusion(trainer, X, y, dense, score_classes), score_classes)
+
     X_eval = y_eval = None
-    if live_eval:  # the held-out sample exists only to be scored live
-        eval_rows = np.sort(np.random.default_rng([cfg.seed, 7]).permutation(y_test.shape[0])[:EVAL_SAMPLE_ROWS])
+    if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
+        eval_rows = loop.eval_sample_rows(cfg.seed, y_test.shape[0])
         X_eval, y_eval = X_test[eval_rows], y_test[eval_rows]
     pre_transformed = False
     if trainer.needs_transform_fit:
         phases.start("transform")
-        sample_X, _ = train.batch(0, min(KERNEL_SAMPLE_ROWS, train.n_rows)) if isinstance(train, ArrayData) \
-            else train.sample(min(KERNEL_SAMPLE_ROWS, train.n_rows))
-        trainer.fit_transform_on(sample_X)
-        del sample_X
-        if isinstance(train, ArrayData) and cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
-            X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
-            train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
-                              "float64" if cfg.precision == "float64" else "float32", False, shuffle)
-            del X_all
-            pre_transformed = True
-        events.emit(TRANSFORMED, components=int(trainer.transform(X_test[:1]).shape[1]))
+        train, pre_transformed = _fit_transform(cfg, trainer, train, X_test, events)
 
     phases.start("train")
     UPCASTS.reset()  # the train phase's batches only (the load and a transform sample are not batches)
-    t_train = time.monotonic()
-    samples = batches = 0
-    total = train.n_rows * (1 if not trainer.incremental else cfg.epochs)
-    last_progress = last_eval = 0.0
-    epoch_rates: list = []  # samples/s of each pass: the first parses, later ones may not
-    parallel_info = None
-
-    def evaluate_now() -> None:
-        nonlocal last_eval
-        sc = scores(_confusion(trainer, X_eval, y_eval, dense, score_classes), score_classes)
-        last_eval = time.monotonic()
-        events.emit(EVAL, samples=samples, accuracy=sc["accuracy"], balanced_accuracy=sc["balanced_accuracy"],
-                    rows=int(y_eval.shape[0]), train_elapsed_s=last_eval - t_train)
-
-    if not trainer.incremental:
-        X_all, y_all = train.batch(0, train.n_rows)
-        trainer.fit_all(X_all, y_all)
-        del X_all
-        samples = batches = train.n_rows
-        if progress_every is not None:
-            events.emit(PROGRESS, samples=samples, batches=1, epoch=1, epochs=1, total=total,
-                        train_elapsed_s=time.monotonic() - t_train)
-        if live_eval:
-            evaluate_now()
-    elif cfg.workers > 1:
-        def on_epoch(epoch: int, rows: int, seconds: float) -> None:
-            nonlocal samples, batches
-            samples += rows
-            batches += sum(-(-s.rows // cfg.batch_size) for s in train.shards)
-            epoch_rates.append(rows / seconds if seconds > 0 else None)
-            if progress_every is not None:
-                events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                            total=total, train_elapsed_s=time.monotonic() - t_train,
-                            epoch_samples_per_s=epoch_rates[-1])
-
-        try:
-            parallel_info = parallel.train(cfg, trainer, train, events, evaluate_now if live_eval else lambda: None,
-                                           on_epoch, os.environ.get("SVMCORE_FAULT"))
-        finally:
-            train.discard()
-    else:
-        fit = trainer.model.partial_fit
-        faults = getattr(phases, "faults", None)
-        for epoch in range(cfg.epochs):
-            if faults is not None:  # test-only fault injection: 'sleep:60@epoch2' waits before pass 2
-                faults.fire(f"epoch{epoch + 1}")
-            t_epoch, samples_epoch = time.monotonic(), samples
-            for Xb, yb in train.batches(cfg.batch_size, epoch):
-                if pre_transformed:
-                    fit(Xb, yb, classes=trainer.classes)
-                else:
-                    trainer.partial_fit(Xb, yb)
-                samples += yb.shape[0]
-                batches += 1
-                del Xb, yb
-                if cfg.gc_every and batches % cfg.gc_every == 0:
-                    gc.collect()
-                if progress_every is None:
-                    continue
-                now = time.monotonic()
-                if now - last_progress >= progress_every:
-                    events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1,
-                                epochs=cfg.epochs, total=total, train_elapsed_s=now - t_train)
-                    last_progress = now
-                if live_eval and now - last_eval >= EVAL_EVERY_S:
-                    evaluate_now()
-            epoch_s = time.monotonic() - t_epoch
-            epoch_rates.append((samples - samples_epoch) / epoch_s if epoch_s > 0 else None)
-            if progress_every is not None:
-                events.emit(PROGRESS, samples=samples, batches=batches, epoch=epoch + 1, epochs=cfg.epochs,
-                            total=total, train_elapsed_s=time.monotonic() - t_train,
-                            epoch_samples_per_s=epoch_rates[-1])
-            if live_eval:
-                evaluate_now()
-    train_s = time.monotonic() - t_train
+    progress = loop.Progress(events, cfg.epochs if trainer.incremental else 1,
+                             train.n_rows * (1 if not trainer.incremental else cfg.epochs), cfg.monitor)
+    if y_eval is not None:
+        progress.evaluate = loop.live_evaluator(progress, score, X_eval, y_eval)
+    parallel_info = _train(cfg, trainer, train, progress, phases, pre_transformed)
+    train_s = progress.train_s
     upcast = UPCASTS.summary()
-    for src in read_sources:  # trained on the file as scanned, to the end (no line torn by a writer since)
-        src.check_unchanged()
-    spill = getattr(train, "spill", None)
-    spill_info = None
-    if spill is not None:
-        spill_info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed}
-        spill.discard()
-
+    prep.scanned.check_unchanged()
+    spill = loop.spill_report(getattr(train, "spill", None))
     threads_info = [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")}
                     for d in threadpool_info()]
-    with open("/proc/self/status") as f:
-        os_threads = next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
 
     phases.start("evaluate")
-    final = scores(_confusion(trainer, X_test, y_test, dense, score_classes), score_classes)
-    events.emit(EVAL, samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
-                rows=int(y_test.shape[0]), final=True, train_elapsed_s=train_s)
-    return {
-        **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
-        "samples_per_s": samples / train_s if train_s > 0 else None, "monitor": cfg.monitor,
-        "recomputed_layers": getattr(trainer.model, "recomputed_layers", None),
-        "epoch_samples_per_s": epoch_rates,
-        "spill": spill_info,
-        "train_rows": train.n_rows, "test_rows": int(y_test.shape[0]), "features": n_features,
-        "regularisation": trainer.regularisation, "train_data_bytes": train_bytes, "model_bytes": trainer.model_bytes(),
-        **trainer.sparse_model(), "upcast": upcast,
-        "threads": {"requested": cfg.threads, "blas": threads_info, "os_threads": os_threads,
-                    "reader_thread": isinstance(train, StreamData) and train.reader_thread},
-        "data": info.to_dict(), "pid": os.getpid(),
-        **({"parallel": parallel_info} if parallel_info else {}),
-    }
+    return loop.final_result(
+        progress, train_s, score(X_test, y_test), int(y_test.shape[0]), events,
+        shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
+        train_rows=train.n_rows, features=prep.n_features, regularisation=trainer.regularisation,
+        train_data_bytes=train_bytes, model_bytes=trainer.model_bytes(), **trainer.sparse_model(), upcast=upcast,
+        threads={"requested": cfg.threads, "blas": threads_info, "os_threads": loop.os_threads(),
+                 "reader_thread": isinstance(train, StreamData) and train.reader_thread},
+        data=prep.info.to_dict(), parallel=parallel_info)
 
 
 def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:

@@ -154,3 +154,25 @@ def test_data_make_writes_the_same_bytes_as_scikit_learn(tmp_path):
     for X, y in iter_synthetic("sparse-text", 25_000, 3000, 12, 9):
         dump_svmlight_file(X, y, ref, zero_based=False)
     assert (tmp_path / "a.svm").read_bytes() == ref.getvalue()
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_lean_memory_mode_loads_only_numpy_and_trains_as_the_classic_memory_path(tmp_path, shuffle):
+    from svmcore.data.files import make_dataset
+
+    make_dataset("sparse-text", rows=6000, features=5000, nnz_per_row=20, seed=1, out=str(tmp_path / "d.svm"))
+    knobs = {"mode": "memory", "precision": "float32", "shuffle": shuffle}
+    lean, modules = _run_worker(tmp_path, "lean", parser="native", solver="native", **knobs)
+    assert lean["status"] == "completed", lean
+    assert lean["summary"]["lean"] is True and lean["summary"]["train_data_bytes"] > 0
+    heavy = [m for m in modules if m.split(".")[0] in ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl",
+                                                        "pandas", "joblib")]
+    assert heavy == [], heavy
+    # the classic memory path on the same rows (scikit-learn's parser, the native solver): same order, same model
+    classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", **knobs)
+    assert "sklearn" in {m.split(".")[0] for m in modules} and classic["summary"]["lean"] is False
+    for key in ("accuracy", "balanced_accuracy", "samples", "batches", "test_rows", "train_rows", "nonzero_weights"):
+        assert lean["summary"][key] == classic["summary"][key], key
+    for s in (lean["summary"], classic["summary"]):  # the report's keys, the same in both configurations
+        assert s["threads"]["os_threads"] >= 1 and s["threads"]["reader_thread"] is False
+        assert set(s) == set(classic["summary"])

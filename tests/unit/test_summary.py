@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from svmcore.engine.summary import MemorySample, build_summary, phase_spans
+from svmcore.engine.summary import MemorySample, RunEnd, build_summary, phase_spans
 from svmcore.spec.events import (
     DATA,
     EVAL,
@@ -88,9 +88,9 @@ def completed_samples():
 def summarise(events, samples, status=RunStatus.COMPLETED, error=None, last_phase="evaluate",
               cap_kind="rlimit", cap_bytes=512 * MiB, exit_info=None, wall_s=2.5, sample_hz=50):
     outcome = next((e for e in reversed(events) if e["kind"] == OUTCOME), None)
-    return build_summary(7, status, None, events, samples, phase_spans(events), outcome, error, last_phase,
-                         cap_kind, cap_bytes, exit_info if exit_info is not None else {"code": 0}, wall_s,
-                         sample_hz)
+    return build_summary(RunEnd(7, status, events, samples, phase_spans(events), outcome, error, last_phase,
+                                cap_kind, cap_bytes, exit_info if exit_info is not None else {"code": 0}, wall_s,
+                                sample_hz))
 
 
 # ---------------------------------------------------------------- phase_spans
@@ -303,8 +303,8 @@ def test_killed_in_imports_the_floor_comes_from_the_samples():
 
 
 def test_a_run_that_measured_nothing():
-    summary = build_summary(9, RunStatus.LOST, None, [], [], [], None, {"type": "Lost", "message": "m"}, None,
-                            "none", None, {"code": None}, 0.0, 50)
+    summary = build_summary(RunEnd(9, RunStatus.LOST, [], [], [], None, {"type": "Lost", "message": "m"}, None,
+                                   "none", None, {"code": None}, 0.0, 50))
     assert summary == {
         "run_id": 9, "status": "lost", "peak_rss_mb": None, "peak_rss_source": SOURCE, "peak_sampled_mb": None,
         "sample_hz": 50, "n_samples": 0, "wall_s": 0.0, "train_s": None, "samples_per_s": None,
@@ -316,8 +316,8 @@ def test_a_run_that_measured_nothing():
 
 def test_the_outcome_peak_alone_is_the_exact_peak():
     outcome = {"kind": OUTCOME, "status": "failed", "summary": None, "peak_rss_bytes": 64 * MiB}
-    summary = build_summary(1, RunStatus.FAILED, None, [outcome], [], [], outcome, None, None, "none", None,
-                            {"code": 1}, 1.0, 50)
+    summary = build_summary(RunEnd(1, RunStatus.FAILED, [outcome], [], [], outcome, None, None, "none", None,
+                                   {"code": 1}, 1.0, 50))
     assert summary["peak_rss_mb"] == 64.0
 
 
@@ -378,7 +378,7 @@ def test_run_summary_from_dict_leaves_its_input_alone():
 
 def test_a_data_parallel_summary_gives_all_processes_and_the_largest_worker_beside_the_coordinator():
     from svmcore.cli.run import describe
-    from svmcore.engine.summary import build_summary
+    from svmcore.engine.summary import RunEnd, build_summary
     from svmcore.store.records import RunSummary
     from svmcore.store.sqlite import RunStatus
 
@@ -387,8 +387,8 @@ def test_a_data_parallel_summary_gives_all_processes_and_the_largest_worker_besi
                           {"worker": 2, "peak_rss_mb": 255.9, "peak_exact": True, "rows": 1200}]}
     outcome = {"kind": "outcome", "status": "completed", "summary": {"parallel": par},
                "peak_rss_bytes": int(168.0 * 2**20)}
-    s = build_summary(1, RunStatus.COMPLETED, None, [outcome], [], [], outcome, None, None, "none", None, {},
-                      10.0, 50)
+    s = build_summary(RunEnd(1, RunStatus.COMPLETED, [outcome], [], [], outcome, None, None, "none", None, {},
+                             10.0, 50))
     assert (s["peak_all_processes_mb"], s["peak_largest_worker_mb"], s["peak_largest_worker"],
             s["peak_coordinator_mb"]) == (679.6, 300.0, 1, 168.0)
     assert "sampled" in s["peak_all_processes_source"] and s["peak_largest_worker_source"] == "exact (VmHWM)"

@@ -1,0 +1,162 @@
+"""The one training loop: passes over a run's batches with progress events, live
+evaluation on a held-out sample, gc and test-only fault injection, and what a run
+reports at its end (``TrainResult``). Both worker configurations use it: the classic
+one (scipy and scikit-learn loaded, any model) and the lean one (numpy and the native
+library only). numpy and the standard library only, so the lean floor stays low."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+
+from svmcore.data.sources import DataInfo, Source, check_trainable, scan
+from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.events import EVAL, PROGRESS
+from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
+from svmcore.worker.result import TrainResult
+
+Score = Callable[[object, np.ndarray], dict]  # (rows, labels or codes) -> spec.scores.scores
+
+
+@dataclass
+class Scanned:
+    """A run's data as scanned: the training source and the test file's, pinned."""
+
+    source: Source
+    info: DataInfo
+    n_features: int  # the wider of the two
+    test_source: Source | None = None
+    test_info: DataInfo | None = None
+
+    @property
+    def read_sources(self) -> list:
+        """The file sources this run reads: checked again when training ends."""
+        return [self.source] + ([self.test_source] if self.test_source is not None else [])
+
+    def check_unchanged(self) -> None:
+        """Trained on the files as scanned, to the end (no line torn by a writer since)."""
+        for src in self.read_sources:
+            src.check_unchanged()
+
+
+def scan_sources(cfg: RunConfig, cache_dir: str) -> Scanned:
+    """Scan (or read the cached scan of) the data and the test file; refuse data that cannot train."""
+    source = Source(cfg)
+    source.during = "training"
+    info = scan(source, cache_dir)  # pins the file: every later read checks it is unchanged
+    out = Scanned(source, info, info.features)
+    if cfg.test_file:
+        out.test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
+        out.test_source.during = "training"
+        out.test_info = scan(out.test_source, cache_dir)
+        out.n_features = max(out.n_features, out.test_info.features)
+    check_trainable(info, cfg)
+    return out
+
+
+@dataclass
+class Progress:
+    """What training has done so far, and how it tells the events."""
+
+    events: object
+    epochs: int
+    total: int  # samples of all passes
+    monitor: str
+    samples: int = 0
+    batches: int = 0
+    epoch_rates: list = field(default_factory=list)  # samples/s of each pass
+    t_train: float = field(default_factory=time.monotonic)
+    last_progress: float = 0.0
+    last_eval: float = 0.0
+    evaluate: Callable[[], None] | None = None  # a live evaluation now, or None when not monitored
+
+    @property
+    def every_s(self) -> float | None:
+        return PROGRESS_EVERY_S.get(self.monitor)  # None: no progress events while training
+
+    def emit(self, epoch: int, **extra) -> None:
+        self.events.emit(PROGRESS, samples=self.samples, batches=self.batches, epoch=epoch + 1, epochs=self.epochs,
+                         total=self.total, train_elapsed_s=time.monotonic() - self.t_train, **extra)
+
+    def pass_done(self, epoch: int, rows: int, seconds: float) -> None:
+        """A pass of ``rows`` rows ended after ``seconds``: its rate, a progress event, a live evaluation."""
+        self.epoch_rates.append(rows / seconds if seconds > 0 else None)
+        if self.every_s is not None:
+            self.emit(epoch, epoch_samples_per_s=self.epoch_rates[-1])
+        if self.evaluate is not None:
+            self.evaluate()
+
+    @property
+    def train_s(self) -> float:
+        return time.monotonic() - self.t_train
+
+
+def live_evaluator(progress: Progress, score: Score, X_eval, y_eval) -> Callable[[], None]:
+    """A function that scores the live sample and emits an eval event."""
+    def evaluate_now() -> None:
+        sc = score(X_eval, y_eval)
+        progress.last_eval = time.monotonic()
+        progress.events.emit(EVAL, samples=progress.samples, accuracy=sc["accuracy"],
+                             balanced_accuracy=sc["balanced_accuracy"], rows=int(y_eval.shape[0]),
+                             train_elapsed_s=progress.last_eval - progress.t_train)
+    return evaluate_now
+
+
+def eval_sample_rows(seed: int, n_test: int) -> np.ndarray:
+    """The held-out rows scored live (sorted): the same sample in every configuration."""
+    return np.sort(np.random.default_rng([seed, 7]).permutation(n_test)[:EVAL_SAMPLE_ROWS])
+
+
+def train_passes(progress: Progress, batches_of: Callable[[int], Iterator], fit: Callable[[object, np.ndarray], None],
+                 gc_every: int, faults=None) -> None:
+    """``progress.epochs`` passes, each over ``batches_of(epoch)``, each batch given to ``fit``."""
+    every = progress.every_s
+    for epoch in range(progress.epochs):
+        if faults is not None:  # test-only fault injection: 'sleep:60@epoch2' waits before pass 2
+            faults.fire(f"epoch{epoch + 1}")
+        t_epoch, samples_epoch = time.monotonic(), progress.samples
+        for Xb, yb in batches_of(epoch):
+            fit(Xb, yb)
+            progress.samples += yb.shape[0]
+            progress.batches += 1
+            del Xb, yb
+            if gc_every and progress.batches % gc_every == 0:
+                gc.collect()
+            if every is None:
+                continue
+            now = time.monotonic()
+            if now - progress.last_progress >= every:
+                progress.emit(epoch)
+                progress.last_progress = now
+            if progress.evaluate is not None and now - progress.last_eval >= EVAL_EVERY_S:
+                progress.evaluate()
+        progress.pass_done(epoch, progress.samples - samples_epoch, time.monotonic() - t_epoch)
+
+
+def spill_report(spill) -> dict | None:
+    """What the spill did (and its files deleted), or None without one."""
+    if spill is None:
+        return None
+    info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed}
+    spill.discard()
+    return info
+
+
+def os_threads() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+
+
+def final_result(progress: Progress, train_s: float, final: dict, test_rows: int, events, **fields) -> TrainResult:
+    """The final eval event, and the run's result from the loop's counts, the final scores and ``fields``."""
+    events.emit(EVAL, samples=progress.samples, accuracy=final["accuracy"],
+                balanced_accuracy=final["balanced_accuracy"], rows=test_rows, final=True, train_elapsed_s=train_s)
+    return TrainResult(**final, samples=progress.samples, batches=progress.batches, train_s=train_s,
+                       samples_per_s=progress.samples / train_s if train_s > 0 else None,
+                       epoch_samples_per_s=progress.epoch_rates, monitor=progress.monitor, test_rows=test_rows,
+                       pid=os.getpid(), **fields)

@@ -1,0 +1,83 @@
+"""The batch type (svmcore.data.rows): CSR parts and class codes without scipy, whose row
+operations give the rows scipy's indexing gives, and whose shuffle buffer moves rows in
+the order of the classic path's (batches.pool_shuffle) with the same random draws."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmcore.data import batches, rows
+from svmcore.data.rows import Parts, Rows
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _csr(n: int, dtype=np.float64, seed: int = 0) -> sp.csr_matrix:
+    X = sp.random(n, 300, density=0.05, random_state=seed, format="csr", dtype=dtype)
+    X.indices = X.indices.astype(np.int32)
+    return X
+
+
+def _parts(X: sp.csr_matrix) -> Parts:
+    return Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
+
+
+def _dense(p: Parts, n_features: int = 300) -> np.ndarray:
+    return sp.csr_matrix((p.data, p.indices, p.indptr), shape=(p.n_rows, n_features)).toarray()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gather_take_slice_and_concat_give_scipys_rows(dtype):
+    X = _csr(500, dtype)
+    p = _parts(X)
+    pick = np.random.default_rng(1).permutation(500)[:123]
+    assert np.array_equal(_dense(p.gather(pick)), X[pick].toarray())
+    assert np.array_equal(_dense(p.take(pick)), X[pick].toarray())
+    assert p.gather(pick).data.dtype == dtype
+    assert np.array_equal(_dense(p.slice(100, 250)), X[100:250].toarray())
+    assert np.array_equal(_dense(p.slice(100, 250).from_zero()), X[100:250].toarray())
+    joined = rows.concat([p.slice(0, 100).from_zero(), p.slice(100, 500).from_zero()])
+    assert np.array_equal(_dense(joined), X.toarray())
+    pool = rows.Pool([p.slice(0, 100).from_zero(), p.slice(100, 500).from_zero()])
+    assert np.array_equal(_dense(pool.gather(pick)), X[pick].toarray())
+    assert np.array_equal(p.csr(300).toarray(), X.toarray())
+
+
+def test_rebatch_cuts_exact_batches_in_order():
+    X = _csr(1000)
+    p, codes = _parts(X), np.arange(1000) % 3
+    pieces = [(p.slice(a, b).from_zero(), codes[a:b]) for a, b in [(0, 7), (7, 300), (300, 301), (301, 1000)]]
+    out = list(rows.rebatch(pieces, 128))
+    assert all(isinstance(r, Rows) for r in out)
+    assert [r.codes.shape[0] for r in out] == [128] * 7 + [1000 - 7 * 128]
+    assert np.array_equal(np.concatenate([r.codes for r in out]), codes)
+    assert np.array_equal(np.vstack([_dense(r.X) for r in out]), X.toarray())
+
+
+@pytest.mark.parametrize("pool_rows", [100, 333, 5000])
+def test_the_shuffle_buffer_moves_rows_as_the_classic_one(pool_rows):
+    X = _csr(2000)
+    ids = np.arange(2000)
+    chunks = [(X[s:s + 250], ids[s:s + 250].astype(np.float64)) for s in range(0, 2000, 250)]
+    classic = np.concatenate([y for _, y in batches.pool_shuffle(iter(chunks), pool_rows,
+                                                                   np.random.default_rng(5))]).astype(np.int64)
+    p = _parts(X)
+    pieces = [(p.slice(s, s + 250).from_zero(), ids[s:s + 250]) for s in range(0, 2000, 250)]
+    out = list(rows.pool_shuffle(iter(pieces), pool_rows, np.random.default_rng(5), 64))
+    lean = np.concatenate([r.codes for r in out])
+    assert sorted(lean.tolist()) == list(range(2000)) and not np.array_equal(lean, ids)
+    assert np.array_equal(lean, classic)
+    assert np.array_equal(np.vstack([_dense(r.X) for r in out]), X[lean].toarray())
+
+
+def test_importing_the_batch_type_loads_no_scipy():
+    code = "import sys, svmcore.data.rows, svmcore.data.spill, svmcore.worker.loop; print('scipy' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), check=True)
+    assert proc.stdout.strip() == "False"
