@@ -103,7 +103,7 @@ def build_summary(run_id, status, cfg, events, samples, phases, outcome, error, 
     for key in ("train_rows", "test_rows", "features", "train_data_bytes", "model_bytes", "threads", "batches",
                 "epoch_samples_per_s", "spill", "f1", "f1_of", "baseline_accuracy", "per_class_recall", "confusion",
                 "shuffle", "monitor", "recomputed_layers", "nonzero_weights", "weights", "sparse_model_bytes", "upcast",
-                "parallel", "regularisation"):
+                "parallel", "regularisation", "model_export"):
         if key in worker:
             summary[key] = worker[key]
     if data_ev:
