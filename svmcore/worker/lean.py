@@ -514,8 +514,10 @@ def run(job: dict, events, phases) -> dict:
                 rows=int(test_codes.shape[0]), final=True, train_elapsed_s=train_s)
     model_bytes = model.w.nbytes + model.aw.nbytes + model.state.nbytes
     size = sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features)  # no copy of the weights
+    from svmcore.worker.model_export import save_model  # issue 21: export the model for serving
+    exported = save_model(job.get("run_dir"), model, cfg, classes, X_test)  # issue 21
     return {
-        **final, **size, "samples": samples, "shuffle": cfg.shuffle, "monitor": cfg.monitor,
+        **final, **size, **exported, "samples": samples, "shuffle": cfg.shuffle, "monitor": cfg.monitor,
         "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None,
         "epoch_samples_per_s": epoch_rates,

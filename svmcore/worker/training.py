@@ -312,8 +312,10 @@ def run(job: dict, events, phases) -> dict:
     final = scores(_confusion(trainer, X_test, y_test, dense, score_classes), score_classes)
     events.emit(EVAL, samples=samples, accuracy=final["accuracy"], balanced_accuracy=final["balanced_accuracy"],
                 rows=int(y_test.shape[0]), final=True, train_elapsed_s=train_s)
+    from svmcore.worker.model_export import save_model  # issue 21: export the model for serving
+    exported = save_model(job.get("run_dir"), trainer.model, cfg, trainer.classes, X_test)  # issue 21
     return {
-        **final, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
+        **final, **exported, "samples": samples, "shuffle": cfg.shuffle, "batches": batches, "train_s": train_s,
         "samples_per_s": samples / train_s if train_s > 0 else None, "monitor": cfg.monitor,
         "recomputed_layers": getattr(trainer.model, "recomputed_layers", None),
         "epoch_samples_per_s": epoch_rates,
