@@ -67,6 +67,15 @@ SECTIONS = [
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),
+    ("serve.md", "python bench/serve.py",
+     ("Train offline, serve light (issue 21): each linear solver's exported model served by `svmcore predict` in "
+      "a lean process (numpy and the native library), its exact peak and rows/s against the training run's, and "
+      "the model's bytes dense and sparse, float64 and float32.")),
+    ("memory-pool.md", "python bench/memory_pool.py",
+     ("A memory pool for batches (issue 21), measured before it is built in: reused batch buffers against fresh "
+      "arrays per batch on the lean path's loop, with the lean worker's malloc settings and glibc's defaults, with "
+      "and without malloc_trim. The pool saves nothing measurable (peaks within 0.2 MiB); the malloc settings "
+      "save about 5 MiB of peak and the RSS growth after the first epoch.")),
     ("fit.md", "python bench/fit.py",
      "The diagnosis loop (`fit`) from eight starting points that do not fit a budget: how often it ends within "
      "the budget, in how many runs, and what it gives up against the best fitting point of a small sweep."),

@@ -84,6 +84,12 @@ def body(live: bool) -> None:
         st.info(r.limits, icon=":material/info:")
     if r.pending:
         st.warning(f"**Not runnable yet**: {r.pending}.", icon=":material/construction:")
+    elif r.measured_by:  # no before/after pair of runs: its own benchmark's figures
+        measured = lab.learn.measured_by_bench(r)
+        st.caption(f"Measured by `python bench/{r.measured_by}.py` on the reference machine (exact peaks; see "
+                   "docs/benchmarks.md):" if measured else f"Not measured yet: `python bench/{r.measured_by}.py`.")
+        for line in measured:
+            st.markdown(f"- {line}")
     else:
         st.button(f"Measure {r.title.lower()} on this machine", key=f"learn_measure_{r.key}", on_click=_measure,
                   args=(r.key, size == "quick"), disabled=bool(pending))

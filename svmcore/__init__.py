@@ -11,6 +11,7 @@ below it (an import-linter contract in the tests keeps it so):
     engine    the parent side of a run: spawn, sample, cap, cancel, classify, recover
     store     durable run history (SQLite), typed records, export   | independent of
     worker    the child process: training loop, models, solvers      | each other
+    serve     an exported linear model's file, and the lean scoring process
     data      readers, compiled parser, synthetic data, sources, on-disk copies, batches
     spec      what a run is: knobs, validated config, errors, events, scores
 

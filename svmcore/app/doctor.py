@@ -56,6 +56,8 @@ NOT_FOR_ONE_RUN = {
     "compiled": "the compiled parser and solver trade memory for speed: they add about 100 MiB to the floor",
     "ddp": "data parallelism spreads the rows over several processes, each with its own floor and model copy; "
            "it does not lower one process's peak on this machine",
+    "serve": "serving a trained model in a lean process lowers the memory of scoring, not of training: the "
+             "training run's own peak is what it was",
 }
 
 

@@ -29,6 +29,11 @@ def _load(name: str, results_dir: str | None) -> dict | None:
         return None
 
 
+def bench_reference(name: str, results_dir: str | None = None) -> dict | None:
+    """``bench/results/NAME.json`` (made by ``python bench/NAME.py``); None if absent."""
+    return _load(name + ".json", results_dir)
+
+
 def remedies_reference(results_dir: str | None = None) -> dict | None:
     """``bench/results/remedies.json`` (made by ``python bench/remedies.py``): the machine,
     when, and each remedy's before/after per experiment; None if absent."""

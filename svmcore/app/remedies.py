@@ -92,6 +92,7 @@ class Remedy:
     moves_to_file: bool = False  # moves memory from anonymous to file-backed pages (memmap)
     shows_model: bool = False  # its lessons give the model's nonzero weights and sparse size
     shows_upcast: bool = False  # its lessons give what the float16 upcast cost per batch
+    measured_by: str | None = None  # a remedy that is no before/after pair of runs: its benchmark (bench/NAME.py)
 
     @property
     def runnable(self) -> bool:
@@ -328,6 +329,25 @@ REMEDIES: tuple[Remedy, ...] = (
                        {"parser": "numba", "solver": "numba"}, why="where parsing text is the bottleneck")),
            knobs=("parser", "solver"), in_advice=False),
 )
+
+SERVE = Remedy(
+    "serve", "Train offline, serve light",
+    "Trains in the full process as before, then exports the linear model (sparse where that is smaller, float32 "
+    "where no checked prediction changes) and scores new rows with `python -m svmcore predict --model RUN_ID "
+    "--data FILE` in a separate process that loads only numpy and the native library.",
+    "Scoring needs the weights and one block of parsed rows: not the training data, the optimiser's state "
+    "(averaged SGD's second copy of the weights, FTRL's z and n), scikit-learn, scipy or numba. The serving "
+    "process's floor is Python and numpy; the model is a few MiB at most (one float32 per column, or an index "
+    "and a value per nonzero weight).",
+    "An export at the end of every linear run (one weight-sized float64 copy while it is written, a few MiB on "
+    "disk in the run's folder); svmlight input only; a second process to run.",
+    "no figure given", None, (),
+    in_advice=True, measured_by="serve",
+    limits="Linear SVMs only (every solver: scikit-learn, numba, native, FTRL). Kernel-approx, the MLPs and the "
+           "exact kernel SVM are not exportable yet: their runs say so, and predict refuses them. The serving "
+           "process reads svmlight files (a run trained on raw text cannot be served).")
+
+REMEDIES = REMEDIES + (SERVE,)
 
 ADVICE = tuple(r for r in REMEDIES if r.in_advice)
 

@@ -380,6 +380,42 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
     return row
 
 
+def served_row(remedy, bench: dict | None) -> dict:
+    """The claims row of a remedy its own benchmark measures (``remedy.measured_by``), from
+    that benchmark's committed figures (bench/results/serve.json: per solver the training
+    run's and the serving process's exact peaks, rows/s and the model's bytes)."""
+    row = dict.fromkeys(CLAIMS_COLUMNS, "–")
+    row.update({"remedy": remedy.title, "the advice claims": remedy.claim})
+    runs = (bench or {}).get("runs") or []
+    if not runs:
+        return {**row, "verdict": f"not measured yet (python bench/{remedy.measured_by}.py)"}
+    train = [x["train_peak_mb"] for x in runs]
+    served = [x["serve_peak_mb"] for x in runs]
+    row.update({
+        "setup": f"each linear solver, {bench['rows']:,} sparse-text rows, serving {bench['test_rows']:,}",
+        "run's exact peak (MiB)": f"trained {min(train):,.0f}–{max(train):,.0f} → served {min(served):,.0f}–"
+                                  f"{max(served):,.0f}",
+        "speed (samples/s)": f"serving {_k(min(x['serve_rows_per_s'] for x in runs))}–"
+                             f"{_k(max(x['serve_rows_per_s'] for x in runs))} rows/s",
+        "accuracy (balanced)": ("served = trained, every solver" if all(
+            x["serve_accuracy"] == x["train_accuracy"] for x in runs) else "served ≠ trained for some solver"),
+        "verdict": "model " + ", ".join(f"{x['solver']} {x['model_bytes'] / MiB:.2f} MiB ({x['storage']} {x['dtype']})"
+                                        for x in runs),
+        "measured on": "reference machine"})
+    return row
+
+
+def served_lessons(bench: dict | None) -> list[str]:
+    """One sentence per solver: trained in, serves in, model size and speed (exact peaks)."""
+    return [f"{x['solver']}: trained in {x['train_peak_mb']:,.0f} MiB, serves in {x['serve_peak_mb']:,.0f} MiB "
+            f"(its floor {x['serve_floor_mb']:,.0f}), {x['model_bytes'] / MiB:.2f} MiB model ({x['storage']} "
+            f"{x['dtype']}, {x['nonzero_weights']:,} nonzero weights); {x['serve_rows_per_s']:,.0f} rows/s served "
+            f"against {x['train_samples_per_s']:,.0f} trained; accuracy {x['serve_accuracy']:.4f}"
+            + (" as in training" if x["serve_accuracy"] == x["train_accuracy"] else
+               f" (training's {x['train_accuracy']:.4f})")
+            for x in (bench or {}).get("runs") or []]
+
+
 def _short_arrow(before: float | None, after: float | None) -> str:
     return "–" if before is None or after is None else f"{before:,.0f} → {after:,.0f}{_change(_pct(before, after))}"
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m svmcore run|sweep|estimate|recommend|calibrate|data|knobs|runs|doctor|fit``.
+"""Command line: ``python -m svmcore run|sweep|estimate|recommend|calibrate|predict|data|knobs|runs|doctor|fit``.
 
 One module per subcommand, each with ``add_parser(subparsers)``; nothing imports this
 package. Run flags are generated from the knob registry. Exit status of ``run``:
@@ -11,7 +11,7 @@ import logging
 import sqlite3
 import sys
 
-from svmcore.cli import data, doctor, fit, knobs, predict, run, runs, sweep
+from svmcore.cli import data, doctor, fit, knobs, predict, run, runs, serve, sweep
 from svmcore.cli.common import (
     EXIT_BAD_INPUT,
     _log_to_stderr,
@@ -23,7 +23,7 @@ from svmcore.spec.errors import SvmcoreError
 from svmcore.store.sqlite import StoreError
 
 log = logging.getLogger(__name__)
-COMMANDS = (run, sweep, predict, data, knobs, runs, doctor, fit)
+COMMANDS = (run, sweep, predict, serve, data, knobs, runs, doctor, fit)
 
 
 def build_parser() -> _Parser:

@@ -17,6 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
+from svmcore.data.hashing import hashed_columns
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from svmcore.data.synthetic import iter_synthetic
@@ -76,13 +77,8 @@ class DataInfo:
 def hash_features(X: sp.csr_matrix | np.ndarray, bits: int) -> sp.csr_matrix:
     """Fold columns into 2^bits hashed columns (signed, so collisions cancel on average)."""
     X = sp.csr_matrix(X) if not sp.issparse(X) else X
-    n = 1 << bits
-    idx = X.indices.astype(np.uint64)
-    h = (idx + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
-    h ^= h >> np.uint64(32)
-    cols = (h & np.uint64(n - 1)).astype(np.int32)
-    sign = np.where((h >> np.uint64(40)) & np.uint64(1), -1.0, 1.0)
-    out = sp.csr_matrix((X.data * sign, cols, X.indptr.copy()), shape=(X.shape[0], n))
+    cols, sign = hashed_columns(X.indices, bits)
+    out = sp.csr_matrix((X.data * sign, cols, X.indptr.copy()), shape=(X.shape[0], 1 << bits))
     out.sum_duplicates()
     out.indices = out.indices.astype(np.int32, copy=False)
     return out

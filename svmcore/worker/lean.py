@@ -33,6 +33,7 @@ from svmcore.spec.events import DATA, LOADED
 from svmcore.spec.knobs import MAX_FEATURES
 from svmcore.spec.scores import confusion, scores
 from svmcore.worker import loop
+from svmcore.worker.model_export import save_model
 from svmcore.worker.model_size import sparse_model_size
 from svmcore.worker.native_sgd import NativeSGD
 from svmcore.worker.result import TrainResult
@@ -359,4 +360,4 @@ def run(job: dict, events, phases) -> TrainResult:
         shuffle=cfg.shuffle, spill=spill_info, train_rows=n_train, features=n_features,
         regularisation=regularisation(cfg, n_train), train_data_bytes=train_bytes,
         model_bytes=model.w.nbytes + model.aw.nbytes + model.state.nbytes, threads=threads,
-        data=info.to_dict(), lean=True)
+        data=info.to_dict(), lean=True, **save_model(job.get("run_dir"), model, cfg, classes, X_test))

@@ -45,6 +45,7 @@ class TrainResult:
     nonzero_weights: int | None = None
     weights: int | None = None
     sparse_model_bytes: int | None = None
+    model_export: dict | None = None  # what svmcore.worker.model_export wrote for serving, or why not
     data: dict | None = field(default=None, **_NOT_REPORTED)  # the summary takes it from the data event
     pid: int | None = field(default=None, **_NOT_REPORTED)
     lean: bool = field(default=False, **_NOT_REPORTED)  # the lean configuration (numpy and the native library only)

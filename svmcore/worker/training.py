@@ -27,6 +27,7 @@ from svmcore.spec.events import DATA, LOADED, TRANSFORMED
 from svmcore.spec.monitor import live_evaluation
 from svmcore.spec.scores import confusion, scores
 from svmcore.worker import loop
+from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.worker.result import TrainResult
 
@@ -314,7 +315,8 @@ def run(job: dict, events, phases) -> TrainResult:
         train_data_bytes=train_bytes, model_bytes=trainer.model_bytes(), **trainer.sparse_model(), upcast=upcast,
         threads={"requested": cfg.threads, "blas": threads_info, "os_threads": loop.os_threads(),
                  "reader_thread": isinstance(train, StreamData) and train.reader_thread},
-        data=prep.info.to_dict(), parallel=parallel_info)
+        data=prep.info.to_dict(), parallel=parallel_info,
+        **save_model(job.get("run_dir"), trainer.model, cfg, trainer.classes, X_test))
 
 
 def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:

@@ -30,7 +30,7 @@ MiB = 2**20
 ADVICE_TITLES = ["Smaller batches", "Sparse representation", "Gradient checkpointing", "Streaming from disk",
                  "Mixed precision (FP16)", "Turning off logging and visualisation callbacks", "Fewer threads",
                  "Periodic gc.collect()", "Memory-mapped files (memmap)", "Distributed data parallel",
-                 "Feature hashing", "FTRL instead of SGD"]
+                 "Feature hashing", "FTRL instead of SGD", "Train offline, serve light"]
 
 
 # ---------------------------------------------------------------- the registry
@@ -54,7 +54,7 @@ def test_remedies_being_built_say_so_and_cannot_be_run():
 
 def test_every_runnable_remedy_has_the_default_setup_as_a_base():
     for r in REMEDIES:
-        if r.pending:
+        if r.pending or r.measured_by:  # measured_by: no pair of runs, its own benchmark measures it
             continue
         defaults = [e for e in r.experiments if e.default_setup]
         assert defaults, r.key

@@ -1,0 +1,116 @@
+"""Serve a run's exported model: find it, score a file in a lean child process
+(``python -m svmcore.serve``), and set the child's exact peak beside the training
+run's.
+
+The child's peak is its own kernel high-water mark (VmHWM, read by the child itself at
+the end: ``wait4``'s ``ru_maxrss`` would start from this process's RSS, see
+``engine.summary``), so the figure is the serving process's alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from svmcore.engine.process import PACKAGE_PARENT
+from svmcore.serve.model_file import MODEL_DIR, read_meta
+from svmcore.spec.errors import DataError, SvmcoreError
+from svmcore.store.sqlite import Store
+
+MiB = 2**20
+
+
+class ServeError(SvmcoreError):
+    """A run that cannot be served (unknown, unfinished, no model)."""
+
+
+def model_of(store: Store, run_id: int) -> tuple[str, dict]:
+    """(model folder, its model.json) of run ``run_id``, or a ServeError saying why not."""
+    rec = store.get_run(run_id)
+    if rec is None:
+        raise ServeError(f"no run with id {run_id}")
+    export = (rec.summary or {}).get("model_export") or {}
+    if not rec.status.is_finished():
+        raise ServeError(f"run {run_id} is still {rec.status.value}; serve it when it has finished")
+    folder = os.path.join(rec.run_dir, MODEL_DIR) if rec.run_dir else None
+    if folder is None or not os.path.isdir(folder):
+        why = (export.get("reason") if export.get("exported") is False else
+               f"it ended {rec.status.value}" if rec.status.value != "completed" else
+               "it was trained before models were exported, or its folder was removed")
+        raise ServeError(f"run {run_id} has no exported model: {why}")
+    return folder, read_meta(folder)
+
+
+def serve(home: str, run_id: int, data: str, out: str | None = None, scores: bool = False,
+          list_modules: bool = False) -> dict:
+    """Score ``data`` with run ``run_id``'s model in a child process; predictions to
+    ``out`` (None: this process's stdout). Returns the child's summary (rows/s, accuracy,
+    exact peak and floor), the model's sizes and the training run's peak and speed."""
+    store = Store(home)
+    folder, meta = model_of(store, run_id)
+    if not os.path.isfile(data):
+        raise DataError("no such file" if not os.path.exists(data) else "is not a file", data)
+    rec = store.get_run(run_id)
+    with tempfile.TemporaryDirectory(prefix="svmcore-serve-") as tmp:
+        job = {"model": folder, "data": os.path.abspath(data), "out": os.path.abspath(out) if out else None,
+               "scores": scores, "result": os.path.join(tmp, "result.json"), "list_modules": list_modules}
+        with open(os.path.join(tmp, "job.json"), "w") as f:
+            json.dump(job, f)
+        t0 = time.monotonic()
+        with open(os.path.join(tmp, "stderr.txt"), "wb") as err:
+            proc = subprocess.run([sys.executable, "-m", "svmcore.serve", os.path.join(tmp, "job.json")],
+                                  stdin=subprocess.DEVNULL, stdout=None if out is None else subprocess.DEVNULL,
+                                  stderr=err, env=_child_env())
+        wall_s = time.monotonic() - t0
+        result = _result(job["result"], proc.returncode, os.path.join(tmp, "stderr.txt"))
+    if not result.pop("ok"):
+        if result["type"] == "BrokenPipeError":
+            raise BrokenPipeError(result["error"])
+        raise (DataError if result["type"] in ("DataError", "DataChangedError") else ServeError)(result["error"])
+    trained = rec.summary or {}
+    return {**result, "run_id": run_id, "wall_s": wall_s, "peak_mb": result["peak_bytes"] / MiB,
+            "floor_mb": result["floor_bytes"] / MiB,
+            "peak_source": "the serving process's kernel high-water mark (VmHWM): exact",
+            "model": {k: meta.get(k) for k in ("solver", "loss", "storage", "dtype", "width", "vectors",
+                                               "nonzero_weights", "model_bytes", "sizes", "check")},
+            "training": {"peak_rss_mb": trained.get("peak_rss_mb"), "samples_per_s": trained.get("samples_per_s"),
+                         "accuracy": trained.get("accuracy"), "floor_mb": trained.get("floor_mb")}}
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _result(path: str, returncode: int, stderr_path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        with open(stderr_path, "rb") as f:
+            tail = f.read()[-2000:].decode(errors="replace").strip().splitlines()
+        raise ServeError(f"the scoring process failed (exit {returncode}): "
+                         f"{tail[-1] if tail else 'no message'}") from None
+
+
+def text(s: dict) -> str:
+    """The summary in a few lines."""
+    m, t = s["model"], s["training"]
+    acc = f", accuracy {s['accuracy']:.4f}" if s.get("accuracy") is not None else ""
+    lines = [f"scored {s['rows']:,} rows in {s['score_s']:.2f} s ({s['rows_per_s']:,.0f} rows/s){acc}"]
+    if s.get("accuracy_note"):
+        lines.append(f"  note: {s['accuracy_note']}")
+    trained = (f"trained in {t['peak_rss_mb']:.0f} MiB, " if t.get("peak_rss_mb") else "")
+    lines.append(f"{trained}serves in {s['peak_mb']:.0f} MiB (exact peaks; serving floor {s['floor_mb']:.0f} MiB), "
+                 f"{m['model_bytes'] / MiB:.3g} MiB model ({m['storage']} {m['dtype']}, "
+                 f"{m['nonzero_weights']:,} of {m['width'] * m['vectors']:,} weights nonzero)")
+    chk = (m.get("check") or {}).get("float32_vs_float64") or {}
+    if m["dtype"] == "float64" and chk.get("changed_predictions"):
+        lines.append(f"  kept float64: float32 weights changed {chk['changed_predictions']} of "
+                     f"{m['check']['rows']} checked predictions")
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Export a trained linear model for serving (``svmcore.serve.model_file``'s format).
+
+Called once at the end of a run, in the worker, while the model and the held-out rows
+are still there. The coefficients are read through the model's ``coef_`` and
+``intercept_`` (scikit-learn's, and the compiled solvers' which fold in the weight
+scale and the running average, or compute FTRL's weights from z and n): one
+weight-sized float64 copy, for the time of the export. The export picks the smallest
+layout that loses nothing:
+
+- sparse (column, value) pairs when they take fewer bytes than the dense vector (FTRL
+  with L1 leaves most weights at zero; SGD's hinge steps touch every column seen);
+- float32 values when, on the first ``CHECK_ROWS`` held-out rows, no prediction changes
+  against float64; float64 otherwise (the check says how many would have).
+
+It also scores those rows with the exported weights and records the difference from the
+training process's own scores, so the serving side's numbers can be traced to training.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+
+from svmcore.serve import model_file
+from svmcore.spec.config import RunConfig
+
+log = logging.getLogger(__name__)
+
+CHECK_ROWS = 2000
+EXPORTABLE = ("linear-svm",)
+
+
+def not_exportable(cfg: RunConfig) -> str | None:
+    """Why a run's model cannot be exported, or None."""
+    if cfg.model not in EXPORTABLE:
+        return (f"{cfg.model} models are not exportable yet: only linear-svm is (kernel-approx would need its "
+                "fitted transformer in the serving process)")
+    if not cfg.is_builtin:
+        from svmcore.data.readers import sniff_format
+        if sniff_format(cfg.dataset) == "text":
+            return "trained on raw text (tokens hashed while reading): the serving process reads svmlight rows only"
+    return None
+
+
+def _parts(rows):
+    """(data, indices int32, indptr int64) of the first ``CHECK_ROWS`` rows of a scipy CSR
+    matrix, a dense array, CSR parts, or held-out rows left on disk (``.slice``), without
+    importing scipy."""
+    if hasattr(rows, "slice"):
+        rows = rows.slice(0, min(CHECK_ROWS, rows.n_rows))
+    if isinstance(rows, tuple):
+        data, indices, indptr = rows[:3]
+        indptr = indptr[:CHECK_ROWS + 1]
+    elif hasattr(rows, "indptr"):
+        rows = rows[:CHECK_ROWS]
+        data, indices, indptr = rows.data, rows.indices, rows.indptr
+    else:
+        dense = np.atleast_2d(np.asarray(rows))[:CHECK_ROWS]
+        nz = dense != 0
+        indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))])
+        indices, data = np.nonzero(nz)[1], dense[nz]
+    indptr = np.asarray(indptr, np.int64)
+    lo = int(indptr[0])
+    return (np.asarray(data[lo:int(indptr[-1])], np.float64), np.asarray(indices[lo:int(indptr[-1])], np.int32),
+            indptr - lo)
+
+
+def _compare(model: model_file.LinearModel, parts, reference: np.ndarray) -> dict:
+    scores = model.scores(*parts)
+    changed = int((model.predict_codes(scores) != model.predict_codes(reference)).sum())
+    diff = float(np.abs(scores - reference).max()) if scores.size else 0.0
+    return {"changed_predictions": changed, "max_score_diff": diff, "scores": scores}
+
+
+def _check(coef: np.ndarray, intercept: np.ndarray, classes, width: int, own: np.ndarray, parts) -> dict:
+    """The exported weights' scores on the check rows, in float64 and float32, against the
+    training process's own scores ``own``."""
+    meta = {"input_precision": "float64"}  # the check rows are in compute form already
+    m64 = model_file.LinearModel(meta, np.asarray(classes), intercept, width, coef=coef)
+    as64 = _compare(m64, parts, own)
+    m32 = model_file.LinearModel(meta, np.asarray(classes), intercept, width, coef=coef.astype(np.float32))
+    as32 = _compare(m32, parts, as64["scores"])
+    return {"rows": int(parts[2].shape[0] - 1),
+            "vs_training": {k: as64[k] for k in ("changed_predictions", "max_score_diff")},
+            "float32_vs_float64": {k: as32[k] for k in ("changed_predictions", "max_score_diff")}}
+
+
+def _arrays(coef: np.ndarray, dtype, sparse: bool) -> dict:
+    if not sparse:
+        return {"coef": coef.astype(dtype)}
+    cols = [np.flatnonzero(c) for c in coef]
+    return {"indptr": np.concatenate([[0], np.cumsum([c.shape[0] for c in cols])]).astype(np.int64),
+            "indices": np.concatenate(cols).astype(np.int32),
+            "values": np.concatenate([c[k] for c, k in zip(coef, cols)]).astype(dtype)}
+
+
+def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
+    coef = np.atleast_2d(np.asarray(model.coef_, dtype=np.float64))
+    intercept = np.asarray(model.intercept_, dtype=np.float64).ravel()
+    nvec, width = coef.shape
+    parts = _parts(check_rows)
+    # the training process's own scores, on the rows in the form the run scored them
+    own_input = parts if hasattr(check_rows, "slice") or isinstance(check_rows, tuple) else check_rows[:CHECK_ROWS]
+    own = np.asarray(model.decision_function(own_input), np.float64).reshape(-1, nvec)
+    check = _check(coef, intercept, classes, width, own, parts)
+    nnz = int(np.count_nonzero(coef))
+    sizes = {f"{layout}_{name}": model_file.weight_bytes(nvec, width, nnz, size, layout == "sparse")
+             for layout in ("dense", "sparse") for name, size in (("float64", 8), ("float32", 4))}
+    float32 = check["float32_vs_float64"]["changed_predictions"] == 0
+    dtype = "float32" if float32 else "float64"
+    sparse = sizes[f"sparse_{dtype}"] < sizes[f"dense_{dtype}"]
+    arrays = _arrays(coef, np.float32 if float32 else np.float64, sparse)
+    del coef
+    meta = {"model": cfg.model, "solver": cfg.solver, "loss": "logistic" if cfg.solver == "ftrl" else "hinge",
+            "classes": np.asarray(classes).tolist(), "width": width, "vectors": nvec,
+            "storage": "sparse" if sparse else "dense", "dtype": dtype, "intercept": intercept.tolist(),
+            "nonzero_weights": nnz, "hashing_bits": cfg.hashing_bits, "input_precision": cfg.precision,
+            "dataset": cfg.dataset, "model_bytes": sizes[f"{'sparse' if sparse else 'dense'}_{dtype}"],
+            "sizes": sizes, "check": check}
+    arrays[model_file.CHECK_SCORES[:-4]] = own
+    folder = model_file.write(run_dir, meta, arrays)
+    return {"exported": True, "folder": folder, **{k: meta[k] for k in (
+        "storage", "dtype", "model_bytes", "sizes", "nonzero_weights", "check")}}
+
+
+def save_model(run_dir: str | None, model, cfg: RunConfig, classes, check_rows) -> dict:
+    """Export ``model`` into ``run_dir/model/``; ``check_rows``: held-out rows in the form
+    the model was scored on (scipy CSR, dense array, CSR parts or rows on disk).
+    Returns ``{"model_export": {...}}`` for the run's summary (what was written, or why
+    not); a failed write is logged and reported there, and never fails the run."""
+    if not run_dir:
+        return {}
+    why = not_exportable(cfg)
+    if why:
+        return {"model_export": {"exported": False, "reason": why}}
+    try:
+        return {"model_export": _export(run_dir, model, cfg, classes, check_rows)}
+    except OSError as e:
+        log.warning("the model of %s could not be exported: %s", run_dir, e)
+        return {"model_export": {"exported": False, "reason": f"the export could not be written ({e})"}}
