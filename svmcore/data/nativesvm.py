@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from svmcore.data import native
+from svmcore.data.native import binding
 from svmcore.data.svmlight_lines import Block, BlockError, ParsedBlock, iter_blocks, iter_parsed, scan_block
 
 __all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blocks", "ParsedBlock",
@@ -40,7 +40,6 @@ def _parse(buf, max_features: int) -> Block:
     max_features = int(max_features)
     if not 1 <= max_features <= 2**31:
         raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
-    lib = native.lib()
     arr = _as_u8(buf)
     n = arr.shape[0]
     # Upper bounds instead of a counting pass (which cost as much as the parse): a pair takes at
@@ -55,16 +54,14 @@ def _parse(buf, max_features: int) -> Block:
     y = np.empty(row_cap, dtype=np.float64)
     # pos, nnz, rows, max_id, line_no, data_no, first_row_line
     state = np.empty(7, dtype=np.int64)
-    base = arr.ctypes.data
 
     def scan(at):
         state[:] = at
-        st = lib.svm_scan(base, n, max_features, data.ctypes.data, indices.ctypes.data, indptr.ctypes.data,
-                          y.ctypes.data, state.ctypes.data)
+        st = binding.scan(arr, max_features, data, indices, indptr, y, state)
         return st, tuple(int(v) for v in state)
 
     _, nnz, rows, max_id, line_no, _, first_row_line = scan_block(
-        arr, max_features, (data, indices, indptr, y), scan, lambda pos: lib.svm_find_newline(base, pos, n), stats)
+        arr, max_features, (data, indices, indptr, y), scan, lambda pos: binding.find_newline(arr, pos, n), stats)
     # views, not copies: the pages past the end were never written, so they hold no memory
     data, indices, y, indptr = data[:nnz], indices[:nnz], y[:rows], indptr[:rows + 1]
     return Block(data, indices, indptr, y, rows, max_id, first_row_line, line_no)
@@ -87,9 +84,7 @@ def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
                          ) -> Iterator[tuple[memoryview, int]]:
     """``(block, first_line)`` as ``fastsvm.iter_svmlight_blocks``: blocks cut after a
     newline, each in its own buffer, with the 1-based file line of its first line."""
-    lib = native.lib()
-    return iter_blocks(path, block_bytes, lambda arr, lo, hi: lib.svm_rfind_newline(arr.ctypes.data, lo, hi),
-                       lambda arr, hi: lib.svm_count_newlines(arr.ctypes.data, hi))
+    return iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines)
 
 
 def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
@@ -112,8 +107,7 @@ def write_rows(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, y: np.
         yf, yi = np.ascontiguousarray(y, dtype=np.float64), None
     cap = 64 * n + 48 * int(indptr[-1] - indptr[0]) + 64
     out = np.empty(cap, dtype=np.uint8)
-    got = native.lib().svm_write_rows(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data,
-                                      native.ptr(yf), native.ptr(yi), 0, n, out.ctypes.data, cap)
+    got = binding.write_rows(data, indices, indptr, yf, yi, 0, n, out)
     if got < 0:
         raise RuntimeError("svmlight writer: output buffer too small")
     return out[:got].tobytes()

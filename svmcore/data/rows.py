@@ -14,7 +14,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from svmcore.data import native
+from svmcore.data.native import binding
 
 
 class Parts(NamedTuple):
@@ -46,16 +46,7 @@ class Parts(NamedTuple):
 
     def gather(self, rows: np.ndarray) -> "Parts":
         """Rows ``rows`` (any order), copied into compact arrays by the native library."""
-        data, indices, indptr = self
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        lengths = indptr[rows + 1] - indptr[rows]
-        out_data = np.empty(int(lengths.sum()), data.dtype)
-        out_indices = np.empty(out_data.shape[0], np.int32)
-        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
-        native.lib().csr_gather(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
-                                rows.ctypes.data, rows.shape[0], out_data.ctypes.data, out_indices.ctypes.data,
-                                out_indptr.ctypes.data)
-        return Parts(out_data, out_indices, out_indptr)
+        return Parts(*binding.gather_rows(*self, rows))
 
     def take(self, rows: np.ndarray) -> "Parts":
         """Rows ``rows`` (any order) in the parts' own dtype, numpy only (float16 too, which
@@ -113,27 +104,14 @@ class Pool:
     """CSR parts held side by side, read by global row number without stacking them."""
 
     def __init__(self, parts: list):
-        self.parts = parts  # (data, indices, indptr from 0) each
-        self.lengths = np.array([p[2].shape[0] - 1 for p in parts], np.int64)
-        self.starts = np.concatenate([[0], np.cumsum(self.lengths)])
-        self.ptrs = [np.array([p[k].ctypes.data for p in parts], np.int64) for k in range(3)]
-        self.dtype = parts[0][0].dtype
+        self.parts = binding.PartsGather(parts)  # (data, indices, indptr from 0) each
+        self.starts = np.concatenate([[0], np.cumsum(self.parts.rows)])
+        self.dtype = self.parts.dtype
 
     def gather(self, rows: np.ndarray) -> Parts:
         rows = np.asarray(rows, np.int64)
         part = np.searchsorted(self.starts, rows, side="right") - 1
-        local = np.ascontiguousarray(rows - self.starts[part])
-        part = np.ascontiguousarray(part)
-        lib = native.lib()
-        out_indptr = np.empty(rows.shape[0] + 1, np.int64)
-        nnz = lib.csr_parts_indptr(self.ptrs[2].ctypes.data, part.ctypes.data, local.ctypes.data, rows.shape[0],
-                                   out_indptr.ctypes.data)
-        out_data = np.empty(nnz, self.dtype)
-        out_indices = np.empty(nnz, np.int32)
-        lib.csr_gather_parts(self.ptrs[0].ctypes.data, self.ptrs[1].ctypes.data, self.ptrs[2].ctypes.data,
-                             self.dtype.itemsize, part.ctypes.data, local.ctypes.data, rows.shape[0],
-                             out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
-        return Parts(out_data, out_indices, out_indptr)
+        return Parts(*self.parts.gather(part, rows - self.starts[part]))
 
 
 def rebatch(items, batch_size: int) -> Iterator[Rows]:

@@ -112,9 +112,3 @@ def lib() -> ctypes.CDLL:
     from svmcore.data.native import binding
 
     return binding.library()
-
-
-def ptr(a) -> int | None:
-    """The address of a numpy array's data (None for None), for the callers of ``lib()``
-    not yet on the binding's wrappers."""
-    return None if a is None else a.ctypes.data
