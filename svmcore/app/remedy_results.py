@@ -18,6 +18,7 @@ from svmcore.spec.events import PHASES
 from svmcore.spec.knobs import defaults
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
+from svmcore.spec.choices import MLP_MODELS
 
 NO_SAVING_PCT = 2.0  # a change of the peak smaller than this is within run-to-run noise here
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
@@ -300,7 +301,7 @@ def setup_text(config: dict) -> str:
     parts += [f"{cfg.mode} mode", cfg.representation, cfg.precision, f"batch {cfg.batch_size:,}",
               f"{cfg.epochs} epoch{'s' if cfg.epochs > 1 else ''}"]
     if cfg.model != d["model"]:
-        parts.append(cfg.model + (f" ({cfg.hidden})" if cfg.model in ("mlp", "mlp-numpy") else ""))
+        parts.append(cfg.model + (f" ({cfg.hidden})" if cfg.model in MLP_MODELS else ""))
     if cfg.threads != d["threads"]:
         parts.append(f"{cfg.threads} threads")
     return ", ".join(parts)

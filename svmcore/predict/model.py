@@ -36,6 +36,7 @@ from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows,
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
+from svmcore.spec.choices import LINEAR_MODELS
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "evaluate")
@@ -338,7 +339,7 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
 def floor_key(cfg: RunConfig) -> str:
     if cfg.lean:
         return f"{cfg.model}+lean"
-    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in ("linear-svm", "kernel-approx"))
+    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in LINEAR_MODELS)
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
 
@@ -346,7 +347,7 @@ def floor_key(cfg: RunConfig) -> str:
 
 def time_family(cfg: RunConfig) -> str:
     """Runs whose per-sample and per-step costs are alike."""
-    if cfg.model in ("linear-svm", "kernel-approx") and cfg.solver in ("numba", "ftrl", "native"):
+    if cfg.model in LINEAR_MODELS and cfg.solver in ("numba", "ftrl", "native"):
         return f"{cfg.model}+{'numba' if cfg.solver == 'native' else cfg.solver}"  # numba and native run alike
     return cfg.model
 

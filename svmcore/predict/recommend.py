@@ -31,6 +31,7 @@ from svmcore.predict.model import Calibration, data_shape, predict
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, SvmcoreError
 from svmcore.spec.regularisation import regularisation
+from svmcore.spec.choices import LINEAR_MODELS
 
 SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sparse text)
     ("memory", "sklearn", "sklearn"): 2, ("memmap", "sklearn", "sklearn"): 3, ("stream", "sklearn", "sklearn"): 0,
@@ -48,7 +49,7 @@ SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sp
 
 def candidates(base: dict) -> list[RunConfig]:
     cfg0 = validate(base)
-    linear = cfg0.model in ("linear-svm", "kernel-approx")
+    linear = cfg0.model in LINEAR_MODELS
     modes = ["memory"] if cfg0.model == "kernel-svm" else ["memory", "memmap", "stream"]
     hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or (cfg0.features - 1).bit_length())]
     depth = len(cfg0.hidden_sizes)

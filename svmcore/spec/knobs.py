@@ -192,7 +192,7 @@ _KNOBS = [
               "distance of each other in the file) and the window of memory-mapped blocks shuffled "
               "together in memmap mode.",
          trades="A bigger buffer mixes rows from further apart (a file sorted by label needs it) and holds "
-                "that many more rows in memory.", applies_to=("linear-svm", "kernel-approx", "mlp", "mlp-numpy")),
+                "that many more rows in memory.", applies_to=MINIBATCH_MODELS),
     Knob("alpha", float, None, min=1e-9, max=10.0, optional=True,
          auto=f"chosen for the data: {AUTO_RULE_TEXT} for linear-svm and kernel-approx (measured in "
               f"bench/alpha.py), {MLP_ALPHA:g} for the MLPs",

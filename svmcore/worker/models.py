@@ -14,6 +14,7 @@ from svmcore.spec.config import RunConfig
 from svmcore.spec.regularisation import alpha_for, l2_for, regularisation
 from svmcore.worker.model_size import sparse_model_size
 from svmcore.worker.solvers import LinearSolver, Solver
+from svmcore.spec.choices import LINEAR_MODELS
 
 KERNEL_SAMPLE_ROWS = 2000
 
@@ -40,7 +41,7 @@ class Trainer:
 
     def _make(self):
         c = self.cfg
-        if c.model in ("linear-svm", "kernel-approx"):
+        if c.model in LINEAR_MODELS:
             return self._solver(c.n_components if c.model == "kernel-approx" else self.n_features)
         if c.model == "mlp-numpy":
             from svmcore.worker.mlp_numpy import NumpyMLP

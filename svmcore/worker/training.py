@@ -30,6 +30,7 @@ from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.worker.result import TrainResult
+from svmcore.spec.choices import LINEAR_MODELS
 
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
 
@@ -39,10 +40,10 @@ def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn
     if parser == "numba":
         from svmcore.data import fastsvm
         fastsvm.warm_up()  # compile (or load the cached code) now: it belongs to the floor
-    if solver == "numba" and model in ("linear-svm", "kernel-approx"):
+    if solver == "numba" and model in LINEAR_MODELS:
         from svmcore.worker import sgd
         sgd.warm_up()
-    if solver == "ftrl" and model in ("linear-svm", "kernel-approx"):
+    if solver == "ftrl" and model in LINEAR_MODELS:
         from svmcore.worker import ftrl
         ftrl.warm_up()
     if "native" in (parser, solver):
