@@ -213,6 +213,11 @@ def pytest_runtest_makereport(item, call):
 def page(browser, request, artifacts_dir):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(30_000)
+    # assertions wait as long as actions: in the full run (two test processes, real runs beside the
+    # browser) a Compare table or a Sweep page took over 5 s to draw, and the tests that passed alone failed
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=30_000)
     pg = context.new_page()
     yield pg
     rep = getattr(request.node, "rep_call", None)

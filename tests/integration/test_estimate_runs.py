@@ -116,7 +116,7 @@ def test_the_lean_path_with_a_separate_test_file_is_priced_within_15_percent(lea
     flags = (f"--dataset={train}", f"--test-file={test}", "--mode=stream", "--parser=native", "--solver=native",
              "--epochs=1")
     pred = _estimate(lean_calibrated, *flags)
-    assert pred["phases"]["train"]["parts_mb"]["test"] > 15  # the file's ~11 MiB of rows, not a 2,000-row sample
+    assert pred["phases"]["train"]["parts_mb"]["test"] > 5  # the whole file (~11 MiB), not a 2,000-row sample
     proc = cli("run", "--json", *flags, home=lean_calibrated, timeout=600)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
