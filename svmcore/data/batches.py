@@ -29,7 +29,7 @@ import numpy as np
 
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.rows import as_parts
-from svmcore.data.shuffle_order import piece_rows, window_pieces
+from svmcore.data.shuffle_order import buffer_round, piece_rows, window_pieces
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError
@@ -323,12 +323,9 @@ def pool_shuffle(chunks, pool_rows: int, rng: np.random.Generator) -> Iterator[t
         have += X.shape[0]
         if have > pool_rows:
             PX, Py = _stack(pend_X), np.concatenate(pend_y)
-            order = rng.permutation(have)
-            keep = pool_rows // 2
-            out = order[:have - keep]
+            out, rest = buffer_round(have, pool_rows, rng)
             yield PX[out], Py[out]
-            rest = order[have - keep:]
-            pend_X, pend_y, have = ([PX[rest]], [Py[rest]], keep) if keep else ([], [], 0)
+            pend_X, pend_y, have = ([PX[rest]], [Py[rest]], rest.shape[0]) if rest.shape[0] else ([], [], 0)
             del PX, Py
     if have:
         PX, Py = _stack(pend_X), np.concatenate(pend_y)

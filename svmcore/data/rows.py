@@ -15,6 +15,7 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from svmcore.data.native import binding
+from svmcore.data.shuffle_order import buffer_round
 
 
 class Parts(NamedTuple):
@@ -160,10 +161,8 @@ def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: in
         if have > pool_rows:
             PX, Pc = Pool([as_parts(x).from_zero() for x in pend_X]), np.concatenate(pend_c)
             pend_X = pend_c = None  # type: ignore[assignment]  # PX holds the pieces
-            order = rng.permutation(have)
-            keep = pool_rows // 2
-            out = order[:have - keep]
-            rest = order[have - keep:]
+            out, rest = buffer_round(have, pool_rows, rng)
+            keep = rest.shape[0]
             kept = (PX.gather(rest), Pc[rest]) if keep else None
             for s in range(0, out.shape[0], batch_size):
                 take = out[s:s + batch_size]

@@ -46,3 +46,12 @@ def order_bytes(train_rows: int, window_rows: int, spilled: bool) -> float:
     ``MIN_PIECE_ROWS`` rows, kept for the whole run). 2.5 MiB at 10^7 rows."""
     order = -(-train_rows // piece_rows(window_rows)) * 8.0
     return order + (-(-train_rows // MIN_PIECE_ROWS) * 8.0 if spilled else 0.0)
+
+
+def buffer_round(have: int, pool_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The shuffle buffer's rule (``batches.pool_shuffle`` and ``rows.pool_shuffle``), for a
+    buffer of ``have`` rows that went over ``pool_rows``: (the rows that leave now, in the
+    order they leave; the half pool kept for later rounds)."""
+    order = rng.permutation(have)
+    keep = pool_rows // 2
+    return order[:have - keep], order[have - keep:]
