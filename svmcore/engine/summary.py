@@ -11,7 +11,7 @@ from svmcore.spec.scores import quality_warnings
 from svmcore.spec.units import MiB
 from svmcore.store.records import parallel_peaks
 from svmcore.store.sqlite import RunStatus
-from svmcore.worker.result import TrainResult
+from svmcore.spec.result import TrainResult
 
 
 @dataclass(frozen=True)

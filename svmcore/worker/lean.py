@@ -36,7 +36,7 @@ from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.model_size import sparse_model_size
 from svmcore.worker.native_sgd import NativeSGD
-from svmcore.worker.result import TrainResult
+from svmcore.spec.result import TrainResult
 
 SCORE_SLICE_ROWS = 8192
 

@@ -18,7 +18,7 @@ from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
-from svmcore.worker.result import TrainResult
+from svmcore.spec.result import TrainResult
 
 Score = Callable[[object, np.ndarray], dict]  # (rows, labels or codes) -> spec.scores.scores
 

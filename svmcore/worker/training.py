@@ -29,7 +29,7 @@ from svmcore.spec.scores import confusion, scores
 from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
-from svmcore.worker.result import TrainResult
+from svmcore.spec.result import TrainResult
 from svmcore.spec.choices import LINEAR_MODELS
 
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
