@@ -1,4 +1,4 @@
-"""A memory pool for batches (issue 21), measured on the lean path's loop: each batch
+"""A memory pool for batches (issue 21), measured on the lean and the classic path's loops: each batch
 gathered into fresh arrays (as the worker does today) against one set of preallocated
 buffers reused by every batch of every epoch; with the lean worker's malloc settings
 (``lean._steady_malloc``) and with glibc's defaults; without and with ``malloc_trim``
@@ -6,11 +6,15 @@ after each epoch. Per case, in a child process of its own: the exact peak (VmHWM
 RSS after each epoch, and what the allocator keeps free inside the heap (glibc's
 ``mallinfo2().fordblks``) after each epoch.
 
-    python bench/memory_pool.py [--rows 200000] [--epochs 3] [--batch-size 1024] [--out bench/results]
+    python bench/memory_pool.py [--rows 50000] [--epochs 3] [--batch-size 1024] [--out bench/results]
 
-The loop here is a copy of the lean path's shape (native parser blocks, rows gathered
-into batches, the native SGD solver), not the worker itself: the training loops are
-being rewritten, so the pool is measured before it is built in.
+The loops here are copies of the two paths' shapes, not the worker itself, so the pool is
+measured before it is built in. lean: native parser blocks re-read every epoch, rows
+gathered into batches, the native SGD solver. classic: the file loaded once by
+scikit-learn's parser into a CSR matrix (memory mode), batches cut by row slices, and
+scikit-learn's SGDClassifier.partial_fit; run with glibc's defaults, as the classic worker
+does. The peak is VmHWM reset (clear_refs) when training starts, so the classic path's
+load is not in it.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 MiB = 2**20
-CASES = [(alloc, buffers, trim) for alloc in ("lean", "glibc") for buffers in ("per-batch", "pool")
-         for trim in (False, True)]
+CASES = ([("lean", alloc, buffers, trim) for alloc in ("lean", "glibc") for buffers in ("per-batch", "pool")
+          for trim in (False, True)]
+         + [("classic", "glibc", buffers, trim) for buffers in ("per-batch", "pool") for trim in (False, True)])
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -53,10 +58,19 @@ def _free_in_heap(libc) -> int:
     return int(fn().fordblks)
 
 
-def child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, batch_size: int, features: int) -> dict:
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:  # VmHWM back to the current RSS
+        f.write("5")
+
+
+def child(path: str, loop: str, alloc: str, buffers: str, trim: bool, epochs: int, batch_size: int,
+          features: int) -> dict:
+    if loop == "classic":
+        return classic_child(path, alloc, buffers, trim, epochs, batch_size, features)
     import numpy as np
 
     from svmcore.data import native, nativesvm
+    from svmcore.data.rows import Parts
     from svmcore.worker import lean
     from svmcore.worker.native_sgd import NativeSGD
 
@@ -65,14 +79,16 @@ def child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, batch_si
     lib, libc = native.lib(), ctypes.CDLL(None)
     model = NativeSGD(1e-5, True, features, np.array([-1.0, 1.0]))
     pool = {"data": np.empty(0), "indices": np.empty(0, np.int32), "indptr": np.empty(batch_size + 1, np.int64)}
-    epochs_out, t0 = [], time.monotonic()
+    epochs_out = []
+    _reset_peak()
+    t0 = time.monotonic()
     for _ in range(epochs):
         for b in nativesvm.iter_parsed_blocks(path, features):
             codes_all = (b.y > 0).astype(np.int64)
             for s in range(0, b.n_rows, batch_size):
                 rows = np.arange(s, min(b.n_rows, s + batch_size), dtype=np.int64)
                 if buffers == "per-batch":
-                    X = lean.gather((b.data, b.indices, b.indptr), rows)
+                    X = Parts(b.data, b.indices, b.indptr).gather(rows)
                 else:
                     nnz = int(b.indptr[rows[-1] + 1] - b.indptr[rows[0]])
                     if pool["data"].shape[0] < nnz:  # grown to the largest batch seen, then reused
@@ -89,17 +105,59 @@ def child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, batch_si
     return {"peak_bytes": _status()["VmHWM"], "epochs": epochs_out, "seconds": time.monotonic() - t0}
 
 
+def classic_child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, batch_size: int,
+                  features: int) -> dict:
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.datasets import load_svmlight_file
+
+    from svmcore.worker import lean
+    from svmcore.worker.sklearn_sgd import SklearnSGD
+
+    if alloc == "lean":
+        lean._steady_malloc()
+    libc = ctypes.CDLL(None)
+    X, y = load_svmlight_file(path, n_features=features, dtype=np.float64)
+    codes = (y > 0).astype(np.int64)
+    model = SklearnSGD(1e-5, True, features, np.array([-1.0, 1.0]))
+    n = X.shape[0]
+    pool = {"data": np.empty(0), "indices": np.empty(0, np.int32), "indptr": np.empty(batch_size + 1, X.indptr.dtype)}
+    epochs_out = []
+    _reset_peak()
+    t0 = time.monotonic()
+    for _ in range(epochs):
+        for s in range(0, n, batch_size):
+            e = min(n, s + batch_size)
+            if buffers == "per-batch":
+                Xb = X[s:e]  # what ArrayData.batch does: a row slice, new arrays
+            else:
+                lo, hi = int(X.indptr[s]), int(X.indptr[e])
+                if pool["data"].shape[0] < hi - lo:
+                    pool["data"], pool["indices"] = np.empty(2 * (hi - lo)), np.empty(2 * (hi - lo), X.indices.dtype)
+                pool["data"][:hi - lo] = X.data[lo:hi]
+                pool["indices"][:hi - lo] = X.indices[lo:hi]
+                np.subtract(X.indptr[s:e + 1], lo, out=pool["indptr"][:e - s + 1])
+                Xb = sp.csr_matrix((pool["data"][:hi - lo], pool["indices"][:hi - lo], pool["indptr"][:e - s + 1]),
+                                   shape=(e - s, features), copy=False)
+            model.fit_codes(Xb, codes[s:e])
+            del Xb
+        if trim:
+            libc.malloc_trim(0)
+        epochs_out.append({"rss_bytes": _status()["VmRSS"], "free_in_heap_bytes": _free_in_heap(libc)})
+    return {"peak_bytes": _status()["VmHWM"], "epochs": epochs_out, "seconds": time.monotonic() - t0}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=1024)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    ap.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        path, alloc, buffers, trim, epochs, batch, features = args.child
-        print(json.dumps(child(path, alloc, buffers, trim == "1", int(epochs), int(batch), int(features))))
+        path, loop, alloc, buffers, trim, epochs, batch, features = args.child
+        print(json.dumps(child(path, loop, alloc, buffers, trim == "1", int(epochs), int(batch), int(features))))
         return 0
     from bench.remedies import describe, machine, write_result
 
@@ -109,12 +167,12 @@ def main() -> int:
                     f"--out={path}"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), check=True, capture_output=True)
     load_before, t0 = os.getloadavg(), time.time()
     cases = []
-    for alloc, buffers, trim in CASES:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path, alloc, buffers,
+    for loop, alloc, buffers, trim in CASES:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path, loop, alloc, buffers,
                                "1" if trim else "0", str(args.epochs), str(args.batch_size), str(1 << 20)],
                               cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True,
                               check=True)
-        cases.append({"allocator": alloc, "buffers": buffers, "trim": trim, **json.loads(proc.stdout)})
+        cases.append({"path": loop, "allocator": alloc, "buffers": buffers, "trim": trim, **json.loads(proc.stdout)})
         print(json.dumps(cases[-1]), file=sys.stderr, flush=True)
     m = machine()
     m["loadavg_before"], m["loadavg_after"] = [round(x, 2) for x in load_before], [round(x, 2) for x in os.getloadavg()]
@@ -130,18 +188,22 @@ def markdown(r: dict) -> str:
     m = r["machine"]
     lines = [f"# A memory pool for batches: exact peak and RSS across epochs, {r['date']}", "",
              (f"Data: `sparse-text` (seed 0, 2^20 columns, 50 nonzeros a row), {r['rows']:,} rows, {r['epochs']} "
-              f"epochs over the text, batches of {r['batch_size']:,} rows, the native parser and SGD solver (averaged, "
-              "two float64 arrays of 2^20 weights: 16 MiB) in a child process per case. per-batch: each batch "
-              "gathered into new arrays (the lean worker today); pool: one set of buffers, grown to the largest batch "
-              "and reused by every batch of every epoch. lean allocator: the lean worker's mallopt settings (256 KiB "
-              "mmap threshold, 1 MiB trim threshold, one arena); glibc: the defaults. trim: malloc_trim(0) after "
-              "each epoch. Peak: VmHWM (exact); RSS and the heap's free bytes (mallinfo2 fordblks, what the allocator "
-              f"keeps) after each epoch. Machine: {r['description']}; load average {m['loadavg_before'][0]} before "
-              f"and {m['loadavg_after'][0]} after ({r['seconds']} s)."), "",
-             "| allocator | buffers | trim | exact peak | RSS after each epoch | kept free in the heap after each epoch | seconds |",
-             "|---|---|---|---|---|---|---|"]
+              f"epochs, batches of {r['batch_size']:,} rows, in a child process per case. lean path: the native "
+              "parser's blocks re-read every epoch and the native SGD solver (averaged, two float64 arrays of 2^20 "
+              "weights: 16 MiB); classic path: the file loaded once by scikit-learn's parser into a CSR matrix "
+              "(memory mode), batches cut by row slices, scikit-learn's SGDClassifier.partial_fit (averaged), with "
+              "glibc's defaults as the classic worker runs. per-batch: each batch in new arrays (the workers today); "
+              "pool: one set of buffers, grown to the largest batch and reused by every batch of every epoch. lean "
+              "allocator: the lean worker's mallopt settings (256 KiB mmap threshold, 1 MiB trim threshold, one "
+              "arena); glibc: the defaults. trim: malloc_trim(0) after each epoch. Peak: VmHWM, reset when training "
+              "starts (exact; the classic load is not in it); RSS and the heap's free bytes (mallinfo2 fordblks, what "
+              "the allocator keeps) after each epoch, in MiB. Seconds are wall time on a machine shared with other "
+              f"work (load average {m['loadavg_before'][0]} before and {m['loadavg_after'][0]} after, {r['seconds']} s "
+              f"in all): sampled under load, the peaks are not. Machine: {r['description']}."), "",
+             "| path | allocator | buffers | trim | exact peak | RSS after each epoch | kept free in the heap after each epoch | seconds |",
+             "|---|---|---|---|---|---|---|---|"]
     for c in r["cases"]:
-        lines.append(f"| {c['allocator']} | {c['buffers']} | {'yes' if c['trim'] else 'no'} | "
+        lines.append(f"| {c['path']} | {c['allocator']} | {c['buffers']} | {'yes' if c['trim'] else 'no'} | "
                      f"{c['peak_bytes'] / MiB:,.1f} | "
                      + " · ".join(f"{e['rss_bytes'] / MiB:,.1f}" for e in c["epochs"]) + " | "
                      + " · ".join(f"{e['free_in_heap_bytes'] / MiB:,.2f}" for e in c["epochs"])

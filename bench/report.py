@@ -73,9 +73,10 @@ SECTIONS = [
       "the model's bytes dense and sparse, float64 and float32.")),
     ("memory-pool.md", "python bench/memory_pool.py",
      ("A memory pool for batches (issue 21), measured before it is built in: reused batch buffers against fresh "
-      "arrays per batch on the lean path's loop, with the lean worker's malloc settings and glibc's defaults, with "
-      "and without malloc_trim. The pool saves nothing measurable (peaks within 0.2 MiB); the malloc settings "
-      "save about 5 MiB of peak and the RSS growth after the first epoch.")),
+      "arrays per batch on the lean path's loop (the lean worker's malloc settings and glibc's defaults) and the "
+      "classic path's (scikit-learn's parser and SGDClassifier, glibc's defaults), with and without malloc_trim. "
+      "The pool saves nothing measurable on either path (exact peaks within 0.6 MiB, the same RSS every epoch); "
+      "the lean malloc settings save about 2 MiB of peak and the RSS growth after the first epoch.")),
     ("fit.md", "python bench/fit.py",
      "The diagnosis loop (`fit`) from eight starting points that do not fit a budget: how often it ends within "
      "the budget, in how many runs, and what it gives up against the best fitting point of a small sweep."),

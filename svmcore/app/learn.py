@@ -11,14 +11,15 @@ from svmcore.app.fit import LOOP_STEPS, measured_headline
 from svmcore.app.reference import bench_reference, fit_reference, remedies_reference
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import (
+    bench_file,
     change_text,
     claims_row,
     compare,
     lessons,
     machines,
     measured_with,
-    served_lessons,
-    served_row,
+    bench_lessons,
+    bench_row,
     setup_text,
     side,
     speed_spread,
@@ -96,7 +97,7 @@ class Learn:
         chosen = [r.experiment(experiment)] if experiment else [e for e in r.experiments if e.runnable() is None]
         if r.measured_by:
             raise ConfigError("remedy", f"{r.title} is no before/after pair of runs: python bench/{r.measured_by}.py "
-                                        "measures it (training, then serving the exported model)")
+                                        "measures it on the reference machine")
         if r.pending or not chosen:
             raise ConfigError("remedy", f"{r.title} cannot be measured here yet: {r.pending or 'no runnable setup'}")
         overrides = self.folders.confined(base) if base else None
@@ -140,7 +141,7 @@ class Learn:
         for r in REMEDIES:
             mine = [x for x in results if x.remedy.key == r.key]
             if r.measured_by:
-                rows.append(served_row(r, bench_reference(r.measured_by, self._reference_dir)))
+                rows.append(bench_row(r, bench_reference(bench_file(r), self._reference_dir)))
             elif not r.experiments:
                 rows.append(claims_row(r, None, None))
             for x in mine:
@@ -150,7 +151,7 @@ class Learn:
     def measured_by_bench(self, r: Remedy) -> list[str]:
         """What the benchmark of a remedy that is no pair of runs measured, a sentence per
         case (the reference machine's figures); [] for the others or before it ran."""
-        return served_lessons(bench_reference(r.measured_by, self._reference_dir)) if r.measured_by else []
+        return bench_lessons(r, bench_reference(bench_file(r), self._reference_dir)) if r.measured_by else []
 
     @staticmethod
     def setup_text(run: dict) -> str:
