@@ -17,6 +17,13 @@ def _help(k: Knob) -> str:
     return f"{k.help}\n\n**Trades:** {k.trades}"
 
 
+def _initial(key: str, **value) -> dict:
+    """The widget's first value, passed only while its key holds none: a key set through
+    st.session_state (the fix button, 'Use these knobs') is the value, and passing a default beside it
+    makes Streamlit warn "created with a default value but also had its value set via the Session State API"."""
+    return {} if key in st.session_state else value
+
+
 def knob_widget(k: Knob, value, key: str, lab=None):
     name = k.name.replace("_", " ")
     label = name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
@@ -26,7 +33,7 @@ def knob_widget(k: Knob, value, key: str, lab=None):
         paths = dict(zip(names[len(BUILTIN_DATASETS):], files))
         current = value if value in BUILTIN_DATASETS else os.path.basename(str(value))
         idx = names.index(current) if current in names else 0
-        choice = st.selectbox(label, names, index=idx, key=key, help=_help(k))
+        choice = st.selectbox(label, names, key=key, help=_help(k), **_initial(key, index=idx))
         return paths.get(choice, choice)
     if k.name == "test_file":
         files = lab.folders.files() if lab else []
@@ -34,16 +41,18 @@ def knob_widget(k: Knob, value, key: str, lab=None):
         choice = st.selectbox(label, opts, index=0, key=key, help=_help(k))
         return None if choice == opts[0] else files[opts.index(choice) - 1]
     if k.type is bool:
-        return st.toggle(label, value=bool(value), key=key, help=_help(k))
+        return st.toggle(label, key=key, help=_help(k), **_initial(key, value=bool(value)))
     if k.choices:
-        return st.selectbox(label, list(k.choices), index=list(k.choices).index(value), key=key, help=_help(k))
+        return st.selectbox(label, list(k.choices), key=key, help=_help(k),
+                            **_initial(key, index=list(k.choices).index(value)))
     if k.optional and k.type is str:  # the Dask scheduler's address: empty = a LocalCluster for the run
-        text = st.text_input(label, value=value or "", key=key, help=_help(k),
+        text = st.text_input(label, key=key, help=_help(k), **_initial(key, value=value or ""),
                              placeholder="unset: a local cluster for the run")
         return text.strip() or None
     if k.optional:
         unset = f" (unset: auto, {k.auto})" if k.auto else ""
-        on = st.checkbox(f"set {label}{unset}", value=value is not None, key=key + "_on", help=_help(k))
+        on = st.checkbox(f"set {label}{unset}", key=key + "_on", help=_help(k),
+                         **_initial(key + "_on", value=value is not None))
         if not on:
             return None
         if value is not None:
@@ -53,17 +62,17 @@ def knob_widget(k: Knob, value, key: str, lab=None):
         else:
             default = int(k.min or 1) * 4
         if k.type is float:
-            return st.number_input(label, min_value=float(k.min), max_value=float(k.max), value=float(default),
-                                   format="%.2g", key=key, help=_help(k), label_visibility="collapsed")
-        return st.number_input(label, min_value=k.type(k.min), max_value=k.type(k.max), value=k.type(default),
-                               key=key, help=_help(k), label_visibility="collapsed")
+            return st.number_input(label, min_value=float(k.min), max_value=float(k.max), format="%.2g", key=key,
+                                   help=_help(k), label_visibility="collapsed", **_initial(key, value=float(default)))
+        return st.number_input(label, min_value=k.type(k.min), max_value=k.type(k.max), key=key, help=_help(k),
+                               label_visibility="collapsed", **_initial(key, value=k.type(default)))
     if k.type is int:
-        return st.number_input(label, min_value=int(k.min), max_value=int(k.max), value=int(value), step=1,
-                               key=key, help=_help(k))
+        return st.number_input(label, min_value=int(k.min), max_value=int(k.max), step=1, key=key, help=_help(k),
+                               **_initial(key, value=int(value)))
     if k.type is float:
-        return st.number_input(label, min_value=float(k.min), max_value=float(k.max), value=float(value),
-                               format="%.2g", key=key, help=_help(k))
-    return st.text_input(label, value=str(value), key=key, help=_help(k))
+        return st.number_input(label, min_value=float(k.min), max_value=float(k.max), format="%.2g", key=key,
+                               help=_help(k), **_initial(key, value=float(value)))
+    return st.text_input(label, key=key, help=_help(k), **_initial(key, value=str(value)))
 
 
 def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) -> dict:
