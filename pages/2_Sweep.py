@@ -120,8 +120,9 @@ def results(sweep_id: int, live: bool = False) -> None:
         st.session_state[key] = suggested
         st.session_state[auto] = suggested
     c1, c2 = st.columns([1, 2])
-    budget = c1.number_input("Best setting under (MiB)", min_value=1, key=key,
-                             **({} if key in st.session_state else {"value": None}),
+    # value=None always: left out, number_input's default is its min_value (1), which a rerun that finds the
+    # key without a widget value (a live fragment's) would use while the field still showed the median
+    budget = c1.number_input("Best setting under (MiB)", min_value=1, key=key, value=None,
                              placeholder="after the first completed run",
                              help="Answered from this sweep's measured exact peaks. It starts at the median peak "
                                   "of the completed runs, so that about half of them fit.")
