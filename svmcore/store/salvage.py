@@ -87,7 +87,8 @@ class _File:
             self.freelist_trunk = self.freelist_count = 0
         if self.page_size < 512 or self.page_size & (self.page_size - 1):
             raise SalvageError("the file's page size is not valid; it is not an SQLite database")
-        if len(data) % self.page_size:  # a torn last page: SQLite reads its missing end as zeros, and so do we
+        self.size = len(data)  # the bytes the file really has: the padding below is none of them
+        if len(data) % self.page_size:  # a torn last page: its cells that survive whole are read
             self.data = data = data + bytes(self.page_size - len(data) % self.page_size)
         self.pages = len(data) // self.page_size
 
@@ -95,6 +96,12 @@ class _File:
         if not 1 <= pgno <= self.pages:
             return None
         return self.data[(pgno - 1) * self.page_size: pgno * self.page_size]
+
+    def in_file(self, pgno: int, end: int) -> bool:
+        """Whether the first ``end`` bytes of page ``pgno`` are all in the file (not past
+        the cut of a torn last page, whose missing end reads as zeros: a cell that reaches
+        into it would decode as a row that never was, its last values zero)."""
+        return (pgno - 1) * self.page_size + end <= self.size
 
     def header_offset(self, pgno: int) -> int:
         return 100 if pgno == 1 else 0
@@ -108,7 +115,8 @@ class _File:
         h = self.header_offset(pgno)
         n = struct.unpack(">H", page[h + 3:h + 5])[0]
         start = h + (12 if page[h] in (0x02, 0x05) else 8)
-        return [struct.unpack(">H", page[start + 2 * i:start + 2 * i + 2])[0] for i in range(n)]
+        return [struct.unpack(">H", page[start + 2 * i:start + 2 * i + 2])[0] for i in range(n)
+                if self.in_file(pgno, start + 2 * i + 2)]
 
     def freelist(self) -> tuple[set[int], bool]:
         """Pages on the free list, and whether the whole list could be read."""
@@ -135,16 +143,20 @@ class _File:
         u = self.usable
         x = u - 35
         if size <= x:
+            if not self.in_file(pgno, pos + size):
+                raise ValueError("the row's cell runs past the end of the file")
             return _signed(rowid), page[pos:pos + size]
         m = ((u - 12) * 32 // 255) - 23
         k = m + ((size - m) % (u - 4))
         local = k if k <= x else m
+        if not self.in_file(pgno, pos + local + 4):
+            raise ValueError("the row's cell runs past the end of the file")
         payload = bytearray(page[pos:pos + local])
         nxt = struct.unpack(">I", page[pos + local:pos + local + 4])[0]
         chain: list[int] = []
         while len(payload) < size:
             over = self.page(nxt)
-            if over is None or nxt in chain:
+            if over is None or nxt in chain or not self.in_file(nxt, 4 + min(u - 4, size - len(payload))):
                 raise ValueError("an overflow page of the row is lost")
             chain.append(nxt)
             payload += over[4:u][:size - len(payload)]

@@ -2,7 +2,8 @@
 current store (Store.import_rows), on real SQLite files.
 
 The oracle for "readable" is SQLite itself: on a truncated file, a row can be read by
-its id exactly when the pages on its path survive."""
+its id exactly when the pages on its path survive (and, on a torn last page, its cell
+survives whole: SQLite returns a row the cut went through, its missing end read as zeros)."""
 
 from __future__ import annotations
 
@@ -36,19 +37,22 @@ def make_store(home, runs=30, samples_each=300, events_each=40, delete=(3,)):
     return os.path.join(str(home), "runs.sqlite")
 
 
-def readable_by_sqlite(path, table, ids):
-    """The rows SQLite itself can still read, probing one id at a time. (writable_schema
-    lets it open a file shorter than its header says; the connection only reads.)"""
+def readable_by_sqlite(path, table, intact):
+    """The rows SQLite itself can still read, probing one id at a time (the ids of
+    ``intact``, the rows as they were written: id -> values). (writable_schema lets it
+    open a file shorter than its header says; the connection only reads.) SQLite reads
+    a torn last page's missing end as zeros, so a row whose cell the cut went through
+    comes back with its last values zero: only a row read as it was written counts."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     db.execute("PRAGMA writable_schema=ON")
     out = {}
     try:
-        for i in ids:
+        for i in intact:
             try:
                 row = db.execute(f"SELECT * FROM {table} WHERE rowid=?", (i,)).fetchone()
             except sqlite3.DatabaseError:
                 continue
-            if row is not None:
+            if row is not None and tuple(row) == tuple(intact[i]):
                 out[i] = row
     finally:
         db.close()
@@ -202,3 +206,47 @@ def test_a_torn_last_page_gives_what_sqlite_still_reads_from_it(intact, tmp_path
     t = salvage(cut)["samples"]
     oracle = readable_by_sqlite(cut, "samples", whole)
     assert {k: values(r, t.columns) for k, r in t.rows.items()} == {k: tuple(v) for k, v in oracle.items()}
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = 0
+    for i in range(9):
+        b = buf[pos + i]
+        if i == 8:
+            return (value << 8) | b, pos + 9
+        value = (value << 7) | (b & 0x7F)
+        if b < 0x80:
+            return value, pos + i + 1
+
+
+def test_a_row_the_cut_of_a_torn_page_went_through_is_not_read_with_zeros_for_its_lost_end(tmp_path):
+    """The faults test truncated a store to half inside a samples page, and `runs recover`
+    brought back a sample (1.719, 0, 0, 0, 0) the run never had: the cell the cut went
+    through kept its record header and its first values, and salvage read the page's
+    missing end as zeros for the rest. Such a row is unreadable, wherever the cut falls."""
+    path = make_store(tmp_path / "home", runs=4, samples_each=300, events_each=0, delete=())
+    whole = all_rows(path, "samples")
+    db = sqlite3.connect(path)
+    leaves = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name='samples' AND pagetype='leaf' "
+                                       "ORDER BY pageno")]
+    db.close()
+    pgno = leaves[len(leaves) // 2]
+    raw = open(path, "rb").read()
+    page = raw[(pgno - 1) * PAGE:pgno * PAGE]
+    n = int.from_bytes(page[3:5], "big")
+    offset = int.from_bytes(page[8 + 2 * (n // 2):10 + 2 * (n // 2)], "big")  # a cell in the page's middle
+    size, pos = _varint(page, offset)
+    rowid, pos = _varint(page, pos)
+    assert rowid in whole and pos + size < PAGE
+    cut = str(tmp_path / "cut.sqlite")
+    for end in range(offset + 1, pos + size):  # every cut inside the cell
+        with open(cut, "wb") as f:
+            f.write(raw[:(pgno - 1) * PAGE + end])
+        t = salvage(cut)["samples"]
+        assert rowid not in t.rows, (end - offset, values(t.rows[rowid], t.columns), whole[rowid])
+        assert all(values(r, t.columns) == whole[k] for k, r in t.rows.items())
+        assert t.unbounded  # the rows past the cut are lost, and cannot be counted
+    with open(cut, "wb") as f:  # cut just past the cell: its row is read whole
+        f.write(raw[:(pgno - 1) * PAGE + pos + size])
+    t = salvage(cut)["samples"]
+    assert values(t.rows[rowid], t.columns) == whole[rowid]
