@@ -94,9 +94,10 @@ def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_
     return iter_parsed(path, iter_svmlight_blocks(path, block_bytes), lambda b: _parse(b, max_features))
 
 
-def write_rows(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, y: np.ndarray) -> bytes:
+def write_rows(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, y: np.ndarray) -> memoryview:
     """CSR rows as ``sklearn.datasets.dump_svmlight_file(X, y, f, zero_based=False)``
-    writes them, byte for byte ("%.16g" values; "%d" labels when ``y`` is integer)."""
+    writes them, byte for byte ("%.16g" values; "%d" labels when ``y`` is integer). A view
+    of the written part of the buffer, not a copy: only its written pages are resident."""
     data = np.ascontiguousarray(data, dtype=np.float64)
     indices = np.ascontiguousarray(indices, dtype=np.int32)
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
@@ -110,4 +111,4 @@ def write_rows(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, y: np.
     got = binding.write_rows(data, indices, indptr, yf, yi, 0, n, out)
     if got < 0:
         raise RuntimeError("svmlight writer: output buffer too small")
-    return out[:got].tobytes()
+    return memoryview(out)[:got]
