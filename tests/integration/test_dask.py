@@ -34,8 +34,8 @@ def cluster():
                      dashboard_address=None)
     client = Client(c.scheduler_address, set_as_default=False)
     yield c, client
-    client.close()
-    c.close()
+    client.close(timeout=30)  # bounded, as in test_ddp_faults: a close has no timeout of its own
+    c.close(timeout=60)
 
 
 @pytest.fixture
