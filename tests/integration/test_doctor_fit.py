@@ -38,7 +38,9 @@ def test_doctor_refuses_an_unknown_run_in_one_line(home):
 
 
 def test_fit_takes_two_remedies_and_links_every_attempt(home):
-    proc = cli("fit", "--budget", "225", *SMALL, "--json", home=home, check=0)
+    # 200 MiB: the uncalibrated forecast says float32 fits, the float32 run measures ~210 (at the budget of 225
+    # used before, the float32 run fitted once the generator held less, and there was no second attempt)
+    proc = cli("fit", "--budget", "200", *SMALL, "--json", home=home, check=0)
     result = json.loads(proc.stdout)
     assert result["fits"], result
     attempts = result["attempts"]
@@ -50,11 +52,11 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
     assert second["parent_run_id"] == first["run_id"]
     assert second["change"]["changes"][0]["knobs"] == {"mode": "memmap"}
     assert f"run {first['run_id']}" in second["change"]["changes"][0]["why"]
-    assert second["status"] == "completed" and second["peak_mb"] <= 225
+    assert second["status"] == "completed" and second["peak_mb"] <= 200
     assert "precision float32 → run" in result["summary"] and "mode memmap → run" in result["summary"]
     store = Store(home)
     recs = {r.id: r for r in store.list_runs()}
     assert recs[second["run_id"]].parent_run_id == first["run_id"] and recs[first["run_id"]].parent_run_id is None
     assert recs[second["run_id"]].change["changes"][0]["remedy"] == "memmap"
-    assert recs[second["run_id"]].config["memory_cap_mb"] == 225 and recs[second["run_id"]].config["mode"] == "memmap"
+    assert recs[second["run_id"]].config["memory_cap_mb"] == 200 and recs[second["run_id"]].config["mode"] == "memmap"
     store.close()
