@@ -55,7 +55,8 @@ MANY_THREADS = ["run", "--rows", "2000", "--batch-size", "64", "--epochs", "1", 
 
 def test_many_threads_under_an_rlimit_cap_is_oom_in_imports(home):
     """64 threads reserve more than a 200 MB RLIMIT_DATA holds: the imports fail with
-    'failed to map segment' or a SystemError (measured: 12 of 12 tries failed, 6 and 6)."""
+    'failed to map segment' or a SystemError (measured: 12 of 12 tries failed, 6 and 6), or, seen once
+    in a full run, OpenBLAS retries the refused allocation until the runner gives up on the imports."""
     from tests.conftest import cli
 
     proc = cli(*MANY_THREADS, "--cap-kind", "rlimit", home=home)
@@ -64,7 +65,8 @@ def test_many_threads_under_an_rlimit_cap_is_oom_in_imports(home):
     assert summary["status"] == "oom" and summary["phase"] == "imports"
     message = summary["error"]["message"]
     assert "200 MiB" in message and "rlimit" in message and "64 threads" in message
-    assert summary["error"]["cause"]  # the kernel's own words are kept
+    if "still importing" not in message:  # OpenBLAS spinning leaves no words of the kernel's to keep
+        assert summary["error"]["cause"]  # the kernel's own words are kept
 
 
 @pytest.mark.skipif("cgroup" not in KINDS, reason="no writable cgroup v1 memory controller")
