@@ -82,15 +82,11 @@ def classify(events: list[Event], ending: Ending) -> tuple[RunStatus, dict | Non
 def _stuck_in_imports(ending: Ending) -> dict:
     """OpenBLAS retrying a refused allocation forever at import time: the same cap, the same threads
     as when the kernel's refusal reaches Python (which of the two happens is a matter of timing)."""
-    cap = (f"the {ending.cap_bytes / 2**20:,.0f} MiB {ending.cap_kind} cap" if ending.cap_bytes and
-           ending.cap_kind != "none" else "the cap")
     with_threads = f" with {ending.threads} threads" if ending.threads > 1 else ""
-    fix = ("raise the cap, lower threads or use a cgroup cap" if ending.threads > 1 and ending.cap_kind == "rlimit"
-           else "raise the cap, or lower threads" if ending.threads > 1 else "raise the cap")
     error = {"type": "OutOfMemory", "message": (
-        f"the libraries could not start under {cap} (still importing after {IMPORTS_LIMIT_S:.0f} s: OpenBLAS "
-        f"retries a failed allocation forever); it is below what Python, numpy and scikit-learn need"
-        f"{with_threads}: {fix}")}
+        f"the libraries could not start under {outcomes.cap_name(ending.cap_kind, ending.cap_bytes)} (still importing "
+        f"after {IMPORTS_LIMIT_S:.0f} s: OpenBLAS retries a failed allocation forever); it is below what Python, numpy "
+        f"and scikit-learn need{with_threads}: {outcomes.cap_fix(ending.cap_kind, ending.threads)}")}
     stderr = ending.stderr_tail.strip()
     if stderr:
         error["cause"] = stderr.splitlines()[-1][:200]

@@ -59,21 +59,32 @@ def thread_stack_bytes() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
+def cap_name(cap_kind: str, cap_bytes: int | None) -> str:
+    """'the 200 MiB rlimit cap' (or 'the cap' when its size is not known)."""
+    return f"the {cap_bytes / 2**20:,.0f} MiB {cap_kind} cap" if cap_bytes and cap_kind != "none" else "the cap"
+
+
+def cap_fix(cap_kind: str, threads: int) -> str:
+    """What the user can do about a cap that was too small for this run."""
+    if threads > 1:
+        return "raise the cap, lower threads or use a cgroup cap" if cap_kind == "rlimit" else \
+            "raise the cap or lower threads"
+    return "raise the cap"
+
+
 def cap_message(cap_kind: str, cap_bytes: int, threads: int, phase: str | None, cause: str) -> str:
     """One sentence saying that the cap is what failed, and what it had to hold."""
     where = f" in phase {phase}" if phase else ""
-    text = f"the {cap_bytes / 2**20:,.0f} MiB {cap_kind} cap was reached{where}: the kernel refused memory ({cause})"
+    text = f"{cap_name(cap_kind, cap_bytes)} was reached{where}: the kernel refused memory ({cause})"
     if cap_kind == "rlimit" and threads > 1:
         stack = thread_stack_bytes()
         stacks = (f"{threads} × {stack / 2**20:,.0f} MiB = {threads * stack / 2**20:,.0f} MiB" if stack
                   else "their size")
         text += (f"; under rlimit the cap must also hold what {threads} threads reserve, "
-                 f"their stacks ({stacks}) and BLAS buffers included: raise the cap, lower threads or use a cgroup cap")
+                 f"their stacks ({stacks}) and BLAS buffers included")
     elif threads > 1:
-        text += f"; the cap must hold the libraries and {threads} threads: raise the cap or lower threads"
-    else:
-        text += "; raise the cap"
-    return text
+        text += f"; the cap must hold the libraries and {threads} threads"
+    return f"{text}: {cap_fix(cap_kind, threads)}" if threads > 1 else f"{text}; {cap_fix(cap_kind, threads)}"
 
 
 def rss_over_cap_note(peak_rss_mb: float | None, cap_mb: float | None, cap_kind: str | None,
