@@ -121,9 +121,9 @@ with first if run_first else second:
         pick, rename = st.columns([3, 2], vertical_alignment="bottom")
         pick.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
                        on_change=_picked, help="Every run of the history, newest first; type to search.")
-        current = next((r["name"] for r in rows if r["id"] == rid), "")
-        rename.text_input(f"name of run {rid}", value=current, key=f"rename_{rid}", max_chars=80,
+        row = next(r for r in rows if r["id"] == rid)
+        rename.text_input(f"name of run {rid}", value=row["name"], key=f"rename_{rid}", max_chars=80,
                           placeholder="unnamed: type a name, then Enter", on_change=_renamed, args=(rid,))
         if "rename_error" in st.session_state:
             show_error(st.session_state.pop("rename_error"))
-        run_panel(lab, rid, key="train")
+        run_panel(lab, rid, key="train", drawn_status=row["status"])

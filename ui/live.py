@@ -250,14 +250,18 @@ def preload() -> None:
         st.segmented_control("preload", ["time"], key="preload_x", label_visibility="collapsed")
 
 
-def run_panel(lab: Lab, run_id: int, key: str = "run") -> None:
+def run_panel(lab: Lab, run_id: int, key: str = "run", drawn_status: str | None = None) -> None:
     """Live while the run goes (a fragment refreshed every second), outcome after.
     The fragment draws the same elements in the same order on every refresh, so
-    nothing is blanked while it redraws."""
+    nothing is blanked while it redraws. `drawn_status` is the status the rest of
+    the page already shows (the run picker's label): read a moment earlier, it may
+    be older than this view's, and then the whole page is drawn again."""
     view = lab.runs.view(run_id)
     if view is None:
         st.info(f"Run {run_id} no longer exists.")
         return
+    if drawn_status is not None and drawn_status != view.status.value:
+        st.rerun()  # the run moved on between the page's two reads (CI saw "queued" stay in the picker)
     if not view.is_live:
         announce(view)
         outcome(view)

@@ -57,7 +57,6 @@ CONNECT_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
 WATCH_S = 0.25  # how often a waiting mix checks that its workers are still there
 GONE_GRACE_S = 2.0  # after a Dask error, how long a dying worker may take to show as gone
-LEFT_AFTER_S = 10.0  # an external scheduler's worker missing this long has left
 
 
 class WorkerLost(RuntimeError):
@@ -332,7 +331,6 @@ class Cluster:
 
         self.local = address is None
         self.cluster = None
-        self._missing_since: dict[int, float] = {}
         try:
             # a dead worker's shard must not be trained again elsewhere (and no worker is
             # paused, spilled or killed by Dask's own memory manager: the run's cap rules)
@@ -381,7 +379,11 @@ class Cluster:
         """The index of a worker of this run that is gone (waiting up to ``grace_s`` for
         one to show as gone), or None. On a LocalCluster a worker is a process of this run:
         gone the moment it is dead (a zombie, or its pid reused by another process). On an
-        external scheduler: missing from the scheduler's list for ``LEFT_AFTER_S``."""
+        external scheduler: gone the moment the scheduler no longer lists its address. Since
+        distributed 2022.5 (dask/distributed#6361) a worker that loses its scheduler closes
+        instead of reconnecting, and a nanny restarts it at a new address: a missing address
+        never comes back with the shard it held (waiting 10 s for it to come back left a
+        loaded machine's run still waiting 30 s after the kill)."""
         deadline = time.monotonic() + grace_s
         while True:
             k = self._gone_now()
@@ -396,14 +398,8 @@ class Cluster:
                 if pid and _start_ticks(pid) != self._started.get(addr):
                     return k
             return None
-        have = set(self.client.scheduler_info(n_workers=-1)["workers"])
-        now = time.monotonic()
-        for k, addr in enumerate(self.workers):
-            if addr in have:
-                self._missing_since.pop(k, None)
-            elif now - self._missing_since.setdefault(k, now) >= LEFT_AFTER_S:
-                return k
-        return None
+        have = self.client.scheduler_info(n_workers=-1)["workers"]
+        return next((k for k, addr in enumerate(self.workers) if addr not in have), None)
 
     def lost(self, k: int, doing: str) -> WorkerLost:
         how = "died" if self.local else "left the cluster"

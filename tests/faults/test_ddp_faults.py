@@ -7,6 +7,7 @@ Each test starts a real LocalCluster (a few seconds) on a small file-free datase
 import os
 import signal
 import time
+import warnings
 
 import psutil
 import pytest
@@ -165,11 +166,6 @@ def test_the_shards_go_when_the_run_ends_however_it_ends(store, ddp_run, how):
     _assert_nothing_left(run, family)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open product bug (stop 26): after the kill the run was still running 30 s later while the external "
-    "scheduler retried replicating to the dead worker ('Timed out trying to connect ... after 30 s'), and the "
-    "cluster's close then waited past 60 s; before close had a timeout this held a test process 600 s. "
-    "Seen in 2 of the last 3 full runs, passed in 10 runs alone. The product must end the run itself."))
 def test_a_worker_of_an_external_scheduler_that_dies_ends_the_run_naming_it(store, ddp_run):
     from distributed import Client, LocalCluster
 
@@ -192,8 +188,12 @@ def test_a_worker_of_an_external_scheduler_that_dies_ends_the_run_naming_it(stor
         _assert_nothing_left(run, {run.pid})
         assert family  # the external cluster's own workers are its business (its nannies restart them)
     finally:
-        # bounded (the context managers close with no timeout): in one full run this test held its process
-        # until pytest-timeout ended it at 600 s, at a place that run did not show; it passed in 10 runs of
-        # its file or of it alone since
+        # bounded (the context managers close with no timeout): a loaded machine's close, its nanny
+        # restarting the killed worker, once took past 60 s; what is left then is killed here
         client.close(timeout=30)
-        cluster.close(timeout=60)
+        try:
+            cluster.close(timeout=60)
+        except TimeoutError as e:  # the test's own cluster, not the product: said, not failed
+            for child in psutil.Process().children(recursive=True):
+                child.kill()
+            warnings.warn(f"the test's Dask cluster did not close in 60 s ({e}); its processes were killed")
