@@ -407,10 +407,30 @@ class Cluster:
                           "without that shard's rows", worker=self.name(k), doing=doing)
 
     def guarded(self, doing, call):
-        """``call()``; if it fails and a worker is gone, the error is that worker's loss
-        (``doing(k)`` says what worker k was doing), not Dask's wording of it."""
+        """``call()``, watched: a worker of the run gone while it waits ends the run at once,
+        and if it fails while a worker is gone, the error is that worker's loss (``doing(k)``
+        says what worker k was doing), not Dask's wording of it. The call runs in a daemon
+        thread because a blocking one may wait on the dead worker itself: a broadcast scatter
+        under way at the kill had the scheduler retry the dead worker's address for 30 s a
+        try, and the run sat in it past 100 s."""
+        box: dict = {}
+
+        def target():
+            try:
+                box["value"] = call()
+            except BaseException as e:  # handed to the waiting thread below
+                box["error"] = e
+
+        waiter = threading.Thread(target=target, name="svmcore-dask-call", daemon=True)
+        waiter.start()
+        while waiter.is_alive():
+            waiter.join(WATCH_S)
+            if waiter.is_alive() and (k := self.gone()) is not None:
+                raise self.lost(k, doing(k))
+        if "error" not in box:
+            return box["value"]
         try:
-            return call()
+            raise box["error"]
         except Exception as e:
             k = self.gone(GONE_GRACE_S)
             if k is not None:

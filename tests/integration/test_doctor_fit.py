@@ -38,25 +38,26 @@ def test_doctor_refuses_an_unknown_run_in_one_line(home):
 
 
 def test_fit_takes_two_remedies_and_links_every_attempt(home):
-    # 200 MiB: the uncalibrated forecast says float32 fits, the float32 run measures ~210 (at the budget of 225
-    # used before, the float32 run fitted once the generator held less, and there was no second attempt)
-    proc = cli("fit", "--budget", "200", *SMALL, "--json", home=home, check=0)
+    # 178 MiB, where no one remedy fits at 100,000 rows and two do (measured: memmap alone 186, float32
+    # alone 198-210, both 168-169). Which one the uncalibrated forecast tries first moves with the
+    # budget (float32 at 200, memmap at 185 and below), so the test holds for either order.
+    proc = cli("fit", "--budget", "178", *SMALL, "--json", home=home, check=0)
     result = json.loads(proc.stdout)
     assert result["fits"], result
     attempts = result["attempts"]
     assert len(attempts) == 2, attempts
     first, second = attempts
-    # the forecast (a lower bound here: no calibration) said float32 would fit; the measured run did not
-    assert first["change"]["changes"][0]["knobs"] == {"precision": "float32"}
-    assert first["status"] in ("oom", "completed") and first["phase"] == "load"
+    tried = [a["change"]["changes"][0]["knobs"] for a in attempts]
+    assert sorted(map(str, tried)) == sorted(map(str, [{"precision": "float32"}, {"mode": "memmap"}])), tried
+    # the forecast (a lower bound here: no calibration) said the first would fit; the measured run did not
+    assert first["status"] == "oom" or first["peak_mb"] > 178, first
     assert second["parent_run_id"] == first["run_id"]
-    assert second["change"]["changes"][0]["knobs"] == {"mode": "memmap"}
     assert f"run {first['run_id']}" in second["change"]["changes"][0]["why"]
-    assert second["status"] == "completed" and second["peak_mb"] <= 200
+    assert second["status"] == "completed" and second["peak_mb"] <= 178
     assert "precision float32 → run" in result["summary"] and "mode memmap → run" in result["summary"]
     store = Store(home)
     recs = {r.id: r for r in store.list_runs()}
     assert recs[second["run_id"]].parent_run_id == first["run_id"] and recs[first["run_id"]].parent_run_id is None
-    assert recs[second["run_id"]].change["changes"][0]["remedy"] == "memmap"
-    assert recs[second["run_id"]].config["memory_cap_mb"] == 200 and recs[second["run_id"]].config["mode"] == "memmap"
+    assert recs[second["run_id"]].change["changes"][0]["remedy"] in ("memmap", "precision")
+    assert recs[second["run_id"]].config["memory_cap_mb"] == 178 and recs[second["run_id"]].config["mode"] == "memmap"
     store.close()

@@ -138,3 +138,34 @@ def test_a_budget_holds_every_process_of_a_local_data_parallel_run():
     assert _budgeted(validate(workers=2), pred)["predicted_peak_mb"] == 700.0
     assert _budgeted(validate(workers=2, scheduler="tcp://h:8786"), pred)["predicted_peak_mb"] == 250.0
     assert _budgeted(validate({}), {"predicted_peak_mb": 200.0}) == {"predicted_peak_mb": 200.0}
+
+
+def test_a_dask_call_that_waits_on_a_gone_worker_ends_as_that_workers_loss():
+    # a broadcast scatter under way when a worker was killed waited 30 s a try on its address: the call
+    # is watched, and the worker's loss ends it within a watch period of showing as gone
+    import threading
+    import time
+
+    from svmcore.worker.parallel import WATCH_S, Cluster, WorkerLost
+
+    cluster = Cluster.__new__(Cluster)  # no Dask: the watch alone
+    cluster.local, cluster.workers, cluster.pids = False, ["tcp://a:1", "tcp://b:2"], {"tcp://b:2": 42}
+    left = time.monotonic() + 0.5
+    cluster._gone_now = lambda: 1 if time.monotonic() > left else None
+    never = threading.Event()
+    t0 = time.monotonic()
+    with pytest.raises(WorkerLost) as err:
+        cluster.guarded(lambda k: f"while the model was sent (worker {k})", never.wait)
+    assert time.monotonic() - t0 < 0.5 + 3 * WATCH_S
+    assert "Dask worker 2 (tcp://b:2, pid 42) left the cluster while the model was sent (worker 1)" in str(err.value)
+
+
+def test_a_watched_dask_call_returns_its_value_or_raises_its_own_error():
+    from svmcore.worker.parallel import Cluster
+
+    cluster = Cluster.__new__(Cluster)
+    cluster.local, cluster.workers, cluster.pids = False, ["tcp://a:1"], {}
+    cluster._gone_now = lambda: None
+    assert cluster.guarded(lambda k: "", lambda: 7) == 7
+    with pytest.raises(ValueError, match="its own"):
+        cluster.guarded(lambda k: "", lambda: (_ for _ in ()).throw(ValueError("its own")))
