@@ -144,7 +144,8 @@ def test_train_launch_shows_the_memory_chart_growing_live(fresh_server, page):
     expect(page.get_by_text("No runs yet")).to_be_visible()
     settle(page)
 
-    page.get_by_role("button", name="Launch run").click()  # the defaults: 100k rows x 2^20 features
+    # the first page of a fresh server: under load its sidebar came 30 s after the main column
+    page.get_by_role("button", name="Launch run").click(timeout=90_000)  # the defaults: 100k rows x 2^20 features
     cancel = page.get_by_role("button", name="Cancel run")
     expect(cancel).to_be_visible(timeout=30_000)
 

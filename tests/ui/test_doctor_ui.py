@@ -40,13 +40,13 @@ def test_make_it_fit_launches_linked_runs_until_one_fits(app_home):
         time.sleep(0.5)
     state = lab().fits.state(fit_id)
     assert not state["running"] and state["error"] is None, state
-    assert state["result"]["fits"] and len(state["runs"]) == 2, state["result"]
+    assert state["result"]["fits"] and len(state["runs"]) >= 2, state["result"]  # no one remedy fits
     at.run()
     assert_clean(at)
-    assert any("Fits:" in t and "mode memmap" in t for t in texts(at.success)), texts(at.success)
+    assert any("Fits:" in t and "→ run" in t for t in texts(at.success)), texts(at.success)
     assert at.session_state.run_id == state["runs"][-1]  # the run panel shows the attempt that fitted
     recs = {r.id: r for r in lab().store.list_runs()}
-    assert recs[state["runs"][1]].parent_run_id == state["runs"][0]
+    assert [recs[r].parent_run_id for r in state["runs"]] == [None] + state["runs"][:-1]
 
 
 def test_learn_teaches_the_loop(app_home):
