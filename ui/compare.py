@@ -28,7 +28,9 @@ COLUMNS = KEY_COLUMNS + ("name", "all_processes_mb", "largest_worker_mb", "statu
 def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
     """The history as a table, key columns first, start times readable."""
     df = pd.DataFrame(list(rows), columns=list(COLUMNS))
-    df["samples_per_s"] = df["samples_per_s"].round(0)
+    # numeric even when no row has a speed (a list filtered to oom runs: a column of None, which
+    # pandas keeps as objects that cannot be rounded; the walk's page crashed on it)
+    df["samples_per_s"] = pd.to_numeric(df["samples_per_s"]).round(0)
     df["tags"] = [", ".join(t) if isinstance(t, list) else "" for t in df["tags"]]
     df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
     return df
