@@ -56,7 +56,7 @@ def cancel_local(queue: RunQueue, run_id: int) -> bool:
     """Cancel a run of this process: queued, running, or re-attached after a restart."""
     if queue.cancel(run_id):
         return True
-    run = get_active(run_id)
+    run = get_active(queue.store.home, run_id)
     if run is not None:
         run.cancel()
         return True
@@ -100,7 +100,7 @@ class Runs:
 
     def view(self, run_id: int) -> RunView | None:
         """A live run from its in-memory buffers, a finished one from the store."""
-        run = get_active(run_id)
+        run = get_active(self.store.home, run_id)
         if run is not None and run.run_id == run_id and not run.is_finished():
             snap = run.snapshot()
             rec = self.store.get_run(run_id)

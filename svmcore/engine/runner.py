@@ -262,6 +262,6 @@ class Run:
         except StoreError as e:
             self.store_error = str(e)
         release_leftovers(self.run_dir, cgroup=self.worker.cgroup if self.worker else None)
-        registry.unregister(self.run_id)
+        registry.unregister(self)
         self._done.set()
 

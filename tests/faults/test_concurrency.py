@@ -43,7 +43,7 @@ def test_sessions_and_cli_launching_together(home):
         assert p.returncode == 0, err
         cli_ids.append(json.loads(out.strip().splitlines()[-1])["run_id"])
     for rid in ids:
-        run = get_active(rid)
+        run = get_active(home, rid)
         if run is not None:
             run.wait(300)
     all_ids = ids + cli_ids

@@ -43,7 +43,7 @@ def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
     lab = Lab(home)
     rid = lab.runs.launch(dict(SMALL, epochs=1, rows=5_000))
     from svmcore.engine.registry import get_active
-    run = get_active(rid)
+    run = get_active(home, rid)
     if run is not None:
         run.wait(120)
     assert lab.store.get_run(rid).status == RunStatus.COMPLETED
@@ -55,7 +55,7 @@ def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
     os.remove(os.path.join(small_disk, "ballast"))
     for r in lab.store.list_runs():  # let whatever did start finish before checking
         if r.status in (RunStatus.RUNNING, RunStatus.QUEUED):
-            active = get_active(r.id)
+            active = get_active(home, r.id)
             if active:
                 active.wait(120)
     assert lab.store.integrity_ok()

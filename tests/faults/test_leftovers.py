@@ -156,7 +156,7 @@ def test_reattached_cgroup_run_leaves_no_cgroup(home, store):
         proc.wait()
     group = _job(rec.run_dir)["cgroup"]
     assert recover(store) == [rec.id]
-    run = get_active(rec.id)
+    run = get_active(store.home, rec.id)
     assert run is not None and run.wait(120) == RunStatus.COMPLETED, run.summary
     assert not os.path.exists(group)
 

@@ -57,7 +57,7 @@ def test_runner_killed_worker_alive_is_monitored_again(home, store):
     proc.kill()
     proc.wait()
     assert recover(store) == [rec.id]
-    run = get_active(rec.id)
+    run = get_active(store.home, rec.id)
     assert run is not None
     assert run.wait(60) == RunStatus.COMPLETED
     assert store.get_run(rec.id).summary["accuracy"] > 0.5

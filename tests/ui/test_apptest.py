@@ -95,7 +95,7 @@ def store_runs(home: str):
 def wait_run_finished(run_id: int, home: str, timeout: float = 90) -> RunStatus:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        run = get_active(run_id)
+        run = get_active(home, run_id)
         if run is not None and os.path.abspath(run.home) == os.path.abspath(home):
             run.wait(min(5.0, max(0.1, deadline - time.monotonic())))
         rec = next((r for r in store_runs(home) if r.id == run_id), None)
@@ -421,7 +421,7 @@ def test_live_run_shows_progress_and_cancels(app_home, monkeypatch):
     rid = at.session_state["run_id"]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        run = get_active(rid)
+        run = get_active(app_home, rid)
         if run is not None and run.snapshot().phase == "train":
             break
         time.sleep(0.1)
@@ -678,7 +678,7 @@ def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(a
     at.run()
     at.button(key="launch").click().run()
     run_id = at.session_state.run_id
-    run = get_active(run_id)
+    run = get_active(app_home, run_id)
     if run is not None:
         run.wait(60)
     at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
