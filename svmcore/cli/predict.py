@@ -106,7 +106,8 @@ def add_parser(sub) -> None:
     rc.add_argument("--verify", action="store_true", help="run the recommended setting and compare")
     rc.add_argument("--json", action="store_true")
     rc.set_defaults(handler=cmd_predict, writes_home=True)
-    ca = sub.add_parser("calibrate", help="(re)fit the memory model on this machine (~2-3 minutes)")
+    ca = sub.add_parser("calibrate", help="(re)fit the memory model on this machine: a few dozen small real runs, one "
+                            "at a time, each counted as it starts (minutes, not seconds; Train shows the time left)")
     ca.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     ca.add_argument("--json", action="store_true")
     ca.set_defaults(handler=cmd_predict, writes_home=True)
