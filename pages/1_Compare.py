@@ -1,7 +1,6 @@
 """Compare: runs against a baseline in one line each, their curves on one x axis,
 per-phase peaks, what differs, a presentation view, export, delete."""
 
-import pandas as pd
 import streamlit as st
 
 from svmcore.app.headlines import run_tag
@@ -103,7 +102,7 @@ diff = lab.runs.differing_knobs(selected)
 if not present:
     if diff:
         st.subheader("Knobs that differ")
-        st.dataframe(pd.DataFrame(diff, index=[f"run {i}" for i in selected]).T.astype(str), key="diff")
+        st.dataframe(compare.knob_frame(diff, selected), key="diff")
     elif len(selected) > 1:
         st.caption("The selected runs have identical knobs.")
 

@@ -36,6 +36,18 @@ def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
     return df
 
 
+def knob_text(value) -> str:
+    """A knob's value as the run was given it: a whole number stays whole, a knob the run
+    did not have is a dash (in a table of numbers and None, pandas made 30000 "30000.0")."""
+    return "–" if value is None else str(value)
+
+
+def knob_frame(diff: dict[str, list], run_ids: Sequence[int]) -> pd.DataFrame:
+    """The knobs that differ, a row per knob and a column per run, as text."""
+    return pd.DataFrame({f"run {i}": [knob_text(v) for v in column] for i, column in zip(run_ids, zip(*diff.values()))},
+                        index=list(diff))
+
+
 def history_columns() -> dict:
     """Column headers and rounding for people; the run and its key numbers stay pinned
     on the left when the table scrolls sideways."""
@@ -196,7 +208,7 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
                   for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)
     charts = "".join(f'<div class="chart">{div}</div>' for div in chart_divs(figures))
-    knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(str(v))}</td>" for v in vals) + "</tr>"
+    knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(knob_text(v))}</td>" for v in vals) + "</tr>"
                         for k, vals in knobs.items())
     knob_table = ("<h2>Knobs that differ</h2><table><tr><th></th>"
                   + "".join(f"<th>run {r.id}</th>" for r in cmp.runs) + f"</tr>{knob_rows}</table>") if knobs else ""
