@@ -58,7 +58,7 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
     assert second["status"] == "completed" and second["peak_mb"] <= 178
     for a, knobs in zip(attempts, tried):
         (knob, value), = knobs.items()
-        assert f"{knob.replace('_', ' ')} {value} → run {a['run_id']}" in result["summary"], result["summary"]
+        assert f"{knob} {value} → run {a['run_id']}" in result["summary"], result["summary"]
     store = Store(home)
     recs = {r.id: r for r in store.list_runs()}
     assert recs[attempts[1]["run_id"]].parent_run_id == first["run_id"] and recs[first["run_id"]].parent_run_id is None
