@@ -38,11 +38,12 @@ def test_doctor_refuses_an_unknown_run_in_one_line(home):
 
 
 def test_fit_takes_two_remedies_and_links_every_attempt(home):
-    # 178 MiB, where no one remedy fits at 100,000 rows (measured here: memmap alone 186, float32 alone
-    # 198-210; a clean clone under load measured 195, 183, 173 over three attempts). Which remedy the
-    # uncalibrated forecast tries first moves with the budget, so the test holds for any order and
-    # for two attempts or more: every attempt but the last over budget, each linked to the one before.
-    proc = cli("fit", "--budget", "178", *SMALL, "--json", home=home, check=0)
+    # 172 MiB at 100,000 rows. Measured over this stop's runs: memmap alone peaks in train at 175-195
+    # (its mapped pages' residency varies), float32 alone at 198-210; memmap with float32 peaks in
+    # prepare at 168.4-168.7 (stable), with hashing_bits 18 at 170-173. Which remedy the uncalibrated
+    # forecast tries first moves with the budget, so the test holds for any order and for two attempts
+    # or more: every attempt but the last over budget, each linked to the one before.
+    proc = cli("fit", "--budget", "172", *SMALL, "--json", home=home, check=0)
     result = json.loads(proc.stdout)
     assert result["fits"], result
     attempts = result["attempts"]
@@ -51,11 +52,11 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
     assert len({str(t) for t in tried}) == len(tried) and {"mode": "memmap"} in tried, tried
     for before, after in zip(attempts, attempts[1:]):
         # the forecast (a lower bound here: no calibration) said it would fit; the measured run did not
-        assert before["status"] == "oom" or before["peak_mb"] > 178, before
+        assert before["status"] == "oom" or before["peak_mb"] > 172, before
         assert after["parent_run_id"] == before["run_id"]
         assert f"run {before['run_id']}" in after["change"]["changes"][0]["why"]
     first, second = attempts[0], attempts[-1]  # the second remedy's run, or the last
-    assert second["status"] == "completed" and second["peak_mb"] <= 178
+    assert second["status"] == "completed" and second["peak_mb"] <= 172
     for a, knobs in zip(attempts, tried):
         (knob, value), = knobs.items()
         assert f"{knob} {value} → run {a['run_id']}" in result["summary"], result["summary"]
@@ -63,5 +64,5 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
     recs = {r.id: r for r in store.list_runs()}
     assert recs[attempts[1]["run_id"]].parent_run_id == first["run_id"] and recs[first["run_id"]].parent_run_id is None
     assert recs[second["run_id"]].change["changes"][0]["remedy"] == second["change"]["changes"][0]["remedy"]
-    assert recs[second["run_id"]].config["memory_cap_mb"] == 178 and recs[second["run_id"]].config["mode"] == "memmap"
+    assert recs[second["run_id"]].config["memory_cap_mb"] == 172 and recs[second["run_id"]].config["mode"] == "memmap"
     store.close()
