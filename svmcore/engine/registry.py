@@ -28,8 +28,9 @@ def register(run: Run) -> None:
 
 def unregister(run: Run) -> None:
     with _lock:
-        if _active.get(_key(run.store.home, run.run_id)) is run:
-            del _active[_key(run.store.home, run.run_id)]
+        key = _key(run.store.home, run.run_id)
+        if _active.get(key) is run:
+            del _active[key]
 
 
 def active_runs() -> dict[tuple[str, int], Run]:
@@ -46,10 +47,10 @@ def watch_remote(home: str, run_id: int, watching: bool = True) -> None:
     """Mark a run as owned by this process though no local worker runs it (``recover``
     leaves it alone), or unmark it once its outcome is stored."""
     with _lock:
-        (_remote.add if watching else _remote.discard)((home, run_id))
+        (_remote.add if watching else _remote.discard)(_key(home, run_id))
 
 
 def is_watched(home: str, run_id: int) -> bool:
     """True if this process owns the run: a live local Run or a remote one it watches."""
     with _lock:
-        return _key(home, run_id) in _active or (home, run_id) in _remote
+        return _key(home, run_id) in _active or _key(home, run_id) in _remote
