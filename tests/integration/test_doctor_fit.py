@@ -57,9 +57,9 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
         assert f"run {before['run_id']}" in after["change"]["changes"][0]["why"]
     first, second = attempts[0], attempts[-1]  # the second remedy's run, or the last
     assert second["status"] == "completed" and second["peak_mb"] <= 172
-    for a, knobs in zip(attempts, tried):
-        (knob, value), = knobs.items()
-        assert f"{knob} {value} → run {a['run_id']}" in result["summary"], result["summary"]
+    for a, knobs in zip(attempts, tried):  # an attempt may change several knobs, or rerun with a copy cached
+        assert f"→ run {a['run_id']}" in result["summary"], result["summary"]
+        assert all(f"{k} {v}" in result["summary"] for k, v in knobs.items()), result["summary"]
     store = Store(home)
     recs = {r.id: r for r in store.list_runs()}
     assert recs[attempts[1]["run_id"]].parent_run_id == first["run_id"] and recs[first["run_id"]].parent_run_id is None
