@@ -18,6 +18,7 @@ from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
 from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
+from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
@@ -82,9 +83,9 @@ def warn_before_launch(cfg: RunConfig, home: str) -> None:
         print(f"svmcore: warning: {text}", file=sys.stderr)
 
 
-def describe(summary: RunSummary) -> str:
+def describe(summary: RunSummary, name: str | None = None) -> str:
     status = summary.status
-    lines = [f"run {summary.run_id}: {status}"]
+    lines = [f"run {summary.run_id}" + (f" ({name})" if name else "") + f": {status}"]
     if summary.error:
         lines.append(f"  {summary.error.get('type')}: {summary.error_message}"
                      + (f" (in phase {summary.phase})" if summary.phase else ""))
@@ -98,6 +99,9 @@ def describe(summary: RunSummary) -> str:
     lines.append(f"  {'coordinator ' if peaks else ''}peak RSS {fmt(summary.peak_rss_mb, ' MiB')} exact (kernel high-water mark); "
                  f"sampled max {fmt(summary.peak_sampled_mb, ' MiB')} at {summary.sample_hz} Hz; "
                  f"floor {fmt(summary.floor_mb, ' MiB')}; cap {summary.cap}")
+    over = rss_over_cap_note(summary.peak_rss_mb, summary.cap_mb, summary.cap, summary.cgroup_peak_mb)
+    if over:
+        lines.append(f"  {over}")
     lines.append(f"  wall {fmt(summary.wall_s, ' s')}, train {fmt(summary.train_s, ' s')}, "
                  f"{fmt(summary.samples_per_s, ' samples/s', ',.0f')}")
     lines.append(f"  accuracy {fmt(summary.accuracy, '', '.4f')}, "
@@ -131,7 +135,9 @@ def describe(summary: RunSummary) -> str:
 def cmd_run(args, home: str) -> int:
     cfg = admit(knob_values(args), os.path.join(home, "cache"))  # exit 2 and nothing stored if it cannot run
     warn_before_launch(cfg, home)
-    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json)
+    name = (args.name or "").strip()
+    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json,
+                  on_create=(lambda run_id: Store(home).set_name(run_id, name)) if name else None)
     summary = run.summary
     err = summary.get("error") or {}
     if run.status == RunStatus.FAILED and err.get("bad_input"):
@@ -142,7 +148,7 @@ def cmd_run(args, home: str) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(describe(RunSummary.from_dict(summary)))
+        print(describe(RunSummary.from_dict(summary), name))
     return code
 
 
@@ -151,4 +157,6 @@ def add_parser(sub) -> None:
     add_knob_flags(r)
     r.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     r.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
+    r.add_argument("--name", default=None, help="a name for the run, shown wherever it is listed "
+                   "(rename later with 'svmcore runs name ID NAME')")
     r.set_defaults(handler=cmd_run)

@@ -59,6 +59,11 @@ def cmd_runs(args, home: str) -> int:
     if rec is None:
         print(f"svmcore: error: no run with id {args.id}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if c == "name":
+        store.set_name(args.id, " ".join(args.name))
+        name = store.get_run(args.id).name
+        print(f"run {args.id} " + (f"is named {name!r}" if name else "has no name"))
+        return 0
     if c == "tag":
         for tag in [clean_tag(t) for t in args.tags]:  # every tag checked before any is stored
             store.tag_run(args.id, tag, remove=args.remove)
@@ -77,7 +82,7 @@ def cmd_runs(args, home: str) -> int:
         if args.json:
             print(json.dumps(record))
         else:
-            print(describe(RunSummary.from_dict(rec.summary or {"run_id": rec.id, "status": rec.status.value})))
+            print(describe(RunSummary.from_dict(rec.summary or {"run_id": rec.id, "status": rec.status.value}), rec.name))
             print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))
             print(f"  {len(record['samples'])} memory samples, {len(record['events'])} events")
         return 0
@@ -157,6 +162,9 @@ def add_parser(sub) -> None:
     ex.add_argument("--format", choices=["csv", "json"], default="json")
     de = rsub.add_parser("delete")
     de.add_argument("id", type=run_id_arg)
+    nm = rsub.add_parser("name", help="name a run (an empty name removes it)")
+    nm.add_argument("id", type=run_id_arg)
+    nm.add_argument("name", nargs="*", metavar="NAME")
     tg = rsub.add_parser("tag", help="tag a run (filter and group by tags on Compare)")
     tg.add_argument("id", type=run_id_arg)
     tg.add_argument("tags", nargs="+", metavar="TAG")

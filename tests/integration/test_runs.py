@@ -1,6 +1,5 @@
 """Real child processes: every outcome, the caps, cancel, exact peaks, recovery."""
 
-import contextlib
 import json
 import os
 import subprocess
@@ -146,16 +145,17 @@ def test_cli_bad_file_names_the_line(home, tmp_path):
 
 
 def test_cli_runs_list_show_export_delete(home):
-    cli("run", "--rows=3000", "--features=1024", "--epochs=1", "--json", home=home, check=0)
+    done = cli("run", "--rows=3000", "--features=1024", "--epochs=1", "--name", " first try ", home=home, check=0)
+    assert done.stdout.startswith("run 1 (first try): completed"), done.stdout
     listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)
-    assert len(listed) == 1 and listed[0]["status"] == "completed" and listed[0]["name"] is None
+    assert len(listed) == 1 and listed[0]["status"] == "completed" and listed[0]["name"] == "first try"
     rid = str(listed[0]["id"])
-    from svmcore.store.sqlite import Store
-
-    with contextlib.closing(Store(home)) as store:
-        store.set_name(int(rid), "first try")
-    assert json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)[0]["name"] == "first try"
     assert cli("runs", "list", home=home, check=0).stdout.splitlines()[1].endswith("  first try")
+    assert cli("runs", "name", rid, "big", "batch", home=home, check=0).stdout == f"run {rid} is named 'big batch'\n"
+    assert cli("runs", "show", rid, home=home, check=0).stdout.startswith(f"run {rid} (big batch): completed")
+    assert cli("runs", "name", rid, home=home, check=0).stdout == f"run {rid} has no name\n"
+    assert json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)[0]["name"] is None
+    assert cli("runs", "name", "99", "x", home=home).stderr == "svmcore: error: no run with id 99\n"
     shown = json.loads(cli("runs", "show", rid, "--json", home=home, check=0).stdout)
     assert shown["config"]["rows"] == 3000 and shown["samples"] and shown["events"]
     csv_text = cli("runs", "export", rid, "--format", "csv", home=home, check=0).stdout

@@ -407,3 +407,18 @@ def test_a_model_near_chance_is_warned_about_in_the_summary_as_a_list():
     assert RunSummary.from_dict(summary).score_warnings() == summary["warnings"]
     stored_before = {k: v for k, v in summary.items() if k != "warnings"}  # a run stored before the list
     assert RunSummary.from_dict(stored_before).score_warnings() == summary["warnings"]
+
+
+def test_the_cli_says_why_a_cgroup_capped_run_peaked_above_its_cap():
+    # the walk: run 12 (cgroup cap 150 MiB) completed at an exact peak of 184 MiB, and 'runs show' said nothing
+    from svmcore.cli.run import describe
+    from svmcore.store.records import RunSummary
+
+    over = RunSummary.from_dict({"run_id": 12, "status": "completed", "peak_rss_mb": 184.4, "cap": "cgroup",
+                                 "cap_mb": 150.0, "cgroup_peak_mb": 149.0})
+    text = describe(over, "cap 150")
+    assert text.startswith("run 12 (cap 150): completed")
+    assert "Its RSS peaked at 184 MiB, above the 150 MiB cap (the cgroup itself peaked at 149 MiB" in text
+    under = RunSummary.from_dict({"run_id": 3, "status": "completed", "peak_rss_mb": 140.0, "cap": "cgroup",
+                                  "cap_mb": 150.0})
+    assert "above the" not in describe(under)
