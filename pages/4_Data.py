@@ -32,10 +32,13 @@ with tab_up:
     up = st.file_uploader("Dataset file", key="upload")
     if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
         try:
-            path = lab.folders.save_upload(up.name, up.getvalue())
+            before = lab.folders.existing_upload(up.name, up.getvalue())
+            path = before or lab.folders.save_upload(up.name, up.getvalue())
             st.session_state.uploaded_name = (up.name, up.size)
             inspect_next(path)
-            st.success(f"Saved as {escape_markdown(os.path.basename(path))}; it is now in the dataset list on every page.")
+            saved = escape_markdown(os.path.basename(path))
+            st.success(f"This file was uploaded before: it is {saved}, in the dataset list on every page." if before
+                       else f"Saved as {saved}; it is now in the dataset list on every page.")
         except SvmcoreError as e:
             show_error(e)
 with tab_gen:

@@ -3,6 +3,7 @@ generated datasets, inspection, and the one confinement every file knob passes."
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import uuid
@@ -49,23 +50,44 @@ class DataFolders:
             out[knob] = self.resolve(value.strip(), knob)
         return out
 
+    def _upload_base(self, name: str, data: bytes) -> tuple[str, str]:
+        """(the name as the user knows it, the saved file's path without its extension):
+        the file's name made safe, then its content's hash, so one file uploaded twice
+        (from two sessions, or again after a refresh) is one dataset."""
+        shown = os.path.basename(name.replace("\\", "/"))[:80] or "the upload"
+        stem, ext = os.path.splitext(shown)
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", stem if ext.lower() in DATA_EXT else shown)[:40] or "data"
+        return shown, os.path.join(self.upload_dir, f"{safe}-{hashlib.sha256(data).hexdigest()[:8]}")
+
+    def existing_upload(self, name: str, data: bytes) -> str | None:
+        """The path of this very file if it was uploaded before under this name, else None."""
+        base = self._upload_base(name, data)[1]
+        for ext in sorted(set(FORMAT_EXT.values())):
+            path = base + ext
+            if os.path.isfile(path) and os.path.getsize(path) == len(data):
+                with open(path, "rb") as f:
+                    if f.read() == data:
+                        return path
+        return None
+
     def save_upload(self, name: str, data: bytes) -> str:
         """Store an upload under the data folder with a generated name; returns its path.
 
         The format is read from the content, not the name (libsvm files come as ``a9a``
         or ``a9a.t``); the saved file's extension says the format. Binary files and
-        files that do not parse are refused and not kept."""
+        files that do not parse are refused and not kept. The same file uploaded again
+        is the file saved before."""
         if len(data) > UPLOAD_LIMIT_MB * MiB:
             raise DataError(f"the upload is {len(data) / MiB:,.1f} MB, above the {UPLOAD_LIMIT_MB} MB limit; "
                             "for larger data, put the file in a data folder on the server and name it")
         if not data:
             raise DataError("the uploaded file is empty")
-        shown = os.path.basename(name.replace("\\", "/"))[:80] or "the upload"
-        stem, ext = os.path.splitext(shown)
-        safe = re.sub(r"[^A-Za-z0-9_-]", "_", stem if ext.lower() in DATA_EXT else shown)[:40] or "data"
+        shown, base = self._upload_base(name, data)
+        before = self.existing_upload(name, data)
+        if before is not None:
+            return before
         os.makedirs(self.upload_dir, exist_ok=True)
-        base = os.path.join(self.upload_dir, f"{safe}-{uuid.uuid4().hex[:8]}")
-        tmp, path = base + ".tmp", None  # .tmp files are never listed
+        tmp, path = f"{base}.{uuid.uuid4().hex[:8]}.tmp", None  # .tmp files are never listed
         try:
             with open(tmp, "wb") as f:
                 f.write(data)

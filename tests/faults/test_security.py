@@ -44,6 +44,17 @@ def test_uploads_get_generated_names_inside_the_uploads_folder(lab):
     assert ".." not in os.path.basename(path) and " " not in os.path.basename(path)
 
 
+def test_the_same_file_uploaded_twice_is_one_dataset(lab):
+    # the walk uploaded one 300-line file from two sessions and got two datasets
+    first = lab.folders.save_upload("small300.libsvm", GOOD)
+    assert lab.folders.existing_upload("small300.libsvm", GOOD) == first
+    assert lab.folders.save_upload("small300.libsvm", GOOD) == first
+    other = lab.folders.save_upload("small300.libsvm", GOOD * 2)  # same name, other content: its own file
+    assert other != first and sorted(os.listdir(lab.folders.upload_dir)) == sorted(
+        os.path.basename(p) for p in (first, other))
+    assert lab.folders.existing_upload("renamed.libsvm", GOOD) is None  # the name is part of what the user sees
+
+
 def test_upload_limits_and_bad_uploads(lab, monkeypatch):
     monkeypatch.setattr(lab_module, "UPLOAD_LIMIT_MB", 1)
     with pytest.raises(DataError, match="limit"):
