@@ -6,6 +6,7 @@ Pure: plain values in, text out, so every wording is tested with ==.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from svmcore.spec.knobs import KNOBS
@@ -183,21 +184,54 @@ def comparison_headlines(base: RunFacts, others: list[RunFacts]) -> list[str]:
     return [comparison_headline(base, o) for o in others if o.id != base.id]
 
 
+# Knobs whose values name themselves: 'stream', 'float32', 'dense', 'kernel-svm', a file's name.
+SELF_NAMING = ("dataset", "mode", "representation", "precision", "model")
+
+
 def knob_value_text(name: str, value) -> str:
-    """A knob's value as a short name: 'stream', 'shuffle off', 'batch size 256'."""
+    """A knob's value as a short name: 'stream', 'shuffle off', 'batch size 256',
+    'memory cap 150 MB' (a knob named for its unit says the unit after the value)."""
     knob = KNOBS.get(name)
-    label = name.replace("_", " ")
+    label, unit = name.replace("_", " "), ""
+    if knob is not None and knob.unit and label.endswith(" " + knob.unit.lower()):
+        label, unit = label[:-len(knob.unit) - 1], " " + knob.unit
     if value is None:
         return f"{label} auto" if knob is not None and knob.auto else f"no {label}"
     if isinstance(value, bool):
         return f"{label} {'on' if value else 'off'}"
     if knob is not None and knob.choices and isinstance(value, str):
-        return value.rsplit("/", 1)[-1]  # a dataset's file by its name only
+        if name in SELF_NAMING:
+            return value.rsplit("/", 1)[-1]  # a dataset's file by its name only
+        return f"{label} {value}"  # 'solver native', 'parser native': the value alone says too little
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int):
-        return f"{label} {value:,}"
-    return f"{label} {value}"
+        return f"{label} {value:,}{unit}"
+    return f"{label} {value}{unit}"
+
+
+@functools.cache
+def _default_config() -> dict:
+    """Every knob at its default, as a run stores it (an auto value resolved)."""
+    from svmcore.spec.config import validate
+
+    return validate({}).to_dict()
+
+
+# What the run pickers say already, or what every run sets for itself: not news in a label.
+UNCHANGED_IN_LABELS = ("dataset", "mode", "model", "seed")
+
+
+def changed_knobs_text(config: dict, most: int = 3) -> str:
+    """The knobs a run set away from their defaults, as the run pickers list it:
+    'float32, batch size 8,192'. Two runs listed alike otherwise ('completed ·
+    sparse-text · memory · linear-svm') differ here."""
+    defaults = _default_config()
+    generated = str(config.get("dataset")) in GENERATED
+    changed = [knob_value_text(k, v) for k, v in config.items()
+               if k in KNOBS and k not in UNCHANGED_IN_LABELS and v != defaults.get(k)
+               and (generated or k not in GENERATOR_KNOBS)]
+    return ", ".join(changed[:most] + ([f"+{len(changed) - most} more"] if len(changed) > most else []))
 
 
 def _telling_apart(texts: dict[str, list[str]], n: int) -> list[str]:
@@ -283,7 +317,8 @@ def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
 
 def run_label(row: dict) -> str:
     """A run as the run pickers list it, its status current: 'run 17 · big batch ·
-    completed · sparse-text · memory · linear-svm' (its name and its label, if it has them)."""
+    completed · sparse-text · memory · linear-svm · float32' (its name, the knobs it
+    changed and its label, if it has them)."""
     parts = [f"run {row['id']}", row.get("name"), row["status"], row.get("dataset"), row.get("mode"),
-             row.get("model"), row.get("label")]
+             row.get("model"), row.get("changed"), row.get("label")]
     return " · ".join(str(p) for p in parts if p)

@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
-from svmcore.app.headlines import GENERATED, GENERATOR_KNOBS, Comparison, RunFacts, compare, data_text, run_names
+from svmcore.app.headlines import (GENERATED, GENERATOR_KNOBS, Comparison, RunFacts, changed_knobs_text, compare,
+                                   data_text, run_names)
 from svmcore.app.run_table import clean_tag
 from svmcore.app.story import Slide, check_story, story_slides
 from svmcore.engine.admission import admit
@@ -130,7 +131,8 @@ class Runs:
                 "id": r.id, "name": r.name or "", "colour": r.colour, "status": r.status.value,
                 "started": r.created_at, "label": r.label or "",
                 "dataset": os.path.basename(str(r.config.get("dataset"))), "mode": r.config.get("mode"),
-                "model": r.config.get("model"), "precision": r.config.get("precision"),
+                "model": r.config.get("model"), "changed": changed_knobs_text(r.config),
+                "precision": r.config.get("precision"),
                 "representation": r.config.get("representation"), "batch_size": r.config.get("batch_size"),
                 "threads": r.config.get("threads"), "peak_mb": s.peak_rss_mb, "peak_phase": s.peak_phase,
                 "accuracy": s.accuracy, "balanced_accuracy": s.balanced_accuracy,

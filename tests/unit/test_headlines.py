@@ -113,7 +113,8 @@ def test_run_facts_of_a_summary():
 
 @pytest.mark.parametrize("name,value,text", [
     ("mode", "stream", "stream"), ("shuffle", False, "shuffle off"), ("average", True, "average on"),
-    ("batch_size", 2048, "batch size 2,048"), ("epochs", 2.0, "epochs 2"), ("memory_cap_mb", None, "no memory cap mb"),
+    ("batch_size", 2048, "batch size 2,048"), ("epochs", 2.0, "epochs 2"), ("memory_cap_mb", None, "no memory cap"),
+    ("memory_cap_mb", 150, "memory cap 150 MB"), ("solver", "native", "solver native"), ("precision", "float32", "float32"),
     ("alpha", 1e-5, "alpha 1e-05"), ("dataset", "/srv/data/a9a.svm", "a9a.svm"), ("hidden", "64,32", "hidden 64,32"),
 ])
 def test_knob_value_text(name, value, text):
@@ -189,6 +190,26 @@ def test_run_label_is_current_and_skips_what_is_missing():
         "run 17 · running · sparse-text · memory · linear-svm · learn: batches")
     assert run_label(dict(row, name="big batch")) == "run 17 · big batch · completed · sparse-text · memory · linear-svm"
     assert run_label({"id": 3, "status": "queued"}) == "run 3 · queued"
+    assert run_label(dict(row, changed="float32")) == "run 17 · completed · sparse-text · memory · linear-svm · float32"
+
+
+def test_a_runs_changed_knobs_are_those_away_from_the_defaults_as_the_pickers_list_them():
+    """The walk saw runs 4 (float32), 5 (batch 8192), 10 (60k rows) and 12 (cap 150) all
+    listed 'completed · sparse-text · memory · linear-svm' on Train and Story."""
+    from svmcore.app.headlines import changed_knobs_text
+    from svmcore.spec.config import validate
+
+    def text(**knobs):
+        return changed_knobs_text(validate(knobs).to_dict())
+
+    assert text() == ""  # features auto resolved to 2^20 is the default too
+    assert text(precision="float32") == "float32"
+    assert text(rows=60_000, batch_size=8192, memory_cap_mb=150) == "rows 60,000, memory cap 150 MB, batch size 8,192"
+    assert text(mode="stream", solver="native", parser="native", epochs=3, seed=4) == (
+        "parser native, epochs 3, solver native")  # in the registry's order; mode is in the label already, a seed no news
+    assert text(rows=60_000, batch_size=8192, memory_cap_mb=150, precision="float32").endswith(", +1 more")
+    on_file = dict(validate({}).to_dict(), dataset="/srv/a9a", rows=5)
+    assert changed_knobs_text(on_file) == ""  # a file is not generated: rows does not apply
 
 
 PARALLEL = {"workers": 2, "scheduler": "local", "cluster_start_s": 2.4, "total_peak_sampled_mb": 679.6,
@@ -264,6 +285,8 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     assert all(len(x) <= HEADLINE_CHARS for x in lines)
     fig = with_headline(go.Figure(layout=dict(height=600, margin=dict(t=40))), two)
     assert fig.layout.title.text == "<br>".join(map(chart_text, lines)) and fig.layout.height == 600 + 17 * len(lines)
+    five = headline_title_lines(compare([base] + others[:4]))  # the walk's PNG of 5 runs had 2 of their lines
+    assert " ".join(x.strip() for x in five) == " ".join(compare([base] + others[:4]).headlines)
     many = headline_title_lines(compare([base] + others))
     assert len(many) == HEADLINE_LINES and many[-1] == "… the rest of the headline is on the page"
     assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {

@@ -69,4 +69,4 @@ def test_a_sweep_and_a_headline_name_auto_as_auto():
     assert grid == {"alpha": [None, 1e-5]}
     assert [grid_label({"alpha": v}) for v in grid["alpha"]] == ["alpha=auto", "alpha=1e-05"]
     assert knob_value_text("alpha", None) == "alpha auto"
-    assert knob_value_text("memory_cap_mb", None) == "no memory cap mb"
+    assert knob_value_text("memory_cap_mb", None) == "no memory cap"
