@@ -126,6 +126,10 @@ def results(sweep_id: int, live: bool = False) -> None:
                              placeholder="after the first completed run",
                              help="Answered from this sweep's measured exact peaks. It starts at the median peak "
                                   "of the completed runs, so that about half of them fit.")
+    if budget is None:
+        # an emptied field, or (seen once in CI, not reproduced) a widget that read None on the
+        # rerun that ended a live sweep while it showed the median: answer at the median, named
+        budget = suggested
     objective = c2.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True,
                          key="objective",
                          format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",

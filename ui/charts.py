@@ -60,26 +60,53 @@ def _generated(k: int) -> str:
     return f"#{round(r * 255):02X}{round(g * 255):02X}{round(b * 255):02X}"
 
 
+def _lab(colour: str) -> tuple[float, float, float]:
+    """'#RRGGBB' in CIELAB (D65), where distance is roughly distance as seen."""
+    lin = [((v + 0.055) / 1.055) ** 2.4 if v > 0.04045 else v / 12.92
+           for v in (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))]
+    xyz = (np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ lin
+           / (0.95047, 1.0, 1.08883))
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+# Below this CIELAB distance two colours read as one on a chart: a picked #00AA00 sits
+# 16 from the palette's #2CA02C. (The palette's own closest pair, two pale ones, is 17.)
+LOOKALIKE = 20.0
+
+
+def _lookalike(a: str, b: str) -> bool:
+    return a == b or float(np.linalg.norm(np.subtract(_lab(a), _lab(b)))) < LOOKALIKE
+
+
 def chart_colours(run_ids: Sequence[int], picked: dict[int, str | None] | None = None) -> dict[int, str]:
     """A colour for each run on one chart, no two the same (W&B's convention: a run
     keeps its colour on every page). A run keeps the colour picked for it, else its
     own (``run_colour``); a run whose colour another run on the chart already has (runs
-    1 and 17, or two runs picked alike) takes the next colour of the palette no run here
-    has, then generated ones. Runs with a picked colour are served first, then by id."""
+    1 and 17, or two runs picked alike), or that looks like a colour picked for another
+    run here, takes the next colour of the palette that is free, then generated ones.
+    Runs with a picked colour are served first, then by id."""
     picked = {k: v.upper() for k, v in (picked or {}).items() if v}
     taken: set[str] = set()
+    chosen: list[str] = []  # the picked colours on this chart: other runs keep clear of them
     out: dict[int, str] = {}
     order = sorted(dict.fromkeys(run_ids), key=lambda i: (i not in picked, i))
+
+    def free(c: str) -> bool:
+        return c not in taken and not any(_lookalike(c, p) for p in chosen)
+
     for rid in order:
         own = picked.get(rid) or run_colour(rid)
-        if own not in taken:
+        if own not in taken and (rid in picked or free(own)):
             out[rid] = own
         else:
             start = PALETTE.index(own) if own in PALETTE else 0
-            free = [PALETTE[(start + k) % len(PALETTE)] for k in range(len(PALETTE))]
-            out[rid] = next((c for c in free if c not in taken), None) or next(
-                c for c in map(_generated, range(len(taken) + 1)) if c not in taken)
+            ring = [PALETTE[(start + k) % len(PALETTE)] for k in range(len(PALETTE))]
+            out[rid] = next((c for c in ring if free(c)), None) or next(
+                c for c in map(_generated, range(len(taken) + len(chosen) + 1)) if free(c))
         taken.add(out[rid])
+        if rid in picked:
+            chosen.append(out[rid])
     return out
 
 
@@ -249,7 +276,9 @@ def workers_info(samples: Sequence, events: list[dict], most: int = MAX_POINTS) 
 
 
 def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS, colour: str | None = None) -> dict:
-    """``run_series`` of a RunView: a live run's phases end 'now', its cap is its knob's."""
+    """``run_series`` of a RunView: a live run's phases end 'now', its cap is its knob's.
+    ``colour``: its colour on a chart of several runs; default the one picked for it, else its own."""
+    colour = colour or view.colour
     monitor = view.config.get("monitor") or "full"
     if not view.is_live:
         return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor, colour)
@@ -366,6 +395,9 @@ def _axis_names(panels: Sequence[str]) -> dict[str, str]:
     return {p: "y" if i == 0 else f"y{i + 1}" for i, p in enumerate(panels)}
 
 
+LEGEND_ROW_PX = 22
+
+
 def stacked_figure(info: dict, height: int = 600) -> go.Figure:
     """Memory over throughput over accuracy, one x axis, phase bands through all three."""
     fig = go.Figure()
@@ -398,11 +430,15 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
                                xref="x domain", yref=f"{axis[p]} domain", x=0.5, y=0.5,
                                font=dict(size=12, color="#888"))
     lanes = 1 + max((lane for _, _, lane, _ in info["labels"]), default=-1)
+    rows = 0 if single else (len(info["runs"]) + 1) // 2
     layout = {
-        "height": height, "hovermode": "x unified", "hoversubplots": "axis",
+        "height": height + LEGEND_ROW_PX * max(0, rows - 1), "hovermode": "x unified", "hoversubplots": "axis",
         "margin": dict(l=10, r=30, t=16 + LABEL_PX["lane"] * lanes + (10 if lanes else 0), b=10),
         "legend": dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
-                       font=dict(size=11), traceorder="normal"),
+                       font=dict(size=11), traceorder="normal",
+                       # runs' names are long: two to a row, each its half, so none is cut or runs
+                       # into the next (a saved PNG measured them narrower than it drew them)
+                       **({} if single or len(info["runs"]) < 3 else dict(entrywidth=0.5, entrywidthmode="fraction"))),
         "xaxis": dict(range=[lo, hi], title=dict(text=X_TITLES[info["x"]], standoff=6), anchor=axis[panels[-1]],
                       hoverformat=".2f" if info["x"] == "time" else ",.0f", showspikes=True, spikemode="across",
                       spikethickness=1, spikedash="dot", spikecolor="#888", automargin=True),
@@ -509,6 +545,9 @@ def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None,
     return {"phases": phases, "runs": runs}
 
 
+SIDE_LEGEND_AFTER = 4  # runs whose names fit one legend row below a chart
+
+
 def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
     """Grouped bars: each phase's exact peak side by side per run; the bar of the phase
     that owns a run's peak is outlined and says so."""
@@ -524,8 +563,13 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
             text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False, textangle=-90,
             textfont=dict(size=10),
             hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + title + "</extra>"))
-    fig.update_layout(barmode="group", height=height, hovermode="closest", margin=dict(l=10, r=10, t=24, b=10),
-                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+    # a few runs: one legend row below the bars; more: a column beside them and the chart
+    # as tall as that column (12 runs in rows below left the bars 25 px of height)
+    many = len(info["runs"]) > SIDE_LEGEND_AFTER
+    legend = (dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top") if many else
+              dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0))
+    fig.update_layout(barmode="group", height=max(height, 80 + 22 * len(info["runs"])) if many else height,
+                      hovermode="closest", margin=dict(l=10, r=10, t=24, b=10), legend=legend,
                       yaxis=dict(title=dict(text="exact peak (MiB)", standoff=6), rangemode="tozero", automargin=True),
                       xaxis=dict(title=dict(text="phase", standoff=6), automargin=True))
     return fig
@@ -553,17 +597,20 @@ def oom_marks(oom: Sequence[tuple]) -> list[dict]:
     return list(marks.values())
 
 
-def tradeoff_figure(info: dict) -> go.Figure:
+def tradeoff_figure(info: dict, labelled: bool = False) -> go.Figure:
+    """``labelled``: each completed run's id beside its dot (a story's few runs; a
+    sweep's many are told apart by hovering)."""
     fig = go.Figure()
     if info["done"]:
         ids, peak, acc, sps, labels = zip(*info["done"])
         biggest = max(sps) or 1.0
         fig.add_trace(go.Scatter(
-            x=peak, y=acc, mode="markers", name="completed runs",
+            x=peak, y=acc, mode="markers+text" if labelled else "markers", name="completed runs",
             marker=dict(size=[10 + 30 * (s / biggest) for s in sps], color=list(sps), colorscale="Viridis",
                         showscale=True, colorbar=dict(title="samples/s"), line=dict(width=1, color="#333")),
-            text=[chart_text(f"run {i}: {lab}") for i, lab in zip(ids, labels)], customdata=list(sps),
-            hovertemplate="%{text}<br>peak %{x:.1f} MiB<br>accuracy %{y:.4f}<br>%{customdata:,.0f} samples/s"))
+            text=[f"run {i}" for i in ids] if labelled else None, textposition="top center",
+            hovertext=[chart_text(f"run {i}: {lab}") for i, lab in zip(ids, labels)], customdata=list(sps),
+            hovertemplate="%{hovertext}<br>peak %{x:.1f} MiB<br>accuracy %{y:.4f}<br>%{customdata:,.0f} samples/s"))
     if info["frontier"]:
         fx, fy = zip(*info["frontier"])
         fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto frontier",
@@ -593,6 +640,12 @@ def tradeoff_figure(info: dict) -> go.Figure:
         fig.update_xaxes(range=axes["x"], autorange=False)
     if axes["y"]:
         fig.update_yaxes(range=axes["y"], autorange=False)
+    if info["oom"] and not axes["accuracies"]:  # the × stand on a line of their own, not at an accuracy
+        fig.update_yaxes(range=[0, 1], autorange=False, showticklabels=False, showgrid=False,
+                         title_text="test accuracy (none: no run completed)")
+        fig.add_annotation(xref="paper", yref="paper", x=0.5, y=0.9, showarrow=False, font=dict(size=13),
+                           text="No run completed, so none has an accuracy: each × is a run that ran out of "
+                                "memory, at its exact peak")
     return fig
 
 
@@ -613,7 +666,7 @@ def tradeoff_axes(info: dict) -> dict:
     x = _padded(peaks, 0.08, max(1.0, 0.02 * max(peaks, default=0.0)))
     y = _padded(accs, 0.12, 0.005)
     budget = info.get("budget_mb")
-    return {"x": x, "y": y, "budget_in_view": bool(budget and x and x[0] <= budget <= x[1])}
+    return {"x": x, "y": y, "budget_in_view": bool(budget and x and x[0] <= budget <= x[1]), "accuracies": bool(accs)}
 
 
 # ---------------------------------------------------------------- a remedy, phase by phase

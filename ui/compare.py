@@ -114,7 +114,7 @@ def headline(cmp: Comparison, colours: dict[int, str], big: bool = False) -> Non
         st.warning(cmp.warning, icon=":material/dataset:")
 
 
-HEADLINE_LINES = 6  # on a chart, wrapped; the page and the HTML export have them all
+HEADLINE_LINES = 12  # on a chart, wrapped (five runs take about ten); the page and the HTML export have them all
 HEADLINE_CHARS = 85  # a line at 12 px that fits the plot of a 1024 px window
 
 
@@ -152,20 +152,27 @@ def _num(v, spec: str, unit: str = "") -> str:
 
 
 def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str]]:
-    """(label, value, delta against the baseline, delta colour) of one run's big numbers."""
+    """(label, value, delta against the baseline, delta colour) of one run's big numbers.
+    A delta that rounds to nothing reads "±0%" in grey, as the headline says it
+    (Streamlit takes a leading "-" for down, so the others keep the ASCII sign)."""
     d = d or {}
 
-    def delta(key, text):
-        return None if d.get(key) is None else text(d[key])
+    def delta(key, text, colour):
+        if d.get(key) is None:
+            return None, colour
+        shown = text(d[key])
+        if not any(c in "123456789" for c in shown):
+            return "\u00b1" + shown.lstrip("+-"), "off"
+        return shown, colour
 
     return [
         ("exact peak" + (", one-time preparation left out" if r.one_time_mb is not None else ""),
-         _num(r.compared_peak_mb, ",.0f", " MiB"), delta("peak_pct", lambda v: f"{v:+.0f}%"), "inverse"),
-        ("samples/s", _num(r.samples_per_s, ",.0f"), delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%"),
-         "normal"),
-        ("accuracy", _num(r.accuracy, ".3f"), delta("accuracy", lambda v: f"{v:+.3f}"), "normal"),
-        ("balanced accuracy", _num(r.balanced_accuracy, ".3f"), delta("balanced_accuracy", lambda v: f"{v:+.3f}"),
-         "normal"),
+         _num(r.compared_peak_mb, ",.0f", " MiB"), *delta("peak_pct", lambda v: f"{v:+.0f}%", "inverse")),
+        ("samples/s", _num(r.samples_per_s, ",.0f"),
+         *delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%", "normal")),
+        ("accuracy", _num(r.accuracy, ".3f"), *delta("accuracy", lambda v: f"{v:+.3f}", "normal")),
+        ("balanced accuracy", _num(r.balanced_accuracy, ".3f"),
+         *delta("balanced_accuracy", lambda v: f"{v:+.3f}", "normal")),
     ]
 
 

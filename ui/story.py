@@ -46,7 +46,7 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
             titles = {r.id: r.title for r in cmp.runs}
             points = [p.__class__(**{**p.__dict__, "label": titles.get(p.run_id, p.label), "name": ""})
                       for p in lab.runs.tradeoff(list(slide.runs))]
-            out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points)), slide, height))
+            out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points), labelled=True), slide, height))
         else:
             series = [plots.view_series(views[i], "time", names.get(i, ""), colour=colours[i]) for i in slide.runs if i in views]
             info = plots.stacked_info(series, phases_of=cmp.baseline)
@@ -107,6 +107,9 @@ SCRIPT = """<script>
     count.textContent = (at + 1) + ' / ' + slides.length;
     const chart = slides[at].querySelector('.js-plotly-plot');
     if (chart) Plotly.Plots.resize(chart);
+    const button = document.getElementById('png');  // the question slide is text: nothing to save
+    button.disabled = !chart;
+    button.title = chart ? '' : 'This slide has no chart';
   }
   function png(slide){
     const chart = slide.querySelector('.js-plotly-plot');

@@ -24,6 +24,7 @@ from ui.charts import (
     oom_marks,
     phase_peaks_figure,
     phase_peaks_info,
+    _lookalike,
     chart_colours,
     run_colour,
     run_series,
@@ -314,6 +315,7 @@ class LiveView:
     is_live: bool
     config: dict = field(default_factory=dict)
     prediction: dict | None = None
+    colour: str | None = None
 
 
 def test_view_series_of_a_live_run_ends_its_open_phase_now_and_shows_its_cap_and_forecast():
@@ -481,6 +483,27 @@ def test_chart_colours_keep_a_runs_own_colour_and_the_one_picked():
     assert chart_colours([3], {3: "#123456"}) == {3: "#123456"}
 
 
+def test_a_run_that_looks_like_a_picked_colour_moves_and_the_pick_stays():
+    """The browser walk picked #00AA00 for run 5: distinct from run 3's #2CA02C by its code,
+    the same green on the chart. The run with no pick moves; one picked alike stays."""
+    colours = chart_colours([3, 5], {5: "#00aa00"})
+    assert colours[5] == "#00AA00" and colours[3] != PALETTE[2]
+    assert not _lookalike(colours[3], "#00AA00")
+    assert chart_colours([3, 5]) == {3: PALETTE[2], 5: PALETTE[4]}  # without the pick, each its own
+    assert chart_colours([3, 5], {3: "#2ca02c", 5: "#00aa00"}) == {3: "#2CA02C", 5: "#00AA00"}  # both the user's
+    many = chart_colours(list(range(1, 13)), {12: PALETTE[0]})
+    assert len(set(many.values())) == 12 and many[12] == PALETTE[0]
+    assert not any(_lookalike(c, PALETTE[0]) for r, c in many.items() if r != 12)
+
+
+def test_a_train_chart_draws_the_run_in_its_picked_colour():
+    """Train's chart is one run: the walk saw it ignore the colour picked on Compare."""
+    view = LiveView(3, SAMPLES, EVENTS, SUMMARY, False, colour="#00AA00")
+    assert view_series(view)["colour"] == "#00AA00"
+    assert view_series(LiveView(3, SAMPLES, EVENTS, SUMMARY, False))["colour"] == run_colour(3)
+    assert view_series(view, colour="#123456")["colour"] == "#123456"  # a chart of several runs decides
+
+
 # ---------------------------------------------------------------- tradeoff_info
 
 def tp(run_id, peak, acc, status="completed", sps=None, front=False):
@@ -582,3 +605,14 @@ def test_phase_peak_labels_stand_upright_so_they_never_overlap():
     b = View(2, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 280.0),)))
     fig = phase_peaks_figure(phase_peaks_info([a, b]))
     assert [(list(d.text), d.textangle) for d in fig.data] == [(["peak"], -90), (["peak"], -90)]
+
+
+def test_twelve_runs_phase_peaks_get_a_legend_column_and_the_height_for_it():
+    """The walk saw 12 runs' legend rows leave the bars about 25 px of height."""
+    views = [View(i, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 100.0 + i),)))
+             for i in range(1, 13)]
+    few = phase_peaks_figure(phase_peaks_info(views[:3]))
+    assert few.layout.legend.orientation == "h" and few.layout.height == 340
+    many = phase_peaks_figure(phase_peaks_info(views))
+    assert many.layout.legend.orientation == "v" and many.layout.legend.x > 1
+    assert many.layout.height >= 12 * 22

@@ -63,7 +63,9 @@ def test_labels_on_the_tradeoff_chart_are_plain_text():
     fig = tradeoff_figure(tradeoff_info(points))
     assert shows_it_literally(fig)
     assert all(SHOWN in t for d in fig.data if d.name in ("completed runs", "out of memory")
-               for t in (d.text if d.name == "completed runs" else d.customdata))
+               for t in (d.hovertext if d.name == "completed runs" else d.customdata))
+    labelled = tradeoff_figure(tradeoff_info(points), labelled=True)  # a story's trade-off: ids beside the dots
+    assert next(d for d in labelled.data if d.name == "completed runs").text == ("run 1",)
 
 
 def test_file_names_on_the_parallel_coordinates_are_plain_text():

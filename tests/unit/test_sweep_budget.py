@@ -84,4 +84,15 @@ def test_a_budget_outside_the_data_does_not_stretch_the_axes():
 def test_one_point_gets_a_small_window_around_it():
     axes = tradeoff_axes(tradeoff_info([pt(1, 100.0, 0.9, 1.0)]))
     assert axes["x"] == pytest.approx([98.0, 102.0]) and axes["y"] == pytest.approx([0.895, 0.905])
-    assert tradeoff_axes(tradeoff_info([])) == {"x": None, "y": None, "budget_in_view": False}
+    assert tradeoff_axes(tradeoff_info([])) == {"x": None, "y": None, "budget_in_view": False, "accuracies": False}
+
+
+def test_a_sweep_where_every_run_ran_out_of_memory_says_so_and_draws_no_accuracy():
+    # the walk saw an accuracy axis of -0.5 to 1.5 with the × at "0.5"
+    info = tradeoff_info([pt(1, 172.6, None, None, "oom"), pt(2, 172.55, None, None, "oom"),
+                          pt(3, 180.0, None, None, "oom")])
+    fig = tradeoff_figure(info)
+    assert list(fig.layout.yaxis.range) == [0, 1] and fig.layout.yaxis.showticklabels is False
+    assert "no run completed" in fig.layout.yaxis.title.text
+    assert any(a.text.startswith("No run completed, so none has an accuracy") for a in fig.layout.annotations)
+    assert [t.name for t in fig.data] == ["out of memory"]
