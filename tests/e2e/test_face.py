@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -110,6 +111,57 @@ def test_twelve_runs_on_one_chart_have_twelve_colours(twelve_server, page):
     assert len({c["name"] for c in curves}) == 12 and all("batch size" in c["name"] for c in curves), curves
     no_exception(page)
     screenshot(page, "compare-twelve")
+
+
+LINE_COLOURS_JS = """(key) => {
+    const el = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    if (!el || !el.data) return null;
+    return el.data.filter(d => (d.yaxis || 'y') === 'y' && d.line && d.line.color).map(d => d.line.color.toUpperCase());
+}"""
+
+PHASE_CHART_JS = """() => {
+    const el = document.querySelector('.st-key-cmp_phases .js-plotly-plot');
+    if (!el || !el._fullLayout) return null;
+    return {legend: el._fullLayout.legend.orientation, plot_px: el._fullLayout._size.h, bars: el.data.length};
+}"""
+
+
+def test_a_picked_colour_is_the_runs_on_train_and_compare_and_no_other_run_looks_like_it(twelve_server, page):
+    """The walk picked #00AA00 for a run: Train's chart drew the run in its own colour, and
+    on Compare it was run 3's green (#2CA02C). With 12 runs the phase-peak chart was 25 px
+    high. Train's picker listed runs that differ in a knob alike."""
+    from svmcore.store.sqlite import Store
+    from ui.charts import _lookalike
+
+    ids = twelve_server.prepared["runs"]
+    newest, green = ids[-1], ids[2]
+    store = Store(twelve_server.home)
+    try:
+        assert store.set_colour(newest, "#00AA00")
+    finally:
+        store.close()
+    open_app(page, twelve_server, "Compare?runs=" + ",".join(map(str, ids)), heading="Compare runs")
+    settle(page)
+    wait_chart(page, "cmp_chart", lambda f: len([t for t in f["traces"] if t["name"].startswith("run ")]) >= 12,
+               "twelve runs on the stacked chart", timeout=60)
+    curves = {int(re.match(r"run (\d+)", c["name"]).group(1)): c["colour"].upper() for c in memory_curves(page)}
+    assert curves[newest] == "#00AA00", curves
+    assert not _lookalike(curves[green], "#00AA00"), curves  # run 3's own green moved
+    phases = page.evaluate(PHASE_CHART_JS)
+    assert phases and phases["legend"] == "v" and phases["plot_px"] >= 150, phases
+    no_exception(page)
+    open_app(page, twelve_server, heading="SVM Memory Lab")  # Train shows the newest run
+    settle(page)
+    expect(page.get_by_role("combobox", name="Showing")).to_have_value(
+        re.compile(rf"run {newest} · completed · tiny\.svm · stream · linear-svm · .*batch size {16 * len(ids)}"),
+        timeout=30_000)
+    deadline = time.monotonic() + 30
+    seen = None
+    while time.monotonic() < deadline and not (seen and "#00AA00" in seen):
+        seen = page.evaluate(LINE_COLOURS_JS, "train_chart")
+        time.sleep(0.2)
+    assert seen and "#00AA00" in seen, seen
+    no_exception(page)
 
 
 def test_a_name_typed_on_train_is_the_runs_name_on_compare(fresh_server, page):

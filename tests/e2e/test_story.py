@@ -109,6 +109,11 @@ def test_story_exported_as_html_opens_offline_and_saves_pngs(history_server, pag
             expect(shown.locator("h1")).to_have_text(slide.title)
             expect(shown.locator(".headline" if slide.kind == "question" else ".gtitle")).to_have_text(slide.headline)
             expect(view.locator("#count")).to_have_text(f"{i + 1} / {len(slides)}")
+            save = view.get_by_role("button", name="Save this slide as PNG")
+            if slide.kind == "question":  # text only: the walk pressed it there and nothing happened
+                expect(save).to_be_disabled()
+            else:
+                expect(save).to_be_enabled()
             if slide.kind == "remedy":
                 with view.expect_download(timeout=30_000) as png:
                     view.get_by_role("button", name="Save this slide as PNG").click()
