@@ -20,7 +20,8 @@ from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
-COLUMNS = KEY_COLUMNS + ("name", "all_processes_mb", "largest_worker_mb", "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
+PARALLEL_COLUMNS = ("all_processes_mb", "largest_worker_mb")
+COLUMNS = KEY_COLUMNS + ("name", *PARALLEL_COLUMNS, "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
                          "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
@@ -33,7 +34,8 @@ def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
     df["samples_per_s"] = pd.to_numeric(df["samples_per_s"]).round(0)
     df["tags"] = [", ".join(t) if isinstance(t, list) else "" for t in df["tags"]]
     df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
-    return df
+    # data-parallel runs' columns only when one is listed (else two columns of "None" on every row)
+    return df.drop(columns=[c for c in PARALLEL_COLUMNS if df[c].isna().all()])
 
 
 def knob_text(value) -> str:
