@@ -36,7 +36,7 @@ def test_the_sweep_page_lists_the_runs_by_their_names(app_home):
     assert dict(zip(table["run"], table["name"])) == {plain_run: "", named: NAME}
     at.number_input(key=f"budget_{sweep_id}").set_value(300).run()
     assert any(f"run {named}** (batch_size=2048 ({NAME}))" in t for t in texts(at.success)), texts(at.success)
-    hover = next(d for d in chart(at, "tradeoff")["data"] if d["name"] == "completed runs")["text"]
+    hover = next(d for d in chart(at, "tradeoff")["data"] if d["name"] == "completed runs")["hovertext"]
     assert f"run {named}: batch_size=2048 (&lt;i&gt;big&lt;/i&gt; batch)" in hover, hover
     assert any(f"run {failed} · too big failed" in t for t in texts(at.caption)), texts(at.caption)
 
