@@ -9,8 +9,8 @@ mode ``StreamData``'s: the held-out rule, the shuffle buffer over the
 text in the first pass (``batches.pool_shuffle``'s rule with the same random draws),
 the spill written in the first pass and read back in shuffled windows later, the live
 evaluation on a 2,000-row sample of the held-out rows and the final scores; with
-``threads`` > 1 a reader thread parses ahead (the C parser releases the GIL) into a
-queue of two batches.
+``threads`` > 1 a reader thread parses the text ahead (the C parser releases the GIL) into a
+queue of two parsed blocks (about 1 MiB of text each); the rest stays on the training thread.
 """
 
 from __future__ import annotations
@@ -84,10 +84,15 @@ def _codes(classes: np.ndarray, y: np.ndarray, path: str) -> np.ndarray:
 
 # ---------------------------------------------------------------- reading the text
 
-def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows: int, want_test: bool | None):
+def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows: int, want_test: bool | None,
+               parse_ahead: bool = False):
     """Rows of the file in order: train rows (``want_test`` False), held-out rows (True,
-    stopping after the last one) or all rows (None)."""
+    stopping after the last one) or all rows (None). ``parse_ahead``: a thread parses the
+    next blocks (in C, without the GIL) while this one trains; only the parse, since any
+    Python work there would take the GIL from the training thread."""
     blocks = _parsed_rows(source, n_features, classes)
+    if parse_ahead:
+        blocks = read_ahead(blocks)
     if want_test is None:
         return blocks
     return split_chunks(blocks, want_test, total_rows, select=_select)
@@ -194,7 +199,7 @@ class LeanStream:
                 raw = self.spill.read(batch_size, parts=True)
         else:
             raw = rebatch(_text_rows(self.source, self.n_features, self.classes, self.total_rows,
-                                      False if self.hold_out else None), batch_size)
+                                      False if self.hold_out else None, parse_ahead=self.reader_thread), batch_size)
             if self.spill is not None and epoch == 0:
                 raw = self.spill.write_through(raw)
             if self.shuffle is not None:
@@ -221,8 +226,7 @@ class LeanStream:
                                self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0):
-        items = self._produce(batch_size, epoch)
-        return read_ahead(items) if self.reader_thread else items
+        return self._produce(batch_size, epoch)
 
 
 class LeanArrays:
