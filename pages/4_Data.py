@@ -32,13 +32,12 @@ with tab_up:
     up = st.file_uploader("Dataset file", key="upload")
     if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
         try:
-            before = lab.folders.existing_upload(up.name, up.getvalue())
-            path = before or lab.folders.save_upload(up.name, up.getvalue())
+            path, new = lab.folders.upload(up.name, up.getvalue())
             st.session_state.uploaded_name = (up.name, up.size)
             inspect_next(path)
             saved = escape_markdown(os.path.basename(path))
-            st.success(f"This file was uploaded before: it is {saved}, in the dataset list on every page." if before
-                       else f"Saved as {saved}; it is now in the dataset list on every page.")
+            st.success(f"Saved as {saved}; it is now in the dataset list on every page." if new
+                       else f"This file was uploaded before: it is {saved}, in the dataset list on every page.")
         except SvmcoreError as e:
             show_error(e)
 with tab_gen:

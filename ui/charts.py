@@ -568,7 +568,7 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
     many = len(info["runs"]) > SIDE_LEGEND_AFTER
     legend = (dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top") if many else
               dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0))
-    fig.update_layout(barmode="group", height=max(height, 80 + 22 * len(info["runs"])) if many else height,
+    fig.update_layout(barmode="group", height=max(height, 80 + LEGEND_ROW_PX * len(info["runs"])) if many else height,
                       hovermode="closest", margin=dict(l=10, r=10, t=24, b=10), legend=legend,
                       yaxis=dict(title=dict(text="exact peak (MiB)", standoff=6), rangemode="tozero", automargin=True),
                       xaxis=dict(title=dict(text="phase", standoff=6), automargin=True))

@@ -61,7 +61,10 @@ class DataFolders:
 
     def existing_upload(self, name: str, data: bytes) -> str | None:
         """The path of this very file if it was uploaded before under this name, else None."""
-        base = self._upload_base(name, data)[1]
+        return self._saved(self._upload_base(name, data)[1], data)
+
+    @staticmethod
+    def _saved(base: str, data: bytes) -> str | None:
         for ext in sorted(set(FORMAT_EXT.values())):
             path = base + ext
             if os.path.isfile(path) and os.path.getsize(path) == len(data):
@@ -71,21 +74,25 @@ class DataFolders:
         return None
 
     def save_upload(self, name: str, data: bytes) -> str:
-        """Store an upload under the data folder with a generated name; returns its path.
+        """``upload``'s path."""
+        return self.upload(name, data)[0]
+
+    def upload(self, name: str, data: bytes) -> tuple[str, bool]:
+        """Store an upload under the data folder with a generated name; returns its path
+        and whether it is new (the same file uploaded again is the file saved before).
 
         The format is read from the content, not the name (libsvm files come as ``a9a``
         or ``a9a.t``); the saved file's extension says the format. Binary files and
-        files that do not parse are refused and not kept. The same file uploaded again
-        is the file saved before."""
+        files that do not parse are refused and not kept."""
         if len(data) > UPLOAD_LIMIT_MB * MiB:
             raise DataError(f"the upload is {len(data) / MiB:,.1f} MB, above the {UPLOAD_LIMIT_MB} MB limit; "
                             "for larger data, put the file in a data folder on the server and name it")
         if not data:
             raise DataError("the uploaded file is empty")
         shown, base = self._upload_base(name, data)
-        before = self.existing_upload(name, data)
+        before = self._saved(base, data)
         if before is not None:
-            return before
+            return before, False
         os.makedirs(self.upload_dir, exist_ok=True)
         tmp, path = f"{base}.{uuid.uuid4().hex[:8]}.tmp", None  # .tmp files are never listed
         try:
@@ -101,7 +108,7 @@ class DataFolders:
             if isinstance(e, DataError) and e.path:  # name the file as the user knows it
                 raise DataError(e.reason, shown, e.line) from None
             raise
-        return path
+        return path, True
 
     def generate(self, kind: str, rows: int, features: int | None, nnz_per_row: int, seed: int,
                  fmt: str = "svmlight", positive_fraction: float = 0.5, sort_by_label: bool = False) -> str:

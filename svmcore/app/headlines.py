@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from svmcore.spec.config import validate
 from svmcore.spec.knobs import KNOBS
 from svmcore.store.records import ParallelPeaks, RunSummary
 
@@ -213,8 +214,6 @@ def knob_value_text(name: str, value) -> str:
 @functools.cache
 def _default_config() -> dict:
     """Every knob at its default, as a run stores it (an auto value resolved)."""
-    from svmcore.spec.config import validate
-
     return validate({}).to_dict()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -136,8 +137,12 @@ def cmd_run(args, home: str) -> int:
     cfg = admit(knob_values(args), os.path.join(home, "cache"))  # exit 2 and nothing stored if it cannot run
     warn_before_launch(cfg, home)
     name = (args.name or "").strip()
-    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json,
-                  on_create=(lambda run_id: Store(home).set_name(run_id, name)) if name else None)
+
+    def name_it(run_id: int) -> None:
+        with contextlib.closing(Store(home)) as store:
+            store.set_name(run_id, name)
+
+    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json, on_create=name_it if name else None)
     summary = run.summary
     err = summary.get("error") or {}
     if run.status == RunStatus.FAILED and err.get("bad_input"):
