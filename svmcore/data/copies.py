@@ -30,8 +30,6 @@ DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 def write_svmlight(source: Source, out_path: str, classes: list | None = None) -> int:
     """Write every row of ``source`` as svmlight text without holding it all; returns rows."""
-    from sklearn.datasets import dump_svmlight_file
-
     try:
         from svmcore.data import nativesvm as fast
 
@@ -58,6 +56,8 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None) -
                     if pending is not None:
                         f.write(pending.result())
                         pending = None
+                    from sklearn.datasets import dump_svmlight_file  # dense rows, or no gcc: 2.5 s of imports
+
                     dump_svmlight_file(X, y, f, zero_based=False)
                 rows += X.shape[0]
             if pending is not None:

@@ -3,6 +3,7 @@ transform, train, evaluate. Runs inside the child process only."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
@@ -30,7 +31,9 @@ from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.spec.result import TrainResult
-from svmcore.spec.choices import LINEAR_MODELS
+from svmcore.spec.choices import LINEAR_MODELS, Parser
+
+log = logging.getLogger(__name__)
 
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
 
@@ -144,7 +147,8 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
         text_path = cache.text_copy(source, cache_dir, prep.classes)
         prep.stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
         if not cfg.test_file:
-            prep.held_out = cache.held_out_copy(prep.stream_src, cache_dir, prep.n_features, info.rows)
+            reader = prep.stream_src if text_path == source.path else _copy_reader(text_path, cfg, source, info.rows)
+            prep.held_out = cache.held_out_copy(reader, cache_dir, prep.n_features, info.rows)
     elif cfg.mode == "memmap":
         prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
                                           "dense" if cfg.representation == "dense" else "csr", info.rows,
@@ -327,6 +331,23 @@ def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> S
     copy.pin(rows=rows)
     copy.name, copy.during = source.name, source.during
     return copy
+
+
+def _copy_reader(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:
+    """The source that reads the held-out rows out of a text copy this product wrote. The copy
+    is valid svmlight by construction, so the C parser reads it, whatever the run's parser:
+    its rows are scikit-learn's to the bit, in a tenth of the time (a 50,000-row copy: 3 s
+    with scikit-learn's parser, the full read a first stream run spends before training)."""
+    if cfg.parser != Parser.NATIVE:
+        try:
+            from svmcore.data import native
+            native.lib()
+        except Exception as e:  # no gcc: the run's own parser reads it, slower, the same rows
+            log.warning("native parser unavailable (%s); the held-out rows are read with the %s parser", e,
+                        cfg.parser)
+        else:
+            cfg = validate(cfg.to_dict(), parser=Parser.NATIVE.value)
+    return _cached_copy(text_path, cfg, source, rows)
 
 
 def _score_classes(classes: list, y_test: np.ndarray) -> np.ndarray:
