@@ -22,7 +22,7 @@ def sorted_file(tmp_path_factory):
 
 
 def _run(home, path, mode, shuffle):
-    proc = cli("run", f"--dataset={path}", f"--mode={mode}", "--epochs=5", "--parser=numba",
+    proc = cli("run", f"--dataset={path}", f"--mode={mode}", "--epochs=5", "--parser=native",
                "--shuffle" if shuffle else "--no-shuffle", "--json", home=home,
                env={"SVMCORE_DATA_DIRS": path.rsplit("/", 1)[0]}, check=0)
     return json.loads(proc.stdout.strip().splitlines()[-1])
