@@ -88,6 +88,8 @@ from svmcore.data.svmlight_lines import (  # noqa: E402
     BlockError,
     ParsedBlock,
     _power_of_five_table,
+    block_input,
+    read_only_bytes,
     iter_blocks,
     iter_parsed,
     scan_block,
@@ -134,23 +136,10 @@ def _mul128(a, b):
 @_jit
 def _leading_zeros(w):
     n = 0
-    if w >> np.uint64(32) == _U0:
-        n += 32
-        w = w << np.uint64(32)
-    if w >> np.uint64(48) == _U0:
-        n += 16
-        w = w << np.uint64(16)
-    if w >> np.uint64(56) == _U0:
-        n += 8
-        w = w << np.uint64(8)
-    if w >> np.uint64(60) == _U0:
-        n += 4
-        w = w << np.uint64(4)
-    if w >> np.uint64(62) == _U0:
-        n += 2
-        w = w << np.uint64(2)
-    if w >> _U63 == _U0:
-        n += 1
+    for shift in (32, 16, 8, 4, 2, 1):  # a binary search over the top bits
+        if w >> np.uint64(64 - shift) == _U0:
+            n += shift
+            w = w << np.uint64(shift)
     return n
 
 
@@ -537,22 +526,8 @@ def _scan(buf, max_features, data_bits, indices, indptr, y_bits,
 
 # ---------------------------------------------------------------- public API
 
-def _as_u8(buf) -> np.ndarray:
-    if isinstance(buf, np.ndarray):
-        if buf.dtype != np.uint8 or buf.ndim != 1:
-            raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
-        arr = np.ascontiguousarray(buf).view()
-    else:
-        arr = np.frombuffer(buf, dtype=np.uint8)
-    arr.flags.writeable = False  # one compiled specialisation for every input kind
-    return arr
-
-
 def _parse(buf, max_features: int) -> Block:
-    max_features = int(max_features)
-    if not 1 <= max_features <= 2**31:
-        raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
-    arr = _as_u8(buf)
+    arr, max_features = block_input(buf, max_features)
     n = arr.shape[0]
     colons, newlines = _count(arr)
     row_cap = newlines + (1 if n and arr[n - 1] != 10 else 0)
@@ -601,17 +576,17 @@ def warm_up() -> None:
     """Compile (or load from numba's cache) everything the parser uses: ~3-6 s on
     the first run after an install or an edit of this file, ~0.3-0.7 s cached."""
     parse_block(b"1 qid:1 1:0.5 3:1e-3 # c\n\n-1 2:-.5e+2\n", 4)
-    ro = _as_u8(b"\n")
+    ro = read_only_bytes(b"\n")
     _rfind_newline(ro, 0, 1)
     _find_newline(ro, 0)
 
 
 def _rfind(arr: np.ndarray, lo: int, hi: int) -> int:
-    return _rfind_newline(_as_u8(arr), lo, hi)  # read-only view: parse_block's specialisation
+    return _rfind_newline(read_only_bytes(arr), lo, hi)  # read-only view: parse_block's specialisation
 
 
 def _newlines(arr: np.ndarray, hi: int) -> int:
-    return _count(_as_u8(arr)[:hi])[1]
+    return _count(read_only_bytes(arr)[:hi])[1]
 
 
 def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES

@@ -18,7 +18,8 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.native import binding
-from svmcore.data.svmlight_lines import Block, BlockError, ParsedBlock, iter_blocks, iter_parsed, scan_block
+from svmcore.data.svmlight_lines import (Block, BlockError, ParsedBlock, block_input, iter_blocks, iter_parsed,
+                                         scan_block)
 
 __all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blocks", "ParsedBlock",
            "warm_up", "DEFAULT_BLOCK_BYTES", "stats", "write_rows"]
@@ -28,19 +29,8 @@ DEFAULT_BLOCK_BYTES = 2**20  # ~1,000 rows of text-like data: small next to the 
 stats = {"python_lines": 0}
 
 
-def _as_u8(buf) -> np.ndarray:
-    if isinstance(buf, np.ndarray):
-        if buf.dtype != np.uint8 or buf.ndim != 1:
-            raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
-        return np.ascontiguousarray(buf)
-    return np.frombuffer(buf, dtype=np.uint8)
-
-
 def _parse(buf, max_features: int) -> Block:
-    max_features = int(max_features)
-    if not 1 <= max_features <= 2**31:
-        raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
-    arr = _as_u8(buf)
+    arr, max_features = block_input(buf, max_features)
     n = arr.shape[0]
     # Upper bounds instead of a counting pass (which cost as much as the parse): a pair takes at
     # least 4 bytes ("1:1 "), a row at least 2 ("1\n"). np.empty does not touch the pages, so

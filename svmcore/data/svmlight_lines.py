@@ -171,6 +171,27 @@ def why_not_a_number(text: str, what: str) -> str | None:
 
 # ---------------------------------------------------------------- a block through a compiled scanner
 
+def block_input(buf, max_features: int) -> tuple[np.ndarray, int]:
+    """A block parser's input checked: the bytes (``read_only_bytes``) and ``max_features``."""
+    max_features = int(max_features)
+    if not 1 <= max_features <= 2**31:
+        raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
+    return read_only_bytes(buf), max_features
+
+
+def read_only_bytes(buf) -> np.ndarray:
+    """Bytes, a memoryview or a uint8 array as a read-only 1-D uint8 array: numba compiles
+    one specialisation for every input kind."""
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8 or buf.ndim != 1:
+            raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
+        arr = np.ascontiguousarray(buf).view()
+    else:
+        arr = np.frombuffer(buf, dtype=np.uint8)
+    arr.flags.writeable = False
+    return arr
+
+
 class Block(NamedTuple):
     """The CSR parts of a parsed block and where its rows are."""
     data: np.ndarray     # float64
