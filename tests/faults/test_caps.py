@@ -7,41 +7,54 @@ import pytest
 
 from svmcore.engine import limits
 from svmcore.store.sqlite import RunStatus
+from tests.conftest import two_at_a_time
 from tests.helpers import _run
 
 KINDS = ["rlimit"] + (["cgroup"] if limits.cgroup_available() else [])
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("phase, knobs", [
+PHASES = [
     ("prepare", {}),
     ("load", {}),
     ("transform", {"model": "kernel-approx", "n_components": 64}),
     ("train", {}),
     ("evaluate", {}),
-])
-def test_cap_hit_in_each_phase_is_oom(store, kind, phase, knobs):
-    run = _run(store, fault=f"hog:700@{phase}", memory_cap_mb=450, cap_kind=kind, **knobs)
-    assert run.wait(120) == RunStatus.OOM, run.summary
-    s = run.summary
-    assert s["phase"] == phase
-    assert s["cap"] == kind and s["cap_mb"] == 450
-    assert s["error"]["message"]
+]
+
+
+def _ended(run):
+    run.wait(120)
+    return run.status, run.summary
+
+
+def test_cap_hit_in_each_phase_is_oom(store):
+    """Every phase under every kind of cap: independent runs, two at a time (each run's
+    peak and outcome are its own process's)."""
+    cases = [(kind, phase, knobs) for kind in KINDS for phase, knobs in PHASES]
+    ended = two_at_a_time(lambda kind, phase, knobs: _ended(
+        _run(store, fault=f"hog:700@{phase}", memory_cap_mb=450, cap_kind=kind, **knobs)), cases)
+    for (kind, phase, _), (status, s) in zip(cases, ended):
+        where = f"cap hit in {phase} under {kind}"
+        assert status == RunStatus.OOM, (where, status, s)
+        assert s["phase"] == phase, (where, s)
+        assert s["cap"] == kind and s["cap_mb"] == 450, (where, s)
+        assert s["error"]["message"], (where, s)
     assert store.integrity_ok()
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_cap_below_the_libraries_is_oom_in_imports(store, kind):
-    run = _run(store, memory_cap_mb=64, cap_kind=kind)
-    assert run.wait(120) == RunStatus.OOM, run.summary
-    assert run.summary["phase"] == "imports"
+def test_cap_below_the_libraries_is_oom_in_imports(store):
+    ended = two_at_a_time(lambda kind: _ended(_run(store, memory_cap_mb=64, cap_kind=kind)), [(k,) for k in KINDS])
+    for kind, (status, s) in zip(KINDS, ended):
+        assert status == RunStatus.OOM, (kind, status, s)
+        assert s["phase"] == "imports", (kind, s)
 
 
 def test_a_cap_where_openblas_spins_is_oom_not_a_hang(store, monkeypatch):
     """OpenBLAS retries a failed allocation forever at import time; the runner gives up."""
     from svmcore.engine import runner
 
-    monkeypatch.setattr(runner, "IMPORTS_LIMIT_S", 8.0)
+    # the only wait of this test: under a 100 MB rlimit the imports never end (they spin or fail)
+    monkeypatch.setattr(runner, "IMPORTS_LIMIT_S", 4.0)
     run = _run(store, memory_cap_mb=100, cap_kind="rlimit")
     assert run.wait(60) == RunStatus.OOM, run.summary
     assert run.summary["phase"] == "imports"
@@ -75,19 +88,24 @@ def test_many_threads_under_a_cgroup_cap_is_never_failed(home):
     completed); if they ever do not, the run must be oom, not failed."""
     from tests.conftest import cli
 
-    proc = cli(*MANY_THREADS, "--cap-kind", "cgroup", home=home)
+    # 64 threads on 2 cores take ~1 s a batch: 4 batches of 500 rows, not 32 of 64 (the threads and
+    # the memory they touch are the same; only the number of batches through them is smaller)
+    args = [a for a in MANY_THREADS]
+    args[args.index("--batch-size") + 1] = "500"
+    proc = cli(*args, "--cap-kind", "cgroup", home=home)
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert (proc.returncode, summary["status"]) in ((0, "completed"), (3, "oom")), summary
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_threads_refused_in_a_later_phase_are_oom(store, kind):
+def test_threads_refused_in_a_later_phase_are_oom(store):
     """libgomp prints 'Thread creation failed' and exits without a Python exception."""
-    run = _run(store, fault="die:libgomp: Thread creation failed: Resource temporarily unavailable@train",
-               memory_cap_mb=600, cap_kind=kind)
-    assert run.wait(120) == RunStatus.OOM, run.summary
-    assert run.summary["phase"] == "train"
-    assert "600 MiB" in run.summary["error"]["message"]
+    ended = two_at_a_time(lambda kind: _ended(_run(
+        store, fault="die:libgomp: Thread creation failed: Resource temporarily unavailable@train",
+        memory_cap_mb=600, cap_kind=kind)), [(k,) for k in KINDS])
+    for kind, (status, s) in zip(KINDS, ended):
+        assert status == RunStatus.OOM, (kind, status, s)
+        assert s["phase"] == "train", (kind, s)
+        assert "600 MiB" in s["error"]["message"], (kind, s)
 
 
 def test_threads_refused_without_a_cap_stay_failed(store):

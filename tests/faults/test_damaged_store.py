@@ -8,14 +8,32 @@ import os
 import re
 
 from svmcore.store.sqlite import RunStatus, Store
-from tests.conftest import cli
+from tests.conftest import cli, two_at_a_time
 
-TINY = ["--rows=3000", "--features=1024", "--epochs=1"]
+# the lean path (a svmlight file, native parser and solver, stream mode): a worker with numpy only,
+# ~0.3 s of imports instead of ~3 s; what is tested here is the store, not the training
+LEAN = ["--solver=native", "--parser=native", "--mode=stream", "--epochs=1", "--batch-size=100"]
+
+
+def _dataset(home):
+    """3,000 rows of 1,024 features (20 nonzeros each) as a svmlight file beside the home."""
+    import random
+
+    rng = random.Random(0)
+    path = os.path.join(os.path.dirname(home), "tiny.svm")
+    with open(path, "w") as f:
+        for i in range(3000):
+            cols = sorted(rng.sample(range(1, 1025), 20))
+            f.write(("+1" if i % 2 else "-1") + "".join(f" {c}:{rng.random():.4f}" for c in cols) + "\n")
+    return path
 
 
 def _history(home):
     """Eight finished runs and a sweep, made by the CLI; returns each run's export."""
-    proc = cli("sweep", *TINY, "--grid", "seed=0,1,2,3,4,5,6,7", "--json", home=home)
+    # each run sleeps a second in its train phase: memory samples (50 a second) that fill pages
+    # of the store as a built-in run's longer imports did, idle time rather than imports
+    proc = cli("sweep", f"--dataset={_dataset(home)}", *LEAN, "--grid", "seed=0,1,2,3,4,5,6,7", "--json", home=home,
+               env={"SVMCORE_FAULT": "sleep:1@train"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     store = Store(home)
     try:
@@ -46,14 +64,15 @@ def test_truncated_store_is_set_aside_every_command_works_and_recover_brings_run
         assert f.read() == damaged  # kept as it was, for recovery or a post-mortem
 
     # every command works again, and says nothing more about it
-    for args, code in [(("runs", "list"), 0), (("runs", "show", "1"), 2), (("runs", "export", "1"), 2),
-                       (("runs", "delete", "1"), 2), (("runs", "check"), 0)]:
-        proc = cli(*args, home=home)
+    commands = [(("runs", "list"), 0), (("runs", "show", "1"), 2), (("runs", "export", "1"), 2),
+                (("runs", "delete", "1"), 2), (("runs", "check"), 0)]
+    procs = two_at_a_time(lambda args: cli(*args, home=home), [(args,) for args, _ in commands])
+    for (args, code), proc in zip(commands, procs):
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
-        assert "Traceback" not in proc.stderr and "warning" not in proc.stderr
-    check = cli("runs", "check", home=home)
-    assert "ok" in check.stdout and aside in check.stdout
-    run = cli("run", *TINY, "--json", home=home)
+        assert "Traceback" not in proc.stderr and "warning" not in proc.stderr, (args, proc.stderr)
+    check = procs[-1]  # runs check
+    assert "ok" in check.stdout and aside in check.stdout, check.stdout
+    run = cli("run", f"--dataset={os.path.join(os.path.dirname(home), 'tiny.svm')}", *LEAN, "--json", home=home)
     assert run.returncode == 0, run.stderr[-2000:]
     new_id = json.loads(run.stdout.strip().splitlines()[-1])["run_id"]
     assert new_id > max(before)  # never an old run's folder (and events file) again
@@ -62,7 +81,7 @@ def test_truncated_store_is_set_aside_every_command_works_and_recover_brings_run
     recovered = cli("runs", "recover", aside, "--json", home=home)
     assert recovered.returncode == 0, recovered.stderr[-2000:]
     result = json.loads(recovered.stdout)
-    assert result["runs"] >= 1 and result["samples"] > 0 and result["sweeps"] == 1
+    assert result["runs"] >= 1 and result["samples"] > 0 and result["sweeps"] == 1, result
     assert result["read"]["runs"]["unreadable"] == len(before) - result["runs"]
     text = cli("runs", "recover", aside, home=home)  # again: nothing is copied twice
     assert text.returncode == 0 and re.search(r"runs\s+0 recovered", text.stdout), text.stdout

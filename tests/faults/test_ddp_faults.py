@@ -175,10 +175,14 @@ def test_a_worker_of_an_external_scheduler_that_dies_ends_the_run_naming_it(stor
     try:
         run = ddp_run(fault="sleep:60@shard2-epoch1", scheduler=cluster.scheduler_address, **DDP)
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not run.is_finished() and "train" not in str(run.snapshot().phase):
+
+        def shard_2_sleeps():  # the run has connected and its tasks run: shard 2's task is on a worker
+            return any("svmcore-shard2-epoch1" in str(key) for keys in client.processing().values() for key in keys)
+
+        while time.monotonic() < deadline and not run.is_finished() and not shard_2_sleeps():
             time.sleep(0.1)
-        time.sleep(3)  # the run has connected and its tasks run (shard 2's sleeps)
-        assert not run.is_finished(), run.summary
+        assert not run.is_finished(), (run.summary.get("error"), run.summary)
+        assert shard_2_sleeps(), "shard 2's task never reached a worker of the cluster"
         pids = client.run(os.getpid)
         family = set(pids.values())
         status, _ = _kill_and_time(run, max(pids.values()))

@@ -11,28 +11,30 @@ import pytest
 from svmcore.engine import limits
 from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.store.sqlite import RunStatus
-from tests.conftest import cli
+from tests.conftest import cli, two_at_a_time
 from tests.faults.test_cli_errors import one_line_error
 from tests.helpers import _run
 
 
-def test_float16_stream_run_completes_shuffled_over_the_spill(home):
-    """`run --rows 3000 --precision float16 --mode stream` ended failed: scipy's
-    csr_row_index cannot index float16 rows (a shuffled pass over the spill)."""
-    proc = cli("run", "--rows", "3000", "--epochs", "2", "--precision", "float16", "--mode", "stream", "--json",
-               home=home, check=0)
-    summary = json.loads(proc.stdout)
-    assert summary["status"] == "completed" and summary["accuracy"] is not None, summary
+def test_stream_runs_complete_over_the_spill(tmp_path):
+    """Two runs over a stream spill, two at a time (independent runs, each in a home of its own).
 
+    float16: `run --rows 3000 --precision float16 --mode stream` ended failed: scipy's
+    csr_row_index cannot index float16 rows (a shuffled pass over the spill).
 
-def test_kernel_approx_stream_run_completes_over_the_spill(home):
-    """Found while checking float16 in every mode: kernel-approx in stream mode ended failed
-    ('the spill file ... is shorter than written'): the rows its transform is fitted on were
-    read through the first pass's spill writer, which then counted them twice."""
-    proc = cli("run", "--rows", "3000", "--epochs", "2", "--mode", "stream", "--model", "kernel-approx", "--json",
-               home=home, check=0)
-    summary = json.loads(proc.stdout)
-    assert summary["status"] == "completed" and summary["spill"]["read_back"], summary
+    kernel-approx: found while checking float16 in every mode: kernel-approx in stream mode
+    ended failed ('the spill file ... is shorter than written'): the rows its transform is
+    fitted on were read through the first pass's spill writer, which then counted them twice."""
+    runs = {"float16": ("--precision", "float16"), "kernel-approx": ("--model", "kernel-approx")}
+    procs = two_at_a_time(lambda name, knobs: cli("run", "--rows", "3000", "--epochs", "2", "--mode", "stream",
+                                                  *knobs, "--json", home=str(tmp_path / name)), runs.items())
+    float16, kernel = procs
+    assert float16.returncode == 0, ("float16", float16.returncode, float16.stderr[-2000:])
+    summary = json.loads(float16.stdout)
+    assert summary["status"] == "completed" and summary["accuracy"] is not None, ("float16", summary)
+    assert kernel.returncode == 0, ("kernel-approx", kernel.returncode, kernel.stderr[-2000:])
+    summary = json.loads(kernel.stdout)
+    assert summary["status"] == "completed" and summary["spill"]["read_back"], ("kernel-approx", summary)
 
 
 EIGHT = "1,2,3,4,5,6,7,8"
@@ -63,10 +65,10 @@ def test_a_file_where_the_home_needs_a_folder_is_one_line_naming_the_home(home, 
     not start: Not a directory', with no path."""
     with open(os.path.join(home, name), "w") as f:
         f.write("not a folder")
-    proc = cli("run", "--rows", "1000", "--epochs", "1", "--batch-size", "100", home=home, timeout=120)
-    one_line_error(proc, f"the data home {home} cannot be used", f"{os.path.join(home, name)} is a file, not a folder")
-    proc = cli("runs", "list", home=home, timeout=120)
-    one_line_error(proc, f"{os.path.join(home, name)} is a file, not a folder")
+    run, listed = two_at_a_time(lambda *args: cli(*args, home=home, timeout=120),
+                                [("run", "--rows", "1000", "--epochs", "1", "--batch-size", "100"), ("runs", "list")])
+    one_line_error(run, f"the data home {home} cannot be used", f"{os.path.join(home, name)} is a file, not a folder")
+    one_line_error(listed, f"{os.path.join(home, name)} is a file, not a folder")
     assert not os.path.exists(os.path.join(home, "runs.sqlite")), "nothing is stored for a run that cannot start"
 
 
@@ -80,19 +82,20 @@ def test_runs_recover_refuses_a_file_that_is_not_a_run_store(home, tmp_path):
     """`runs recover /etc/passwd` printed '0 recovered, 0 unreadable' and exited 0."""
     import sqlite3
 
-    proc = cli("runs", "recover", "/etc/passwd", home=home, timeout=120)
-    one_line_error(proc, "/etc/passwd is not a run store: it is not an SQLite file")
     other = str(tmp_path / "other.db")
     db = sqlite3.connect(other)
     db.execute("CREATE TABLE t (x)")
     db.execute("INSERT INTO t VALUES (1)")
     db.commit()
     db.close()
-    proc = cli("runs", "recover", other, home=home, timeout=120)
-    one_line_error(proc, f"{other} is an SQLite database but not a run store")
-    # a real store with no runs is still recovered from (nothing to copy, exit 0)
     empty = tmp_path / "empty"
-    cli("runs", "list", home=str(empty), timeout=120, check=0)
+    passwd, not_a_store, made = two_at_a_time(lambda args, h: cli(*args, home=h, timeout=120), [
+        (("runs", "recover", "/etc/passwd"), home), (("runs", "recover", other), home),
+        (("runs", "list"), str(empty))])  # (independent: the last makes an empty store elsewhere)
+    one_line_error(passwd, "/etc/passwd is not a run store: it is not an SQLite file")
+    one_line_error(not_a_store, f"{other} is an SQLite database but not a run store")
+    # a real store with no runs is still recovered from (nothing to copy, exit 0)
+    assert made.returncode == 0, made.stderr
     proc = cli("runs", "recover", str(empty / "runs.sqlite"), home=home, timeout=120, check=0)
     assert "0 recovered" in proc.stdout
 
@@ -102,11 +105,15 @@ def test_a_cgroup_peak_is_reported_only_for_a_cgroup_capped_run(store):
     """Every run sits in a cgroup of its own (to find its processes), but only a cgroup
     cap makes that group's peak a figure: it counts page cache (1,177 MiB reported for an
     uncapped lean run whose exact peak was 108 MiB)."""
-    free = _run(store, rows=5_000, epochs=1)
-    assert free.wait(120) == RunStatus.COMPLETED, free.summary
+    def finished(**knobs):
+        run = _run(store, rows=5_000, epochs=1, **knobs)
+        run.wait(120)
+        return run
+
+    free, capped = two_at_a_time(lambda knobs: finished(**knobs), [({},), ({"memory_cap_mb": 2000, "cap_kind": "cgroup"},)])
+    assert free.status == RunStatus.COMPLETED, free.summary
     assert free.summary["cap"] == "none" and "cgroup_peak_mb" not in free.summary, free.summary
-    capped = _run(store, rows=5_000, epochs=1, memory_cap_mb=2000, cap_kind="cgroup")
-    assert capped.wait(120) == RunStatus.COMPLETED, capped.summary
+    assert capped.status == RunStatus.COMPLETED, capped.summary
     assert capped.summary["cap"] == "cgroup" and capped.summary["cgroup_peak_mb"] > 0, capped.summary
     note = rss_over_cap_note(500.0, 400.0, "cgroup", 380.0)
     assert "the cgroup itself peaked at 380 MiB, page cache included" in note
@@ -119,8 +126,9 @@ def test_runs_list_names_a_file_run_by_the_file(home, tmp_path):
     folder.mkdir(parents=True)
     for name in ("a9a", "w8a"):
         (folder / name).write_text("1 1:0.5 2:1\n-1 2:0.25\n1 1:1\n-1 3:1\n" * 30)
-        cli("run", "--dataset", str(folder / name), "--batch-size", "10", "--epochs", "1", home=home, timeout=120,
-            check=0)
+        # the lean path (native parser and solver, stream mode, a svmlight file): numpy only, ~0.3 s of imports
+        cli("run", "--dataset", str(folder / name), "--batch-size", "10", "--epochs", "1", "--solver", "native",
+            "--parser", "native", "--mode", "stream", home=home, timeout=120, check=0)
     lines = cli("runs", "list", home=home, check=0).stdout.splitlines()
     datasets = [line.split()[4] for line in lines[1:]]
     assert datasets == ["w8a", "a9a"], lines

@@ -15,7 +15,7 @@ import pytest
 from svmcore.engine import limits
 from svmcore.engine.recovery import recover
 from svmcore.store.sqlite import RunStatus
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, two_at_a_time
 from tests.helpers import _run
 
 needs_cgroup = pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller")
@@ -120,8 +120,7 @@ def _gone(pid, ctime):
     return not procfs.is_same_process(pid, ctime)
 
 
-@needs_cgroup
-def test_lost_run_releases_its_cgroup_and_spill_and_delete_removes_its_folder(home, store):
+def _lost_run_releases_its_cgroup_and_spill_and_delete_removes_its_folder(home, store):
     proc = _start_cli_run(home, "sleep:120@epoch2", memory_cap_mb=800, cap_kind="cgroup", **STREAM)
     try:
         rec = _wait_until(lambda: _spill_written(store), what="the first pass and its spill")
@@ -143,8 +142,7 @@ def test_lost_run_releases_its_cgroup_and_spill_and_delete_removes_its_folder(ho
     assert store.get_run(rec.id) is None
 
 
-@needs_cgroup
-def test_reattached_cgroup_run_leaves_no_cgroup(home, store):
+def _reattached_cgroup_run_leaves_no_cgroup(home, store):
     from svmcore.engine.registry import get_active
     from tests.helpers import SMALL, _wait_running
 
@@ -159,6 +157,31 @@ def test_reattached_cgroup_run_leaves_no_cgroup(home, store):
     run = get_active(store.home, rec.id)
     assert run is not None and run.wait(120) == RunStatus.COMPLETED, run.summary
     assert not os.path.exists(group)
+
+
+@needs_cgroup
+def test_a_lost_run_and_a_reattached_run_release_their_cgroups(tmp_path):
+    """A run lost with its runner (recovered as lost: its cgroup and spill released, then deleted)
+    and one re-attached after its runner died (its cgroup gone when it completes): two
+    independent CLI runs, each in a home of its own, at once."""
+    from svmcore.store.sqlite import Store
+
+    def case(check):
+        name = check.__name__.strip("_")
+        home = str(tmp_path / name)
+        os.makedirs(home)
+        store = Store(home)
+        try:
+            try:
+                check(home, store)
+            except AssertionError as e:
+                raise AssertionError(f"{name}: {e}") from e
+            assert store.integrity_ok(), name
+        finally:
+            store.close()
+
+    two_at_a_time(case, [(_lost_run_releases_its_cgroup_and_spill_and_delete_removes_its_folder,),
+                         (_reattached_cgroup_run_leaves_no_cgroup,)])
 
 
 def test_delete_keeps_a_run_folder_outside_the_home(home, store, tmp_path):

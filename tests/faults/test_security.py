@@ -183,6 +183,27 @@ def test_relative_name_is_looked_up_in_every_data_folder(lab, tmp_path, monkeypa
 
 # ---------------------------------------------------------------- npz zip bomb behind a stored member (issue #10)
 
+class _SameBlockDeflate:
+    """zipfile's deflater for a member written as the same block over and over: each write is
+    deflated and fully flushed (no reference back across writes), so a block deflates to the same
+    bytes every time, and those bytes are reused instead of deflating 1 GiB of zeros again
+    (~10 s). The member is the same valid deflate stream of the same bytes."""
+
+    def __init__(self, deflate):
+        import zlib
+
+        self._deflate, self._full = deflate, zlib.Z_FULL_FLUSH
+        self._last = (None, b"")
+
+    def compress(self, data):
+        if self._last[0] != data:
+            self._last = (bytes(data), self._deflate.compress(data) + self._deflate.flush(self._full))
+        return self._last[1]
+
+    def flush(self, *mode):
+        return self._deflate.flush(*mode)
+
+
 def _npz_bomb(path, rows=2**20, cols=128):
     """An .npz of ~13 MB: y, ``rows`` random float64 stored as is (8 MiB), and X, a
     rows x cols float64 array of zeros (1 GiB) deflated. Written a MiB at a time, so
@@ -200,6 +221,7 @@ def _npz_bomb(path, rows=2**20, cols=128):
             for _ in range(rows // 2**17):
                 m.write(rng.random(2**17).tobytes())
         with z.open("X.npy", "w", force_zip64=True) as m:
+            m._compressor = _SameBlockDeflate(m._compressor)
             np.lib.format.write_array_header_1_0(m, {"descr": "<f8", "fortran_order": False,
                                                      "shape": (rows, cols)})
             zeros = bytes(2**20)

@@ -44,7 +44,7 @@ import json, sys, time
 from svmcore.app.lab import Lab
 
 home, small = sys.argv[1], json.loads(sys.argv[2])
-lab = Lab(home)
+lab = Lab(home, slots=2)  # two runs at a time: independent runs, each its own process's peak; ids in launch order
 completed = lab.runs.launch(dict(small))
 oom = lab.runs.launch({"rows": 300_000, "memory_cap_mb": 150, "cap_kind": "rlimit"})
 sweep = lab.sweeps.start(dict(small), {"batch_size": [256, 2048]})

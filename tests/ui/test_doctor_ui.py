@@ -37,7 +37,7 @@ def test_make_it_fit_launches_linked_runs_until_one_fits(app_home):
     fit_id = at.session_state.fit_id
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and lab().fits.state(fit_id)["running"]:
-        time.sleep(0.5)
+        time.sleep(0.1)
     state = lab().fits.state(fit_id)
     assert not state["running"] and state["error"] is None, state
     assert state["result"]["fits"] and len(state["runs"]) >= 2, state["result"]  # no one remedy fits
