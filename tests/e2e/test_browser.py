@@ -67,6 +67,17 @@ def open_app(page: Page, server, path: str = "", heading: str = "SVM Memory Lab"
     no_exception(page)
 
 
+def navigate(page: Page, link: str, heading: str) -> None:
+    """Go to another page the way a user does, through its link in the sidebar (the same
+    session: quicker than loading the app again with ``open_app``); returns when that
+    page's script run is done."""
+    with rerun(page):
+        page.get_by_test_id("stSidebar").get_by_role("link", name=link, exact=True).click()
+    expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)
+    settle(page)
+    no_exception(page)
+
+
 def no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
@@ -136,94 +147,17 @@ def check_box(page: Page, label: str) -> None:
     settle(page)
 
 
-# ---------------------------------------------------------------- (a) live run
+# ---------------------------------------------------------------- (a), (b) live run, cancel
 
-def test_train_launch_shows_the_memory_chart_growing_live(fresh_server, page):
-    server = fresh_server()
-    open_app(page, server)
-    expect(page.get_by_text("No runs yet")).to_be_visible()
-    settle(page)
-
-    # the first page of a fresh server: under load its sidebar came 30 s after the main column
-    page.get_by_role("button", name="Launch run").click(timeout=90_000)  # the defaults: 100k rows x 2^20 features
-    cancel = page.get_by_role("button", name="Cancel run")
-    expect(cancel).to_be_visible(timeout=30_000)
-
-    readings: list[int] = []  # distinct successive point counts seen while the run was live
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        n = rss_points(page)
-        live = cancel.count() > 0
-        if not live:
-            break
-        if n and (not readings or n != readings[-1]):
-            readings.append(n)
-            if len(readings) == 2:
-                screenshot(page, "train-live")
-        if len(readings) >= 4:
-            break
-        time.sleep(0.2)
-    assert len(readings) >= 3, f"the live memory chart did not refresh at least 3 times: {readings}"
-    increases = sum(b > a for a, b in zip(readings, readings[1:]))
-    assert increases >= 2 and readings == sorted(readings), f"RSS points did not grow: {readings}"
-
-    # the outcome line (the same words are also said once in a toast)
-    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run 1 completed"))).to_be_visible(
-        timeout=90_000)
-    expect(cancel).to_have_count(0)
-    no_exception(page)
-    final = wait_for_plot(page, lambda ps: (rss_points(page) or 0) >= readings[-1], "final memory chart")
-    assert final
-    runs = server.runs()
-    assert [(r.id, r.status.value) for r in runs] == [(1, "completed")]
-    screenshot(page, "train-completed")
-
-
-# ---------------------------------------------------------------- (b) cancel
-
-def test_cancel_a_long_run(fresh_server, page):
-    server = fresh_server(env={"SVMCORE_FAULT": "sleep:60@train"})  # every run sleeps 60 s in train
-    open_app(page, server)
-    settle(page)
-    page.get_by_role("button", name="Launch run").click()
-    cancel = page.get_by_role("button", name="Cancel run")
-    expect(cancel).to_be_visible(timeout=30_000)
-    expect(page.get_by_text(re.compile(r"phase: (load|prepare|train)"))).to_be_visible(timeout=30_000)
-    rec = server.runs()[0]
-    assert rec.status.value == "running" and rec.worker_pid
-
-    started = time.monotonic()
-    cancel.click()
-    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run 1 cancelled"))).to_be_visible(
-        timeout=10_000)
-    assert time.monotonic() - started < 10
-    expect(cancel).to_have_count(0)
-    no_exception(page)
-    rec = server.runs()[0]
-    assert rec.status.value == "cancelled", rec.status
-    from svmcore.engine import procfs
-    assert not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker outlived its cancel"
-    screenshot(page, "train-cancelled")
+# The live memory chart growing during a launch, and a cancel of a long run, are checked in
+# test_train_compare.py (test_launched_run_stays_shown_through_completion_and_oom and
+# test_cancelled_run_stays_shown_and_says_so), which watch the same launches on the Train page.
 
 
 # ---------------------------------------------------------------- (c) compare
 
-def test_compare_overlays_two_runs_and_lists_differing_knobs(history_server, page):
-    latest = [r.id for r in history_server.runs()[:2]]
-    assert sorted(latest) == sorted(history_server.prepared["runs"])
-    open_app(page, history_server, "Compare", heading="Compare runs")
-    expect(page.get_by_text("Nothing selected: showing the latest 2 run(s).")).to_be_visible()
-    expect(page.get_by_role("heading", name="Knobs that differ")).to_be_visible()
-    expect(page.get_by_text("identical knobs")).to_have_count(0)
-
-    def memory_curves(p):  # the stacked chart's memory curves: one per run, named after it
-        return [t for t in p["traces"] if t["name"].startswith("run ") and t["n"] > 10]
-
-    ps = wait_for_plot(page, lambda ps: any(len(memory_curves(p)) >= 2 for p in ps), "memory chart with two runs")
-    names = {t["name"].split(" · ")[0] for p in ps for t in memory_curves(p)}
-    assert names == {f"run {i}" for i in latest}, names
-    no_exception(page)
-    screenshot(page, "compare")
+# Compare overlaying the latest two runs of the prepared history and listing the knobs that
+# differ is checked on test_every_page_renders_and_is_screenshotted's visit to Compare.
 
 
 # ---------------------------------------------------------------- (d) sweep
@@ -270,7 +204,27 @@ PAGES = [("Train", "SVM Memory Lab"), ("Compare", "Compare runs"), ("Sweep", "Sw
          ("Learn", "Learn the remedies"), ("Data", "Datasets")]
 
 
+def compare_overlays_two_runs_and_lists_differing_knobs(page: Page, history_server) -> None:
+    """On Compare with nothing selected: the latest two runs of the prepared history (they
+    differ in batch_size and epochs), their knobs that differ listed, one memory curve each."""
+    latest = [r.id for r in history_server.runs()[:2]]
+    assert sorted(latest) == sorted(history_server.prepared["runs"])
+    expect(page.get_by_text("Nothing selected: showing the latest 2 run(s).")).to_be_visible()
+    expect(page.get_by_role("heading", name="Knobs that differ")).to_be_visible()
+    expect(page.get_by_text("identical knobs")).to_have_count(0)
+
+    def memory_curves(p):  # the stacked chart's memory curves: one per run, named after it
+        return [t for t in p["traces"] if t["name"].startswith("run ") and t["n"] > 10]
+
+    ps = wait_for_plot(page, lambda ps: any(len(memory_curves(p)) >= 2 for p in ps), "memory chart with two runs")
+    names = {t["name"].split(" · ")[0] for p in ps for t in memory_curves(p)}
+    assert names == {f"run {i}" for i in latest}, names
+    no_exception(page)
+
+
 def test_every_page_renders_and_is_screenshotted(history_server, page):
+    """Every page, reached through the sidebar; on Compare, the overlay of the latest two
+    runs (this was test_compare_overlays_two_runs_and_lists_differing_knobs)."""
     open_app(page, history_server)
     expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Run \d+ completed"))).to_be_visible()
     for link, heading in PAGES:
@@ -287,6 +241,8 @@ def test_every_page_renders_and_is_screenshotted(history_server, page):
                           "prepared sweep's trade-off chart")
             peaks = [(r.id, r.sweep_id, r.status.value, r.summary.get("peak_rss_mb")) for r in history_server.runs()]
             assert page.get_by_text(re.compile(r"Best under \d+ MiB")).count() == 1, (peaks, plots(page))
+        if link == "Compare":
+            compare_overlays_two_runs_and_lists_differing_knobs(page, history_server)
         screenshot(page, link.lower())
     for link, _ in PAGES:
         assert os.path.exists(os.path.join(SCREENSHOTS, f"{link.lower()}.png"))

@@ -44,10 +44,35 @@ def tick_row(page: Page, row: int, runs: int) -> None:
         grid.click(position={"x": 18, "y": height * (row + 1.5)})
 
 
-def test_delete_needs_a_selection_names_it_asks_once_and_deletes_only_it(fresh_server, page):
+def test_sorted_keep_deletes_nothing_then_delete_needs_a_selection_names_it_asks_once_and_deletes_only_it(
+        fresh_server, page):
+    """One server, three finished runs (peaks 356, 612, 1124 MiB). First: sorting the table
+    in the browser reorders its rows: the run asked about is the one in the ticked row, not
+    the one that was at that position before; "Keep it" deletes nothing. Then, in a new
+    session: with nothing selected Delete deletes nothing; with a row ticked it names that
+    run, asks once, and deletes only it. (These were two tests, each with its own server:
+    test_after_sorting_the_ticked_row_is_the_run_named_and_keep_deletes_nothing and
+    test_delete_needs_a_selection_names_it_asks_once_and_deletes_only_it.)"""
     server = fresh_server()
-    made = finished_runs(server.home, (256, 512, 1024))
+    made = finished_runs(server.home, (256, 512, 1024))  # peaks 356, 612, 1124 MiB
     open_app(page, server, "Compare", heading="Compare runs")
+    settle(page)
+    expect(page.locator(".st-key-history [role=row]")).to_have_count(len(made) + 1)
+    grid = page.locator(".st-key-history [data-testid='stDataFrameResizable']")
+    height = grid.bounding_box()["height"] / (len(made) + 1)
+    grid.click(position={"x": 110, "y": height / 2})  # the "exact peak MiB" header: lowest first
+    settle(page)
+    tick_row(page, 0, len(made))  # the lowest peak: the oldest run, last before sorting
+    page.get_by_role("button", name="Delete 1 selected…").click()
+    settle(page)
+    question = page.locator(".st-key-delete_confirmation")
+    expect(question).to_contain_text(f"Delete run: run {made[0]}?")
+    page.get_by_role("button", name="Keep it").click()
+    settle(page)
+    expect(page.locator(".st-key-delete_confirmation")).to_have_count(0)
+    assert sorted(r.id for r in server.runs()) == made
+
+    open_app(page, server, "Compare", heading="Compare runs")  # a new session: nothing sorted, nothing ticked
     settle(page)
     expect(page.get_by_text("Nothing selected: showing the latest 2 run(s)")).to_be_visible()
     delete = page.get_by_role("button", name=re.compile("^Delete"))
@@ -76,24 +101,3 @@ def test_delete_needs_a_selection_names_it_asks_once_and_deletes_only_it(fresh_s
     expect(page.get_by_role("button", name=re.compile("^Delete"))).to_be_disabled()  # the selection was emptied
 
 
-def test_after_sorting_the_ticked_row_is_the_run_named_and_keep_deletes_nothing(fresh_server, page):
-    """Sorting the table in the browser reorders its rows: the run asked about is the one
-    in the ticked row, not the one that was at that position before."""
-    server = fresh_server()
-    made = finished_runs(server.home, (256, 512, 1024))  # peaks 356, 612, 1124 MiB
-    open_app(page, server, "Compare", heading="Compare runs")
-    settle(page)
-    expect(page.locator(".st-key-history [role=row]")).to_have_count(len(made) + 1)
-    grid = page.locator(".st-key-history [data-testid='stDataFrameResizable']")
-    height = grid.bounding_box()["height"] / (len(made) + 1)
-    grid.click(position={"x": 110, "y": height / 2})  # the "exact peak MiB" header: lowest first
-    settle(page)
-    tick_row(page, 0, len(made))  # the lowest peak: the oldest run, last before sorting
-    page.get_by_role("button", name="Delete 1 selected…").click()
-    settle(page)
-    question = page.locator(".st-key-delete_confirmation")
-    expect(question).to_contain_text(f"Delete run: run {made[0]}?")
-    page.get_by_role("button", name="Keep it").click()
-    settle(page)
-    expect(page.locator(".st-key-delete_confirmation")).to_have_count(0)
-    assert sorted(r.id for r in server.runs()) == made

@@ -19,14 +19,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Server
-from tests.e2e.test_browser import no_exception, open_app, rerun, screenshot, settle
-from tests.e2e.test_train_compare import set_knobs, wait_chart
+from tests.e2e.test_browser import navigate, no_exception, open_app, rerun, screenshot, settle
+from tests.e2e.test_train_compare import wait_chart
 from tests.helpers import make_history
 
 pytestmark = pytest.mark.e2e
 
 SMALL = 1024, 768
-TINY = {"rows": 2_000, "features": 4_096, "epochs": 1}
 LEAN = {"mode": "stream", "parser": "native", "solver": "native", "epochs": 1}
 
 # the lean path (native parser and solver, streamed from a svmlight file): about a second a run
@@ -85,7 +84,9 @@ def twelve_server(tmp_path_factory, artifacts_dir):
     server.stop()
 
 
-def test_twelve_runs_on_one_chart_have_twelve_colours(twelve_server, page):
+def test_twelve_runs_on_one_chart_have_twelve_colours_and_a_picked_colour_is_the_runs(twelve_server, page):
+    """Twelve runs on one Compare chart, then (same server, same page) a colour picked for
+    one of them: see ``picked_colour_is_the_runs_on_train_and_compare``."""
     ids = twelve_server.prepared["runs"]
     open_app(page, twelve_server, "Compare?runs=" + ",".join(map(str, ids)), heading="Compare runs")
     settle(page)
@@ -112,6 +113,8 @@ def test_twelve_runs_on_one_chart_have_twelve_colours(twelve_server, page):
     no_exception(page)
     screenshot(page, "compare-twelve")
 
+    picked_colour_is_the_runs_on_train_and_compare(twelve_server, page)
+
 
 LINE_COLOURS_JS = """(key) => {
     const el = document.querySelector(`.st-key-${key} .js-plotly-plot`);
@@ -126,10 +129,11 @@ PHASE_CHART_JS = """() => {
 }"""
 
 
-def test_a_picked_colour_is_the_runs_on_train_and_compare_and_no_other_run_looks_like_it(twelve_server, page):
+def picked_colour_is_the_runs_on_train_and_compare(twelve_server, page):
     """The walk picked #00AA00 for a run: Train's chart drew the run in its own colour, and
     on Compare it was run 3's green (#2CA02C). With 12 runs the phase-peak chart was 25 px
-    high. Train's picker listed runs that differ in a knob alike."""
+    high. Train's picker listed runs that differ in a knob alike. (It was its own test,
+    test_a_picked_colour_is_the_runs_on_train_and_compare_and_no_other_run_looks_like_it.)"""
     from svmcore.store.sqlite import Store
     from ui.charts import _lookalike
 
@@ -150,8 +154,7 @@ def test_a_picked_colour_is_the_runs_on_train_and_compare_and_no_other_run_looks
     phases = page.evaluate(PHASE_CHART_JS)
     assert phases and phases["legend"] == "v" and phases["plot_px"] >= 150, phases
     no_exception(page)
-    open_app(page, twelve_server, heading="SVM Memory Lab")  # Train shows the newest run
-    settle(page)
+    navigate(page, "Train", "SVM Memory Lab")  # Train shows the newest run
     expect(page.get_by_role("combobox", name="Showing")).to_have_value(
         re.compile(rf"run {newest} · completed · tiny\.svm · stream · linear-svm · .*batch size {16 * len(ids)}"),
         timeout=30_000)
@@ -164,41 +167,9 @@ def test_a_picked_colour_is_the_runs_on_train_and_compare_and_no_other_run_looks
     no_exception(page)
 
 
-def test_a_name_typed_on_train_is_the_runs_name_on_compare(fresh_server, page):
-    server = fresh_server()
-    open_app(page, server)
-    settle(page)
-    set_knobs(page, {"rows": TINY["rows"], "features": TINY["features"]})
-    name = page.get_by_label("run name (optional)", exact=True)
-    name.fill("tiny demo run")
-    name.press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Launch run").click()
-    expect(page.get_by_role("combobox", name="Showing")).to_have_value(re.compile(r"run 1 · tiny demo run · "),
-                                                                        timeout=30_000)
-    expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=90_000)
-    expect(name).to_have_value("")  # the next launch is not named the same by mistake
-    rename = page.get_by_label("name of run 1", exact=True)
-    expect(rename).to_have_value("tiny demo run")
-    open_app(page, server, "Compare", heading="Compare runs")
-    settle(page)
-    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · tiny demo run")
-    # renamed on Train, it is renamed on Compare
-    open_app(page, server)
-    settle(page)
-    rename = page.get_by_label("name of run 1", exact=True)
-    rename.fill("renamed run")
-    rename.press("Enter")
-    settle(page)
-    expect(page.get_by_role("combobox", name="Showing")).to_have_value(re.compile(r"run 1 · renamed run · "))
-    open_app(page, server, "Compare", heading="Compare runs")
-    settle(page)
-    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · renamed run")
-    assert [r.name for r in server.runs()] == ["renamed run"]
-    no_exception(page)
-
-
-def test_a_refused_launch_says_why_at_the_launch_button_in_view(fresh_server, page):
+def test_a_refused_launch_says_why_at_the_launch_button_in_view_and_a_typed_name_is_the_runs(fresh_server, page):
+    """A refused launch says why at the Launch button (in view at 1024x768) and its fix
+    works; the fixed launch, named on Train, bears that name (and a rename) on Compare."""
     server = fresh_server()
     os.makedirs(os.path.join(server.home, "datasets"))
     with open(os.path.join(server.home, "datasets", "small.svm"), "w") as f:
@@ -231,14 +202,47 @@ def test_a_refused_launch_says_why_at_the_launch_button_in_view(fresh_server, pa
     assert page.evaluate("window.__mostFields") == 1
     expect(field).to_have_value("240")
     expect(page.get_by_text("Not launched.")).to_have_count(0)  # the field no longer holds the refused value
+
+    # the fixed launch, named on Train: its name is the run's name on Compare (this was
+    # test_a_name_typed_on_train_is_the_runs_name_on_compare, with its own server and run)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    name = page.get_by_label("run name (optional)", exact=True)
+    name.fill("tiny demo run")
+    name.press("Enter")
+    settle(page)
     page.get_by_role("button", name="Launch run").click()
+    expect(page.get_by_role("combobox", name="Showing")).to_have_value(re.compile(r"run 1 · tiny demo run · "),
+                                                                        timeout=30_000)
     expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=90_000)
+    no_exception(page)
+    assert [(r.name, r.config["batch_size"]) for r in server.runs()] == [("tiny demo run", 240)]
+    expect(name).to_have_value("")  # the next launch is not named the same by mistake
+    rename = page.get_by_label("name of run 1", exact=True)
+    expect(rename).to_have_value("tiny demo run")
+    navigate(page, "Compare", "Compare runs")
+    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · tiny demo run")
+    # renamed on Train, it is renamed on Compare
+    navigate(page, "Train", "SVM Memory Lab")
+    rename = page.get_by_label("name of run 1", exact=True)
+    rename.fill("renamed run")
+    rename.press("Enter")
+    settle(page)
+    expect(page.get_by_role("combobox", name="Showing")).to_have_value(re.compile(r"run 1 · renamed run · "))
+    navigate(page, "Compare", "Compare runs")
+    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · renamed run")
+    # and in a new session (the page loaded again), the name read back from the store
+    open_app(page, server, "Compare", heading="Compare runs")
+    settle(page)
+    expect(page.get_by_role("combobox", name="Baseline")).to_have_value("run 1 · renamed run")
+    assert [r.name for r in server.runs()] == ["renamed run"]
     no_exception(page)
 
 
-def test_data_inspect_names_the_file_it_shows_after_an_upload(fresh_server, page, tmp_path):
-    """Issue 22: after an upload, Inspect showed the file's numbers under the name sparse-text."""
-    server = fresh_server()
+def test_data_inspect_names_the_file_it_shows_after_an_upload(twelve_server, page, tmp_path):
+    """Issue 22: after an upload, Inspect showed the file's numbers under the name sparse-text.
+    On the twelve runs' server (it needs no run; its home already holds another file, tiny.svm),
+    after the tests that count its runs and files."""
+    server = twelve_server
     up = tmp_path / "up300.svm"
     up.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 + 1} 3:{(i * 13) % 5 + 0.5}\n" for i in range(300)))
     open_app(page, server, "Data", heading="Datasets")

@@ -1,8 +1,9 @@
 """The Learn and Sweep pages in a real browser (Debian chromium via Playwright) against
 real ``streamlit run app.py`` servers: Learn teaches on first open (the reference
 measurement) and replaces it with this machine's numbers when its runs end, without a
-reload; the claims table lists every remedy of the advice; nothing is cut at 1024 px;
-the trade-off chart's axes are clamped to the data.
+reload; the claims table lists every remedy of the advice; Learn's class exercise (guess, measure,
+reveal beside the measured peaks and the forecast); nothing is cut at 1024 px; the
+trade-off chart's axes are clamped to the data.
 
 The product screenshots (assets/screenshots/learn.png and sweep.png) are written to
 test-artifacts/screenshots, and copied to assets/ when SVMCORE_UPDATE_ASSETS=1.
@@ -18,8 +19,9 @@ import time
 import pytest
 from playwright.sync_api import Page, expect
 
+from svmcore.app.exercise import change_pct, pct_text
 from svmcore.app.remedies import ADVICE
-from tests.e2e.test_browser import no_exception, open_app, screenshot, settle
+from tests.e2e.test_browser import navigate, no_exception, open_app, screenshot, set_number, settle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ASSETS = os.path.join(ROOT, "assets", "screenshots")
@@ -74,11 +76,14 @@ def claims_table(page: Page):
 
 def choose(page: Page, label: str, option: str) -> None:
     """Pick ``option`` in the Streamlit selectbox labelled ``label`` (its list can close
-    again when a rerun lands just after the click: open it until the option shows)."""
+    again when a rerun lands just after the click: open it until the option shows). The box
+    is scrolled into view first: a list opened by the click that scrolled to it closed again
+    at once, and each such try cost the 3 s wait."""
     box = page.get_by_test_id("stSelectbox").filter(has_text=label)
     item = page.get_by_role("option", name=option, exact=True)
     for _ in range(5):
         settle(page)
+        box.scroll_into_view_if_needed()
         box.click()
         try:
             expect(item).to_be_visible(timeout=3_000)
@@ -90,6 +95,8 @@ def choose(page: Page, label: str, option: str) -> None:
 
 
 def test_learn_teaches_on_first_open_and_replaces_the_reference_with_this_machine(fresh_server, page):
+    """Learn on a fresh server: the reference numbers at once, one remedy measured here
+    replacing them without a reload, then the class exercise (predict, measure, reveal)."""
     server = fresh_server()
     open_app(page, server, "Learn", heading="Learn the remedies")
     settle(page)
@@ -122,6 +129,32 @@ def test_learn_teaches_on_first_open_and_replaces_the_reference_with_this_machin
     assert [(r.id, r.status.value) for r in sorted(server.runs(), key=lambda r: r.id)] == [(1, "completed"),
                                                                                            (2, "completed")]
 
+    # Issue #22, the class exercise, on the same page (this was test_learn_exercise.py's
+    # test_predict_before_you_measure, with its own server): the learner picks a remedy and
+    # guesses, the product runs the pair, and the reveal puts the guess beside the measured
+    # exact peaks (read back from the store) and the memory model's forecast; no reload meanwhile
+    expect(page.get_by_text(re.compile(r"The setup: sparse-text, 10,000 rows"))).to_be_visible()
+    choose(page, "Your pick", "Streaming from disk: mode stream")
+    set_number(page, "Your guess: change of the exact peak (%)", -40)
+    page.get_by_role("button", name="Measure it").click()
+    expect(page.get_by_text("Your pick: Streaming from disk: mode stream; your guess: \u221240% of the exact peak.")
+           ).to_be_visible(timeout=30_000)
+    verdict = page.get_by_test_id("stAlert").filter(has_text=re.compile(r"(Well judged|Too hopeful|Too cautious)"))
+    expect(verdict).to_be_visible(timeout=180_000)
+    runs = sorted(server.runs(), key=lambda r: r.id)
+    assert [r.id for r in runs] == [1, 2, 3, 4], [(r.id, r.label) for r in runs]
+    before, after = runs[2:]
+    assert (before.status.value, after.status.value, before.config["mode"], after.config["mode"]) == (
+        "completed", "completed", "memory", "stream")
+    measured = pct_text(change_pct(before.result.peak_rss_mb, after.result.peak_rss_mb))
+    expect(verdict).to_contain_text(f"you said \u221240%, the exact peak changed {measured}")
+    expect(page.get_by_text(re.compile(r"The memory model's lower bounds \(this machine is not calibrated\)"))
+           ).to_be_visible()
+    assert page.evaluate("window.__learn_no_reload === true"), "the page was reloaded"
+    no_exception(page)
+    page.get_by_role("button", name="Try another guess").click()
+    expect(page.get_by_role("button", name="Measure it")).to_be_visible()
+
 
 def _fits(page: Page, width: int) -> list:
     page.set_viewport_size({"width": width, "height": 900})
@@ -135,9 +168,11 @@ def _fits(page: Page, width: int) -> list:
         time.sleep(0.25)
 
 
-def test_learn_and_sweep_cut_nothing_at_1024_px(history_server, page):
+def test_learn_and_sweep_cut_nothing_at_1024_px_and_the_frontier_axes_are_clamped(history_server, page):
+    open_app(page, history_server, "Learn", heading="Learn the remedies")
     for link, heading in (("Learn", "Learn the remedies"), ("Sweep", "Sweep a grid of settings")):
-        open_app(page, history_server, link, heading=heading)
+        if link != "Learn":
+            navigate(page, link, heading)
         settle(page)
         if link == "Sweep":
             expect(page.get_by_text(re.compile(r"Best under \d+ MiB by accuracy"))).to_be_visible()
@@ -148,10 +183,12 @@ def test_learn_and_sweep_cut_nothing_at_1024_px(history_server, page):
         page.set_viewport_size({"width": 1400, "height": 1000})
         settle(page)
         product_screenshot(page, link.lower())
+    # on the same Sweep page (this was test_sweep_frontier_axes_are_clamped_to_the_data)
+    sweep_frontier_axes_are_clamped_to_the_data(page)
 
 
-def test_sweep_frontier_axes_are_clamped_to_the_data(history_server, page):
-    open_app(page, history_server, "Sweep", heading="Sweep a grid of settings")
+def sweep_frontier_axes_are_clamped_to_the_data(page):
+    """On the Sweep page of the prepared history: the trade-off chart's axes hug the data."""
     settle(page)
     expect(page.get_by_text(re.compile(r"Best under \d+ MiB by accuracy"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"^(Speed cost: |Speed: )"))).to_be_visible()

@@ -51,11 +51,36 @@ def _choose(page, ids: list[int], slides) -> None:
     expect(page.get_by_text(" → ".join(s.title for s in slides), exact=True)).to_be_visible()
 
 
-def test_story_is_clicked_through_full_screen(history_server, page):
+def test_story_exported_and_clicked_through(history_server, page, browser, tmp_path):
+    """One pick of the story's runs (it takes a rerun per pick), then both ways to tell it:
+    the HTML export (downloaded here, opened offline last) and the full-screen story.
+    (These were test_story_exported_as_html_opens_offline_and_saves_pngs and
+    test_story_is_clicked_through_full_screen, which each picked the runs.)"""
     ids, slides = _expected(history_server)
     page.set_viewport_size({"width": 1024, "height": 768})
     open_app(page, history_server, "Story", heading="Tell a story")
     _choose(page, ids, slides)
+    path = _export(page, ids, tmp_path)
+    _click_through_full_screen(page, ids, slides)
+    _open_offline(browser, path, slides)
+
+
+def _export(page, ids: list[int], tmp_path) -> str:
+    """The story downloaded as HTML: no script from elsewhere, titled with its runs."""
+    with page.expect_download(timeout=60_000) as got:
+        page.get_by_role("button", name="Story (HTML)").click()
+    path = str(tmp_path / "story.html")
+    got.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    assert not re.search(r"<script[^>]*\bsrc=", text, re.I), "the story loads a script from elsewhere"
+    title = re.search(r"<title>(.*?)</title>", text).group(1)
+    assert title.endswith("runs " + ", ".join(map(str, ids))), f"exported {title!r}: not the story of runs {ids}"
+    return path
+
+
+def _click_through_full_screen(page, ids: list[int], slides) -> None:
+    """Started: the sidebar and the controls are gone, each slide in view at 1024x768."""
     page.get_by_role("button", name="Start the story").click()
     settle(page)
     expect(page.get_by_test_id("stSidebar")).to_be_hidden()
@@ -81,20 +106,9 @@ def test_story_is_clicked_through_full_screen(history_server, page):
     expect(page.get_by_role("heading", name="Tell a story")).to_be_visible()
 
 
-def test_story_exported_as_html_opens_offline_and_saves_pngs(history_server, page, browser, tmp_path):
-    ids, slides = _expected(history_server)
-    open_app(page, history_server, "Story", heading="Tell a story")
-    _choose(page, ids, slides)
-    with page.expect_download(timeout=60_000) as got:
-        page.get_by_role("button", name="Story (HTML)").click()
-    path = str(tmp_path / "story.html")
-    got.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    assert not re.search(r"<script[^>]*\bsrc=", text, re.I), "the story loads a script from elsewhere"
-    title = re.search(r"<title>(.*?)</title>", text).group(1)
-    assert title.endswith("runs " + ", ".join(map(str, ids))), f"exported {title!r}: not the story of runs {ids}"
-
+def _open_offline(browser, path: str, slides) -> None:
+    """The export opened from disk with no network: every headline, clicked through, and
+    a slide saved as a PNG that is a real PNG of the export size."""
     offline = browser.new_context(viewport={"width": 1280, "height": 800}, offline=True, accept_downloads=True)
     try:
         requests = []

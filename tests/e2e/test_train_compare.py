@@ -3,7 +3,8 @@
 
 - Train: the run launched stays shown through its end, and its outcome is said (a toast
   and the outcome line) after completion, after a cancel and after running out of memory;
-  the live refresh never blanks the chart;
+  the live memory chart grows while the run goes, and its refresh never blanks the chart;
+  a cancel ends the run and its worker within seconds;
 - the stacked chart: memory, throughput and accuracy on ONE x axis (read from the Plotly
   figure in the page), one hover line through all three, the "samples seen" toggle;
 - nothing is cut in a 1024 px wide window (titles, metrics, legends inside the viewport);
@@ -26,7 +27,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import ROOT, Server
-from tests.e2e.test_browser import check_box, no_exception, open_app, screenshot, set_number, settle
+from tests.e2e.test_browser import (check_box, no_exception, open_app, rss_points, screenshot, set_number,
+                                     settle, wait_for_plot)
 from tests.helpers import make_history
 
 pytestmark = pytest.mark.e2e
@@ -194,14 +196,38 @@ def nothing_cut(page: Page, where: str) -> None:
 # ---------------------------------------------------------------- Train: completed, then oom
 
 def test_launched_run_stays_shown_through_completion_and_oom(fresh_server, page):
+    """One real run watched live (the memory chart grows, is redrawn, never blanks) to its
+    completion, then one that runs out of memory. (The live-growth check was
+    test_browser.py's test_train_launch_shows_the_memory_chart_growing_live: one launch
+    serves both.)"""
     server = fresh_server()
     page.set_viewport_size(NARROW)
     open_app(page, server)
+    expect(page.get_by_text("No runs yet")).to_be_visible()
     settle(page)
     set_knobs(page, MEDIUM)
     page.evaluate(WATCH_JS)
     launch(page)
     expect(picker(page)).to_have_value(re.compile(r"^run 1 · (queued|running) · "))
+
+    # the live memory chart refreshes and grows while the run goes
+    cancel = page.get_by_role("button", name="Cancel run")
+    readings: list[int] = []  # distinct successive point counts seen while the run was live
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        n = rss_points(page)
+        if cancel.count() == 0:
+            break
+        if n and (not readings or n != readings[-1]):
+            readings.append(n)
+            if len(readings) == 2:
+                screenshot(page, "train-live")
+        if len(readings) >= 4:
+            break
+        time.sleep(0.2)
+    assert len(readings) >= 3, f"the live memory chart did not refresh at least 3 times: {readings}"
+    increases = sum(b > a for a, b in zip(readings, readings[1:]))
+    assert increases >= 2 and readings == sorted(readings), f"RSS points did not grow: {readings}"
 
     # the toast first: it shows for a few seconds when the run ends, the outcome line stays
     expect(toast(page, re.compile(r"Run 1 completed: exact peak \d+ MiB, owned by \w+"))).to_be_visible(timeout=120_000)
@@ -215,7 +241,11 @@ def test_launched_run_stays_shown_through_completion_and_oom(fresh_server, page)
     assert redraws >= 3, f"the live chart was redrawn {redraws} times"
     assert skeletons == 0, f"{skeletons} frames showed loading skeletons in the run panel while the run was live"
     assert blank_ms <= BLANK_MS, f"while live, after its first drawing, the chart was blank for {blank_ms:.0f} ms"
+    expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
     no_exception(page)
+    wait_for_plot(page, lambda ps: (rss_points(page) or 0) >= readings[-1], "final memory chart")
+    assert [(r.id, r.status.value) for r in server.runs()] == [(1, "completed")]
+    screenshot(page, "train-completed")
 
     # the three panels share one x axis, in time and in samples seen, with one hover line through them
     fig = wait_chart(page, "train_chart", lambda f: len(f["yaxes"]) == 3, "the finished run's stacked chart")
@@ -299,6 +329,11 @@ def hover_at(page: Page, key: str, x: float) -> None:
 # ---------------------------------------------------------------- Train: cancel
 
 def test_cancelled_run_stays_shown_and_says_so(fresh_server, page):
+    """Two launches with the default knobs, each cancelled in train: the outcome is said, the
+    run stays shown, and (the first time, timed) the cancel lands within 10 s and leaves no
+    worker. (The timing and worker checks were test_browser.py's test_cancel_a_long_run.)"""
+    from svmcore.engine import procfs
+
     server = fresh_server(env={"SVMCORE_FAULT": "sleep:60@train"})  # every run sleeps 60 s in train
     open_app(page, server)
     settle(page)
@@ -306,12 +341,22 @@ def test_cancelled_run_stays_shown_and_says_so(fresh_server, page):
         launch(page)
         expect(page.get_by_text(re.compile(r"phase: train"))).to_be_visible(timeout=30_000)
         expect(picker(page)).to_have_value(re.compile(rf"^run {run_id} · running · "))
+        rec = server.runs()[0]
+        assert (rec.id, rec.status.value) == (run_id, "running") and rec.worker_pid, rec
+        started = time.monotonic()
         page.get_by_role("button", name="Cancel run").click()
         expect(outcome_line(page, f"Run {run_id} cancelled in train: exact peak")).to_be_visible(timeout=15_000)
+        if run_id == 1:
+            assert time.monotonic() - started < 10, "the cancel took 10 s or more to be said"
         expect(toast(page, f"Run {run_id} cancelled in train")).to_be_visible()
         expect(picker(page)).to_have_value(re.compile(rf"^run {run_id} · cancelled · "))
         expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
         no_exception(page)
+        rec = server.runs()[0]
+        assert rec.status.value == "cancelled", rec.status
+        assert not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker outlived its cancel"
+        if run_id == 1:
+            screenshot(page, "train-cancelled")
     assert [(r.id, r.status.value) for r in server.runs()] == [(2, "cancelled"), (1, "cancelled")]
 
 
@@ -368,7 +413,7 @@ def expected_headline(runs) -> re.Pattern:
     return re.compile(re.escape(text))
 
 
-def test_compare_headline_chart_and_fit(compare_server, page):
+def test_compare_headline_chart_and_fit_and_the_presentation_view_offline(compare_server, page, browser, tmp_path):
     runs = compare_server.runs()
     page.set_viewport_size(NARROW)
     open_app(page, compare_server, "Compare", heading="Compare runs")
@@ -384,12 +429,8 @@ def test_compare_headline_chart_and_fit(compare_server, page):
     nothing_cut(page, "Compare")
     save(page, "compare")
 
-
-def test_presentation_view_and_its_offline_html(compare_server, page, browser, tmp_path):
-    runs = compare_server.runs()
-    page.set_viewport_size(NARROW)
-    open_app(page, compare_server, "Compare", heading="Compare runs")
-    settle(page)
+    # the presentation view of the same comparison, and its offline HTML (this was
+    # test_presentation_view_and_its_offline_html, on the same server and page)
     page.get_by_text("Presentation view").click()
     settle(page)
     numbers = page.locator(".st-key-bignumbers [data-testid='stMetricValue']")
