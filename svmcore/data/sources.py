@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
@@ -276,7 +277,9 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         source.expected_rows = rows
     if cache_file and source.fmt not in ("synthetic", "shipped"):
         os.makedirs(cache_dir, exist_ok=True)
-        tmp = cache_file + f".{os.getpid()}.tmp"
+        # unique per call: a dashboard's sessions are threads of one process, and two scanning the
+        # same file at once wrote one temporary, then the second rename found it gone
+        tmp = cache_file + f".{uuid.uuid4().hex[:12]}.tmp"
         with open(tmp, "w") as f:
             json.dump(info.to_dict(), f)
         os.replace(tmp, cache_file)

@@ -37,15 +37,19 @@ def settle(page: Page, timeout: float = 30_000) -> None:
                                                             timeout=timeout)
 
 
-# counts the script runs that begin after it is armed (a MutationObserver on the app's run state)
+# counts the script runs that begin after it is armed (a MutationObserver on the app's run state).
+# A short run's "running" and "notRunning" can reach the observer in one batch, when the attribute
+# already reads "notRunning" again: a record whose old value is "running" counts it too.
 ARM_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (window.__runWatch) window.__runWatch.disconnect();
     window.__runsBegun = 0;
-    window.__runWatch = new MutationObserver(() => {
-        if (app.getAttribute('data-test-script-state') === 'running') window.__runsBegun += 1;
+    window.__runWatch = new MutationObserver((records) => {
+        if (records.some(r => r.oldValue === 'running')
+            || app.getAttribute('data-test-script-state') === 'running') window.__runsBegun += 1;
     });
-    window.__runWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    window.__runWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state'],
+                                    attributeOldValue: true});
 }"""
 RAN_JS = """() => window.__runsBegun > 0
     && document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
