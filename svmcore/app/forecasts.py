@@ -91,10 +91,12 @@ class Forecasts:
     def launch_warnings(self, values: dict) -> list[str]:
         """Reasons to think twice before launching these knobs, one sentence each: the
         forecast peak (a lower bound before calibration) above the memory available
-        now or the run's cap, or a train phase forecast to last more than a few minutes.
+        now or the run's cap, a train phase forecast to last more than a few minutes, or more
+        threads than this machine's CPUs.
         They never block a launch. Raises ConfigError/DataError like ``launch``."""
         cfg = validate(self.folders.confined(values))
-        return launch.launch_warnings(cfg, launch.launch_forecast(cfg, self.home), hostinfo.available_memory_bytes())
+        return launch.launch_warnings(cfg, launch.launch_forecast(cfg, self.home), hostinfo.available_memory_bytes(),
+                                     hostinfo.usable_cpus())
 
     def floor_warning(self, configs: list) -> str | None:
         """For a sweep's valid combinations (RunConfigs): the warning when some have a memory

@@ -80,7 +80,8 @@ def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None
 
 def warn_before_launch(cfg: RunConfig, home: str) -> None:
     """Print on stderr why the run may not fit or may take long (never blocks it)."""
-    for text in launch.launch_warnings(cfg, launch.launch_forecast(cfg, home), hostinfo.available_memory_bytes()):
+    for text in launch.launch_warnings(cfg, launch.launch_forecast(cfg, home), hostinfo.available_memory_bytes(),
+                                      hostinfo.usable_cpus()):
         print(f"svmcore: warning: {text}", file=sys.stderr)
 
 

@@ -277,6 +277,14 @@ def test_launch_warnings_a_long_train_phase_in_minutes_and_says_it_is_rough():
     assert "about 2.5 hours" in ref[0] and "a reference machine, not this one" in ref[0]
 
 
+def test_launch_warnings_more_threads_than_cpus():
+    few = _forecast(peak_mb=300, train_s=None)
+    warns = launch.launch_warnings(validate(threads=64), few, None, cpus=2)
+    assert len(warns) == 1 and warns[0].startswith("Threads: 64 threads on 2 CPUs") and "Use at most 2." in warns[0]
+    assert launch.launch_warnings(validate(threads=2), few, None, cpus=2) == []
+    assert launch.launch_warnings(validate(threads=64), few, None) == []  # the CPUs unknown: nothing said
+
+
 def test_launch_warnings_without_calibration_say_the_peak_is_a_lower_bound():
     warns = launch.launch_warnings(validate(), _forecast(lower=True, train_s=None), 2000 * MiB)
     assert warns[0].startswith("Memory: this run needs at least 4,000 MiB (a lower bound")
