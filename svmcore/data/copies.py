@@ -17,6 +17,7 @@ import shutil
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -186,16 +187,19 @@ class HeldOut:
         return X, y
 
 
-def held_out_copy(source: Source, cache_dir: str, features: int, rows: int) -> HeldOut:
+def held_out_copy(source: Source, cache_dir: str, features: int, rows: int,
+                  reader: Callable[[], Source] | None = None) -> HeldOut:
     """The held-out rows of a streamed dataset, extracted once: they are spread over the
-    whole file, so finding them costs a full read, which later runs skip."""
+    whole file, so finding them costs a full read, which later runs skip. ``reader`` gives
+    the source that reads them when they must be extracted (``source`` itself if None)."""
     from svmcore.data.batches import split_chunks
 
     folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
 
     def build(tmp: str) -> dict:
         Xs, ys = [], []
-        for X, y in split_chunks(source.iter_chunks(CHUNK_ROWS, features), want_test=True, rows=rows):
+        chunks = (reader() if reader else source).iter_chunks(CHUNK_ROWS, features)
+        for X, y in split_chunks(chunks, want_test=True, rows=rows):
             Xs.append(sp.csr_matrix(X))
             ys.append(y)
         X = sp.vstack(Xs, format="csr") if Xs else sp.csr_matrix((0, features))

@@ -145,10 +145,12 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
     before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
     if cfg.mode == "stream" and cfg.workers == 1:
         text_path = cache.text_copy(source, cache_dir, prep.classes)
-        prep.stream_src = source if text_path == source.path else _cached_copy(text_path, cfg, source, info.rows)
+        ours = text_path != source.path  # a copy this product wrote
+        prep.stream_src = _cached_copy(text_path, cfg, source, info.rows) if ours else source
         if not cfg.test_file:
-            reader = prep.stream_src if text_path == source.path else _copy_reader(text_path, cfg, source, info.rows)
-            prep.held_out = cache.held_out_copy(reader, cache_dir, prep.n_features, info.rows)
+            prep.held_out = cache.held_out_copy(
+                prep.stream_src, cache_dir, prep.n_features, info.rows,
+                reader=(lambda: _copy_reader(text_path, cfg, source, info.rows)) if ours else None)
     elif cfg.mode == "memmap":
         prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
                                           "dense" if cfg.representation == "dense" else "csr", info.rows,

@@ -65,6 +65,15 @@ def rerun(page: Page, timeout: float = 90_000):
     page.wait_for_function(RAN_JS, timeout=timeout, polling=100)
 
 
+def download_text(page: Page, button: str, path: str) -> str:
+    """Click the download button named ``button``; the file it gives, saved at ``path``, as text."""
+    with page.expect_download(timeout=60_000) as got:
+        page.get_by_role("button", name=button).click()
+    got.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def open_app(page: Page, server, path: str = "", heading: str = "SVM Memory Lab") -> None:
     page.goto(f"{server.url}/{path}")
     expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)

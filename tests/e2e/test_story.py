@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 
 from svmcore.app.runs import Runs
 from svmcore.store.sqlite import Store
-from tests.e2e.test_browser import no_exception, open_app, rerun, settle, wait_for_plot
+from tests.e2e.test_browser import download_text, no_exception, open_app, rerun, settle, wait_for_plot
 from tests.e2e.test_train_compare import save
 
 pytestmark = pytest.mark.e2e
@@ -67,12 +67,8 @@ def test_story_exported_and_clicked_through(history_server, page, browser, tmp_p
 
 def _export(page, ids: list[int], tmp_path) -> str:
     """The story downloaded as HTML: no script from elsewhere, titled with its runs."""
-    with page.expect_download(timeout=60_000) as got:
-        page.get_by_role("button", name="Story (HTML)").click()
     path = str(tmp_path / "story.html")
-    got.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = download_text(page, "Story (HTML)", path)
     assert not re.search(r"<script[^>]*\bsrc=", text, re.I), "the story loads a script from elsewhere"
     title = re.search(r"<title>(.*?)</title>", text).group(1)
     assert title.endswith("runs " + ", ".join(map(str, ids))), f"exported {title!r}: not the story of runs {ids}"

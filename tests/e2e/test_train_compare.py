@@ -27,8 +27,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import ROOT, Server
-from tests.e2e.test_browser import (check_box, no_exception, open_app, rss_points, screenshot, set_number,
-                                     settle, wait_for_plot)
+from tests.e2e.test_browser import (check_box, download_text, no_exception, open_app, rss_points, screenshot,
+                                     set_number, settle, wait_for_plot)
 from tests.helpers import make_history
 
 pytestmark = pytest.mark.e2e
@@ -439,12 +439,8 @@ def test_compare_headline_chart_and_fit_and_the_presentation_view_offline(compar
     expect(page.get_by_role("button", name=re.compile("Delete"))).to_have_count(0)
     nothing_cut(page, "Compare, presentation view")
 
-    with page.expect_download(timeout=60_000) as got:
-        page.get_by_role("button", name="Presentation (HTML)").click()
     path = str(tmp_path / "presentation.html")
-    got.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = download_text(page, "Presentation (HTML)", path)
     assert "plotly.js v" in text and len(text) > 1_000_000, "plotly.js is not inlined"
     assert not re.search(r"<script[^>]*\bsrc=", text, re.I), re.findall(r"<script[^>]*\bsrc=[^>]*>", text, re.I)
     assert expected_headline(runs).search(text.replace("&#x27;", "'"))
