@@ -48,7 +48,10 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # their concatenation, 2.0x (20k and 50k test rows: +2.0 MiB of load and train peak per MiB of rows,
 # bench/results/estimate-accuracy-held-out.md); a dense float32/float16 chunk's copy from the float64
 # one is a plain array, 1.0x. A calibration that fits the feature overrides it.
-FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0}
+# A dense memmap build from a text file holds, while it converts a chunk, the chunk's text lines, its parsed
+# arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
+# 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
+FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0, "io_convert_file": 1.0}
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -70,6 +73,8 @@ class Shape:
     nnz_per_row: float
     classes: int
     dense_source: bool
+    file_format: str = ""  # a file's format (svmlight, text, csv, npz); "" for synthetic and shipped data
+    text_bytes_per_row: float = 0.0  # a text file's bytes per row (its lines as a reader holds them)
 
 
 def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
@@ -92,6 +97,8 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
         width, rows = info.features, info.rows
         nnz_row = info.nnz / max(1, rows)
         classes, dense_src = max(2, len(info.classes)), info.dense_source
+    file_format = src.fmt if src.is_file else ""
+    text_row = os.path.getsize(src.path) / max(1, rows) if file_format in ("svmlight", "text", "csv") else 0.0
     if cfg.test_file:
         tinfo = scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
         test_rows, train_rows = tinfo.rows, rows
@@ -99,7 +106,7 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
     else:
         test_rows = n_test_rows(rows)
         train_rows = rows - test_rows
-    return Shape(rows, train_rows, test_rows, width, nnz_row, classes, dense_src)
+    return Shape(rows, train_rows, test_rows, width, nnz_row, classes, dense_src, file_format, text_row)
 
 
 @functools.lru_cache(maxsize=64)
@@ -201,7 +208,32 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         # prepare: the binary (memmap) or text (stream) copy, chunk by chunk; a sparse chunk costs many
         # times its bytes while it is generated or parsed, a dense source's about its bytes: apart
         p["io_build_dense" if shape.dense_source else "io_build"] = chunk_bytes
+    p["io_convert_file"] = convert_file_bytes(cfg, shape, chunk) if cfg.mode == "memmap" and dense else 0.0
     return p
+
+
+def reads_lines(cfg: RunConfig, shape: Shape) -> bool:
+    """Whether the data is a sparse text file read a chunk of lines at a time (``readers._iter_format``:
+    svmlight with scikit-learn's parser, or raw text), the reader keeping the chunk's lines while
+    the chunk is used. (The compiled parsers read 8 MiB blocks; CSV rows are dense.)"""
+    if shape.file_format == "text":
+        return True
+    return shape.file_format == "svmlight" and cfg.parser not in ("numba", "native")
+
+
+def convert_file_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> float:
+    """What a dense memmap build from a text file holds while it converts a chunk (``copies.binary_copy``),
+    its peak: the chunk's lines (the reader keeps them while the chunk is used), the chunk as parsed
+    (CSR), its training part's CSR copy (``X[mask]``), that part made dense in float64 (``toarray``)
+    and its copy in the storage precision (``astype`` copies, float64 too). The parse's own peak,
+    before, is ``read_moment``'s. 0 for other builds (a generated chunk's temporaries stay in RSS:
+    ``io_build`` and ``io_densify`` add up, as the calibration fitted them)."""
+    if not reads_lines(cfg, shape) or shape.dense_source:
+        return 0.0
+    sparse_row = shape.nnz_per_row * 12 + 8  # float64 value + int32 id, int64 row pointer
+    train_part = chunk * shape.train_rows / max(1, shape.rows)  # every row with a separate test file
+    dense_row = shape.width * (8 + BYTES_PER_VALUE[cfg.precision])
+    return chunk * (shape.text_bytes_per_row + sparse_row) + train_part * (sparse_row + dense_row)
 
 
 def densify_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> tuple[float, float]:
@@ -298,9 +330,14 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
     io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
+    prepare = {**one, f"io_build_{m}": p["io_build"], f"io_build_dense_{m}": p["io_build_dense"],
+               f"io_densify_{m}": p["io_densify"]}
+    if p.get("io_convert_file"):
+        # a dense build from a text file peaks while it converts a chunk: the chunk's lines and arrays
+        # beside its dense copies (the parse's own peak, before, is ``read_moment``'s)
+        prepare = {**one, "io_convert_file": p["io_convert_file"]}
     phases = {
-        "prepare": {**one, f"io_build_{m}": p["io_build"], f"io_build_dense_{m}": p["io_build_dense"],
-                    f"io_densify_{m}": p["io_densify"]},
+        "prepare": prepare,
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked,
                  f"io_densify_cast_{m}": p["io_densify_cast"]},
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
@@ -315,6 +352,15 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
+
+
+def read_moment(cfg: RunConfig, p: dict[str, float]) -> dict[str, float] | None:
+    """The prepare phase's other moment where ``features`` prices it while a chunk is converted (a
+    dense memmap build from a text file): reading the chunk, priced as any build's read. The phase
+    peaks at the larger of the two. None for other runs."""
+    if cfg.lean or not p.get("io_convert_file"):
+        return None
+    return {f"const_{cfg.mode}": MiB, f"io_build_{cfg.mode}": p["io_build"]}
 
 
 def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
@@ -449,6 +495,10 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     for phase, f in features(cfg, p).items():
         coefs = cal.coefs.get(phase, {})
         contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
+        read = read_moment(cfg, p) if phase == "prepare" else None
+        if read:  # the phase's peak is the larger of its two moments
+            other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in read.items() if v}
+            contrib = other if sum(other.values()) > sum(contrib.values()) else contrib
         if cfg.workers > 1 and phase in ("train", "evaluate"):
             # the scheduler, nannies and client in the run's process, and every worker's returned
             # model while it mixes them (one byte of RSS per byte: not calibrated)
