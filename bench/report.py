@@ -77,6 +77,10 @@ SECTIONS = [
       "classic path's (scikit-learn's parser and SGDClassifier, glibc's defaults), with and without malloc_trim. "
       "The pool saves nothing measurable on either path (exact peaks within 0.6 MiB, the same RSS every epoch); "
       "the lean malloc settings save about 2 MiB of peak and the RSS growth after the first epoch.")),
+    ("distill.md", "python bench/distill.py",
+     ("Distillation (issue 21): teachers (kernel-approx, mlp-numpy) trained with `--distill`, their linear-svm "
+      "students against the teacher and against the same student trained on the labels alone; the training run's "
+      "exact peak, the student served by `svmcore predict`, the teacher's serving lower bound.")),
     ("fit.md", "python bench/fit.py",
      "The diagnosis loop (`fit`) from eight starting points that do not fit a budget: how often it ends within "
      "the budget, in how many runs, and what it gives up against the best fitting point of a small sweep."),

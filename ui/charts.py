@@ -28,7 +28,8 @@ PALETTE = ("#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#17BECF", "#8
            "#7F7F7F", "#BCBD22", "#393B79", "#E7BA52", "#FF9896", "#98DF8A", "#C5B0D5", "#AEC7E8")
 PHASE_COLOURS = {"imports": "rgba(150,150,150,0.15)", "prepare": "rgba(114,183,178,0.15)",
                  "load": "rgba(245,133,24,0.15)", "transform": "rgba(178,121,162,0.15)",
-                 "train": "rgba(76,120,168,0.12)", "evaluate": "rgba(84,162,75,0.15)"}
+                 "train": "rgba(76,120,168,0.12)", "distill": "rgba(238,202,59,0.15)",
+                 "evaluate": "rgba(84,162,75,0.15)"}
 REFERENCE = {"predicted": "#6B6B6B", "cap": "#222222", "floor": "#9A9A9A"}
 X_TITLES = {"time": "time since launch (s)", "samples": "samples seen"}
 Y_TITLES = {"memory": "RSS (MiB)", "throughput": "samples/s", "accuracy": "accuracy"}

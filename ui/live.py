@@ -13,7 +13,7 @@ from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
-from svmcore.spec.outcomes import rss_over_cap_note
+from svmcore.spec.outcomes import distillation_lines, rss_over_cap_note
 from svmcore.store.records import RunStatus
 from ui import charts as plots
 from ui.doctor import diagnosis_panel
@@ -197,6 +197,8 @@ def details(view: RunView) -> None:
     if s.regularisation:
         reg = s.regularisation
         st.caption(f"Regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']}).")
+    for line in distillation_lines(s.extra.get("distillation")):
+        st.caption(line[0].upper() + line[1:] + ".")
     conf = s.confusion
     if conf and len(conf["classes"]) <= 10:
         with st.expander("Confusion matrix and per-class recall"):

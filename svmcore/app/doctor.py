@@ -58,6 +58,8 @@ NOT_FOR_ONE_RUN = {
            "it does not lower one process's peak on this machine",
     "serve": "serving a trained model in a lean process lowers the memory of scoring, not of training: the "
              "training run's own peak is what it was",
+    "distill": "distillation lowers the memory of serving, not of training: the distilled run holds the teacher "
+               "and the student at once",
     "pool": "reusing batch buffers saves nothing measurable (bench/results/memory-pool.md): the allocator already "
             "reuses a freed batch's blocks",
 }

@@ -362,7 +362,24 @@ POOL = Remedy(
     limits="Measured on copies of the two training loops (bench/memory_pool.py), not built into the worker: "
            "there is no knob for it, because it saves nothing measurable.")
 
-REMEDIES = REMEDIES + (SERVE, POOL)
+DISTILL = Remedy(
+    "distill", "Distillation: a compact student from a big teacher",
+    "Trains the big model (the teacher: kernel approximation, exact kernel SVM or an MLP) as before, then, with "
+    "`distill` on, a linear SVM (the student) on the same rows labelled with the teacher's predictions; the student "
+    "is the model the run scores, exports and serves.",
+    "The teacher's memory is its transform or its layers (components x columns, or columns x width weights and "
+    "their optimiser state) and the libraries that compute them; the student is one weight per column, scored with "
+    "numpy alone. If the teacher's decisions are close to linear in the columns, the student keeps most of its "
+    "accuracy at a fraction of its serving memory.",
+    "Training costs more, not less: a second stage over the rows that holds both models. The student can only "
+    "learn what a linear model can: where the teacher's edge is non-linear it is lost.",
+    "no figure given", None, (),
+    in_advice=True, measured_by="distill", knobs=("distill",),
+    limits="The student is a linear SVM trained on the teacher's predicted classes (hard targets: the product's "
+           "solvers take classes, not scores); a small MLP student is not built. The teacher is not exportable, so "
+           "its serving memory is a lower bound (its libraries' floor plus its arrays), not a served process.")
+
+REMEDIES = REMEDIES + (SERVE, POOL, DISTILL)
 
 ADVICE = tuple(r for r in REMEDIES if r.in_advice)
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
+from svmcore.spec.outcomes import size_text
 from svmcore.spec.knobs import defaults
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
@@ -485,7 +486,50 @@ def pool_lessons(bench: dict | None) -> list[str]:
     return out
 
 
-BENCH_VIEWS = {"serve": (served_row, served_lessons), "memory_pool": (pool_row, pool_lessons)}
+def distill_row(remedy, bench: dict | None) -> dict:
+    """The claims row of distillation, from bench/results/distill.json: per case the teacher's
+    and the students' accuracy, the training run's exact peak and the serving figures."""
+    row = dict.fromkeys(CLAIMS_COLUMNS, "–")
+    row.update({"remedy": remedy.title, "the advice claims": remedy.claim})
+    cases = (bench or {}).get("cases") or []
+    if not cases:
+        return {**row, "verdict": f"not measured yet (python bench/{remedy.measured_by}.py)"}
+    gaps = [c["student"]["accuracy"] - c["teacher"]["accuracy"] for c in cases]
+    vs_labels = [c["student"]["accuracy"] - c["labels_alone"]["accuracy"] for c in cases]
+    peaks = lambda values: ", ".join(f"{v:,.0f}" for v in values)  # noqa: E731
+    row.update({
+        "setup": f"{len(cases)} teachers (kernel-approx, mlp-numpy) on generated files and scikit-learn's digits",
+        "run's exact peak (MiB)": f"training {peaks(c['run']['peak_mb'] for c in cases)} · serving the student "
+                                  f"{peaks(c['served']['peak_mb'] for c in cases)} (the teacher at least "
+                                  f"{peaks(c['teacher']['serve_lower_bound_mb'] for c in cases)})",
+        "accuracy (balanced)": f"student vs teacher {_signed_pt(min(gaps))} to {_signed_pt(max(gaps))}; vs the "
+                               f"student on labels alone {_signed_pt(min(vs_labels))} to {_signed_pt(max(vs_labels))}",
+        "verdict": "serving memory falls to the student's; training memory rises (both models are held while the "
+                   "student trains); the student keeps the teacher's accuracy only where its decisions are near-linear",
+        "measured on": "reference machine"})
+    return row
+
+
+def _signed_pt(x: float) -> str:
+    return f"{x * 100:+.1f} pt"
+
+
+def distill_lessons(bench: dict | None) -> list[str]:
+    """One sentence per case: the teacher, the distilled student, the student on labels, memory trained and served."""
+    out = []
+    for c in (bench or {}).get("cases") or []:
+        t, s, a, sv = c["teacher"], c["student"], c["labels_alone"], c["served"]
+        out.append(f"{c['case']}: teacher {t['accuracy']:.4f}, distilled student {s['accuracy']:.4f} (agrees on "
+                   f"{c['agreement']:.1%}), the same student on the labels {a['accuracy']:.4f}; trained in "
+                   f"{c['run']['peak_mb']:,.0f} MiB (the label-trained student {a['peak_mb']:,.0f}); the student "
+                   f"serves in {sv['peak_mb']:,.0f} MiB from a {size_text(s['exported_bytes'])} model, the teacher "
+                   f"would need at least {t['serve_lower_bound_mb']:,.0f} MiB ({size_text(t['model_bytes'])} of arrays "
+                   "over its libraries' floor)")
+    return out
+
+
+BENCH_VIEWS = {"serve": (served_row, served_lessons), "memory_pool": (pool_row, pool_lessons),
+               "distill": (distill_row, distill_lessons)}
 
 
 def bench_file(remedy) -> str:

@@ -75,8 +75,8 @@ def serve(home: str, run_id: int, data: str, out: str | None = None, scores: boo
     return {**result, "run_id": run_id, "wall_s": wall_s, "peak_mb": result["peak_bytes"] / MiB,
             "floor_mb": result["floor_bytes"] / MiB,
             "peak_source": "the serving process's kernel high-water mark (VmHWM): exact",
-            "model": {k: meta.get(k) for k in ("solver", "loss", "storage", "dtype", "width", "vectors",
-                                               "nonzero_weights", "model_bytes", "sizes", "check")},
+            "model": {k: meta.get(k) for k in ("model", "distilled_from", "solver", "loss", "storage", "dtype", "width",
+                                               "vectors", "nonzero_weights", "model_bytes", "sizes", "check")},
             "training": {"peak_rss_mb": trained.get("peak_rss_mb"), "samples_per_s": trained.get("samples_per_s"),
                          "accuracy": trained.get("accuracy"), "floor_mb": trained.get("floor_mb")}}
 
@@ -106,8 +106,9 @@ def text(s: dict) -> str:
     if s.get("accuracy_note"):
         lines.append(f"  note: {s['accuracy_note']}")
     trained = (f"trained in {t['peak_rss_mb']:.0f} MiB, " if t.get("peak_rss_mb") else "")
+    student = f" (a linear-svm student distilled from {m['distilled_from']})" if m.get("distilled_from") else ""
     lines.append(f"{trained}serves in {s['peak_mb']:.0f} MiB (exact peaks; serving floor {s['floor_mb']:.0f} MiB), "
-                 f"{m['model_bytes'] / MiB:.3g} MiB model ({m['storage']} {m['dtype']}, "
+                 f"{m['model_bytes'] / MiB:.3g} MiB model{student} ({m['storage']} {m['dtype']}, "
                  f"{m['nonzero_weights']:,} of {m['width'] * m['vectors']:,} weights nonzero)")
     chk = (m.get("check") or {}).get("float32_vs_float64") or {}
     if m["dtype"] == "float64" and chk.get("changed_predictions"):

@@ -19,7 +19,7 @@ from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
 from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
-from svmcore.spec.outcomes import rss_over_cap_note
+from svmcore.spec.outcomes import distillation_lines, rss_over_cap_note
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
@@ -113,6 +113,8 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
     if summary.nonzero_weights is not None:
         lines.append(f"  model: {summary.nonzero_weights:,} nonzero of {summary.weights:,} weights; a sparse copy "
                      f"(index + float64 value each) takes {summary.sparse_model_bytes / 2**20:,.2f} MiB, exact")
+    for line in distillation_lines(summary.extra.get("distillation")):
+        lines.append(f"  {line}")
     if summary.upcast:
         u = summary.upcast
         lines.append(f"  float16 upcast: {u['float32_bytes_per_batch'] / 1024:,.1f} KiB float32 per batch (exact), "

@@ -39,7 +39,7 @@ from svmcore.spec.units import MiB
 from svmcore.spec.choices import LINEAR_MODELS
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
-PHASES = ("prepare", "load", "transform", "train", "evaluate")
+PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
 LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
 # never lean), measured on the reference machine: the lean shuffle buffer holds the pool's pieces,
@@ -163,8 +163,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z and n
     # (the compiled solvers score rows from these, with no copy of the weights)
     copies = 2 if cfg.solver == "ftrl" else 2 if cfg.average else 1
-    compiled = {"numba": "model_linear_numba", "native": "model_linear_numba",
-                "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
+    compiled = compiled_key(cfg)
     if cfg.model == "linear-svm":
         p[compiled] = nvec * w * 8 * copies
     elif cfg.model == "kernel-approx":
@@ -174,7 +173,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
             p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
         else:
             p["transform_rff"] = w * C * 8
-        if cfg.mode == "memory" and not ddp:
+        if cfg.mode == "memory" and not ddp and not cfg.distill:  # (the student needs the rows untransformed)
             p["transformed"] = shape.train_rows * C * cb
         else:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
@@ -185,6 +184,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["activations"] = min(cfg.batch_size, shape.train_rows) * activation_values(cfg, nvec) * cb
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
+    # distill: the linear-svm student's weights over the input columns, beside the teacher
+    p["model_student"] = nvec * w * 8 * (2 if cfg.average else 1) if cfg.distill else 0.0
     if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
@@ -351,6 +352,12 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     }
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
+    if cfg.distill:
+        # the student trains over the same batches while the teacher labels them: what the train phase
+        # holds, plus the student's weights (at a linear model's cost per byte); both models to the end
+        student = {compiled_key(cfg): p["model_student"]}
+        phases["distill"] = _plus({k: v for k, v in phases["train"].items() if k != "activations"}, student)
+        phases["evaluate"] = _plus(phases["evaluate"], student)
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
 
 
@@ -361,6 +368,16 @@ def read_moment(cfg: RunConfig, p: dict[str, float]) -> dict[str, float] | None:
     if cfg.lean or not p.get("io_convert_file"):
         return None
     return {f"const_{cfg.mode}": MiB, f"io_build_{cfg.mode}": p["io_build"]}
+
+
+def _plus(features: dict[str, float], more: dict[str, float]) -> dict[str, float]:
+    return {**features, **{k: features.get(k, 0.0) + v for k, v in more.items()}}
+
+
+def compiled_key(cfg: RunConfig) -> str:
+    """The model part a linear solver's weights are priced under."""
+    return {"numba": "model_linear_numba", "native": "model_linear_numba",
+            "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
 
 
 def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
@@ -385,7 +402,7 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
 def floor_key(cfg: RunConfig) -> str:
     if cfg.lean:
         return f"{cfg.model}+lean"
-    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and cfg.model in LINEAR_MODELS)
+    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and (cfg.model in LINEAR_MODELS or cfg.distill))
     return f"{cfg.model}+{'numba' if numba else 'base'}"
 
 
@@ -492,8 +509,9 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     p = parts(cfg, shape)
     floor = floor_mb(cal, cfg)
     phases = {}
-    for phase, f in features(cfg, p).items():
-        coefs = cal.coefs.get(phase, {})
+    by_phase = features(cfg, p)
+    for phase, f in sorted(by_phase.items(), key=lambda kv: PHASES.index(kv[0])):
+        coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
         contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
         read = read_moment(cfg, p) if phase == "prepare" else None
         if read:  # the phase's peak is the larger of its two moments

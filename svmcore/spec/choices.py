@@ -70,6 +70,8 @@ MLP_MODELS = (Model.MLP, Model.MLP_NUMPY)
 MINIBATCH_MODELS = LINEAR_MODELS + MLP_MODELS
 # a data-parallel run (workers > 1) averages the weights of these across its workers
 MIXABLE_MODELS = LINEAR_MODELS
+# teachers a linear-svm student can be distilled from (the distill knob)
+DISTILLABLE_MODELS = (Model.KERNEL_APPROX, Model.KERNEL_SVM, Model.MLP, Model.MLP_NUMPY)
 MIXABLE_SOLVERS = (Solver.SKLEARN, Solver.NUMBA)
 # read a batch at a time from disk (stream: the text, then its spill; memmap: the binary copy)
 DISK_MODES = (Mode.STREAM, Mode.MEMMAP)

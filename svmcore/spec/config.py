@@ -16,8 +16,8 @@ from enum import StrEnum
 from typing import Any, Mapping
 
 from svmcore.spec.choices import (
-    BY_KNOB, BYTES_PER_VALUE, MIXABLE_MODELS, MIXABLE_SOLVERS, Mode, Model, Monitor, Parser, Precision,
-    Representation, Solver,
+    BY_KNOB, BYTES_PER_VALUE, DISTILLABLE_MODELS, MIXABLE_MODELS, MIXABLE_SOLVERS, Mode, Model, Monitor, Parser,
+    Precision, Representation, Solver,
 )
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
@@ -64,6 +64,7 @@ class RunConfig:
     cache_size_mb: int = 200
     hidden: str = "64"
     checkpoint: int = 0
+    distill: bool = False
     monitor: Monitor = Monitor.FULL
     threads: int = 1
 
@@ -233,6 +234,13 @@ def _check_combinations(cfg: RunConfig) -> None:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {cfg.rows:,} rows "
                               f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
     _check_workers(cfg)
+    if cfg.distill and cfg.model not in DISTILLABLE_MODELS:
+        raise ConfigError("distill", f"distill trains a linear-svm student on a teacher's labels: the teacher is "
+                          f"{' or '.join(DISTILLABLE_MODELS)}; {cfg.model} is already the student",
+                          fix={"distill": False})
+    if cfg.distill and cfg.workers > 1:
+        raise ConfigError("distill", "the student trains in the run's own process on the teacher's labels; "
+                          "use workers=1", fix={"workers": 1})
     if cfg.cap_kind != "auto" and cfg.memory_cap_mb is None:
         raise ConfigError("cap_kind", "set memory_cap_mb to choose how to cap")
     if cfg.representation == Representation.DENSE:

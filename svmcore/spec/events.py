@@ -27,7 +27,7 @@ EVAL = "eval"
 WORKER_MEMORY = "worker_memory"
 OUTCOME = "outcome"
 
-PHASES = ("imports", "prepare", "load", "transform", "train", "evaluate")
+PHASES = ("imports", "prepare", "load", "transform", "train", "distill", "evaluate")
 
 
 class Event(TypedDict):

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from svmcore.spec.choices import (
-    LINEAR_MODELS, MINIBATCH_MODELS, MIXABLE_MODELS, MLP_MODELS, Mode, Model, Monitor, Parser, Precision,
-    Representation, Solver, values,
+    DISTILLABLE_MODELS, LINEAR_MODELS, MINIBATCH_MODELS, MIXABLE_MODELS, MLP_MODELS, Mode, Model, Monitor, Parser,
+    Precision, Representation, Solver, values,
 )
 from svmcore.spec.regularisation import AUTO_L2_TEXT, AUTO_RULE_TEXT, MLP_ALPHA
 
@@ -260,6 +260,13 @@ _KNOBS = [
     Knob("hidden", str, "64",
          help="Hidden layer sizes of the MLP, comma separated (e.g. 128,64).",
          trades="Wider layers hold features x width weights.", applies_to=MLP_MODELS),
+    Knob("distill", bool, False,
+         help="Distillation: after the model (the teacher) has trained, a linear-svm student trains on the same "
+              "rows labelled with the teacher's predictions (hard targets), with the run's solver and epochs. The "
+              "run's accuracy and its exported model are the student's; the teacher's scores are reported beside.",
+         trades="A second training stage holding both models; the student serves in a lean process (numpy and "
+                "a linear model) where the teacher would need its libraries and its whole model.",
+         applies_to=DISTILLABLE_MODELS),
     Knob("checkpoint", int, 0, min=0, max=8, unit="layers",
          help="Gradient checkpointing of mlp-numpy: 0 = off (the forward pass keeps every hidden layer's "
               "activations for the backward pass); k = keep only every k-th layer's and recompute the "

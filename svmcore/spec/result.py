@@ -45,6 +45,7 @@ class TrainResult:
     nonzero_weights: int | None = None
     weights: int | None = None
     sparse_model_bytes: int | None = None
+    distillation: dict | None = None  # a distilled run's teacher and student: scores, agreement, sizes
     model_export: dict | None = None  # what svmcore.worker.model_export wrote for serving, or why not
     data: dict | None = field(default=None, **_NOT_REPORTED)  # the summary takes it from the data event
     pid: int | None = field(default=None, **_NOT_REPORTED)

@@ -223,7 +223,7 @@ def main(run_dir: str) -> int:
                 training,  # numpy, scipy, scikit-learn: the worker's floor
             )
             training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
-                                       job["config"].get("solver", "sklearn"))
+                                       job["config"].get("solver", "sklearn"), bool(job["config"].get("distill")))
             summary = training.run(job, events, phases).to_dict()
     except BaseException as e:  # the outcome event must be written whatever happened
         message = str(e) or type(e).__name__

@@ -34,9 +34,9 @@ EXPORTABLE = ("linear-svm",)
 
 def not_exportable(cfg: RunConfig) -> str | None:
     """Why a run's model cannot be exported, or None."""
-    if cfg.model not in EXPORTABLE:
+    if cfg.model not in EXPORTABLE and not cfg.distill:  # a distilled run exports its linear-svm student
         return (f"{cfg.model} models are not exportable yet: only linear-svm is (kernel-approx would need its "
-                "fitted transformer in the serving process)")
+                "fitted transformer in the serving process); with distill on, the run exports a linear-svm student")
     if not cfg.is_builtin:
         from svmcore.data.readers import sniff_format
         if sniff_format(cfg.dataset) == "text":
@@ -113,7 +113,8 @@ def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
     sparse = sizes[f"sparse_{dtype}"] < sizes[f"dense_{dtype}"]
     arrays = _arrays(coef, np.float32 if float32 else np.float64, sparse)
     del coef
-    meta = {"model": cfg.model, "solver": cfg.solver, "loss": "logistic" if cfg.solver == "ftrl" else "hinge",
+    meta = {"model": "linear-svm" if cfg.distill else cfg.model, "distilled_from": cfg.model if cfg.distill else None,
+            "solver": cfg.solver, "loss": "logistic" if cfg.solver == "ftrl" else "hinge",
             "classes": np.asarray(classes).tolist(), "width": width, "vectors": nvec,
             "storage": "sparse" if sparse else "dense", "dtype": dtype, "intercept": intercept.tolist(),
             "nonzero_weights": nnz, "hashing_bits": cfg.hashing_bits, "input_precision": cfg.precision,

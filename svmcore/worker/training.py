@@ -31,15 +31,18 @@ from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.spec.result import TrainResult
-from svmcore.spec.choices import LINEAR_MODELS, Parser
+from svmcore.spec.choices import LINEAR_MODELS, Monitor, Parser
 
 log = logging.getLogger(__name__)
 
 SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
 
 
-def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn") -> None:
-    """Import what training needs, so that the imports phase is the floor."""
+def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn", distill: bool = False) -> None:
+    """Import what training needs, so that the imports phase is the floor (a distilled
+    run's linear student takes the run's solver, whatever the teacher)."""
+    if distill:
+        import_libraries("linear-svm", parser, solver)
     if parser == "numba":
         from svmcore.data import fastsvm
         fastsvm.warm_up()  # compile (or load the cached code) now: it belongs to the floor
@@ -218,7 +221,8 @@ def _fit_transform(cfg: RunConfig, trainer: Trainer, train, X_test, events):
     trainer.fit_transform_on(sample_X)
     del sample_X
     pre_transformed = False
-    if isinstance(train, ArrayData) and cfg.mode == "memory":  # the in-memory pipeline transforms all rows up front
+    # the in-memory pipeline transforms all rows up front (not when a student needs them as they are)
+    if isinstance(train, ArrayData) and cfg.mode == "memory" and not cfg.distill:
         X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
         train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
                           "float64" if cfg.precision == "float64" else "float32", False, train.shuffle)
@@ -288,8 +292,8 @@ def run(job: dict, events, phases) -> TrainResult:
     trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows)
     score_classes = _score_classes(prep.classes, y_test)
 
-    def score(X, y) -> dict:
-        return scores(_confusion(trainer, X, y, dense, score_classes), score_classes)
+    def score(X, y, model: Trainer = trainer) -> dict:
+        return scores(_confusion(model, X, y, dense, score_classes), score_classes)
 
     X_eval = y_eval = None
     if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
@@ -309,21 +313,62 @@ def run(job: dict, events, phases) -> TrainResult:
     parallel_info = _train(cfg, trainer, train, progress, phases, pre_transformed)
     train_s = progress.train_s
     upcast = UPCASTS.summary()
+    student = None
+    if cfg.distill:
+        phases.start("distill")
+        student = _distill(cfg, trainer, train, prep, events, getattr(phases, "faults", None))
     prep.scanned.check_unchanged()
     spill = loop.spill_report(getattr(train, "spill", None))
     threads_info = [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")}
                     for d in threadpool_info()]
 
     phases.start("evaluate")
+    served = student or trainer  # a distilled run's model is its student: scored, reported and exported
+    distillation = _distillation(trainer, student, score, X_test, y_test, dense) if student else None
     return loop.final_result(
-        progress, train_s, score(X_test, y_test), int(y_test.shape[0]), events,
+        progress, train_s, score(X_test, y_test, served), int(y_test.shape[0]), events,
         shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
-        train_rows=train.n_rows, features=prep.n_features, regularisation=trainer.regularisation,
-        train_data_bytes=train_bytes, model_bytes=trainer.model_bytes(), **trainer.sparse_model(), upcast=upcast,
+        train_rows=train.n_rows, features=prep.n_features, regularisation=served.regularisation,
+        train_data_bytes=train_bytes, model_bytes=trainer.model_bytes() + (student.model_bytes() if student else 0),
+        **served.sparse_model(), upcast=upcast, distillation=distillation,
         threads={"requested": cfg.threads, "blas": threads_info, "os_threads": loop.os_threads(),
                  "reader_thread": isinstance(train, StreamData) and train.reader_thread},
         data=prep.info.to_dict(), parallel=parallel_info,
-        **save_model(job.get("run_dir"), trainer.model, cfg, trainer.classes, X_test))
+        **save_model(job.get("run_dir"), served.model, cfg, served.classes, X_test))
+
+
+def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, faults) -> Trainer:
+    """The distill stage: a linear-svm student (the run's solver, epochs and batches, its own
+    alpha for the rows) trained on the teacher's predictions for each training batch. Its
+    passes draw their own shuffles (epochs after the teacher's) and emit no progress events:
+    the live charts stay the teacher's."""
+    student = Trainer(validate(cfg.to_dict(), model="linear-svm", distill=False), prep.classes, prep.n_features,
+                      train.n_rows)
+    progress = loop.Progress(events, cfg.epochs, train.n_rows * cfg.epochs, Monitor.OFF)
+
+    def step(Xb, yb) -> None:
+        student.partial_fit(Xb, teacher.model.predict(teacher.transform(Xb)))
+
+    loop.train_passes(progress, lambda epoch: train.batches(cfg.batch_size, cfg.epochs + epoch), step, cfg.gc_every,
+                      faults)
+    return student
+
+
+def _distillation(teacher: Trainer, student: Trainer, score, X_test, y_test, dense: bool) -> dict:
+    """The teacher's and the student's scores on the test rows, how often they agree, their sizes."""
+    t, s = score(X_test, y_test, teacher), score(X_test, y_test, student)
+    agree = 0
+    for a in range(0, y_test.shape[0], SCORE_SLICE_ROWS):
+        Xs = X_test[a:a + SCORE_SLICE_ROWS]
+        if dense and sp.issparse(Xs):
+            Xs = Xs.toarray()
+        agree += int((teacher.model.predict(teacher.transform(Xs)) == student.model.predict(Xs)).sum())
+    return {"teacher": {"model": teacher.cfg.model, "accuracy": t["accuracy"],
+                        "balanced_accuracy": t["balanced_accuracy"], "model_bytes": teacher.model_bytes()},
+            "student": {"model": "linear-svm", "solver": student.cfg.solver, "accuracy": s["accuracy"],
+                        "balanced_accuracy": s["balanced_accuracy"], "model_bytes": student.model_bytes()},
+            "agreement": agree / y_test.shape[0] if y_test.shape[0] else None,
+            "labels": "the teacher's predicted classes (hard targets)"}
 
 
 def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:

@@ -128,8 +128,25 @@ def test_bad_input_gets_one_clear_line_and_exit_2(shome, files, runs, tmp_path):
              "feature 20,000", "16,384 features", "--hashing-bits")
 
 
-def test_a_model_that_is_not_exportable_says_so(shome, files):
-    run = _train(shome, files, "--model=kernel-approx", "--n-components=64", "--epochs=1")
+def test_a_model_that_is_not_exportable_says_so_and_its_distilled_student_is_served(shome, files, tmp_path):
+    teacher = ("--model=kernel-approx", "--n-components=64", "--epochs=1")
+    run, distilled = two_at_a_time(_train, [(shome, files, *teacher), (shome, files, *teacher, "--distill")])
     assert run["model_export"] == {"exported": False, "reason": run["model_export"]["reason"]}
     _refused(_predict(shome, "--model", str(run["run_id"]), "--data", files["test"], check=None),
              f"run {run['run_id']} has no exported model", "kernel-approx models are not exportable yet")
+    # distill: the teacher trains as before (the same model: same transform, rows and order), then a
+    # linear-svm student on its predicted classes, in a phase of its own; the run's model is the student's
+    d = distilled["distillation"]
+    assert [p["name"] for p in distilled["phases"]][-3:] == ["train", "distill", "evaluate"]
+    assert d["teacher"]["model"] == "kernel-approx" and d["student"]["model"] == "linear-svm"
+    assert abs(d["teacher"]["accuracy"] - run["accuracy"]) <= 0.002, (d["teacher"], run["accuracy"])
+    assert distilled["accuracy"] == d["student"]["accuracy"] != d["teacher"]["accuracy"]
+    assert 0.5 < d["agreement"] <= 1 and d["student"]["model_bytes"] > 0 < d["teacher"]["model_bytes"]
+    assert distilled["weights"] == 1 << 14  # the student's: one weight per input column
+    export = distilled["model_export"]
+    assert export["exported"] and export["check"]["vs_training"]["changed_predictions"] == 0
+    proc = _predict(shome, "--model", str(distilled["run_id"]), "--data", files["test"], "--out",
+                    str(tmp_path / "p"), "--json")
+    served = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert served["accuracy"] == distilled["accuracy"] and served["peak_mb"] < distilled["peak_rss_mb"]
+    assert served["model"]["model"] == "linear-svm" and served["model"]["distilled_from"] == "kernel-approx"

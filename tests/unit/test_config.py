@@ -492,3 +492,12 @@ def test_a_100kb_data_token_is_cut_in_the_reader_message(tmp_path):
         list(iter_file_chunks(str(path), 10))
     assert info.value.line == 2
     assert_cut(str(info.value))
+
+
+def test_distill_takes_a_teacher_in_one_process():
+    assert validate(model="mlp-numpy", distill=True).distill
+    for knobs, words in (({}, "linear-svm is already the student"),
+                         ({"model": "kernel-approx", "workers": 2}, "use workers=1")):
+        with pytest.raises(ConfigError) as e:
+            validate(knobs, distill=True)
+        assert e.value.knob == "distill" and words in str(e.value)

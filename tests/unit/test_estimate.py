@@ -58,6 +58,24 @@ def test_every_phase_the_run_goes_through_has_features():
     assert "transform" in features(ka, parts(ka, SHAPE))
 
 
+def test_distill_adds_its_phase_with_the_students_weights_and_keeps_rows_untransformed():
+    teacher = validate(model="kernel-approx", rows=30_000)
+    distilled = validate(teacher.to_dict(), distill=True)
+    before, after = features(teacher, parts(teacher, SHAPE)), features(distilled, parts(distilled, SHAPE))
+    student = 2 * (1 << 20) * 8  # averaged SGD over the input columns, at a linear model's price
+    assert after["distill"]["model_linear"] == before["train"]["model_linear"] + student
+    assert after["evaluate"]["model_linear"] == before["evaluate"]["model_linear"] + student
+    assert after["train"] == {k: v for k, v in before["train"].items() if k != "transformed"} | \
+        {"batch_transformed": after["train"]["batch_transformed"]}  # the student needs the rows as they are
+    assert "transformed" not in after["train"] and "distill" not in before
+    # no calibration run distills: its phase is priced with the train phase's coefficients
+    cal = calib.Calibration({"kernel-approx+base": 120.0}, {"train": {"model_linear": 1.0}}, calib.fingerprint(),
+                            0.0, 1, {})
+    phases = predict(distilled, cal, SHAPE)["phases"]
+    assert list(phases) == ["imports", "prepare", "load", "transform", "train", "distill", "evaluate"]
+    assert phases["distill"]["predicted_mb"] == pytest.approx(phases["train"]["predicted_mb"] + student / MiB, abs=0.1)
+
+
 def _observations(true_coefs, floors, configs):
     """Runs whose per-phase peaks follow known coefficients exactly."""
     obs = []

@@ -30,7 +30,8 @@ MiB = 2**20
 ADVICE_TITLES = ["Smaller batches", "Sparse representation", "Gradient checkpointing", "Streaming from disk",
                  "Mixed precision (FP16)", "Turning off logging and visualisation callbacks", "Fewer threads",
                  "Periodic gc.collect()", "Memory-mapped files (memmap)", "Distributed data parallel",
-                 "Feature hashing", "FTRL instead of SGD", "Train offline, serve light", "A memory pool for batches"]
+                 "Feature hashing", "FTRL instead of SGD", "Train offline, serve light", "A memory pool for batches",
+                 "Distillation: a compact student from a big teacher"]
 
 
 # ---------------------------------------------------------------- the registry
