@@ -1,7 +1,7 @@
 """The runs this process watches: local runs while their worker lives, and runs a Dask
 worker runs for it. ``recover`` leaves both alone; the dashboard finds live runs here.
 A run is known by its store's home and its id: a server holds runs of more than one
-store (the history's, and the calibration's ids 1-44 in a folder of their own), and by
+store (the history's, and the calibration's ids 1-45 in a folder of their own), and by
 id alone a calibration run was drawn as the history run of the same id."""
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ named parts computed from the config and the data's shape:
 - ``model``: the weights (and their average, and the copies a solver keeps: FTRL
   its z and n per feature, from which it scores with no weights array; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
+- ``model_export``: the export of a linear model at the end of the run (evaluate phase):
+  a float64 copy of its weights beside a float32 one;
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
 - ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
@@ -51,7 +53,11 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # A dense memmap build from a text file holds, while it converts a chunk, the chunk's text lines, its parsed
 # arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
 # 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
-FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0, "io_convert_file": 1.0}
+# The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
+# 2^22 columns (48.8 MiB), one byte of RSS per byte until a calibration fits it.
+FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0, "io_convert_file": 1.0,
+               "model_export": 1.0}
+EXPORTABLE_MODELS = ("linear-svm",)  # model_export.EXPORTABLE (the memory model does not import the worker)
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -186,6 +192,12 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
     # distill: the linear-svm student's weights over the input columns, beside the teacher
     p["model_student"] = nvec * w * 8 * (2 if cfg.average else 1) if cfg.distill else 0.0
+    # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
+    # from the model (``coef_``, fresh from every solver) beside a float32 copy (the float32 check, then the float32
+    # arrays written): 12 bytes per weight of the exported model, the student's for a distilled run (the input
+    # width). Data-parallel runs export the mixed model in the run's own process too. The lean path's export is
+    # left to its own calibration (its ``model_lean`` follows the same width): 0 here.
+    p["model_export"] = nvec * w * 12.0 if exports(cfg, shape) and not cfg.lean else 0.0
     if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
@@ -211,6 +223,12 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["io_build_dense" if shape.dense_source else "io_build"] = chunk_bytes
     p["io_convert_file"] = convert_file_bytes(cfg, shape, chunk) if cfg.mode == "memmap" and dense else 0.0
     return p
+
+
+def exports(cfg: RunConfig, shape: Shape) -> bool:
+    """Whether the run exports its model at the end (``model_export.not_exportable`` is None): a linear-svm
+    model, or a distilled run's linear-svm student, not trained on raw text."""
+    return (cfg.model in EXPORTABLE_MODELS or cfg.distill) and shape.file_format != "text"
 
 
 def reads_lines(cfg: RunConfig, shape: Shape) -> bool:
@@ -348,7 +366,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
                   "activations": p["activations"], "eval_sample": p["eval_sample"]},
         # what training freed is often kept by the allocator, so it shows here too
         "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
-                     shuffle_key: p["shuffle"]},
+                     shuffle_key: p["shuffle"], "model_export": p["model_export"]},
     }
     if cfg.model == "kernel-approx":
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}

@@ -76,6 +76,41 @@ def test_distill_adds_its_phase_with_the_students_weights_and_keeps_rows_untrans
     assert phases["distill"]["predicted_mb"] == pytest.approx(phases["train"]["predicted_mb"] + student / MiB, abs=0.1)
 
 
+def test_the_model_export_follows_width_and_classes_in_the_evaluate_phase_of_runs_that_export(tmp_path):
+    """The export at the end of the run (model_export._export) holds the weights' float64 copy and a
+    float32 one: 12 bytes per weight of the exported model, in the evaluate phase only."""
+    p = parts(validate(), SHAPE)
+    assert p["model_export"] == (1 << 20) * 12
+    assert parts(validate(), Shape(**{**SHAPE.__dict__, "width": 1 << 22}))["model_export"] == (1 << 22) * 12
+    assert parts(validate(), Shape(**{**SHAPE.__dict__, "classes": 3}))["model_export"] == 3 * (1 << 20) * 12
+    for knobs in ({"solver": "ftrl"}, {"solver": "numba"}, {"average": False}, {"mode": "memmap"},
+                  {"workers": 2, "mode": "stream"}):  # data-parallel runs export the mixed model in the run's process
+        assert parts(validate(**knobs), SHAPE)["model_export"] == p["model_export"], knobs
+    f = features(validate(), p)
+    assert f["evaluate"]["model_export"] == p["model_export"]
+    assert all("model_export" not in f[ph] for ph in f if ph != "evaluate")
+    # until a calibration fits it, one byte of RSS per byte
+    cal = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
+    phases = predict(validate(), cal, SHAPE)["phases"]
+    assert phases["evaluate"]["predicted_mb"] == pytest.approx(120.0 + 12.0, abs=0.1)
+    assert phases["evaluate"]["parts_mb"]["model"] == pytest.approx(12.0, abs=0.1)
+    # models that are not exported: kernel-approx, the MLPs, the exact kernel SVM, and raw text
+    for model in ("kernel-approx", "mlp", "mlp-numpy", "kernel-svm"):
+        cfg = validate(model=model, rows=3000)
+        assert parts(cfg, SHAPE)["model_export"] == 0, model
+        assert "model_export" not in features(cfg, parts(cfg, SHAPE))["evaluate"], model
+    raw = Shape(**{**SHAPE.__dict__, "file_format": "text"})
+    assert parts(validate(dataset=_svmlight(tmp_path)), raw)["model_export"] == 0
+    # a distilled run exports its linear-svm student, one weight per input column
+    distilled = validate(model="kernel-approx", rows=30_000, distill=True)
+    assert parts(distilled, SHAPE)["model_export"] == (1 << 20) * 12
+    assert features(distilled, parts(distilled, SHAPE))["evaluate"]["model_export"] == (1 << 20) * 12
+    # the lean path exports too, priced by its own calibration (model_lean): unchanged
+    lean = validate(dataset=_svmlight(tmp_path), mode="stream", parser="native", solver="native")
+    assert lean.lean and parts(lean, SHAPE)["model_export"] == 0
+    assert all("model_export" not in f for f in features(lean, parts(lean, SHAPE)).values())
+
+
 def _observations(true_coefs, floors, configs):
     """Runs whose per-phase peaks follow known coefficients exactly."""
     obs = []

@@ -13,7 +13,8 @@ from svmcore.spec.config import validate
 from svmcore.spec.units import MiB
 
 FLOOR = 125.0
-# the held-out benchmark's fitted prepare coefficients (bench/results/estimate-accuracy-held-out.json)
+# the held-out benchmark's fitted prepare coefficients (bench/results/estimate-accuracy-held-out.json's
+# calibration_before: the 2026-12-02 calibration)
 CAL = calib.Calibration({"linear-svm+base": FLOOR},
                         {"prepare": {"io_build_memmap": 13.084, "io_densify_memmap": 1.61}}, "x", 0.0, 1, {})
 Z = 213.5  # nonzeros a row

@@ -10,7 +10,7 @@ def _run(home, run_id):
 
 
 def test_runs_of_two_stores_with_the_same_id_are_two_runs(tmp_path):
-    # the server's calibration runs (ids 1-44 in a folder of their own) were found as the history's
+    # the server's calibration runs (ids 1-45 in a folder of their own) were found as the history's
     # run of the same id: run 23, an oom run of 1.6 s, was drawn with a calibration run's 28 s curve
     history, calibration = str(tmp_path / "home"), str(tmp_path / "home" / "calibration")
     mine, theirs = _run(history, 23), _run(calibration, 23)
