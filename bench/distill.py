@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +25,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.remedies import describe, machine, write_result  # noqa: E402
-from bench.serve import cli  # noqa: E402
+from bench.remedies import describe, machine, rerender, write_result  # noqa: E402
+from bench.serve import cli, cut, split  # noqa: E402
 from svmcore.spec.outcomes import size_text  # noqa: E402
 
 MiB = 2**20
@@ -49,25 +48,13 @@ CASES = (
 
 
 def files(folder: str, make: tuple, rows: int, test_rows: int) -> tuple[str, str]:
-    whole = os.path.join(folder, "all.svm")
     if make == ("digits",):  # real data a package ships: 1,797 8x8 images, 10 classes, pixels scaled to [0, 1]
         from sklearn.datasets import dump_svmlight_file, load_digits
+        whole = os.path.join(folder, "all.svm")
         X, y = load_digits(return_X_y=True)
         dump_svmlight_file(X[:rows + test_rows] / 16.0, y[:rows + test_rows], whole, zero_based=False)
-        return _cut(folder, whole, rows)
-    cli_make = [sys.executable, "-m", "svmcore", "data", "make", *make, f"--rows={rows + test_rows}", "--seed=0",
-                f"--out={whole}"]
-    subprocess.run(cli_make, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), check=True, capture_output=True)
-    return _cut(folder, whole, rows)
-
-
-def _cut(folder: str, whole: str, rows: int) -> tuple[str, str]:
-    train, test = os.path.join(folder, "train.svm"), os.path.join(folder, "test.svm")
-    with open(whole, "rb") as f, open(train, "wb") as a, open(test, "wb") as b:
-        for i, line in enumerate(f):
-            (a if i < rows else b).write(line)
-    os.remove(whole)
-    return train, test
+        return cut(folder, whole, rows)
+    return split(folder, rows, test_rows, make)
 
 
 def _phase(run: dict, name: str) -> float | None:
@@ -141,10 +128,7 @@ def main() -> int:
     ap.add_argument("--render", action="store_true", help="only rewrite the .md from the existing .json")
     args = ap.parse_args()
     if args.render:
-        with open(os.path.join(args.out, "distill.json")) as f:
-            result = json.load(f)
-        write_result(args.out, "distill", result, markdown(result))
-        return 0
+        return rerender(args.out, "distill", markdown)
     load_before, t0 = os.getloadavg(), time.time()
     cases = []
     with tempfile.TemporaryDirectory(prefix="svmcore-distill-bench-") as folder:

@@ -123,7 +123,7 @@ def held_out(home: str, data_file: str) -> list[dict]:
     without an extension in other shapes than the grid's (an adult-like 32k x 123 file with 14
     nonzeros a row and 24% positives, a label-sorted 50k-row file, a few-thousand-row dense-ish file,
     a very sparse one), a separate test file on the lean path, dense float32 in memory, FTRL on
-    files and a 10^6-row FTRL stream run (whose train time is compared too)."""
+    files, a 10^6-row FTRL stream run (whose train time is compared too) and distilled runs."""
     adult = _make(home, "adult32k", "sparse-text", "--rows", "32561", "--features", "123", "--nnz-per-row", "14",
                   "--positive-fraction", "0.24", "--seed", "11")
     sorted50k = _make(home, "sorted50k", "sparse-text", "--rows", "50000", "--features", str(1 << 19),
@@ -155,6 +155,10 @@ def held_out(home: str, data_file: str) -> list[dict]:
         {"dataset": very_sparse, "epochs": 1, "mode": "memmap"},
         {"dataset": very_sparse, "epochs": 1, **lean},
         {"dataset": "sparse-text", "rows": 1_000_000, "epochs": 1, "mode": "stream", "solver": "ftrl"},
+        # the distill knob (a linear student after the teacher): in memory, in stream, and an MLP teacher
+        {"dataset": denseish, "epochs": 2, "model": "kernel-approx", "distill": True},
+        {"dataset": sorted50k, "epochs": 1, "model": "kernel-approx", "mode": "stream", "distill": True},
+        {"dataset": "dense", "rows": 20_000, "epochs": 2, "model": "mlp-numpy", "hidden": "256", "distill": True},
     ]
 
 

@@ -47,6 +47,14 @@ def describe(m: dict) -> str:
             f"scikit-learn {m['scikit-learn']}, numpy {m['numpy']}")
 
 
+def rerender(out: str, stem: str, markdown) -> int:
+    """A benchmark's ``--render``: its table written again from its committed figures (``stem.json``)."""
+    with open(os.path.join(out, stem + ".json")) as f:
+        result = json.load(f)
+    write_result(out, stem, result, markdown(result))
+    return 0
+
+
 def write_result(out: str, stem: str, data: dict, md: str) -> None:
     """A benchmark's figures (``stem.json``) and its table (``stem.md``) under ``out``."""
     os.makedirs(out, exist_ok=True)

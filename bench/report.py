@@ -77,6 +77,8 @@ SECTIONS = [
       "classic path's (scikit-learn's parser and SGDClassifier, glibc's defaults), with and without malloc_trim. "
       "The pool saves nothing measurable on either path (exact peaks within 0.6 MiB, the same RSS every epoch); "
       "the lean malloc settings save about 2 MiB of peak and the RSS growth after the first epoch.")),
+    ("estimate-accuracy-held-out-distill.md", "python bench/estimate_accuracy.py --held-out --only distill",
+     "The memory model's forecast for distilled runs (the distill knob), held out of the calibration."),
     ("distill.md", "python bench/distill.py",
      ("Distillation (issue 21): teachers (kernel-approx, mlp-numpy) trained with `--distill`, their linear-svm "
       "students against the teacher and against the same student trained on the labels alone; the training run's "

@@ -24,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.remedies import describe, machine, write_result  # noqa: E402
+from bench.remedies import describe, machine, rerender, write_result  # noqa: E402
 
 MiB = 2**20
 # (label, training flags): the lean pair trains in stream mode, the others in memory (the default)
@@ -41,11 +41,17 @@ def cli(home: str, *args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def split(folder: str, rows: int, test_rows: int) -> tuple[str, str]:
+def split(folder: str, rows: int, test_rows: int, make: tuple = ("sparse-text",)) -> tuple[str, str]:
+    """A training file of ``rows`` rows and a test file of the ``test_rows`` after them, from ``svmcore data make``."""
     whole = os.path.join(folder, "all.svm")
-    subprocess.run([sys.executable, "-m", "svmcore", "data", "make", "sparse-text", f"--rows={rows + test_rows}",
+    subprocess.run([sys.executable, "-m", "svmcore", "data", "make", *make, f"--rows={rows + test_rows}",
                     "--seed=0", f"--out={whole}"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), check=True,
                    capture_output=True)
+    return cut(folder, whole, rows)
+
+
+def cut(folder: str, whole: str, rows: int) -> tuple[str, str]:
+    """``whole`` cut into train.svm (its first ``rows`` lines) and test.svm (the rest), then removed."""
     train, test = os.path.join(folder, "train.svm"), os.path.join(folder, "test.svm")
     with open(whole, "rb") as f, open(train, "wb") as a, open(test, "wb") as b:
         for i, line in enumerate(f):
@@ -78,10 +84,7 @@ def main() -> int:
     ap.add_argument("--render", action="store_true", help="only rewrite the .md from the existing .json")
     args = ap.parse_args()
     if args.render:
-        with open(os.path.join(args.out, "serve.json")) as f:
-            result = json.load(f)
-        write_result(args.out, "serve", result, markdown(result))
-        return 0
+        return rerender(args.out, "serve", markdown)
     folder = tempfile.mkdtemp(prefix="svmcore-serve-bench-")
     home = os.path.join(folder, "home")
     train, test = split(folder, args.rows, args.test_rows)
