@@ -324,9 +324,10 @@ def run(job: dict, events, phases) -> TrainResult:
 
     phases.start("evaluate")
     served = student or trainer  # a distilled run's model is its student: scored, reported and exported
-    distillation = _distillation(trainer, student, score, X_test, y_test, dense) if student else None
+    final = score(X_test, y_test, served)
+    distillation = _distillation(trainer, student, final, score, X_test, y_test, dense) if student else None
     return loop.final_result(
-        progress, train_s, score(X_test, y_test, served), int(y_test.shape[0]), events,
+        progress, train_s, final, int(y_test.shape[0]), events,
         shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
         train_rows=train.n_rows, features=prep.n_features, regularisation=served.regularisation,
         train_data_bytes=train_bytes, model_bytes=trainer.model_bytes() + (student.model_bytes() if student else 0),
@@ -354,9 +355,9 @@ def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, f
     return student
 
 
-def _distillation(teacher: Trainer, student: Trainer, score, X_test, y_test, dense: bool) -> dict:
-    """The teacher's and the student's scores on the test rows, how often they agree, their sizes."""
-    t, s = score(X_test, y_test, teacher), score(X_test, y_test, student)
+def _distillation(teacher: Trainer, student: Trainer, s: dict, score, X_test, y_test, dense: bool) -> dict:
+    """The teacher's scores on the test rows beside the student's (``s``), how often they agree, their sizes."""
+    t = score(X_test, y_test, teacher)
     agree = 0
     for a in range(0, y_test.shape[0], SCORE_SLICE_ROWS):
         Xs = X_test[a:a + SCORE_SLICE_ROWS]
