@@ -74,3 +74,26 @@ def make_history(script: str, home: str, small: dict) -> dict:
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# dense rows hashed to 2^11 columns in memmap: fit takes sparse rows, and a first run then peaks in prepare,
+# where it builds the on-disk copy, above what its other phases (and a rerun with the copy cached) need
+COPY_BUILD_START = ["--rows", "30000", "--epochs", "1", "--mode", "memmap", "--representation", "dense",
+                    "--hashing-bits", "11", "--batch-size", "4096"]
+
+
+def copy_build_budget(probe_home: str) -> int:
+    """A budget between the prepare phase's peak of COPY_BUILD_START's fitted run (sparse rows) and the
+    peak of its other phases, measured here by one real run in ``probe_home`` (the floor moves with the
+    libraries installed: 126 MiB on one machine, 138 on a fresh install)."""
+    import json
+
+    from tests.conftest import cli
+
+    knobs = [k for k in COPY_BUILD_START if k != "dense"]
+    knobs[knobs.index("--representation") + 1:knobs.index("--representation") + 1] = ["sparse"]
+    s = json.loads(cli("run", *knobs, "--json", home=probe_home, check=0).stdout.strip().splitlines()[-1])
+    peaks = {p["name"]: p["peak_rss_mb"] for p in s["phases"]}
+    others = max(v for k, v in peaks.items() if k not in ("imports", "prepare"))
+    assert peaks["prepare"] > others + 4, peaks  # the copy's build owns the peak, with room for a budget between
+    return int((peaks["prepare"] + others) / 2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from tests.helpers import copy_build_budget
 from tests.ui.test_apptest import assert_clean, open_page, texts
 
 
@@ -26,20 +27,21 @@ def test_an_oom_run_shows_its_diagnosis_under_the_outcome(history_home):
     assert _expander(at, "Diagnosis: the ") is None  # a run that fitted has nothing to diagnose
 
 
-def test_make_it_fit_launches_linked_runs_until_one_fits(app_home):
+def test_make_it_fit_launches_linked_runs_until_one_fits(app_home, tmp_path):
     from ui.state import lab
 
+    # dense rows hashed to 2^11 columns in memmap: the forecast takes sparse rows and says they fit; the first
+    # run peaks above the budget in prepare, where it builds the on-disk copy, and is rerun with the copy
+    # cached: two linked attempts (tests/integration/test_doctor_fit.py walks it on the CLI)
+    budget = copy_build_budget(str(tmp_path / "probe"))
     at = open_page()
-    # dense rows hashed to 2^11 columns in memmap: the forecast takes sparse rows and says they fit at 160 MiB;
-    # the first run peaks above it in prepare, where it builds the on-disk copy (166-167), and is rerun with
-    # the copy cached (153): two linked attempts (tests/integration/test_doctor_fit.py walks it on the CLI)
     at.number_input(key="train_epochs").set_value(1).run()
     at.number_input(key="train_rows").set_value(30_000).run()
     at.selectbox(key="train_mode").set_value("memmap").run()
     at.selectbox(key="train_representation").set_value("dense").run()
     at.number_input(key="train_hashing_bits").set_value(11).run()
     at.number_input(key="train_batch_size").set_value(4096).run()
-    at.number_input(key="fit_budget").set_value(160).run()
+    at.number_input(key="fit_budget").set_value(budget).run()
     at.button(key="fit_go").click().run()
     assert_clean(at)
     fit_id = at.session_state.fit_id
