@@ -38,7 +38,7 @@ from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows,
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
-from svmcore.spec.choices import LINEAR_MODELS
+from svmcore.spec.choices import EXPORTABLE_MODELS, LINEAR_MODELS
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
@@ -57,7 +57,6 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # 2^22 columns (48.8 MiB), one byte of RSS per byte until a calibration fits it.
 FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0, "io_convert_file": 1.0,
                "model_export": 1.0}
-EXPORTABLE_MODELS = ("linear-svm",)  # model_export.EXPORTABLE (the memory model does not import the worker)
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -191,7 +190,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     else:
         p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
     # distill: the linear-svm student's weights over the input columns, beside the teacher
-    p["model_student"] = nvec * w * 8 * (2 if cfg.average else 1) if cfg.distill else 0.0
+    p["model_student"] = nvec * w * 8 * copies if cfg.distill else 0.0
     # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
     # from the model (``coef_``, fresh from every solver) beside a float32 copy (the float32 check, then the float32
     # arrays written): 12 bytes per weight of the exported model, the student's for a distilled run (the input

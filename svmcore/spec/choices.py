@@ -70,6 +70,8 @@ MLP_MODELS = (Model.MLP, Model.MLP_NUMPY)
 MINIBATCH_MODELS = LINEAR_MODELS + MLP_MODELS
 # a data-parallel run (workers > 1) averages the weights of these across its workers
 MIXABLE_MODELS = LINEAR_MODELS
+# models a run exports for serving (worker.model_export; the memory model prices the export)
+EXPORTABLE_MODELS = (Model.LINEAR_SVM,)
 # teachers a linear-svm student can be distilled from (the distill knob)
 DISTILLABLE_MODELS = (Model.KERNEL_APPROX, Model.KERNEL_SVM, Model.MLP, Model.MLP_NUMPY)
 MIXABLE_SOLVERS = (Solver.SKLEARN, Solver.NUMBA)

@@ -24,17 +24,17 @@ import os
 import numpy as np
 
 from svmcore.serve import model_file
+from svmcore.spec.choices import EXPORTABLE_MODELS
 from svmcore.spec.config import RunConfig
 
 log = logging.getLogger(__name__)
 
 CHECK_ROWS = 2000
-EXPORTABLE = ("linear-svm",)
 
 
 def not_exportable(cfg: RunConfig) -> str | None:
     """Why a run's model cannot be exported, or None."""
-    if cfg.model not in EXPORTABLE and not cfg.distill:  # a distilled run exports its linear-svm student
+    if cfg.model not in EXPORTABLE_MODELS and not cfg.distill:  # a distilled run exports its linear-svm student
         return (f"{cfg.model} models are not exportable yet: only linear-svm is (kernel-approx would need its "
                 "fitted transformer in the serving process); with distill on, the run exports a linear-svm student")
     if not cfg.is_builtin:

@@ -358,12 +358,8 @@ def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, f
 def _distillation(teacher: Trainer, student: Trainer, s: dict, score, X_test, y_test, dense: bool) -> dict:
     """The teacher's scores on the test rows beside the student's (``s``), how often they agree, their sizes."""
     t = score(X_test, y_test, teacher)
-    agree = 0
-    for a in range(0, y_test.shape[0], SCORE_SLICE_ROWS):
-        Xs = X_test[a:a + SCORE_SLICE_ROWS]
-        if dense and sp.issparse(Xs):
-            Xs = Xs.toarray()
-        agree += int((teacher.model.predict(teacher.transform(Xs)) == student.model.predict(Xs)).sum())
+    agree = sum(int((teacher.model.predict(teacher.transform(Xs)) == student.model.predict(Xs)).sum())
+                for _, Xs in _slices(X_test, y_test.shape[0], dense))
     return {"teacher": {"model": teacher.cfg.model, "accuracy": t["accuracy"],
                         "balanced_accuracy": t["balanced_accuracy"], "model_bytes": teacher.model_bytes()},
             "student": {"model": "linear-svm", "solver": student.cfg.solver, "accuracy": s["accuracy"],
@@ -404,15 +400,19 @@ def _score_classes(classes: list, y_test: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([np.asarray(classes), np.asarray(y_test)]))
 
 
+def _slices(X, n: int, dense: bool):
+    """(first row, rows) of ``X`` in slices of SCORE_SLICE_ROWS, made dense for a dense run."""
+    for s in range(0, n, SCORE_SLICE_ROWS):
+        Xs = X[s:s + SCORE_SLICE_ROWS]
+        yield s, (Xs.toarray() if dense and sp.issparse(Xs) else Xs)
+
+
 def _confusion(trainer: Trainer, X, y, dense: bool, classes: np.ndarray) -> np.ndarray:
     """The confusion matrix over ``classes``, scored in slices so that a dense or
     transformed test set never exists whole."""
     k = classes.shape[0]
     matrix = np.zeros((k, k), np.int64)
-    for s in range(0, y.shape[0], SCORE_SLICE_ROWS):
-        Xs = X[s:s + SCORE_SLICE_ROWS]
-        if dense and sp.issparse(Xs):
-            Xs = Xs.toarray()
+    for s, Xs in _slices(X, y.shape[0], dense):
         pred = trainer.model.predict(trainer.transform(Xs))
         matrix += confusion(np.searchsorted(classes, y[s:s + SCORE_SLICE_ROWS]), np.searchsorted(classes, pred), k)
     return matrix
