@@ -48,14 +48,15 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # the half kept for the next round and glibc's slack, ~1.8x the pooled rows (bench/results/
 # estimate-accuracy-native.md); the lean path's separate test file is held as parsed blocks and as
 # their concatenation, 2.0x (20k and 50k test rows: +2.0 MiB of load and train peak per MiB of rows,
-# bench/results/estimate-accuracy-held-out.md); a dense float32/float16 chunk's copy from the float64
-# one is a plain array, 1.0x. A calibration that fits the feature overrides it.
+# bench/results/estimate-accuracy-held-out.md); a sparse chunk made dense while it is loaded into memory
+# (its float64 form and its copy in the storage precision) is a plain array, 1.0x (20,000 x 4,096 rows:
+# ``load_chunk_moment``). A calibration that fits the feature overrides it.
 # A dense memmap build from a text file holds, while it converts a chunk, the chunk's text lines, its parsed
 # arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
 # 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
 # The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
 # 2^22 columns (48.8 MiB), one byte of RSS per byte until a calibration fits it.
-FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_cast_memory": 1.0, "io_convert_file": 1.0,
+FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
                "model_export": 1.0}
 LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
@@ -144,7 +145,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
         "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0, "io_build_dense": 0.0,
-        "io_parse_batch": 0.0, "io_densify": 0.0, "io_densify_cast": 0.0, "test_lean_file": 0.0,
+        "io_parse_batch": 0.0, "io_densify": 0.0, "test_lean_file": 0.0,
     }
     if cfg.lean:
         # the lean worker leaves the held-out rows on disk and scores them a slice at a time; with
@@ -206,7 +207,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
     if dense and cfg.mode != "stream":
-        p["io_densify"], p["io_densify_cast"] = densify_bytes(cfg, shape, chunk)
+        p["io_densify"] = chunk * w * (8.0 if cfg.mode == "memory" and not shape.dense_source else vb)
+    p["load_held"], p["io_densify_chunk"] = load_chunk_moment(cfg, shape, chunk) if dense and not ddp else (0.0, 0.0)
     if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
         p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
@@ -244,7 +246,7 @@ def convert_file_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> float:
     its peak: the chunk's lines (the reader keeps them while the chunk is used), the chunk as parsed
     (CSR), its training part's CSR copy (``X[mask]``), that part made dense in float64 (``toarray``)
     and its copy in the storage precision (``astype`` copies, float64 too). The parse's own peak,
-    before, is ``read_moment``'s. 0 for other builds (a generated chunk's temporaries stay in RSS:
+    before, is ``other_moment``'s. 0 for other builds (a generated chunk's temporaries stay in RSS:
     ``io_build`` and ``io_densify`` add up, as the calibration fitted them)."""
     if not reads_lines(cfg, shape) or shape.dense_source:
         return 0.0
@@ -254,17 +256,22 @@ def convert_file_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> float:
     return chunk * (shape.text_bytes_per_row + sparse_row) + train_part * (sparse_row + dense_row)
 
 
-def densify_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> tuple[float, float]:
-    """What storing a chunk as a dense matrix holds besides the chunk as read: (the dense
-    chunk, its copy in the storage precision). Loading into memory makes a sparse chunk
-    dense in float64 (``toarray``), then copies it to float32 or float16; a float64 run
-    keeps the first. (The memmap build and dense sources: the stored chunk alone, as the
-    calibration's runs price them.)"""
-    cells = chunk * shape.width
+def load_chunk_moment(cfg: RunConfig, shape: Shape, chunk: int) -> tuple[float, float]:
+    """The load phase's other moment in a dense memory run from sparse rows (``training._gather``): while
+    a chunk is stored, the chunks stored before it are held beside the chunk made dense in float64
+    (``toarray``) and its copy in the storage precision (none for float64). The worst chunk is the last
+    full one or the last one; returns (the stored chunks held, the chunk's dense forms). Where it
+    outweighs the stacking moment (float32 and float16: the float64 chunk is 2-4 times its stored
+    form) the phase peaks here. (0, 0) for other runs and for one chunk (no stacking moment either)."""
+    if cfg.mode != "memory" or shape.dense_source or shape.rows <= chunk:
+        return 0.0, 0.0
     vb = BYTES_PER_VALUE[cfg.precision]
-    if cfg.mode != "memory" or shape.dense_source:
-        return cells * vb, 0.0
-    return cells * 8.0, (cells * vb if cfg.precision != "float64" else 0.0)
+    per_chunk = max(1, round(chunk * shape.train_rows / shape.rows))  # a chunk's training rows
+    full, rest = divmod(shape.train_rows, per_chunk)
+    dense_row = shape.width * (8 + (vb if cfg.precision != "float64" else 0))
+    candidates = [((full - 1) * per_chunk, per_chunk)] + ([(full * per_chunk, rest)] if rest else [])
+    held, rows = max(candidates, key=lambda c: c[0] * shape.width * vb + c[1] * dense_row)
+    return held * shape.width * vb, rows * dense_row
 
 
 def lean_test_file_bytes(cfg: RunConfig, shape: Shape) -> float:
@@ -352,12 +359,11 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
                f"io_densify_{m}": p["io_densify"]}
     if p.get("io_convert_file"):
         # a dense build from a text file peaks while it converts a chunk: the chunk's lines and arrays
-        # beside its dense copies (the parse's own peak, before, is ``read_moment``'s)
+        # beside its dense copies (the parse's own peak, before, is ``other_moment``'s)
         prepare = {**one, "io_convert_file": p["io_convert_file"]}
     phases = {
         "prepare": prepare,
-        "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked,
-                 f"io_densify_cast_{m}": p["io_densify_cast"]},
+        "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
@@ -378,13 +384,22 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
 
 
-def read_moment(cfg: RunConfig, p: dict[str, float]) -> dict[str, float] | None:
-    """The prepare phase's other moment where ``features`` prices it while a chunk is converted (a
-    dense memmap build from a text file): reading the chunk, priced as any build's read. The phase
-    peaks at the larger of the two. None for other runs."""
-    if cfg.lean or not p.get("io_convert_file"):
+def other_moment(cfg: RunConfig, p: dict[str, float], phase: str) -> dict[str, float] | None:
+    """A phase's other moment where ``features`` prices one of two; the phase peaks at the larger.
+    Prepare, in a dense memmap build from a text file (``features`` prices the chunk's conversion):
+    reading the chunk, priced as any build's read. Load, in a dense memory run from sparse rows
+    (``features`` prices the stacking): a chunk made dense beside the chunks stored before it
+    (``load_chunk_moment``). None for other runs and phases."""
+    if cfg.lean:
         return None
-    return {f"const_{cfg.mode}": MiB, f"io_build_{cfg.mode}": p["io_build"]}
+    m = cfg.mode
+    if phase == "prepare" and p.get("io_convert_file"):
+        return {f"const_{m}": MiB, f"io_build_{m}": p["io_build"]}
+    if phase == "load" and p.get("io_densify_chunk"):
+        io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba")}
+        return {f"const_{m}": MiB, **io, "test": p["test"], "load_data_dense": p["load_held"],
+                "io_densify_chunk": p["io_densify_chunk"]}
+    return None
 
 
 def _plus(features: dict[str, float], more: dict[str, float]) -> dict[str, float]:
@@ -530,9 +545,9 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
     for phase, f in sorted(by_phase.items(), key=lambda kv: PHASES.index(kv[0])):
         coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
         contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
-        read = read_moment(cfg, p) if phase == "prepare" else None
-        if read:  # the phase's peak is the larger of its two moments
-            other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in read.items() if v}
+        moment = other_moment(cfg, p, phase)
+        if moment:  # the phase's peak is the larger of its two moments
+            other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in moment.items() if v}
             contrib = other if sum(other.values()) > sum(contrib.values()) else contrib
         if cfg.workers > 1 and phase in ("train", "evaluate"):
             # the scheduler, nannies and client in the run's process, and every worker's returned
