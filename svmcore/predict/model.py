@@ -152,18 +152,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         # live monitoring it holds the evaluation sample; it parses 1 MiB blocks
         p["test"] = min(test_rows, EVAL_SAMPLE_ROWS) * sparse_row(cb) if live_evaluation(cfg.monitor) else 0.0
         p["test_lean_file"] = lean_test_file_bytes(cfg, shape)
-    p["shuffle"] = 0.0
-    if cfg.shuffle and incremental and not ddp:
-        window = min(cfg.shuffle_buffer, shape.train_rows)
-        if cfg.mode == "memory":
-            p["shuffle"] = shape.train_rows * 8.0  # the permutation of row ids
-        elif cfg.mode == "memmap":
-            p["shuffle"] = window * row_store  # the window's mapped pages
-        else:
-            p["shuffle"] = window * (w * 8 if shape.dense_source else sparse_row(8))  # parsed rows in the pool
-        # --- the shuffle's piece order and the spill's piece index (shuffle_order, issue 20) ---
-        if cfg.mode in ("memmap", "stream"):
-            p["shuffle"] += order_bytes(shape.train_rows, cfg.shuffle_buffer, cfg.mode == "stream")
+    p["shuffle"] = shuffle_bytes(cfg, shape, row_store, sparse_row(8)) if incremental and not ddp else 0.0
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
     # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z and n
@@ -224,6 +213,19 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["io_build_dense" if shape.dense_source else "io_build"] = chunk_bytes
     p["io_convert_file"] = convert_file_bytes(cfg, shape, chunk) if cfg.mode == "memmap" and dense else 0.0
     return p
+
+
+def shuffle_bytes(cfg: RunConfig, shape: Shape, row_store: float, parsed_row: float) -> float:
+    """What shuffling holds: memory mode's permutation of row ids; memmap's window of mapped pages;
+    stream's pool of parsed rows; and, out of memory, the piece order and the spill's piece index
+    (``shuffle_order``)."""
+    if not cfg.shuffle:
+        return 0.0
+    window = min(cfg.shuffle_buffer, shape.train_rows)
+    if cfg.mode == "memory":
+        return shape.train_rows * 8.0
+    held = window * row_store if cfg.mode == "memmap" else window * (shape.width * 8 if shape.dense_source else parsed_row)
+    return held + order_bytes(shape.train_rows, cfg.shuffle_buffer, cfg.mode == "stream")
 
 
 def exports(cfg: RunConfig, shape: Shape) -> bool:
