@@ -87,9 +87,12 @@ def _codes(classes: np.ndarray, y: np.ndarray, path: str) -> np.ndarray:
 def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows: int, want_test: bool | None,
                parse_ahead: bool = False):
     """Rows of the file in order: train rows (``want_test`` False), held-out rows (True,
-    stopping after the last one) or all rows (None). ``parse_ahead``: a thread reads and
-    parses the next blocks (in C, without the GIL) while this one trains."""
-    blocks = _parsed_rows(source, n_features, classes, parse_ahead)
+    stopping after the last one) or all rows (None). ``parse_ahead``: a thread parses the
+    next blocks (in C, without the GIL) while this one trains; only the parse, since any
+    Python work there would take the GIL from the training thread."""
+    blocks = _parsed_rows(source, n_features, classes)
+    if parse_ahead:
+        blocks = read_ahead(blocks)
     if want_test is None:
         return blocks
     return split_chunks(blocks, want_test, total_rows, select=_select)
@@ -100,16 +103,12 @@ def _select(X: Parts, codes: np.ndarray, keep: np.ndarray) -> Rows:
     return Rows(X.gather(rows), codes[rows])
 
 
-def _parsed_rows(source: Source, n_features: int, classes: np.ndarray, parse_ahead: bool = False):
+def _parsed_rows(source: Source, n_features: int, classes: np.ndarray):
     """The file's rows a parsed block at a time, with class codes; checks that the file
-    is the one scanned and names a bad line. ``parse_ahead``: the reading and parsing in a
-    thread, the rest here: Python and numpy work in that thread (the class codes, the file's
-    check) would take the GIL from the training thread at every block (measured at 10^6 rows:
-    5-8% more rows/s in the first pass with it here)."""
+    is the one scanned and names a bad line."""
     path = source.path
     try:
-        blocks = nativesvm.iter_parsed_blocks(path, MAX_FEATURES)
-        for b in (read_ahead(blocks) if parse_ahead else blocks):
+        for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES):
             if source.stamp is not None:
                 source.check_unchanged()
             if b.max_id > n_features:
