@@ -97,3 +97,17 @@ def copy_build_budget(probe_home: str) -> int:
     others = max(v for k, v in peaks.items() if k not in ("imports", "prepare"))
     assert peaks["prepare"] > others + 4, peaks  # the copy's build owns the peak, with room for a budget between
     return int((peaks["prepare"] + others) / 2)
+
+
+def learn_reading(folder, name: str, bench: dict):
+    """A Learn whose reference folder holds only ``bench`` as ``<name>.json`` (the committed
+    benchmark files' stand-in): only the folder is needed to read a remedy's measured lessons."""
+    import json
+
+    from svmcore.app.learn import Learn
+
+    with open(os.path.join(str(folder), f"{name}.json"), "w") as f:
+        json.dump(bench, f)
+    learn = Learn.__new__(Learn)
+    learn._reference_dir = str(folder)
+    return learn

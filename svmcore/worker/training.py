@@ -292,8 +292,8 @@ def run(job: dict, events, phases) -> TrainResult:
     trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows)
     score_classes = _score_classes(prep.classes, y_test)
 
-    def score(X, y, model: Trainer = trainer) -> dict:
-        return scores(_confusion(model, X, y, dense, score_classes), score_classes)
+    def score(X, y) -> dict:
+        return scores(_confusions([trainer], X, y, dense, score_classes)[0][0], score_classes)
 
     X_eval = y_eval = None
     if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
@@ -324,8 +324,8 @@ def run(job: dict, events, phases) -> TrainResult:
 
     phases.start("evaluate")
     served = student or trainer  # a distilled run's model is its student: scored, reported and exported
-    final = score(X_test, y_test, served)
-    distillation = _distillation(trainer, student, final, score, X_test, y_test, dense) if student else None
+    final, distillation = (_distilled_scores(trainer, student, X_test, y_test, dense, score_classes) if student
+                           else (score(X_test, y_test), None))
     return loop.final_result(
         progress, train_s, final, int(y_test.shape[0]), events,
         shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
@@ -355,17 +355,18 @@ def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, f
     return student
 
 
-def _distillation(teacher: Trainer, student: Trainer, s: dict, score, X_test, y_test, dense: bool) -> dict:
-    """The teacher's scores on the test rows beside the student's (``s``), how often they agree, their sizes."""
-    t = score(X_test, y_test, teacher)
-    agree = sum(int((teacher.model.predict(teacher.transform(Xs)) == student.model.predict(Xs)).sum())
-                for _, Xs in _slices(X_test, y_test.shape[0], dense))
-    return {"teacher": {"model": teacher.cfg.model, "accuracy": t["accuracy"],
-                        "balanced_accuracy": t["balanced_accuracy"], "model_bytes": teacher.model_bytes()},
-            "student": {"model": "linear-svm", "solver": student.cfg.solver, "accuracy": s["accuracy"],
-                        "balanced_accuracy": s["balanced_accuracy"], "model_bytes": student.model_bytes()},
-            "agreement": agree / y_test.shape[0] if y_test.shape[0] else None,
-            "labels": "the teacher's predicted classes (hard targets)"}
+def _distilled_scores(teacher: Trainer, student: Trainer, X_test, y_test, dense: bool,
+                      classes: np.ndarray) -> tuple[dict, dict]:
+    """The student's scores on the test rows (the run's), and the distillation: the teacher's scores
+    beside them, how often the two agree, their sizes. One pass: each model predicts each row once."""
+    (mt, ms), agree = _confusions([teacher, student], X_test, y_test, dense, classes)
+    t, s = scores(mt, classes), scores(ms, classes)
+    return s, {"teacher": {"model": teacher.cfg.model, "accuracy": t["accuracy"],
+                           "balanced_accuracy": t["balanced_accuracy"], "model_bytes": teacher.model_bytes()},
+               "student": {"model": "linear-svm", "solver": student.cfg.solver, "accuracy": s["accuracy"],
+                           "balanced_accuracy": s["balanced_accuracy"], "model_bytes": student.model_bytes()},
+               "agreement": agree / y_test.shape[0] if y_test.shape[0] else None,
+               "labels": "the teacher's predicted classes (hard targets)"}
 
 
 def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:
@@ -400,22 +401,22 @@ def _score_classes(classes: list, y_test: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([np.asarray(classes), np.asarray(y_test)]))
 
 
-def _slices(X, n: int, dense: bool):
-    """(first row, rows) of ``X`` in slices of SCORE_SLICE_ROWS, made dense for a dense run."""
-    for s in range(0, n, SCORE_SLICE_ROWS):
-        Xs = X[s:s + SCORE_SLICE_ROWS]
-        yield s, (Xs.toarray() if dense and sp.issparse(Xs) else Xs)
-
-
-def _confusion(trainer: Trainer, X, y, dense: bool, classes: np.ndarray) -> np.ndarray:
-    """The confusion matrix over ``classes``, scored in slices so that a dense or
-    transformed test set never exists whole."""
+def _confusions(models: list[Trainer], X, y, dense: bool, classes: np.ndarray) -> tuple[list[np.ndarray], int]:
+    """Each model's confusion matrix over ``classes``, scored in slices so that a dense or
+    transformed test set never exists whole; and on how many rows the first two models agree."""
     k = classes.shape[0]
-    matrix = np.zeros((k, k), np.int64)
-    for s, Xs in _slices(X, y.shape[0], dense):
-        pred = trainer.model.predict(trainer.transform(Xs))
-        matrix += confusion(np.searchsorted(classes, y[s:s + SCORE_SLICE_ROWS]), np.searchsorted(classes, pred), k)
-    return matrix
+    matrices = [np.zeros((k, k), np.int64) for _ in models]
+    agree = 0
+    for s in range(0, y.shape[0], SCORE_SLICE_ROWS):
+        Xs = X[s:s + SCORE_SLICE_ROWS]
+        if dense and sp.issparse(Xs):
+            Xs = Xs.toarray()
+        truth = np.searchsorted(classes, y[s:s + SCORE_SLICE_ROWS])
+        preds = [m.model.predict(m.transform(Xs)) for m in models]
+        for matrix, pred in zip(matrices, preds):
+            matrix += confusion(truth, np.searchsorted(classes, pred), k)
+        agree += int((preds[0] == preds[1]).sum()) if len(preds) > 1 else 0
+    return matrices, agree
 
 
 class _LazyLabels:

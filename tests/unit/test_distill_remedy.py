@@ -1,12 +1,10 @@
 """Distillation on Learn and in the claims table: measured by its own benchmark
 (bench/results/distill.json), its figures read from that file."""
 
-import json
-
-from svmcore.app.learn import Learn
 from svmcore.app.reference import bench_reference
 from svmcore.app.remedies import remedy
 from svmcore.app.remedy_results import distill_lessons, distill_row
+from tests.helpers import learn_reading
 
 MiB = 2**20
 
@@ -41,9 +39,7 @@ def test_the_lessons_give_each_case_its_figures():
 
 
 def test_learn_reads_the_distill_result_file(tmp_path):
-    (tmp_path / "distill.json").write_text(json.dumps(BENCH))
-    learn = Learn.__new__(Learn)
-    learn._reference_dir = str(tmp_path)
+    learn = learn_reading(tmp_path, "distill", BENCH)
     assert learn.measured_by_bench(remedy("distill")) == distill_lessons(BENCH)
 
 

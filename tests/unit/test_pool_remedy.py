@@ -1,12 +1,10 @@
 """The memory pool on Learn and in the claims table: measured by its own benchmark
 (bench/results/memory-pool.json), its figures read from that file, saying it saves nothing."""
 
-import json
-
-from svmcore.app.learn import Learn
 from svmcore.app.reference import bench_reference
 from svmcore.app.remedies import remedy
 from svmcore.app.remedy_results import pool_lessons, pool_row
+from tests.helpers import learn_reading
 
 MiB = 2**20
 
@@ -46,9 +44,7 @@ def test_the_lessons_give_the_figures_of_both_paths_the_allocator_and_trim():
 
 
 def test_learn_reads_the_memory_pool_result_file(tmp_path):
-    (tmp_path / "memory-pool.json").write_text(json.dumps(BENCH))
-    learn = Learn.__new__(Learn)
-    learn._reference_dir = str(tmp_path)
+    learn = learn_reading(tmp_path, "memory-pool", BENCH)
     assert learn.measured_by_bench(remedy("pool")) == pool_lessons(BENCH)
 
 

@@ -2,14 +2,13 @@
 benchmark (bench/results/serve.json), not by a before/after pair of runs; the doctor
 says it does not lower a training run's peak."""
 
-import json
-
 import pytest
 
 from svmcore.app.doctor import NOT_FOR_ONE_RUN
 from svmcore.app.remedies import remedy
 from svmcore.app.remedy_results import served_lessons, served_row
 from svmcore.spec.errors import ConfigError
+from tests.helpers import learn_reading
 
 BENCH = {"rows": 200_000, "test_rows": 50_000, "runs": [
     {"solver": "sklearn", "train_peak_mb": 420.0, "serve_peak_mb": 38.2, "serve_floor_mb": 33.7,
@@ -38,11 +37,7 @@ def test_the_lessons_say_trained_in_serves_in_per_solver():
 
 
 def test_learn_shows_the_committed_benchmark_and_refuses_to_queue_runs_for_it(tmp_path):
-    from svmcore.app.learn import Learn
-
-    (tmp_path / "serve.json").write_text(json.dumps(BENCH))
-    learn = Learn.__new__(Learn)  # only the reference folder is needed for these two
-    learn._reference_dir = str(tmp_path)
+    learn = learn_reading(tmp_path, "serve", BENCH)
     assert learn.measured_by_bench(remedy("serve")) == served_lessons(BENCH)
     assert learn.measured_by_bench(remedy("batch")) == []
     with pytest.raises(ConfigError, match="bench/serve.py measures it"):
