@@ -169,10 +169,13 @@ def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: in
                 yield Rows(PX.gather(take), Pc[take])
             del PX, Pc
             pend_X, pend_c, have = ([kept[0]], [kept[1]], keep) if keep else ([], [], 0)
-    if have:
-        PX, Pc = concat(pend_X), np.concatenate(pend_c)
+    if have:  # the last pool, also a batch at a time: handed out whole it was the first pass's peak
+        PX, Pc = Pool([as_parts(x).from_zero() for x in pend_X]), np.concatenate(pend_c)
+        pend_X = pend_c = None  # type: ignore[assignment]
         order = rng.permutation(have)
-        yield Rows(PX.gather(order), Pc[order])
+        for s in range(0, have, batch_size):
+            take = order[s:s + batch_size]
+            yield Rows(PX.gather(take), Pc[take])
 
 
 def class_codes(classes: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

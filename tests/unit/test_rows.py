@@ -74,6 +74,8 @@ def test_the_shuffle_buffer_moves_rows_as_the_classic_one(pool_rows):
     assert sorted(lean.tolist()) == list(range(2000)) and not np.array_equal(lean, ids)
     assert np.array_equal(lean, classic)
     assert np.array_equal(np.vstack([_dense(r.X) for r in out]), X[lean].toarray())
+    # a batch at a time to the very end: the last pool, handed out whole, was the first pass's peak
+    assert max(r.codes.shape[0] for r in out) <= 64
 
 
 def test_importing_the_batch_type_loads_no_scipy():
