@@ -457,8 +457,9 @@ def save(out: str, stem: str, lines: list[str], payload: dict) -> int:
     return 0
 
 
-def write_race(args, path: str, results: dict) -> int:
-    load = os.getloadavg()
+def write_race(args, path: str, results: dict, load: tuple | None = None) -> int:
+    load = tuple(load or os.getloadavg())
+    busy = load[0] > (os.cpu_count() or 1)
     lines = [f"# The fair race, {args.rows:,} rows, {time.strftime('%Y-%m-%d')}", "",
              f"Data: `sparse-text`, {args.rows:,} rows x 2^20 features, {os.path.getsize(path) / 1e6:,.0f} MB svmlight; "
              "every contender is scored on the same held-out rows (svmcore's rule: 20,000 rows spread over the "
@@ -469,8 +470,11 @@ def write_race(args, path: str, results: dict) -> int:
              "without a better holdout loss); the old setting without holdout is kept for the speed ratios. "
              "The scikit-learn ceiling trains on a subset of the training rows in memory. Peaks are each "
              f"process's own VmHWM (exact). Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}, shared with other work while this ran (load average {load[0]:.1f} "
-             "at the end): speeds and their ratios are noisy today; accuracy and exact peaks are not affected."
+             f"{platform.python_version()}, load average {load[0]:.1f} at the end"
+             + (": shared with other work while this ran, so speeds and their ratios are noisy; accuracy and "
+                "exact peaks are not affected." if busy else ".")
+             + " A ceiling's peak is its whole script's: it loads the whole file (to hold out the same rows) "
+             "before it keeps its subset."
              + (f" {args.machine_note}" if args.machine_note else ""), "",
              "| contender | wall s | exact peak MiB | accuracy | balanced accuracy | train samples/s | first pass /s "
              "| later passes /s |", "|---|---|---|---|---|---|---|---|"]

@@ -20,6 +20,8 @@ SECTIONS = [
     ("compare-race-1000000.md", "python bench/compare.py --rows 1000000 --race",
      "Issue 20's fair race: default knobs (alpha chosen for the data) against Vowpal Wabbit at its documented "
      "settings (1 pass; several passes with its holdout) and a scikit-learn LinearSVC/LogisticRegression ceiling."),
+    ("compare-race-10000000.md", "python bench/compare.py --rows 10000000 --race",
+     "The same race at 10M rows (the ceilings on the first 1M training rows)."),
     ("alpha.md", "python bench/alpha.py",
      "The default regularisation (alpha auto; FTRL's l2) against the best of a grid, per solver, on files of "
      "several sizes and shapes."),
