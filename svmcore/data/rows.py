@@ -164,18 +164,20 @@ def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: in
             out, rest = buffer_round(have, pool_rows, rng)
             keep = rest.shape[0]
             kept = (PX.gather(rest), Pc[rest]) if keep else None
-            for s in range(0, out.shape[0], batch_size):
-                take = out[s:s + batch_size]
-                yield Rows(PX.gather(take), Pc[take])
+            yield from _hand_out(PX, Pc, out, batch_size)
             del PX, Pc
             pend_X, pend_c, have = ([kept[0]], [kept[1]], keep) if keep else ([], [], 0)
     if have:  # the last pool, also a batch at a time: handed out whole it was the first pass's peak
         PX, Pc = Pool([as_parts(x).from_zero() for x in pend_X]), np.concatenate(pend_c)
         pend_X = pend_c = None  # type: ignore[assignment]
-        order = rng.permutation(have)
-        for s in range(0, have, batch_size):
-            take = order[s:s + batch_size]
-            yield Rows(PX.gather(take), Pc[take])
+        yield from _hand_out(PX, Pc, rng.permutation(have), batch_size)
+
+
+def _hand_out(PX: Pool, Pc: np.ndarray, order: np.ndarray, batch_size: int) -> Iterator[Rows]:
+    """The pool's rows ``order`` a batch at a time, each gathered when it is handed out."""
+    for s in range(0, order.shape[0], batch_size):
+        take = order[s:s + batch_size]
+        yield Rows(PX.gather(take), Pc[take])
 
 
 def class_codes(classes: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
