@@ -135,8 +135,11 @@ print(json.dumps({"wall_s": time.time() - t0, "train_s": train_s, "peak_rss_mb":
 
 
 def to_vw(path: str, work: str) -> tuple[str, str, int]:
-    """The svmlight file as VW text: the same train rows and held-out rows as ours."""
-    train, test = os.path.join(work, "train.vw"), os.path.join(work, "test.vw")
+    """The svmlight file as VW text: the same train rows and held-out rows as ours, in a folder of
+    its own per source file (one folder for every file made VW train on another file's rows)."""
+    folder = os.path.join(work, os.path.basename(path) + ".vw")
+    os.makedirs(folder, exist_ok=True)
+    train, test = os.path.join(folder, "train.vw"), os.path.join(folder, "test.vw")
     if os.path.exists(test):
         with open(train + ".rows") as f:
             return train, test, int(f.read())
@@ -168,7 +171,7 @@ def run_vw(path: str, work: str, epochs: int) -> dict:
     except ImportError:
         return {"note": "not installed (optional: pip install -r requirements-bench.txt); skipped"}
     train, test, rows = to_vw(path, work)
-    cache, model = os.path.join(work, "train.vw.cache"), os.path.join(work, "vw.model")
+    cache, model = train + ".cache", os.path.join(os.path.dirname(train), "vw.model")
     if os.path.exists(cache):
         os.remove(cache)
     first = run_peer(VW, train, test, "1", cache, model, str(rows))  # parses the text, writes its cache
@@ -190,7 +193,8 @@ def run_vw_documented(path: str, work: str, passes: int) -> dict:
     except ImportError:
         return {"note": "not installed (optional: pip install -r requirements-bench.txt); skipped"}
     train, test, rows = to_vw(path, work)
-    cache, model = os.path.join(work, f"once-{passes}.vw.cache"), os.path.join(work, f"once-{passes}.vw.model")
+    folder = os.path.dirname(train)
+    cache, model = os.path.join(folder, f"once-{passes}.vw.cache"), os.path.join(folder, f"once-{passes}.vw.model")
     return run_peer(VW_ONCE, train, test, str(passes), cache, model, str(rows))
 
 
