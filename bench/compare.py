@@ -75,11 +75,15 @@ train, test, passes, cache, model = sys.argv[1], sys.argv[2], int(sys.argv[3]), 
 import vowpalwabbit
 rows = int(sys.argv[6])
 t0 = time.time()
-args = (f"--loss_function hinge --binary -b 20 --passes {passes} -c --cache_file {cache} --holdout_off "
-        f"--quiet --save_resume -f {model}")
+# --cache_file alone, never with -c: -c without -d also names the cache ".cache" in the working folder, and
+# VW then reads a stale one left there by another file as a second source (or writes a copy of this one)
+args = f"--loss_function hinge --binary -b 20 --passes {passes} --cache_file {cache} --holdout_off --quiet -f {model}"
 # first call: parse the text (and write VW's cache); later call: continue from the model, reading the cache
 ws = vowpalwabbit.Workspace(args + (f" -k -d {train}" if not os.path.exists(cache) else f" -i {model}"))
+seen = ws.get_weighted_examples()
 ws.finish()
+if seen != rows * passes:
+    sys.exit(f"VW trained on {seen:,.0f} examples, not {rows:,} x {passes}")
 train_s = time.time() - t0
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 p = vowpalwabbit.Workspace(f"-t -i {model} --quiet --binary")
@@ -111,7 +115,7 @@ t0 = time.time()
 # stops after 3 passes without a better holdout loss (early_terminate 3)
 args = f"--loss_function hinge --binary -b 20 --quiet -d {train} -f {model}"
 if passes > 1:
-    args += f" --passes {passes} -c -k --cache_file {cache}"
+    args += f" --passes {passes} -k --cache_file {cache}"
 ws = vowpalwabbit.Workspace(args)
 ws.finish()
 train_s = time.time() - t0
@@ -219,7 +223,10 @@ def run_ours(path: str, home: str, epochs: int, **knobs) -> dict:
 
 
 def run_peer(code: str, *args) -> dict | None:
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    # in a scratch folder: whatever a peer leaves in its working folder stays out of the repository and out of
+    # the next peer's way
+    with tempfile.TemporaryDirectory(prefix="svmcore-peer-") as scratch:
+        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=scratch)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -376,7 +383,7 @@ def main() -> int:
                     help="issue 20's fair race: default knobs against Vowpal Wabbit at its documented settings "
                          "(1 pass; several passes with its holdout) and a scikit-learn ceiling")
     args = ap.parse_args()
-    work = args.work
+    work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, f"sparse-text-{args.rows}.svm")
     if not os.path.exists(path):
