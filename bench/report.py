@@ -33,7 +33,10 @@ SECTIONS = [
      "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
      "scikit-learn path with the same knobs, with issue 14's three goal ratios."),
     ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal",
-     "The same at 10M rows."),
+     "The same at 10M rows, measured on 12-01 before two fixes, so read it with care: alpha was then fixed at "
+     "1e-5 (the accuracy column), and VW's cache passes also wrote a second copy of its cache (`-c` beside "
+     "`--cache_file`), so its later-pass rate is understated. The race at 10M rows below is the current "
+     "comparison."),
     ("scaling.md", "python bench/scaling.py",
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
     ("scaling-lean.md", "python bench/scaling.py --modes lean",
