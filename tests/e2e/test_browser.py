@@ -7,6 +7,7 @@ data is read from the Plotly graph divs in polling loops with a deadline.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -14,9 +15,11 @@ from contextlib import contextmanager
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCREENSHOTS = os.path.join(ROOT, "test-artifacts", "screenshots")  # made by the artifacts_dir fixture
+log = logging.getLogger(__name__)
 SMALL = {"rows": 20_000, "features": 65_536, "epochs": 1}
 
 pytestmark = pytest.mark.e2e
@@ -66,9 +69,21 @@ def rerun(page: Page, timeout: float = 90_000):
 
 
 def download_text(page: Page, button: str, path: str) -> str:
-    """Click the download button named ``button``; the file it gives, saved at ``path``, as text."""
-    with page.expect_download(timeout=60_000) as got:
-        page.get_by_role("button", name=button).click()
+    """Click the download button named ``button``; the file it gives, saved at ``path``, as text.
+    The file is made on the server when the button is clicked (Streamlit's deferred download):
+    once under a full test run the click's request got no answer and no download came for 60 s
+    (nothing in the server's log), so a second click is made, and logged, before failing."""
+    settle(page)
+    for attempt, wait_ms in ((1, 30_000), (2, 60_000)):
+        try:
+            with page.expect_download(timeout=wait_ms) as got:
+                page.get_by_role("button", name=button).click()
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            log.warning("no download %d s after clicking %r; clicking again", wait_ms // 1000, button)
+            screenshot(page, f"no-download-{re.sub(r'[^a-z]+', '-', button.lower())}")
     got.value.save_as(path)
     with open(path, encoding="utf-8") as f:
         return f.read()
