@@ -18,6 +18,7 @@ from svmcore.data.batches import (
 )
 from svmcore.data.shuffle_order import order_bytes, piece_rows
 from svmcore.data.sources import Source
+from svmcore.data.rows import Pool
 from svmcore.data.spill import Spill
 from svmcore.predict.model import Shape, parts
 from svmcore.spec.config import validate
@@ -152,6 +153,19 @@ def test_spill_read_in_windows_is_a_permutation_of_the_rows(tmp_path):
     np.testing.assert_array_equal(got, X.astype(np.float32).toarray()[ids])
     again = list(spill.read_windows(128, 1024, np.random.default_rng(5)))
     np.testing.assert_array_equal(sp.vstack([b[0] for b in again]).toarray(), got)
+
+
+def test_spill_windows_kept_after_later_windows_are_read_still_hold_their_own_rows(tmp_path):
+    """A pass refills one window's arrays for every window: the lean path's batches (gathered
+    CSR parts and class codes) must be copies, whole after the windows after them are read."""
+    X, y, spill = _spill_with(tmp_path)
+    batches = list(spill.read_windows(128, 1024, np.random.default_rng(5), Pool))  # 3 windows, all kept
+    ids = np.concatenate([codes for _, codes in batches])
+    assert sorted(ids.tolist()) == list(range(X.shape[0]))
+    dense = X.astype(np.float32).toarray()
+    for (data, indices, indptr), codes in batches:
+        got = sp.csr_matrix((data, indices, indptr), shape=(codes.shape[0], X.shape[1])).toarray()
+        np.testing.assert_array_equal(got, dense[codes])
 
 
 def test_stream_shuffles_the_text_pass_and_the_spill_passes(tmp_path):
