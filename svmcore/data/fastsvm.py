@@ -601,7 +601,8 @@ def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_
                        ) -> Iterator[ParsedBlock]:
     """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
     A bad line raises :class:`DataError` naming its file line."""
-    return iter_parsed(path, iter_svmlight_blocks(path, block_bytes), lambda b: _parse(b, max_features))
+    blocks = iter_blocks(path, block_bytes, _rfind, _newlines, reuse=True)
+    return iter_parsed(path, blocks, lambda b: _parse(b, max_features))  # each block parsed before the next read
 
 
 def to_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):

@@ -274,7 +274,8 @@ class ParsedBlock(NamedTuple):
 
 
 def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray, int, int], int],
-                count_newlines: Callable[[np.ndarray, int], int]) -> Iterator[tuple[memoryview, int]]:
+                count_newlines: Callable[[np.ndarray, int], int], reuse: bool = False
+                ) -> Iterator[tuple[memoryview, int]]:
     """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
     after a newline (the partial last line is carried into the next block; a line
     longer than ``block_bytes`` makes a bigger block), and the 1-based file line
@@ -283,18 +284,24 @@ def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray
     after the next iteration. A UTF-8 byte order mark at the start of the file is
     skipped. ``rfind_newline(arr, lo, hi)``: index of the last newline in arr[lo:hi]
     or -1; ``count_newlines(arr, hi)``: newlines in arr[:hi] (the compiled kernels).
+    With ``reuse`` every block is read into one buffer, so a block is valid only until the
+    next iteration (for a caller that parses each block at once: a fresh 1 MiB buffer a
+    block was faulted in and zeroed page by page, most of the read's cost in a first pass).
     """
     if block_bytes < 1:
         raise ValueError("block_bytes must be positive")
     line_no = 1
     carry = np.empty(0, dtype=np.uint8)
+    buf = None
     with open(path, "rb", buffering=0) as f:
         if f.read(3) != b"\xef\xbb\xbf":
             f.seek(0)
         while True:
-            # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid
+            # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid; or one, reused
             size = max(block_bytes, 2 * carry.shape[0])
-            arr = np.empty(size, dtype=np.uint8)
+            if not reuse or buf is None or buf.shape[0] < size:
+                buf = np.empty(size, dtype=np.uint8)
+            arr = buf[:size]
             start = carry.shape[0]
             arr[:start] = carry
             end = start

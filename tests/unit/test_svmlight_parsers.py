@@ -587,6 +587,23 @@ def test_blocks_give_the_same_rows_as_one_block(block_parser, tmp_path, block_by
     assert max(p[5] for p in parts) == whole[5]
 
 
+@pytest.mark.parametrize("block_bytes", [1, 7, 64, 1000])
+def test_parsed_blocks_read_into_one_reused_buffer_give_the_same_rows(block_parser, tmp_path, block_bytes):
+    """iter_parsed_blocks reads every block into one buffer (grown for a line longer than the
+    block): its rows, kept to the end, are those of the file parsed as one block."""
+    path, blob = _sample_file(tmp_path, crlf=False, final_newline=False)
+    line = b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(1, 300))
+    blob = blob + b"\n" + line + b"\n-1 2:2\n"
+    with open(path, "wb") as f:
+        f.write(blob)
+    whole = block_parser.parse_block(blob, MAXF)
+    got = list(block_parser.iter_parsed_blocks(path, MAXF, block_bytes))
+    assert np.array_equal(np.concatenate([b.data for b in got]).view(np.uint64), whole[0].view(np.uint64))
+    assert np.array_equal(np.concatenate([b.indices for b in got]), whole[1])
+    assert np.array_equal(np.concatenate([b.y for b in got]), whole[3])
+    assert np.array_equal(np.concatenate([[0]] + [np.diff(b.indptr) for b in got]).cumsum(), whole[2])
+
+
 def test_block_bytes_must_be_positive(block_parser, tmp_path):
     path, _ = _sample_file(tmp_path, n_rows=3)
     with pytest.raises(ValueError, match="block_bytes"):
