@@ -68,6 +68,23 @@ def rerun(page: Page, timeout: float = 90_000):
     page.wait_for_function(RAN_JS, timeout=timeout, polling=100)
 
 
+def click_to_rerun(page: Page, target, what: str) -> None:
+    """Click ``target`` (a button or link whose click reruns the script, and which a second
+    click does not undo) and return once that run is done, as ``rerun``. Under a full test
+    run a click made just after the viewport was resized once began no run in 90 s (the
+    element had moved under Playwright's computed point): if no run begins in 30 s, the page
+    is saved, the miss logged and the click made once more."""
+    page.evaluate(ARM_JS)
+    target.click()
+    try:
+        page.wait_for_function("() => window.__runsBegun > 0", timeout=30_000, polling=100)
+    except PlaywrightTimeout:
+        log.warning("no script run 30 s after clicking %s; clicking again", what)
+        screenshot(page, f"no-rerun-{re.sub(r'[^a-z]+', '-', what.lower())}")
+        target.click()
+    page.wait_for_function(RAN_JS, timeout=60_000, polling=100)
+
+
 def download_text(page: Page, button: str, path: str) -> str:
     """Click the download button named ``button``; the file it gives, saved at ``path``, as text.
     The file is made on the server when the button is clicked (Streamlit's deferred download):
@@ -99,8 +116,8 @@ def navigate(page: Page, link: str, heading: str) -> None:
     """Go to another page the way a user does, through its link in the sidebar (the same
     session: quicker than loading the app again with ``open_app``); returns when that
     page's script run is done."""
-    with rerun(page):
-        page.get_by_test_id("stSidebar").get_by_role("link", name=link, exact=True).click()
+    click_to_rerun(page, page.get_by_test_id("stSidebar").get_by_role("link", name=link, exact=True),
+                   f"the {link} link")
     expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)
     settle(page)
     no_exception(page)

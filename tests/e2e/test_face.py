@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Server
-from tests.e2e.test_browser import navigate, no_exception, open_app, rerun, screenshot, settle
+from tests.e2e.test_browser import click_to_rerun, navigate, no_exception, open_app, screenshot, settle
 from tests.e2e.test_train_compare import wait_chart
 from tests.helpers import make_history
 
@@ -194,8 +194,7 @@ def test_a_refused_launch_says_why_at_the_launch_button_in_view_and_a_typed_name
     screenshot(page, "refused-launch-1024x768")
     assert server.runs() == []
     page.evaluate(MOST_FIELDS_JS)
-    with rerun(page):  # the fix's rerun done: the page as the user is left with it
-        fix.click()
+    click_to_rerun(page, fix, "the fix")  # the fix's rerun done: the page as the user is left with it
     field = page.get_by_label("batch size (rows)", exact=True)
     expect(field).to_have_count(1)
     # and never two during the rerun (the old knobs left stale beside the new ones, as when the
