@@ -92,18 +92,6 @@ def _decision_sparse(data, indices, indptr, z, n, l1, l2, alpha, beta, intercept
 
 
 @numba.njit(cache=True, nogil=True)
-def _decision_dense(X, z, n, l1, l2, alpha, beta, intercept, out):
-    for i in range(X.shape[0]):
-        for v in range(z.shape[0]):
-            dot = 0.0
-            for j in range(X.shape[1]):
-                x = X[i, j]
-                if x != 0.0:
-                    dot += x * _weight(z[v, j], n[v, j], l1, l2, alpha, beta)
-            out[i, v] = dot + intercept[v]
-
-
-@numba.njit(cache=True, nogil=True)
 def _count_nonzero(z, l1):
     c = 0
     for v in range(z.shape[0]):
@@ -147,10 +135,7 @@ class CompiledFTRL(LinearSolver):
         """Each weight computed from z and n where a row needs it: nothing as large as the
         weights is allocated."""
         args = (self.z, self.n, self.l1, self.l2, self.alpha, self.beta, self.intercept_)
-        if batch.parts is not None:
-            _decision_sparse(*batch.parts, *args, out)
-        else:
-            _decision_dense(batch.dense, *args, out)
+        _decision_sparse(*batch.parts, *args, out)
 
     @property
     def coef_(self) -> np.ndarray:

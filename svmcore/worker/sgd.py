@@ -127,18 +127,6 @@ def _decision_sparse(data, indices, indptr, w, aw, st, averaged, intercept, out)
             out[i, v] = dot + intercept[v]
 
 
-@numba.njit(cache=True, nogil=True)
-def _decision_dense(X, w, aw, st, averaged, intercept, out):
-    for i in range(X.shape[0]):
-        for v in range(w.shape[0]):
-            dot = 0.0
-            for j in range(X.shape[1]):
-                x = X[i, j]
-                if x != 0.0:
-                    dot += x * _coef_at(w, aw, st, v, j, averaged)
-            out[i, v] = dot + intercept[v]
-
-
 class CompiledSGD(LazySGD):
     """Hinge-loss linear SVM with scikit-learn's SGD schedule, in numba kernels."""
 
@@ -153,13 +141,10 @@ class CompiledSGD(LazySGD):
 
     def _scores(self, batch: Batch, out: np.ndarray) -> None:
         """``X @ coef_.T + intercept_`` from the weights, their average and the lazy scale and
-        average factors: nothing as large as the weights is allocated, and for sparse rows
-        only the columns present are read."""
+        average factors: nothing as large as the weights is allocated, and only the columns
+        present are read."""
         args = (self.w, self.aw, self.state, self._averaged(), self.intercept_)
-        if batch.parts is not None:
-            _decision_sparse(*batch.parts, *args, out)
-        else:
-            _decision_dense(batch.dense, *args, out)
+        _decision_sparse(*batch.parts, *args, out)
 
     def _fold_scale(self) -> None:
         for v in range(self.w.shape[0]):

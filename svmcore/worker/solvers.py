@@ -113,6 +113,9 @@ def read_batch(X, n_features: int) -> Batch:
     return Batch(None, np.ascontiguousarray(floats(X)), X.shape[0])
 
 
+DENSE_SCORE_CELLS = 1 << 20
+
+
 def dense_to_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR parts (indices int32, indptr int64) of a dense 2-D array's nonzeros."""
     nz = X != 0
@@ -174,9 +177,19 @@ class LinearSolver:
         return self
 
     def decision_function(self, X) -> np.ndarray:
+        """Scores; dense rows are scored as CSR parts of at most ``DENSE_SCORE_CELLS`` cells
+        (one row at least) at a time, the nonzeros in column order as a dense loop would sum
+        them (the same scores), so each solver has one scoring kernel and the conversion's
+        mask stays under 1 MiB however wide the rows."""
         batch = read_batch(X, self.n_features)
         out = np.empty((batch.rows, self.n_vectors))
-        self._scores(batch, out)
+        if batch.parts is not None:
+            self._scores(batch, out)
+            return out.ravel() if self.n_vectors == 1 else out
+        step = max(1, DENSE_SCORE_CELLS // max(1, batch.dense.shape[1]))
+        for lo in range(0, batch.rows, step):
+            rows = batch.dense[lo:lo + step]
+            self._scores(Batch(dense_to_parts(rows), None, rows.shape[0]), out[lo:lo + rows.shape[0]])
         return out.ravel() if self.n_vectors == 1 else out
 
     def predict_codes(self, X) -> np.ndarray:

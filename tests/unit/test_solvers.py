@@ -133,6 +133,21 @@ def test_dense_and_sparse_rows_train_the_same_weights(name):
         assert not np.allclose(a.intercept_, b.intercept_)
 
 
+def test_dense_rows_score_as_their_sparse_form_across_score_slices(name, monkeypatch):
+    """Dense rows are scored as CSR parts a slice at a time: the same scores as the sparse
+    rows, bit for bit, with slice boundaries inside the batch (7 rows a slice here).
+    scikit-learn's estimator scores dense rows with BLAS: the same to rounding."""
+    from svmcore.worker import solvers
+    monkeypatch.setattr(solvers, "DENSE_SCORE_CELLS", 7 * WIDTH)
+    X, y = separable(classes=3)
+    m = trained(name, X, y, epochs=1, classes=(0, 1, 2))
+    same = (lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-12)) if name == "sklearn" \
+        else np.testing.assert_array_equal
+    for dtype in (np.float64, np.float32):
+        part = X[:50].astype(dtype)
+        same(m.decision_function(part.toarray()), m.decision_function(part))
+
+
 def test_the_numba_and_the_native_sgd_train_the_same_model_on_dense_rows():
     X, y = separable(classes=3)
     a, b = make("numba", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
