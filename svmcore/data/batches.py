@@ -29,7 +29,7 @@ import numpy as np
 
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.rows import as_parts
-from svmcore.data.shuffle_order import buffer_round, piece_rows, window_pieces
+from svmcore.data.shuffle_order import buffer_rounds, piece_rows, window_pieces
 from svmcore.data.sources import Source, is_test_row, last_test_row
 from svmcore.data.upcast import to_compute
 from svmcore.spec.errors import DataChangedError
@@ -312,25 +312,12 @@ def pool_shuffle(chunks, pool_rows: int, rng: np.random.Generator) -> Iterator[t
     ``pool_rows`` rows (plus one chunk): when the pool is over ``pool_rows`` it is
     shuffled and all but half a pool leave, so a row stays for a random number of
     rounds, as in a data loader's shuffle buffer, and is copied about twice."""
-    pend_X: list = []
-    pend_y: list = []
-    have = 0
-    for X, y in chunks:
-        if X.shape[0] == 0:
-            continue
-        pend_X.append(X)
-        pend_y.append(y)
-        have += X.shape[0]
-        if have > pool_rows:
-            PX, Py = _stack(pend_X), np.concatenate(pend_y)
-            out, rest = buffer_round(have, pool_rows, rng)
-            yield PX[out], Py[out]
-            pend_X, pend_y, have = ([PX[rest]], [Py[rest]], rest.shape[0]) if rest.shape[0] else ([], [], 0)
-            del PX, Py
-    if have:
-        PX, Py = _stack(pend_X), np.concatenate(pend_y)
-        order = rng.permutation(have)
-        yield PX[order], Py[order]
+    def stack(items):
+        return _stack([X for X, _ in items]), np.concatenate([y for _, y in items])
+
+    for P, Py, out in buffer_rounds(chunks, pool_rows, rng, stack, lambda P, Py, rows: (P[rows], Py[rows])):
+        yield P[out], Py[out]
+        del P, Py  # the pool goes once its kept half is taken, not at the next round
 
 
 class StreamData:

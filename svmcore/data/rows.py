@@ -15,7 +15,7 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from svmcore.data.native import binding
-from svmcore.data.shuffle_order import buffer_round
+from svmcore.data.shuffle_order import buffer_rounds
 
 
 class Parts(NamedTuple):
@@ -147,30 +147,15 @@ def rebatch(items, batch_size: int) -> Iterator[Rows]:
 
 
 def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int) -> Iterator[Rows]:
-    """``batches.pool_shuffle`` on ``Rows``: the same rule and the same random draws, the
-    leaving rows handed out a batch at a time (never a second copy of them all)."""
-    pend_X: list = []
-    pend_c: list = []
-    have = 0
-    for X, c in items:
-        if c.shape[0] == 0:
-            continue
-        pend_X.append(X)
-        pend_c.append(c)
-        have += c.shape[0]
-        if have > pool_rows:
-            PX, Pc = Pool([as_parts(x).from_zero() for x in pend_X]), np.concatenate(pend_c)
-            pend_X = pend_c = None  # type: ignore[assignment]  # PX holds the pieces
-            out, rest = buffer_round(have, pool_rows, rng)
-            keep = rest.shape[0]
-            kept = (PX.gather(rest), Pc[rest]) if keep else None
-            yield from _hand_out(PX, Pc, out, batch_size)
-            del PX, Pc
-            pend_X, pend_c, have = ([kept[0]], [kept[1]], keep) if keep else ([], [], 0)
-    if have:  # the last pool, also a batch at a time: handed out whole it was the first pass's peak
-        PX, Pc = Pool([as_parts(x).from_zero() for x in pend_X]), np.concatenate(pend_c)
-        pend_X = pend_c = None  # type: ignore[assignment]
-        yield from _hand_out(PX, Pc, rng.permutation(have), batch_size)
+    """``batches.pool_shuffle`` on ``Rows`` (``buffer_rounds``: the same rule and the same
+    random draws), the leaving rows handed out a batch at a time (never a second copy of
+    them all)."""
+    def stack(pieces):
+        return Pool([as_parts(X).from_zero() for X, _ in pieces]), np.concatenate([c for _, c in pieces])
+
+    for PX, Pc, out in buffer_rounds(items, pool_rows, rng, stack, lambda PX, Pc, rows: (PX.gather(rows), Pc[rows])):
+        yield from _hand_out(PX, Pc, out, batch_size)
+        del PX, Pc  # the pool goes once its kept half is taken, not at the next round
 
 
 def _hand_out(PX: Pool, Pc: np.ndarray, order: np.ndarray, batch_size: int) -> Iterator[Rows]:

@@ -49,9 +49,36 @@ def order_bytes(train_rows: int, window_rows: int, spilled: bool) -> float:
 
 
 def buffer_round(have: int, pool_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The shuffle buffer's rule (``batches.pool_shuffle`` and ``rows.pool_shuffle``), for a
+    """The shuffle buffer's rule (``buffer_rounds``), for a
     buffer of ``have`` rows that went over ``pool_rows``: (the rows that leave now, in the
     order they leave; the half pool kept for later rounds)."""
     order = rng.permutation(have)
     keep = pool_rows // 2
     return order[:have - keep], order[have - keep:]
+
+
+def buffer_rounds(items, pool_rows: int, rng: np.random.Generator, stack, take):
+    """The shuffle buffer over ``(rows, labels)`` items, for both batch types: yields
+    ``(pool, labels, leaving)`` for each round, the pool stacked by ``stack(items)`` and
+    the order its leaving rows leave in; once they are handed out, the half pool kept for
+    later rounds is taken out (``take(pool, labels, rows)`` gives it as one item) and the
+    pool let go. The last pool leaves whole."""
+    pend: list = []
+    have = 0
+    for X, labels in items:
+        if labels.shape[0] == 0:
+            continue
+        pend.append((X, labels))
+        have += labels.shape[0]
+        if have > pool_rows:
+            P, Pl = stack(pend)
+            pend = []  # the pool holds the pieces
+            out, rest = buffer_round(have, pool_rows, rng)
+            yield P, Pl, out
+            kept = take(P, Pl, rest) if rest.shape[0] else None
+            del P, Pl
+            pend, have = ([kept], rest.shape[0]) if kept is not None else ([], 0)
+    if have:
+        P, Pl = stack(pend)
+        pend = []
+        yield P, Pl, rng.permutation(have)
