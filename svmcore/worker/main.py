@@ -191,6 +191,16 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def _without_openssl() -> None:
+    """Keep OpenSSL's libcrypto out of the lean worker (3.3 MiB of resident library pages
+    here, about 3 MiB of its exact peak): hashlib, imported by svmcore's cache keys and by
+    numpy.random (through secrets and hmac), then uses CPython's own SHA implementations,
+    which give the same digests. Nothing the lean worker does needs an algorithm only
+    OpenSSL has. (A ``None`` in ``sys.modules`` makes that import fail, as hashlib expects
+    where OpenSSL is missing.)"""
+    sys.modules.setdefault("_hashlib", None)
+
+
 def main(run_dir: str) -> int:
     if os.environ.get("SVMCORE_DIE_WITH_PARENT"):
         _die_with_parent(int(os.environ["SVMCORE_DIE_WITH_PARENT"]))
@@ -214,6 +224,7 @@ def main(run_dir: str) -> int:
         from svmcore.spec.config import validate
 
         if validate(job["config"]).lean:
+            _without_openssl()
             from svmcore.worker import lean  # numpy and the native library only
 
             lean.import_libraries()

@@ -92,7 +92,8 @@ def _run_worker(tmp_path, name: str, **knobs) -> tuple[dict, list]:
                     "shuffle_buffer": 1000, **knobs})
     (run_dir / "job.json").write_text(json.dumps({"config": cfg.to_dict(), "cache_dir": str(tmp_path / "cache")}))
     code = ("import sys, json\nfrom svmcore.worker.main import main\nrc = main(sys.argv[1])\n"
-            "print(json.dumps(sorted(sys.modules)))")
+            "mapped = 'libcrypto' in open('/proc/self/maps').read()\n"
+            "print(json.dumps(sorted(sys.modules) + (['<libcrypto mapped>'] if mapped else [])))")
     proc = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
@@ -109,10 +110,11 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
     heavy = [m for m in modules if m.split(".")[0] in ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl",
                                                         "pandas", "joblib")]
     assert heavy == [], heavy
+    assert "<libcrypto mapped>" not in modules  # OpenSSL's: ~3 MiB of resident pages (main._without_openssl)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
     # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
-    assert "sklearn" in {m.split(".")[0] for m in modules}
+    assert "sklearn" in {m.split(".")[0] for m in modules} and "<libcrypto mapped>" in modules
     for key in ("accuracy", "balanced_accuracy", "samples", "test_rows", "train_rows"):
         assert lean["summary"][key] == classic["summary"][key], key
 
