@@ -286,7 +286,7 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 9  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
+CALIBRATION_VERSION = 10  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
 # activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
 # runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
 # native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
@@ -297,4 +297,6 @@ CALIBRATION_VERSION = 9  # 3: the MLP priced as scikit-learn holds it; 4: shuffl
 # generating and building copies is too high; 9: the model's export at the end of the evaluate phase priced
 # (model_export: a float64 and a float32 copy of the exported weights, 12 bytes per weight), which versions up
 # to 8 absorbed in the evaluate constant and the weights' coefficients (wide linear models were forecast low),
-# and a calibration run that separates it from the weights (2^22 columns without averaging)
+# and a calibration run that separates it from the weights (2^22 columns without averaging); 10: the numba and
+# native solvers give their weights up to the export (4 bytes per weight, not 12), the lean worker maps no OpenSSL
+# (its floor 3.5 MiB lower)

@@ -10,9 +10,10 @@ from svmcore.spec.config import RunConfig
 # Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the
 # imports phase's exact peak): scikit-learn's path; with the numba parser and solver
 # once their compiled code is cached on disk; and on the run that first compiles them.
-# The lean path (native parser and solver, stream mode): Python, numpy and the C library.
+# The lean path (native parser and solver, stream mode): Python, numpy and the C library, measured
+# again on 2026-12-04 once the lean worker stopped mapping OpenSSL.
 REFERENCE_FLOORS_MB = {"base": 128.0, "numba": 232.0, "numba_first_compile": 281.0, "lean": LEAN_FLOOR_MB}
-REFERENCE_MEASURED = "2026-12-01"
+REFERENCE_MEASURED = "2026-12-01 (the lean floor on 2026-12-04)"
 REFERENCE_BASIS = f"measured on the reference machine on {REFERENCE_MEASURED}, not this one"
 CALIBRATED_BASIS = "measured on this machine by its calibration"
 

@@ -11,7 +11,8 @@ named parts computed from the config and the data's shape:
   its z and n per feature, from which it scores with no weights array; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``model_export``: the export of a linear model at the end of the run (evaluate phase):
-  a float64 copy of its weights beside a float32 one;
+  a float64 copy of its weights beside a float32 one (the float32 one only for the numba
+  and native solvers, whose weights become the float64 coefficients in place);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
 - ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
@@ -55,10 +56,11 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
 # 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
 # The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
-# 2^22 columns (48.8 MiB), one byte of RSS per byte until a calibration fits it.
+# 2^22 columns (48.8 MiB; 4 bytes for the numba and native solvers, which give their weights up to it), one byte of
+# RSS per byte until a calibration fits it.
 FIXED_COEFS = {"shuffle_lean": 1.8, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
                "model_export": 1.0}
-LEAN_FLOOR_MB = 42.0  # the lean path's floor (Python, numpy, the native library), measured here
+LEAN_FLOOR_MB = 34.0  # the lean path's floor (Python, numpy, the native library; no OpenSSL), 33.2-33.4 measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
 # 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,
@@ -182,11 +184,14 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # distill: the linear-svm student's weights over the input columns, beside the teacher
     p["model_student"] = nvec * w * 8 * copies if cfg.distill else 0.0
     # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
-    # from the model (``coef_``, fresh from every solver) beside a float32 copy (the float32 check, then the float32
-    # arrays written): 12 bytes per weight of the exported model, the student's for a distilled run (the input
-    # width). Data-parallel runs export the mixed model in the run's own process too. The lean path's export is
-    # left to its own calibration (its ``model_lean`` follows the same width): 0 here.
-    p["model_export"] = nvec * w * 12.0 if exports(cfg, shape) and not cfg.lean else 0.0
+    # from the model (``coef_``) beside a float32 copy (the float32 check, then the float32 arrays written): 12 bytes
+    # per weight of the exported model, the student's for a distilled run (the input width). The numba and native
+    # SGD solvers give their weights up to the export instead (``release_coef``, folded in place): the float32 copy
+    # only, 4 bytes (2^22 columns, no averaging: evaluate 32 MiB lower than with a float64 copy). Data-parallel
+    # runs export the mixed model in the run's own process too. The lean path's export is left to its own
+    # calibration (its ``model_lean`` follows the same width): 0 here.
+    per_weight = 4.0 if cfg.solver in ("numba", "native") else 12.0
+    p["model_export"] = nvec * w * per_weight if exports(cfg, shape) and not cfg.lean else 0.0
     if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)

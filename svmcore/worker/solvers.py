@@ -260,6 +260,16 @@ class LazySGD(LinearSolver):
     def coef_(self) -> np.ndarray:
         return self._coef_block(0, self.n_features)
 
+    def release_coef(self, block: int = 1 << 14) -> np.ndarray:
+        """``coef_`` computed into the weight array itself, a block of columns at a time, and
+        the average let go: the coefficients without a second weight-sized array (the model
+        export's, at the end of a run). The solver is spent: it cannot train or score after."""
+        for lo in range(0, self.n_features, block):
+            hi = min(self.n_features, lo + block)
+            self.w[:, lo:hi] = self._coef_block(lo, hi)
+        coef, self.w, self.aw = self.w, None, None
+        return coef
+
     @property
     def intercept_(self) -> np.ndarray:
         return self.state[:, AVERAGE_INTERCEPT if self._averaged() else INTERCEPT].copy()

@@ -148,6 +148,29 @@ def test_dense_rows_score_as_their_sparse_form_across_score_slices(name, monkeyp
         same(m.decision_function(part.toarray()), m.decision_function(part))
 
 
+@pytest.mark.parametrize("average", [True, False])
+@pytest.mark.parametrize("which", ["numba", "native"])
+def test_released_coefficients_are_coef_bit_for_bit_without_a_weight_sized_copy(which, average):
+    """The model export's ``release_coef``: the coefficients folded into the weight array
+    itself, a block at a time; only a block's worth is allocated, and the solver is spent."""
+    import tracemalloc
+    X, y = separable(classes=3)
+    width = 1 << 16
+    m = make(which, width, classes=(0, 1, 2), average=average)
+    for Xb, yb in batches(sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)), y):
+        m.partial_fit(Xb, yb)
+    expected = m.coef_
+    tracemalloc.start()
+    try:
+        coef = m.release_coef(block=1 << 10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(coef, expected)
+    assert peak < expected.nbytes // 8, peak
+    assert m.w is None and m.aw is None
+
+
 def test_the_numba_and_the_native_sgd_train_the_same_model_on_dense_rows():
     X, y = separable(classes=3)
     a, b = make("numba", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
