@@ -307,17 +307,40 @@ def split_both(chunks, test_parts: list, rows: int) -> Iterator[tuple[object, np
         yield (X, y) if not mask.any() else (X[~mask], y[~mask])
 
 
+class _Stacked:
+    """The classic shuffle buffer: row chunks held as they came, stacked into one pool when
+    rows are first taken from it; the kept rows are copied out of it and the pool let go."""
+
+    def __init__(self):
+        self.pend: list = []
+        self.pool = None
+        self.rows = 0
+
+    def add(self, X, y) -> None:
+        self.pend.append((X, y))
+        self.rows += y.shape[0]
+
+    def take(self, rows: np.ndarray):
+        if self.pool is None:
+            self.pool = (_stack([X for X, _ in self.pend]), np.concatenate([y for _, y in self.pend]))
+            self.pend = []
+        P, Py = self.pool
+        return P[rows], Py[rows]
+
+    def keep(self, rows: np.ndarray) -> None:
+        kept = self.take(rows) if rows.shape[0] else None
+        self.pool = None
+        self.pend, self.rows = ([kept], rows.shape[0]) if kept is not None else ([], 0)
+
+
 def pool_shuffle(chunks, pool_rows: int, rng: np.random.Generator) -> Iterator[tuple[object, np.ndarray]]:
     """Row chunks in, the same rows out in a random order, holding at most about
     ``pool_rows`` rows (plus one chunk): when the pool is over ``pool_rows`` it is
     shuffled and all but half a pool leave, so a row stays for a random number of
     rounds, as in a data loader's shuffle buffer, and is copied about twice."""
-    def stack(items):
-        return _stack([X for X, _ in items]), np.concatenate([y for _, y in items])
-
-    for P, Py, out in buffer_rounds(chunks, pool_rows, rng, stack, lambda P, Py, rows: (P[rows], Py[rows])):
-        yield P[out], Py[out]
-        del P, Py  # the pool goes once its kept half is taken, not at the next round
+    buffer = _Stacked()
+    for out in buffer_rounds(chunks, pool_rows, rng, buffer):
+        yield buffer.take(out)
 
 
 class StreamData:

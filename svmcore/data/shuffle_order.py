@@ -57,28 +57,19 @@ def buffer_round(have: int, pool_rows: int, rng: np.random.Generator) -> tuple[n
     return order[:have - keep], order[have - keep:]
 
 
-def buffer_rounds(items, pool_rows: int, rng: np.random.Generator, stack, take):
-    """The shuffle buffer over ``(rows, labels)`` items, for both batch types: yields
-    ``(pool, labels, leaving)`` for each round, the pool stacked by ``stack(items)`` and
-    the order its leaving rows leave in; once they are handed out, the half pool kept for
-    later rounds is taken out (``take(pool, labels, rows)`` gives it as one item) and the
-    pool let go. The last pool leaves whole."""
-    pend: list = []
-    have = 0
+def buffer_rounds(items, pool_rows: int, rng: np.random.Generator, buffer):
+    """The shuffle buffer over ``(rows, labels)`` items, for both batch types: each item goes
+    into ``buffer`` (``buffer.add(rows, labels)``; ``buffer.rows`` counts them); once it holds
+    more than ``pool_rows`` rows, yields the order in which its leaving rows leave (read with
+    the buffer's own ``take``), then keeps the other half pool (``buffer.keep(rows)``: those
+    rows, in that order, become its first rows). The last rows leave together."""
     for X, labels in items:
         if labels.shape[0] == 0:
             continue
-        pend.append((X, labels))
-        have += labels.shape[0]
-        if have > pool_rows:
-            P, Pl = stack(pend)
-            pend = []  # the pool holds the pieces
-            out, rest = buffer_round(have, pool_rows, rng)
-            yield P, Pl, out
-            kept = take(P, Pl, rest) if rest.shape[0] else None
-            del P, Pl
-            pend, have = ([kept], rest.shape[0]) if kept is not None else ([], 0)
-    if have:
-        P, Pl = stack(pend)
-        pend = []
-        yield P, Pl, rng.permutation(have)
+        buffer.add(X, labels)
+        if buffer.rows > pool_rows:
+            out, rest = buffer_round(buffer.rows, pool_rows, rng)
+            yield out
+            buffer.keep(rest)
+    if buffer.rows:
+        yield rng.permutation(buffer.rows)

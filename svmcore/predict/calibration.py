@@ -299,4 +299,4 @@ CALIBRATION_VERSION = 10  # 3: the MLP priced as scikit-learn holds it; 4: shuff
 # to 8 absorbed in the evaluate constant and the weights' coefficients (wide linear models were forecast low),
 # and a calibration run that separates it from the weights (2^22 columns without averaging); 10: the numba and
 # native solvers give their weights up to the export (4 bytes per weight, not 12), the lean worker maps no OpenSSL
-# (its floor 3.5 MiB lower)
+# (its floor 3.5 MiB lower), the lean shuffle buffer holds its pool once (``rows.ShuffleArena``)

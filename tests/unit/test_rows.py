@@ -78,6 +78,35 @@ def test_the_shuffle_buffer_moves_rows_as_the_classic_one(pool_rows):
     assert max(r.codes.shape[0] for r in out) <= 64
 
 
+def test_the_shuffle_arena_keeps_rows_in_place_and_holds_one_pool():
+    """Rows added, taken and kept (moved to the front in place) over many rounds are the rows a
+    plain list would hold, in the kept order; the arrays never grow past the fullest round."""
+    X = _csr(3000, seed=4)
+    p = _parts(X)
+    ids = np.arange(3000)
+    arena, model = rows.ShuffleArena(), []
+    rng = np.random.default_rng(2)
+    fullest = 0
+    for s in range(0, 3000, 150):
+        arena.add(p.slice(s, s + 150), ids[s:s + 150])
+        model += list(range(s, s + 150))
+        fullest = max(fullest, len(model))
+        if len(model) > 400:
+            order = rng.permutation(len(model))
+            got = arena.take(order[:100])
+            want = [model[i] for i in order[:100]]
+            assert got.codes.tolist() == want
+            assert np.array_equal(_dense(got.X), X[want].toarray())
+            kept = order[-250:]
+            arena.keep(kept, chunk=32)  # several chunks a round
+            model = [model[i] for i in kept]
+    everything = arena.take(np.arange(len(model)))
+    assert everything.codes.tolist() == model
+    assert np.array_equal(_dense(everything.X), X[model].toarray())
+    assert arena.codes.shape[0] <= fullest * 9 // 8 + 1
+    assert arena.data.shape[0] <= int(X[:fullest].nnz * 1.3)
+
+
 def test_importing_the_batch_type_loads_no_scipy():
     code = "import sys, svmcore.data.rows, svmcore.data.spill, svmcore.worker.loop; print('scipy' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
