@@ -13,9 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,6 +28,7 @@ DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 def write_svmlight(source: Source, out_path: str, classes: list | None = None) -> int:
     """Write every row of ``source`` as svmlight text without holding it all; returns rows."""
+    from concurrent.futures import ThreadPoolExecutor  # here, not at the top: the lean worker's floor
     try:
         from svmcore.data import nativesvm as fast
 
@@ -38,7 +36,7 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None) -
     except Exception as e:  # no gcc: scikit-learn's writer, ~10x slower, same bytes
         log.warning("native svmlight writer unavailable (%s); using scikit-learn's", e)
         fast = None
-    tmp = f"{out_path}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp = f"{out_path}.{os.urandom(4).hex()}.tmp"
     rows = 0
     try:
         # the compiled writer formats chunk k on a second core (it releases the GIL) while
@@ -222,8 +220,10 @@ def _cached_folder(folder: str, build) -> dict:
     if os.path.exists(meta_path):
         with open(meta_path) as f:
             return json.load(f)
+    import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
+
     os.makedirs(os.path.dirname(folder), exist_ok=True)
-    tmp = f"{folder}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp = f"{folder}.{os.urandom(4).hex()}.tmp"
     os.makedirs(tmp)
     try:
         meta = build(tmp)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import zipfile
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -256,6 +255,7 @@ def parse_text_lines(lines: list[bytes], numbers: list[int], path: str, bits: in
 
 def load_npz(path: str) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray]:
     """Load and check an .npz dataset. No pickles: object arrays are refused."""
+    import zipfile  # here, not at the top: the lean worker imports this module (zipfile costs 1.3 MiB)
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
@@ -328,6 +328,7 @@ def _check_npz_sizes(path: str, infos) -> None:
 def _check_npz_headers(path: str, infos) -> None:
     """Each member's declared array must fit in the bytes it holds, and hold no
     Python objects: refused before anything is allocated."""
+    import zipfile  # see load_npz
     try:
         with zipfile.ZipFile(path) as z:
             for info in infos:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
@@ -279,7 +278,7 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         os.makedirs(cache_dir, exist_ok=True)
         # unique per call: a dashboard's sessions are threads of one process, and two scanning the
         # same file at once wrote one temporary, then the second rename found it gone
-        tmp = cache_file + f".{uuid.uuid4().hex[:12]}.tmp"
+        tmp = cache_file + f".{os.urandom(6).hex()}.tmp"
         with open(tmp, "w") as f:
             json.dump(info.to_dict(), f)
         os.replace(tmp, cache_file)

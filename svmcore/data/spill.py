@@ -18,7 +18,6 @@ rows from anywhere in the file and shuffle a window of them in memory
 from __future__ import annotations
 
 import os
-import shutil
 from array import array
 from typing import Iterator
 
@@ -201,6 +200,8 @@ class Spill:
 
     def discard(self) -> None:
         self.complete = False
+        import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
+
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +45,8 @@ def weight_bytes(nvec: int, width: int, nnz: int, itemsize: int, sparse: bool) -
 def write(run_dir: str, meta: dict, arrays: dict[str, np.ndarray]) -> str:
     """Write the model folder whole (a temporary folder renamed into place): a reader
     never sees half a model. Returns the folder."""
+    import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
+
     folder = os.path.join(run_dir, MODEL_DIR)
     tmp = folder + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -10,7 +10,6 @@ once that nothing listens.
 from __future__ import annotations
 
 import re
-import socket
 
 _FORM = re.compile(r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://)?(?P<host>\[[^\]]*\]|[^\s:/\[\]]*)"
                    r"(?::(?P<port>[^/]*))?/?$")
@@ -45,6 +44,7 @@ def parse_address(address: str) -> tuple[str, int]:
 
 def unreachable_reason(host: str, port: int, timeout_s: float) -> str | None:
     """Why nothing answers on HOST:PORT (one TCP connection), or None when something listens."""
+    import socket  # here, not at the top: the lean worker imports this module (through spec.config)
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             return None

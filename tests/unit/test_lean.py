@@ -111,6 +111,9 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
                                                         "pandas", "joblib")]
     assert heavy == [], heavy
     assert "<libcrypto mapped>" not in modules  # OpenSSL's: ~3 MiB of resident pages (main._without_openssl)
+    # modules only other paths need, imported where they are used: 2.4 MiB of the floor (shutil comes in at the
+    # end, to write the model and drop the spill)
+    assert not {"zipfile", "subprocess", "socket", "concurrent.futures", "uuid"} & set(modules)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
     # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
@@ -193,14 +196,17 @@ def test_parse_ahead_gives_the_same_rows_with_only_the_parse_on_the_reader_threa
     from svmcore.worker import lean
 
     path = str(tmp_path / "d.svm")
-    make_dataset("sparse-text", rows=3000, features=5000, nnz_per_row=20, seed=3, out=path)
+    # more 1 MiB text blocks than the reader's queue holds (two), so the reader is still putting blocks
+    # when the first one is read: with fewer it could finish before the check below
+    make_dataset("sparse-text", rows=20_000, features=5000, nnz_per_row=20, seed=3, out=path)
     source = Source(validate({"dataset": path}))
     source.pin()
     classes = np.array([-1.0, 1.0])
-    plain = list(lean._text_rows(source, 5000, classes, 3000, False))
+    plain = list(lean._text_rows(source, 5000, classes, 20_000, False))
+    assert len(plain) > 3
     seen_reader = []
     ahead = []
-    for rows in lean._text_rows(source, 5000, classes, 3000, False, parse_ahead=True):
+    for rows in lean._text_rows(source, 5000, classes, 20_000, False, parse_ahead=True):
         seen_reader.append(any(t.name == "svmcore-reader" for t in threading.enumerate()))
         ahead.append(rows)
     assert any(seen_reader)

@@ -17,9 +17,6 @@ import ctypes
 import hashlib
 import logging
 import os
-import shutil
-import subprocess
-import tempfile
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +69,11 @@ def library_path(build: bool = True) -> str:
 
 
 def _build(folder: str, name: str) -> str:
+    # here, not at the top: only a build needs them, and the lean worker, which imports this module, counts its floor
     import fcntl
+    import shutil
+    import subprocess
+    import tempfile
 
     target = os.path.join(folder, name)
     with open(os.path.join(folder, ".build.lock"), "w") as lock:
