@@ -33,9 +33,11 @@ SECTIONS = [
      "Per-coordinate AdaGrad updates (with and without normalisation, as Vowpal Wabbit's) against the averaged SGD "
      "at its default alpha, accuracy after each pass: averaged SGD is ahead at every pass, so no adaptive solver "
      "was added."),
-    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal",
+    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal --repeat 3",
      "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
-     "scikit-learn path with the same knobs, with issue 14's three goal ratios."),
+     "scikit-learn path with the same knobs, with issue 14's goal ratios and issue 20's raised ones (re-run on 12-04 "
+     "after the lean worker's floor fell to 31 MiB, its export folded the weights in place and its shuffle buffer "
+     "became one arena). First-pass rates of one build varied by 20-30% between runs here (fastest of 3 shown)."),
     ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path",
      "The same at 10M rows (re-run on 12-04 after VW's cache fix and the spill's reused window), without the "
      "scikit-learn path: the accuracy comparison at this size is the race's. VW's cache pass ran at 584k rows/s "
