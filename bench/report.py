@@ -39,9 +39,9 @@ SECTIONS = [
      "after the lean worker's floor fell to 31 MiB, its export folded the weights in place and its shuffle buffer "
      "became one arena). First-pass rates of one build varied by 20-30% between runs here (fastest of 3 shown)."),
     ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path",
-     "The same at 10M rows (re-run on 12-04 after VW's cache fix and the spill's reused window), without the "
-     "scikit-learn path: the accuracy comparison at this size is the race's. VW's cache pass ran at 584k rows/s "
-     "here and 708k in the race an hour apart: read the later-pass ratio with that spread in mind."),
+     "The same at 10M rows (re-run on 12-04 after this stop's memory changes: exact peak 98 -> 76 MiB with 2 "
+     "threads), without the scikit-learn path: the accuracy comparison at this size is the race's. VW's cache pass "
+     "has run at 584k-724k rows/s in runs an hour apart: read the later-pass ratio with that spread in mind."),
     ("scaling.md", "python bench/scaling.py",
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
     ("scaling-lean.md", "python bench/scaling.py --modes lean",
