@@ -58,50 +58,82 @@ RAN_JS = """() => window.__runsBegun > 0
     && document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
 
 
+def _ran(page: Page, what: str, seen_ms: float = 30_000) -> None:
+    """Wait for the script run an action asked for, as ``rerun`` describes. Under a full test
+    run the browser, busy, can take a short run's "running" and "notRunning" in one render: the
+    attribute never changes and no run is counted, though the run happened (seen: a filter
+    applied, the page idle). So if no run is counted in ``seen_ms``, the page is saved, that is
+    logged, and the wait is for the app to be idle; the assertions after it check the effect."""
+    try:
+        page.wait_for_function(RAN_JS, timeout=seen_ms, polling=100)
+    except PlaywrightTimeout:
+        log.warning("no script run counted %d s after %s; waiting for the app to be idle",
+                    seen_ms // 1000, what)
+        screenshot(page, f"no-run-seen-{re.sub(r'[^a-z]+', '-', what.lower())}")
+        settle(page, timeout=60_000)
+
+
 @contextmanager
-def rerun(page: Page, timeout: float = 90_000):
+def rerun(page: Page, what: str = "the action"):
     """``with rerun(page): <an action that reruns the script>``: returns once a script run
     has begun after the action and none is going, i.e. the page shows what the action led
     to, its stale elements gone (on a loaded machine the server can take seconds to begin)."""
     page.evaluate(ARM_JS)
     yield
-    page.wait_for_function(RAN_JS, timeout=timeout, polling=100)
+    _ran(page, what)
 
 
 def click_to_rerun(page: Page, target, what: str) -> None:
     """Click ``target`` (a button or link whose click reruns the script, and which a second
-    click does not undo) and return once that run is done, as ``rerun``. Under a full test
-    run a click made just after the viewport was resized once began no run in 90 s (the
-    element had moved under Playwright's computed point): if no run begins in 30 s, the page
-    is saved, the miss logged and the click made once more."""
+    click does not undo) and return once that run is done, as ``rerun``. If no run is counted
+    in 30 s and ``target`` is still there and enabled (the click may have missed: an element
+    moving under Playwright's computed point after a viewport resize), it is clicked once more,
+    logged; if it is gone, the run happened unseen (``_ran``)."""
     page.evaluate(ARM_JS)
     target.click()
     try:
-        page.wait_for_function("() => window.__runsBegun > 0", timeout=30_000, polling=100)
+        page.wait_for_function(RAN_JS, timeout=30_000, polling=100)
+        return
     except PlaywrightTimeout:
-        log.warning("no script run 30 s after clicking %s; clicking again", what)
+        pass
+    if target.count() and target.first.is_visible() and target.first.is_enabled():
+        log.warning("no script run counted 30 s after clicking %s, which is still there; clicking again", what)
         screenshot(page, f"no-rerun-{re.sub(r'[^a-z]+', '-', what.lower())}")
+        page.evaluate(ARM_JS)
         target.click()
-    page.wait_for_function(RAN_JS, timeout=60_000, polling=100)
+    _ran(page, f"clicking {what}")
 
 
-def download_text(page: Page, button: str, path: str) -> str:
+def download_text(page: Page, button: str, path: str, wait_s: float = 150) -> str:
     """Click the download button named ``button``; the file it gives, saved at ``path``, as text.
-    The file is made on the server when the button is clicked (Streamlit's deferred download):
-    once under a full test run the click's request got no answer and no download came for 60 s
-    (nothing in the server's log), so a second click is made, and logged, before failing."""
+    The file is made on the server when the button is clicked (Streamlit's deferred download;
+    the button shows a spinner, disabled, while it is made: under a full test run that took
+    over a minute). Once, a click's request got no answer at all (the button enabled again, no
+    download, nothing in the server's log): if no download has come in 30 s and the button is
+    enabled, it is clicked once more, logged. Fails after ``wait_s``."""
     settle(page)
-    for attempt, wait_ms in ((1, 30_000), (2, 60_000)):
-        try:
-            with page.expect_download(timeout=wait_ms) as got:
-                page.get_by_role("button", name=button).click()
-            break
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-            log.warning("no download %d s after clicking %r; clicking again", wait_ms // 1000, button)
-            screenshot(page, f"no-download-{re.sub(r'[^a-z]+', '-', button.lower())}")
-    got.value.save_as(path)
+    target = page.get_by_role("button", name=button)
+    downloads: list = []
+
+    def collect(download) -> None:
+        downloads.append(download)
+
+    page.on("download", collect)
+    try:
+        target.click()
+        start = time.monotonic()
+        again = False
+        while not downloads and time.monotonic() - start < wait_s:
+            if not again and time.monotonic() - start > 30 and target.is_enabled():
+                log.warning("no download 30 s after clicking %r, and the button is enabled; clicking again", button)
+                screenshot(page, f"no-download-{re.sub(r'[^a-z]+', '-', button.lower())}")
+                target.click()
+                again = True
+            page.wait_for_timeout(250)
+    finally:
+        page.remove_listener("download", collect)
+    assert downloads, f"no download {wait_s:.0f} s after clicking {button!r}"
+    downloads[0].save_as(path)
     with open(path, encoding="utf-8") as f:
         return f.read()
 
