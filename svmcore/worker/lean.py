@@ -21,7 +21,7 @@ import numpy as np
 
 from svmcore.data import native, nativesvm
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
-from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries
+from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, write_held_out
 from svmcore.data.sources import Source, n_test_rows
 from svmcore.data.rows import EMPTY, Parts, Pool, Rows, as_parts, class_codes, concat, pool_shuffle, rebatch
 from svmcore.data.spill import Spill
@@ -129,23 +129,8 @@ def _held_out(source: Source, cache_dir: str, n_features: int, rows: int, classe
     folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
 
     def build(tmp: str) -> dict:
-        """Each block's held-out rows appended to the files as they are parsed: the rows are
-        never all in memory (collected and stacked, they were 11 MiB at 10^6 rows, and the
-        heap they left behind raised a first run's train peak by 7 MiB)."""
-        codes, nnz = [], 0
-        with open(os.path.join(tmp, "data.f64"), "wb") as fd, open(os.path.join(tmp, "indices.i32"), "wb") as fi, \
-                open(os.path.join(tmp, "indptr.i64"), "wb") as fp:
-            np.zeros(1, np.int64).tofile(fp)
-            for X, c in _text_rows(source, n_features, classes, rows, want_test=True):
-                data, indices, indptr = as_parts(X).from_zero()
-                data.astype(np.float64, copy=False).tofile(fd)
-                indices.astype(np.int32, copy=False).tofile(fi)
-                (indptr[1:] + nnz).astype(np.int64, copy=False).tofile(fp)
-                nnz += int(indptr[-1])
-                codes.append(c)
-        y = classes[np.concatenate(codes)] if codes else np.zeros(0)
-        np.save(os.path.join(tmp, "y.npy"), y, allow_pickle=False)
-        return {"rows": int(y.shape[0]), "features": int(n_features)}
+        blocks = ((X, classes[c]) for X, c in _text_rows(source, n_features, classes, rows, want_test=True))
+        return {"rows": write_held_out(tmp, blocks), "features": int(n_features)}
 
     held = HeldOut(folder, _cached_folder(folder, build))
     return _OnDisk(held.folder), np.load(os.path.join(held.folder, "y.npy"), allow_pickle=False)
