@@ -17,6 +17,7 @@ rows from anywhere in the file and shuffle a window of them in memory
 
 from __future__ import annotations
 
+import logging
 import os
 from array import array
 from typing import Iterator
@@ -24,8 +25,11 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.native import NativeBuildError, binding
 from svmcore.data.shuffle_order import MIN_PIECE_ROWS, piece_rows, window_pieces
 from svmcore.data.rows import Parts, Rows, as_parts, concat
+
+log = logging.getLogger(__name__)
 
 _FILES = ("data", "indices", "lengths", "codes")
 
@@ -142,12 +146,15 @@ class Spill:
             for fd in fds:
                 os.close(fd)
 
-    def _piece(self, p: int, prow: int) -> tuple[tuple[int, int], tuple[int, int]]:
-        """(first row, first nonzero) and (end row, end nonzero) of piece ``p`` of ``prow`` rows."""
+    def _pieces(self, pieces: np.ndarray, prow: int) -> tuple[np.ndarray, ...]:
+        """(first rows, end rows, first nonzeros, end nonzeros) of pieces ``pieces`` of ``prow`` rows."""
+        starts = np.frombuffer(self._starts, np.int64)  # a view: the spill is complete, nothing is appended
         step = prow // MIN_PIECE_ROWS
-        r0, r1 = p * prow, min(self.rows, (p + 1) * prow)
-        z1 = self._starts[(p + 1) * step] if r1 < self.rows else self.nnz
-        return (r0, self._starts[p * step]), (r1, z1)
+        r0 = pieces * prow
+        r1 = np.minimum(self.rows, r0 + prow)
+        z0 = starts[pieces * step]
+        z1 = np.where(r1 < self.rows, starts[np.minimum((pieces + 1) * step, starts.shape[0] - 1)], self.nnz)
+        return r0, r1, z0, z1
 
     def _cutter(self, blocks: list, codes: np.ndarray, gather):
         """take -> one batch of a window's rows: CSR parts and class codes with ``gather``,
@@ -163,46 +170,59 @@ class Spill:
 
     def _read_window(self, fds: list[int], pieces: np.ndarray, prow: int, buffers: dict | None = None):
         """((data, indices, indptr), codes) of the given pieces' rows, each piece read
-        straight into its place in the window's arrays: one positioned read of each file
-        a piece, no Python file objects, no per-piece arrays (per-read overhead was most of
-        a shuffled pass). With ``buffers`` the arrays are views of buffers kept there and
-        refilled by the next window: a window's batches are copies (gathered), so none
-        outlives it, and the pass does not map, fault in and unmap a fresh window (~16 MB
-        at 10^7 rows) several hundred times."""
-        bounds = [self._piece(int(p), prow) for p in pieces]
-        rows = sum(hi[0] - lo[0] for lo, hi in bounds)
-        nnz = sum(hi[1] - lo[1] for lo, hi in bounds)
+        straight into its place in the window's arrays by the native library (one call a
+        window: a positioned read of each file a piece, no Python call per read, which was
+        most of a shuffled pass's reading). With ``buffers`` the arrays are views of buffers
+        kept there and refilled by the next window: a window's batches are copies (gathered),
+        so none outlives it, and the pass does not map, fault in and unmap a fresh window
+        (~16 MB at 10^7 rows) several hundred times."""
+        r0, r1, z0, z1 = self._pieces(np.asarray(pieces, np.int64), prow)
+        rows, nnz = int((r1 - r0).sum()), int((z1 - z0).sum())
         take = _views(buffers) if buffers is not None else (lambda _, n, dtype: np.empty(n, dtype))
         data, indices = take("data", nnz, self.dtype), take("indices", nnz, np.int32)
         lengths, codes = take("lengths", rows, np.int32), take("codes", rows, np.int32)
-        fd, fi, fl, fc = fds
-        r = z = 0
-        for (r0, z0), (r1, z1) in bounds:
-            self._pread(fd, data[z:z + z1 - z0], z0)
-            self._pread(fi, indices[z:z + z1 - z0], z0)
-            self._pread(fl, lengths[r:r + r1 - r0], r0)
-            self._pread(fc, codes[r:r + r1 - r0], r0)
-            r, z = r + r1 - r0, z + z1 - z0
+        if not _read_pieces(fds, (r0, r1, z0, z1), (data, indices, lengths, codes)):
+            raise OSError(f"the spill file in {self.folder} is shorter than written")
         indptr = np.zeros(rows + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
         if indptr[-1] != nnz:
             raise OSError(f"the spill file in {self.folder} does not match its index (rewritten while read?)")
         return Parts(data, indices, indptr), codes
 
-    def _pread(self, fd: int, out: np.ndarray, first: int) -> None:
-        """Fill ``out`` with items ``first`` onwards of a spill file."""
-        view, done, start = memoryview(out.view(np.uint8)), 0, first * out.itemsize
-        while done < out.nbytes:
-            got = os.preadv(fd, [view[done:]], start + done)
-            if got == 0:
-                raise OSError(f"the spill file in {self.folder} is shorter than written")
-            done += got
-
     def discard(self) -> None:
         self.complete = False
         import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
 
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _read_pieces(fds: list[int], bounds: tuple, out: tuple) -> bool:
+    """binding.read_pieces; where the native library cannot be built (no gcc: the classic
+    path does not need it otherwise), the same reads from Python, slower."""
+    global _native_reads
+    if _native_reads:
+        try:
+            return binding.read_pieces(fds, *bounds, *out)
+        except NativeBuildError as e:
+            log.warning("reading the spill without the native library (%s): slower", e)
+            _native_reads = False
+    r0, r1, z0, z1 = (b.tolist() for b in bounds)
+    at = [0, 0, 0, 0]
+    for p in range(len(r0)):
+        for k, (fd, a) in enumerate(zip(fds, out)):
+            first, end = (z0[p], z1[p]) if k < 2 else (r0[p], r1[p])
+            view = memoryview(a[at[k]:at[k] + end - first].view(np.uint8))
+            done = 0
+            while done < view.nbytes:
+                got = os.preadv(fd, [view[done:]], first * a.itemsize + done)
+                if got == 0:
+                    return False
+                done += got
+            at[k] += end - first
+    return True
+
+
+_native_reads = True
 
 
 def _views(buffers: dict):

@@ -1,6 +1,9 @@
 """The native binding: the C library shares the Python SGD state layout, and its wrappers
 refuse arrays C would misread, naming the argument."""
 
+import errno
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -68,3 +71,50 @@ def test_gathers_are_scipy_s_row_selection():
         binding.PartsGather(halves).gather(np.array([0]), np.array([20]))
     with pytest.raises(ValueError, match=r"rows must be in \[0, 50\)"):
         binding.gather_rows(*p, np.array([50]))
+
+
+def _spill_files(tmp_path, rows=300, seed=0):
+    """Four spill-like files (values, column ids, row lengths, codes) and their arrays."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 9, rows).astype(np.int32)
+    nnz = int(lengths.sum())
+    arrays = {"data": rng.random(nnz), "indices": rng.integers(0, 1000, nnz).astype(np.int32),
+              "lengths": lengths, "codes": rng.integers(0, 3, rows).astype(np.int32)}
+    for name, a in arrays.items():
+        a.tofile(tmp_path / f"{name}.bin")
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    return arrays, starts
+
+
+def test_read_pieces_reads_each_piece_into_its_place(tmp_path):
+    arrays, starts = _spill_files(tmp_path)
+    pieces = [(250, 300), (0, 7), (40, 41), (100, 164), (7, 7)]  # any order, a one-row and an empty piece
+    r0, r1 = (np.array(p, np.int64) for p in zip(*pieces))
+    z0, z1 = starts[r0].astype(np.int64), starts[r1].astype(np.int64)
+    rows, nnz = int((r1 - r0).sum()), int((z1 - z0).sum())
+    out = (np.full(nnz + 3, -1.0), np.full(nnz, -1, np.int32), np.full(rows, -1, np.int32),
+           np.full(rows, -1, np.int32))
+    fds = [os.open(tmp_path / f"{n}.bin", os.O_RDONLY) for n in ("data", "indices", "lengths", "codes")]
+    try:
+        assert binding.read_pieces(fds, r0, r1, z0, z1, *out)
+        want_z = np.concatenate([np.arange(a, b) for a, b in zip(z0, z1)])
+        want_r = np.concatenate([np.arange(a, b) for a, b in zip(r0, r1)])
+        np.testing.assert_array_equal(out[0][:nnz], arrays["data"][want_z])
+        assert (out[0][nnz:] == -1.0).all()  # nothing written past the pieces
+        np.testing.assert_array_equal(out[1], arrays["indices"][want_z])
+        np.testing.assert_array_equal(out[2], arrays["lengths"][want_r])
+        np.testing.assert_array_equal(out[3], arrays["codes"][want_r])
+        # a piece past the end of the files: False (the spill says "shorter than written")
+        assert not binding.read_pieces(fds, r0[:1], r1[:1] + 5, z0[:1], z1[:1] + 50, np.empty(nnz + 50),
+                                       np.empty(nnz + 50, np.int32), np.empty(rows + 5, np.int32),
+                                       np.empty(rows + 5, np.int32))
+        with pytest.raises(ValueError, match="lengths has"):  # an output shorter than its pieces
+            binding.read_pieces(fds, r0, r1, z0, z1, out[0], out[1], out[2][:-1], out[3])
+        with pytest.raises(ValueError, match="end after they start"):
+            binding.read_pieces(fds, r1, r0, z0, z1, *out)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    with pytest.raises(OSError) as e:  # closed files: the kernel's error, not garbage
+        binding.read_pieces(fds, r0, r1, z0, z1, *out)
+    assert e.value.errno == errno.EBADF

@@ -128,3 +128,31 @@ def test_float16_stream_reads_back_shuffled_and_dense(tmp_path):
             assert rows.dtype == np.float32 and rows.shape == (700, 40)
             # rows come shuffled: compare them as a set, sorted the same way
             np.testing.assert_array_equal(np.unique(rows, axis=0), np.unique(expected, axis=0))
+
+
+def test_a_window_read_without_the_native_library_is_the_same(tmp_path, monkeypatch):
+    """Shuffled windows are read by the native library in one call a window; where it cannot
+    be built (the classic path does not need it otherwise) Python reads the same pieces."""
+    from svmcore.data import spill as spill_module
+    from svmcore.data.batches import Shuffle
+    from svmcore.data.rows import Pool
+
+    X, y, batches = _batches(n=3000, f=60, size=100)
+    spill = Spill(str(tmp_path / "spill"), np.float64, ["ham", "spam"], X.shape[1])
+    list(spill.write_through(iter(batches)))
+
+    def windows():
+        got = list(spill.read_windows(128, 1024, Shuffle(seed=3, window_rows=1024).rng(1), Pool))
+        return [(b.X.data, b.X.indices, b.X.indptr, b.codes) for b in got]
+
+    native = windows()
+    assert sum(b[3].shape[0] for b in native) == 3000
+    monkeypatch.setattr(spill_module, "_native_reads", False)
+    python = windows()
+    assert len(python) == len(native)
+    for a, b in zip(native, python):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+    # and the rows are the spill's: every row once, as written
+    rows = sp.vstack([sp.csr_matrix((d, i, p), shape=(p.shape[0] - 1, X.shape[1])) for d, i, p, _ in native])
+    np.testing.assert_array_equal(np.unique(rows.toarray(), axis=0), np.unique(X.toarray(), axis=0))

@@ -13,6 +13,7 @@ it; the library is checked against it when it is loaded.
 from __future__ import annotations
 
 import ctypes
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,6 +52,7 @@ SIGNATURES = {
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
+    "spill_read_pieces": (_I64, [_I64, _I64, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P]),
 }
 
 _lib: ctypes.CDLL | None = None
@@ -63,7 +65,7 @@ def library() -> ctypes.CDLL:
     if _lib is None:
         from svmcore.data.svmlight_lines import _power_of_five_table as power_of_five_table
 
-        cdll = ctypes.CDLL(library_path())
+        cdll = ctypes.CDLL(library_path(), use_errno=True)
         for name, (res, args) in SIGNATURES.items():
             fn = getattr(cdll, name)
             fn.restype = res
@@ -250,6 +252,32 @@ class PartsGather:
         lib.csr_gather_parts(data_t, indices_t, indptr_t, self.dtype.itemsize, part.ctypes.data, rows.ctypes.data,
                              rows.shape[0], out_data.ctypes.data, out_indices.ctypes.data, out_indptr.ctypes.data)
         return out_data, out_indices, out_indptr
+
+
+# ------------------------------------------------------------------ the spill
+def read_pieces(fds: Sequence[int], r0, r1, z0, z1, data, indices, lengths, codes) -> bool:
+    """Pieces of the spill's files (``fds``: values, column ids, row lengths, class codes)
+    into a window's arrays, one piece after another: piece p is rows ``r0[p]:r1[p]`` and
+    nonzeros ``z0[p]:z1[p]``. False when a file is shorter than its pieces; OSError when a
+    read fails."""
+    bounds = [_array(a, np.int64, name) for a, name in ((r0, "r0"), (r1, "r1"), (z0, "z0"), (z1, "z1"))]
+    n = bounds[0].shape[0]
+    if any(b.shape != (n,) for b in bounds):
+        raise ValueError("r0, r1, z0 and z1 must be one entry a piece")
+    rows, nnz = int((bounds[1] - bounds[0]).sum()), int((bounds[3] - bounds[2]).sum())
+    if n and (bounds[0].min() < 0 or bounds[2].min() < 0 or (bounds[1] < bounds[0]).any()
+              or (bounds[3] < bounds[2]).any()):
+        raise ValueError("pieces must start at 0 or later and end after they start")
+    for a, need, name in ((data, nnz, "data"), (indices, nnz, "indices"), (lengths, rows, "lengths"),
+                          (codes, rows, "codes")):
+        _at_least(a, need, name)
+    status = library().spill_read_pieces(*(int(f) for f in fds), data.itemsize, *(b.ctypes.data for b in bounds),
+                                         n, _out(data, None, "data"), _out(indices, np.int32, "indices"),
+                                         _out(lengths, np.int32, "lengths"), _out(codes, np.int32, "codes"))
+    if status == -1:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return status == 0
 
 
 # ------------------------------------------------------------------ svmlight text
