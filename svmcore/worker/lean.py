@@ -10,7 +10,8 @@ text in the first pass (``batches.pool_shuffle``'s rule with the same random dra
 the spill written in the first pass and read back in shuffled windows later, the live
 evaluation on a 2,000-row sample of the held-out rows and the final scores; with
 ``threads`` > 1 a reader thread parses the text ahead (the C parser releases the GIL) into a
-queue of two parsed blocks (about 1 MiB of text each); the rest stays on the training thread.
+queue of two parsed blocks (about 1 MiB of text each) and, in later passes, reads the spill's
+windows and cuts their batches ahead (``LATER_AHEAD_BYTES``); the rest stays on the training thread.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ from svmcore.worker.native_sgd import NativeSGD
 from svmcore.spec.result import TrainResult
 
 SCORE_SLICE_ROWS = 8192
+# With threads > 1, a later pass's batches are read ahead by a thread. A shuffled pass reads a window
+# (one native call, ~2.5 ms at the default 16,384 rows) before it cuts any batch of it, so the queue must
+# last that long or training waits: at 10^6 rows (sparse-text, in one process) 2 batches ran 1.9M rows/s,
+# 6 2.0M, 8 (half the window) 2.5M, 16 2.8M; 1.6M without the thread. Half a window, at most 5 MiB: at
+# the defaults later passes then stay below the first pass's peak (the shuffle arena and parse-ahead).
+LATER_AHEAD_BYTES = 5 << 20
 
 
 def import_libraries() -> None:
@@ -191,6 +198,8 @@ class LeanStream:
                 raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), Pool)
             else:
                 raw = self.spill.read(batch_size, parts=True)
+            if self.reader_thread:
+                raw = read_ahead(raw, self._later_ahead(batch_size))
         else:
             raw = rebatch(_text_rows(self.source, self.n_features, self.classes, self.total_rows,
                                       False if self.hold_out else None, parse_ahead=self.reader_thread), batch_size)
@@ -211,6 +220,16 @@ class LeanStream:
             self._changed(rows, epoch)
         if self.source.stamp is not None and not (epoch > 0 and self.spill is not None and self.spill.complete):
             self.source.check_unchanged()
+
+    def _later_ahead(self, batch_size: int) -> int:
+        """Batches the reader thread holds ready in a later pass: shuffled, half a window's
+        (at most ``LATER_AHEAD_BYTES``), so that training goes on while the next window is
+        read; in order, two."""
+        if self.shuffle is None:
+            return 2
+        row_bytes = self.spill.nnz / max(1, self.spill.rows) * (self.spill.dtype.itemsize + 4) + 12
+        fits = int(LATER_AHEAD_BYTES // (row_bytes * batch_size))
+        return max(2, min(self.shuffle.window_rows // batch_size // 2, fits))
 
     def _changed(self, rows: int, epoch: int) -> None:
         self.source.check_unchanged()

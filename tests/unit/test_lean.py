@@ -186,8 +186,8 @@ def test_lean_memory_mode_loads_only_numpy_and_trains_as_the_classic_memory_path
 def test_parse_ahead_gives_the_same_rows_with_only_the_parse_on_the_reader_thread(tmp_path):
     """threads=2 ran the whole batch pipeline on the reader thread, whose Python work took the
     GIL from training: at 300k rows it was slower than threads=1 (first pass 105k vs 111k rows/s,
-    later passes 428k vs 504k; medians of 5). Now the thread parses, and later passes (the spill)
-    have none."""
+    later passes 428k vs 504k; medians of 5). Now the thread only parses in the first pass (later
+    passes: test_later_passes_read_the_spill_ahead_in_the_same_order)."""
     import threading
 
     from svmcore.data.files import make_dataset
@@ -214,3 +214,40 @@ def test_parse_ahead_gives_the_same_rows_with_only_the_parse_on_the_reader_threa
     for a, b in zip(ahead, plain):
         assert np.array_equal(a.codes, b.codes) and np.array_equal(a.X.data, b.X.data)
         assert np.array_equal(a.X.indices, b.X.indices) and np.array_equal(a.X.indptr, b.X.indptr)
+
+
+def test_later_passes_read_the_spill_ahead_in_the_same_order(tmp_path):
+    """threads=2: a later pass's windows are read (one native call each, without the GIL) and cut
+    into batches by the reader thread, half a window ahead: the same batches as one thread."""
+    import threading
+
+    from svmcore.data.files import make_dataset
+    from svmcore.data.sources import Source
+    from svmcore.data.spill import Spill
+    from svmcore.spec.config import validate
+    from svmcore.worker import lean
+
+    path = str(tmp_path / "d.svm")
+    make_dataset("sparse-text", rows=9000, features=3000, nnz_per_row=20, seed=5, out=path)
+    cfg = validate({"dataset": path, "mode": "stream", "shuffle_buffer": 2048, "threads": 2})
+    source = Source(cfg)
+    source.pin()
+    classes = np.array([-1.0, 1.0])
+    spill = Spill(str(tmp_path / "spill"), np.float64, classes, 3000)
+    stream = lean.LeanStream(source, 9000, 3000, cfg, classes, 9000, False, spill)
+    assert sum(b.codes.shape[0] for b in stream.batches(128, 0)) == 9000 and spill.complete
+    assert stream._later_ahead(128) == 8  # half the window's 16 batches
+    seen_reader, ahead = [], []
+    for b in stream.batches(128, 1):
+        seen_reader.append(any(t.name == "svmcore-reader" for t in threading.enumerate()))
+        ahead.append(b)
+    assert any(seen_reader)
+    stream.reader_thread = False
+    plain = list(stream.batches(128, 1))
+    assert len(ahead) == len(plain) and sum(b.codes.shape[0] for b in plain) == 9000
+    for a, b in zip(ahead, plain):
+        assert np.array_equal(a.codes, b.codes) and np.array_equal(a.X.data, b.X.data)
+        assert np.array_equal(a.X.indices, b.X.indices) and np.array_equal(a.X.indptr, b.X.indptr)
+    # wide rows: at most LATER_AHEAD_BYTES of batches, and never fewer than two
+    spill.nnz = spill.rows * 50_000
+    assert stream._later_ahead(128) == 2
