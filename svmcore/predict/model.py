@@ -427,7 +427,7 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
     reader thread's queue), its held-out rows stay on disk but for the live evaluation's sample
     (``test``), a separate test file is read whole (``test_lean_file``)."""
     one = {"const_lean": MiB}
-    batch = p["batch"] * (3 if cfg.threads > 1 else 1)
+    batch = p["batch"] * (5 if cfg.threads > 1 else 1)  # the parse-ahead queue: four blocks and the one parsed
     held = {"test_lean_sample": p["test"], "test_lean_file": p["test_lean_file"]}
     phases = {
         "prepare": one,

@@ -10,7 +10,7 @@ text in the first pass (``batches.pool_shuffle``'s rule with the same random dra
 the spill written in the first pass and read back in shuffled windows later, the live
 evaluation on a 2,000-row sample of the held-out rows and the final scores; with
 ``threads`` > 1 a reader thread parses the text ahead (the C parser releases the GIL) into a
-queue of two parsed blocks (about 1 MiB of text each) and, in later passes, reads the spill's
+queue of four parsed blocks (about 1 MiB of text each) and, in later passes, reads the spill's
 windows and cuts their batches ahead (``LATER_AHEAD_BYTES``); the rest stays on the training thread.
 """
 
@@ -40,6 +40,11 @@ from svmcore.worker.native_sgd import NativeSGD
 from svmcore.spec.result import TrainResult
 
 SCORE_SLICE_ROWS = 8192
+# With threads > 1, the first pass's text is parsed ahead by a thread, this many blocks (~1 MiB of text,
+# ~0.5 MiB parsed, each). A shuffle round trains half a pool at once while the parser fills the queue, and
+# then waits for the parser: at 10^6 rows, 2 threads, alternating runs: 2 blocks 329-369k rows/s, 4 379-400k
+# (exact peak +0.5 to +2 MiB), 8 388-395k (+4 MiB).
+PARSE_AHEAD_BLOCKS = 4
 # With threads > 1, a later pass's batches are read ahead by a thread. A shuffled pass reads a window
 # (one native call, ~2.5 ms at the default 16,384 rows) before it cuts any batch of it, so the queue must
 # last that long or training waits: at 10^6 rows (sparse-text, in one process) 2 batches ran 1.9M rows/s,
@@ -99,7 +104,7 @@ def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows:
     Python work there would take the GIL from the training thread."""
     blocks = _parsed_rows(source, n_features, classes)
     if parse_ahead:
-        blocks = read_ahead(blocks)
+        blocks = read_ahead(blocks, PARSE_AHEAD_BLOCKS)
     if want_test is None:
         return blocks
     return split_chunks(blocks, want_test, total_rows, select=_select)
