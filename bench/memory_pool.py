@@ -176,7 +176,10 @@ def main() -> int:
         print(json.dumps(cases[-1]), file=sys.stderr, flush=True)
     m = machine()
     m["loadavg_before"], m["loadavg_after"] = [round(x, 2) for x in load_before], [round(x, 2) for x in os.getloadavg()]
+    from svmcore.worker.lean import MMAP_THRESHOLD
+
     result = {"date": time.strftime("%Y-%m-%d"), "rows": args.rows, "epochs": args.epochs,
+              "mmap_threshold_kib": MMAP_THRESHOLD // 1024,
               "batch_size": args.batch_size, "machine": m, "description": describe(m),
               "seconds": round(time.time() - t0), "cases": cases}
     write_result(args.out, "memory-pool", result, markdown(result))
@@ -194,7 +197,8 @@ def markdown(r: dict) -> str:
               "(memory mode), batches cut by row slices, scikit-learn's SGDClassifier.partial_fit (averaged), with "
               "glibc's defaults as the classic worker runs. per-batch: each batch in new arrays (the workers today); "
               "pool: one set of buffers, grown to the largest batch and reused by every batch of every epoch. lean "
-              "allocator: the lean worker's mallopt settings (256 KiB mmap threshold, 1 MiB trim threshold, one "
+              f"allocator: the lean worker's mallopt settings ({r.get('mmap_threshold_kib', 256)} KiB mmap threshold, "
+              "1 MiB trim threshold, one "
               "arena); glibc: the defaults. trim: malloc_trim(0) after each epoch. Peak: VmHWM, reset when training "
               "starts (exact; the classic load is not in it); RSS and the heap's free bytes (mallinfo2 fordblks, what "
               "the allocator keeps) after each epoch, in MiB. Seconds are wall time on a machine shared with other "
