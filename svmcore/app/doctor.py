@@ -432,7 +432,7 @@ def text(d: dict) -> str:
         lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR, 0):,.0f} MiB; the run reached "
                      f"{d['owner_mb'] or 0:,.0f} MiB importing them) does not fit the budget: no knob lowers what "
                      "Python and the libraries take before any data, except the lean path (native parser and solver "
-                     "in stream or memory mode, svmlight files only, a floor of about 31 MiB).")
+                     "in stream or memory mode, svmlight files only, a floor of about 29 MiB).")
     else:
         lines.append("No remedy of the list acts on this phase for this config.")
     if d["useless"]:

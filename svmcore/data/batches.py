@@ -28,6 +28,7 @@ from typing import Iterator
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
+from svmcore.data.native import binding
 from svmcore.data.rows import as_parts
 from svmcore.data.shuffle_order import buffer_rounds, piece_rows, window_pieces
 from svmcore.data.sources import Source, is_test_row, last_test_row
@@ -77,8 +78,12 @@ class Shuffle:
 
     seed: int
     window_rows: int
+    native: bool = False  # the native library's generator: the same draws without numpy.random (the lean path)
 
-    def rng(self, epoch: int, stage: int = 0) -> np.random.Generator:
+    def rng(self, epoch: int, stage: int = 0):
+        """The pass's generator: ``np.random.default_rng([seed, epoch, stage])`` or its native twin."""
+        if self.native:
+            return binding.Generator([self.seed, epoch, stage])
         return np.random.default_rng([self.seed, epoch, stage])
 
 

@@ -61,7 +61,7 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # RSS per byte until a calibration fits it.
 FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
                "model_export": 1.0}
-LEAN_FLOOR_MB = 32.0  # the lean path's floor (Python, numpy, the native library; no OpenSSL), 31.3 measured here
+LEAN_FLOOR_MB = 30.0  # the lean path's floor (Python, numpy, the native library; no OpenSSL or numpy.random), 29.2-29.4 measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
 # 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,

@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from svmcore.data import native, nativesvm
+from svmcore.data.native import binding
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, write_held_out
 from svmcore.data.sources import Source, n_test_rows
@@ -202,7 +203,7 @@ class LeanStream:
         self.total_rows = total_rows
         self.hold_out = hold_out
         self.spill = spill
-        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
+        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer, native=True) if cfg.shuffle else None
         self.sdtype = np.dtype(STORE_DTYPES[cfg.precision])
         self.cdtype = np.float64 if cfg.precision == "float64" else np.float32
         self.reader_thread = cfg.threads > 1
@@ -265,7 +266,7 @@ class LeanArrays:
     def __init__(self, X: Parts, codes: np.ndarray, cfg: RunConfig):
         self.X, self.codes = X, codes
         self.n_rows = int(codes.shape[0])
-        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
+        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer, native=True) if cfg.shuffle else None
         self.cdtype = np.float64 if cfg.precision == "float64" else np.float32
         self.reader_thread = False
         self.spill = None
@@ -324,7 +325,6 @@ def _load_test(cfg: RunConfig, data: loop.Scanned, held, all_classes: np.ndarray
 def run(job: dict, events, phases) -> TrainResult:
     cfg: RunConfig = validate(job["config"])
     cache_dir = job["cache_dir"]
-    np.random.seed(cfg.seed % 2**32)
 
     phases.start("prepare")
     data = loop.scan_sources(cfg, cache_dir)
@@ -369,7 +369,7 @@ def run(job: dict, events, phases) -> TrainResult:
 
     X_eval = c_eval = None
     if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
-        eval_rows = loop.eval_sample_rows(cfg.seed, test_codes.shape[0])
+        eval_rows = loop.eval_sample_rows(cfg.seed, test_codes.shape[0], binding.Generator)
         X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else X_test.gather(eval_rows)
         c_eval = test_codes[eval_rows]
 

@@ -107,9 +107,11 @@ def live_evaluator(progress: Progress, score: Score, X_eval, y_eval) -> Callable
     return evaluate_now
 
 
-def eval_sample_rows(seed: int, n_test: int) -> np.ndarray:
-    """The held-out rows scored live (sorted): the same sample in every configuration."""
-    return np.sort(np.random.default_rng([seed, 7]).permutation(n_test)[:EVAL_SAMPLE_ROWS])
+def eval_sample_rows(seed: int, n_test: int, generator=None) -> np.ndarray:
+    """The held-out rows scored live (sorted): the same sample in every configuration.
+    ``generator``: a twin of ``np.random.default_rng`` (the lean path's, without numpy.random)."""
+    rng = (generator or np.random.default_rng)([seed, 7])
+    return np.sort(rng.permutation(n_test)[:EVAL_SAMPLE_ROWS])
 
 
 def train_passes(progress: Progress, batches_of: Callable[[int], Iterator], fit: Callable[[object, np.ndarray], None],

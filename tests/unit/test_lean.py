@@ -114,6 +114,7 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
     # modules only other paths need, imported where they are used: 2.4 MiB of the floor (shutil comes in at the
     # end, to write the model and drop the spill)
     assert not {"zipfile", "subprocess", "socket", "concurrent.futures", "uuid"} & set(modules)
+    assert "numpy.random" not in modules  # its seeded permutations come from the native library (2.2 MiB)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
     # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)

@@ -118,3 +118,16 @@ def test_read_pieces_reads_each_piece_into_its_place(tmp_path):
     with pytest.raises(OSError) as e:  # closed files: the kernel's error, not garbage
         binding.read_pieces(fds, r0, r1, z0, z1, *out)
     assert e.value.errno == errno.EBADF
+
+
+@pytest.mark.parametrize("entropy", [0, 7, [0], [1, 2, 0], [3, 0, 0], [2**32 - 1], [2**32], [2**63 + 5, 1],
+                                     [1, 2, 3, 4, 5, 6], [123456789012345678901234567890, 3]])
+def test_the_native_generator_draws_numpy_s_permutations(entropy):
+    """binding.Generator is np.random.default_rng's twin as far as permutation goes: the same
+    permutations, one after another from one generator (its state carried between calls),
+    for one-word, multi-word and longer-than-the-pool entropy."""
+    ours, numpy_s = binding.Generator(entropy), np.random.default_rng(entropy)
+    for n in (0, 1, 2, 3, 10, 1000, 65536, 100_003):
+        np.testing.assert_array_equal(ours.permutation(n), numpy_s.permutation(n))
+    with pytest.raises(ValueError, match="non-negative"):
+        binding.Generator([1, -2])

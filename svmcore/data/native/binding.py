@@ -53,6 +53,9 @@ SIGNATURES = {
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
     "spill_read_pieces": (_I64, [_I64, _I64, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P]),
+    "rng_state_width": (_I64, []),
+    "rng_seed": (None, [_P, _I64, _P]),
+    "rng_permutation": (None, [_P, _P, _I64]),
 }
 
 _lib: ctypes.CDLL | None = None
@@ -278,6 +281,40 @@ def read_pieces(fds: Sequence[int], r0, r1, z0, z1, data, indices, lengths, code
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return status == 0
+
+
+# ------------------------------------------------------------------ seeded permutations
+def _entropy_words(entropy) -> np.ndarray:
+    """SeedSequence's entropy words: each non-negative int as 32-bit words, low first (0 is one word)."""
+    words = []
+    for v in ([entropy] if isinstance(entropy, int) else entropy):
+        v = int(v)
+        if v < 0:
+            raise ValueError(f"seeds must be non-negative, not {v}")
+        words.append(v & 0xFFFFFFFF)
+        v >>= 32
+        while v:
+            words.append(v & 0xFFFFFFFF)
+            v >>= 32
+    return np.array(words, np.uint32)
+
+
+class Generator:
+    """``np.random.default_rng(entropy)`` (PCG64 seeded by a SeedSequence), as far as
+    ``permutation(n)``: the same permutations, draw for draw, without numpy.random."""
+
+    def __init__(self, entropy):
+        self.state = np.zeros(library().rng_state_width(), np.uint64)
+        words = _entropy_words(entropy)
+        library().rng_seed(words.ctypes.data, words.shape[0], self.state.ctypes.data)
+
+    def permutation(self, n) -> np.ndarray:
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"a permutation of {n} items")
+        out = np.empty(n, np.int64)
+        library().rng_permutation(self.state.ctypes.data, out.ctypes.data, n)
+        return out
 
 
 # ------------------------------------------------------------------ svmlight text
