@@ -101,49 +101,75 @@ def concat(parts: list) -> Parts:
 EMPTY = Parts(np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int64))
 
 
-class Pool:
-    """CSR parts held side by side, read by global row number without stacking them."""
+class Picked:
+    """Rows ``rows`` (in order) of ``parts``, not copied out: what the lean path's held-out
+    split hands to ``rebatch``, which gathers each batch straight from the parsed blocks."""
 
-    def __init__(self, parts: list):
+    __slots__ = ("parts", "rows")
+
+    def __init__(self, parts: Parts, rows: np.ndarray):
+        self.parts, self.rows = parts, rows
+
+    @property
+    def n_rows(self) -> int:
+        return self.rows.shape[0]
+
+
+class Pool:
+    """CSR parts (or ``Picked`` rows of them) held side by side, read by global row number
+    without stacking them."""
+
+    def __init__(self, pieces: list):
+        parts = [p.parts.from_zero() if isinstance(p, Picked) else as_parts(p).from_zero() for p in pieces]
         self.parts = binding.PartsGather(parts)  # (data, indices, indptr from 0) each
-        self.starts = np.concatenate([[0], np.cumsum(self.parts.rows)])
         self.dtype = self.parts.dtype
+        counts = [p.n_rows for p in pieces]
+        self.part = np.repeat(np.arange(len(parts), dtype=np.int64), counts)  # each global row's part
+        self.local = np.concatenate([p.rows if isinstance(p, Picked) else np.arange(n, dtype=np.int64)
+                                     for p, n in zip(pieces, counts)])  # and its row there
 
     def gather(self, rows: np.ndarray) -> Parts:
         rows = np.asarray(rows, np.int64)
-        part = np.searchsorted(self.starts, rows, side="right") - 1
-        return Parts(*self.parts.gather(part, rows - self.starts[part]))
+        return Parts(*self.parts.gather(self.part[rows], self.local[rows]))
+
+    def rest(self, start: int) -> list:
+        """Rows ``start`` onwards as ``Picked`` pieces of their parts: nothing copied."""
+        part, local = self.part[start:], self.local[start:]
+        cuts = np.flatnonzero(np.diff(part)) + 1
+        return [Picked(Parts(*self.parts.parts[int(p[0])]), r)
+                for p, r in zip(np.split(part, cuts), np.split(local, cuts))]
 
 
 def rebatch(items, batch_size: int) -> Iterator[Rows]:
-    """Rows of any sizes in, batches of exactly ``batch_size`` rows out (the last may be short).
-    Every batch owns compact arrays (gathered from the pieces): a batch that were a view of a
-    bigger stacked array would keep all of it alive, e.g. in the shuffle buffer."""
+    """Rows of any sizes (``Rows`` or ``Picked`` rows with their codes) in, batches of exactly
+    ``batch_size`` rows out (the last may be short). Every batch owns compact arrays (gathered
+    from the pieces): a batch that were a view of a bigger stacked array would keep all of it
+    alive, e.g. in the shuffle buffer. Rows left over after a batch stay where they are
+    (``Pool.rest``) until the next one is gathered."""
     pend_X: list = []
     pend_c: list = []
     have = 0
     for X, c in items:
         if c.shape[0] == 0:
             continue
-        if not pend_X and c.shape[0] == batch_size:
+        if not pend_X and c.shape[0] == batch_size and not isinstance(X, Picked):
             yield Rows(as_parts(X), c)
             continue
-        pend_X.append(as_parts(X).from_zero())
+        pend_X.append(X)
         pend_c.append(c)
         have += c.shape[0]
         if have >= batch_size:
             pool, Pc = Pool(pend_X), np.concatenate(pend_c)
-            pend_X = pend_c = None  # type: ignore[assignment]
             s = 0
             while have - s >= batch_size:
                 yield Rows(pool.gather(np.arange(s, s + batch_size)), Pc[s:s + batch_size].copy())
                 s += batch_size
-            rest = (pool.gather(np.arange(s, have)), Pc[s:].copy()) if s < have else None
+            pend_X, pend_c = (pool.rest(s), [Pc[s:].copy()]) if s < have else ([], [])
             del pool, Pc
-            pend_X, pend_c = ([rest[0]], [rest[1]]) if rest else ([], [])
             have -= s
     if have:
-        yield Rows(Pool(pend_X).gather(np.arange(have)) if len(pend_X) > 1 else pend_X[0], np.concatenate(pend_c))
+        one = len(pend_X) == 1 and not isinstance(pend_X[0], Picked)
+        yield Rows(as_parts(pend_X[0]) if one else Pool(pend_X).gather(np.arange(have)), np.concatenate(pend_c))
 
 
 class ShuffleArena:

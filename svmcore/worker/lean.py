@@ -25,7 +25,8 @@ from svmcore.data.native import binding
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, write_held_out
 from svmcore.data.sources import Source, n_test_rows
-from svmcore.data.rows import EMPTY, Parts, Pool, Rows, as_parts, class_codes, concat, pool_shuffle, rebatch
+from svmcore.data.rows import (EMPTY, Parts, Picked, Pool, Rows, as_parts, class_codes, concat, pool_shuffle,
+                                rebatch)
 from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
@@ -108,22 +109,28 @@ def _codes(classes: np.ndarray, y: np.ndarray, path: str) -> np.ndarray:
 # ---------------------------------------------------------------- reading the text
 
 def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows: int, want_test: bool | None,
-               parse_ahead: bool = False):
+               parse_ahead: bool = False, picked: bool = False):
     """Rows of the file in order: train rows (``want_test`` False), held-out rows (True,
     stopping after the last one) or all rows (None). ``parse_ahead``: a thread parses the
     next blocks (in C, without the GIL) while this one trains; only the parse, since any
-    Python work there would take the GIL from the training thread."""
+    Python work there would take the GIL from the training thread. ``picked``: a block's
+    kept rows are handed on as ``Picked`` rows of it, for ``rebatch`` to gather, not copied."""
     blocks = _parsed_rows(source, n_features, classes)
     if parse_ahead:
         blocks = read_ahead(blocks, PARSE_AHEAD_BLOCKS)
     if want_test is None:
         return blocks
-    return split_chunks(blocks, want_test, total_rows, select=_select)
+    return split_chunks(blocks, want_test, total_rows, select=_pick if picked else _select)
 
 
 def _select(X: Parts, codes: np.ndarray, keep: np.ndarray) -> Rows:
     rows = np.flatnonzero(keep)
     return Rows(X.gather(rows), codes[rows])
+
+
+def _pick(X: Parts, codes: np.ndarray, keep: np.ndarray) -> tuple[Picked, np.ndarray]:
+    rows = np.flatnonzero(keep)
+    return Picked(X, rows), codes[rows]
 
 
 def _parsed_rows(source: Source, n_features: int, classes: np.ndarray):
@@ -218,7 +225,8 @@ class LeanStream:
                 raw = read_ahead(raw, self._later_ahead(batch_size))
         else:
             raw = rebatch(_text_rows(self.source, self.n_features, self.classes, self.total_rows,
-                                      False if self.hold_out else None, parse_ahead=self.reader_thread), batch_size)
+                                      False if self.hold_out else None, parse_ahead=self.reader_thread, picked=True),
+                          batch_size)
             if self.spill is not None and epoch == 0:
                 raw = self.spill.write_through(raw)
             if self.shuffle is not None:

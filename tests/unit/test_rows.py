@@ -60,6 +60,27 @@ def test_rebatch_cuts_exact_batches_in_order():
     assert np.array_equal(np.vstack([_dense(r.X) for r in out]), X.toarray())
 
 
+@pytest.mark.parametrize("batch", [1, 50, 128, 300, 2000])
+def test_rebatch_gathers_picked_rows_straight_from_their_blocks(batch):
+    """The lean path hands rebatch each parsed block with its kept rows (``Picked``): the
+    batches hold those rows in order, as if they had been copied out first, and leftovers
+    wait as picked rows of their blocks, not as copies."""
+    X = _csr(1000)
+    p, codes = _parts(X), np.arange(1000) % 3
+    keep = np.flatnonzero(np.arange(1000) % 7 != 3)  # a held-out row every 7th
+    pieces = []
+    for a, b in [(0, 90), (90, 91), (91, 400), (400, 1000)]:
+        mine = keep[(keep >= a) & (keep < b)] - a
+        pieces.append((rows.Picked(p.slice(a, b).from_zero(), mine), codes[a:b][mine]))
+    pieces.insert(2, (p.slice(0, 5).from_zero(), codes[:5]))  # a plain piece among them
+    want = np.concatenate([keep[keep < 91], np.arange(5), keep[keep >= 91]])
+    out = list(rows.rebatch(pieces, batch))
+    assert [r.codes.shape[0] for r in out[:-1]] == [batch] * (len(out) - 1) and 0 < out[-1].codes.shape[0] <= batch
+    assert np.array_equal(np.concatenate([r.codes for r in out]), codes[want])
+    assert np.array_equal(np.vstack([_dense(r.X) for r in out]), X[want].toarray())
+    assert all(r.X.indptr[0] == 0 and r.X.data.base is None for r in out)  # compact arrays of their own
+
+
 @pytest.mark.parametrize("pool_rows", [100, 333, 5000])
 def test_the_shuffle_buffer_moves_rows_as_the_classic_one(pool_rows):
     X = _csr(2000)
