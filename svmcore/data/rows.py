@@ -233,24 +233,15 @@ class ShuffleArena:
         placed = self._placed(np.asarray(rows, np.int64))
         return Rows(self._parts().gather(placed), self.codes[placed])
 
-    def keep(self, rows: np.ndarray, chunk: int = 1024) -> None:
-        """Keep rows ``rows`` (they become rows 0, 1, ... in that order), moved to the front a
-        chunk at a time in the order they sit. The j-th row moved sits at j or after it, so a
-        chunk, read whole before it is written, only overwrites rows (and indptr entries)
-        already moved or let go; where nothing moved, it writes what was there."""
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep rows ``rows`` (they become rows 0, 1, ... in that order), moved to the front in
+        place in the order they sit (``binding.move_front``): the j-th row moved sits at j or
+        after it, so it only overwrites rows already moved or let go."""
         placed = self._placed(np.asarray(rows, np.int64))
         by_place = np.argsort(placed, kind="stable")
         src = placed[by_place]
         codes = self.codes[src]
-        z = 0
-        for c in range(0, src.shape[0], chunk):
-            data, indices, indptr = binding.gather_rows(self.data, self.indices, self.indptr[:self.rows + 1],
-                                                        src[c:c + chunk])
-            n = data.shape[0]
-            self.data[z:z + n] = data
-            self.indices[z:z + n] = indices
-            self.indptr[c + 1:c + indptr.shape[0]] = indptr[1:] + z
-            z += n
+        binding.move_front(self.data, self.indices, self.indptr[:self.rows + 1], src)
         self.codes[:src.shape[0]] = codes
         self.rows = src.shape[0]
         self.order = np.empty(src.shape[0], np.int64)

@@ -131,3 +131,14 @@ def test_the_native_generator_draws_numpy_s_permutations(entropy):
         np.testing.assert_array_equal(ours.permutation(n), numpy_s.permutation(n))
     with pytest.raises(ValueError, match="non-negative"):
         binding.Generator([1, -2])
+
+
+def test_move_front_moves_increasing_rows_in_place_and_refuses_others():
+    X = sp.random(200, 40, density=0.2, format="csr", random_state=3)
+    data, indices, indptr = X.data.copy(), X.indices.astype(np.int32), X.indptr.astype(np.int64)
+    keep = np.array([0, 3, 4, 5, 90, 91, 150, 199])  # some in place, some far
+    binding.move_front(data, indices, indptr, keep)
+    moved = sp.csr_matrix((data[:indptr[8]], indices[:indptr[8]], indptr[:9]), shape=(8, 40))
+    np.testing.assert_array_equal(moved.toarray(), X[keep].toarray())
+    with pytest.raises(ValueError, match="increasing"):
+        binding.move_front(data, indices, indptr, np.array([5, 3]))

@@ -119,7 +119,7 @@ def test_the_shuffle_arena_keeps_rows_in_place_and_holds_one_pool():
             assert got.codes.tolist() == want
             assert np.array_equal(_dense(got.X), X[want].toarray())
             kept = order[-250:]
-            arena.keep(kept, chunk=32)  # several chunks a round
+            arena.keep(kept)
             model = [model[i] for i in kept]
     everything = arena.take(np.arange(len(model)))
     assert everything.codes.tolist() == model

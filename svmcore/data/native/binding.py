@@ -52,6 +52,7 @@ SIGNATURES = {
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
+    "csr_move_front": (None, [_P, _P, _P, _I64, _P, _I64]),
     "spill_read_pieces": (_I64, [_I64, _I64, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P]),
     "rng_state_width": (_I64, []),
     "rng_seed": (None, [_P, _I64, _P]),
@@ -218,6 +219,21 @@ def gather_rows(data, indices, indptr, rows) -> tuple[np.ndarray, np.ndarray, np
                          rows.ctypes.data, rows.shape[0], out_data.ctypes.data, out_indices.ctypes.data,
                          out_indptr.ctypes.data)
     return out_data, out_indices, out_indptr
+
+
+def move_front(data, indices, indptr, rows) -> None:
+    """Rows ``rows`` (increasing) of CSR parts (indptr from 0) moved, in place and in that
+    order, to rows 0, 1, ...; ``indptr[:len(rows) + 1]`` then describes them."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    _array(data, None, "data")
+    _out(indices, np.int32, "indices")
+    _out(indptr, np.int64, "indptr")
+    if rows.shape[0] and (rows[0] < 0 or rows[-1] >= indptr.shape[0] - 1 or (np.diff(rows) <= 0).any()):
+        raise ValueError(f"rows must be increasing and in [0, {indptr.shape[0] - 1})")
+    if indptr[0] != 0:
+        raise ValueError("indptr must start at 0")
+    library().csr_move_front(_out(data, None, "data"), indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
+                             rows.ctypes.data, rows.shape[0])
 
 
 class PartsGather:

@@ -171,3 +171,17 @@ int64_t csr_parts_indptr(const int64_t *indptr_p, const int64_t *parts, const in
     }
     return z;
 }
+
+/* Rows src[0] < src[1] < ... (m of them) of a CSR matrix moved to rows 0..m-1, in place, in that
+ * order: row j goes to a place at or before its own, so moving them in order never overwrites a
+ * row not yet moved (memmove: a row may overlap its new place). indptr[0] stays 0. */
+void csr_move_front(void *data, int32_t *indices, int64_t *indptr, int64_t itemsize, const int64_t *src, int64_t m) {
+    int64_t z = 0;
+    for (int64_t j = 0; j < m; j++) {
+        int64_t lo = indptr[src[j]], n = indptr[src[j] + 1] - lo;
+        memmove((char *)data + z * itemsize, (const char *)data + lo * itemsize, (size_t)(n * itemsize));
+        memmove(indices + z, indices + lo, (size_t)n * 4);
+        z += n;
+        indptr[j + 1] = z;
+    }
+}
