@@ -23,12 +23,11 @@ import mmap
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
-from svmcore.data.native import binding
 from svmcore.data.rows import as_parts
 from svmcore.data.shuffle_order import buffer_rounds, piece_rows, window_pieces
 from svmcore.data.sources import Source, is_test_row, last_test_row
@@ -78,13 +77,13 @@ class Shuffle:
 
     seed: int
     window_rows: int
-    native: bool = False  # the native library's generator: the same draws without numpy.random (the lean path)
+    # None: np.random.default_rng; or a twin with the same draws (the lean path's binding.Generator, so that
+    # numpy.random is never imported there: named here, np.random would be loaded with this module)
+    generator: Callable | None = None
 
     def rng(self, epoch: int, stage: int = 0):
-        """The pass's generator: ``np.random.default_rng([seed, epoch, stage])`` or its native twin."""
-        if self.native:
-            return binding.Generator([self.seed, epoch, stage])
-        return np.random.default_rng([self.seed, epoch, stage])
+        """The pass's generator, seeded by (seed, epoch, stage)."""
+        return (self.generator or np.random.default_rng)([self.seed, epoch, stage])
 
 
 def block_windows(n_rows: int, block_rows: int, window_rows: int, rng: np.random.Generator):

@@ -210,7 +210,7 @@ class LeanStream:
         self.total_rows = total_rows
         self.hold_out = hold_out
         self.spill = spill
-        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer, native=True) if cfg.shuffle else None
+        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer, binding.Generator) if cfg.shuffle else None
         self.sdtype = np.dtype(STORE_DTYPES[cfg.precision])
         self.cdtype = np.float64 if cfg.precision == "float64" else np.float32
         self.reader_thread = cfg.threads > 1
@@ -274,7 +274,7 @@ class LeanArrays:
     def __init__(self, X: Parts, codes: np.ndarray, cfg: RunConfig):
         self.X, self.codes = X, codes
         self.n_rows = int(codes.shape[0])
-        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer, native=True) if cfg.shuffle else None
+        self.shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer, binding.Generator) if cfg.shuffle else None
         self.cdtype = np.float64 if cfg.precision == "float64" else np.float32
         self.reader_thread = False
         self.spill = None

@@ -193,8 +193,8 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _without_openssl() -> None:
     """Keep OpenSSL's libcrypto out of the lean worker (3.3 MiB of resident library pages
-    here, about 3 MiB of its exact peak): hashlib, imported by svmcore's cache keys and by
-    numpy.random (through secrets and hmac), then uses CPython's own SHA implementations,
+    here, about 3 MiB of its exact peak): hashlib, imported by svmcore's cache keys (numpy.random,
+    which would import it too, is not loaded there), then uses CPython's own SHA implementations,
     which give the same digests. Nothing the lean worker does needs an algorithm only
     OpenSSL has. (A ``None`` in ``sys.modules`` makes that import fail, as hashlib expects
     where OpenSSL is missing.)"""

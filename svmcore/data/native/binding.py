@@ -225,15 +225,12 @@ def move_front(data, indices, indptr, rows) -> None:
     """Rows ``rows`` (increasing) of CSR parts (indptr from 0) moved, in place and in that
     order, to rows 0, 1, ...; ``indptr[:len(rows) + 1]`` then describes them."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    _array(data, None, "data")
-    _out(indices, np.int32, "indices")
-    _out(indptr, np.int64, "indptr")
+    address = _out(data, None, "data"), _out(indices, np.int32, "indices"), _out(indptr, np.int64, "indptr")
     if rows.shape[0] and (rows[0] < 0 or rows[-1] >= indptr.shape[0] - 1 or (np.diff(rows) <= 0).any()):
         raise ValueError(f"rows must be increasing and in [0, {indptr.shape[0] - 1})")
     if indptr[0] != 0:
         raise ValueError("indptr must start at 0")
-    library().csr_move_front(_out(data, None, "data"), indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
-                             rows.ctypes.data, rows.shape[0])
+    library().csr_move_front(*address, data.dtype.itemsize, rows.ctypes.data, rows.shape[0])
 
 
 class PartsGather:
