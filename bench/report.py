@@ -33,12 +33,12 @@ SECTIONS = [
      "Per-coordinate AdaGrad updates (with and without normalisation, as Vowpal Wabbit's) against the averaged SGD "
      "at its default alpha, accuracy after each pass: averaged SGD is ahead at every pass, so no adaptive solver "
      "was added."),
-    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal --repeat 3",
+    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal --repeat 2",
      "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
      "scikit-learn path with the same knobs, with issue 14's goal ratios and issue 20's raised ones (re-run on 12-04 "
      "after the spill's windows were read in one native call and, with 2 threads, ahead of training; the parser "
      "four blocks ahead; a 512 KiB mmap threshold; numpy.random out of the lean worker). First-pass rates of one "
-     "build varied by 20-30% between runs here (fastest of 3 shown)."),
+     "build varied by 20-30% between runs here (fastest of 2 shown)."),
     ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path --repeat 2",
      "The same at 10M rows (re-run on 12-04 after this stop's speed changes: later passes 1.57M -> 2.27M rows/s, "
      "3.3x VW's cache pass), without the scikit-learn path: the accuracy comparison at this size is the race's. "
