@@ -93,7 +93,9 @@ def _run_worker(tmp_path, name: str, **knobs) -> tuple[dict, list]:
     (run_dir / "job.json").write_text(json.dumps({"config": cfg.to_dict(), "cache_dir": str(tmp_path / "cache")}))
     code = ("import sys, json\nfrom svmcore.worker.main import main\nrc = main(sys.argv[1])\n"
             "mapped = 'libcrypto' in open('/proc/self/maps').read()\n"
-            "print(json.dumps(sorted(sys.modules) + (['<libcrypto mapped>'] if mapped else [])))")
+            "import numpy as np\nhuge = np._core.multiarray._get_madvise_hugepage()\n"
+            "print(json.dumps(sorted(sys.modules) + (['<libcrypto mapped>'] if mapped else [])\n"
+            "                 + (['<huge pages advised>'] if huge else [])))")
     proc = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
@@ -115,6 +117,7 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
     # end, to write the model and drop the spill)
     assert not {"zipfile", "subprocess", "socket", "concurrent.futures", "uuid"} & set(modules)
     assert "numpy.random" not in modules  # its seeded permutations come from the native library (2.2 MiB)
+    assert "<huge pages advised>" not in modules  # a 2 MiB page for each parsed block's arrays (lean._small_pages)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
     # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
