@@ -132,44 +132,46 @@ class Pool:
         rows = np.asarray(rows, np.int64)
         return Parts(*self.parts.gather(self.part[rows], self.local[rows]))
 
-    def rest(self, start: int) -> list:
-        """Rows ``start`` onwards as ``Picked`` pieces of their parts: nothing copied."""
-        part, local = self.part[start:], self.local[start:]
-        cuts = np.flatnonzero(np.diff(part)) + 1
-        return [Picked(Parts(*self.parts.parts[int(p[0])]), r)
-                for p, r in zip(np.split(part, cuts), np.split(local, cuts))]
 
-
-def rebatch(items, batch_size: int) -> Iterator[Rows]:
-    """Rows of any sizes (``Rows`` or ``Picked`` rows with their codes) in, batches of exactly
-    ``batch_size`` rows out (the last may be short). Every batch owns compact arrays (gathered
-    from the pieces): a batch that were a view of a bigger stacked array would keep all of it
-    alive, e.g. in the shuffle buffer. Rows left over after a batch stay where they are
-    (``Pool.rest``) until the next one is gathered."""
-    pend_X: list = []
+def batch_pieces(items, batch_size: int) -> Iterator[tuple[list, np.ndarray]]:
+    """Rows of any sizes (``Rows`` or ``Picked`` rows with their codes) in; each batch of
+    exactly ``batch_size`` rows (the last may be short) out as the pieces it is made of, not
+    copied: ``Picked`` rows of the items it spans, or one whole item that is a batch as it
+    is, and its codes."""
+    pend: list = []
     pend_c: list = []
     have = 0
     for X, c in items:
-        if c.shape[0] == 0:
+        n = c.shape[0]
+        if n == 0:
             continue
-        if not pend_X and c.shape[0] == batch_size and not isinstance(X, Picked):
-            yield Rows(as_parts(X), c)
+        if not pend and n == batch_size and not isinstance(X, Picked):
+            yield [as_parts(X)], c
             continue
-        pend_X.append(X)
-        pend_c.append(c)
-        have += c.shape[0]
-        if have >= batch_size:
-            pool, Pc = Pool(pend_X), np.concatenate(pend_c)
-            s = 0
-            while have - s >= batch_size:
-                yield Rows(pool.gather(np.arange(s, s + batch_size)), Pc[s:s + batch_size].copy())
-                s += batch_size
-            pend_X, pend_c = (pool.rest(s), [Pc[s:].copy()]) if s < have else ([], [])
-            del pool, Pc
-            have -= s
+        picked = X if isinstance(X, Picked) else Picked(as_parts(X), np.arange(n, dtype=np.int64))
+        s = 0
+        while s < n:
+            k = min(n - s, batch_size - have)
+            pend.append(Picked(picked.parts, picked.rows[s:s + k]))
+            pend_c.append(c[s:s + k])
+            have, s = have + k, s + k
+            if have == batch_size:
+                yield pend, np.concatenate(pend_c)
+                pend, pend_c, have = [], [], 0
     if have:
-        one = len(pend_X) == 1 and not isinstance(pend_X[0], Picked)
-        yield Rows(as_parts(pend_X[0]) if one else Pool(pend_X).gather(np.arange(have)), np.concatenate(pend_c))
+        yield pend, np.concatenate(pend_c)
+
+
+def rebatch(items, batch_size: int) -> Iterator[Rows]:
+    """``batch_pieces`` gathered: every batch owns compact arrays (a batch that were a view
+    of a bigger stacked array would keep all of it alive, e.g. in the shuffle buffer), but for
+    an item that is a batch as it is. Rows left over after a batch stay in their blocks until
+    the next one is gathered."""
+    for pieces, codes in batch_pieces(items, batch_size):
+        if isinstance(pieces[0], Parts):
+            yield Rows(pieces[0], codes)
+        else:
+            yield Rows(Pool(pieces).gather(np.arange(codes.shape[0])), codes)
 
 
 class ShuffleArena:
@@ -183,7 +185,8 @@ class ShuffleArena:
 
     SLACK = 8  # arrays grow to 1/8 more than asked, so slightly fuller rounds do not regrow them
 
-    def __init__(self):
+    def __init__(self, on_add=None):
+        self.on_add = on_add  # on_add(parts, codes): each item's rows where they were put, e.g. to spill them
         self.data = np.empty(0)  # of the first rows' value type (``add``)
         self.indices = np.empty(0, np.int32)
         self.indptr = np.zeros(1, np.int64)
@@ -205,18 +208,35 @@ class ShuffleArena:
         self.codes = grown(self.codes, rows, self.rows)
 
     def add(self, X, codes: np.ndarray) -> None:
-        data, indices, indptr = as_parts(X)
-        if self.rows == 0 and self.data.dtype != data.dtype:
-            self.data = np.empty(0, data.dtype)
-        n, lo = codes.shape[0], int(indptr[0])
-        k = int(indptr[-1]) - lo
-        z = int(self.indptr[self.rows])
-        self._room(self.rows + n, z + k)
-        self.data[z:z + k] = data[lo:lo + k]
-        self.indices[z:z + k] = indices[lo:lo + k]
-        self.indptr[self.rows + 1:self.rows + n + 1] = indptr[1:] - lo + z
+        """Rows in: CSR parts, or a list of ``Picked`` pieces (``batch_pieces``) gathered
+        straight into place."""
+        pieces = X if isinstance(X, list) else [as_parts(X)]
+        dtype = (pieces[0].parts if isinstance(pieces[0], Picked) else pieces[0]).data.dtype
+        if self.rows == 0 and self.data.dtype != dtype:
+            self.data = np.empty(0, dtype)
+        n, r, z0 = codes.shape[0], self.rows, int(self.indptr[self.rows])
+        k = sum(_nnz(p) for p in pieces)
+        self._room(r + n, z0 + k)
+        z = z0
+        for p in pieces:
+            data, indices, indptr = p.parts if isinstance(p, Picked) else p
+            if not isinstance(p, Picked):  # whole parts: copied as they are
+                m, lo = indptr.shape[0] - 1, int(indptr[0])
+                got = int(indptr[-1]) - lo
+                self.data[z:z + got] = data[lo:lo + got]
+                self.indices[z:z + got] = indices[lo:lo + got]
+                self.indptr[r + 1:r + m + 1] = indptr[1:] - lo + z
+            else:
+                m = p.rows.shape[0]
+                got = binding.gather_rows_into(data, indices, indptr, p.rows, self.data[z:], self.indices[z:],
+                                               self.indptr[r:r + m + 1])
+                self.indptr[r:r + m + 1] += z
+            z, r = z + got, r + m
         self.codes[self.rows:self.rows + n] = codes
-        self.rows += n
+        if self.on_add is not None:
+            self.on_add(Parts(self.data[z0:z], self.indices[z0:z], self.indptr[self.rows:r + 1] - z0),
+                        self.codes[self.rows:r])
+        self.rows = r
 
     def _parts(self) -> Parts:
         z = int(self.indptr[self.rows])
@@ -248,10 +268,19 @@ class ShuffleArena:
         self.order[by_place] = np.arange(src.shape[0])  # kept row i now sits at order[i]
 
 
-def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int) -> Iterator[Rows]:
-    """``batches.pool_shuffle`` on ``Rows`` (``buffer_rounds``: the same rule and the same
-    random draws) in a ``ShuffleArena``, the leaving rows handed out a batch at a time."""
-    arena = ShuffleArena()
+def _nnz(p) -> int:
+    """Nonzeros of ``Picked`` rows or of whole parts."""
+    if not isinstance(p, Picked):
+        return int(p.indptr[-1] - p.indptr[0])
+    indptr = p.parts.indptr
+    return int((indptr[p.rows + 1] - indptr[p.rows]).sum())
+
+
+def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, on_add=None) -> Iterator[Rows]:
+    """``batches.pool_shuffle`` on ``Rows`` or ``batch_pieces`` (``buffer_rounds``: the same
+    rule and the same random draws) in a ``ShuffleArena``, the leaving rows handed out a batch
+    at a time; ``on_add`` sees each item's rows once they are in it."""
+    arena = ShuffleArena(on_add)
     for out in buffer_rounds(items, pool_rows, rng, arena):
         for s in range(0, out.shape[0], batch_size):
             yield arena.take(out[s:s + batch_size])

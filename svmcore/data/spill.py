@@ -51,26 +51,13 @@ class Spill:
 
     def write_through(self, batches: Iterator) -> Iterator:
         """Yield ``batches`` unchanged, writing each one to disk as it passes."""
-        os.makedirs(self.folder, exist_ok=True)
-        files = {n: open(self._path(n), "wb") for n in _FILES}
-        try:
-            for Xb, yb in batches:
-                if files:
-                    try:
-                        self._write(files, Xb, yb)
-                    except OSError as e:  # a full disk: give up the spill, keep training
-                        self.failed = (f"could not write the spill in {self.folder} ({e}); "
-                                       "later passes parse the text again")
-                        self._close(files)
-                        files = {}
-                        self.discard()
-                yield Xb, yb
-            if files:
-                self._close(files)
-                files = {}
-                self.complete = True
-        finally:
-            self._close(files)
+        recorder = self.recorder()
+        return recorder.around(recorder.passing(batches))
+
+    def recorder(self) -> "Recorder":
+        """The first pass's writer, for a caller that writes rows where they are (the lean
+        path's shuffle buffer writes each batch's rows from its own arrays)."""
+        return Recorder(self)
 
     def _write(self, files, Xb, yb) -> None:
         if isinstance(Xb, tuple):  # Rows: CSR parts and class codes
@@ -194,6 +181,49 @@ class Spill:
         import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
 
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Recorder:
+    """Writes a first pass's rows to the spill, in the order given (``write``: a batch's CSR
+    parts and class codes, or a scipy/dense batch and labels). A full disk gives the spill
+    up and training goes on (``Spill.failed`` says why); ``around`` marks it complete when
+    the pass it wraps ends, and closes the files if the pass is left early."""
+
+    def __init__(self, spill: Spill):
+        self.spill = spill
+        self.files: dict = {}
+
+    def write(self, X, y) -> None:
+        spill = self.spill
+        if not self.files:  # given up (or the pass not begun)
+            return
+        try:
+            spill._write(self.files, X, y)
+        except OSError as e:  # a full disk: give up the spill, keep training
+            spill.failed = f"could not write the spill in {spill.folder} ({e}); later passes parse the text again"
+            self.close()
+            spill.discard()
+
+    def passing(self, batches: Iterator) -> Iterator:
+        """``batches`` unchanged, each written as it passes."""
+        for Xb, yb in batches:
+            self.write(Xb, yb)
+            yield Xb, yb
+
+    def close(self) -> None:
+        Spill._close(self.files)
+        self.files = {}
+
+    def around(self, batches: Iterator) -> Iterator:
+        os.makedirs(self.spill.folder, exist_ok=True)
+        self.files = {n: open(self.spill._path(n), "wb") for n in _FILES}
+        try:
+            yield from batches
+            if self.files:
+                self.close()
+                self.spill.complete = True
+        finally:
+            self.close()
 
 
 def _read_pieces(fds: list[int], bounds: tuple, out: tuple) -> bool:

@@ -99,6 +99,54 @@ def test_the_shuffle_buffer_moves_rows_as_the_classic_one(pool_rows):
     assert max(r.codes.shape[0] for r in out) <= 64
 
 
+@pytest.mark.parametrize("pool_rows,batch", [(100, 64), (333, 50), (5000, 128), (300, 1)])
+def test_batch_pieces_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows, batch):
+    """The lean path's first pass: each batch's rows gathered from the parsed blocks straight
+    into the shuffle buffer (``batch_pieces``), not gathered into a batch first. Same rounds,
+    same random draws, same rows out as shuffling gathered batches; ``on_add`` sees every
+    kept row once, in file order (what the spill writes)."""
+    X = _csr(2000)
+    p, ids = _parts(X), np.arange(2000)
+    keep = np.flatnonzero(ids % 7 != 3)
+    cuts = [(0, 90), (90, 91), (91, 700), (700, 2000)]
+
+    def blocks():
+        for a, b in cuts:
+            mine = keep[(keep >= a) & (keep < b)] - a
+            yield rows.Picked(p.slice(a, b).from_zero(), mine), ids[a:b][mine]
+
+    gathered = list(rows.pool_shuffle(rows.rebatch(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
+    added = []
+    direct = list(rows.pool_shuffle(rows.batch_pieces(blocks(), batch), pool_rows, np.random.default_rng(5), batch,
+                                    on_add=lambda parts, codes: added.append((_dense(parts), codes.copy()))))
+    assert [r.codes.tolist() for r in direct] == [r.codes.tolist() for r in gathered]
+    order = np.concatenate([r.codes for r in direct])
+    assert sorted(order.tolist()) == keep.tolist()
+    assert np.array_equal(np.vstack([_dense(r.X) for r in direct]), X[order].toarray())
+    assert [c.shape[0] for _, c in added[:-1]] == [batch] * (len(added) - 1)  # one call a batch
+    assert np.array_equal(np.concatenate([c for _, c in added]), keep)
+    assert np.array_equal(np.vstack([d for d, _ in added]), X[keep].toarray())
+
+
+def test_gathering_into_a_buffer_checks_its_room():
+    from svmcore.data.native import binding
+
+    p = _parts(_csr(50))
+    need = int(p.indptr[4] - p.indptr[1])
+    with pytest.raises(ValueError, match="out_data"):
+        binding.gather_rows_into(*p, np.arange(1, 4), np.empty(need - 1), np.empty(need, np.int32),
+                                 np.empty(4, np.int64))
+    with pytest.raises(ValueError, match="out_indptr"):
+        binding.gather_rows_into(*p, np.arange(1, 4), np.empty(need), np.empty(need, np.int32),
+                                 np.empty(3, np.int64))
+    with pytest.raises(TypeError, match="out_data"):
+        binding.gather_rows_into(*p, np.arange(1, 4), np.empty(need, np.float32), np.empty(need, np.int32),
+                                 np.empty(4, np.int64))
+    out = np.zeros(need + 5), np.zeros(need + 5, np.int32), np.zeros(4, np.int64)
+    assert binding.gather_rows_into(*p, np.arange(1, 4), *out) == need
+    assert np.array_equal(out[0][:need], p.data[p.indptr[1]:p.indptr[4]]) and not out[0][need:].any()
+
+
 def test_the_shuffle_arena_keeps_rows_in_place_and_holds_one_pool():
     """Rows added, taken and kept (moved to the front in place) over many rounds are the rows a
     plain list would hold, in the kept order; the arrays never grow past the fullest round."""
