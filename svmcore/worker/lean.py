@@ -135,7 +135,7 @@ def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows:
     next blocks (in C, without the GIL) while this one trains; only the parse, since any
     Python work there would take the GIL from the training thread. ``picked``: a block's
     kept rows are handed on as ``Picked`` rows of it, for ``rebatch`` to gather, not copied."""
-    blocks = _parsed_rows(source, n_features, classes)
+    blocks = _parsed_rows(source, n_features, classes, scratch=parse_ahead)
     if parse_ahead:
         blocks = read_ahead(blocks, PARSE_AHEAD_BLOCKS)
     if want_test is None:
@@ -153,12 +153,13 @@ def _pick(X: Parts, codes: np.ndarray, keep: np.ndarray) -> tuple[Picked, np.nda
     return Picked(X, rows), codes[rows]
 
 
-def _parsed_rows(source: Source, n_features: int, classes: np.ndarray):
+def _parsed_rows(source: Source, n_features: int, classes: np.ndarray, scratch: bool = False):
     """The file's rows a parsed block at a time, with class codes; checks that the file
-    is the one scanned and names a bad line."""
+    is the one scanned and names a bad line. ``scratch``: parsed on the reader thread
+    (``nativesvm.iter_parsed_blocks``)."""
     path = source.path
     try:
-        for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES):
+        for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES, scratch=scratch):
             if source.stamp is not None:
                 source.check_unchanged()
             if b.max_id > n_features:
