@@ -258,7 +258,9 @@ class ShuffleArena:
         place in the order they sit (``binding.move_front``): the j-th row moved sits at j or
         after it, so it only overwrites rows already moved or let go."""
         placed = self._placed(np.asarray(rows, np.int64))
-        by_place = np.argsort(placed, kind="stable")
+        slot = np.full(self.rows, -1, np.int64)  # the kept rows in place order, in one pass (argsort: 2% of a pass)
+        slot[placed] = np.arange(placed.shape[0])
+        by_place = slot[slot >= 0]
         src = placed[by_place]
         codes = self.codes[src]
         binding.move_front(self.data, self.indices, self.indptr[:self.rows + 1], src)
