@@ -1,5 +1,5 @@
 """What a run leaves behind and who removes it: its cgroup (named in job.json), its
-stream spill, a data-parallel run's shards, and on delete its folder. One function, used by every path a run ends by."""
+stream spill, a data-parallel run's shards, the lean path's live-evaluation sample, and on delete its folder. One function, used by every path a run ends by."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import signal
 
 from svmcore.engine import limits
 
-COPIES = ("spill", "shards")  # a run's folders of training rows: a stream spill, data-parallel shards
+# a run's folders of copied rows: a stream spill, data-parallel shards, the lean path's live-evaluation sample
+COPIES = ("spill", "shards", "eval-sample")
 
 
 def _run_cgroup(run_dir: str) -> str | None:

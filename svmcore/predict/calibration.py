@@ -286,7 +286,7 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 11  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
+CALIBRATION_VERSION = 12  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
 # activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
 # runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
 # native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
@@ -300,4 +300,6 @@ CALIBRATION_VERSION = 11  # 3: the MLP priced as scikit-learn holds it; 4: shuff
 # and a calibration run that separates it from the weights (2^22 columns without averaging); 10: the numba and
 # native solvers give their weights up to the export (4 bytes per weight, not 12), the lean worker maps no OpenSSL
 # (its floor 3.5 MiB lower), the lean shuffle buffer holds its pool once (``rows.ShuffleArena``); 11: the lean
-# path's reader thread parses four blocks ahead, not two (its batch feature 5 batches with 2 threads, not 3)
+# path's reader thread parses four blocks ahead, not two (its batch feature 5 batches with 2 threads, not 3);
+# 12: the lean path 3-5 MiB lower in train (no huge pages for numpy's arrays, the held-out index and the live
+# sample left on disk, one batch fewer in flight): a version 11 calibration forecast it that much high

@@ -188,12 +188,13 @@ def _held_out(source: Source, cache_dir: str, n_features: int, rows: int, classe
 
 class _OnDisk:
     """The held-out rows left on disk (the cache folder's CSR files), read a slice at a
-    time: training holds only the 2,000-row evaluation sample, not the whole test set. Its
-    row index is read when rows are (``release`` lets it go while training: 8 bytes a row,
-    1.5 MiB at 10^7 rows)."""
+    time (``slice_rows`` rows when scored): training holds none of the test set. Its row
+    index is read when rows are (``release`` lets it go while training: 8 bytes a row, 1.5
+    MiB at 10^7 rows)."""
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, slice_rows: int = SCORE_SLICE_ROWS):
         self.folder = folder
+        self.slice_rows = slice_rows
         self._indptr: np.ndarray | None = None
         self.n_rows = os.path.getsize(os.path.join(folder, "indptr.i64")) // 8 - 1
 
@@ -354,11 +355,33 @@ class LeanArrays:
             yield Rows(self._ready(self.X.slice(start, stop)), self.codes[start:stop])
 
 
+# The live sample is scored this many rows at a time, read from its folder: ~140 KiB at 46 nonzeros a row
+SAMPLE_SLICE_ROWS = 256
+
+
+def _sample_on_disk(folder: str, X: Parts, codes: np.ndarray) -> _OnDisk:
+    """The live-evaluation sample written to the run's folder (the held-out cache's files),
+    to be read back ``SAMPLE_SLICE_ROWS`` rows at a time each time it is scored (once a
+    second): held in memory it was 1.1 MiB of the peak at 46 nonzeros a row. Deleted with the
+    run's spill (``_drop_sample``)."""
+    os.makedirs(folder, exist_ok=True)
+    write_held_out(folder, [(X, codes)])
+    return _OnDisk(folder, SAMPLE_SLICE_ROWS)
+
+
+def _drop_sample(X_eval) -> None:
+    if isinstance(X_eval, _OnDisk):
+        import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
+
+        shutil.rmtree(X_eval.folder, ignore_errors=True)
+
+
 def _confusion(predict_codes, X, codes: np.ndarray, k: int) -> np.ndarray:
     matrix = np.zeros((k, k), np.int64)
     n = codes.shape[0]
-    for s in range(0, n, SCORE_SLICE_ROWS):
-        e = min(n, s + SCORE_SLICE_ROWS)
+    step = getattr(X, "slice_rows", SCORE_SLICE_ROWS)
+    for s in range(0, n, step):
+        e = min(n, s + step)
         matrix += confusion(codes[s:e], predict_codes(X.slice(s, e)), k)
     return matrix
 
@@ -427,6 +450,8 @@ def run(job: dict, events, phases) -> TrainResult:
         eval_rows = loop.eval_sample_rows(cfg.seed, test_codes.shape[0], binding.Generator)
         X_eval = X_test.rows(eval_rows) if isinstance(X_test, _OnDisk) else X_test.gather(eval_rows)
         c_eval = test_codes[eval_rows]
+        if job.get("run_dir"):
+            X_eval = _sample_on_disk(os.path.join(job["run_dir"], "eval-sample"), X_eval, c_eval)
     n_test = int(test_codes.shape[0])
     if held is not None:  # the held-out rows' index and labels wait on disk while training (4.7 MiB at 10^7 rows)
         held.release()
@@ -439,6 +464,7 @@ def run(job: dict, events, phases) -> TrainResult:
     loop.train_passes(progress, lambda epoch: train.batches(cfg.batch_size, epoch), model.fit_codes, cfg.gc_every,
                  getattr(phases, "faults", None))
     train_s = progress.train_s
+    _drop_sample(X_eval)
     data.check_unchanged()
     spill_info = loop.spill_report(train.spill)
     threads = {"requested": cfg.threads, "blas": [], "os_threads": loop.os_threads(),

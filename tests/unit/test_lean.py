@@ -136,6 +136,7 @@ def test_lean_run_follows_the_monitor_knob_and_reports_its_model_size(tmp_path, 
     events = [json.loads(line) for line in (tmp_path / monitor / "events.jsonl").read_text().splitlines()]
     evals = [e for e in events if e["kind"] == "eval" and not e.get("final")]
     assert (len(evals) >= 1) == bool(live_evals)  # one a pass at least with full monitoring, none otherwise
+    assert not (tmp_path / monitor / "eval-sample").exists()  # the live sample's folder goes with the run's end
     assert any(e["kind"] == "progress" for e in events) == progress
     s = out["summary"]
     assert s["monitor"] == monitor and 0 < s["nonzero_weights"] <= s["weights"] == 2000
@@ -287,3 +288,28 @@ def test_held_out_rows_wait_on_disk_while_training(tmp_path):
     np.save(os.path.join(held.folder, "y.npy"), y[:-1])
     with pytest.raises(DataError, match="labels for"):
         held.labels()
+
+
+def test_the_live_sample_scored_from_disk_scores_as_in_memory(tmp_path):
+    """The live-evaluation sample waits in the run's folder and is read back 256 rows at a
+    time when scored: the same confusion matrix as the rows held in memory."""
+    from svmcore.worker import lean
+
+    rng = np.random.default_rng(3)
+    X = sp.random(2000, 400, density=0.05, random_state=3, format="csr")
+    parts = lean.Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
+    codes = rng.integers(0, 3, 2000)
+    w = rng.normal(size=(400, 3))
+
+    def predict(Xs):
+        return np.argmax(sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=(Xs.n_rows, 400)) @ w, axis=1)
+
+    on_disk = lean._sample_on_disk(str(tmp_path / "eval-sample"), parts, codes)
+    seen = []
+    in_memory = lean._confusion(predict, parts, codes, 3)
+    assert in_memory.sum() == 2000 and np.trace(in_memory) < 2000
+    assert np.array_equal(lean._confusion(lambda Xs: seen.append(Xs.n_rows) or predict(Xs), on_disk, codes, 3),
+                          in_memory)
+    assert max(seen) == lean.SAMPLE_SLICE_ROWS and sum(seen) == 2000
+    lean._drop_sample(on_disk)
+    assert not (tmp_path / "eval-sample").exists()
