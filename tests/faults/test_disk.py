@@ -98,6 +98,32 @@ def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small
     assert not os.path.exists(os.path.join(small_disk, "spill"))
 
 
+def test_the_lean_shuffle_buffer_drops_a_spill_that_fills_the_disk_and_trains_every_row(small_disk, tmp_path):
+    """The lean path spills each batch's rows from its shuffle buffer (``Recorder`` as the
+    buffer's on_add): a full disk drops the spill mid-pass and every row still trains."""
+    import numpy as np
+
+    from svmcore.data.files import make_dataset
+    from svmcore.data.sources import Source
+    from svmcore.data.spill import Spill
+    from svmcore.worker import lean
+
+    path = str(tmp_path / "d.svm")
+    make_dataset("sparse-text", rows=20_000, features=3000, nnz_per_row=20, seed=5, out=path)  # ~4.8 MB spilled
+    cfg = validate({"dataset": path, "mode": "stream", "shuffle_buffer": 2048})
+    source = Source(cfg)
+    source.pin()
+    classes = np.array([-1.0, 1.0])
+    spill = Spill(os.path.join(small_disk, "spill"), np.float64, classes, 3000)
+    stream = lean.LeanStream(source, 20_000, 3000, cfg, classes, 20_000, False, spill)
+    codes = np.concatenate([b.codes for b in stream.batches(256, 0)])
+    assert codes.shape[0] == 20_000
+    assert not spill.complete and "could not write the spill" in spill.failed
+    assert not os.path.exists(os.path.join(small_disk, "spill"))
+    again = np.concatenate([b.codes for b in stream.batches(256, 1)])  # later passes parse the text again
+    assert again.shape[0] == 20_000 and sorted(again.tolist()) == sorted(codes.tolist())
+
+
 def test_a_damaged_store_on_a_read_only_disk_is_one_clear_line_and_left_in_place(small_disk):
     home = os.path.join(small_disk, "home")
     os.makedirs(home)
