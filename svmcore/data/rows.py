@@ -162,6 +162,26 @@ def batch_pieces(items, batch_size: int) -> Iterator[tuple[list, np.ndarray]]:
         yield pend, np.concatenate(pend_c)
 
 
+def staged_batches(items, batch_size: int, arena: "ShuffleArena") -> Iterator[tuple[None, np.ndarray]]:
+    """``batch_pieces``'s batches for ``arena``: every item's rows copied in (``stage``) as soon
+    as it comes, so no item is held while the next is fetched or while a round is trained;
+    each batch comes out as ``(None, its codes)`` for ``arena.add``."""
+    pend_c: list = []
+    have = 0
+    for X, c in items:
+        if c.shape[0] == 0:
+            continue
+        arena.stage(X if isinstance(X, Picked) else as_parts(X))
+        pend_c.append(c)
+        have += c.shape[0]
+        while have >= batch_size:
+            codes = np.concatenate(pend_c) if len(pend_c) > 1 else pend_c[0]
+            yield None, codes[:batch_size]
+            pend_c, have = [codes[batch_size:]], have - batch_size
+    if have:
+        yield None, np.concatenate(pend_c)
+
+
 def rebatch(items, batch_size: int) -> Iterator[Rows]:
     """``batch_pieces`` gathered: every batch owns compact arrays (a batch that were a view
     of a bigger stacked array would keep all of it alive, e.g. in the shuffle buffer), but for
@@ -192,51 +212,62 @@ class ShuffleArena:
         self.indptr = np.zeros(1, np.int64)
         self.codes = np.empty(0, np.int64)
         self.rows = 0
+        self.staged = 0  # rows copied in after the pool's, waiting for their batch's codes (``stage``)
         self.order = np.empty(0, np.int64)
 
     def _room(self, rows: int, nnz: int) -> None:
-        """Arrays for ``rows`` rows and ``nnz`` nonzeros in all, grown (their contents kept)."""
+        """Arrays for ``rows`` rows and ``nnz`` nonzeros in all, grown (their contents, staged
+        rows too, kept)."""
         def grown(a: np.ndarray, n: int, used: int) -> np.ndarray:
             if a.shape[0] >= n:
                 return a
             b = np.empty(n + n // self.SLACK, a.dtype)
             b[:used] = a[:used]
             return b
-        used = int(self.indptr[self.rows])
+        end = self.rows + self.staged
+        used = int(self.indptr[end])
         self.data, self.indices = grown(self.data, nnz, used), grown(self.indices, nnz, used)
-        self.indptr = grown(self.indptr, rows + 1, self.rows + 1)
+        self.indptr = grown(self.indptr, rows + 1, end + 1)
         self.codes = grown(self.codes, rows, self.rows)
 
+    def stage(self, piece) -> None:
+        """Rows (CSR parts or ``Picked`` rows) copied in after the pool, not yet part of it:
+        ``add(None, codes)`` takes every staged row in."""
+        data, indices, indptr = piece.parts if isinstance(piece, Picked) else piece
+        if self.rows == 0 and self.staged == 0 and self.data.dtype != data.dtype:
+            self.data = np.empty(0, data.dtype)
+        r = self.rows + self.staged
+        z = int(self.indptr[r])
+        if isinstance(piece, Picked):
+            m = piece.rows.shape[0]
+            self._room(r + m, z + _nnz(piece))
+            binding.gather_rows_into(data, indices, indptr, piece.rows, self.data[z:], self.indices[z:],
+                                     self.indptr[r:r + m + 1])
+            self.indptr[r:r + m + 1] += z
+        else:  # whole parts: copied as they are
+            m, lo = indptr.shape[0] - 1, int(indptr[0])
+            k = int(indptr[-1]) - lo
+            self._room(r + m, z + k)
+            self.data[z:z + k] = data[lo:lo + k]
+            self.indices[z:z + k] = indices[lo:lo + k]
+            self.indptr[r + 1:r + m + 1] = indptr[1:] - lo + z
+        self.staged += m
+
     def add(self, X, codes: np.ndarray) -> None:
-        """Rows in: CSR parts, or a list of ``Picked`` pieces (``batch_pieces``) gathered
-        straight into place."""
-        pieces = X if isinstance(X, list) else [as_parts(X)]
-        dtype = (pieces[0].parts if isinstance(pieces[0], Picked) else pieces[0]).data.dtype
-        if self.rows == 0 and self.data.dtype != dtype:
-            self.data = np.empty(0, dtype)
-        n, r, z0 = codes.shape[0], self.rows, int(self.indptr[self.rows])
-        k = sum(_nnz(p) for p in pieces)
-        self._room(r + n, z0 + k)
-        z = z0
-        for p in pieces:
-            data, indices, indptr = p.parts if isinstance(p, Picked) else p
-            if not isinstance(p, Picked):  # whole parts: copied as they are
-                m, lo = indptr.shape[0] - 1, int(indptr[0])
-                got = int(indptr[-1]) - lo
-                self.data[z:z + got] = data[lo:lo + got]
-                self.indices[z:z + got] = indices[lo:lo + got]
-                self.indptr[r + 1:r + m + 1] = indptr[1:] - lo + z
-            else:
-                m = p.rows.shape[0]
-                got = binding.gather_rows_into(data, indices, indptr, p.rows, self.data[z:], self.indices[z:],
-                                               self.indptr[r:r + m + 1])
-                self.indptr[r:r + m + 1] += z
-            z, r = z + got, r + m
-        self.codes[self.rows:self.rows + n] = codes
+        """Rows in: CSR parts, a list of ``Picked`` pieces (``batch_pieces``) gathered straight
+        into place, or None for the first ``len(codes)`` rows staged (``stage``); ``codes``
+        are theirs."""
+        for piece in ([] if X is None else X if isinstance(X, list) else [as_parts(X)]):
+            self.stage(piece)
+        n, r = codes.shape[0], self.rows
+        if n > self.staged:
+            raise ValueError(f"{n} codes for {self.staged} staged rows")
+        self._room(r + self.staged, int(self.indptr[r + self.staged]))
+        self.codes[r:r + n] = codes
         if self.on_add is not None:
-            self.on_add(Parts(self.data[z0:z], self.indices[z0:z], self.indptr[self.rows:r + 1] - z0),
-                        self.codes[self.rows:r])
-        self.rows = r
+            z0, z = int(self.indptr[r]), int(self.indptr[r + n])
+            self.on_add(Parts(self.data[z0:z], self.indices[z0:z], self.indptr[r:r + n + 1] - z0), self.codes[r:r + n])
+        self.rows, self.staged = r + n, self.staged - n
 
     def _parts(self) -> Parts:
         z = int(self.indptr[self.rows])
@@ -263,7 +294,9 @@ class ShuffleArena:
         by_place = slot[slot >= 0]
         src = placed[by_place]
         codes = self.codes[src]
-        binding.move_front(self.data, self.indices, self.indptr[:self.rows + 1], src)
+        staged = np.arange(self.rows, self.rows + self.staged)  # after the pool: they follow the kept rows
+        binding.move_front(self.data, self.indices, self.indptr[:self.rows + self.staged + 1],
+                           np.concatenate([src, staged]) if self.staged else src)
         self.codes[:src.shape[0]] = codes
         self.rows = src.shape[0]
         self.order = np.empty(src.shape[0], np.int64)
@@ -278,11 +311,16 @@ def _nnz(p) -> int:
     return int((indptr[p.rows + 1] - indptr[p.rows]).sum())
 
 
-def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, on_add=None) -> Iterator[Rows]:
+def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, on_add=None,
+                 staged: bool = False) -> Iterator[Rows]:
     """``batches.pool_shuffle`` on ``Rows`` or ``batch_pieces`` (``buffer_rounds``: the same
     rule and the same random draws) in a ``ShuffleArena``, the leaving rows handed out a batch
-    at a time; ``on_add`` sees each item's rows once they are in it."""
+    at a time; ``on_add`` sees each batch's rows once they are in it. ``staged``: ``items``
+    are rows of any sizes, cut into ``batch_size`` batches whose rows are copied in as each
+    item comes (``staged_batches``)."""
     arena = ShuffleArena(on_add)
+    if staged:
+        items = staged_batches(items, batch_size, arena)
     for out in buffer_rounds(items, pool_rows, rng, arena):
         for s in range(0, out.shape[0], batch_size):
             yield arena.take(out[s:s + batch_size])

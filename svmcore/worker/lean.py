@@ -26,8 +26,8 @@ from svmcore.data.native import binding
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, write_held_out
 from svmcore.data.sources import Source, n_test_rows
-from svmcore.data.rows import (EMPTY, Parts, Picked, Pool, Rows, as_parts, batch_pieces, class_codes, concat,
-                                pool_shuffle, rebatch)
+from svmcore.data.rows import (EMPTY, Parts, Picked, Pool, Rows, as_parts, class_codes, concat, pool_shuffle,
+                                rebatch)
 from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
@@ -269,11 +269,11 @@ class LeanStream:
             text = _text_rows(self.source, self.n_features, self.classes, self.total_rows,
                               False if self.hold_out else None, parse_ahead=self.reader_thread, picked=True)
             recorder = self.spill.recorder() if self.spill is not None and epoch == 0 else None
-            if self.shuffle is not None:  # each batch's rows gathered from the blocks into the shuffle buffer,
-                # and spilled from there: one copy of every row fewer than batches gathered first
-                raw = rebatch(pool_shuffle(batch_pieces(text, batch_size), self.shuffle.window_rows,
-                                           self.shuffle.rng(epoch), batch_size,
-                                           on_add=recorder.write if recorder is not None else None), batch_size)
+            if self.shuffle is not None:  # each block's rows gathered into the shuffle buffer as it comes, and
+                # spilled from there: one copy of every row fewer than batches gathered first, and no block held on
+                raw = rebatch(pool_shuffle(text, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size,
+                                           on_add=recorder.write if recorder is not None else None, staged=True),
+                              batch_size)
             else:
                 raw = rebatch(text, batch_size)
                 if recorder is not None:

@@ -100,11 +100,12 @@ def test_the_shuffle_buffer_moves_rows_as_the_classic_one(pool_rows):
 
 
 @pytest.mark.parametrize("pool_rows,batch", [(100, 64), (333, 50), (5000, 128), (300, 1)])
-def test_batch_pieces_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows, batch):
-    """The lean path's first pass: each batch's rows gathered from the parsed blocks straight
-    into the shuffle buffer (``batch_pieces``), not gathered into a batch first. Same rounds,
-    same random draws, same rows out as shuffling gathered batches; ``on_add`` sees every
-    kept row once, in file order (what the spill writes)."""
+def test_blocks_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows, batch):
+    """The lean path's first pass: each block's rows gathered straight into the shuffle buffer
+    as it comes (``staged``: rows of the next batches wait after the pool, and move with the
+    kept rows), not gathered into a batch first; and batches of pieces (``batch_pieces``). Same
+    rounds, same random draws, same rows out as shuffling gathered batches; ``on_add`` sees
+    every kept row once, a batch at a time, in file order (what the spill writes)."""
     X = _csr(2000)
     p, ids = _parts(X), np.arange(2000)
     keep = np.flatnonzero(ids % 7 != 3)
@@ -116,8 +117,10 @@ def test_batch_pieces_go_straight_into_the_shuffle_buffer_in_the_same_order(pool
             yield rows.Picked(p.slice(a, b).from_zero(), mine), ids[a:b][mine]
 
     gathered = list(rows.pool_shuffle(rows.rebatch(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
+    pieces = list(rows.pool_shuffle(rows.batch_pieces(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
+    assert [r.codes.tolist() for r in pieces] == [r.codes.tolist() for r in gathered]
     added = []
-    direct = list(rows.pool_shuffle(rows.batch_pieces(blocks(), batch), pool_rows, np.random.default_rng(5), batch,
+    direct = list(rows.pool_shuffle(blocks(), pool_rows, np.random.default_rng(5), batch, staged=True,
                                     on_add=lambda parts, codes: added.append((_dense(parts), codes.copy()))))
     assert [r.codes.tolist() for r in direct] == [r.codes.tolist() for r in gathered]
     order = np.concatenate([r.codes for r in direct])
