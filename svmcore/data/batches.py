@@ -292,9 +292,13 @@ def split_chunks(chunks, want_test: bool, rows: int, select=None) -> Iterator[tu
         row0 += n
         keep = mask if want_test else ~mask
         if keep.all():
-            yield X, y
+            out = [(X, y)]
         elif keep.any():
-            yield (X[keep], y[keep]) if select is None else select(X, y, keep)
+            out = [(X[keep], y[keep]) if select is None else select(X, y, keep)]
+        else:
+            continue
+        X = y = None  # handed on, not held here while the consumer works on it (a parsed block: ~0.5 MiB)
+        yield out.pop()
 
 
 def split_both(chunks, test_parts: list, rows: int) -> Iterator[tuple[object, np.ndarray]]:
@@ -457,12 +461,12 @@ def read_ahead(items: Iterator, depth: int = 2) -> Iterator:
     t.start()
     try:
         while True:
-            item = q.get()
-            if item is done:
+            box = [q.get()]
+            if box[0] is done:
                 return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+            if isinstance(box[0], BaseException):
+                raise box[0]
+            yield box.pop()  # handed on, not held here while the consumer works on it
     finally:
         stop.set()
         t.join(timeout=5)

@@ -172,6 +172,7 @@ def staged_batches(items, batch_size: int, arena: "ShuffleArena") -> Iterator[tu
         if c.shape[0] == 0:
             continue
         arena.stage(X if isinstance(X, Picked) else as_parts(X))
+        X = None  # the item is copied in: not held while its batches go through a round
         pend_c.append(c)
         have += c.shape[0]
         while have >= batch_size:

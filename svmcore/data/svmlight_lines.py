@@ -339,5 +339,7 @@ def iter_parsed(path: str, blocks: Iterator[tuple[memoryview, int]], parse: Call
         except BlockError as e:
             raise e.data_error(path, first_line) from None
         if r.n_rows:
-            yield ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
-                              first_line + r.first_row_line)
+            out = [ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
+                               first_line + r.first_row_line)]
+            r = None  # handed on, not held here until the next block is parsed
+            yield out.pop()

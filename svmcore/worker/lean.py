@@ -167,7 +167,9 @@ def _parsed_rows(source: Source, n_features: int, classes: np.ndarray, scratch: 
                 from svmcore.data.readers import _line_of_row
                 raise DataError(f"uses feature {b.max_id:,}, more than the {n_features:,} features seen when "
                                 "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
-            yield Rows(Parts(b.data, b.indices, b.indptr), _codes(classes, b.y, path))
+            out = [Rows(Parts(b.data, b.indices, b.indptr), _codes(classes, b.y, path))]
+            b = None  # handed on, not held here until the next block is parsed
+            yield out.pop()
     except DataError:
         if source.stamp is not None:
             source.check_unchanged()  # a line torn by a writer: say so, not "bad line"
