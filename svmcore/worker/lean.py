@@ -361,21 +361,29 @@ class LeanArrays:
 SAMPLE_SLICE_ROWS = 256
 
 
-def _sample_on_disk(folder: str, X: Parts, codes: np.ndarray) -> _OnDisk:
+def _sample_on_disk(folder: str, X: Parts, codes: np.ndarray) -> "_OnDisk | Parts":
     """The live-evaluation sample written to the run's folder (the held-out cache's files),
     to be read back ``SAMPLE_SLICE_ROWS`` rows at a time each time it is scored (once a
-    second): held in memory it was 1.1 MiB of the peak at 46 nonzeros a row. Deleted with the
-    run's spill (``_drop_sample``)."""
-    os.makedirs(folder, exist_ok=True)
-    write_held_out(folder, [(X, codes)])
+    second): held in memory it was 1.1 MiB of the peak at 46 nonzeros a row. Deleted at the
+    end of training (``_drop_sample``) or with the run's other copies of rows. Where it cannot
+    be written (a full disk), it stays in memory, and the log says so."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        write_held_out(folder, [(X, codes)])
+    except OSError as e:
+        log.warning("kept the live-evaluation sample in memory: could not write it to %s (%s)", folder, e)
+        _drop_sample(None, folder)
+        return X
     return _OnDisk(folder, SAMPLE_SLICE_ROWS)
 
 
-def _drop_sample(X_eval) -> None:
-    if isinstance(X_eval, _OnDisk):
+def _drop_sample(X_eval, folder: str | None = None) -> None:
+    """Delete the live sample's folder (``folder``, or ``X_eval``'s when it is on disk)."""
+    folder = folder or (X_eval.folder if isinstance(X_eval, _OnDisk) else None)
+    if folder:
         import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
 
-        shutil.rmtree(X_eval.folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _confusion(predict_codes, X, codes: np.ndarray, k: int) -> np.ndarray:

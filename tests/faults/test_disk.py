@@ -124,6 +124,24 @@ def test_the_lean_shuffle_buffer_drops_a_spill_that_fills_the_disk_and_trains_ev
     assert again.shape[0] == 20_000 and sorted(again.tolist()) == sorted(codes.tolist())
 
 
+def test_a_live_sample_the_disk_cannot_take_stays_in_memory(small_disk, caplog):
+    """The lean path writes its live-evaluation sample to the run's folder; on a full disk it
+    keeps the sample in memory (and says so in the log) instead of failing the run."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from svmcore.worker import lean
+
+    _fill(small_disk)
+    X = sp.random(2000, 400, density=0.05, random_state=1, format="csr")
+    parts = lean.Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
+    with caplog.at_level("WARNING"):
+        got = lean._sample_on_disk(os.path.join(small_disk, "eval-sample"), parts, np.zeros(2000, np.int64))
+    assert got is parts
+    assert "kept the live-evaluation sample in memory" in caplog.text
+    assert not os.path.exists(os.path.join(small_disk, "eval-sample"))
+
+
 def test_a_damaged_store_on_a_read_only_disk_is_one_clear_line_and_left_in_place(small_disk):
     home = os.path.join(small_disk, "home")
     os.makedirs(home)
