@@ -53,9 +53,10 @@ PARSE_AHEAD_BLOCKS = 4
 # With threads > 1, a later pass's batches are read ahead by a thread. A shuffled pass reads a window
 # (one native call, ~2.5 ms at the default 16,384 rows) before it cuts any batch of it, so the queue must
 # last that long or training waits: at 10^6 rows (sparse-text, in one process) 2 batches ran 1.9M rows/s,
-# 6 2.0M, 8 (half the window) 2.5M, 16 2.8M; 1.6M without the thread. Half a window, at most 5 MiB: at
-# the defaults later passes then stay below the first pass's peak (the shuffle arena and parse-ahead).
-LATER_AHEAD_BYTES = 5 << 20
+# 6 2.0M, 8 (half the window) 2.5M, 16 2.8M; 1.6M without the thread. Half a window, at most 4 MiB (7
+# batches of 1,024 rows of 46 nonzeros): once the first pass held less, later passes set the 2-thread peak,
+# and in one process, alternating, 7 batches ran as fast as 8 (2.13-2.42M vs 2.15-2.43M rows/s), 6 7% slower.
+LATER_AHEAD_BYTES = 4 << 20
 
 
 def import_libraries() -> None:
