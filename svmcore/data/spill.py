@@ -191,11 +191,13 @@ class Recorder:
 
     def __init__(self, spill: Spill):
         self.spill = spill
-        self.files: dict = {}
+        self.files: dict | None = None  # opened by ``around``; empty once given up or closed
 
     def write(self, X, y) -> None:
         spill = self.spill
-        if not self.files:  # given up (or the pass not begun)
+        if self.files is None:
+            raise RuntimeError("the spill's rows are written inside Recorder.around(), else they would be lost")
+        if not self.files:  # given up after a full disk
             return
         try:
             spill._write(self.files, X, y)
@@ -211,7 +213,7 @@ class Recorder:
             yield Xb, yb
 
     def close(self) -> None:
-        Spill._close(self.files)
+        Spill._close(self.files or {})
         self.files = {}
 
     def around(self, batches: Iterator) -> Iterator:
