@@ -136,7 +136,9 @@ sweep = lab.sweeps.start(dict(small), {"batch_size": [256, 2048]})
 runs = [lab.runs.launch(dict(small, batch_size=256)), lab.runs.launch(dict(small, batch_size=2048, epochs=2))]
 ids = sorted(lab.sweeps.status(sweep)["statuses"]) + runs
 deadline = time.monotonic() + 300  # a loaded machine (load 30 on 2 cores) took over 120 s
-while time.monotonic() < deadline and any(lab.runs.view(i).is_live for i in ids):
+# the store, not the view: a view shows a run's outcome just before the store records it, and this
+# process exits next (a run left 'running' in the store was seen under load)
+while time.monotonic() < deadline and any(not lab.store.get_run(i).status.is_finished() for i in ids):
     time.sleep(0.1)
 print(json.dumps({"runs": runs, "sweep": sweep, "sweep_runs": ids[:2],
                   "statuses": [lab.runs.view(i).status.value for i in ids]}))
