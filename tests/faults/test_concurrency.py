@@ -70,7 +70,7 @@ def test_sessions_and_cli_launching_together(home):
         started = next(e for e in lab.store.events(rid) if e["kind"] == "started")
         assert started["pid"] == rec.worker_pid  # the events are this run's own worker's
         t = [s[0] for s in lab.store.samples(rid)]
-        # every sample the run's sampler took is stored, in order (a 0.2 s run under this load has only a few)
-        assert t == sorted(t) and len(t) == rec.summary["n_samples"] >= 2
+        # every sample the run's sampler took is stored, in order (a 0.2 s run under this load may have one)
+        assert t == sorted(t) and len(t) == rec.summary["n_samples"] >= 1
         assert rec.summary["peak_rss_mb"] >= rec.summary["floor_mb"]
     assert lab.store.integrity_ok()
