@@ -31,10 +31,20 @@ def piece_rows(window_rows: int) -> int:
     return per // MIN_PIECE_ROWS * MIN_PIECE_ROWS
 
 
+def permutation32(n: int, rng) -> np.ndarray:
+    """``rng.permutation(n)`` as int32 (4 bytes an item, not 8, and never 8 on the way): the
+    same order, draw for draw (numpy's permutation is a shuffle of ``arange(n)``)."""
+    if n > np.iinfo(np.int32).max:
+        return rng.permutation(n)
+    order = np.arange(n, dtype=np.int32)
+    rng.shuffle(order)
+    return order
+
+
 def window_pieces(n_pieces: int, per_window: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Piece numbers 0..n_pieces-1 in one random order over the whole file, ``per_window``
     (at least one) at a time: each window's pieces come from anywhere in the file."""
-    order = rng.permutation(n_pieces)
+    order = permutation32(n_pieces, rng)
     per_window = max(1, per_window)
     for w in range(0, n_pieces, per_window):
         yield order[w:w + per_window]
@@ -42,10 +52,10 @@ def window_pieces(n_pieces: int, per_window: int, rng: np.random.Generator) -> I
 
 def order_bytes(train_rows: int, window_rows: int, spilled: bool) -> float:
     """Bytes a shuffled pass over a memmap or the spill holds besides its window: the
-    pieces' random order (8 bytes a piece), and for the spill its index (8 bytes per
-    ``MIN_PIECE_ROWS`` rows, kept for the whole run). 2.5 MiB at 10^7 rows."""
-    order = -(-train_rows // piece_rows(window_rows)) * 8.0
-    return order + (-(-train_rows // MIN_PIECE_ROWS) * 8.0 if spilled else 0.0)
+    pieces' random order (4 bytes a piece), and for the spill its index (4 bytes per
+    ``MIN_PIECE_ROWS`` rows, kept for the whole run). 1.2 MiB at 10^7 rows."""
+    order = -(-train_rows // piece_rows(window_rows)) * 4.0
+    return order + (-(-train_rows // MIN_PIECE_ROWS) * 4.0 if spilled else 0.0)
 
 
 def buffer_round(have: int, pool_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

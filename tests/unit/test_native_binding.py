@@ -133,6 +133,28 @@ def test_the_native_generator_draws_numpy_s_permutations(entropy):
         binding.Generator([1, -2])
 
 
+def test_the_native_generator_shuffles_int32_arrays_as_numpy_does():
+    """shuffle (int32, in place) swaps as numpy's does, draw for draw, between permutations
+    from the same generator; shuffle_order's int32 piece order is numpy's permutation."""
+    from svmcore.data.shuffle_order import permutation32
+
+    ours, numpy_s = binding.Generator(11), np.random.default_rng(11)
+    for n in (0, 1, 2, 10, 1000, 100_003):
+        a = np.arange(n, dtype=np.int32)[::-1].copy()
+        b = a.copy()
+        ours.shuffle(a)
+        numpy_s.shuffle(b)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(ours.permutation(n), numpy_s.permutation(n))
+    for rng in (binding.Generator(5), np.random.default_rng(5)):
+        order = permutation32(70_000, rng)
+        assert order.dtype == np.int32
+        np.testing.assert_array_equal(order, np.random.default_rng(5).permutation(70_000))
+    for bad in (np.arange(5), np.arange(10, dtype=np.int32)[::2], np.zeros((2, 2), np.int32)):
+        with pytest.raises(TypeError, match="int32"):
+            ours.shuffle(bad)
+
+
 def test_move_front_moves_increasing_rows_in_place_and_refuses_others():
     X = sp.random(200, 40, density=0.2, format="csr", random_state=3)
     data, indices, indptr = X.data.copy(), X.indices.astype(np.int32), X.indptr.astype(np.int64)

@@ -259,7 +259,7 @@ def test_spill_pieces_keep_rows_intact_across_odd_batches_and_float16(tmp_path):
     cuts = np.cumsum([0] + sizes)
     cuts = cuts[cuts < 1500].tolist() + [1500]
     list(spill.write_through(iter([(X[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])])))
-    assert len(spill._starts) == -(-1500 // 64)  # 8 bytes per 64 rows
+    assert len(spill._starts) == -(-1500 // 64) and spill._starts.itemsize == 4  # 4 bytes per 64 rows
     batches = list(spill.read_windows(50, 256, np.random.default_rng(3)))
     ids = _ids(batches)
     assert sorted(ids.tolist()) == list(range(1500))
@@ -289,10 +289,27 @@ def test_a_label_block_reaches_most_windows_of_every_pass(tmp_path):
         assert np.mean([windows_with_positives(read(e)) for e in range(10)]) > 5
 
 
+def test_the_spill_index_keeps_32_bits_a_row_and_the_steps_of_the_high_part(tmp_path):
+    """Where nonzeros pass 2^32 (about 10^8 rows of 46 nonzeros), the index gives the same
+    starts: written in uneven batches, steps inside a batch and between two, one batch that
+    crosses two steps."""
+    spill = Spill(str(tmp_path / "spill"), np.float32, [0, 1], 10)
+    rng = np.random.default_rng(0)
+    gaps = rng.integers(0, 3 << 30, 400)
+    gaps[200] = 5 << 31  # one piece of more than 2^32 nonzeros: two steps at once
+    starts = np.cumsum(np.concatenate([[0], gaps])).astype(np.int64)
+    for a, b in zip([0, 1, 50, 51, 200, 201, 390], [1, 50, 51, 200, 201, 390, starts.shape[0]]):
+        spill._index(starts[a:b])
+    assert starts[-1] >> 32 > 100 and len(spill._starts) == starts.shape[0]
+    every = np.arange(starts.shape[0])
+    np.testing.assert_array_equal(spill._start(every), starts)
+    np.testing.assert_array_equal(spill._start(every[::-7]), starts[::-7])
+
+
 def test_the_estimate_prices_the_piece_order_and_the_spill_index():
-    assert order_bytes(10_000_000, 16_384, spilled=False) == 10_000_000 / 64 * 8
-    assert order_bytes(10_000_000, 16_384, spilled=True) == 2 * 10_000_000 / 64 * 8
-    assert order_bytes(10_000_000, 65_536, spilled=False) == -(-10_000_000 // 256) * 8  # bigger window, pieces
+    assert order_bytes(10_000_000, 16_384, spilled=False) == 10_000_000 / 64 * 4
+    assert order_bytes(10_000_000, 16_384, spilled=True) == 2 * 10_000_000 / 64 * 4
+    assert order_bytes(10_000_000, 65_536, spilled=False) == -(-10_000_000 // 256) * 4  # bigger window, pieces
     shape = Shape(rows=1_000_000, train_rows=800_000, test_rows=20_000, width=1 << 18, nnz_per_row=40.0, classes=2,
                   dense_source=False)
     for mode, spilled in (("memmap", False), ("stream", True)):

@@ -57,6 +57,7 @@ SIGNATURES = {
     "rng_state_width": (_I64, []),
     "rng_seed": (None, [_P, _I64, _P]),
     "rng_permutation": (None, [_P, _P, _I64]),
+    "rng_shuffle_i32": (None, [_P, _P, _I64]),
 }
 
 _lib: ctypes.CDLL | None = None
@@ -330,7 +331,8 @@ def _entropy_words(entropy) -> np.ndarray:
 
 class Generator:
     """``np.random.default_rng(entropy)`` (PCG64 seeded by a SeedSequence), as far as
-    ``permutation(n)``: the same permutations, draw for draw, without numpy.random."""
+    ``permutation(n)`` and ``shuffle`` of an int32 array: the same permutations, draw for
+    draw, without numpy.random."""
 
     def __init__(self, entropy):
         self.state = np.zeros(library().rng_state_width(), np.uint64)
@@ -344,6 +346,11 @@ class Generator:
         out = np.empty(n, np.int64)
         library().rng_permutation(self.state.ctypes.data, out.ctypes.data, n)
         return out
+
+    def shuffle(self, a: np.ndarray) -> None:
+        if a.dtype != np.int32 or a.ndim != 1 or not a.flags.c_contiguous or not a.flags.writeable:
+            raise TypeError("Generator.shuffle takes a writable, contiguous 1-D int32 array")
+        library().rng_shuffle_i32(self.state.ctypes.data, a.ctypes.data, a.shape[0])
 
 
 # ------------------------------------------------------------------ svmlight text

@@ -117,3 +117,13 @@ void rng_permutation(uint64_t *s, int64_t *out, int64_t n) {
         out[j] = t;
     }
 }
+
+/* Generator.shuffle(a) of a 1-D int32 array: the same draws and swaps as rng_permutation. */
+void rng_shuffle_i32(uint64_t *s, int32_t *a, int64_t n) {
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)interval(s, (uint64_t)i);
+        int32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
