@@ -206,10 +206,9 @@ def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
 # ------------------------------------------------------------------ CSR rows
 def gather_rows(data, indices, indptr, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows ``rows`` of CSR parts, in that order, as new parts (indptr from 0)."""
-    rows = _rows_of(indptr, rows)
-    nnz = int((indptr[rows + 1] - indptr[rows]).sum())
+    rows, nnz = _rows_of(data, indices, indptr, rows)
     out = np.empty(nnz, data.dtype), np.empty(nnz, np.int32), np.empty(rows.shape[0] + 1, np.int64)
-    gather_rows_into(data, indices, indptr, rows, *out)
+    _csr_gather(data, indices, indptr, rows, *(a.ctypes.data for a in out))
     return out
 
 
@@ -217,25 +216,30 @@ def gather_rows_into(data, indices, indptr, rows, out_data, out_indices, out_ind
     """Rows ``rows`` of CSR parts, in that order, written to the front of ``out_data`` and
     ``out_indices`` (views into a bigger buffer, say), with ``out_indptr`` (len(rows) + 1)
     from 0; returns the nonzeros written."""
-    rows = _rows_of(indptr, rows)
-    _array(indices, np.int32, "indices")
-    nnz = int((indptr[rows + 1] - indptr[rows]).sum())
-    od = _out(out_data, _array(data, None, "data").dtype, "out_data")
+    rows, nnz = _rows_of(data, indices, indptr, rows)
+    od = _out(out_data, data.dtype, "out_data")
     oi, op = _out(out_indices, np.int32, "out_indices"), _out(out_indptr, np.int64, "out_indptr")
     _at_least(out_data, nnz, "out_data")
     _at_least(out_indices, nnz, "out_indices")
     _at_least(out_indptr, rows.shape[0] + 1, "out_indptr")
-    library().csr_gather(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
-                         rows.ctypes.data, rows.shape[0], od, oi, op)
+    _csr_gather(data, indices, indptr, rows, od, oi, op)
     return nnz
 
 
-def _rows_of(indptr, rows) -> np.ndarray:
+def _rows_of(data, indices, indptr, rows) -> tuple[np.ndarray, int]:
+    """The rows to gather, checked against CSR parts whose arrays are checked too, and their nonzeros."""
+    _array(data, None, "data")
+    _array(indices, np.int32, "indices")
     _array(indptr, np.int64, "indptr")
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     if rows.shape[0] and (rows.min() < 0 or rows.max() >= indptr.shape[0] - 1):
         raise ValueError(f"rows must be in [0, {indptr.shape[0] - 1})")
-    return rows
+    return rows, int((indptr[rows + 1] - indptr[rows]).sum())
+
+
+def _csr_gather(data, indices, indptr, rows, out_data: int, out_indices: int, out_indptr: int) -> None:
+    library().csr_gather(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, data.dtype.itemsize,
+                         rows.ctypes.data, rows.shape[0], out_data, out_indices, out_indptr)
 
 
 def move_front(data, indices, indptr, rows) -> None:
