@@ -434,26 +434,32 @@ class StreamData:
         return read_ahead(items) if self.reader_thread else items
 
 
-def read_ahead(items: Iterator, depth: int = 2) -> Iterator:
-    """``items`` produced by a thread that runs up to ``depth`` items ahead (the parsers
-    release the GIL, so reading overlaps training). An exception in the thread is raised
-    here; closing the generator stops the thread."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
+def read_ahead(items: Iterator, depth: int = 3) -> Iterator:
+    """``items`` produced by a thread (the parsers release the GIL, so reading overlaps
+    training). At most ``depth`` items exist ahead of the consumer's: the thread waits for
+    a free place before it makes the next item, and drops its reference once the item is
+    handed over, so no item is held while blocked on a full queue or after the consumer
+    has let it go. An exception in the thread is raised here; closing the generator stops
+    the thread."""
+    q: queue.SimpleQueue = queue.SimpleQueue()
+    room = threading.Semaphore(depth)
     stop = threading.Event()
     done = object()
 
     def work():
         try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
+            it = iter(items)
+            while True:
+                while not room.acquire(timeout=0.1):
+                    if stop.is_set():
+                        return
                 if stop.is_set():
                     return
-            q.put(done)
+                out = [next(it, done)]
+                if out[0] is done:
+                    q.put(done)
+                    return
+                q.put(out.pop())  # not held here once queued
         except BaseException as e:  # handed to the training thread
             q.put(e)
 
@@ -462,6 +468,7 @@ def read_ahead(items: Iterator, depth: int = 2) -> Iterator:
     try:
         while True:
             box = [q.get()]
+            room.release()
             if box[0] is done:
                 return
             if isinstance(box[0], BaseException):

@@ -46,9 +46,12 @@ log = logging.getLogger(__name__)
 
 SCORE_SLICE_ROWS = 8192
 # With threads > 1, the first pass's text is parsed ahead by a thread, this many blocks (~1 MiB of text,
-# ~0.5 MiB parsed, each). A shuffle round trains half a pool at once while the parser fills the queue, and
+# ~0.4 MiB parsed, each). A shuffle round trains half a pool at once while the parser fills the queue, and
 # then waits for the parser: at 10^6 rows, 2 threads, alternating runs: 2 blocks 329-369k rows/s, 4 379-400k
-# (exact peak +0.5 to +2 MiB), 8 388-395k (+4 MiB).
+# (exact peak +0.5 to +2 MiB), 8 388-395k (+4 MiB). Those counts were a queue's, and the reader held one more
+# block while it waited for room; ``read_ahead`` now counts every block made and not yet taken. At 10^7
+# rows (1 pass, alternating, scan cached) 4 such blocks ran 862-945k rows/s at 62.9-63.1 MiB, 3 838-878k at
+# 62.3-62.8.
 PARSE_AHEAD_BLOCKS = 4
 # With threads > 1, a later pass's batches are read ahead by a thread. A shuffled pass reads a window
 # (one native call, ~2.5 ms at the default 16,384 rows) before it cuts any batch of it, so the queue must
@@ -56,6 +59,7 @@ PARSE_AHEAD_BLOCKS = 4
 # 6 2.0M, 8 (half the window) 2.5M, 16 2.8M; 1.6M without the thread. Half a window, at most 4 MiB (7
 # batches of 1,024 rows of 46 nonzeros): once the first pass held less, later passes set the 2-thread peak,
 # and in one process, alternating, 7 batches ran as fast as 8 (2.13-2.42M vs 2.15-2.43M rows/s), 6 7% slower.
+# (Queue counts again: the 7 now include the batch the reader is cutting, and none is held past them.)
 LATER_AHEAD_BYTES = 4 << 20
 
 
