@@ -9,18 +9,18 @@ one batch (the kernel's page cache serves the reads; nothing is mapped). The fil
 live in the run's own folder and are deleted when the stream ends. If the disk
 fills up, the spill is dropped and later passes parse the text again.
 
-For shuffled passes, the spill keeps where every ``MIN_PIECE_ROWS``-th row's nonzeros
-start (4 bytes per 64 rows, 0.6 MiB at 10^7 rows: the low 32 bits, and where the high
-part steps up), so a pass can read small pieces of
-rows from anywhere in the file and shuffle a window of them in memory
-(``shuffle_order``: each window drawn from pieces across the whole file).
+For shuffled passes, a fifth file indexes where every ``MIN_PIECE_ROWS``-th row's
+nonzeros start (int64), so a pass can read small pieces of rows from anywhere in the file
+and shuffle a window of them in memory (``shuffle_order``: each window drawn from pieces
+across the whole file). The index, like the pieces' order, stays on disk and is read a
+window at a time: what a shuffled pass holds does not grow with the rows (in memory
+they were 0.6 MiB each at 10^7 rows, 6 at 10^8).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from array import array
 from typing import Iterator
 
 import numpy as np
@@ -33,6 +33,7 @@ from svmcore.data.rows import Parts, Rows, as_parts, concat
 log = logging.getLogger(__name__)
 
 _FILES = ("data", "indices", "lengths", "codes")
+_INDEX = "starts"  # the first nonzero of rows 0, MIN_PIECE_ROWS, 2 * MIN_PIECE_ROWS, ... (int64)
 
 
 class Spill:
@@ -44,10 +45,7 @@ class Spill:
         self.complete = False
         self.rows = 0
         self.failed: str | None = None
-        # first nonzero of rows 0, MIN_PIECE_ROWS, 2 * MIN_PIECE_ROWS, ...: its low 32 bits, and the entries
-        # from which the high 32 bits are 1, 2, ... (they grow by at most 1 from one entry to the next)
-        self._starts = array("I")
-        self._steps = array("q")
+        self.entries = 0  # in the index file
         self.nnz = 0
 
     def _path(self, name: str) -> str:
@@ -76,7 +74,8 @@ class Spill:
         first = -(-self.rows // MIN_PIECE_ROWS) * MIN_PIECE_ROWS - self.rows  # this batch's first indexed row
         at = np.arange(first, n, MIN_PIECE_ROWS)
         if at.shape[0]:
-            self._index(self.nnz + (np.asarray(indptr[at], np.int64) - int(indptr[0])))
+            (self.nnz + (np.asarray(indptr[at], np.int64) - int(indptr[0]))).tofile(files[_INDEX])
+            self.entries += at.shape[0]
         data.astype(self.dtype, copy=False).tofile(files["data"])
         indices.astype(np.int32, copy=False).tofile(files["indices"])
         np.diff(indptr).astype(np.int32).tofile(files["lengths"])
@@ -84,19 +83,17 @@ class Spill:
         self.rows += indptr.shape[0] - 1
         self.nnz += int(indptr[-1] - indptr[0])
 
-    def _index(self, starts: np.ndarray) -> None:
-        high = starts >> 32
-        known = len(self._steps)
-        for step in range(known + 1, int(high[-1]) + 1):  # where the high part first reaches each value
-            self._steps.append(len(self._starts) + int(np.searchsorted(high, step)))
-        self._starts.frombytes((starts & 0xFFFFFFFF).astype(np.uint32).tobytes())
-
-    def _start(self, entries: np.ndarray) -> np.ndarray:
-        """The first nonzero of index entries ``entries`` (int64)."""
-        low = np.frombuffer(self._starts, np.uint32)[entries].astype(np.int64)  # a view: the spill is complete
-        if not self._steps:
-            return low
-        return low + (np.searchsorted(np.frombuffer(self._steps, np.int64), entries, side="right") << 32)
+    def _open(self) -> dict:
+        """The spill's files, opened for writing (``_write`` takes them)."""
+        os.makedirs(self.folder, exist_ok=True)
+        files: dict = {}
+        try:
+            for n in _FILES + (_INDEX,):
+                files[n] = open(self._path(n), "wb")
+        except OSError:
+            Spill._close(files)
+            raise
+        return files
 
     @staticmethod
     def _close(files) -> None:
@@ -136,10 +133,10 @@ class Spill:
         scipy is never used; the order is the same."""
         prow = piece_rows(window_rows)
         n_pieces = -(-self.rows // prow)
-        fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES]
+        fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES + (_INDEX,)]
         buffers: dict = {}  # one window's arrays, refilled by every window of the pass
         try:
-            for pieces in window_pieces(n_pieces, window_rows // prow, rng):
+            for pieces in window_pieces(n_pieces, window_rows // prow, rng, self.folder):
                 window, codes = self._read_window(fds, np.sort(pieces), prow, buffers)  # forward reads
                 cut = self._cutter([window], codes, gather)
                 del window
@@ -151,13 +148,19 @@ class Spill:
             for fd in fds:
                 os.close(fd)
 
-    def _pieces(self, pieces: np.ndarray, prow: int) -> tuple[np.ndarray, ...]:
-        """(first rows, end rows, first nonzeros, end nonzeros) of pieces ``pieces`` of ``prow`` rows."""
+    def _pieces(self, index_fd: int, pieces: np.ndarray, prow: int) -> tuple[np.ndarray, ...]:
+        """(first rows, end rows, first nonzeros, end nonzeros) of pieces ``pieces`` (sorted) of
+        ``prow`` rows, their nonzeros read from the index file: each piece's first entry and the
+        next piece's, side by side (one read a piece, fewer where pieces are neighbours)."""
         step = prow // MIN_PIECE_ROWS
         r0 = pieces * prow
         r1 = np.minimum(self.rows, r0 + prow)
-        z0 = self._start(pieces * step)
-        z1 = np.where(r1 < self.rows, self._start(np.minimum((pieces + 1) * step, len(self._starts) - 1)), self.nnz)
+        ends = r1 < self.rows  # a piece that ends at the last row ends at the last nonzero
+        entries = np.stack([pieces * step, np.where(ends, (pieces + 1) * step, pieces * step)], axis=1).ravel()
+        bounds = _read_entries(index_fd, entries)
+        if bounds is None:
+            raise OSError(f"the spill's index in {self.folder} is shorter than written")
+        z0, z1 = bounds[0::2].copy(), np.where(ends, bounds[1::2], self.nnz)
         return r0, r1, z0, z1
 
     def _cutter(self, blocks: list, codes: np.ndarray, gather):
@@ -180,12 +183,12 @@ class Spill:
         kept there and refilled by the next window: a window's batches are copies (gathered),
         so none outlives it, and the pass does not map, fault in and unmap a fresh window
         (~16 MB at 10^7 rows) several hundred times."""
-        r0, r1, z0, z1 = self._pieces(np.asarray(pieces, np.int64), prow)
+        r0, r1, z0, z1 = self._pieces(fds[4], np.asarray(pieces, np.int64), prow)
         rows, nnz = int((r1 - r0).sum()), int((z1 - z0).sum())
         take = _views(buffers) if buffers is not None else (lambda _, n, dtype: np.empty(n, dtype))
         data, indices = take("data", nnz, self.dtype), take("indices", nnz, np.int32)
         lengths, codes = take("lengths", rows, np.int32), take("codes", rows, np.int32)
-        if not _read_pieces(fds, (r0, r1, z0, z1), (data, indices, lengths, codes)):
+        if not _read_pieces(fds[:4], (r0, r1, z0, z1), (data, indices, lengths, codes)):
             raise OSError(f"the spill file in {self.folder} is shorter than written")
         indptr = np.zeros(rows + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
@@ -234,8 +237,7 @@ class Recorder:
         self.files = {}
 
     def around(self, batches: Iterator) -> Iterator:
-        os.makedirs(self.spill.folder, exist_ok=True)
-        self.files = {n: open(self.spill._path(n), "wb") for n in _FILES}
+        self.files = self.spill._open()
         try:
             yield from batches
             if self.files:
@@ -269,6 +271,24 @@ def _read_pieces(fds: list[int], bounds: tuple, out: tuple) -> bool:
                 done += got
             at[k] += end - first
     return True
+
+
+def _read_entries(fd: int, entries: np.ndarray) -> np.ndarray | None:
+    """binding.read_entries, or the same reads from Python where the library cannot be built."""
+    global _native_reads
+    if _native_reads:
+        try:
+            return binding.read_entries(fd, entries)
+        except NativeBuildError as e:
+            log.warning("reading the spill without the native library (%s): slower", e)
+            _native_reads = False
+    out = np.empty(entries.shape[0], np.int64)
+    for i, e in enumerate(entries.tolist()):
+        got = os.pread(fd, 8, e * 8)
+        if len(got) < 8:
+            return None
+        out[i] = np.frombuffer(got, np.int64)[0]
+    return out
 
 
 _native_reads = True

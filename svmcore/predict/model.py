@@ -223,15 +223,15 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
 
 def shuffle_bytes(cfg: RunConfig, shape: Shape, row_store: float, parsed_row: float) -> float:
     """What shuffling holds: memory mode's permutation of row ids; memmap's window of mapped pages;
-    stream's pool of parsed rows; and, out of memory, the piece order and the spill's piece index
-    (``shuffle_order``)."""
+    stream's pool of parsed rows; and memmap's piece order (``shuffle_order``; the spill keeps its
+    order and piece index on disk)."""
     if not cfg.shuffle:
         return 0.0
     window = min(cfg.shuffle_buffer, shape.train_rows)
     if cfg.mode == "memory":
         return shape.train_rows * 8.0
     held = window * row_store if cfg.mode == "memmap" else window * (shape.width * 8 if shape.dense_source else parsed_row)
-    return held + order_bytes(shape.train_rows, cfg.shuffle_buffer, cfg.mode == "stream")
+    return held + (order_bytes(shape.train_rows, cfg.shuffle_buffer) if cfg.mode == "memmap" else 0.0)
 
 
 def exports(cfg: RunConfig, shape: Shape) -> bool:

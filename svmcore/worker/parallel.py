@@ -115,8 +115,7 @@ def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_
     files = []
     try:
         for s in shards:
-            os.makedirs(s.folder, exist_ok=True)
-            files.append({n: open(s._path(n), "wb") for n in ("data", "indices", "lengths", "codes")})
+            files.append(s._open())
         for X, y in chunks:
             X = X if sp.issparse(X) else sp.csr_matrix(X)
             X = X.tocsr()

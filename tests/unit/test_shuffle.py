@@ -3,6 +3,8 @@ holding no more than the mode promises."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -16,6 +18,7 @@ from svmcore.data.batches import (
     pool_shuffle,
     rebatch,
 )
+from svmcore.data.native import binding
 from svmcore.data.shuffle_order import order_bytes, piece_rows
 from svmcore.data.sources import Source
 from svmcore.data.rows import Pool
@@ -259,7 +262,8 @@ def test_spill_pieces_keep_rows_intact_across_odd_batches_and_float16(tmp_path):
     cuts = np.cumsum([0] + sizes)
     cuts = cuts[cuts < 1500].tolist() + [1500]
     list(spill.write_through(iter([(X[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])])))
-    assert len(spill._starts) == -(-1500 // 64) and spill._starts.itemsize == 4  # 4 bytes per 64 rows
+    assert spill.entries == -(-1500 // 64)  # one index entry per 64 rows, on disk
+    assert os.path.getsize(tmp_path / "spill" / "starts.bin") == 8 * spill.entries
     batches = list(spill.read_windows(50, 256, np.random.default_rng(3)))
     ids = _ids(batches)
     assert sorted(ids.tolist()) == list(range(1500))
@@ -289,31 +293,58 @@ def test_a_label_block_reaches_most_windows_of_every_pass(tmp_path):
         assert np.mean([windows_with_positives(read(e)) for e in range(10)]) > 5
 
 
-def test_the_spill_index_keeps_32_bits_a_row_and_the_steps_of_the_high_part(tmp_path):
-    """Where nonzeros pass 2^32 (about 10^8 rows of 46 nonzeros), the index gives the same
-    starts: written in uneven batches, steps inside a batch and between two, one batch that
-    crosses two steps."""
-    spill = Spill(str(tmp_path / "spill"), np.float32, [0, 1], 10)
-    rng = np.random.default_rng(0)
-    gaps = rng.integers(0, 3 << 30, 400)
-    gaps[200] = 5 << 31  # one piece of more than 2^32 nonzeros: two steps at once
-    starts = np.cumsum(np.concatenate([[0], gaps])).astype(np.int64)
-    for a, b in zip([0, 1, 50, 51, 200, 201, 390], [1, 50, 51, 200, 201, 390, starts.shape[0]]):
-        spill._index(starts[a:b])
-    assert starts[-1] >> 32 > 100 and len(spill._starts) == starts.shape[0]
-    every = np.arange(starts.shape[0])
-    np.testing.assert_array_equal(spill._start(every), starts)
-    np.testing.assert_array_equal(spill._start(every[::-7]), starts[::-7])
+def test_the_spill_index_on_disk_gives_each_piece_its_nonzeros(tmp_path):
+    """The index file holds the first nonzero of every 64th row (int64: past 2^32 too), and a
+    window's pieces read their bounds from it: neighbours, the last piece (it ends at the last
+    nonzero) and a piece past the end of the index."""
+    X = source_matrix(1000, cols=30)
+    y = np.arange(1000)
+    spill = Spill(str(tmp_path / "spill"), np.float64, list(range(1000)), 30)
+    list(spill.write_through(iter([(X[a:a + 100], y[a:a + 100]) for a in range(0, 1000, 100)])))
+    starts = np.fromfile(tmp_path / "spill" / "starts.bin", np.int64)
+    np.testing.assert_array_equal(starts, X.indptr[0:1000:64])
+    pieces = np.array([0, 1, 2, 9, 15])  # 16 pieces of 64 rows; piece 15 is rows 960-999
+    with open(tmp_path / "spill" / "starts.bin", "rb") as f:
+        r0, r1, z0, z1 = spill._pieces(f.fileno(), pieces, 64)
+    np.testing.assert_array_equal(r1, np.minimum(1000, r0 + 64))
+    np.testing.assert_array_equal(z0, X.indptr[r0])
+    np.testing.assert_array_equal(z1, X.indptr[r1])
+    big = np.array([0, 5 << 31, 11 << 31], np.int64)
+    big.tofile(tmp_path / "big.bin")
+    with open(tmp_path / "big.bin", "rb") as f:
+        np.testing.assert_array_equal(binding.read_entries(f.fileno(), np.array([2, 0, 1], np.int64)), big[[2, 0, 1]])
+        assert binding.read_entries(f.fileno(), np.array([1, 2, 3], np.int64)) is None  # past the end
 
 
-def test_the_estimate_prices_the_piece_order_and_the_spill_index():
-    assert order_bytes(10_000_000, 16_384, spilled=False) == 10_000_000 / 64 * 4
-    assert order_bytes(10_000_000, 16_384, spilled=True) == 2 * 10_000_000 / 64 * 4
-    assert order_bytes(10_000_000, 65_536, spilled=False) == -(-10_000_000 // 256) * 4  # bigger window, pieces
+def test_a_shuffled_spill_pass_holds_no_order_or_index_and_cleans_up(tmp_path):
+    """The pieces' order is written to the spill's folder while a pass reads it and removed
+    after; a truncated index ends the pass with a clear error."""
+    X = source_matrix(3000, cols=20)
+    y = np.arange(3000)
+    folder = tmp_path / "spill"
+    spill = Spill(str(folder), np.float64, list(range(3000)), 20)
+    list(spill.write_through(iter([(X[a:a + 500], y[a:a + 500]) for a in range(0, 3000, 500)])))
+    assert not hasattr(spill, "_starts")
+    batches = spill.read_windows(100, 1024, np.random.default_rng(0))
+    first = [next(batches)]
+    assert (folder / "order.bin").stat().st_size == 4 * -(-3000 // 64)
+    assert sorted(_ids(first + list(batches)).tolist()) == list(range(3000))
+    assert not (folder / "order.bin").exists()
+    with open(folder / "starts.bin", "r+b") as f:
+        f.truncate(8 * 10)
+    with pytest.raises(OSError, match="index .* is shorter than written"):
+        list(spill.read_windows(100, 1024, np.random.default_rng(1)))
+    assert not (folder / "order.bin").exists()
+
+
+def test_the_estimate_prices_the_piece_order_of_a_memmap_pass_only():
+    assert order_bytes(10_000_000, 16_384) == 10_000_000 / 64 * 4
+    assert order_bytes(10_000_000, 65_536) == -(-10_000_000 // 256) * 4  # bigger window, pieces
     shape = Shape(rows=1_000_000, train_rows=800_000, test_rows=20_000, width=1 << 18, nnz_per_row=40.0, classes=2,
                   dense_source=False)
-    for mode, spilled in (("memmap", False), ("stream", True)):
-        on = parts(validate(mode=mode, shuffle=True), shape)["shuffle"]
-        off = parts(validate(mode=mode, shuffle=False), shape)["shuffle"]
-        assert off == 0.0
-        assert on > order_bytes(800_000, 16_384, spilled) > 0
+    on = {mode: parts(validate(mode=mode, shuffle=True), shape)["shuffle"] for mode in ("memmap", "stream")}
+    for mode in on:
+        assert parts(validate(mode=mode, shuffle=False), shape)["shuffle"] == 0.0
+    assert on["memmap"] > order_bytes(800_000, 16_384) > 0
+    window = parts(validate(mode="stream", shuffle=True, shuffle_buffer=8192), shape)["shuffle"]
+    assert on["stream"] == 2 * window  # the pool only: no order or index grows with the rows

@@ -54,6 +54,7 @@ SIGNATURES = {
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
     "csr_move_front": (None, [_P, _P, _P, _I64, _P, _I64]),
     "spill_read_pieces": (_I64, [_I64, _I64, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P]),
+    "spill_read_entries": (_I64, [_I64, _P, _I64, _P]),
     "rng_state_width": (_I64, []),
     "rng_seed": (None, [_P, _I64, _P]),
     "rng_permutation": (None, [_P, _P, _I64]),
@@ -315,6 +316,21 @@ def read_pieces(fds: Sequence[int], r0, r1, z0, z1, data, indices, lengths, code
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return status == 0
+
+
+def read_entries(fd: int, entries) -> np.ndarray | None:
+    """Entries ``entries`` (int64 ids) of an index file of int64 entries, read by a positioned
+    read of each run of consecutive entries. None when the file is shorter; OSError when a
+    read fails."""
+    entries = _array(entries, np.int64, "entries")
+    if entries.ndim != 1 or (entries.shape[0] and entries.min() < 0):
+        raise ValueError("entries must be a vector of ids from 0 up")
+    out = np.empty(entries.shape[0], np.int64)
+    status = library().spill_read_entries(int(fd), entries.ctypes.data, entries.shape[0], out.ctypes.data)
+    if status == -1:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return out if status == 0 else None
 
 
 # ------------------------------------------------------------------ seeded permutations

@@ -41,3 +41,17 @@ int64_t spill_read_pieces(int64_t fd_data, int64_t fd_indices, int64_t fd_length
     }
     return status;
 }
+
+/* Entries entries[0..n) of the spill's index file (int64 each) into out; runs of consecutive
+ * entries (a piece's first and end entries, neighbouring pieces) are read with one pread.
+ * Returns 0, -1 (errno says why) or -2 (the file is shorter than its entries). */
+int64_t spill_read_entries(int64_t fd, const int64_t *entries, int64_t n, int64_t *out) {
+    int64_t i = 0, status = 0;
+    while (i < n && status == 0) {
+        int64_t j = i + 1;
+        while (j < n && entries[j] == entries[j - 1] + 1) j++;
+        status = read_at((int)fd, (char *)(out + i), (j - i) * 8, entries[i] * 8);
+        i = j;
+    }
+    return status;
+}
