@@ -236,8 +236,6 @@ def _cached_folder(folder: str, build) -> dict:
     if os.path.exists(meta_path):
         with open(meta_path) as f:
             return json.load(f)
-    import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
-
     os.makedirs(os.path.dirname(folder), exist_ok=True)
     tmp = f"{folder}.{os.urandom(4).hex()}.tmp"
     os.makedirs(tmp)
@@ -248,10 +246,16 @@ def _cached_folder(folder: str, build) -> dict:
         try:
             os.rename(tmp, folder)
         except OSError:  # another run built it meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove_tree(tmp)
             with open(meta_path) as f:
                 meta = json.load(f)
         return meta
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
         raise
+
+
+def _remove_tree(path: str) -> None:
+    import shutil  # here, not at the top: shutil loads bz2, lzma and zlib (0.25 MiB of a lean run's peak)
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -155,12 +155,12 @@ class Spill:
         step = prow // MIN_PIECE_ROWS
         r0 = pieces * prow
         r1 = np.minimum(self.rows, r0 + prow)
-        ends = r1 < self.rows  # a piece that ends at the last row ends at the last nonzero
-        entries = np.stack([pieces * step, np.where(ends, (pieces + 1) * step, pieces * step)], axis=1).ravel()
+        inner = r1 < self.rows  # the others end at the last row, so at the last nonzero
+        entries = np.stack([pieces * step, np.where(inner, (pieces + 1) * step, pieces * step)], axis=1).ravel()
         bounds = _read_entries(index_fd, entries)
         if bounds is None:
             raise OSError(f"the spill's index in {self.folder} is shorter than written")
-        z0, z1 = bounds[0::2].copy(), np.where(ends, bounds[1::2], self.nnz)
+        z0, z1 = bounds[0::2].copy(), np.where(inner, bounds[1::2], self.nnz)
         return r0, r1, z0, z1
 
     def _cutter(self, blocks: list, codes: np.ndarray, gather):
