@@ -13,10 +13,13 @@ more reads (a seek and a read of each of the spill's four files a piece).
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Iterator
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 # 50,000 label-sorted rows, seeds 0 and 1, default window (bench/label_sorted.py): 64 pieces of
 # 256 rows left memmap 2.5 points below memory mode, 256 pieces of 64 rows 0.6; a shuffled spill
@@ -57,7 +60,15 @@ def window_pieces(n_pieces: int, per_window: int, rng: np.random.Generator, fold
         return
     path = os.path.join(folder, "order.bin")
     dtype = order.dtype
-    order.tofile(path)
+    try:
+        order.tofile(path)
+    except OSError as e:  # a full disk: the pass holds its order instead of failing
+        log.warning("could not write the pieces' order to %s (%s): it stays in memory", folder, e)
+        if os.path.exists(path):
+            os.remove(path)
+        for w in range(0, n_pieces, per_window):
+            yield order[w:w + per_window]
+        return
     order = None
     try:
         with open(path, "rb") as f:

@@ -348,3 +348,17 @@ def test_the_estimate_prices_the_piece_order_of_a_memmap_pass_only():
     assert on["memmap"] > order_bytes(800_000, 16_384) > 0
     window = parts(validate(mode="stream", shuffle=True, shuffle_buffer=8192), shape)["shuffle"]
     assert on["stream"] == 2 * window  # the pool only: no order or index grows with the rows
+
+
+def test_the_pieces_order_is_the_same_on_disk_in_memory_and_when_it_cannot_be_written(tmp_path, caplog):
+    from svmcore.data.shuffle_order import window_pieces
+
+    def pieces(folder):
+        return np.concatenate(list(window_pieces(1000, 64, np.random.default_rng(7), folder)))
+
+    in_memory = pieces(None)
+    np.testing.assert_array_equal(pieces(str(tmp_path)), in_memory)
+    assert os.listdir(tmp_path) == []  # the order file goes at the end of the pass
+    np.testing.assert_array_equal(pieces(str(tmp_path / "gone")), in_memory)  # no folder: kept in memory, said so
+    assert "stays in memory" in caplog.text
+    assert sorted(in_memory.tolist()) == list(range(1000))
