@@ -45,6 +45,13 @@ from svmcore.spec.result import TrainResult
 log = logging.getLogger(__name__)
 
 SCORE_SLICE_ROWS = 8192
+# The first run on a file extracts its held-out rows from the whole text before it trains. Read in 1 MiB
+# blocks (11,000 at 10^7 rows of sparse-text), what the blocks' parsing and picking left behind (heap and
+# Python-allocator pages that a few survivors keep) stayed resident through training: 2.4 MiB more than a
+# run that found the rows cached after its prepare phase, 1.1-1.8 MiB more at its exact peak. In 8 MiB
+# blocks the prepare phase ends 1.25 MiB lower (30.4 vs 31.7 MiB; 29.3 cached), for a prepare-phase peak of
+# 42 MiB (34 in 1 MiB blocks, 54 in 16 MiB ones) far under training's.
+HELD_OUT_BLOCK_BYTES = 8 << 20
 # With threads > 1, the first pass's text is parsed ahead by a thread, this many blocks (~1 MiB of text,
 # ~0.4 MiB parsed, each). A shuffle round trains half a pool at once while the parser fills the queue, and
 # then waits for the parser: at 10^6 rows, 2 threads, alternating runs: 2 blocks 329-369k rows/s, 4 379-400k
@@ -134,13 +141,13 @@ def _codes(classes: np.ndarray, y: np.ndarray, path: str) -> np.ndarray:
 # ---------------------------------------------------------------- reading the text
 
 def _text_rows(source: Source, n_features: int, classes: np.ndarray, total_rows: int, want_test: bool | None,
-               parse_ahead: bool = False, picked: bool = False):
+               parse_ahead: bool = False, picked: bool = False, block_bytes: int = nativesvm.DEFAULT_BLOCK_BYTES):
     """Rows of the file in order: train rows (``want_test`` False), held-out rows (True,
     stopping after the last one) or all rows (None). ``parse_ahead``: a thread parses the
     next blocks (in C, without the GIL) while this one trains; only the parse, since any
     Python work there would take the GIL from the training thread. ``picked``: a block's
     kept rows are handed on as ``Picked`` rows of it, for ``rebatch`` to gather, not copied."""
-    blocks = _parsed_rows(source, n_features, classes, scratch=parse_ahead)
+    blocks = _parsed_rows(source, n_features, classes, scratch=parse_ahead, block_bytes=block_bytes)
     if parse_ahead:
         blocks = read_ahead(blocks, PARSE_AHEAD_BLOCKS)
     if want_test is None:
@@ -158,13 +165,14 @@ def _pick(X: Parts, codes: np.ndarray, keep: np.ndarray) -> tuple[Picked, np.nda
     return Picked(X, rows), codes[rows]
 
 
-def _parsed_rows(source: Source, n_features: int, classes: np.ndarray, scratch: bool = False):
+def _parsed_rows(source: Source, n_features: int, classes: np.ndarray, scratch: bool = False,
+                 block_bytes: int = nativesvm.DEFAULT_BLOCK_BYTES):
     """The file's rows a parsed block at a time, with class codes; checks that the file
     is the one scanned and names a bad line. ``scratch``: parsed on the reader thread
     (``nativesvm.iter_parsed_blocks``)."""
     path = source.path
     try:
-        for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES, scratch=scratch):
+        for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES, block_bytes, scratch=scratch):
             if source.stamp is not None:
                 source.check_unchanged()
             if b.max_id > n_features:
@@ -187,7 +195,8 @@ def _held_out(source: Source, cache_dir: str, n_features: int, rows: int, classe
     folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
 
     def build(tmp: str) -> dict:
-        blocks = ((X, classes[c]) for X, c in _text_rows(source, n_features, classes, rows, want_test=True))
+        blocks = ((X, classes[c]) for X, c in _text_rows(source, n_features, classes, rows, want_test=True,
+                                                          block_bytes=HELD_OUT_BLOCK_BYTES))
         return {"rows": write_held_out(tmp, blocks), "features": int(n_features)}
 
     return _OnDisk(HeldOut(folder, _cached_folder(folder, build)).folder)
