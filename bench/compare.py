@@ -219,7 +219,7 @@ def run_ours(path: str, home: str, epochs: int, **knobs) -> dict:
             "samples_per_s": s["samples_per_s"], "status": s["status"],
             "floor_mb": s.get("floor_mb"), "first_pass_samples_per_s": rates[0] if rates else None,
             "regularisation": s.get("regularisation"),
-            # each run's exact peak, and whether it was the first on the file (scanned it, extracted its held-out rows)
+            # each run's exact peak, and whether it was the first on the file (extracted its held-out rows)
             "peaks": [[s["peak_rss_mb"], bool(s.get("prepared_once"))]],
             "later_samples_per_s": (sum(rates[1:]) / len(rates[1:])) if len(rates) > 1 else None}
 
@@ -324,11 +324,13 @@ def raised_goal_lines(lean: dict, lean1: dict, cache: dict) -> list[str]:
 
 
 def peak_runs(peaks: list) -> str:
-    """Each run's peak, saying which one was the first on the file: its prepare phase scanned
-    the file and extracted the held-out rows, which later runs find cached."""
+    """Each run's peak, saying which one was the first on the file: its prepare phase extracted
+    the held-out rows, which later runs find cached (the scan is done when a run is admitted,
+    before its worker starts)."""
     if len(peaks) < 2 and not any(first for _, first in peaks):
         return ""
-    runs = ", ".join(f"{p:.1f}{' (first on the file: scanned it)' if first else ''}" for p, first in peaks)
+    runs = ", ".join(f"{p:.1f}{' (first on the file: extracted its held-out rows)' if first else ''}"
+                     for p, first in peaks)
     return f"; each run: {runs}"
 
 
