@@ -54,28 +54,30 @@ def window_pieces(n_pieces: int, per_window: int, rng: np.random.Generator, fold
     is drawn at the start of the pass, before the first window is read."""
     order = permutation32(n_pieces, rng)
     per_window = max(1, per_window)
-    if folder is None:
-        for w in range(0, n_pieces, per_window):
-            yield order[w:w + per_window]
-        return
-    path = os.path.join(folder, "order.bin")
-    dtype = order.dtype
-    try:
-        order.tofile(path)
-    except OSError as e:  # a full disk: the pass holds its order instead of failing
-        log.warning("could not write the pieces' order to %s (%s): it stays in memory", folder, e)
-        if os.path.exists(path):
-            os.remove(path)
-        for w in range(0, n_pieces, per_window):
-            yield order[w:w + per_window]
-        return
-    order = None
+    if folder is not None:
+        path = os.path.join(folder, "order.bin")
+        try:
+            order.tofile(path)
+        except OSError as e:  # a full disk: the pass holds its order instead of failing
+            log.warning("could not write the pieces' order to %s (%s): it stays in memory", folder, e)
+            if os.path.exists(path):
+                os.remove(path)
+        else:
+            dtype, order = order.dtype, None
+            yield from _read_back(path, dtype, n_pieces, per_window)
+            return
+    for w in range(0, n_pieces, per_window):
+        yield order[w:w + per_window]
+
+
+def _read_back(path: str, dtype, n_pieces: int, per_window: int) -> Iterator[np.ndarray]:
+    """The order written at ``path``, a window's pieces at a time; the file goes at the end."""
     try:
         with open(path, "rb") as f:
             for w in range(0, n_pieces, per_window):
                 pieces = np.fromfile(f, dtype, min(per_window, n_pieces - w))
                 if pieces.shape[0] != min(per_window, n_pieces - w):
-                    raise OSError(f"the pieces' order in {folder} is shorter than written")
+                    raise OSError(f"the pieces' order in {os.path.dirname(path)} is shorter than written")
                 yield pieces
     finally:
         if os.path.exists(path):  # not when the spill's folder went first

@@ -58,7 +58,7 @@ HELD_OUT_BLOCK_BYTES = 8 << 20
 # (exact peak +0.5 to +2 MiB), 8 388-395k (+4 MiB). Those counts were a queue's, and the reader held one more
 # block while it waited for room; ``read_ahead`` now counts every block made and not yet taken. At 10^7
 # rows (1 pass, alternating, scan cached) 4 such blocks ran 862-945k rows/s at 62.9-63.1 MiB, 3 838-878k at
-# 62.3-62.8.
+# 62.3-62.8; at 10^6 (6 runs each) 810-868k at 62.2-62.6, 3 660-789k at 61.6-62.2: 3 is not worth it.
 PARSE_AHEAD_BLOCKS = 4
 # With threads > 1, a later pass's batches are read ahead by a thread. A shuffled pass reads a window
 # (one native call, ~2.5 ms at the default 16,384 rows) before it cuts any batch of it, so the queue must
