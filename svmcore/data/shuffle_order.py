@@ -75,8 +75,9 @@ def _read_back(path: str, dtype, n_pieces: int, per_window: int) -> Iterator[np.
     try:
         with open(path, "rb") as f:
             for w in range(0, n_pieces, per_window):
-                pieces = np.fromfile(f, dtype, min(per_window, n_pieces - w))
-                if pieces.shape[0] != min(per_window, n_pieces - w):
+                n = min(per_window, n_pieces - w)
+                pieces = np.fromfile(f, dtype, n)
+                if pieces.shape[0] != n:
                     raise OSError(f"the pieces' order in {os.path.dirname(path)} is shorter than written")
                 yield pieces
     finally:

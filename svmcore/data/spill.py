@@ -45,8 +45,12 @@ class Spill:
         self.complete = False
         self.rows = 0
         self.failed: str | None = None
-        self.entries = 0  # in the index file
         self.nnz = 0
+
+    @property
+    def entries(self) -> int:
+        """Entries of the index file: one per ``MIN_PIECE_ROWS`` rows written."""
+        return -(-self.rows // MIN_PIECE_ROWS)
 
     def _path(self, name: str) -> str:
         return os.path.join(self.folder, f"{name}.bin")
@@ -75,7 +79,6 @@ class Spill:
         at = np.arange(first, n, MIN_PIECE_ROWS)
         if at.shape[0]:
             (self.nnz + (np.asarray(indptr[at], np.int64) - int(indptr[0]))).tofile(files[_INDEX])
-            self.entries += at.shape[0]
         data.astype(self.dtype, copy=False).tofile(files["data"])
         indices.astype(np.int32, copy=False).tofile(files["indices"])
         np.diff(indptr).astype(np.int32).tofile(files["lengths"])
@@ -250,13 +253,9 @@ class Recorder:
 def _read_pieces(fds: list[int], bounds: tuple, out: tuple) -> bool:
     """binding.read_pieces; where the native library cannot be built (no gcc: the classic
     path does not need it otherwise), the same reads from Python, slower."""
-    global _native_reads
-    if _native_reads:
-        try:
-            return binding.read_pieces(fds, *bounds, *out)
-        except NativeBuildError as e:
-            log.warning("reading the spill without the native library (%s): slower", e)
-            _native_reads = False
+    got = _native(binding.read_pieces, fds, *bounds, *out)
+    if got is not _NO_LIBRARY:
+        return got
     r0, r1, z0, z1 = (b.tolist() for b in bounds)
     at = [0, 0, 0, 0]
     for p in range(len(r0)):
@@ -275,13 +274,9 @@ def _read_pieces(fds: list[int], bounds: tuple, out: tuple) -> bool:
 
 def _read_entries(fd: int, entries: np.ndarray) -> np.ndarray | None:
     """binding.read_entries, or the same reads from Python where the library cannot be built."""
-    global _native_reads
-    if _native_reads:
-        try:
-            return binding.read_entries(fd, entries)
-        except NativeBuildError as e:
-            log.warning("reading the spill without the native library (%s): slower", e)
-            _native_reads = False
+    got = _native(binding.read_entries, fd, entries)
+    if got is not _NO_LIBRARY:
+        return got
     out = np.empty(entries.shape[0], np.int64)
     for i, e in enumerate(entries.tolist()):
         got = os.pread(fd, 8, e * 8)
@@ -289,6 +284,22 @@ def _read_entries(fd: int, entries: np.ndarray) -> np.ndarray | None:
             return None
         out[i] = np.frombuffer(got, np.int64)[0]
     return out
+
+
+_NO_LIBRARY = object()
+
+
+def _native(read, *args):
+    """``read(*args)`` in the native library, or ``_NO_LIBRARY`` where it cannot be built (said
+    once in the log; the caller reads from Python instead)."""
+    global _native_reads
+    if _native_reads:
+        try:
+            return read(*args)
+        except NativeBuildError as e:
+            log.warning("reading the spill without the native library (%s): slower", e)
+            _native_reads = False
+    return _NO_LIBRARY
 
 
 _native_reads = True
