@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -259,9 +260,23 @@ def best_of(a: dict, b: dict) -> dict:
     best = dict(min(ok, key=lambda r: r["train_s"]))
     best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in ok if r.get("peak_rss_mb"))
     best["runs"] = a.get("runs", 1) + 1
+    best["rates"] = run_rates(a) + run_rates(b)
     if "peaks" in a or "peaks" in b:
         best["peaks"] = a.get("peaks", []) + b.get("peaks", [])
     return best
+
+
+def run_rates(r: dict) -> list[list]:
+    """Each run's (first pass, later passes) samples/s, in the order run."""
+    if not r:
+        return []
+    return r.get("rates") or [[r.get("first_pass_samples_per_s"), r.get("later_samples_per_s")]]
+
+
+def paired_ratios(ours: dict, peer: dict, k: int) -> list[float]:
+    """Ours over the peer, run by run: with --repeat each round runs both, one after the other,
+    so a pair shares the machine's state of that moment (index k: 0 first pass, 1 later)."""
+    return [a[k] / b[k] for a, b in zip(run_rates(ours), run_rates(peer)) if a[k] and b[k]]
 
 
 def goal_lines(results: dict) -> list[str]:
@@ -311,7 +326,12 @@ def raised_goal_lines(lean: dict, lean1: dict, cache: dict) -> list[str]:
         a, b = lean.get(key), cache.get(key)
         if a and b:
             out.append(f"- {what}: {a:,.0f} samples/s vs VW's {peer} {b:,.0f}: {a / b:.2f}x (goal >= {goal:g}x): "
-                       f"{verdict(a / b >= goal)}")
+                       f"{verdict(a / b >= goal)} (each one's fastest run)")
+        pairs = paired_ratios(lean, cache, 0 if key.startswith("first") else 1)
+        if len(pairs) > 1:
+            med = statistics.median(pairs)
+            out.append(f"  - run by run, each round's two runs one after the other: "
+                       f"{', '.join(f'{x:.2f}x' for x in pairs)}; median {med:.2f}x: {verdict(med >= goal)}")
     a, b = lean.get("first_pass_samples_per_s"), lean1.get("first_pass_samples_per_s")
     if a and b:
         out.append(f"- first pass with 2 threads {a:,.0f} samples/s, with 1 thread {b:,.0f}: {a / b:.2f}x "
@@ -459,7 +479,9 @@ def main() -> int:
              "(file-backed, reclaimable). LinearSVC's samples/s counts rows x liblinear iterations. "
              "First pass: samples/s of epoch 1 (parsing text); later: mean of epochs 2+."
              + (f" The lean path and VW ran {args.repeat} times each, alternately: each row shows its fastest "
-                "run and its highest peak." if args.repeat > 1 else ""), "",
+                "run and its highest peak; the goals below also give the ratio run by run (each round runs the lean "
+                "path, then VW) and its median, since VW's own speed moves between runs." if args.repeat > 1 else ""),
+             "",
              "| contender | wall s | exact peak MiB | accuracy | balanced accuracy | train samples/s | first pass /s "
              "| later passes /s | wall ratio | peak ratio | samples/s ratio |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
