@@ -121,8 +121,11 @@ class Pool:
 
     def __init__(self, pieces: list):
         parts = [p.parts.from_zero() if isinstance(p, Picked) else as_parts(p).from_zero() for p in pieces]
+        if len(pieces) == 1 and not isinstance(pieces[0], Picked):  # one CSR block (a spill's window): its rows
+            self.whole = parts[0]  # are the pool's, gathered as one matrix's
+            return
+        self.whole = None
         self.parts = binding.PartsGather(parts)  # (data, indices, indptr from 0) each
-        self.dtype = self.parts.dtype
         counts = [p.n_rows for p in pieces]
         self.part = np.repeat(np.arange(len(parts), dtype=np.int64), counts)  # each global row's part
         self.local = np.concatenate([p.rows if isinstance(p, Picked) else np.arange(n, dtype=np.int64)
@@ -130,6 +133,8 @@ class Pool:
 
     def gather(self, rows: np.ndarray) -> Parts:
         rows = np.asarray(rows, np.int64)
+        if self.whole is not None:
+            return Parts(*binding.gather_rows(*self.whole, rows))
         return Parts(*self.parts.gather(self.part[rows], self.local[rows]))
 
 

@@ -46,6 +46,12 @@ def test_gather_take_slice_and_concat_give_scipys_rows(dtype):
     assert np.array_equal(_dense(joined), X.toarray())
     pool = rows.Pool([p.slice(0, 100).from_zero(), p.slice(100, 500).from_zero()])
     assert np.array_equal(_dense(pool.gather(pick)), X[pick].toarray())
+    whole = rows.Pool([p])  # one block (a spill's window) is gathered as one matrix
+    assert whole.whole is not None
+    assert np.array_equal(_dense(whole.gather(pick)), X[pick].toarray())
+    assert whole.gather(pick).data.dtype == dtype
+    with pytest.raises(ValueError, match="rows must be in"):
+        whole.gather(np.array([500]))
     assert np.array_equal(p.csr(300).toarray(), X.toarray())
 
 
