@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.native import NativeBuildError, binding
-from svmcore.data.shuffle_order import MIN_PIECE_ROWS, piece_rows, window_pieces
+from svmcore.data.shuffle_order import MIN_PIECE_ROWS, permutation32, piece_rows, window_pieces
 from svmcore.data.rows import Parts, Rows, as_parts, concat
 
 log = logging.getLogger(__name__)
@@ -133,23 +133,46 @@ class Spill:
         shuffled together and cut into batches. With ``gather`` (``gather(list of CSR parts)``
         -> an object whose ``.gather(rows)`` gives the window's rows as parts, without
         stacking the pieces: the lean path) batches are CSR parts and class codes, and
-        scipy is never used; the order is the same."""
+        scipy is never used; the order is the same.
+
+        The next window is planned (its pieces' bounds, row lengths, class codes and row
+        order) halfway through this one's batches: with a reader thread that is done while
+        the queue is full of batches to train on, and a window's boundary, where training
+        waits for the next window, only reads its values and column ids. The random draws
+        come in the same order as when each window was planned at its start."""
         prow = piece_rows(window_rows)
         n_pieces = -(-self.rows // prow)
         fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES + (_INDEX,)]
-        buffers: dict = {}  # one window's arrays, refilled by every window of the pass
+        buffers: dict = {}  # one window's values and column ids, refilled by every window of the pass
+        plans = (self._plan(fds, np.sort(pieces), prow, rng)
+                 for pieces in window_pieces(n_pieces, window_rows // prow, rng, self.folder))
         try:
-            for pieces in window_pieces(n_pieces, window_rows // prow, rng, self.folder):
-                window, codes = self._read_window(fds, np.sort(pieces), prow, buffers)  # forward reads
-                cut = self._cutter([window], codes, gather)
-                del window
-                ids = rng.permutation(codes.shape[0])
+            plan = next(plans, None)
+            while plan is not None:
+                cut = self._cutter([self._read_values(fds, plan, buffers)], plan.codes, gather)
+                ids, planned = plan.ids, False
                 for s in range(0, ids.shape[0], batch_size):
                     yield cut(ids[s:s + batch_size])
+                    if not planned and s >= ids.shape[0] // 2:
+                        following, planned = next(plans, None), True
                 del cut
+                plan = following if planned else next(plans, None)
         finally:
+            plans.close()
             for fd in fds:
                 os.close(fd)
+
+    def _plan(self, fds: list[int], pieces: np.ndarray, prow: int, rng) -> "_Plan":
+        """A window of the given pieces (sorted) before its values are read: where each piece
+        lies, its rows' lengths and class codes, and the order its rows are trained in."""
+        r0, r1, z0, z1 = self._pieces(fds[4], np.asarray(pieces, np.int64), prow)
+        rows = int((r1 - r0).sum())
+        lengths, codes = np.empty(rows, np.int32), np.empty(rows, np.int32)
+        if not _read_ranges(fds[2:4], r0, r1, lengths, codes):
+            raise OSError(f"the spill file in {self.folder} is shorter than written")
+        if int(lengths.sum(dtype=np.int64)) != int((z1 - z0).sum()):
+            raise OSError(f"the spill file in {self.folder} does not match its index (rewritten while read?)")
+        return _Plan(z0, z1, lengths, codes, permutation32(rows, rng))
 
     def _pieces(self, index_fd: int, pieces: np.ndarray, prow: int) -> tuple[np.ndarray, ...]:
         """(first rows, end rows, first nonzeros, end nonzeros) of pieces ``pieces`` (sorted) of
@@ -178,32 +201,40 @@ class Spill:
         X = parts.csr(self.n_features)
         return lambda take: (X[take], self.classes[codes[take]])
 
-    def _read_window(self, fds: list[int], pieces: np.ndarray, prow: int, buffers: dict | None = None):
-        """((data, indices, indptr), codes) of the given pieces' rows, each piece read
-        straight into its place in the window's arrays by the native library (one call a
-        window: a positioned read of each file a piece, no Python call per read, which was
-        most of a shuffled pass's reading). With ``buffers`` the arrays are views of buffers
-        kept there and refilled by the next window: a window's batches are copies (gathered),
-        so none outlives it, and the pass does not map, fault in and unmap a fresh window
-        (~16 MB at 10^7 rows) several hundred times."""
-        r0, r1, z0, z1 = self._pieces(fds[4], np.asarray(pieces, np.int64), prow)
-        rows, nnz = int((r1 - r0).sum()), int((z1 - z0).sum())
+    def _read_values(self, fds: list[int], plan: "_Plan", buffers: dict | None = None) -> Parts:
+        """The planned window's rows as CSR parts, each piece's values and column ids read
+        straight into their place by the native library (one call a window: a positioned read
+        of each file a piece, no Python call per read, which was most of a shuffled pass's
+        reading). With ``buffers`` the arrays are views of buffers kept there and refilled by
+        the next window: a window's batches are copies (gathered), so none outlives it, and the
+        pass does not map, fault in and unmap a fresh window (~16 MB at 10^7 rows) several
+        hundred times."""
         take = _views(buffers) if buffers is not None else (lambda _, n, dtype: np.empty(n, dtype))
+        rows = plan.lengths.shape[0]
+        indptr = take("indptr", rows + 1, np.int64)
+        indptr[0] = 0
+        np.cumsum(plan.lengths, out=indptr[1:])
+        nnz = int(indptr[-1])
         data, indices = take("data", nnz, self.dtype), take("indices", nnz, np.int32)
-        lengths, codes = take("lengths", rows, np.int32), take("codes", rows, np.int32)
-        if not _read_pieces(fds[:4], (r0, r1, z0, z1), (data, indices, lengths, codes)):
+        if not _read_ranges(fds[:2], plan.z0, plan.z1, data, indices):
             raise OSError(f"the spill file in {self.folder} is shorter than written")
-        indptr = np.zeros(rows + 1, np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        if indptr[-1] != nnz:
-            raise OSError(f"the spill file in {self.folder} does not match its index (rewritten while read?)")
-        return Parts(data, indices, indptr), codes
+        return Parts(data, indices, indptr)
 
     def discard(self) -> None:
         self.complete = False
         import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
 
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class _Plan(NamedTuple):
+    """A shuffled window before its values are read: its pieces' nonzero ranges, its rows'
+    lengths and class codes, and the order of its rows."""
+    z0: np.ndarray
+    z1: np.ndarray
+    lengths: np.ndarray
+    codes: np.ndarray
+    ids: np.ndarray
 
 
 class Recorder:
@@ -250,25 +281,23 @@ class Recorder:
             self.close()
 
 
-def _read_pieces(fds: list[int], bounds: tuple, out: tuple) -> bool:
-    """binding.read_pieces; where the native library cannot be built (no gcc: the classic
+def _read_ranges(fds: list[int], first: np.ndarray, end: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> bool:
+    """binding.read_ranges; where the native library cannot be built (no gcc: the classic
     path does not need it otherwise), the same reads from Python, slower."""
-    got = _native(binding.read_pieces, fds, *bounds, *out)
+    got = _native(binding.read_ranges, fds, first, end, out_a, out_b)
     if got is not _NO_LIBRARY:
         return got
-    r0, r1, z0, z1 = (b.tolist() for b in bounds)
-    at = [0, 0, 0, 0]
-    for p in range(len(r0)):
-        for k, (fd, a) in enumerate(zip(fds, out)):
-            first, end = (z0[p], z1[p]) if k < 2 else (r0[p], r1[p])
-            view = memoryview(a[at[k]:at[k] + end - first].view(np.uint8))
+    at = 0
+    for lo, hi in zip(first.tolist(), end.tolist()):
+        for fd, a in zip(fds, (out_a, out_b)):
+            view = memoryview(a[at:at + hi - lo].view(np.uint8))
             done = 0
             while done < view.nbytes:
-                got = os.preadv(fd, [view[done:]], first * a.itemsize + done)
+                got = os.preadv(fd, [view[done:]], lo * a.itemsize + done)
                 if got == 0:
                     return False
                 done += got
-            at[k] += end - first
+        at += hi - lo
     return True
 
 

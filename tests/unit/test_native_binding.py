@@ -86,7 +86,9 @@ def _spill_files(tmp_path, rows=300, seed=0):
     return arrays, starts
 
 
-def test_read_pieces_reads_each_piece_into_its_place(tmp_path):
+def test_read_ranges_reads_each_piece_into_its_place(tmp_path):
+    """A window's pieces of two spill files side by side: values and column ids from the
+    nonzeros' ranges, row lengths and class codes from the rows'."""
     arrays, starts = _spill_files(tmp_path)
     pieces = [(250, 300), (0, 7), (40, 41), (100, 164), (7, 7)]  # any order, a one-row and an empty piece
     r0, r1 = (np.array(p, np.int64) for p in zip(*pieces))
@@ -96,7 +98,8 @@ def test_read_pieces_reads_each_piece_into_its_place(tmp_path):
            np.full(rows, -1, np.int32))
     fds = [os.open(tmp_path / f"{n}.bin", os.O_RDONLY) for n in ("data", "indices", "lengths", "codes")]
     try:
-        assert binding.read_pieces(fds, r0, r1, z0, z1, *out)
+        assert binding.read_ranges(fds[:2], z0, z1, out[0], out[1])
+        assert binding.read_ranges(fds[2:], r0, r1, out[2], out[3])
         want_z = np.concatenate([np.arange(a, b) for a, b in zip(z0, z1)])
         want_r = np.concatenate([np.arange(a, b) for a, b in zip(r0, r1)])
         np.testing.assert_array_equal(out[0][:nnz], arrays["data"][want_z])
@@ -105,18 +108,18 @@ def test_read_pieces_reads_each_piece_into_its_place(tmp_path):
         np.testing.assert_array_equal(out[2], arrays["lengths"][want_r])
         np.testing.assert_array_equal(out[3], arrays["codes"][want_r])
         # a piece past the end of the files: False (the spill says "shorter than written")
-        assert not binding.read_pieces(fds, r0[:1], r1[:1] + 5, z0[:1], z1[:1] + 50, np.empty(nnz + 50),
-                                       np.empty(nnz + 50, np.int32), np.empty(rows + 5, np.int32),
+        assert not binding.read_ranges(fds[:2], z0[:1], z1[:1] + 50, np.empty(nnz + 50), np.empty(nnz + 50, np.int32))
+        assert not binding.read_ranges(fds[2:], r0[:1], r1[:1] + 5, np.empty(rows + 5, np.int32),
                                        np.empty(rows + 5, np.int32))
-        with pytest.raises(ValueError, match="lengths has"):  # an output shorter than its pieces
-            binding.read_pieces(fds, r0, r1, z0, z1, out[0], out[1], out[2][:-1], out[3])
+        with pytest.raises(ValueError, match="out_b has"):  # an output shorter than its pieces
+            binding.read_ranges(fds[2:], r0, r1, out[2], out[3][:-1])
         with pytest.raises(ValueError, match="end after they start"):
-            binding.read_pieces(fds, r1, r0, z0, z1, *out)
+            binding.read_ranges(fds[2:], r1, r0, out[2], out[3])
     finally:
         for fd in fds:
             os.close(fd)
     with pytest.raises(OSError) as e:  # closed files: the kernel's error, not garbage
-        binding.read_pieces(fds, r0, r1, z0, z1, *out)
+        binding.read_ranges(fds[:2], z0, z1, out[0], out[1])
     assert e.value.errno == errno.EBADF
 
 

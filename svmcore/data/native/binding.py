@@ -53,7 +53,7 @@ SIGNATURES = {
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
     "csr_move_front": (None, [_P, _P, _P, _I64, _P, _I64]),
-    "spill_read_pieces": (_I64, [_I64, _I64, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P]),
+    "spill_read_ranges": (_I64, [_I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64]),
     "spill_read_entries": (_I64, [_I64, _P, _I64, _P]),
     "rng_state_width": (_I64, []),
     "rng_seed": (None, [_P, _I64, _P]),
@@ -293,25 +293,22 @@ class PartsGather:
 
 
 # ------------------------------------------------------------------ the spill
-def read_pieces(fds: Sequence[int], r0, r1, z0, z1, data, indices, lengths, codes) -> bool:
-    """Pieces of the spill's files (``fds``: values, column ids, row lengths, class codes)
-    into a window's arrays, one piece after another: piece p is rows ``r0[p]:r1[p]`` and
-    nonzeros ``z0[p]:z1[p]``. False when a file is shorter than its pieces; OSError when a
-    read fails."""
-    bounds = [_array(a, np.int64, name) for a, name in ((r0, "r0"), (r1, "r1"), (z0, "z0"), (z1, "z1"))]
-    n = bounds[0].shape[0]
-    if any(b.shape != (n,) for b in bounds):
-        raise ValueError("r0, r1, z0 and z1 must be one entry a piece")
-    rows, nnz = int((bounds[1] - bounds[0]).sum()), int((bounds[3] - bounds[2]).sum())
-    if n and (bounds[0].min() < 0 or bounds[2].min() < 0 or (bounds[1] < bounds[0]).any()
-              or (bounds[3] < bounds[2]).any()):
+def read_ranges(fds: Sequence[int], first, end, out_a, out_b) -> bool:
+    """Pieces of two of the spill's files (``fds``: the values' and the column ids', or the row
+    lengths' and the class codes') side by side: piece p is items ``first[p]:end[p]`` of
+    each, written one piece after another into ``out_a`` and ``out_b``. False when a file is
+    shorter than its pieces; OSError when a read fails."""
+    first, end = _array(first, np.int64, "first"), _array(end, np.int64, "end")
+    if first.shape != end.shape or first.ndim != 1:
+        raise ValueError("first and end must be one entry a piece")
+    if first.shape[0] and (first.min() < 0 or (end < first).any()):
         raise ValueError("pieces must start at 0 or later and end after they start")
-    for a, need, name in ((data, nnz, "data"), (indices, nnz, "indices"), (lengths, rows, "lengths"),
-                          (codes, rows, "codes")):
-        _at_least(a, need, name)
-    status = library().spill_read_pieces(*(int(f) for f in fds), data.itemsize, *(b.ctypes.data for b in bounds),
-                                         n, _out(data, None, "data"), _out(indices, np.int32, "indices"),
-                                         _out(lengths, np.int32, "lengths"), _out(codes, np.int32, "codes"))
+    need = int((end - first).sum())
+    a, b = _out(out_a, None, "out_a"), _out(out_b, None, "out_b")
+    _at_least(out_a, need, "out_a")
+    _at_least(out_b, need, "out_b")
+    status = library().spill_read_ranges(int(fds[0]), out_a.itemsize, a, int(fds[1]), out_b.itemsize, b,
+                                         first.ctypes.data, end.ctypes.data, first.shape[0])
     if status == -1:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))

@@ -1,5 +1,5 @@
 /* The stream spill's shuffled windows (svmcore/data/spill.py): the pieces of a window read
- * from the spill's four files in one call, a positioned read of each file a piece, without
+ * from two of the spill's files in one call, a positioned read of each file a piece, without
  * the GIL and without a Python call per read (which was most of a shuffled pass's reading). */
 #include <errno.h>
 #include <stdint.h>
@@ -21,23 +21,19 @@ static int64_t read_at(int fd, char *buf, int64_t nbytes, int64_t offset) {
     return 0;
 }
 
-/* Piece p is rows r0[p]..r1[p] and nonzeros z0[p]..z1[p] of the spill; the pieces' values
- * (itemsize bytes each), column ids, row lengths and class codes (int32) are written one piece
- * after another into data, indices, lengths and codes. Returns 0, -1 (errno says why) or -2
- * (a file is shorter than its pieces). */
-int64_t spill_read_pieces(int64_t fd_data, int64_t fd_indices, int64_t fd_lengths, int64_t fd_codes,
-                          int64_t itemsize, const int64_t *r0, const int64_t *r1, const int64_t *z0,
-                          const int64_t *z1, int64_t n, char *data, int32_t *indices, int32_t *lengths,
-                          int32_t *codes) {
-    int64_t r = 0, z = 0, status = 0;
+/* Piece p is items first[p]..end[p] of two of the spill's files read side by side: a window's
+ * values (size_a bytes each) and column ids (4 bytes) from their nonzeros' range, or its row
+ * lengths and class codes (4 bytes each) from its rows' range. The pieces' items are written one
+ * piece after another into out_a and out_b. Returns 0, -1 (errno says why) or -2 (a file is
+ * shorter than its pieces). */
+int64_t spill_read_ranges(int64_t fd_a, int64_t size_a, char *out_a, int64_t fd_b, int64_t size_b, char *out_b,
+                          const int64_t *first, const int64_t *end, int64_t n) {
+    int64_t at = 0, status = 0;
     for (int64_t p = 0; p < n && status == 0; p++) {
-        int64_t rows = r1[p] - r0[p], nnz = z1[p] - z0[p];
-        status = read_at((int)fd_data, data + z * itemsize, nnz * itemsize, z0[p] * itemsize);
-        if (status == 0) status = read_at((int)fd_indices, (char *)(indices + z), nnz * 4, z0[p] * 4);
-        if (status == 0) status = read_at((int)fd_lengths, (char *)(lengths + r), rows * 4, r0[p] * 4);
-        if (status == 0) status = read_at((int)fd_codes, (char *)(codes + r), rows * 4, r0[p] * 4);
-        r += rows;
-        z += nnz;
+        int64_t items = end[p] - first[p];
+        status = read_at((int)fd_a, out_a + at * size_a, items * size_a, first[p] * size_a);
+        if (status == 0) status = read_at((int)fd_b, out_b + at * size_b, items * size_b, first[p] * size_b);
+        at += items;
     }
     return status;
 }
