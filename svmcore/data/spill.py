@@ -143,7 +143,7 @@ class Spill:
         prow = piece_rows(window_rows)
         n_pieces = -(-self.rows // prow)
         fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES + (_INDEX,)]
-        buffers: dict = {}  # one window's values and column ids, refilled by every window of the pass
+        buffers: dict = {}  # one window's values, column ids and indptr, refilled by every window of the pass
         plans = (self._plan(fds, np.sort(pieces), prow, rng)
                  for pieces in window_pieces(n_pieces, window_rows // prow, rng, self.folder))
         try:

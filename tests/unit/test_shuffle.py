@@ -158,6 +158,20 @@ def test_spill_read_in_windows_is_a_permutation_of_the_rows(tmp_path):
     np.testing.assert_array_equal(sp.vstack([b[0] for b in again]).toarray(), got)
 
 
+@pytest.mark.parametrize("gather", [None, Pool])
+def test_spill_windows_come_in_the_order_drawn_for_them(tmp_path, gather):
+    """The pieces' order is drawn first, then one row order a window, window after window: the
+    next window is planned while this one's batches go out, and that must not move a draw."""
+    X, y, spill = _spill_with(tmp_path, n=3000)
+    got = _ids(list(spill.read_windows(128, 1024, np.random.default_rng(5), gather)))
+    rng, prow = np.random.default_rng(5), piece_rows(1024)
+    order, per, want = rng.permutation(-(-3000 // prow)), 1024 // prow, []
+    for w in range(0, order.shape[0], per):
+        rows = np.concatenate([np.arange(p * prow, min(3000, (p + 1) * prow)) for p in np.sort(order[w:w + per])])
+        want.extend(rows[rng.permutation(rows.shape[0])].tolist())
+    assert got.tolist() == want
+
+
 def test_spill_windows_kept_after_later_windows_are_read_still_hold_their_own_rows(tmp_path):
     """A pass refills one window's arrays for every window: the lean path's batches (gathered
     CSR parts and class codes) must be copies, whole after the windows after them are read."""
