@@ -33,19 +33,18 @@ SECTIONS = [
      "Per-coordinate AdaGrad updates (with and without normalisation, as Vowpal Wabbit's) against the averaged SGD "
      "at its default alpha, accuracy after each pass: averaged SGD is ahead at every pass, so no adaptive solver "
      "was added."),
-    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal --repeat 2",
+    ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal --repeat 4",
      "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
-     "scikit-learn path with the same knobs, with issue 14's goal ratios and issue 20's raised ones (re-run on 12-04 "
-     "after the spill's windows were read in one native call and, with 2 threads, ahead of training; the parser "
-     "four blocks ahead; a 512 KiB mmap threshold; numpy.random out of the lean worker). First-pass rates of one "
-     "build varied by 20-30% between runs here (fastest of 2 shown)."),
-    ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path --repeat 2",
-     "The same at 10M rows (re-run on 12-04 after this stop's speed changes: later passes 1.57M -> 2.27M rows/s, "
-     "3.3x VW's cache pass), without the scikit-learn path: the accuracy comparison at this size is the race's. "
-     "The first pass here reads the 12 GB text from disk (this machine's page cache does not keep it between runs; "
-     "dd reads it cold at 544 MB/s, about 450k rows/s of this text) while the spill's 5.5 GB are written to the "
-     "same disk: it runs at the disk's pace, with 2 threads barely ahead of 1. VW's cache pass has run at "
-     "584k-753k rows/s in runs an hour apart: read the later-pass ratio with that spread in mind."),
+     "scikit-learn path with the same knobs, with issue 14's goal ratios and issue 20's raised ones, and beside them "
+     "the lean path with the precision knob at float32 (not the goals' knobs). Re-run on 12-05 after this stop's "
+     "changes (the next spill window planned while the queue is full, the trim threshold, one-block gathers), 4 "
+     "rounds: each goal gives the fastest run against the fastest and the ratio round by round. VW's cache pass ran "
+     "1.44M-2.04M rows/s in this stop's and the last stop's runs of this bench: the later-pass ratio moves with it."),
+    ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path --repeat 3",
+     "The same at 10M rows (re-run on 12-05 after this stop's changes), without the scikit-learn path: the accuracy "
+     "comparison at this size is the race's. The first pass here reads the 12 GB text from disk (this machine's page "
+     "cache does not keep it between runs) while the spill's 5.5 GB are written to the same disk, and a later pass "
+     "can meet the spill's writeback: read the per-round ratios with that in mind."),
     ("scaling.md", "python bench/scaling.py",
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
     ("scaling-lean.md", "python bench/scaling.py --modes lean",
