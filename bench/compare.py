@@ -351,8 +351,8 @@ def raised_goal_lines(lean: dict, lean1: dict, cache: dict, lean32: dict | None 
         each = f"; run by run {', '.join(f'{x:.2f}x' for x in pairs)}, median {statistics.median(pairs):.2f}x" \
             if len(pairs) > 1 else ""
         out.append(f"- not a goal (the precision knob at float32, not its default): later passes {a:,.0f} samples/s, "
-                   f"{a / b:.2f}x VW's cache pass{each}; accuracy {lean32.get('accuracy', float('nan')):.4f}, "
-                   f"exact peak {lean32.get('peak_rss_mb', float('nan')):.1f} MiB")
+                   f"{a / b:.2f}x VW's cache pass{each}; accuracy {lean32.get('accuracy') or float('nan'):.4f}, "
+                   f"exact peak {lean32.get('peak_rss_mb') or float('nan'):.1f} MiB")
     return out
 
 
