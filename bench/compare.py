@@ -283,6 +283,11 @@ def paired_ratios(ours: dict, peer: dict, k: int) -> list[float]:
     return [a[k] / b[k] for a, b in zip(run_rates(ours), run_rates(peer)) if a[k] and b[k]]
 
 
+def by_round(pairs: list[float]) -> str:
+    """Round-by-round ratios and their median, as the goal lines print them."""
+    return f"{', '.join(f'{x:.2f}x' for x in pairs)}; median {statistics.median(pairs):.2f}x"
+
+
 def goal_lines(results: dict) -> list[str]:
     """Issue 14's three goals, as ratios measured in this one run."""
     lean = results.get("svmcore " + LEAN, {})
@@ -334,9 +339,8 @@ def raised_goal_lines(lean: dict, lean1: dict, cache: dict, lean32: dict | None 
                        f"{verdict(a / b >= goal)} (each one's fastest run)")
         pairs = paired_ratios(lean, cache, 0 if key.startswith("first") else 1)
         if len(pairs) > 1:
-            med = statistics.median(pairs)
-            out.append(f"  - run by run, each round's two runs one after the other: "
-                       f"{', '.join(f'{x:.2f}x' for x in pairs)}; median {med:.2f}x: {verdict(med >= goal)}")
+            out.append(f"  - run by run, each round's two runs one after the other: {by_round(pairs)}: "
+                       f"{verdict(statistics.median(pairs) >= goal)}")
     a, b = lean.get("first_pass_samples_per_s"), lean1.get("first_pass_samples_per_s")
     if a and b:
         out.append(f"- first pass with 2 threads {a:,.0f} samples/s, with 1 thread {b:,.0f}: {a / b:.2f}x "
@@ -348,8 +352,7 @@ def raised_goal_lines(lean: dict, lean1: dict, cache: dict, lean32: dict | None 
     a, b = (lean32 or {}).get("later_samples_per_s"), cache.get("later_samples_per_s")
     if a and b:
         pairs = paired_ratios(lean32, cache, 1)
-        each = f"; run by run {', '.join(f'{x:.2f}x' for x in pairs)}, median {statistics.median(pairs):.2f}x" \
-            if len(pairs) > 1 else ""
+        each = f"; run by run {by_round(pairs)}" if len(pairs) > 1 else ""
         out.append(f"- not a goal (the precision knob at float32, not its default): later passes {a:,.0f} samples/s, "
                    f"{a / b:.2f}x VW's cache pass{each}; accuracy {lean32.get('accuracy') or float('nan'):.4f}, "
                    f"exact peak {lean32.get('peak_rss_mb') or float('nan'):.1f} MiB")

@@ -246,16 +246,17 @@ def _cached_folder(folder: str, build) -> dict:
         try:
             os.rename(tmp, folder)
         except OSError:  # another run built it meanwhile
-            _remove_tree(tmp)
+            remove_tree(tmp)
             with open(meta_path) as f:
                 meta = json.load(f)
         return meta
     except BaseException:
-        _remove_tree(tmp)
+        remove_tree(tmp)
         raise
 
 
-def _remove_tree(path: str) -> None:
+def remove_tree(path: str) -> None:
+    """``path`` and everything under it, gone if it can be (lean-floor callers use this, not shutil)."""
     import shutil  # here, not at the top: shutil loads bz2, lzma and zlib (0.25 MiB of a lean run's peak)
 
     shutil.rmtree(path, ignore_errors=True)

@@ -25,6 +25,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
+from svmcore.data.copies import remove_tree
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.native import NativeBuildError, binding
 from svmcore.data.shuffle_order import MIN_PIECE_ROWS, permutation32, piece_rows, window_pieces
@@ -222,9 +223,7 @@ class Spill:
 
     def discard(self) -> None:
         self.complete = False
-        import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
-
-        shutil.rmtree(self.folder, ignore_errors=True)
+        remove_tree(self.folder)
 
 
 class _Plan(NamedTuple):

@@ -24,7 +24,7 @@ import numpy as np
 from svmcore.data import native, nativesvm
 from svmcore.data.native import binding
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
-from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, write_held_out
+from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, remove_tree, write_held_out
 from svmcore.data.sources import Source, n_test_rows
 from svmcore.data.rows import (EMPTY, Parts, Picked, Pool, Rows, as_parts, class_codes, concat, pool_shuffle,
                                 rebatch)
@@ -401,9 +401,7 @@ def _drop_sample(X_eval, folder: str | None = None) -> None:
     """Delete the live sample's folder (``folder``, or ``X_eval``'s when it is on disk)."""
     folder = folder or (X_eval.folder if isinstance(X_eval, _OnDisk) else None)
     if folder:
-        import shutil  # here, not at the top: the lean worker's floor (shutil loads bz2 and lzma)
-
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
 
 
 def _confusion(predict_codes, X, codes: np.ndarray, k: int) -> np.ndarray:

@@ -307,12 +307,8 @@ def read_ranges(fds: Sequence[int], first, end, out_a, out_b) -> bool:
     a, b = _out(out_a, None, "out_a"), _out(out_b, None, "out_b")
     _at_least(out_a, need, "out_a")
     _at_least(out_b, need, "out_b")
-    status = library().spill_read_ranges(int(fds[0]), out_a.itemsize, a, int(fds[1]), out_b.itemsize, b,
-                                         first.ctypes.data, end.ctypes.data, first.shape[0])
-    if status == -1:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return status == 0
+    return _read_status(library().spill_read_ranges(int(fds[0]), out_a.itemsize, a, int(fds[1]), out_b.itemsize, b,
+                                                    first.ctypes.data, end.ctypes.data, first.shape[0]))
 
 
 def read_entries(fd: int, entries) -> np.ndarray | None:
@@ -323,11 +319,17 @@ def read_entries(fd: int, entries) -> np.ndarray | None:
     if entries.ndim != 1 or (entries.shape[0] and entries.min() < 0):
         raise ValueError("entries must be a vector of ids from 0 up")
     out = np.empty(entries.shape[0], np.int64)
-    status = library().spill_read_entries(int(fd), entries.ctypes.data, entries.shape[0], out.ctypes.data)
+    return out if _read_status(library().spill_read_entries(int(fd), entries.ctypes.data, entries.shape[0],
+                                                            out.ctypes.data)) else None
+
+
+def _read_status(status: int) -> bool:
+    """A spill read's status: True when done, False when a file was shorter than asked, OSError
+    (errno's) when a read failed."""
     if status == -1:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
-    return out if status == 0 else None
+    return status == 0
 
 
 # ------------------------------------------------------------------ seeded permutations
