@@ -29,7 +29,7 @@ from svmcore.data.copies import remove_tree
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.native import NativeBuildError, binding
 from svmcore.data.shuffle_order import MIN_PIECE_ROWS, permutation32, piece_rows, window_pieces
-from svmcore.data.rows import Parts, Rows, as_parts, concat
+from svmcore.data.rows import Parts, Rows, as_parts, concat, reused
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ class Spill:
         the next window: a window's batches are copies (gathered), so none outlives it, and the
         pass does not map, fault in and unmap a fresh window (~16 MB at 10^7 rows) several
         hundred times."""
-        take = _views(buffers) if buffers is not None else (lambda _, n, dtype: np.empty(n, dtype))
+        take = reused(buffers) if buffers is not None else (lambda _, n, dtype: np.empty(n, dtype))
         rows = plan.lengths.shape[0]
         indptr = take("indptr", rows + 1, np.int64)
         indptr[0] = 0
@@ -331,15 +331,3 @@ def _native(read, *args):
 
 
 _native_reads = True
-
-
-def _views(buffers: dict):
-    """take(name, n, dtype) -> the first ``n`` items of buffer ``name``, grown (to 1/8 more
-    than asked, so slightly bigger windows do not regrow it) when too small."""
-    def take(name: str, n: int, dtype) -> np.ndarray:
-        buf = buffers.get(name)
-        if buf is None or buf.shape[0] < n or buf.dtype != dtype:
-            buffers[name] = None  # the old buffer goes before the new one is made
-            buf = buffers[name] = np.empty(n + n // 8, dtype)
-        return buf[:n]
-    return take

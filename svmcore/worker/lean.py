@@ -294,7 +294,8 @@ class LeanStream:
             if self.shuffle is not None:  # each block's rows gathered into the shuffle buffer as it comes, and
                 # spilled from there: one copy of every row fewer than batches gathered first, and no block held on
                 raw = rebatch(pool_shuffle(text, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size,
-                                           on_add=recorder.write if recorder is not None else None, staged=True),
+                                           on_add=recorder.write if recorder is not None else None, staged=True,
+                                           recycled=True),
                               batch_size)
             else:
                 raw = rebatch(text, batch_size)

@@ -137,6 +137,45 @@ def test_blocks_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows,
     assert np.array_equal(np.vstack([d for d, _ in added]), X[keep].toarray())
 
 
+@pytest.mark.parametrize("pool_rows,batch", [(100, 64), (333, 50), (5000, 128)])
+def test_recycled_batches_are_the_same_rows_while_each_is_used_before_the_next(pool_rows, batch):
+    """The lean path's first pass gathers each full batch into one of two buffer sets used in
+    turn. A loop that is done with each batch before it takes the next (through ``rebatch``,
+    which holds a full batch's remainder while it takes the next one when a round ends short)
+    sees the same rows as with fresh arrays; and the buffers are really reused."""
+    X = _csr(2000)
+    p, ids = _parts(X), np.arange(2000)
+    pieces = [(p.slice(s, min(s + 90, 2000)).from_zero(), ids[s:s + 90]) for s in range(0, 2000, 90)]
+
+    def seen(recycled):
+        out, arrays = [], []
+        for r in rows.rebatch(rows.pool_shuffle(iter(pieces), pool_rows, np.random.default_rng(5), batch,
+                                                staged=True, recycled=recycled), batch):
+            out.append((r.codes.tolist(), _dense(r.X)))  # used now, let go before the next
+            arrays.append(r.X.data)  # kept, not used: fresh batches would then each have their own memory
+        return out, arrays
+
+    fresh, _ = seen(False)
+    reused, arrays = seen(True)
+    assert [c for c, _ in reused] == [c for c, _ in fresh]
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(reused, fresh))
+    if pool_rows >= 10 * batch:  # rounds of many full batches (small pools' rounds end short, and their
+        # batches are mostly pieces of two, gathered fresh by ``rebatch``)
+        assert sum(np.shares_memory(a, b) for a, b in zip(arrays, arrays[2:])) > len(arrays) // 2
+
+
+def test_recycled_sets_are_used_in_turn():
+    ring = rows.Recycled(3)
+    p = _parts(_csr(50))
+    codes = np.arange(50)
+    for _ in range(3):  # each set sized once, for 20 rows
+        ring.gather(p, np.arange(20), codes)
+    got = [ring.gather(p, np.array([i, i + 1]), codes) for i in range(4)]
+    assert np.shares_memory(got[0].X.data, got[3].X.data) and np.shares_memory(got[0].codes, got[3].codes)
+    assert not any(np.shares_memory(got[0].X.data, g.X.data) for g in got[1:3])
+    assert got[3].codes.tolist() == [3, 4] and np.array_equal(_dense(got[3].X), _dense(p.gather(np.array([3, 4]))))
+
+
 def test_gathering_into_a_buffer_checks_its_room():
     from svmcore.data.native import binding
 

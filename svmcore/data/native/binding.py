@@ -205,12 +205,19 @@ def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
 
 
 # ------------------------------------------------------------------ CSR rows
-def gather_rows(data, indices, indptr, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows ``rows`` of CSR parts, in that order, as new parts (indptr from 0)."""
+def gather_rows(data, indices, indptr, rows, take=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``rows`` of CSR parts, in that order, as new parts (indptr from 0). With ``take``
+    (``take(name, n, dtype)`` -> an array of ``n`` items) they are written to the arrays it
+    gives ("data", "indices", "indptr"), e.g. buffers reused from batch to batch."""
     rows, nnz = _rows_of(data, indices, indptr, rows)
-    out = np.empty(nnz, data.dtype), np.empty(nnz, np.int32), np.empty(rows.shape[0] + 1, np.int64)
+    new = take or _new
+    out = new("data", nnz, data.dtype), new("indices", nnz, np.int32), new("indptr", rows.shape[0] + 1, np.int64)
     _csr_gather(data, indices, indptr, rows, *(a.ctypes.data for a in out))
     return out
+
+
+def _new(_, n: int, dtype) -> np.ndarray:
+    return np.empty(n, dtype)
 
 
 def gather_rows_into(data, indices, indptr, rows, out_data, out_indices, out_indptr) -> int:
