@@ -176,6 +176,13 @@ class Pool:
             return Parts(*binding.gather_rows(*self.whole, rows))
         return Parts(*self.parts.gather(self.part[rows], self.local[rows]))
 
+    def take(self, rows: np.ndarray, codes: np.ndarray, into: Recycled | None = None) -> Rows:
+        """Rows ``rows`` with theirs of ``codes`` (the pool's rows' codes): in fresh arrays, or
+        in ``into``'s next set when the pool is one block."""
+        if into is not None and self.whole is not None:
+            return into.gather(self.whole, np.asarray(rows, np.int64), codes)
+        return Rows(self.gather(rows), codes[rows])
+
 
 def batch_pieces(items, batch_size: int) -> Iterator[tuple[list, np.ndarray]]:
     """Rows of any sizes (``Rows`` or ``Picked`` rows with their codes) in; each batch of

@@ -29,7 +29,7 @@ from svmcore.data.copies import remove_tree
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.native import NativeBuildError, binding
 from svmcore.data.shuffle_order import MIN_PIECE_ROWS, permutation32, piece_rows, window_pieces
-from svmcore.data.rows import Parts, Rows, as_parts, concat, reused
+from svmcore.data.rows import Parts, Recycled, Rows, as_parts, concat, reused
 
 log = logging.getLogger(__name__)
 
@@ -127,14 +127,15 @@ class Spill:
                     continue
                 yield sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features)), self.classes[codes]
 
-    def read_windows(self, batch_size: int, window_rows: int, rng, gather=None
+    def read_windows(self, batch_size: int, window_rows: int, rng, gather=None, into: Recycled | None = None
                      ) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
         """The rows shuffled: ``window_rows`` rows at a time read into memory, drawn from
         pieces (``shuffle_order.piece_rows``) picked at random across the whole spill,
         shuffled together and cut into batches. With ``gather`` (``gather(list of CSR parts)``
         -> an object whose ``.gather(rows)`` gives the window's rows as parts, without
         stacking the pieces: the lean path) batches are CSR parts and class codes, and
-        scipy is never used; the order is the same.
+        scipy is never used; the order is the same. With ``into`` too (``gather=rows.Pool``),
+        each batch is gathered into its next set of buffers (``rows.Recycled``).
 
         The next window is planned (its pieces' bounds, row lengths, class codes and row
         order) halfway through this one's batches: with a reader thread that is done while
@@ -150,7 +151,7 @@ class Spill:
         try:
             plan = next(plans, None)
             while plan is not None:
-                cut = self._cutter([self._read_values(fds, plan, buffers)], plan.codes, gather)
+                cut = self._cutter([self._read_values(fds, plan, buffers)], plan.codes, gather, into)
                 ids, planned = plan.ids, False
                 for s in range(0, ids.shape[0], batch_size):
                     yield cut(ids[s:s + batch_size])
@@ -190,12 +191,12 @@ class Spill:
         z0, z1 = bounds[0::2].copy(), np.where(inner, bounds[1::2], self.nnz)
         return r0, r1, z0, z1
 
-    def _cutter(self, blocks: list, codes: np.ndarray, gather):
-        """take -> one batch of a window's rows: CSR parts and class codes with ``gather``,
-        else a CSR matrix and labels."""
+    def _cutter(self, blocks: list, codes: np.ndarray, gather, into: Recycled | None = None):
+        """take -> one batch of a window's rows: CSR parts and class codes with ``gather``
+        (in ``into``'s buffers if given), else a CSR matrix and labels."""
         if gather is not None:
             pool = gather(blocks)
-            return lambda take: Rows(pool.gather(take), codes[take])
+            return lambda take: pool.take(take, codes, into)
         parts = concat(blocks)
         if self.dtype == np.float16:  # scipy cannot index float16 rows (csr_row_index)
             return lambda take: (parts.take(take).csr(self.n_features), self.classes[codes[take]])

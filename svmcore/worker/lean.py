@@ -26,7 +26,7 @@ from svmcore.data.native import binding
 from svmcore.data.batches import STORE_DTYPES, Shuffle, read_ahead, split_chunks
 from svmcore.data.copies import HOLD_OUT_RULE, HeldOut, _cached_folder, cache_entries, remove_tree, write_held_out
 from svmcore.data.sources import Source, n_test_rows
-from svmcore.data.rows import (EMPTY, Parts, Picked, Pool, Rows, as_parts, class_codes, concat, pool_shuffle,
+from svmcore.data.rows import (EMPTY, Parts, Picked, Pool, Recycled, Rows, as_parts, class_codes, concat, pool_shuffle,
                                 rebatch)
 from svmcore.data.spill import Spill
 from svmcore.spec.config import RunConfig, validate
@@ -281,12 +281,14 @@ class LeanStream:
 
     def _produce(self, batch_size: int, epoch: int):
         if epoch > 0 and self.spill is not None and self.spill.complete:
-            if self.shuffle is not None:
-                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), Pool)
+            ahead = self._later_ahead(batch_size) if self.reader_thread else 0
+            if self.shuffle is not None:  # every batch made and not yet trained has its own set of buffers
+                raw = self.spill.read_windows(batch_size, self.shuffle.window_rows, self.shuffle.rng(epoch), Pool,
+                                              into=Recycled(ahead + 1))
             else:
                 raw = self.spill.read(batch_size, parts=True)
             if self.reader_thread:
-                raw = read_ahead(raw, self._later_ahead(batch_size))
+                raw = read_ahead(raw, ahead)
         else:
             text = _text_rows(self.source, self.n_features, self.classes, self.total_rows,
                               False if self.hold_out else None, parse_ahead=self.reader_thread, picked=True)
@@ -334,6 +336,8 @@ class LeanStream:
                                self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0):
+        """Pass ``epoch``'s batches. Shuffled, a batch lives in buffers that later batches reuse
+        (``rows.Recycled``): it is valid until the next one is taken, as in the training loop."""
         return self._produce(batch_size, epoch)
 
 

@@ -243,12 +243,12 @@ def test_later_passes_read_the_spill_ahead_in_the_same_order(tmp_path):
     assert sum(b.codes.shape[0] for b in stream.batches(128, 0)) == 9000 and spill.complete
     assert stream._later_ahead(128) == 8  # half the window's 16 batches
     seen_reader, ahead = [], []
-    for b in stream.batches(128, 1):
+    for b in stream.batches(128, 1):  # each batch copied before the next is taken: their buffers are reused
         seen_reader.append(any(t.name == "svmcore-reader" for t in threading.enumerate()))
-        ahead.append(b)
+        ahead.append(_owned(b))
     assert any(seen_reader)
     stream.reader_thread = False
-    plain = list(stream.batches(128, 1))
+    plain = [_owned(b) for b in stream.batches(128, 1)]
     assert len(ahead) == len(plain) and sum(b.codes.shape[0] for b in plain) == 9000
     for a, b in zip(ahead, plain):
         assert np.array_equal(a.codes, b.codes) and np.array_equal(a.X.data, b.X.data)
@@ -340,3 +340,10 @@ def test_the_held_out_rows_are_extracted_in_big_blocks_and_training_reads_small_
     assert seen == [lean.HELD_OUT_BLOCK_BYTES] == [8 << 20] and held.labels().shape[0] > 0
     list(lean._text_rows(source, 500, np.array([-1.0, 1.0]), 3000, False))
     assert seen[1:] == [nativesvm.DEFAULT_BLOCK_BYTES]
+
+
+def _owned(b):
+    """A batch copied out of the buffers it was gathered into (``rows.Recycled``)."""
+    from svmcore.data.rows import Parts, Rows
+
+    return Rows(Parts(*(a.copy() for a in b.X)), b.codes.copy())
