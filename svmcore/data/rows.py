@@ -134,10 +134,9 @@ class Recycled:
         return reused(buffers)
 
     def gather(self, parts: Parts, rows: np.ndarray, codes: np.ndarray) -> Rows:
-        """Rows ``rows`` of ``parts`` with theirs of ``codes``, into the next set."""
-        take = self.take()
-        return Rows(Parts(*binding.gather_rows(*parts, rows, take)),
-                    np.take(codes, rows, out=take("codes", rows.shape[0], codes.dtype)))
+        """Rows ``rows`` of ``parts``, into the next set, with theirs of ``codes`` (a fresh
+        array: a few KiB, and a caller may keep the codes of every batch)."""
+        return Rows(Parts(*binding.gather_rows(*parts, rows, self.take())), codes[rows])
 
 
 class Picked:

@@ -336,8 +336,9 @@ class LeanStream:
                                self.source.path)
 
     def batches(self, batch_size: int, epoch: int = 0):
-        """Pass ``epoch``'s batches. Shuffled, a batch lives in buffers that later batches reuse
-        (``rows.Recycled``): it is valid until the next one is taken, as in the training loop."""
+        """Pass ``epoch``'s batches. Shuffled, a batch's rows live in buffers that later batches
+        reuse (``rows.Recycled``; its codes are its own): they are valid until the next batch is
+        taken, as in the training loop."""
         return self._produce(batch_size, epoch)
 
 

@@ -171,7 +171,8 @@ def test_recycled_sets_are_used_in_turn():
     for _ in range(3):  # each set sized once, for 20 rows
         ring.gather(p, np.arange(20), codes)
     got = [ring.gather(p, np.array([i, i + 1]), codes) for i in range(4)]
-    assert np.shares_memory(got[0].X.data, got[3].X.data) and np.shares_memory(got[0].codes, got[3].codes)
+    assert np.shares_memory(got[0].X.data, got[3].X.data) and np.shares_memory(got[0].X.indptr, got[3].X.indptr)
+    assert not np.shares_memory(got[0].codes, got[3].codes)  # the codes are the caller's to keep
     assert not any(np.shares_memory(got[0].X.data, g.X.data) for g in got[1:3])
     assert got[3].codes.tolist() == [3, 4] and np.array_equal(_dense(got[3].X), _dense(p.gather(np.array([3, 4]))))
 
