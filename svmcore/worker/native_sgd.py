@@ -27,6 +27,25 @@ class NativeSGD(LazySGD):
     def __init__(self, alpha: float, average: bool, n_features: int, classes):
         super().__init__(alpha, average, n_features, classes)
         binding.library()  # built (or found) now: a missing compiler is an error here, not mid-run
+        self._bound: binding.SGDFit | None = None
+
+    def fit_codes(self, X, codes: np.ndarray):
+        """``LazySGD.fit_codes``; CSR parts of the kernel's types (the lean path's batches) go
+        straight to the kernel, through weights checked once (``binding.SGDFit``)."""
+        if isinstance(X, tuple) and len(X) == 3 and self.w is not None:
+            bound = self._bound
+            if bound is None or not bound.bound_to(self.w, self.aw, self.state):
+                bound = self._bound = binding.SGDFit(self.w, self.aw, self.state, self.average)
+            t = bound.fit(*X, codes, self.t_, self.alpha, self.optimal_init, SPARSE_INTERCEPT_DECAY)
+            if t is not None:
+                self.t_ = t
+                return self
+        return super().fit_codes(X, codes)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_bound"] = None  # C functions and addresses: made again where the model is unpickled
+        return state
 
     def _fit(self, batch: Batch, codes: np.ndarray) -> None:
         decay = SPARSE_INTERCEPT_DECAY if batch.parts is not None else 1.0  # scikit-learn's for dense rows

@@ -171,6 +171,28 @@ def test_released_coefficients_are_coef_bit_for_bit_without_a_weight_sized_copy(
     assert m.w is None and m.aw is None
 
 
+def test_the_native_solvers_fast_path_trains_the_models_of_its_checked_path():
+    """CSR parts of the kernel's types go straight to the kernel through weights checked once
+    (``binding.SGDFit``); anything else through the checked path. Same weights to the bit,
+    int32 codes (the spill's) too; a model that trained that way still pickles."""
+    import pickle
+
+    X, y = separable(classes=3)
+    fast, checked = make("native", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
+    for _ in range(2):
+        for Xb, yb in batches(X, y):
+            data, indices, indptr = parts(Xb)
+            fast.fit_codes((data, indices.astype(np.int32), indptr), yb.astype(np.int32))
+            checked.fit_codes(Xb, yb)  # a scipy matrix (int32 indptr): the checked path
+    assert fast._bound is not None and checked._bound is None
+    assert np.array_equal(fast.coef_, checked.coef_) and np.array_equal(fast.intercept_, checked.intercept_)
+    assert fast.t_ == checked.t_
+    again = pickle.loads(pickle.dumps(fast))
+    assert again._bound is None and np.array_equal(again.decision_function(X), fast.decision_function(X))
+    again.fit_codes(parts(X[:10]), y[:10])  # binds to its own arrays, not to the pickled model's
+    assert again._bound.bound_to(again.w, again.aw, again.state) and not np.array_equal(again.coef_, fast.coef_)
+
+
 def test_the_numba_and_the_native_sgd_train_the_same_model_on_dense_rows():
     X, y = separable(classes=3)
     a, b = make("numba", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
