@@ -176,6 +176,7 @@ def test_the_native_solvers_fast_path_trains_the_models_of_its_checked_path():
     (``binding.SGDFit``); anything else through the checked path. Same weights to the bit,
     int32 codes (the spill's) too; a model that trained that way still pickles."""
     import pickle
+    import weakref
 
     X, y = separable(classes=3)
     fast, checked = make("native", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
@@ -191,6 +192,9 @@ def test_the_native_solvers_fast_path_trains_the_models_of_its_checked_path():
     assert again._bound is None and np.array_equal(again.decision_function(X), fast.decision_function(X))
     again.fit_codes(parts(X[:10]), y[:10])  # binds to its own arrays, not to the pickled model's
     assert again._bound.bound_to(again.w, again.aw, again.state) and not np.array_equal(again.coef_, fast.coef_)
+    average = weakref.ref(fast.aw)
+    fast.release_coef()
+    assert average() is None  # the binding does not keep the average the export lets go
 
 
 def test_the_numba_and_the_native_sgd_train_the_same_model_on_dense_rows():

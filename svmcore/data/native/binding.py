@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -188,15 +189,17 @@ class SGDFit:
     alternating 5-pass runs; 1 thread the same within noise)."""
 
     def __init__(self, w, aw, state, average: bool):
-        self.arrays = (w, aw, state)  # held: C writes through their addresses
+        # not held: a model that lets its average go (release_coef) frees it; a binding whose
+        # arrays are gone is bound to none (bound_to), so their addresses are never used
+        self._arrays = tuple(weakref.ref(a) for a in (w, aw, state))
         self._weights = _weights(w, aw, state, average)
         self._average = int(average)
         cdll = library()
         self._kernels = {np.dtype(np.float64): cdll.sgd_fit_f64, np.dtype(np.float32): cdll.sgd_fit_f32}
 
     def bound_to(self, w, aw, state) -> bool:
-        mine = self.arrays
-        return mine[0] is w and mine[1] is aw and mine[2] is state
+        mine = self._arrays
+        return mine[0]() is w and mine[1]() is aw and mine[2]() is state
 
     def fit(self, data, indices, indptr, codes, t: float, alpha: float, optimal_init: float, decay: float
             ) -> float | None:
