@@ -328,6 +328,14 @@ def test_the_spill_index_on_disk_gives_each_piece_its_nonzeros(tmp_path):
     with open(tmp_path / "big.bin", "rb") as f:
         np.testing.assert_array_equal(binding.read_entries(f.fileno(), np.array([2, 0, 1], np.int64)), big[[2, 0, 1]])
         assert binding.read_entries(f.fileno(), np.array([1, 2, 3], np.int64)) is None  # past the end
+    many = np.arange(5000, dtype=np.int64) * 7 - 3
+    many.tofile(tmp_path / "many.bin")
+    # entries in order near each other (read as spans), repeated, far apart, out of order, and runs
+    # longer than a span; and a span that would end past the file
+    asks = np.array([0, 1, 1, 2, 40, 41, 300, 511, 512, 513, 4000, 3999, 4999, 7, 7] + list(range(1000, 2100)), np.int64)
+    with open(tmp_path / "many.bin", "rb") as f:
+        np.testing.assert_array_equal(binding.read_entries(f.fileno(), asks), many[asks])
+        assert binding.read_entries(f.fileno(), np.array([4990, 4999, 5000], np.int64)) is None
 
 
 def test_a_shuffled_spill_pass_holds_no_order_or_index_and_cleans_up(tmp_path):
