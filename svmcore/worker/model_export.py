@@ -26,7 +26,6 @@ import numpy as np
 from svmcore.serve import model_file
 from svmcore.spec.choices import EXPORTABLE_MODELS
 from svmcore.spec.config import RunConfig
-from svmcore.worker.solvers import LazySGD
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +102,9 @@ def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
     # the training process's own scores, on the rows in the form the run scored them
     own_input = parts if hasattr(check_rows, "slice") or isinstance(check_rows, tuple) else check_rows[:CHECK_ROWS]
     own = np.asarray(model.decision_function(own_input), np.float64).reshape(-1, intercept.shape[0])
-    # the run's last use of its model: the SGD solvers fold their weights into the coefficients in place
-    coef = model.release_coef() if isinstance(model, LazySGD) else model.coef_
+    # the run's last use of its model: our SGD and FTRL solvers compute the coefficients in place
+    release = getattr(model, "release_coef", None)
+    coef = release() if release is not None else model.coef_
     coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
     nvec, width = coef.shape
     check = _check(coef, intercept, classes, width, own, parts)
@@ -132,8 +132,8 @@ def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
 def save_model(run_dir: str | None, model, cfg: RunConfig, classes, check_rows) -> dict:
     """Export ``model`` into ``run_dir/model/``; ``check_rows``: held-out rows in the form
     the model was scored on (scipy CSR, dense array, CSR parts or rows on disk). This is the
-    run's last use of its model: an SGD solver of ours (``LazySGD``) gives its weights up to
-    the file (``release_coef``) and cannot score after.
+    run's last use of its model: an SGD or FTRL solver of ours gives its weights up to the
+    file (``release_coef``) and cannot score after.
     Returns ``{"model_export": {...}}`` for the run's summary (what was written, or why
     not); a failed write is logged and reported there, and never fails the run."""
     if not run_dir:

@@ -171,6 +171,28 @@ def test_released_coefficients_are_coef_bit_for_bit_without_a_weight_sized_copy(
     assert m.w is None and m.aw is None
 
 
+def test_ftrl_releases_its_coefficients_in_place_and_lets_n_go():
+    """FTRL's ``release_coef``: the weights computed into z itself (each from its own z and n),
+    bit for bit ``coef_``, with no weight-sized array allocated; n is let go."""
+    import tracemalloc
+    import weakref
+    X, y = separable(classes=3)
+    width = 1 << 16
+    m = make("ftrl", width, classes=(0, 1, 2))
+    for Xb, yb in batches(sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)), y):
+        m.partial_fit(Xb, yb)
+    expected, n = m.coef_, weakref.ref(m.n)
+    tracemalloc.start()
+    try:
+        coef = m.release_coef()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(coef, expected)
+    assert peak < expected.nbytes // 8, peak
+    assert m.z is None and m.n is None and n() is None
+
+
 def test_the_native_solvers_fast_path_trains_the_models_of_its_checked_path():
     """CSR parts of the kernel's types go straight to the kernel through weights checked once
     (``binding.SGDFit``); anything else through the checked path. Same weights to the bit,
