@@ -21,7 +21,11 @@ from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
 from svmcore.spec.choices import MLP_MODELS
 
-NO_SAVING_PCT = 2.0  # a change of the peak smaller than this is within run-to-run noise here
+# A change of the peak smaller than this is within run-to-run noise here. The reference's own runs of
+# the default setup, identical, peak in two modes: 242.5-253.6 MiB on 12-01 (4.6% apart), 226.2-234.8
+# on 12-05 (3.8%; ~228 or ~235, set in the train phase). At 2%, a remedy that changes nothing could
+# read as "raises the peak".
+NO_SAVING_PCT = 5.0
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
 
 
