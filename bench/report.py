@@ -36,10 +36,10 @@ SECTIONS = [
     ("compare-lean-1000000.md", "python bench/compare.py --rows 1000000 --goal --repeat 2",
      "The lean path (native parser and solver: numpy and a C library in the worker) against Vowpal Wabbit and the "
      "scikit-learn path with the same knobs, with issue 14's goal ratios and issue 20's raised ones, and beside them "
-     "the lean path with the precision knob at float32 (not the goals' knobs). Re-run on 12-05 after this stop's "
-     "changes (the next spill window planned while the queue is full, the trim threshold, one-block gathers), 2 "
-     "rounds: each goal gives the fastest run against the fastest and the ratio round by round. VW's cache pass ran "
-     "1.44M-2.04M rows/s in this stop's and the last stop's runs of this bench: the later-pass ratio moves with it."),
+     "the lean path with the precision knob at float32 (not the goals' knobs). Re-run on 12-05 after the batches "
+     "were recycled and the native solver's batches went straight to its kernel, 2 rounds: each goal gives the "
+     "fastest run against the fastest and the ratio round by round. VW's cache pass ran 1.0M-2.04M rows/s in the "
+     "12-04 and 12-05 runs of this bench: the later-pass ratio moves with it."),
     ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path --repeat 3",
      "The same at 10M rows (re-run on 12-05 after this stop's changes), without the scikit-learn path: the accuracy "
      "comparison at this size is the race's. The first pass here reads the 12 GB text from disk (this machine's page "

@@ -172,7 +172,7 @@ class Pool:
     def gather(self, rows: np.ndarray) -> Parts:
         rows = np.asarray(rows, np.int64)
         if self.whole is not None:
-            return Parts(*binding.gather_rows(*self.whole, rows))
+            return self.whole.gather(rows)
         return Parts(*self.parts.gather(self.part[rows], self.local[rows]))
 
     def take(self, rows: np.ndarray, codes: np.ndarray, into: Recycled | None = None) -> Rows:

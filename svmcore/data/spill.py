@@ -203,15 +203,14 @@ class Spill:
         X = parts.csr(self.n_features)
         return lambda take: (X[take], self.classes[codes[take]])
 
-    def _read_values(self, fds: list[int], plan: "_Plan", buffers: dict | None = None) -> Parts:
+    def _read_values(self, fds: list[int], plan: "_Plan", buffers: dict) -> Parts:
         """The planned window's rows as CSR parts, each piece's values and column ids read
         straight into their place by the native library (one call a window: a positioned read
         of each file a piece, no Python call per read, which was most of a shuffled pass's
-        reading). With ``buffers`` the arrays are views of buffers kept there and refilled by
-        the next window: a window's batches are copies (gathered), so none outlives it, and the
-        pass does not map, fault in and unmap a fresh window (~16 MB at 10^7 rows) several
-        hundred times."""
-        take = reused(buffers) if buffers is not None else (lambda _, n, dtype: np.empty(n, dtype))
+        reading). The arrays are views of buffers kept in ``buffers`` and refilled by the next
+        window: a window's batches are copies (gathered), so none outlives it, and the pass does
+        not map, fault in and unmap a fresh window (~16 MB at 10^7 rows) several hundred times."""
+        take = reused(buffers)
         rows = plan.lengths.shape[0]
         indptr = take("indptr", rows + 1, np.int64)
         indptr[0] = 0
