@@ -38,7 +38,7 @@ class RunView:
     samples: list[MemorySample]
     events: list[dict]
     label: str | None
-    created_at: float
+    created_at: float | None
     phase: str | None = None
     elapsed_s: float | None = None
     queue_position: int | None = None
@@ -47,6 +47,7 @@ class RunView:
     remote: bool = False  # a Dask worker runs it: its samples and events arrive when it ends
     name: str | None = None  # the user's name for it
     colour: str | None = None  # the colour the user picked for it
+    damage: tuple[str, ...] = ()  # what of its record could not be read (shown without it)
 
     @property
     def is_live(self) -> bool:
@@ -114,9 +115,12 @@ class Runs:
         if rec is None:
             return None
         result = rec.result
-        return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in self.store.samples(run_id)],
-                       self.store.events(run_id), rec.label, rec.created_at, None, None, self.queue.position(run_id),
-                       result.prediction, rec.host, self._remote.is_remote(rec.sweep_id), rec.name, rec.colour)
+        samples, bad_samples = self.store.read_samples(run_id)
+        events, bad_events = self.store.read_events(run_id)
+        return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in samples], events, rec.label,
+                       rec.created_at, None, None, self.queue.position(run_id), result.prediction, rec.host,
+                       self._remote.is_remote(rec.sweep_id), rec.name, rec.colour,
+                       (*rec.damage, *bad_events, *bad_samples))
 
     def views(self, run_ids: list[int]) -> list[RunView]:
         return [v for v in (self.view(i) for i in run_ids) if v is not None]
@@ -140,7 +144,7 @@ class Runs:
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
                 "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host, "tags": tags.get(r.id, []),
-                **_parallel_columns(s.parallel_peaks)})
+                "damage": "; ".join(r.damage), **_parallel_columns(s.parallel_peaks)})
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
@@ -169,9 +173,12 @@ class Runs:
               ) -> tuple[Comparison, tuple[Slide, ...]]:
         """A baseline and up to three remedies as a story's slides. Raises ConfigError."""
         check_story(baseline, remedies)
-        missing = [i for i in [baseline, *remedies] if self.store.get_run(i) is None]
+        records = {i: self.store.get_run(i) for i in [baseline, *remedies]}
+        missing = [i for i, r in records.items() if r is None]
         if missing:
             raise ConfigError("story", f"there is no run {missing[0]}")
+        for r in records.values():
+            r.readable("told in a story")
         cmp = self.compare([baseline, *remedies], baseline)
         return cmp, story_slides(cmp, question)
 

@@ -33,6 +33,7 @@ def model_of(store: Store, run_id: int) -> tuple[str, dict]:
     rec = store.get_run(run_id)
     if rec is None:
         raise ServeError(f"no run with id {run_id}")
+    rec.readable("served (its model is checked against its summary)")
     export = (rec.summary or {}).get("model_export") or {}
     if not rec.status.is_finished():
         raise ServeError(f"run {run_id} is still {rec.status.value}; serve it when it has finished")
