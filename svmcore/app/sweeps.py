@@ -81,7 +81,7 @@ class Sweeps:
         return {"sweep_id": sweep_id, "total": len(runs), "done": done,
                 "running": [r.id for r in runs if r.status == RunStatus.RUNNING],
                 "statuses": {r.id: r.status.value for r in runs}, "skipped": skipped,
-                "names": {r.id: r.name for r in runs if r.name},
+                "names": {r.id: r.shown_name for r in runs if r.name},
                 "error": sweep.error if sweep else None}
 
     def cancel(self, sweep_id: int) -> None:

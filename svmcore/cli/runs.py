@@ -8,11 +8,11 @@ import os
 import sys
 import time
 
-from svmcore.app.run_table import clean_tag
 from svmcore.cli.common import EXIT_BAD_INPUT, _Parser, run_id_arg
 from svmcore.cli.run import describe
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.recovery import recover
+from svmcore.spec.names import check_tag, shown
 from svmcore.store.damage import damaged_runs, damaged_sweeps
 from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunSummary
@@ -53,7 +53,8 @@ def cmd_runs(args, home: str) -> int:
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
-                tagged = (r["name"] or "") + (f" [{', '.join(r['tags'])}]" if r["tags"] else "")
+                # a name or tag stored before the names rule is escaped: it cannot drive the terminal or forge rows
+                tagged = shown(r["name"]) + (f" [{', '.join(shown(t) for t in r['tags'])}]" if r["tags"] else "")
                 if r["damage"]:  # its figures are '-': say why
                     tagged += f" DAMAGED: {'; '.join(r['damage'])}"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode'] or '-':7} "
@@ -66,12 +67,12 @@ def cmd_runs(args, home: str) -> int:
     if c == "name":
         store.set_name(args.id, " ".join(args.name))
         name = store.get_run(args.id).name
-        print(f"run {args.id} " + (f"is named {name!r}" if name else "has no name"))
+        print(f"run {args.id} " + (f"is named '{shown(name)}'" if name else "has no name"))
         return 0
     if c == "tag":
-        for tag in [clean_tag(t) for t in args.tags]:  # every tag checked before any is stored
+        for tag in [t if args.remove else check_tag(t) for t in args.tags]:  # every tag checked before any is stored
             store.tag_run(args.id, tag, remove=args.remove)
-        print(f"run {args.id} tags: " + (", ".join(store.tags().get(args.id, [])) or "none"))
+        print(f"run {args.id} tags: " + (", ".join(shown(t) for t in store.tags().get(args.id, [])) or "none"))
         return 0
     if c == "delete":
         if not rec.status.is_finished():

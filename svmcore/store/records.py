@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.names import shown
 from svmcore.spec.scores import quality_warnings
 
 MAX_ROWID = 2**63 - 1
@@ -64,6 +65,12 @@ class RunRecord:
     parent_run_id: int | None = None  # fit: the attempt this run follows
     change: dict | None = None  # fit: the knobs this attempt changed and why
     damage: tuple[str, ...] = ()  # each unreadable column and why ('summary: not JSON (...)')
+
+    @property
+    def shown_name(self) -> str:
+        """The name as it may be displayed ('' for none): one stored before the names rule
+        has its control and direction characters escaped (``spec.names.shown``)."""
+        return shown(self.name)
 
     @property
     def damaged(self) -> bool:

@@ -38,6 +38,7 @@ import urllib.parse
 from typing import Any, Iterable, Iterator
 
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.names import check_name, check_tag
 from svmcore.store.records import RunRecord, RunStatus, in_rowid_range
 from svmcore.store.rows import (event_row, json_column, run_record, text_factory, unreadable_events,
                                 unreadable_samples)
@@ -385,8 +386,9 @@ class Store:
                                                RunStatus.RUNNING.value, run_id))
 
     def set_name(self, run_id: int, name: str | None) -> bool:
-        """Name a run (``None`` or blank: no name). False if there is no such run."""
-        name = (name or "").strip() or None
+        """Name a run (``None`` or blank: no name). False if there is no such run;
+        ConfigError for a name that ``spec.names.check_name`` refuses."""
+        name = check_name(name)
         with self._writing() as db:
             return db.execute("UPDATE runs SET name=? WHERE id=?", (name, run_id)).rowcount == 1
 
@@ -438,7 +440,11 @@ class Store:
             return db.execute("DELETE FROM runs WHERE id=?", (run_id,)).rowcount == 1
 
     def tag_run(self, run_id: int, tag: str, remove: bool = False) -> bool:
-        """Add (or remove) one tag of a run; False when there was nothing to change."""
+        """Add (or remove) one tag of a run; False when there was nothing to change.
+        ConfigError for a tag ``spec.names.check_tag`` refuses (one stored before the rule
+        can still be removed)."""
+        if not remove:
+            tag = check_tag(tag)
         with self._writing() as db:
             if remove:
                 return db.execute("DELETE FROM run_tags WHERE run_id=? AND tag=?", (run_id, tag)).rowcount == 1

@@ -5,12 +5,7 @@ saying what could not, and the other runs as usual."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import sqlite3
-
 import pytest
-import streamlit
 from streamlit.testing.v1 import AppTest
 
 from tests.ui.test_apptest import ENTRY, PAGES, TIMEOUT, assert_clean, texts
@@ -19,23 +14,13 @@ CUT = "summary: not JSON (Unterminated string"
 
 
 @pytest.fixture
-def damaged_home(history, tmp_path, monkeypatch):
+def damaged_home(history, history_copy):
     """A copy of the shared real history with the completed run's summary cut to 100
     characters (the issue's edit), an event of the oom run cut short and the sweep's
     spec cut short."""
-    home = str(tmp_path / "home")
-    shutil.copytree(history["home"], home)
-    db = sqlite3.connect(os.path.join(home, "runs.sqlite"))
-    db.execute("UPDATE runs SET summary=substr(summary,1,100) WHERE id=?", (history["completed"],))
-    db.execute("UPDATE events SET data=substr(data,1,5) WHERE run_id=? AND seq=1", (history["oom"],))
-    db.execute("UPDATE sweeps SET spec=substr(spec,1,10) WHERE id=?", (history["sweep"],))
-    db.commit()
-    db.close()
-    monkeypatch.setenv("SVMCORE_HOME", home)
-    monkeypatch.delenv("SVMCORE_FAULT", raising=False)
-    streamlit.cache_resource.clear()
-    yield dict(history, home=home)
-    streamlit.cache_resource.clear()
+    return history_copy(("UPDATE runs SET summary=substr(summary,1,100) WHERE id=?", history["completed"]),
+                        ("UPDATE events SET data=substr(data,1,5) WHERE run_id=? AND seq=1", history["oom"]),
+                        ("UPDATE sweeps SET spec=substr(spec,1,10) WHERE id=?", history["sweep"]))
 
 
 def _open(page: str, run_id: int, others: list[int]) -> AppTest:
