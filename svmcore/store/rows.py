@@ -17,6 +17,7 @@ import typing
 
 from svmcore.spec.events import event_problem
 from svmcore.spec.json_values import JSONValueError, fits, kind_of, loads
+from svmcore.spec.result import TrainResult
 from svmcore.store.records import PhaseSpan, RunRecord, RunStatus, RunSummary
 
 
@@ -61,7 +62,9 @@ def json_column(text, expect: type = dict) -> tuple[typing.Any, str | None]:
         return None, str(e)
 
 
-_SUMMARY_HINTS = {k: v for k, v in typing.get_type_hints(RunSummary).items() if k != "extra"}
+# the summary's own fields, and the worker's result's that it keeps (model_export, threads, ...)
+_SUMMARY_HINTS = {k: v for k, v in {**typing.get_type_hints(TrainResult), **typing.get_type_hints(RunSummary)}.items()
+                  if k != "extra"}
 _SUMMARY_HINTS["n_samples"] = int | None  # summaries of older runs wrote null
 _PHASE_HINTS = {k: v | None for k, v in typing.get_type_hints(PhaseSpan).items() if k != "name"}
 # nested fields that renderers format, and what each must hold
