@@ -8,6 +8,7 @@ than met as a TypeError in whatever formats it.
 
 from __future__ import annotations
 
+import functools
 import json
 import types
 import typing
@@ -37,22 +38,34 @@ def fits(value: Any, hint: Any) -> bool:
     """Whether a JSON value can stand for a field annotated ``hint``: a number for int or
     float alike (JSON keeps no difference; bool is no number), a JSON array for list or
     tuple, an object for dict; a type not named here is not checked."""
+    return fits_types(value, accepted(hint))
+
+
+def fits_types(value: Any, types_: tuple[type, ...]) -> bool:
+    """``fits`` for the types ``accepted`` gave (for a reader that checks many rows)."""
+    return isinstance(value, types_) and (not isinstance(value, bool) or bool in types_)
+
+
+@functools.lru_cache(maxsize=None)
+def accepted(hint: Any) -> tuple[type, ...]:
+    """The Python types of decoded JSON that ``hint`` accepts (cached: a record's hints
+    are few, and checking a row is then a few isinstance calls)."""
     origin = typing.get_origin(hint)
     if origin is NotRequired:
-        return fits(value, typing.get_args(hint)[0])
+        return accepted(typing.get_args(hint)[0])
     if origin in (typing.Union, types.UnionType):
-        return any(fits(value, h) for h in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
+        return tuple(t for h in typing.get_args(hint) for t in accepted(h))
+    if hint is type(None) or hint is None:
+        return (type(None),)
     if hint in (int, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (int, float)
     if hint in (str, bool, dict):
-        return isinstance(value, hint)
+        return (hint,)
     if hint in (list, tuple) or origin in (list, tuple):
-        return isinstance(value, list)
+        return (list,)
     if origin is dict:
-        return isinstance(value, dict)
-    return True
+        return (dict,)
+    return (object,)
 
 
 def loads(text: str | bytes, expect: type = dict) -> Any:

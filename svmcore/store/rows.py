@@ -16,7 +16,7 @@ import sqlite3
 import typing
 
 from svmcore.spec.events import event_problem
-from svmcore.spec.json_values import JSONValueError, fits, kind_of, loads
+from svmcore.spec.json_values import JSONValueError, accepted, fits, fits_types, kind_of, loads
 from svmcore.spec.result import TrainResult
 from svmcore.store.records import PhaseSpan, RunRecord, RunStatus, RunSummary
 
@@ -41,11 +41,13 @@ def text_factory(raw: bytes) -> str:
 
 def value_problem(value, hint) -> str | None:
     """What is wrong with a column's value for a field annotated ``hint``, or None."""
+    return _problem(value, accepted(hint))
+
+
+def _problem(value, types_: tuple[type, ...]) -> str | None:
     if isinstance(value, Undecoded):
         return f"not UTF-8 text (bad byte at {value.at})"
-    if fits(value, hint):
-        return None
-    return kind_of(value)
+    return None if fits_types(value, types_) else kind_of(value)
 
 
 def json_column(text, expect: type = dict) -> tuple[typing.Any, str | None]:
@@ -66,7 +68,8 @@ def json_column(text, expect: type = dict) -> tuple[typing.Any, str | None]:
 _SUMMARY_HINTS = {k: v for k, v in {**typing.get_type_hints(TrainResult), **typing.get_type_hints(RunSummary)}.items()
                   if k != "extra"}
 _SUMMARY_HINTS["n_samples"] = int | None  # summaries of older runs wrote null
-_PHASE_HINTS = {k: v | None for k, v in typing.get_type_hints(PhaseSpan).items() if k != "name"}
+_SUMMARY_TYPES = {k: accepted(hint) for k, hint in _SUMMARY_HINTS.items()}
+_PHASE_TYPES = [(k, accepted(v | None)) for k, v in typing.get_type_hints(PhaseSpan).items() if k != "name"]
 # nested fields that renderers format, and what each must hold
 _NESTED = {"error": {"message": str | None, "type": str | None},
            "regularisation": {"name": str | None, "value": float | None, "why": str | None}}
@@ -74,12 +77,12 @@ _NESTED = {"error": {"message": str | None, "type": str | None},
 
 def summary_problems(summary: dict) -> list[str]:
     """What in a decoded summary does not have the type its renderers read it as."""
-    out = [f"{k} is {kind_of(summary[k])}" for k, hint in _SUMMARY_HINTS.items()
-           if k in summary and not fits(summary[k], hint)]
+    out = [f"{k} is {kind_of(v)}" for k, v in summary.items()
+           if k in _SUMMARY_TYPES and not fits_types(v, _SUMMARY_TYPES[k])]
     phases = summary.get("phases")
     for i, p in enumerate(phases if isinstance(phases, list) else ()):
         if not (isinstance(p, dict) and isinstance(p.get("name"), str)
-                and all(fits(p.get(k), hint) for k, hint in _PHASE_HINTS.items())):
+                and all(fits_types(p.get(k), types_) for k, types_ in _PHASE_TYPES)):
             out.append(f"phases[{i}] is not a phase")
     for key, fields in _NESTED.items():
         part = summary.get(key)
@@ -93,18 +96,18 @@ def summary_problems(summary: dict) -> list[str]:
     return out
 
 
-_RUN_HINTS = typing.get_type_hints(RunRecord)
-_SCALARS = [c for c in _RUN_HINTS if c not in ("id", "status", "config", "summary", "change", "damage")]
+_SCALARS = [(c, accepted(hint)) for c, hint in typing.get_type_hints(RunRecord).items()
+            if c not in ("id", "status", "config", "summary", "change", "damage")]
 
 
 def run_record(row: sqlite3.Row | dict) -> RunRecord:
     """A row of ``runs`` as a record; what cannot be read is empty and named in ``damage``."""
     d = dict(row)
     damage = []
-    for column in _SCALARS:
+    for column, types_ in _SCALARS:
         if d.get(column) is None and column == "created_at":
             damage.append("created_at: missing")
-        problem = value_problem(d.get(column), _RUN_HINTS[column])
+        problem = _problem(d.get(column), types_)
         if problem:
             damage.append(f"{column}: {problem}")
             d[column] = None
