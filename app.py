@@ -5,6 +5,7 @@ import streamlit as st
 from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
+from svmcore.spec.names import NAME_MOST
 from ui.doctor import fit_panel
 from ui.live import apply_knobs, prediction_panel, preload, run_panel
 from ui.messages import show_error
@@ -50,7 +51,7 @@ if st.session_state.pop("clear_name", False):
     st.session_state.train_name = ""
 
 with st.sidebar:
-    name = st.text_input("run name (optional)", key="train_name", max_chars=80, placeholder="e.g. big batch",
+    name = st.text_input("run name (optional)", key="train_name", max_chars=NAME_MOST, placeholder="e.g. big batch",
                          help="Shown where runs are listed (Train, Compare, svmcore runs list); rename it later here, "
                               "next to the run shown.")
     launch = st.button("Launch run", type="primary", key="launch", width="stretch")
@@ -122,7 +123,7 @@ with first if run_first else second:
         pick.selectbox("Showing", list(labels), format_func=lambda i: labels.get(i, f"run {i}"), key="shown_run",
                        on_change=_picked, help="Every run of the history, newest first; type to search.")
         row = next(r for r in rows if r["id"] == rid)
-        rename.text_input(f"name of run {rid}", value=row["name"], key=f"rename_{rid}", max_chars=80,
+        rename.text_input(f"name of run {rid}", value=row["name"], key=f"rename_{rid}", max_chars=NAME_MOST,
                           placeholder="unnamed: type a name, then Enter", on_change=_renamed, args=(rid,))
         if "rename_error" in st.session_state:
             show_error(st.session_state.pop("rename_error"))

@@ -8,6 +8,7 @@ from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
 from ui import compare, deletion, sweep_views
 from ui.live import X_CHOICES
+from ui.messages import show_error
 from ui.state import page_setup
 
 
@@ -80,6 +81,9 @@ if present:
     compare.big_numbers(cmp, colours)
 
 views = lab.runs.views(selected)
+for v in views:
+    if v.damage:
+        show_error("; ".join(v.damage), "warning", prefix=f"**Run {v.id}'s record is damaged**, compared without: ")
 stem = f"svm-memory-lab-runs-{'-'.join(map(str, selected))}"
 series = [plots.view_series(v, x, tags.get(v.id, ""), colour=colours.get(v.id)) for v in views]
 stacked = plots.stacked_info(series, phases_of=cmp.baseline)

@@ -82,11 +82,12 @@ if not sweeps:
 ids = [s["id"] for s in sweeps]
 current = st.session_state.get("sweep_id") or ids[0]
 chosen = st.selectbox("Sweep", ids, index=ids.index(current) if current in ids else 0,
-                      format_func=lambda i: f"sweep {i} · " + ", ".join(
-                          f"{k}={v}" for k, v in next(s for s in sweeps if s["id"] == i)["spec"]["grid"].items()),
+                      format_func=lambda i: lab.sweeps.title(next(s for s in sweeps if s["id"] == i)),
                       key="shown_sweep")
 st.session_state.sweep_id = chosen
 spec = next(s for s in sweeps if s["id"] == chosen)["spec"]
+for damage in next(s for s in sweeps if s["id"] == chosen)["damage"]:
+    show_error(damage, "warning", prefix=f"**Sweep {chosen}'s record is damaged**, shown without: ")
 if spec.get("executor") == "dask":
     st.caption(f"Ran on a Dask cluster: {plain(spec.get('scheduler'))}; one run per Dask worker at a time.")
 

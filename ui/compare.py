@@ -21,7 +21,7 @@ from ui.offline import chart_divs
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
 PARALLEL_COLUMNS = ("all_processes_mb", "largest_worker_mb")
-COLUMNS = KEY_COLUMNS + ("name", *PARALLEL_COLUMNS, "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
+COLUMNS = KEY_COLUMNS + ("name", *PARALLEL_COLUMNS, "status", "damage", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
                          "sparse_model_mb", "cap", "sweep_id", "host", "started")
 
@@ -34,8 +34,10 @@ def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
     df["samples_per_s"] = pd.to_numeric(df["samples_per_s"]).round(0)
     df["tags"] = [", ".join(t) if isinstance(t, list) else "" for t in df["tags"]]
     df["started"] = pd.to_datetime(df["started"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
-    # data-parallel runs' columns only when one is listed (else two columns of "None" on every row)
-    return df.drop(columns=[c for c in PARALLEL_COLUMNS if df[c].isna().all()])
+    # data-parallel runs' columns only when one is listed (else two columns of "None" on every row);
+    # what of a run's record could not be read, only when a run's could not
+    return df.drop(columns=[c for c in PARALLEL_COLUMNS if df[c].isna().all()]
+                   + (["damage"] if not df["damage"].fillna("").astype(bool).any() else []))
 
 
 def knob_text(value) -> str:
@@ -57,6 +59,8 @@ def history_columns() -> dict:
     return {
         "id": num("run", format="%d", pinned=True),
         "name": st.column_config.TextColumn("name", help="the name given to the run (Train: rename it there)"),
+        "damage": st.column_config.TextColumn("damaged", help="what of the run's record in the store could not be "
+                                                                 "read: its figures are shown without it"),
         "label": st.column_config.TextColumn("made by", help="the sweep point or Learn experiment that made the run"),
         "peak_mb": num("exact peak MiB", format="%.0f", pinned=True,
                        help="The kernel's high-water mark of the worker: exact, not sampled (a data-parallel run: "

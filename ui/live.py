@@ -264,12 +264,17 @@ def run_panel(lab: Lab, run_id: int, key: str = "run", drawn_status: str | None 
         return
     if drawn_status is not None and drawn_status != view.status.value:
         st.rerun()  # the run moved on between the page's two reads (CI saw "queued" stay in the picker)
+    if view.damage:  # what could be read is drawn; its outcome and diagnosis would read the damaged parts as empty
+        show_error("; ".join(view.damage), prefix=f"**Run {run_id} ({view.status.value}): its record is damaged**, "
+                                                  "shown without: ")
     if not view.is_live:
         announce(view)
-        outcome(view)
+        if not view.damage:
+            outcome(view)
         chart(view, key, x_choice(key))
         details(view)
-        diagnosis_panel(lab, view)
+        if not view.damage:
+            diagnosis_panel(lab, view)
         return
 
     @st.fragment(run_every=1.0)

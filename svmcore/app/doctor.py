@@ -332,7 +332,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
              cache_dir: str | None = None) -> dict:
     """The diagnosis of one finished run (plain data; ``text`` renders it). ``budget_mb``
     defaults to an oom run's cap."""
-    s = rec.result
+    s = rec.readable("diagnosed").result
     cfg = validate(rec.config)
     budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
     owner, owner_mb = owner_phase(rec)

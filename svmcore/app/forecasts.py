@@ -119,7 +119,7 @@ class Forecasts:
         cal = calib.load_calibration(self.home)
         if cal is None:
             raise ConfigError("budget", "calibrate the memory model first (one time, a few minutes)")
-        return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs(),
+        return recommend(values, budget_mb, cal, objective, self.folders.cache_dir, self.store.list_runs(damaged=False),
                          reference_under_forecasts())
 
     def calibration_state(self) -> CalibrationState:

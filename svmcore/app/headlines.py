@@ -318,6 +318,6 @@ def run_label(row: dict) -> str:
     """A run as the run pickers list it, its status current: 'run 17 · big batch ·
     completed · sparse-text · memory · linear-svm · float32' (its name, the knobs it
     changed and its label, if it has them)."""
-    parts = [f"run {row['id']}", row.get("name"), row["status"], row.get("dataset"), row.get("mode"),
-             row.get("model"), row.get("changed"), row.get("label")]
+    parts = [f"run {row['id']}", row.get("name"), row["status"], "damaged" if row.get("damage") else None,
+             row.get("dataset"), row.get("mode"), row.get("model"), row.get("changed"), row.get("label")]
     return " · ".join(str(p) for p in parts if p)

@@ -124,7 +124,7 @@ class Learn:
         """Every experiment of every remedy: this machine's latest finished pair, else the
         reference measurement, else nothing; with the runs still going."""
         by_label: dict[str, list[RunRecord]] = {}
-        for rec in self.store.list_runs():
+        for rec in self.store.list_runs(damaged=False):  # a damaged pair measures nothing
             if (rec.label or "").startswith("Learn · "):
                 by_label.setdefault(rec.label, []).append(rec)
         out = []

@@ -27,7 +27,9 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
     drawn, left = [], []
     for r in sorted(records, key=lambda r: r.id):
         s = r.result
-        if r.status != RunStatus.COMPLETED:
+        if r.damaged:
+            left.append((r.id, "damaged record"))
+        elif r.status != RunStatus.COMPLETED:
             left.append((r.id, r.status.value))
         elif any(getattr(s, key) is None for key, _ in RESULTS):
             left.append((r.id, "no " + next(lab for key, lab in RESULTS if getattr(s, key) is None)))

@@ -6,32 +6,12 @@ Pure: plain values in, plain values out, so every answer is tested with ==.
 
 from __future__ import annotations
 
-import re
 import statistics
-
-from svmcore.spec.errors import ConfigError
 
 FILTERS = ("dataset", "model", "mode", "sweep_id", "status", "tags")  # what a table can be filtered and grouped by
 FILTER_LABELS = {"dataset": "dataset", "model": "model", "mode": "mode", "sweep_id": "sweep", "status": "status",
                  "tags": "tag"}
 NO_SWEEP = "no sweep"
-TAG_MOST = 40
-_TAG = re.compile(r"^[\w][\w .:+\-/]*$")
-
-
-def clean_tag(text: str) -> str:
-    """A tag as stored: trimmed; refused when empty, too long or holding other than
-    letters, digits and `` .:+-/_``."""
-    tag = (text or "").strip()
-    if not tag:
-        raise ConfigError("tag", "a tag cannot be empty")
-    if len(tag) > TAG_MOST:
-        raise ConfigError("tag", f"a tag has at most {TAG_MOST} characters ({len(tag)} given)")
-    if not _TAG.match(tag):
-        raise ConfigError("tag", f"{tag!r}: use letters, digits, spaces and . : + - / _ only")
-    return tag
-
-
 def cell(row: dict, key: str) -> list[str]:
     """The values of one filterable column of a row, as text (a run has several tags)."""
     if key == "tags":

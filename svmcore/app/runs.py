@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from svmcore.app.folders import DataFolders
 from svmcore.app.headlines import (GENERATED, GENERATOR_KNOBS, Comparison, RunFacts, changed_knobs_text, compare,
                                    data_text, run_names)
-from svmcore.app.run_table import clean_tag
 from svmcore.app.story import Slide, check_story, story_slides
 from svmcore.engine.admission import admit
 from svmcore.engine.leftovers import release_leftovers
@@ -21,6 +20,7 @@ from svmcore.engine.summary import MemorySample
 from svmcore.predict.launch import forecast
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
+from svmcore.spec.names import check_name, check_tag
 from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunStatus, RunSummary
 from svmcore.store.sqlite import Store
@@ -38,7 +38,7 @@ class RunView:
     samples: list[MemorySample]
     events: list[dict]
     label: str | None
-    created_at: float
+    created_at: float | None
     phase: str | None = None
     elapsed_s: float | None = None
     queue_position: int | None = None
@@ -47,6 +47,7 @@ class RunView:
     remote: bool = False  # a Dask worker runs it: its samples and events arrive when it ends
     name: str | None = None  # the user's name for it
     colour: str | None = None  # the colour the user picked for it
+    damage: tuple[str, ...] = ()  # what of its record could not be read (shown without it)
 
     @property
     def is_live(self) -> bool:
@@ -74,16 +75,16 @@ class Runs:
     def launch(self, values: dict, label: str | None = None, name: str | None = None) -> int:
         """Admit and queue a run (named ``name`` if given); returns its id. Raises
         ConfigError/DataError."""
+        name = check_name(name)  # refused before anything is queued
         cfg = admit(self.folders.confined(values), self.folders.cache_dir)
         run_id = self.queue.submit(cfg, label=label, prediction=forecast(cfg, self.store.home)).run_id
-        if name and name.strip():
+        if name:
             self.store.set_name(run_id, name)
         return run_id
 
     def rename(self, run_id: int, name: str | None) -> None:
-        """Give a run a name, or take it away (blank)."""
-        if len((name or "").strip()) > 80:
-            raise ConfigError("name", "a run's name is at most 80 characters")
+        """Give a run a name, or take it away (blank). Raises ConfigError for a name
+        that breaks ``spec.names``' rule or a run that does not exist."""
         if not self.store.set_name(run_id, name):
             raise ConfigError("run", f"there is no run {run_id}")
 
@@ -109,14 +110,17 @@ class Runs:
                            snap.samples, snap.events, run.label, run.started_at or 0.0, snap.phase,
                            snap.elapsed_s if snap.status == RunStatus.RUNNING else None,
                            self.queue.position(run_id), run.prediction,
-                           name=rec and rec.name, colour=rec and rec.colour)
+                           name=rec and rec.shown_name, colour=rec and rec.colour)
         rec = self.store.get_run(run_id)
         if rec is None:
             return None
         result = rec.result
-        return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in self.store.samples(run_id)],
-                       self.store.events(run_id), rec.label, rec.created_at, None, None, self.queue.position(run_id),
-                       result.prediction, rec.host, self._remote.is_remote(rec.sweep_id), rec.name, rec.colour)
+        samples, bad_samples = self.store.read_samples(run_id)
+        events, bad_events = self.store.read_events(run_id)
+        return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in samples], events, rec.label,
+                       rec.created_at, None, None, self.queue.position(run_id), result.prediction, rec.host,
+                       self._remote.is_remote(rec.sweep_id), rec.shown_name, rec.colour,
+                       (*rec.damage, *bad_events, *bad_samples))
 
     def views(self, run_ids: list[int]) -> list[RunView]:
         return [v for v in (self.view(i) for i in run_ids) if v is not None]
@@ -128,7 +132,7 @@ class Runs:
         for r in self.store.list_runs():
             s = r.result
             rows.append({
-                "id": r.id, "name": r.name or "", "colour": r.colour, "status": r.status.value,
+                "id": r.id, "name": r.shown_name, "colour": r.colour, "status": r.status.value,
                 "started": r.created_at, "label": r.label or "",
                 "dataset": os.path.basename(str(r.config.get("dataset"))), "mode": r.config.get("mode"),
                 "model": r.config.get("model"), "changed": changed_knobs_text(r.config),
@@ -140,7 +144,7 @@ class Runs:
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
                 "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host, "tags": tags.get(r.id, []),
-                **_parallel_columns(s.parallel_peaks)})
+                "damage": "; ".join(r.damage), **_parallel_columns(s.parallel_peaks)})
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
@@ -161,7 +165,7 @@ class Runs:
         recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
         ids = [r.id for r in recs]
         names = run_names(ids, self.differing_knobs(ids))
-        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.name or "",
+        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.shown_name,
                                     data_text(r.config.get("dataset"), r.result, r.config.get("rows")))
                         for r in recs], baseline)
 
@@ -169,9 +173,12 @@ class Runs:
               ) -> tuple[Comparison, tuple[Slide, ...]]:
         """A baseline and up to three remedies as a story's slides. Raises ConfigError."""
         check_story(baseline, remedies)
-        missing = [i for i in [baseline, *remedies] if self.store.get_run(i) is None]
+        records = {i: self.store.get_run(i) for i in [baseline, *remedies]}
+        missing = [i for i, r in records.items() if r is None]
         if missing:
             raise ConfigError("story", f"there is no run {missing[0]}")
+        for r in records.values():
+            r.readable("told in a story")
         cmp = self.compare([baseline, *remedies], baseline)
         return cmp, story_slides(cmp, question)
 
@@ -182,7 +189,7 @@ class Runs:
     def tag(self, run_id: int, tag: str, remove: bool = False) -> bool:
         """Tag a run (or remove a tag); False when it already had it (or did not).
         Raises ConfigError for a bad tag or a run that does not exist."""
-        tag = clean_tag(tag)
+        tag = check_tag(tag)
         if self.store.get_run(run_id) is None:
             raise ConfigError("run", f"there is no run {run_id}")
         return self.store.tag_run(run_id, tag, remove)

@@ -10,6 +10,7 @@ the end: ``wait4``'s ``ru_maxrss`` would start from this process's RSS, see
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -17,11 +18,13 @@ import tempfile
 import time
 
 from svmcore.engine.process import PACKAGE_PARENT
-from svmcore.serve.model_file import MODEL_DIR, read_meta
+from svmcore.serve.model_file import MODEL_DIR, check, read_meta
+from svmcore.serve.model_folder import check_digests, files
 from svmcore.spec.errors import DataError, SvmcoreError
 from svmcore.store.sqlite import Store
 
 MiB = 2**20
+log = logging.getLogger(__name__)
 
 
 class ServeError(SvmcoreError):
@@ -29,19 +32,34 @@ class ServeError(SvmcoreError):
 
 
 def model_of(store: Store, run_id: int) -> tuple[str, dict]:
-    """(model folder, its model.json) of run ``run_id``, or a ServeError saying why not."""
+    """(model folder, its model.json) of run ``run_id``, or a ServeError (ModelFileError)
+    saying why not: the folder must hold regular files only, exactly those the run's export
+    recorded (``model_export.files``: sizes and SHA-256), and a model.json that reads."""
     rec = store.get_run(run_id)
     if rec is None:
         raise ServeError(f"no run with id {run_id}")
+    rec.readable("served (its model is checked against its summary)")
     export = (rec.summary or {}).get("model_export") or {}
     if not rec.status.is_finished():
         raise ServeError(f"run {run_id} is still {rec.status.value}; serve it when it has finished")
     folder = os.path.join(rec.run_dir, MODEL_DIR) if rec.run_dir else None
+    if folder is not None and os.path.islink(folder):
+        raise ServeError(f"run {run_id}'s model folder {folder} is a link, not the folder its export wrote")
     if folder is None or not os.path.isdir(folder):
         why = (export.get("reason") if export.get("exported") is False else
                f"it ended {rec.status.value}" if rec.status.value != "completed" else
                "it was trained before models were exported, or its folder was removed")
         raise ServeError(f"run {run_id} has no exported model: {why}")
+    recorded = export.get("files")
+    if recorded is None:  # exported before models were bound to their runs: checked as far as it can be
+        files(folder)
+        meta = check(folder)
+        log.warning("run %s's model was exported before models were bound to their runs: it is served without "
+                    "checking that its files are the ones the run wrote", run_id)
+        return folder, meta
+    if not isinstance(recorded, dict) or not all(isinstance(v, dict) for v in recorded.values()):
+        raise ServeError(f"run {run_id}'s record of its model's files is damaged; its model cannot be checked")
+    check_digests(folder, recorded, run_id)
     return folder, read_meta(folder)
 
 

@@ -81,7 +81,7 @@ class Sweeps:
         return {"sweep_id": sweep_id, "total": len(runs), "done": done,
                 "running": [r.id for r in runs if r.status == RunStatus.RUNNING],
                 "statuses": {r.id: r.status.value for r in runs}, "skipped": skipped,
-                "names": {r.id: r.name for r in runs if r.name},
+                "names": {r.id: r.shown_name for r in runs if r.name},
                 "error": sweep.error if sweep else None}
 
     def cancel(self, sweep_id: int) -> None:
@@ -94,7 +94,15 @@ class Sweeps:
                 cancel_local(self.queue, r.id)
 
     def list(self) -> list[dict]:
+        """Every sweep, newest first: its id, ``spec`` and ``damage`` (``store.sweeps``)."""
         return self.store.sweeps()
+
+    @staticmethod
+    def title(sweep: dict) -> str:
+        """'sweep 3 · batch_size=[256, 2048]'; a sweep whose spec is damaged says so."""
+        if sweep.get("damage"):
+            return f"sweep {sweep['id']} · damaged: its grid cannot be read"
+        return f"sweep {sweep['id']} · " + ", ".join(f"{k}={v}" for k, v in (sweep["spec"].get("grid") or {}).items())
 
     def best_under(self, budget_mb: float, objective: str = "accuracy", sweep_id: int | None = None,
                    host: str | None = None) -> TradeoffPoint | None:

@@ -58,7 +58,7 @@ def cmd_predict(args, home: str) -> int:
                 print(f"  {ph:9s} {v['predicted_mb']:8.0f} MiB")
         return 0
     store = Store(home)
-    result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs(),
+    result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs(damaged=False),
                        reference_under_forecasts())
     code = 0 if result["fits"] else 1
     if result["fits"] and args.verify:

@@ -17,6 +17,7 @@ from svmcore.engine.runner import Run
 from svmcore.predict import launch
 from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig
+from svmcore.spec.names import NAME_MOST, check_name, shown
 from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.spec.outcomes import distillation_lines, rss_over_cap_note
@@ -87,7 +88,7 @@ def warn_before_launch(cfg: RunConfig, home: str) -> None:
 
 def describe(summary: RunSummary, name: str | None = None) -> str:
     status = summary.status
-    lines = [f"run {summary.run_id}" + (f" ({name})" if name else "") + f": {status}"]
+    lines = [f"run {summary.run_id}" + (f" ({shown(name)})" if name else "") + f": {status}"]
     if summary.error:
         lines.append(f"  {summary.error.get('type')}: {summary.error_message}"
                      + (f" (in phase {summary.phase})" if summary.phase else ""))
@@ -137,9 +138,9 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
 
 
 def cmd_run(args, home: str) -> int:
+    name = check_name(args.name)  # exit 2 and nothing stored for a name the rule refuses
     cfg = admit(knob_values(args), os.path.join(home, "cache"))  # exit 2 and nothing stored if it cannot run
     warn_before_launch(cfg, home)
-    name = (args.name or "").strip()
 
     def name_it(run_id: int) -> None:
         with contextlib.closing(Store(home)) as store:
@@ -165,6 +166,6 @@ def add_parser(sub) -> None:
     add_knob_flags(r)
     r.add_argument("--home", dest="home_sub", default=None, help=argparse.SUPPRESS)
     r.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
-    r.add_argument("--name", default=None, help="a name for the run, shown wherever it is listed "
-                   "(rename later with 'svmcore runs name ID NAME')")
+    r.add_argument("--name", default=None, help=f"a name for the run, shown wherever it is listed: printable text, "
+                   f"at most {NAME_MOST} characters (rename later with 'svmcore runs name ID NAME')")
     r.set_defaults(handler=cmd_run)

@@ -8,11 +8,12 @@ import os
 import sys
 import time
 
-from svmcore.app.run_table import clean_tag
 from svmcore.cli.common import EXIT_BAD_INPUT, _Parser, run_id_arg
 from svmcore.cli.run import describe
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.recovery import recover
+from svmcore.spec.names import check_tag, shown
+from svmcore.store.damage import damaged_runs, damaged_sweeps
 from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunSummary
 from svmcore.store.salvage import salvage
@@ -35,25 +36,29 @@ def cmd_runs(args, home: str) -> int:
                  "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
                  "balanced_accuracy": r.result.balanced_accuracy,
                  "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host,
-                 "tags": tags.get(r.id, [])}
+                 "tags": tags.get(r.id, []), "damage": list(r.damage)}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
         else:
             # a file run's dataset by the file's name (its path cut to 14 characters showed the folder)
-            names = [os.path.basename(str(r["dataset"])) for r in rows]
+            names = [os.path.basename(str(r["dataset"])) if r["dataset"] is not None else "-" for r in rows]
             wide = min(40, max([7] + [len(n) for n in names]))
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
                   f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name [tags]")
             for r, name in zip(rows, names):
-                created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
+                created = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
+                           if r["created_at"] is not None else "-")
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
-                tagged = (r["name"] or "") + (f" [{', '.join(r['tags'])}]" if r["tags"] else "")
-                print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}  {tagged}".rstrip())
+                # a name or tag stored before the names rule is escaped: it cannot drive the terminal or forge rows
+                tagged = shown(r["name"]) + (f" [{', '.join(shown(t) for t in r['tags'])}]" if r["tags"] else "")
+                if r["damage"]:  # its figures are '-': say why
+                    tagged += f" DAMAGED: {'; '.join(r['damage'])}"
+                print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode'] or '-':7} "
+                      f"{r['model'] or '-':13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}  {tagged.strip()}".rstrip())
         return 0
     rec = store.get_run(args.id)
     if rec is None:
@@ -62,12 +67,12 @@ def cmd_runs(args, home: str) -> int:
     if c == "name":
         store.set_name(args.id, " ".join(args.name))
         name = store.get_run(args.id).name
-        print(f"run {args.id} " + (f"is named {name!r}" if name else "has no name"))
+        print(f"run {args.id} " + (f"is named '{shown(name)}'" if name else "has no name"))
         return 0
     if c == "tag":
-        for tag in [clean_tag(t) for t in args.tags]:  # every tag checked before any is stored
+        for tag in [t if args.remove else check_tag(t) for t in args.tags]:  # every tag checked before any is stored
             store.tag_run(args.id, tag, remove=args.remove)
-        print(f"run {args.id} tags: " + (", ".join(store.tags().get(args.id, [])) or "none"))
+        print(f"run {args.id} tags: " + (", ".join(shown(t) for t in store.tags().get(args.id, [])) or "none"))
         return 0
     if c == "delete":
         if not rec.status.is_finished():
@@ -83,6 +88,8 @@ def cmd_runs(args, home: str) -> int:
             print(json.dumps(record))
         else:
             print(describe(RunSummary.from_dict(rec.summary or {"run_id": rec.id, "status": rec.status.value}), rec.name))
+            for line in record["damage"]:
+                print(f"  DAMAGED: {line}; shown without it")
             print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))
             print(f"  {len(record['samples'])} memory samples, {len(record['events'])} events")
         return 0
@@ -98,11 +105,16 @@ def _set_aside(store: Store) -> list[str]:
 
 
 def cmd_runs_check(store: Store, as_json: bool) -> int:
-    """PRAGMA integrity_check of the current store; lists damaged stores kept aside."""
+    """PRAGMA integrity_check of the current store, then every row read as the commands
+    read it (exit 1 if either finds damage); lists damaged stores kept aside."""
     problems = store.integrity_problems()
     aside = _set_aside(store)
+    runs = damaged_runs(store)
+    sweeps = damaged_sweeps(store)
     if as_json:
-        print(json.dumps({"path": store.path, "ok": not problems, "problems": problems, "damaged_files": aside}))
+        print(json.dumps({"path": store.path, "ok": not (problems or runs or sweeps), "problems": problems,
+                          "damaged_runs": [r.to_dict() for r in runs], "damaged_sweeps": sweeps,
+                          "damaged_files": aside}))
     else:
         if problems:
             print(f"{store.path}: damaged (PRAGMA integrity_check):")
@@ -112,9 +124,18 @@ def cmd_runs_check(store: Store, as_json: bool) -> int:
                   "'svmcore runs recover FILE' copies the readable runs from a file set aside")
         else:
             print(f"{store.path}: ok (PRAGMA integrity_check)")
+        for r in runs:
+            print(f"run {r.id} ({r.status}) is damaged: {'; '.join(r.damage)}")
+        for sw in sweeps:
+            print(f"sweep {sw['id']} is damaged: {'; '.join(sw['damage'])}")
+        if runs or sweeps:
+            print(f"  {len(runs)} damaged run(s), {len(sweeps)} damaged sweep(s): listed and shown with what is "
+                  "readable; delete a run with 'svmcore runs delete ID'")
+        elif not problems:
+            print("every run's row, events and samples read: ok")
         for path in aside:
             print(f"damaged store kept aside: {path} (copy its readable runs back: svmcore runs recover {path})")
-    return 1 if problems else 0
+    return 1 if problems or runs or sweeps else 0
 
 
 def cmd_runs_recover(store: Store, path: str, as_json: bool) -> int:

@@ -27,6 +27,10 @@ def recover(store: Store) -> list[int]:
     for rec in store.list_runs(status=[RunStatus.RUNNING, RunStatus.QUEUED]):
         if registry.is_watched(store.home, rec.id):
             continue
+        if rec.damaged:  # its config, folder or start time may be what cannot be read
+            log.warning("run %s is still marked %s but its row is damaged (%s); it is left as it is",
+                        rec.id, rec.status.value, "; ".join(rec.damage))
+            continue
         if rec.runner_pid and procfs.is_same_process(rec.runner_pid, rec.runner_ctime):
             if rec.runner_pid != os.getpid():
                 continue  # another live runner (a CLI, another app) owns it

@@ -229,7 +229,7 @@ def _completed_runs(store) -> dict[str, dict]:
     from svmcore.store.sqlite import RunStatus
 
     out: dict[str, dict] = {}
-    for rec in store.list_runs(status=[RunStatus.COMPLETED]):  # newest first
+    for rec in store.list_runs(status=[RunStatus.COMPLETED], damaged=False):  # newest first
         out.setdefault(_config_key(validate(rec.config)), rec.summary)
     return out
 

@@ -22,17 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmcore.data.hashing import hashed_columns
-from svmcore.spec.errors import SvmcoreError
+from svmcore.serve.model_folder import ModelFileError, check_meta, open_regular, read_json
 
 FORMAT = "svmcore-linear/1"
 MODEL_DIR = "model"
 META = "model.json"
 CHECK_SCORES = "check_scores.npy"  # the training process's own scores on the rows it checked
 INPUT_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
-
-
-class ModelFileError(SvmcoreError):
-    """An exported model is missing, damaged or of an unknown format."""
 
 
 def weight_bytes(nvec: int, width: int, nnz: int, itemsize: int, sparse: bool) -> int:
@@ -61,26 +57,59 @@ def write(run_dir: str, meta: dict, arrays: dict[str, np.ndarray]) -> str:
 
 
 def read_meta(folder: str) -> dict:
+    """The folder's model.json, read bounded and checked field by field (``model_folder``)."""
     path = os.path.join(folder, META)
     try:
-        with open(path) as f:
-            meta = json.load(f)
+        meta = read_json(path)
     except FileNotFoundError:
         raise ModelFileError(f"no exported model in {folder}") from None
-    except (OSError, ValueError) as e:
-        raise ModelFileError(f"the model description {path} cannot be read ({e})") from None
+    except OSError as e:
+        raise ModelFileError(f"the model description {path} cannot be read ({e.strerror})") from None
     if meta.get("format") != FORMAT:
         raise ModelFileError(f"{path} is not a model this version serves (format {meta.get('format')!r}, "
                              f"expected {FORMAT!r})")
+    check_meta(meta)
     return meta
 
 
-def _load(folder: str, name: str) -> np.ndarray:
+def _layout(meta: dict) -> dict[str, tuple[tuple[int, ...], str]]:
+    """The arrays model.json says the folder holds: name -> (shape, dtype)."""
+    nvec, width, nnz = meta["vectors"], meta["width"], meta["nonzero_weights"]
+    if meta["storage"] == "dense":
+        return {"coef": ((nvec, width), meta["dtype"])}
+    return {"indptr": ((nvec + 1,), "int64"), "indices": ((nnz,), "int32"), "values": ((nnz,), meta["dtype"])}
+
+
+def _load(folder: str, name: str, shape: tuple[int, ...], dtype: str, header_only: bool = False):
+    """``name``.npy, refused unless it is a regular file whose header says ``shape`` and
+    ``dtype`` (read before the array: a header that claims more is refused, not allocated)."""
     path = os.path.join(folder, name + ".npy")
     try:
-        return np.load(path, allow_pickle=False)
+        with open_regular(path) as f:
+            version = np.lib.format.read_magic(f)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            found, _, found_dtype = read_header(f)
+            if tuple(found) != shape or found_dtype != np.dtype(dtype):
+                raise ModelFileError(f"the model's {name}.npy holds {tuple(found)} {found_dtype}, which does not "
+                                     f"match model.json ({shape} {dtype}); export the run again")
+            if header_only:
+                return None
+            f.seek(0)
+            return np.load(f, allow_pickle=False)
+    except FileNotFoundError:
+        raise ModelFileError(f"the model's {name}.npy is missing; export the run again") from None
     except (OSError, ValueError) as e:
         raise ModelFileError(f"the model's {name}.npy cannot be read ({e}); export the run again") from None
+
+
+def check(folder: str) -> dict:
+    """The folder's model.json, with every array's header checked against it (no array is
+    loaded): what ``load`` would refuse for its description, refused here."""
+    meta = read_meta(folder)
+    for name, (shape, dtype) in _layout(meta).items():
+        _load(folder, name, shape, dtype, header_only=True)
+    return meta
 
 
 @dataclass
@@ -142,18 +171,15 @@ class LinearModel:
 
 
 def load(folder: str) -> LinearModel:
-    """The model in ``folder`` (a run's ``model/``), weights in memory."""
+    """The model in ``folder`` (a run's ``model/``), weights in memory; ModelFileError for
+    one whose files do not agree with its model.json."""
     meta = read_meta(folder)
-    common = dict(meta=meta, classes=np.asarray(meta["classes"]), intercept=np.asarray(meta["intercept"], np.float64),
-                  width=int(meta["width"]))
-    if meta["storage"] == "dense":
-        m = LinearModel(**common, coef=_load(folder, "coef"))
-        ok = m.coef.shape == (m.nvec, m.width)
-    else:
-        m = LinearModel(**common, indptr=_load(folder, "indptr"), indices=_load(folder, "indices"),
-                        values=_load(folder, "values"))
-        ok = (m.indptr.shape == (m.nvec + 1,) and m.indices.shape == m.values.shape
-              and int(m.indptr[-1]) == m.indices.shape[0])
-    if not ok:
-        raise ModelFileError(f"the weights in {folder} do not match model.json; export the run again")
+    width, nnz = meta["width"], meta["nonzero_weights"]
+    arrays = {name: _load(folder, name, shape, dtype) for name, (shape, dtype) in _layout(meta).items()}
+    m = LinearModel(meta, np.asarray(meta["classes"]), np.asarray(meta["intercept"], np.float64), width, **arrays)
+    if m.coef is not None:
+        return m
+    ordered = m.indptr[0] == 0 and m.indptr[-1] == nnz and bool((np.diff(m.indptr) >= 0).all())
+    if not ordered or (nnz and not (0 <= int(m.indices.min()) and int(m.indices.max()) < width)):
+        raise ModelFileError(f"the sparse weights in {folder} do not match model.json; export the run again")
     return m

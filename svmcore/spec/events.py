@@ -10,9 +10,11 @@ run's start) in place of ``ts``, and ``seq`` (its place in the run's events).
 
 # no ``from __future__ import annotations``: TypedDict must see NotRequired to leave it out
 # of the required keys
-import json
 import logging
+import typing
 from typing import Any, NotRequired, TypedDict
+
+from svmcore.spec.json_values import JSONValueError, fits, loads
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,25 @@ RECORDS: dict[str, type[Event]] = {STARTED: Started, PHASE_START: PhaseStart, PH
                                    WORKER_MEMORY: WorkerMemory, OUTCOME: Outcome}
 _BASE = frozenset(Event.__required_keys__)
 REQUIRED = {kind: frozenset(rec.__required_keys__) - _BASE for kind, rec in RECORDS.items()}
+_HINTS = {kind: typing.get_type_hints(rec) for kind, rec in RECORDS.items()}
+
+
+def event_problem(ev: Any) -> str | None:
+    """What makes ``ev`` no event a reader can use (not an object with a text ``kind``; a
+    known kind without a field its record requires, or with a field of another type), or
+    None. A kind not listed here passes (a newer worker may write kinds this reader does
+    not use)."""
+    if not isinstance(ev, dict) or not isinstance(ev.get("kind"), str):
+        return "not an event object with a kind"
+    missing = REQUIRED.get(ev["kind"], frozenset()) - ev.keys()
+    if missing:
+        return f"a {ev['kind']} event without {', '.join(sorted(missing))}"
+    hints = _HINTS.get(ev["kind"], {})
+    wrong = sorted(k for k, hint in hints.items() if k in ev and k not in ("kind", "t_s", "seq")
+                   and not fits(ev[k], hint))
+    if wrong:
+        return f"a {ev['kind']} event whose {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} of the wrong type"
+    return None
 
 
 class EventError(ValueError):
@@ -137,14 +158,12 @@ def parse(line: bytes | str, t0: float, fallback_ts: float) -> Event:
     field its record requires. A kind not listed here is passed on as it is (a newer worker
     may write kinds this reader does not use)."""
     try:
-        ev = json.loads(line)
-    except ValueError as e:
-        raise EventError(f"not JSON ({e}): {_cut(line)}") from None
-    if not isinstance(ev, dict) or not isinstance(ev.get("kind"), str):
-        raise EventError(f"not an event object with a kind: {_cut(line)}")
-    missing = REQUIRED.get(ev["kind"], frozenset()) - ev.keys()
-    if missing:
-        raise EventError(f"a {ev['kind']} event without {', '.join(sorted(missing))}: {_cut(line)}")
+        ev = loads(line, object)
+    except JSONValueError as e:
+        raise EventError(f"{e}: {_cut(line)}") from None
+    problem = event_problem(ev)
+    if problem:
+        raise EventError(f"{problem}: {_cut(line)}")
     ts = ev.pop("ts", fallback_ts)
     ev["t_s"] = (ts if isinstance(ts, (int, float)) else fallback_ts) - t0
     return ev  # type: ignore[return-value]

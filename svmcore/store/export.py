@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import io
 
+from svmcore.store.damage import run_damage
 from svmcore.store.sqlite import Store
 
 
 def run_export(store: Store, run_id: int) -> dict:
-    """Everything about one run as plain data: config, summary, samples, events."""
+    """Everything about one run as plain data: config, summary, samples, events, and
+    ``damage``: what of it could not be read (left out or empty)."""
     rec = store.get_run(run_id)
     return {"id": rec.id, "status": rec.status.value, "created_at": rec.created_at, "finished_at": rec.finished_at,
             "host": rec.host, "host_cpus": rec.host_cpus, "host_memory_bytes": rec.host_memory_bytes,
@@ -17,7 +19,7 @@ def run_export(store: Store, run_id: int) -> dict:
             "config": rec.config, "summary": rec.summary,
             "samples": [dict(zip(("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"), s))
                         for s in store.samples(run_id)],
-            "events": store.events(run_id)}
+            "events": store.events(run_id), "damage": run_damage(store, run_id)}
 
 
 def samples_csv(record: dict) -> str:

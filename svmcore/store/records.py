@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from dataclasses import dataclass, field
 from enum import Enum
 
+from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.names import shown
 from svmcore.spec.scores import quality_warnings
 
 MAX_ROWID = 2**63 - 1
@@ -17,6 +17,10 @@ def in_rowid_range(row_id: int) -> bool:
     return -MAX_ROWID - 1 <= row_id <= MAX_ROWID
 
 
+class DamagedRunError(SvmcoreError):
+    """A run whose row in the store is damaged, asked for what needs all of it."""
+
+
 class RunStatus(str, Enum):
     QUEUED = "queued"
     RUNNING = "running"
@@ -25,17 +29,23 @@ class RunStatus(str, Enum):
     OOM = "oom"
     CANCELLED = "cancelled"
     LOST = "lost"
+    UNREADABLE = "unreadable"  # the row's status is damaged (``RunRecord.damage`` says how)
 
     def is_finished(self) -> bool:
         return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
+# columns only shown, never computed from
+_SHOWN_ONLY = ("name", "label", "colour", "host", "host_cpus", "host_memory_bytes", "created_at", "finished_at")
+
+
 @dataclass(frozen=True)
 class RunRecord:
-    """A frozen view of one run's row."""
+    """A frozen view of one run's row, made by ``store.rows.run_record``: a column that
+    could not be read is empty and named in ``damage``."""
 
     id: int
-    created_at: float
+    created_at: float | None
     finished_at: float | None
     status: RunStatus
     config: dict
@@ -54,21 +64,32 @@ class RunRecord:
     colour: str | None = None
     parent_run_id: int | None = None  # fit: the attempt this run follows
     change: dict | None = None  # fit: the knobs this attempt changed and why
+    damage: tuple[str, ...] = ()  # each unreadable column and why ('summary: not JSON (...)')
+
+    @property
+    def shown_name(self) -> str:
+        """The name as it may be displayed ('' for none): one stored before the names rule
+        has its control and direction characters escaped (``spec.names.shown``)."""
+        return shown(self.name)
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.damage)
+
+    def readable(self, purpose: str) -> "RunRecord":
+        """This record, or DamagedRunError if a part of its row that diagnosing or serving
+        reads could not be read (an empty summary would read as a peak of 0 MiB); a damaged
+        name, label, colour, host or time does not stop them."""
+        needed = [d for d in self.damage if d.split(":", 1)[0] not in _SHOWN_ONLY]
+        if needed:
+            raise DamagedRunError(f"run {self.id}'s record in the store is damaged ({'; '.join(needed)}), so it "
+                                  f"cannot be {purpose}; 'svmcore runs check' lists the damage")
+        return self
 
     @property
     def result(self) -> "RunSummary":
         """The stored summary, typed."""
         return RunSummary.from_dict(self.summary)
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> "RunRecord":
-        d = dict(row)
-        d["status"] = RunStatus(d["status"])
-        d["config"] = json.loads(d["config"])
-        d["summary"] = json.loads(d["summary"]) if d["summary"] else {}
-        if d.get("change"):
-            d["change"] = json.loads(d["change"])
-        return cls(**d)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,10 @@ import urllib.parse
 from typing import Any, Iterable, Iterator
 
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.names import check_name, check_tag
 from svmcore.store.records import RunRecord, RunStatus, in_rowid_range
+from svmcore.store.rows import (event_row, json_column, run_record, text_factory, unreadable_events,
+                                unreadable_samples)
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +207,7 @@ class Store:
         self.read_only = False
         self.damaged_moved_to: str | None = None  # where a damaged store file was moved on open
         self.damage: str | None = None  # what SQLite found wrong with it
+        self._warned: set[tuple] = set()  # damaged rows already logged
         try:
             with self._writing(transaction=False, on_lock=self._set_aside_if_damaged) as db:
                 db.executescript(SCHEMA)
@@ -277,10 +281,12 @@ class Store:
                     db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True,
                                          isolation_level=None, check_same_thread=False)
                     db.row_factory = sqlite3.Row
+                    db.text_factory = text_factory
                     self._local.db = db
                     return db
                 db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 db.row_factory = sqlite3.Row
+                db.text_factory = text_factory
                 db.execute("PRAGMA busy_timeout=30000")
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
@@ -380,8 +386,9 @@ class Store:
                                                RunStatus.RUNNING.value, run_id))
 
     def set_name(self, run_id: int, name: str | None) -> bool:
-        """Name a run (``None`` or blank: no name). False if there is no such run."""
-        name = (name or "").strip() or None
+        """Name a run (``None`` or blank: no name). False if there is no such run;
+        ConfigError for a name that ``spec.names.check_name`` refuses."""
+        name = check_name(name)
         with self._writing() as db:
             return db.execute("UPDATE runs SET name=? WHERE id=?", (name, run_id)).rowcount == 1
 
@@ -433,7 +440,11 @@ class Store:
             return db.execute("DELETE FROM runs WHERE id=?", (run_id,)).rowcount == 1
 
     def tag_run(self, run_id: int, tag: str, remove: bool = False) -> bool:
-        """Add (or remove) one tag of a run; False when there was nothing to change."""
+        """Add (or remove) one tag of a run; False when there was nothing to change.
+        ConfigError for a tag ``spec.names.check_tag`` refuses (one stored before the rule
+        can still be removed)."""
+        if not remove:
+            tag = check_tag(tag)
         with self._writing() as db:
             if remove:
                 return db.execute("DELETE FROM run_tags WHERE run_id=? AND tag=?", (run_id, tag)).rowcount == 1
@@ -452,13 +463,17 @@ class Store:
 
     # ------------------------------------------------------------- reads
     def get_run(self, run_id: int) -> RunRecord | None:
+        """The run's record (``damage`` names what in its row cannot be read), or None."""
         if not in_rowid_range(run_id):
             return None
         row = self._db().execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
-        return RunRecord.from_row(row) if row else None
+        return run_record(row) if row else None
 
     def list_runs(self, status: Iterable[RunStatus] | None = None, sweep_id: int | None = None,
-                  limit: int | None = None) -> list[RunRecord]:
+                  limit: int | None = None, damaged: bool = True) -> list[RunRecord]:
+        """Runs, newest first. A run whose row is damaged is listed with its ``damage``;
+        ``damaged=False`` leaves such runs out (for readers that compute from the knobs
+        and figures, which a damaged row no longer has)."""
         sql, args = "SELECT * FROM runs", []
         where = []
         if status is not None:
@@ -473,25 +488,63 @@ class Store:
         sql += " ORDER BY id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [RunRecord.from_row(r) for r in self._db().execute(sql, args)]
+        records = [run_record(r) for r in self._db().execute(sql, args)]
+        return records if damaged else [r for r in records if not r.damaged]
 
     def samples(self, run_id: int) -> list[tuple[float, int, int, int, int]]:
+        """The run's memory samples in time order, without those that cannot be read
+        (logged; ``read_samples`` says which)."""
+        rows, damage = self.read_samples(run_id)
+        if damage:
+            self._warn_once(("samples", run_id, *damage), "run %s: %s; left out ('svmcore runs check' lists the "
+                            "damage)", run_id, damage[0])
+        return rows
+
+    def read_samples(self, run_id: int) -> tuple[list[tuple[float, int, int, int, int]], list[str]]:
+        """(the run's readable samples in time order, what could not be read): a row that
+        holds other than numbers (SQLite keeps whatever a row was given) is left out."""
         if not in_rowid_range(run_id):
-            return []
-        return [tuple(r) for r in self._db().execute(
+            return [], []
+        rows = [tuple(r) for r in self._db().execute(
             "SELECT t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes FROM samples WHERE run_id=? ORDER BY t_s",
             (run_id,))]
+        good = [r for r in rows if all(isinstance(v, (int, float)) for v in r)]
+        return good, [unreadable_samples(len(rows) - len(good))] if len(good) < len(rows) else []
 
     def events(self, run_id: int) -> list[dict[str, Any]]:
+        """The run's events in order, without those that cannot be read (logged;
+        ``read_events`` says which)."""
+        events, damage = self.read_events(run_id)
+        if damage:
+            self._warn_once(("events", run_id, *damage), "run %s: %s; left out ('svmcore runs check' lists the "
+                            "damage)", run_id, damage[0])
+        return events
+
+    def read_events(self, run_id: int) -> tuple[list[dict[str, Any]], list[str]]:
+        """(the run's readable events in order, what could not be read: one line naming
+        the first few)."""
         out: list[dict[str, Any]] = []
         if not in_rowid_range(run_id):
-            return out
+            return out, []
+        bad = []
         for seq, t, kind, data in self._db().execute(
                 "SELECT seq, t_s, kind, data FROM events WHERE run_id=? ORDER BY seq", (run_id,)):
-            d = json.loads(data)
-            d.update(seq=seq, t_s=t, kind=kind)
-            out.append(d)
-        return out
+            event, problem = event_row(seq, t, kind, data)
+            if problem:
+                bad.append(f"event {seq}: {problem}")
+            else:
+                out.append(event)
+        return out, [unreadable_events(bad)] if bad else []
+
+    def query(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
+        """A read of the store's tables for the store's own readers (``damage``)."""
+        return self._db().execute(sql, args)
+
+    def _warn_once(self, key: tuple, message: str, *args) -> None:
+        """Log a warning about damage once per store object, not on every read of a page."""
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
 
     def tags(self) -> dict[int, list[str]]:
         """Every tagged run's tags, sorted."""
@@ -501,8 +554,13 @@ class Store:
         return out
 
     def sweeps(self) -> list[dict]:
-        return [dict(r) | {"spec": json.loads(r["spec"])}
-                for r in self._db().execute("SELECT * FROM sweeps ORDER BY id DESC")]
+        """Every sweep, newest first: its row, ``spec`` decoded (``{}`` if unreadable) and
+        ``damage`` (what cannot be read, if anything)."""
+        out = []
+        for r in self._db().execute("SELECT * FROM sweeps ORDER BY id DESC"):
+            spec, problem = json_column(r["spec"])
+            out.append(dict(r) | {"spec": spec or {}, "damage": [f"spec: {problem}"] if problem else []})
+        return out
 
     def integrity_problems(self, limit: int = 20) -> list[str]:
         """What ``PRAGMA integrity_check`` finds wrong with the store file (at most
@@ -572,11 +630,12 @@ class Store:
                 cur = db.execute(f"INSERT INTO runs ({', '.join(run_cols)}) VALUES ({', '.join('?' * len(run_cols))})",
                                  [values[c] for c in run_cols])
                 new = run_ids[old] = int(cur.lastrowid)
-                summary = json.loads(values["summary"]) if values["summary"] else {}
+                summary, problem = json_column(values["summary"])  # a damaged one stays as it is: listed so
+                summary = summary or {}
                 if unfinished:
                     summary.update(status=RunStatus.LOST.value, error={
                         "type": "Lost", "message": "recovered from a damaged store; its outcome was never recorded"})
-                if summary:
+                if summary and not problem:
                     summary["run_id"] = new
                     db.execute("UPDATE runs SET summary=? WHERE id=?", (json.dumps(summary), new))
                 result["runs"] += 1

@@ -43,7 +43,7 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
         pts.append(TradeoffPoint(r.id, float(s.peak_rss_mb), s.accuracy, s.samples_per_s, r.status.value,
                                  r.label or f"run {r.id}", host=r.host, balanced_accuracy=s.balanced_accuracy,
                                  all_processes_mb=peaks.all_processes_mb if peaks else None,
-                                 largest_worker_mb=peaks.largest_worker_mb if peaks else None, name=r.name or ""))
+                                 largest_worker_mb=peaks.largest_worker_mb if peaks else None, name=r.shown_name))
     done = [p for p in pts if p.status == "completed" and p.accuracy is not None]
     frontier = {p.run_id for p in pareto_front(done)}
     speed = {p.run_id for p in speed_front(done)}

@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from svmcore.serve import model_file
+from svmcore.serve import model_file, model_folder
 from svmcore.spec.choices import EXPORTABLE_MODELS
 from svmcore.spec.config import RunConfig
 
@@ -125,7 +125,8 @@ def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
             "sizes": sizes, "check": check}
     arrays[model_file.CHECK_SCORES[:-4]] = own
     folder = model_file.write(run_dir, meta, arrays)
-    return {"exported": True, "folder": folder, **{k: meta[k] for k in (
+    # each file's size and SHA-256: the run's summary binds the model to this run (app.serving.model_of)
+    return {"exported": True, "folder": folder, "files": model_folder.digests(folder), **{k: meta[k] for k in (
         "storage", "dtype", "model_bytes", "sizes", "nonzero_weights", "check")}}
 
 

@@ -74,6 +74,30 @@ def history(tmp_path_factory):
 
 
 @pytest.fixture
+def history_copy(history, tmp_path, monkeypatch):
+    """A copy of the shared history, changed by ``statements`` (SQL run on its store), as
+    the app's home: ``history_copy(*statements)`` returns the history's ids with the copy's home."""
+    import shutil
+    import sqlite3
+
+    def copy(*statements) -> dict:
+        home = str(tmp_path / "home")
+        shutil.copytree(history["home"], home)
+        db = sqlite3.connect(os.path.join(home, "runs.sqlite"))
+        for sql, *args in statements:
+            db.execute(sql, args)
+        db.commit()
+        db.close()
+        monkeypatch.setenv("SVMCORE_HOME", home)
+        monkeypatch.delenv("SVMCORE_FAULT", raising=False)
+        streamlit.cache_resource.clear()
+        return dict(history, home=home)
+
+    yield copy
+    streamlit.cache_resource.clear()
+
+
+@pytest.fixture
 def history_home(history, monkeypatch):
     monkeypatch.setenv("SVMCORE_HOME", history["home"])
     monkeypatch.delenv("SVMCORE_FAULT", raising=False)

@@ -26,8 +26,9 @@ def test_both_layouts_score_as_the_matrix_product(tmp_path, nvec, sparse):
     rng = np.random.default_rng(1)
     coef = rng.normal(size=(nvec, 500)) * (rng.random((nvec, 500)) < 0.2)  # mostly zero, as after L1
     intercept = rng.normal(size=nvec)
-    meta = {"classes": list(range(max(2, nvec))), "intercept": intercept.tolist(), "width": 500,
-            "storage": "sparse" if sparse else "dense", "input_precision": "float64", "hashing_bits": 0}
+    meta = {"classes": list(range(max(2, nvec))), "intercept": intercept.tolist(), "width": 500, "vectors": nvec,
+            "storage": "sparse" if sparse else "dense", "input_precision": "float64", "hashing_bits": 0,
+            "dtype": "float64", "nonzero_weights": int(np.count_nonzero(coef)), "model_bytes": 0}
     model_file.write(str(tmp_path), meta, _arrays(coef, np.float64, sparse))
     m = model_file.load(str(tmp_path / "model"))
     X = _rows()
@@ -49,9 +50,11 @@ def test_hashing_folds_columns_as_training_does():
 def test_a_damaged_or_foreign_model_is_refused(tmp_path):
     with pytest.raises(model_file.ModelFileError, match="no exported model"):
         model_file.load(str(tmp_path))
-    meta = {"classes": [-1, 1], "intercept": [0.0], "width": 10, "storage": "dense"}
+    meta = {"classes": [-1, 1], "intercept": [0.0], "width": 10, "vectors": 1, "storage": "dense", "dtype": "float64",
+            "nonzero_weights": 0, "model_bytes": 88}
     folder = model_file.write(str(tmp_path), meta, {"coef": np.zeros((1, 9))})
-    with pytest.raises(model_file.ModelFileError, match="do not match model.json"):
+    with pytest.raises(model_file.ModelFileError, match=r"coef.npy holds \(1, 9\) float64, which does not match "
+                                                        r"model.json \(\(1, 10\) float64\)"):
         model_file.load(folder)
     with open(f"{folder}/model.json", "w") as f:
         json.dump({**meta, "format": "other/9"}, f)

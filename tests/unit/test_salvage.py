@@ -15,6 +15,7 @@ import pytest
 
 from svmcore.store.salvage import SalvageError, salvage
 from svmcore.store.sqlite import RunStatus, Store
+from tests.unit.test_store import progress
 
 PAGE = 4096
 
@@ -29,7 +30,7 @@ def make_store(home, runs=30, samples_each=300, events_each=40, delete=(3,)):
     for r in range(runs):
         rid = s.create_run({"r": r, "payload": "x" * 500}, sweep_id=sweep if r < 2 else None)
         s.add_samples(rid, [sample(i) for i in range(samples_each)])
-        s.add_events(rid, [(i, i * 0.1, "progress", {"samples": i}) for i in range(events_each)])
+        s.add_events(rid, [(i, i * 0.1, "progress", progress(i)) for i in range(events_each)])
         s.finish_run(rid, RunStatus.COMPLETED, {"run_id": rid, "accuracy": 0.5, "big": "q" * 5000})
     for rid in delete:
         s.delete_run(rid)

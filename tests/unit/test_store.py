@@ -32,6 +32,11 @@ def sample(i: int) -> tuple:
     return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i)
 
 
+def progress(i: int) -> dict:
+    """A progress event's fields, as a worker writes them."""
+    return {"samples": i, "batches": i, "epoch": 1, "epochs": 1, "total": 100, "train_elapsed_s": i * 0.1}
+
+
 # ---------------------------------------------------------------- create / get / list
 
 def test_new_store_creates_its_folder_and_file(tmp_path):
@@ -99,12 +104,12 @@ def test_runs_survive_reopening(tmp_path):
     s = Store(home)
     rid = s.create_run({"k": 1})
     s.add_samples(rid, [sample(0)])
-    s.finish_run(rid, RunStatus.FAILED, {"error": "boom"})
+    s.finish_run(rid, RunStatus.FAILED, {"error": {"type": "RuntimeError", "message": "boom"}})
     s.close()
     s2 = Store(home)
     try:
         rec = s2.get_run(rid)
-        assert rec.status is RunStatus.FAILED and rec.summary == {"error": "boom"}
+        assert rec.status is RunStatus.FAILED and rec.summary == {"error": {"type": "RuntimeError", "message": "boom"}}
         assert s2.samples(rid) == [sample(0)]
         assert s2.integrity_ok()
     finally:
@@ -138,12 +143,12 @@ def test_large_byte_counts_round_trip(run_store):
 def test_events_round_trip_in_seq_order(run_store):
     rid = run_store.create_run({})
     events = [(2, 0.5, "phase", {"name": "load", "peak": 123}),
-              (1, 0.1, "data", {"info": {"rows": 10}, "classes": ["a", "b"]}),
+              (1, 0.1, "scan", {"info": {"rows": 10}, "classes": ["a", "b"]}),
               (3, 0.9, "done", {})]
     run_store.add_events(rid, events)
     got = run_store.events(rid)
     assert [e["seq"] for e in got] == [1, 2, 3]
-    assert got[0] == {"info": {"rows": 10}, "classes": ["a", "b"], "seq": 1, "t_s": 0.1, "kind": "data"}
+    assert got[0] == {"info": {"rows": 10}, "classes": ["a", "b"], "seq": 1, "t_s": 0.1, "kind": "scan"}
     assert got[1] == {"name": "load", "peak": 123, "seq": 2, "t_s": 0.5, "kind": "phase"}
     assert got[2] == {"seq": 3, "t_s": 0.9, "kind": "done"}
 
@@ -409,8 +414,8 @@ def _store_with_runs(home, n=12, samples_each=400):
     for r in range(n):
         rid = s.create_run({"r": r, "payload": "x" * 400})
         s.add_samples(rid, [sample(i) for i in range(samples_each)])
-        s.add_events(rid, [(i, i * 0.1, "progress", {"i": i}) for i in range(30)])
-        s.finish_run(rid, RunStatus.COMPLETED, {"accuracy": 0.5, "phases": ["x" * 1500]})
+        s.add_events(rid, [(i, i * 0.1, "progress", progress(i)) for i in range(30)])
+        s.finish_run(rid, RunStatus.COMPLETED, {"accuracy": 0.5, "phases": [{"name": "x" * 1500}]})
         os.makedirs(home / "runs" / str(rid), exist_ok=True)
     s.close()
     return home / "runs.sqlite"
@@ -545,8 +550,9 @@ def test_store_made_before_the_host_columns_gets_them(tmp_path):
 def _record(status="completed"):
     return {"status": status, "summary": {"run_id": 1, "status": status, "peak_rss_mb": 150.0},
             "samples": [sample(i) for i in range(5)],
-            "events": [{"seq": 0, "t_s": 0.1, "kind": "started", "pid": 42},
-                       {"seq": 1, "t_s": 0.2, "kind": "outcome", "status": status}],
+            "events": [{"seq": 0, "t_s": 0.1, "kind": "started", "pid": 42, "cap_kind": None, "cap_bytes": None},
+                       {"seq": 1, "t_s": 0.2, "kind": "outcome", "status": status, "phase": None, "error": None,
+                        "summary": {}, "peak_rss_bytes": 2**27}],
             "host": {"host": "worker-7", "cpus": 16, "memory_bytes": 64 * 2**30}}
 
 
