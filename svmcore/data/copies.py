@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from svmcore.data import disk
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 
@@ -36,7 +37,7 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None) -
     except Exception as e:  # no gcc: scikit-learn's writer, ~10x slower, same bytes
         log.warning("native svmlight writer unavailable (%s); using scikit-learn's", e)
         fast = None
-    tmp = f"{out_path}.{os.urandom(4).hex()}.tmp"
+    tmp = disk.temporary(out_path)
     rows = 0
     try:
         # the compiled writer formats chunk k on a second core (it releases the GIL) while
@@ -229,15 +230,16 @@ def write_held_out(tmp: str, blocks) -> int:
 
 def _cached_folder(folder: str, build) -> dict:
     """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns
-    the meta) if it is not there yet. Built in a temporary folder and renamed into place,
-    so a run that dies while building leaves nothing half-built, and two runs building
-    the same folder at once both end with the one that won."""
+    the meta) if it is not there yet. Built in a temporary folder named after this process
+    (``disk.temporary``) and renamed into place, so a run that dies while building leaves
+    nothing half-built (what a killed one leaves, the leftovers check removes), and two
+    runs building the same folder at once both end with the one that won."""
     meta_path = os.path.join(folder, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
             return json.load(f)
     os.makedirs(os.path.dirname(folder), exist_ok=True)
-    tmp = f"{folder}.{os.urandom(4).hex()}.tmp"
+    tmp = disk.temporary(folder)
     os.makedirs(tmp)
     try:
         meta = build(tmp)
