@@ -155,3 +155,15 @@ def assert_nothing_left(home: str) -> None:
     partial = [n for n in os.listdir(cache) if n.endswith(".tmp")] if os.path.isdir(cache) else []
     assert not partial, partial
 
+
+def lean_model(folder, rows: int) -> tuple[str, str]:
+    """(home, data): a run in ``folder``/home whose exported model was trained on the lean path
+    (seconds) on ``rows`` rows of sparse text, and that file, to score."""
+    from svmcore.data.files import make_dataset
+    from tests.conftest import cli
+
+    home, data = os.path.join(str(folder), "home"), os.path.join(str(folder), "score.svm")
+    make_dataset("sparse-text", rows=rows, features=1 << 12, nnz_per_row=10, seed=3, out=data)
+    cli("run", f"--dataset={data}", "--parser=native", "--solver=native", "--mode=stream", "--epochs=1",
+        home=home, check=0)
+    return home, data

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 
+from svmcore.engine import interrupts
 from svmcore.engine.process import PACKAGE_PARENT
 from svmcore.serve.model_file import MODEL_DIR, read_meta
 from svmcore.spec.errors import DataError, SvmcoreError
@@ -62,11 +63,9 @@ def serve(home: str, run_id: int, data: str, out: str | None = None, scores: boo
             json.dump(job, f)
         t0 = time.monotonic()
         with open(os.path.join(tmp, "stderr.txt"), "wb") as err:
-            proc = subprocess.run([sys.executable, "-m", "svmcore.serve", os.path.join(tmp, "job.json")],
-                                  stdin=subprocess.DEVNULL, stdout=None if out is None else subprocess.DEVNULL,
-                                  stderr=err, env=_child_env())
+            returncode = _score(job, tmp, err, to_stdout=out is None)
         wall_s = time.monotonic() - t0
-        result = _result(job["result"], proc.returncode, os.path.join(tmp, "stderr.txt"))
+        result = _result(job["result"], returncode, os.path.join(tmp, "stderr.txt"))
     if not result.pop("ok"):
         if result["type"] == "BrokenPipeError":
             raise BrokenPipeError(result["error"])
@@ -79,6 +78,23 @@ def serve(home: str, run_id: int, data: str, out: str | None = None, scores: boo
                                                "vectors", "nonzero_weights", "model_bytes", "sizes", "check")},
             "training": {"peak_rss_mb": trained.get("peak_rss_mb"), "samples_per_s": trained.get("samples_per_s"),
                          "accuracy": trained.get("accuracy"), "floor_mb": trained.get("floor_mb")}}
+
+
+def _score(job: dict, tmp: str, err, to_stdout: bool) -> int:
+    """Run the scoring process to its end; if this process is interrupted (a signal,
+    ``engine.interrupts``), it is killed first. Its own session: a Ctrl-C on the
+    terminal reaches this process only, which decides."""
+    proc = None
+    try:
+        with interrupts.shielded():  # not between its fork and this process knowing its pid
+            proc = subprocess.Popen([sys.executable, "-m", "svmcore.serve", os.path.join(tmp, "job.json")],
+                                    stdin=subprocess.DEVNULL, stdout=None if to_stdout else subprocess.DEVNULL,
+                                    stderr=err, env=_child_env(), start_new_session=True)
+        return proc.wait()
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def _child_env() -> dict:

@@ -1,6 +1,6 @@
 """``svmcore fit --budget MB [knobs...]``: remedy, launch under the budget as a cap,
 diagnose and repeat until a run fits (``svmcore.app.fit``). Exit 0 when a run completed
-within the budget, 3 when none did."""
+within the budget, 3 when none did, 4 when a signal cancelled it (the attempts so far kept)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import sys
 from svmcore.app.doctor import change_words
 from svmcore.app.fit import fit
 from svmcore.app.reference import remedies_reference
-from svmcore.cli.common import add_knob_flags, knob_values
+from svmcore.cli.common import EXIT, add_knob_flags, knob_values
 from svmcore.cli.doctor import budget_arg
 from svmcore.cli.run import execute
+from svmcore.engine import interrupts
 from svmcore.engine.admission import admit
 from svmcore.predict.calibration import load_calibration
-from svmcore.store.sqlite import Store
+from svmcore.store.sqlite import RunStatus, Store
 
 EXIT_NO_FIT = 3
 
@@ -27,21 +28,28 @@ def cmd_fit(args, home: str) -> int:
     values = knob_values(args)
     admit(values, cache)  # exit 2 and nothing stored if the knobs cannot run at all
     store = Store(home)
+    launched: list = []
 
     def launch(cfg, parent, change):
         admit(cfg, cache)
         run = execute(cfg, home, show_progress=False, on_create=lambda run_id: store.set_lineage(run_id, parent, change))
         rec = store.get_run(run.run_id)
+        launched.append(rec)
         if not args.json:
             print(f"run {rec.id}: {rec.status.value}, exact peak {rec.result.peak_rss_mb or 0:,.1f} MiB", file=sys.stderr)
+        interrupts.check()  # cancelled by a signal: no further attempt
         return rec
 
     cal = load_calibration(home)
     if cal is None and not args.json:
         print("svmcore: warning: no calibration on this machine: forecasts are lower bounds, so more runs may "
               "be needed (svmcore calibrate)", file=sys.stderr)
-    result = fit(values, args.budget, launch, cal, remedies_reference(), cache,
-                 progress=None if args.json else lambda t: print(t, file=sys.stderr))
+    try:
+        result = fit(values, args.budget, launch, cal, remedies_reference(), cache,
+                     progress=None if args.json else lambda t: print(t, file=sys.stderr))
+    except interrupts.Interrupted as e:
+        interrupts.end_children()
+        return _cancelled(e, launched, args.json)
     if args.json:
         print(json.dumps(result))
     else:
@@ -53,6 +61,19 @@ def cmd_fit(args, home: str) -> int:
                   + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB exact (forecast {a['forecast_mb']:,.0f}); "
                   f"changed: {changes}")
     return 0 if result["fits"] else EXIT_NO_FIT
+
+
+def _cancelled(e: interrupts.Interrupted, launched: list, as_json: bool) -> int:
+    """A fit a signal stopped: one line (or one JSON object), the attempts so far kept in the history."""
+    kept = [{"run_id": r.id, "status": r.status.value, "peak_mb": r.result.peak_rss_mb} for r in launched]
+    if as_json:
+        print(json.dumps({"fits": False, "cancelled": True, "signal": e.signal_name, "attempts": kept}))
+    else:
+        runs = ", ".join(f"run {a['run_id']} {a['status']}"
+                         + (f" (exact peak {a['peak_mb']:,.1f} MiB)" if a["peak_mb"] else "") for a in kept)
+        print(f"fit cancelled by {e.signal_name} after {len(kept)} run{'s' if len(kept) != 1 else ''}"
+              + (f", kept in the history: {runs}" if kept else ""))
+    return EXIT[RunStatus.CANCELLED]
 
 
 def add_parser(sub) -> None:

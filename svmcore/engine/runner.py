@@ -15,7 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from svmcore.engine import limits, procfs, registry
+from svmcore.engine import interrupts, limits, procfs, registry
 from svmcore.engine.hostinfo import this_host
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.monitor import Monitor
@@ -109,6 +109,10 @@ class Run:
         return self.run_id
 
     def start(self) -> "Run":
+        with interrupts.shielded():  # a signal never leaves a row without its worker, or a worker unwatched
+            return self._start()
+
+    def _start(self) -> "Run":
         if self.run_id is None:
             self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label,
                                                 **_runner_identity())
