@@ -209,9 +209,11 @@ def served(tmp_path_factory):
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
-def test_predict_interrupted_ends_its_scoring_process(served, tmp_path, sig):
+def test_predict_interrupted_ends_its_scoring_process_and_keeps_the_old_output(served, tmp_path, sig):
     home, data = served
-    cmd = _Command(tmp_path, "--home", home, "predict", "--model", "1", "--data", data)
+    out = tmp_path / "predictions.txt"
+    out.write_text("the old predictions\n")
+    cmd = _Command(tmp_path, "--home", home, "predict", "--model", "1", "--data", data, "--out", str(out))
     parent = psutil.Process(cmd.proc.pid)
 
     def scoring():
@@ -230,4 +232,5 @@ def test_predict_interrupted_ends_its_scoring_process(served, tmp_path, sig):
     assert _one_line(err) == f"svmcore: predict interrupted by {sig.name}", err
     _wait_until(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, timeout=10,
                 what="the scoring process to end")
-    assert sorted(os.listdir(tmp_path)) == ["stderr.txt", "stdout.txt"]  # its temporary folder (TMPDIR) gone
+    assert out.read_text() == "the old predictions\n"
+    assert sorted(os.listdir(tmp_path)) == ["predictions.txt", "stderr.txt", "stdout.txt"]  # no temporary left
