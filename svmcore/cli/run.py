@@ -147,6 +147,9 @@ def cmd_run(args, home: str) -> int:
         code = EXIT_BAD_INPUT
     else:
         code = EXIT.get(run.status, 1)
+    if not run.recorded:  # the store could not take it: say so, or the history would contradict this
+        print(f"svmcore: warning: run {run.run_id}'s outcome could not be written to the run store "
+              f"({run.store_error}); the history will show it as lost", file=sys.stderr)
     if args.json:
         print(json.dumps(summary))
     else:

@@ -1,7 +1,8 @@
 """What a run leaves behind and who removes it: its cgroup (named in job.json), its
 stream spill, a data-parallel run's shards, the lean path's live-evaluation sample, a
-half-written model export, the partial copies of the data a killed worker left in the
-cache folder, and on delete its folder. One function, used by every path a run ends by."""
+half-written model export, the disk space it holds in reserve, the partial copies of
+the data a killed worker left in the cache folder, and on delete its folder. One
+function, used by every path a run ends by."""
 
 from __future__ import annotations
 
@@ -19,6 +20,19 @@ log = logging.getLogger(__name__)
 # a run's folders of copied rows: a stream spill, data-parallel shards, the lean path's live-evaluation
 # sample, and a model export a full disk (or a kill) stopped half-way
 COPIES = ("spill", "shards", "eval-sample", "model.tmp")
+# room held on the run's disk while it runs, given back before its end is recorded: a disk that fills
+# up mid-run still takes the outcome (the store's last writes need a few hundred KiB at most)
+RESERVE = "disk-reserve"
+RESERVE_BYTES = 1 << 20
+
+
+def hold_reserve(run_dir: str) -> None:
+    """Hold RESERVE_BYTES on the run folder's disk (raises OSError if it is not there)."""
+    fd = os.open(os.path.join(run_dir, RESERVE), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+    finally:
+        os.close(fd)
 
 
 def _job(run_dir: str) -> dict:
@@ -43,8 +57,8 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
     """Release what an ended run leaves behind: the processes still in its cgroup and the
     cgroup itself (``cgroup``, else the one named in RUN_DIR/job.json), a stream run's
     binary spill and a data-parallel run's shards (copies of the training rows), a
-    half-written model export, and the partial copies in its cache folder whose writer
-    is gone. With ``delete_folder`` (the run is being deleted), the
+    half-written model export, its disk reserve, and the partial copies in its cache
+    folder whose writer is gone. With ``delete_folder`` (the run is being deleted), the
     whole run folder too, but only when it is inside ``home``'s runs folder. The one
     cleanup used by ``Run``'s end, ``recover``, ``Lab.delete`` and the CLI's ``runs
     delete``; what it cannot remove is logged, never raised."""
@@ -79,3 +93,9 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
         path = os.path.join(run_dir, copy)
         if os.path.isdir(path):
             shutil.rmtree(path, onerror=report)
+    try:
+        os.remove(os.path.join(run_dir, RESERVE))
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.warning("could not remove %s: %s", os.path.join(run_dir, RESERVE), e)

@@ -1,12 +1,16 @@
-"""svmcore.data.disk: temporary names that say which process writes them, and the removal
-of those a stopped process left."""
+"""svmcore.data.disk: temporary names that say which process writes them, the removal of
+those a stopped process left, and a full disk in one line."""
 
+import errno
 import os
 import subprocess
 import sys
 import time
 
+import pytest
+
 from svmcore.data import disk
+from svmcore.spec.errors import DiskFull
 
 
 def _a_dead_pid() -> int:
@@ -53,3 +57,26 @@ def _state(pid: int) -> str:
 
 def test_a_missing_folder_has_no_temporaries(tmp_path):
     assert disk.remove_orphaned_temporaries(str(tmp_path / "nothing")) == []
+
+
+def test_room_is_checked_against_the_free_space_of_the_nearest_existing_folder(tmp_path):
+    folder = str(tmp_path / "not" / "yet")
+    disk.check_room("a copy", folder, 1024)
+    free = disk.free_bytes(folder)
+    with pytest.raises(DiskFull) as err:
+        disk.check_room("memmap mode's binary copy of the rows", folder, free + 2**30, upper_bound=True)
+    assert str(err.value) == (f"not enough disk space: memmap mode's binary copy of the rows needs up to "
+                              f"{(free + 2**30) / 2**20:,.1f} MiB in {folder}, and {free / 2**20:,.1f} MiB are free; "
+                              "free some space or put the data folder on a larger disk")
+    disk.check_room("a copy", folder, free + 2**30, written_bytes=2**30)  # what is on disk already counts
+
+
+@pytest.mark.parametrize("error,full", [
+    (OSError(errno.ENOSPC, "No space left on device"), True),
+    (OSError(errno.EDQUOT, "Disk quota exceeded"), True),
+    (OSError("144695 requested and 15823 written"), True),  # numpy's short write: no errno
+    (OSError(errno.EACCES, "Permission denied"), False),
+    (MemoryError(), False),
+])
+def test_what_counts_as_a_full_disk(error, full):
+    assert disk.is_disk_full(error) is full
