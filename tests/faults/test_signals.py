@@ -234,3 +234,26 @@ def test_predict_interrupted_ends_its_scoring_process_and_keeps_the_old_output(s
                 what="the scoring process to end")
     assert out.read_text() == "the old predictions\n"
     assert sorted(os.listdir(tmp_path)) == ["predictions.txt", "stderr.txt", "stdout.txt"]  # no temporary left
+
+
+# ------------------------------------------------------------------ before the trap is set
+
+def test_ctrl_c_while_the_command_is_still_importing_is_one_line_and_130(tmp_path):
+    """Python takes about half a second to import the command line; a Ctrl-C then (nothing is
+    started yet) ends it with one line, not a KeyboardInterrupt traceback."""
+    home = str(tmp_path / "home")
+    cmd = _Command(tmp_path, "--home", home, "run", "--rows", "20000", env={"SVMCORE_FAULT": "sleep:60@train"})
+
+    def importing_numpy():
+        try:
+            with open(f"/proc/{cmd.proc.pid}/maps") as f:
+                return "numpy" in f.read()
+        except OSError:
+            return False
+
+    _wait_until(importing_numpy, what="the command to import numpy")
+    code, out, err = cmd.signal(signal.SIGINT)
+    assert code in (130, 4), (code, out, err)  # 4: the signal came once the run had started
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 1, err
+    if os.path.exists(home):
+        assert_nothing_left(home)
