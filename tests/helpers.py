@@ -18,6 +18,17 @@ def _run(store, fault=None, **knobs):
     return run
 
 
+def wait_until(condition, timeout=60, what="condition", every_s=0.05):
+    """The first true value of ``condition()``, polled; AssertionError after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every_s)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def _wait_for_phase(run, phase, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -111,3 +122,48 @@ def learn_reading(folder, name: str, bench: dict):
     learn = Learn.__new__(Learn)
     learn._reference_dir = str(folder)
     return learn
+
+
+def assert_nothing_left(home: str) -> None:
+    """What every end of a run must leave in ``home``: no run still `running` or `queued`, no
+    process of a run, no run's cgroup, no copy of the rows in a run folder (spill, shards, live
+    sample, half a model export, its disk reserve) and no partial copy in the cache folder."""
+    import json
+
+    from svmcore.store.sqlite import RunStatus, Store
+
+    copies = ("spill", "shards", "eval-sample", "model.tmp", "disk-reserve")
+
+    store = Store(home)
+    try:
+        for rec in store.list_runs():
+            assert rec.status not in (RunStatus.RUNNING, RunStatus.QUEUED), (rec.id, rec.status)
+            if not rec.run_dir:
+                continue
+            assert not _processes_of(rec.run_dir), (rec.id, _processes_of(rec.run_dir))
+            try:
+                with open(os.path.join(rec.run_dir, "job.json")) as f:
+                    cgroup = json.load(f).get("cgroup")
+            except FileNotFoundError:
+                cgroup = None
+            assert not cgroup or not os.path.exists(cgroup), (rec.id, cgroup)
+            left = [n for n in copies if os.path.exists(os.path.join(rec.run_dir, n))]
+            assert not left, (rec.id, left)
+    finally:
+        store.close()
+    cache = os.path.join(home, "cache")
+    partial = [n for n in os.listdir(cache) if n.endswith(".tmp")] if os.path.isdir(cache) else []
+    assert not partial, partial
+
+
+def lean_model(folder, rows: int) -> tuple[str, str]:
+    """(home, data): a run in ``folder``/home whose exported model was trained on the lean path
+    (seconds) on ``rows`` rows of sparse text, and that file, to score."""
+    from svmcore.data.files import make_dataset
+    from tests.conftest import cli
+
+    home, data = os.path.join(str(folder), "home"), os.path.join(str(folder), "score.svm")
+    make_dataset("sparse-text", rows=rows, features=1 << 12, nnz_per_row=10, seed=3, out=data)
+    cli("run", f"--dataset={data}", "--parser=native", "--solver=native", "--mode=stream", "--epochs=1",
+        home=home, check=0)
+    return home, data

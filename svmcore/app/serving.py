@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 
+from svmcore.data import disk
+from svmcore.engine import interrupts
 from svmcore.engine.process import PACKAGE_PARENT
 from svmcore.serve.model_file import MODEL_DIR, check, read_meta
 from svmcore.serve.model_folder import check_digests, files
@@ -66,29 +69,36 @@ def model_of(store: Store, run_id: int) -> tuple[str, dict]:
 def serve(home: str, run_id: int, data: str, out: str | None = None, scores: bool = False,
           list_modules: bool = False) -> dict:
     """Score ``data`` with run ``run_id``'s model in a child process; predictions to
-    ``out`` (None: this process's stdout). Returns the child's summary (rows/s, accuracy,
-    exact peak and floor), the model's sizes and the training run's peak and speed."""
+    ``out`` (None: this process's stdout), through a temporary file renamed into place
+    when they are all written. Returns the child's summary (rows/s, accuracy, exact peak
+    and floor), the model's sizes and the training run's peak and speed."""
     store = Store(home)
     folder, meta = model_of(store, run_id)
     if not os.path.isfile(data):
         raise DataError("no such file" if not os.path.exists(data) else "is not a file", data)
     rec = store.get_run(run_id)
-    with tempfile.TemporaryDirectory(prefix="svmcore-serve-") as tmp:
-        job = {"model": folder, "data": os.path.abspath(data), "out": os.path.abspath(out) if out else None,
-               "scores": scores, "result": os.path.join(tmp, "result.json"), "list_modules": list_modules}
-        with open(os.path.join(tmp, "job.json"), "w") as f:
-            json.dump(job, f)
-        t0 = time.monotonic()
-        with open(os.path.join(tmp, "stderr.txt"), "wb") as err:
-            proc = subprocess.run([sys.executable, "-m", "svmcore.serve", os.path.join(tmp, "job.json")],
-                                  stdin=subprocess.DEVNULL, stdout=None if out is None else subprocess.DEVNULL,
-                                  stderr=err, env=_child_env())
-        wall_s = time.monotonic() - t0
-        result = _result(job["result"], proc.returncode, os.path.join(tmp, "stderr.txt"))
-    if not result.pop("ok"):
-        if result["type"] == "BrokenPipeError":
-            raise BrokenPipeError(result["error"])
-        raise (DataError if result["type"] in ("DataError", "DataChangedError") else ServeError)(result["error"])
+    output = _Output(out, data, folder) if out else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="svmcore-serve-") as tmp:
+            job = {"model": folder, "data": os.path.abspath(data), "out": output.writes_to if output else None,
+                   "out_name": out, "scores": scores, "result": os.path.join(tmp, "result.json"),
+                   "list_modules": list_modules}
+            with open(os.path.join(tmp, "job.json"), "w") as f:
+                json.dump(job, f)
+            t0 = time.monotonic()
+            with open(os.path.join(tmp, "stderr.txt"), "wb") as err:
+                returncode = _score(job, tmp, err, to_stdout=out is None)
+            wall_s = time.monotonic() - t0
+            result = _result(job["result"], returncode, os.path.join(tmp, "stderr.txt"))
+        if not result.pop("ok"):
+            if result["type"] == "BrokenPipeError":
+                raise BrokenPipeError(result["error"])
+            raise (DataError if result["type"] in ("DataError", "DataChangedError") else ServeError)(result["error"])
+        if output:
+            output.commit()
+    finally:
+        if output:
+            output.discard()
     trained = rec.summary or {}
     return {**result, "run_id": run_id, "wall_s": wall_s, "peak_mb": result["peak_bytes"] / MiB,
             "floor_mb": result["floor_bytes"] / MiB,
@@ -97,6 +107,72 @@ def serve(home: str, run_id: int, data: str, out: str | None = None, scores: boo
                                                "vectors", "nonzero_weights", "model_bytes", "sizes", "check")},
             "training": {"peak_rss_mb": trained.get("peak_rss_mb"), "samples_per_s": trained.get("samples_per_s"),
                          "accuracy": trained.get("accuracy"), "floor_mb": trained.get("floor_mb")}}
+
+
+def _score(job: dict, tmp: str, err, to_stdout: bool) -> int:
+    """Run the scoring process to its end; if this process is interrupted (a signal,
+    ``engine.interrupts``), it is killed first. Its own session: a Ctrl-C on the
+    terminal reaches this process only, which decides."""
+    proc = None
+    try:
+        with interrupts.shielded():  # not between its fork and this process knowing its pid
+            proc = subprocess.Popen([sys.executable, "-m", "svmcore.serve", os.path.join(tmp, "job.json")],
+                                    stdin=subprocess.DEVNULL, stdout=None if to_stdout else subprocess.DEVNULL,
+                                    stderr=err, env=_child_env(), start_new_session=True)
+        return proc.wait()
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+class _Output:
+    """Where the predictions go. Refused before anything is opened for writing when it is
+    (or resolves to) an input: the data file or the model's files. A regular file (or a
+    new one) is written as a temporary file beside it and renamed into place by
+    ``commit``, so a failed or interrupted write never leaves half a file where the
+    user's was; a device or a pipe (``/dev/null``, a FIFO) is written directly."""
+
+    def __init__(self, out: str, data: str, model_folder: str):
+        target = os.path.realpath(out)
+        if os.path.isdir(target):
+            raise ServeError(f"--out {out} is a folder; name a file for the predictions")
+        if _same_file(target, data):
+            raise ServeError(f"--out {out} is the data file being scored ({data}): it would be overwritten while it "
+                             "is read; write the predictions to another file")
+        if _inside(target, model_folder):
+            raise ServeError(f"--out {out} is inside the model's folder {model_folder}: it would overwrite the model; "
+                             "write the predictions to another file")
+        self.target = target
+        self.direct = os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode)
+        self.writes_to = target if self.direct else disk.temporary(target)
+        if not self.direct:
+            try:
+                os.close(os.open(self.writes_to, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            except OSError as e:
+                raise ServeError(f"cannot write the predictions to {out}: {e.strerror}") from None
+
+    def commit(self) -> None:
+        if not self.direct:
+            if os.path.exists(self.target):  # the file keeps its permissions
+                os.chmod(self.writes_to, stat.S_IMODE(os.stat(self.target).st_mode))
+            os.replace(self.writes_to, self.target)
+
+    def discard(self) -> None:
+        if not self.direct and os.path.exists(self.writes_to):
+            os.remove(self.writes_to)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _inside(path: str, folder: str) -> bool:
+    folder = os.path.realpath(folder)
+    return os.path.commonpath([path, folder]) == folder
 
 
 def _child_env() -> dict:

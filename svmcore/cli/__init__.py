@@ -19,6 +19,7 @@ from svmcore.cli.common import (
     check_home,
     default_home,
 )
+from svmcore.engine import interrupts
 from svmcore.spec.errors import SvmcoreError
 from svmcore.store.sqlite import StoreError
 
@@ -39,6 +40,19 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     home = getattr(args, "home_sub", None) or args.home or default_home()
     _log_to_stderr()
+    with interrupts.trapped():  # SIGINT and SIGTERM: end what the command started, one line, 128 + N
+        try:
+            return _dispatch(args, home)
+        except interrupts.Interrupted as e:
+            ended = interrupts.end_children()
+            runs = ", ".join(("calibration " if r.label == "calibration" else "") + f"run {r.run_id} {r.status.value}"
+                             for r in ended if r.run_id is not None)
+            print(f"svmcore: {args.command} interrupted by {e.signal_name}"
+                  + (f"; ended {runs}" if runs else ""), file=sys.stderr)
+            return e.exit_code
+
+
+def _dispatch(args, home: str) -> int:
     try:
         if getattr(args, "uses_home", True):
             # the data home must be a folder; commands that cache or calibrate must be able to write in it

@@ -1,10 +1,12 @@
 """``svmcore fit --budget MB [knobs...]``: remedy, launch under the budget as a cap,
 diagnose and repeat until a run fits (``svmcore.app.fit``). Exit 0 when a run completed
-within the budget, 3 when none did."""
+within the budget, 3 when none did, 2 when an attempt failed on its input (a full disk
+included), 4 when a signal cancelled it (the attempts so far kept)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -12,12 +14,13 @@ import sys
 from svmcore.app.doctor import change_words
 from svmcore.app.fit import fit
 from svmcore.app.reference import remedies_reference
-from svmcore.cli.common import add_knob_flags, knob_values
+from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
 from svmcore.cli.doctor import budget_arg
 from svmcore.cli.run import execute
+from svmcore.engine import interrupts
 from svmcore.engine.admission import admit
 from svmcore.predict.calibration import load_calibration
-from svmcore.store.sqlite import Store
+from svmcore.store.sqlite import RunStatus, Store
 
 EXIT_NO_FIT = 3
 
@@ -27,21 +30,30 @@ def cmd_fit(args, home: str) -> int:
     values = knob_values(args)
     admit(values, cache)  # exit 2 and nothing stored if the knobs cannot run at all
     store = Store(home)
+    launched: list = []
 
     def launch(cfg, parent, change):
         admit(cfg, cache)
         run = execute(cfg, home, show_progress=False, on_create=lambda run_id: store.set_lineage(run_id, parent, change))
         rec = store.get_run(run.run_id)
+        if not rec.status.is_finished():  # the store could not record the outcome (a full disk): the run's own
+            rec = dataclasses.replace(rec, status=run.status, summary=run.summary)
+        launched.append(rec)
         if not args.json:
             print(f"run {rec.id}: {rec.status.value}, exact peak {rec.result.peak_rss_mb or 0:,.1f} MiB", file=sys.stderr)
+        interrupts.check()  # cancelled by a signal: no further attempt
         return rec
 
     cal = load_calibration(home)
     if cal is None and not args.json:
         print("svmcore: warning: no calibration on this machine: forecasts are lower bounds, so more runs may "
               "be needed (svmcore calibrate)", file=sys.stderr)
-    result = fit(values, args.budget, launch, cal, remedies_reference(), cache,
-                 progress=None if args.json else lambda t: print(t, file=sys.stderr))
+    try:
+        result = fit(values, args.budget, launch, cal, remedies_reference(), cache,
+                     progress=None if args.json else lambda t: print(t, file=sys.stderr))
+    except interrupts.Interrupted as e:
+        interrupts.end_children()
+        return _cancelled(e, launched, args.json)
     if args.json:
         print(json.dumps(result))
     else:
@@ -52,7 +64,25 @@ def cmd_fit(args, home: str) -> int:
             print(f"  run {a['run_id']}" + (f" (after run {a['parent_run_id']})" if a["parent_run_id"] else "")
                   + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB exact (forecast {a['forecast_mb']:,.0f}); "
                   f"changed: {changes}")
-    return 0 if result["fits"] else EXIT_NO_FIT
+    if result["fits"]:
+        return 0
+    last = launched[-1] if launched else None
+    if last is not None and last.status == RunStatus.FAILED and (last.summary.get("error") or {}).get("bad_input"):
+        return EXIT_BAD_INPUT  # its input, or a full disk, stopped it, as `run` says of the same run
+    return EXIT_NO_FIT
+
+
+def _cancelled(e: interrupts.Interrupted, launched: list, as_json: bool) -> int:
+    """A fit a signal stopped: one line (or one JSON object), the attempts so far kept in the history."""
+    kept = [{"run_id": r.id, "status": r.status.value, "peak_mb": r.result.peak_rss_mb} for r in launched]
+    if as_json:
+        print(json.dumps({"fits": False, "cancelled": True, "signal": e.signal_name, "attempts": kept}))
+    else:
+        runs = ", ".join(f"run {a['run_id']} {a['status']}"
+                         + (f" (exact peak {a['peak_mb']:,.1f} MiB)" if a["peak_mb"] else "") for a in kept)
+        print(f"fit cancelled by {e.signal_name} after {len(kept)} run{'s' if len(kept) != 1 else ''}"
+              + (f", kept in the history: {runs}" if kept else ""))
+    return EXIT[RunStatus.CANCELLED]
 
 
 def add_parser(sub) -> None:

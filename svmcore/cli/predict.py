@@ -10,6 +10,7 @@ import sys
 from svmcore.app.reference import reference_under_forecasts
 from svmcore.cli.common import add_knob_flags, knob_values
 from svmcore.cli.run import execute
+from svmcore.engine import interrupts
 from svmcore.engine.admission import admit
 from svmcore.predict import calibration as calib
 from svmcore.predict import model as estimate
@@ -64,6 +65,7 @@ def cmd_predict(args, home: str) -> int:
     if result["fits"] and args.verify:
         best = admit(result["config"], cache_dir)
         run = execute(best, home, show_progress=not args.json and sys.stderr.isatty())
+        interrupts.check()  # cancelled by a signal: the command ends as interrupted
         s = run.summary
         measured = s.get("peak_rss_mb")
         result["verified"] = {

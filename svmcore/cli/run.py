@@ -6,11 +6,10 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import sys
 
 from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
-from svmcore.engine import hostinfo
+from svmcore.engine import hostinfo, interrupts
 from svmcore.engine.admission import admit
 from svmcore.engine.recovery import recover
 from svmcore.engine.runner import Run
@@ -49,33 +48,28 @@ def _bar(run) -> str:
 
 
 def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None, on_create=None):
-    """Start a run, show progress, cancel it on Ctrl-C/SIGTERM; returns the finished Run.
-    ``on_create(run_id)`` is called once the run's row exists, before its worker starts."""
+    """Start a run, show progress, cancel it on SIGINT/SIGTERM (``engine.interrupts``);
+    returns the finished Run (``cancelled`` after a signal: ``interrupts.received()``
+    says which). ``on_create(run_id)`` is called once the run's row exists, before its
+    worker starts."""
     store = Store(home)
     recover(store)
     run = Run(store, cfg, sweep_id=sweep_id, prediction=forecast(cfg, home))
-    if on_create is not None:
-        run.enqueue()
-        on_create(run.run_id)
-    run.start()
-    previous = {}
-
-    def on_signal(signum, frame):
-        run.cancel()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, on_signal)
     try:
+        with interrupts.shielded():
+            if on_create is not None:
+                run.enqueue()
+                on_create(run.run_id)
+            run.start()
         while not run.is_finished():
             run.wait(0.25 if show_progress else 1.0)
             if show_progress:
                 sys.stderr.write("\r" + _bar(run)[:160])
                 sys.stderr.flush()
-        if show_progress:
-            sys.stderr.write("\r" + _bar(run)[:160] + "\n")
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    except interrupts.Interrupted:
+        interrupts.end_children()  # this run, recorded cancelled, its processes and leftovers gone
+    if show_progress:
+        sys.stderr.write("\r" + _bar(run)[:160] + "\n")
     return run
 
 
@@ -154,6 +148,9 @@ def cmd_run(args, home: str) -> int:
         code = EXIT_BAD_INPUT
     else:
         code = EXIT.get(run.status, 1)
+    if not run.recorded:  # the store could not take it: say so, or the history would contradict this
+        print(f"svmcore: warning: run {run.run_id}'s outcome could not be written to the run store "
+              f"({run.store_error}); the history will show it as lost", file=sys.stderr)
     if args.json:
         print(json.dumps(summary))
     else:

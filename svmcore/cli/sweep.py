@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from svmcore.cli.common import add_knob_flags, knob_values
+from svmcore.cli.common import EXIT, add_knob_flags, knob_values
+from svmcore.engine import interrupts
 from svmcore.engine.recovery import recover
 from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import RunStatus, Store
@@ -27,22 +28,27 @@ def cmd_sweep(args, home: str) -> int:
         raise ConfigError("scheduler", "--scheduler is only used with --executor dask")
     store = Store(home)
     recover(store)
-    sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler)
-    executor, points = sweep.executor, sweep.points
-    for p in points:
-        if p.error:
-            print(f"skipped {grid_label(p.values)}: {p.error}", file=sys.stderr)
+    sweep = None
     try:
+        with interrupts.shielded():  # a signal waits until the sweep and its runs exist, then cancels them
+            sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler)
+        for p in sweep.points:
+            if p.error:
+                print(f"skipped {grid_label(p.values)}: {p.error}", file=sys.stderr)
         while not sweep.wait(0.5):
             done, total = sweep.progress()
             if sys.stderr.isatty() and not args.json:
                 sys.stderr.write(f"\rsweep {sweep.sweep_id}: {done}/{total} runs finished")
                 sys.stderr.flush()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (engine.interrupts)
+        if sweep is None:
+            raise
         sweep.cancel()
-        sweep.wait(10)
+        sweep.wait(30)
     finally:
-        sweep.close()
+        if sweep is not None:
+            sweep.close()
+    executor, points = sweep.executor, sweep.points
     records = [store.get_run(i) for i in sweep.run_ids]
     pts = tradeoff_points(records)
     result = {"sweep_id": sweep.sweep_id, "grid": grid,
@@ -64,6 +70,8 @@ def cmd_sweep(args, home: str) -> int:
             print(f" {star} run {r['run_id']:>4}  {r['status']:9}  peak {peak:>8} MiB  acc {acc}  on {r['host']}  "
                   f"{r['values']}")
         print(" * on the memory/accuracy frontier")
+    if interrupts.received():
+        return EXIT[RunStatus.CANCELLED]
     return 0 if all(r.status in (RunStatus.COMPLETED, RunStatus.OOM) for r in records) else 1
 
 

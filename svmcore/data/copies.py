@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from svmcore.data import disk
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 
@@ -26,8 +27,12 @@ log = logging.getLogger(__name__)
 DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 
-def write_svmlight(source: Source, out_path: str, classes: list | None = None) -> int:
-    """Write every row of ``source`` as svmlight text without holding it all; returns rows."""
+def write_svmlight(source: Source, out_path: str, classes: list | None = None, rows: int | None = None,
+                   what: str = "the text copy of the rows") -> int:
+    """Write every row of ``source`` as svmlight text without holding it all; returns rows.
+    With ``rows`` (the source's), a copy the disk cannot take is refused from its first
+    chunk's size before it grows past that chunk; a disk that fills up on the way is one
+    DiskFull line. Either way no partial file is left."""
     from concurrent.futures import ThreadPoolExecutor  # here, not at the top: the lean worker's floor
     try:
         from svmcore.data import nativesvm as fast
@@ -36,36 +41,73 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None) -
     except Exception as e:  # no gcc: scikit-learn's writer, ~10x slower, same bytes
         log.warning("native svmlight writer unavailable (%s); using scikit-learn's", e)
         fast = None
-    tmp = f"{out_path}.{os.urandom(4).hex()}.tmp"
-    rows = 0
+    tmp = disk.temporary(out_path)
+    room = _Room(what, os.path.dirname(os.path.abspath(out_path)), rows)
+    written = 0
     try:
         # the compiled writer formats chunk k on a second core (it releases the GIL) while
         # chunk k+1 is generated; at most two chunks of text are pending
         with open(tmp, "wb") as f, ThreadPoolExecutor(max_workers=1) as pool:
             pending = None
             for X, y in source.iter_chunks(CHUNK_ROWS, hashed=False):
+                room.rows_seen(X.shape[0])
                 if y.dtype.kind not in "fiub":
                     y = np.searchsorted(np.asarray(classes), y).astype(np.float64)
                 if fast is not None and sp.issparse(X) and X.dtype == np.float64 and X.format == "csr":
                     job = pool.submit(fast.write_rows, X.data, X.indices, X.indptr, y)  # the same bytes
                     if pending is not None:
-                        f.write(pending.result())
+                        f.write(room.checked(pending.result()))
                     pending = job
                 else:
                     if pending is not None:
-                        f.write(pending.result())
+                        f.write(room.checked(pending.result()))
                         pending = None
                     from sklearn.datasets import dump_svmlight_file  # dense rows, or no gcc: 2.5 s of imports
 
                     dump_svmlight_file(X, y, f, zero_based=False)
-                rows += X.shape[0]
+                    if room.unchecked:  # written straight to the file: its size there
+                        f.flush()
+                        room.check(f.tell(), written_bytes=f.tell())
+                written += X.shape[0]
             if pending is not None:
-                f.write(pending.result())
+                f.write(room.checked(pending.result()))
         os.replace(tmp, out_path)
+    except OSError as e:
+        if not disk.is_disk_full(e):
+            raise
+        done = disk.tree_bytes(tmp)
+        os.remove(tmp)
+        raise disk.disk_full(what, room.folder, room.need_bytes, done) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
-    return rows
+    return written
+
+
+class _Room:
+    """A text copy's size told from its first chunk (bytes per row times the rows),
+    checked once against the free space of its folder's disk."""
+
+    def __init__(self, what: str, folder: str, rows: int | None):
+        self.what, self.folder, self.rows = what, folder, rows
+        self.first_rows = 0
+        self.need_bytes: int | None = None
+
+    @property
+    def unchecked(self) -> bool:
+        return bool(self.rows) and self.need_bytes is None
+
+    def rows_seen(self, n: int) -> None:
+        self.first_rows = self.first_rows or n
+
+    def check(self, chunk_bytes: int, written_bytes: int = 0) -> None:
+        if self.unchecked and self.first_rows:
+            self.need_bytes = int(chunk_bytes / self.first_rows * self.rows)
+            disk.check_room(self.what, self.folder, self.need_bytes, written_bytes)
+
+    def checked(self, text: bytes) -> bytes:
+        self.check(len(text))
+        return text
 
 
 def cache_entries(cache_dir: str) -> set[str]:
@@ -77,15 +119,16 @@ def cache_entries(cache_dir: str) -> set[str]:
         return set()
 
 
-def text_copy(source: Source, cache_dir: str, classes: list) -> str:
+def text_copy(source: Source, cache_dir: str, classes: list, rows: int | None = None) -> str:
     """A text file holding the source's rows, before hashing (streaming hashes as it
-    reads): the file itself when it is text already."""
+    reads): the file itself when it is text already. ``rows``: the source's, to refuse
+    a copy the disk cannot take before it is written."""
     if source.fmt in ("svmlight", "csv", "text"):
         return source.path
     path = os.path.join(cache_dir, f"text-{source.key(hashed=False)}.svm")
     if not os.path.exists(path):
         os.makedirs(cache_dir, exist_ok=True)
-        write_svmlight(source, path, classes)
+        write_svmlight(source, path, classes, rows, what="stream mode's text copy of the rows")
     return path
 
 
@@ -119,11 +162,23 @@ class BinaryData:
 HOLD_OUT_RULE = 2  # in cache names: version of the held-out rule (datasets.is_test_row)
 
 
+def binary_copy_bytes(rows: int, nnz: int, features: int, dtype: str, representation: str) -> int:
+    """The bytes of ``binary_copy``'s files: labels, then CSR arrays (two row pointers,
+    train and test) or a dense matrix."""
+    value = np.dtype(DTYPES[dtype]).itemsize
+    if representation == "dense":
+        return rows * (features * value + 4)
+    return rows * 4 + nnz * (value + 4) + (rows + 2) * 8
+
+
 def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dtype: str,
-                representation: str, rows: int, hold_out: bool = True) -> BinaryData:
+                representation: str, rows: int, hold_out: bool = True, nnz: int | None = None,
+                nnz_exact: bool = True) -> BinaryData:
     """The binary form for memmap mode, built chunk by chunk if not there yet. ``rows``
     is the dataset's row count (the held-out rule depends on it). Without ``hold_out``
-    (a separate test file) every row goes to the train part."""
+    (a separate test file) every row goes to the train part. With ``nnz`` (the scan's;
+    not ``nnz_exact``: an upper bound, for generated data) a copy the disk cannot take
+    is refused before anything is written."""
     folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}"
                           + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all"))
 
@@ -165,7 +220,9 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
         return {"features": features, "dtype": dtype, "representation": representation,
                 "classes": list(classes), **stats}
 
-    return BinaryData(folder, _cached_folder(folder, build))
+    need = binary_copy_bytes(rows, nnz, features, dtype, representation) if nnz is not None else None
+    return BinaryData(folder, _cached_folder(folder, build, "memmap mode's binary copy of the rows", need,
+                                             need_is_bound=not nnz_exact and representation != "dense"))
 
 
 @dataclass
@@ -199,7 +256,7 @@ def held_out_copy(source: Source, cache_dir: str, features: int, rows: int,
         rows_ = ((_csr_parts(sp.csr_matrix(X)), y) for X, y in split_chunks(chunks, want_test=True, rows=rows))
         return {"rows": write_held_out(tmp, rows_), "features": int(features)}
 
-    return HeldOut(folder, _cached_folder(folder, build))
+    return HeldOut(folder, _cached_folder(folder, build, "the held-out rows"))
 
 
 def _csr_parts(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -227,17 +284,24 @@ def write_held_out(tmp: str, blocks) -> int:
     return int(y.shape[0])
 
 
-def _cached_folder(folder: str, build) -> dict:
+def _cached_folder(folder: str, build, what: str = "a copy of the data", need_bytes: int | None = None,
+                   need_is_bound: bool = False) -> dict:
     """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns
-    the meta) if it is not there yet. Built in a temporary folder and renamed into place,
-    so a run that dies while building leaves nothing half-built, and two runs building
-    the same folder at once both end with the one that won."""
+    the meta) if it is not there yet. Built in a temporary folder named after this process
+    (``disk.temporary``) and renamed into place, so a run that dies while building leaves
+    nothing half-built (what a killed one leaves, the leftovers check removes), and two
+    runs building the same folder at once both end with the one that won. ``need_bytes``
+    (``need_is_bound``: at most): refused before it starts if the disk has less free; a
+    disk that fills up is one DiskFull line naming ``what`` and the folder."""
     meta_path = os.path.join(folder, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
             return json.load(f)
-    os.makedirs(os.path.dirname(folder), exist_ok=True)
-    tmp = f"{folder}.{os.urandom(4).hex()}.tmp"
+    cache_dir = os.path.dirname(folder)
+    os.makedirs(cache_dir, exist_ok=True)
+    if need_bytes is not None:
+        disk.check_room(what, cache_dir, need_bytes, upper_bound=need_is_bound)
+    tmp = disk.temporary(folder)
     os.makedirs(tmp)
     try:
         meta = build(tmp)
@@ -250,8 +314,12 @@ def _cached_folder(folder: str, build) -> dict:
             with open(meta_path) as f:
                 meta = json.load(f)
         return meta
-    except BaseException:
+    except BaseException as e:
+        full = disk.is_disk_full(e)
+        written = disk.tree_bytes(tmp) if full else 0
         remove_tree(tmp)
+        if full:
+            raise disk.disk_full(what, cache_dir, need_bytes, written) from None
         raise
 
 

@@ -77,7 +77,7 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
     try:
         if fmt == "svmlight":
             from svmcore.data.copies import write_svmlight
-            return write_svmlight(source, out)
+            return write_svmlight(source, out, rows=cfg.rows, what=f"the dataset {os.path.basename(out)}")
         if fmt == "text":
             return _write_text(source, out)
         return _write_npz(source, out)

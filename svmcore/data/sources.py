@@ -17,6 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
+from svmcore.data import disk
 from svmcore.data.hashing import hashed_columns
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
@@ -278,7 +279,7 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         os.makedirs(cache_dir, exist_ok=True)
         # unique per call: a dashboard's sessions are threads of one process, and two scanning the
         # same file at once wrote one temporary, then the second rename found it gone
-        tmp = cache_file + f".{os.urandom(6).hex()}.tmp"
+        tmp = disk.temporary(cache_file)
         with open(tmp, "w") as f:
             json.dump(info.to_dict(), f)
         os.replace(tmp, cache_file)

@@ -1,32 +1,50 @@
 """What a run leaves behind and who removes it: its cgroup (named in job.json), its
-stream spill, a data-parallel run's shards, the lean path's live-evaluation sample, and on delete its folder. One function, used by every path a run ends by."""
+stream spill, a data-parallel run's shards, the lean path's live-evaluation sample, a
+half-written model export, the disk space it holds in reserve, the partial copies of
+the data a killed worker left in the cache folder, and on delete its folder. One
+function, used by every path a run ends by."""
 
 from __future__ import annotations
 
-import logging
-
-log = logging.getLogger(__name__)
-
 import json
+import logging
 import os
 import shutil
 import signal
 
+from svmcore.data import disk
 from svmcore.engine import limits
 
-# a run's folders of copied rows: a stream spill, data-parallel shards, the lean path's live-evaluation sample
-COPIES = ("spill", "shards", "eval-sample")
+log = logging.getLogger(__name__)
+
+# a run's folders of copied rows: a stream spill, data-parallel shards, the lean path's live-evaluation
+# sample, and a model export a full disk (or a kill) stopped half-way
+COPIES = ("spill", "shards", "eval-sample", "model.tmp")
+# room held on the run's disk while it runs, given back before its end is recorded: a disk that fills
+# up mid-run still takes the outcome (the store's last writes need a few hundred KiB at most)
+RESERVE = "disk-reserve"
+RESERVE_BYTES = 1 << 20
 
 
-def _run_cgroup(run_dir: str) -> str | None:
+def hold_reserve(run_dir: str) -> None:
+    """Hold RESERVE_BYTES on the run folder's disk (raises OSError if it is not there)."""
+    fd = os.open(os.path.join(run_dir, RESERVE), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+    finally:
+        os.close(fd)
+
+
+def _job(run_dir: str) -> dict:
     try:
         with open(os.path.join(run_dir, "job.json")) as f:
-            return json.load(f).get("cgroup")
+            job = json.load(f)
+        return job if isinstance(job, dict) else {}
     except FileNotFoundError:
-        return None
-    except (OSError, ValueError, AttributeError) as e:
-        log.warning("could not read %s to find the run's cgroup: %s", os.path.join(run_dir, "job.json"), e)
-        return None
+        return {}
+    except (OSError, ValueError) as e:
+        log.warning("could not read %s to find the run's cgroup and cache: %s", os.path.join(run_dir, "job.json"), e)
+        return {}
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -38,12 +56,14 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
                       delete_folder: bool = False) -> None:
     """Release what an ended run leaves behind: the processes still in its cgroup and the
     cgroup itself (``cgroup``, else the one named in RUN_DIR/job.json), a stream run's
-    binary spill and a data-parallel run's shards (copies of the training rows). With ``delete_folder`` (the run is being deleted), the whole run folder
-    too, but only when it is inside ``home``'s runs folder. The one cleanup used by
-    ``Run._finish``, ``recover``, ``Lab.delete`` and the CLI's ``runs delete``; what it
-    cannot remove is logged, never raised."""
-    if cgroup is None and run_dir:
-        cgroup = _run_cgroup(run_dir)
+    binary spill and a data-parallel run's shards (copies of the training rows), a
+    half-written model export, its disk reserve, and the partial copies in its cache
+    folder whose writer is gone. With ``delete_folder`` (the run is being deleted), the
+    whole run folder too, but only when it is inside ``home``'s runs folder. The one
+    cleanup used by ``Run``'s end, ``recover``, ``Lab.delete`` and the CLI's ``runs
+    delete``; what it cannot remove is logged, never raised."""
+    job = _job(run_dir) if run_dir else {}
+    cgroup = cgroup or job.get("cgroup")
     if cgroup and os.path.isdir(cgroup):
         if limits.is_run_cgroup(cgroup):
             for pid in limits.cgroup_pids(cgroup):  # descendants must not outlive the run
@@ -55,6 +75,8 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
             limits.remove_cgroup(cgroup)
         else:
             log.warning("left %s alone: it is not a run's cgroup (svmcore/run-*)", cgroup)
+    if job.get("cache_dir"):
+        disk.remove_orphaned_temporaries(job["cache_dir"])
     if not run_dir:
         return
 
@@ -71,3 +93,9 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
         path = os.path.join(run_dir, copy)
         if os.path.isdir(path):
             shutil.rmtree(path, onerror=report)
+    try:
+        os.remove(os.path.join(run_dir, RESERVE))
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.warning("could not remove %s: %s", os.path.join(run_dir, RESERVE), e)

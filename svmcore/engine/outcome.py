@@ -1,11 +1,13 @@
 """How a run ended, decided from what is known when its worker is gone: a pure function
 of the worker's own outcome event, the exit status, the cancel and watchdog flags, the
-tail of its stderr and the cgroup's OOM-kill count (tested with ==, no process needed)."""
+tail of its stderr, the cgroup's OOM-kill count and the free space on the run folder's disk
+(tested with ==, no process needed)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from svmcore.data import disk
 from svmcore.spec import outcomes
 from svmcore.spec.events import OUTCOME, PHASE_START, Event
 from svmcore.store.records import RunStatus
@@ -25,6 +27,8 @@ class Ending:
     cap_kind: str = "none"
     cap_bytes: int | None = None
     threads: int = 1
+    run_dir: str | None = None
+    disk_free_bytes: int | None = None  # on the run folder's disk when the worker was gone, its reserve still held
 
 
 def classify(events: list[Event], ending: Ending) -> tuple[RunStatus, dict | None, str | None]:
@@ -63,6 +67,11 @@ def classify(events: list[Event], ending: Ending) -> tuple[RunStatus, dict | Non
                                                          last_phase, f"the worker's last words: {last[:200]}")}
             else:
                 error = {"type": "OutOfMemory", "message": f"out of memory (the worker's last words: {last[:200]})"}
+        elif _disk_was_full(ending) and "signal" not in ending.exit_info:
+            # it could not write its outcome (nor, often, its last words): the disk it writes on is full
+            status = RunStatus.FAILED
+            error = {"type": "DiskFull", "bad_input": True, "message": disk.full_text(
+                ending.run_dir, "the worker could not write its files", ending.disk_free_bytes)}
         elif "signal" in ending.exit_info:
             status = RunStatus.FAILED
             error = {"type": "Signal", "message": f"the worker was killed by {ending.exit_info['signal']}",
@@ -77,6 +86,10 @@ def classify(events: list[Event], ending: Ending) -> tuple[RunStatus, dict | Non
     if status == RunStatus.OOM and error is None:
         error = {"type": "MemoryError", "message": "out of memory"}
     return status, error, last_phase
+
+
+def _disk_was_full(ending: Ending) -> bool:
+    return ending.disk_free_bytes is not None and ending.disk_free_bytes < disk.NEARLY_FULL_BYTES
 
 
 def _stuck_in_imports(ending: Ending) -> dict:

@@ -15,9 +15,10 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from svmcore.engine import limits, procfs, registry
+from svmcore.data import disk
+from svmcore.engine import interrupts, limits, procfs, registry
 from svmcore.engine.hostinfo import this_host
-from svmcore.engine.leftovers import release_leftovers
+from svmcore.engine.leftovers import hold_reserve, release_leftovers
 from svmcore.engine.monitor import Monitor
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.engine.process import WorkerProcess
@@ -86,6 +87,7 @@ class Run:
         self.worker: WorkerProcess | None = None
         self.monitor: Monitor | None = None
         self.store_error: str | None = None  # the last store write that failed (the run goes on)
+        self.recorded = False  # its outcome is in the store
         self._t0 = 0.0
         self._done = threading.Event()
         self._cancel = threading.Event()
@@ -109,6 +111,10 @@ class Run:
         return self.run_id
 
     def start(self) -> "Run":
+        with interrupts.shielded():  # a signal never leaves a row without its worker, or a worker unwatched
+            return self._start()
+
+    def _start(self) -> "Run":
         if self.run_id is None:
             self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label,
                                                 **_runner_identity())
@@ -122,6 +128,7 @@ class Run:
         try:
             self.run_dir = os.path.join(self.home, "runs", str(self.run_id))
             os.makedirs(self.run_dir, exist_ok=True)
+            hold_reserve(self.run_dir)
             cgroup = limits.create_cgroup(f"run-{self.run_id}-{uuid.uuid4().hex[:6]}",
                                           self.cap_bytes if self.cap_kind == "cgroup" else None)
             if self.cap_kind == "cgroup" and cgroup is None:
@@ -137,7 +144,11 @@ class Run:
             except StoreError as e:  # the worker runs anyway; the monitor keeps retrying the store
                 self.store_error = str(e)
         except OSError as e:  # could not write the run folder or spawn the worker
-            self._fail_to_start(f"the run could not start: {e.strerror or e}")
+            if disk.is_disk_full(e):
+                self._fail_to_start(disk.full_text(self.run_dir, "the run could not start: no room for its files",
+                                                   disk.free_bytes(self.run_dir)), bad_input=True)
+            else:
+                self._fail_to_start(f"the run could not start: {e.strerror or e}")
             return self
         self._watch()
         return self
@@ -216,6 +227,8 @@ class Run:
             self.monitor.tail_events()
             self.worker.kill_tree()  # descendants must not outlive the run
             self._record_outcome(exit_info)
+            # before the store's last writes: a full disk gets back the room the run's reserve and copies held
+            release_leftovers(self.run_dir, cgroup=self.worker.cgroup)
             self.store_error = self.monitor.flush(self.store, self.run_id) or self.store_error
         except BaseException as e:  # never leave a run without an outcome
             log.exception("run %s: monitoring failed", self.run_id)
@@ -230,7 +243,8 @@ class Run:
         ending = Ending(exit_info, cancelled=self._cancel.is_set(), stuck_in_imports=self._stuck_in_imports,
                         stderr_tail=tail_text(os.path.join(self.run_dir, "stderr.txt")),
                         oom_kills=limits.cgroup_oom_kills(cgroup) if cgroup else 0,
-                        cap_kind=self.cap_kind, cap_bytes=self.cap_bytes, threads=self.config.threads)
+                        cap_kind=self.cap_kind, cap_bytes=self.cap_bytes, threads=self.config.threads,
+                        run_dir=self.run_dir, disk_free_bytes=disk.free_bytes(self.run_dir))
         status, error, last_phase = classify(b.events, ending)
         outcome = events.last(b.events, OUTCOME)
         self.status = status
@@ -246,9 +260,10 @@ class Run:
         if self.prediction:
             self.summary["prediction"] = self.prediction
 
-    def _fail_to_start(self, message: str) -> None:
+    def _fail_to_start(self, message: str, bad_input: bool = False) -> None:
         self.status = RunStatus.FAILED
-        self.summary = {"run_id": self.run_id, "status": "failed", "error": {"type": "StartError", "message": message}}
+        self.summary = {"run_id": self.run_id, "status": "failed", "error": {"type": "StartError", "message": message,
+                                                                             **({"bad_input": True} if bad_input else {})}}
         self._finish()
 
     def _finish(self) -> None:
@@ -259,6 +274,7 @@ class Run:
                 rec = self.store.get_run(self.run_id)
                 if rec is not None and rec.status.is_finished():
                     self.status, self.summary = rec.status, rec.summary
+            self.recorded = True
         except StoreError as e:
             self.store_error = str(e)
         release_leftovers(self.run_dir, cgroup=self.worker.cgroup if self.worker else None)

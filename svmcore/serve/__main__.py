@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+from svmcore.spec.errors import SvmcoreError
+
 
 def _status_bytes(field: str) -> int:
     with open("/proc/self/status") as f:
@@ -29,11 +31,35 @@ def _write(path: str, result: dict) -> None:
     os.replace(tmp, path)
 
 
+class _Output:
+    """The predictions' file (or stdout): a write that fails (a full disk, ``/dev/full``)
+    names the file the user gave, not the temporary one, in one line."""
+
+    def __init__(self, job: dict):
+        self.name = job.get("out_name") or job.get("out")
+        self.f = sys.stdout.buffer
+        if job.get("out"):
+            self._do(lambda: setattr(self, "f", open(job["out"], "wb")))
+
+    def write(self, data: bytes) -> None:
+        self._do(self.f.write, data)
+
+    def close(self) -> None:
+        self._do(self.f.flush if self.f is sys.stdout.buffer else self.f.close)
+
+    def _do(self, call, *args) -> None:
+        try:
+            call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            where = f"to {self.name}" if self.name else "to stdout"
+            raise SvmcoreError(f"cannot write the predictions {where}: {e.strerror or e}") from None
+
+
 def main(job_path: str) -> int:
     with open(job_path) as f:
         job = json.load(f)
-    from svmcore.spec.errors import SvmcoreError
-
     try:
         from svmcore.data import native
         from svmcore.serve import model_file, scoring
@@ -41,21 +67,18 @@ def main(job_path: str) -> int:
         native.lib()
         floor = _status_bytes("VmHWM:")
         model = model_file.load(job["model"])
-        out = open(job["out"], "wb") if job.get("out") else sys.stdout.buffer
+        out = _Output(job)
         try:
             summary = scoring.score_file(model, job["data"], out, job.get("scores", False))
         finally:
-            if out is not sys.stdout.buffer:
-                out.close()
-            else:
-                out.flush()
+            out.close()
     except BrokenPipeError:  # the reader of the predictions (e.g. `head`) closed them: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         _write(job["result"], {"ok": False, "error": "the predictions' reader closed the pipe",
                                "type": "BrokenPipeError"})
         return 1
     except (SvmcoreError, OSError) as e:
-        message = str(e) if not isinstance(e, OSError) else f"{e.strerror or e}: {e.filename}"
+        message = str(e) if not isinstance(e, OSError) else f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
         _write(job["result"], {"ok": False, "error": message, "type": type(e).__name__})
         return 2
     _write(job["result"], {"ok": True, **summary, "floor_bytes": floor, "peak_bytes": _status_bytes("VmHWM:"),

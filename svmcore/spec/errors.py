@@ -21,6 +21,11 @@ class ConfigError(SvmcoreError, ValueError):
         super().__init__(f"{knob}: {message}")
 
 
+class DiskFull(SvmcoreError):
+    """What a run writes (a copy of the data, its shards, its files) does not fit on its
+    disk. The message names the folder, the space needed and the space free."""
+
+
 class DataError(SvmcoreError, ValueError):
     """A data file is malformed or unusable. ``line`` is 1-based when known.
 

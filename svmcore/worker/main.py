@@ -18,6 +18,7 @@ import time
 
 # Light (standard library only) and imported now: under a tight cap, an import inside
 # the failure handler can itself fail with MemoryError and lose the outcome.
+from svmcore.data import disk
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import cap_message, exception_refused_memory
@@ -250,11 +251,16 @@ def main(run_dir: str) -> int:
                                                 int(job["config"].get("threads") or 1), phases.current, cause)}
             else:
                 error = {"type": type(e).__name__, "message": str(e) or "out of memory"}
+        elif disk.is_disk_full(e):  # a write no copy of ours turned into its own DiskFull line
+            status = "failed"
+            folder = os.path.dirname(os.path.abspath(e.filename)) if e.filename else run_dir
+            error = {"type": "DiskFull", "bad_input": True, "message": disk.full_text(
+                folder, f"a write was refused ({e.strerror or e})", disk.free_bytes(folder))}
         else:
             status = "failed"
             error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError),
                      **getattr(e, "details", {})}
-        if not isinstance(e, (SvmcoreError, MemoryError)):
+        if not isinstance(e, (SvmcoreError, MemoryError)) and not disk.is_disk_full(e):
             unexpected = e
     phase = phases.current
     phases.end()

@@ -33,7 +33,6 @@ dask and distributed are imported only here, and only when a run asks for worker
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import shutil
@@ -43,9 +42,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from svmcore.data import disk
 from svmcore.data.batches import COMPUTE_DTYPES, STORE_DTYPES
 from svmcore.data.spill import Spill
-from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.errors import DiskFull, SvmcoreError
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
@@ -99,10 +99,6 @@ def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
 
 
 # ------------------------------------------------------------------ shards
-class DiskFull(SvmcoreError):
-    """The disk filled up while the shards were written (they are removed)."""
-
-
 def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_features: int,
                  need_bytes: int | None = None) -> list[Spill]:
     """Write training rows (row-ordered chunks) to ``n_shards`` spills, row i to shard
@@ -131,10 +127,9 @@ def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_
         for f in files:
             Spill._close(f)
     except OSError as e:
-        # numpy's tofile reports a short write without an errno: "21734 requested and 20480 written"
-        if e.errno not in (errno.ENOSPC, errno.EDQUOT) and not (e.errno is None and "requested and" in str(e)):
+        if not disk.is_disk_full(e):
             raise
-        raise _disk_full(folder, shards, files, need_bytes) from None
+        raise _disk_full(folder, files, need_bytes) from None
     finally:
         for f in files:
             _close_quietly(f)
@@ -151,21 +146,13 @@ def _close_quietly(files: dict) -> None:
             log.debug("closing %s: %s", f.name, e)
 
 
-def _disk_full(folder: str, shards: list[Spill], files: list[dict], need_bytes: int | None) -> DiskFull:
+def _disk_full(folder: str, files: list[dict], need_bytes: int | None) -> DiskFull:
     for f in files:
         _close_quietly(f)
-    written = sum(os.path.getsize(os.path.join(s.folder, n)) for s in shards if os.path.isdir(s.folder)
-                  for n in os.listdir(s.folder))
+    written = disk.tree_bytes(folder)
     shutil.rmtree(folder, ignore_errors=True)
-    free = shutil.disk_usage(os.path.dirname(folder) or ".").free
-    needs = f"need about {_mib(need_bytes)} " if need_bytes else "need more space "
-    return DiskFull(f"disk full: the shards of the training rows (a copy of them on disk) {needs}in {folder}; "
-                    f"{_mib(written)} were written before the disk filled up and {_mib(free)} are free. "
-                    "Free some space or put the data folder on a larger disk; the partial shards were removed")
-
-
-def _mib(n: float) -> str:
-    return f"{n / MiB:,.1f} MiB"
+    return disk.disk_full("the shards of the training rows (a copy of them on disk)", folder, need_bytes, written,
+                          removed="the partial shards were removed", plural=True)
 
 
 class Shards:

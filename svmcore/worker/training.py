@@ -147,7 +147,7 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
     text_path = None
     before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
     if cfg.mode == "stream" and cfg.workers == 1:
-        text_path = cache.text_copy(source, cache_dir, prep.classes)
+        text_path = cache.text_copy(source, cache_dir, prep.classes, info.rows)
         ours = text_path != source.path  # a copy this product wrote
         prep.stream_src = _cached_copy(text_path, cfg, source, info.rows) if ours else source
         if not cfg.test_file:
@@ -157,7 +157,7 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
     elif cfg.mode == "memmap":
         prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
                                           "dense" if cfg.representation == "dense" else "csr", info.rows,
-                                          hold_out=not cfg.test_file)
+                                          hold_out=not cfg.test_file, nnz=info.nnz, nnz_exact=info.exact)
     events.emit(DATA, info=info.to_dict(), n_features=prep.n_features, text_path=text_path,
                 binary_path=prep.bin_data.folder if prep.bin_data else None,
                 prepared_once=sorted(cache.cache_entries(cache_dir) - before))

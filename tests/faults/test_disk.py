@@ -191,3 +191,102 @@ def test_a_data_parallel_run_on_a_full_disk_is_one_line_and_keeps_no_shards(smal
     assert len(err) == 1 and err[0].startswith("svmcore: error: disk full: "), proc.stderr
     assert os.path.join(home, "runs", "1", "shards") in err[0]
     assert not os.path.exists(os.path.join(home, "runs", "1", "shards"))
+
+
+# ------------------------------------------------------------------ copies of the data, and a disk that fills mid-run
+
+def _fill_up(path):
+    """Fill the disk to its last byte (a 64 KiB write refused can leave most of a block free)."""
+    with open(os.path.join(path, "ballast"), "ab", buffering=0) as f:
+        for block in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    f.write(b"\0" * block)
+            except OSError:
+                pass
+
+
+@pytest.mark.parametrize("mode,what", [("memmap", "memmap mode's binary copy of the rows needs up to"),
+                                       ("stream", "stream mode's text copy of the rows needs about")])
+def test_a_copy_that_will_not_fit_is_refused_before_it_starts(small_disk, mode, what):
+    import re
+
+    from tests.helpers import assert_nothing_left
+
+    home = os.path.join(small_disk, "home")
+    proc = cli("run", "--rows=100000", f"--mode={mode}", "--epochs=1", home=home)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1, (proc.returncode, proc.stderr)
+    m = re.fullmatch(rf"svmcore: error: not enough disk space: {what} ([\d.,]+) MiB in (\S+), and ([\d.,]+) MiB "
+                     r"are free; free some space or put the data folder on a larger disk", err[0])
+    assert m, err[0]
+    need, folder, free = float(m[1].replace(",", "")), m[2], float(m[3].replace(",", ""))
+    assert folder == os.path.join(home, "cache") and need > 40 > 3 > free, err[0]
+    assert os.listdir(folder) == []  # nothing was written
+    rec = Store(home).get_run(1)
+    assert rec.status == RunStatus.FAILED and rec.summary["error"]["message"] == err[0][len("svmcore: error: "):]
+    assert_nothing_left(home)
+
+
+@pytest.mark.parametrize("copy", ["binary", "text"])
+def test_a_copy_the_disk_fills_up_during_is_one_line_naming_the_folder_and_is_removed(small_disk, copy):
+    """Without a size to check first (or with the disk filled by another program meanwhile),
+    the copy stops at the full disk: one DiskFull line, never numpy's "N requested and M written"."""
+    from svmcore.data import copies
+    from svmcore.data.sources import Source
+
+    cache = os.path.join(small_disk, "cache")
+    os.makedirs(cache)
+    cfg = validate({"rows": 100_000, "mode": "memmap" if copy == "binary" else "stream"})
+    with pytest.raises(SvmcoreError) as err:  # one clear line, not an OSError
+        if copy == "binary":
+            copies.binary_copy(Source(cfg), cache, [-1.0, 1.0], cfg.features, "float64", "csr", cfg.rows)
+        else:
+            copies.write_svmlight(Source(cfg), os.path.join(cache, "text.svm"), what="the text copy")
+    message = str(err.value)
+    what = "memmap mode's binary copy of the rows" if copy == "binary" else "the text copy"
+    assert message.startswith(f"disk full: {what} needs more space in {cache}; "), message
+    assert "MiB were written before the disk filled up" in message and "requested and" not in message, message
+    assert message.endswith("the partial copy was removed"), message
+    assert os.listdir(cache) == []
+
+
+@pytest.mark.parametrize("command", ["run", "fit"])
+def test_a_disk_that_fills_up_mid_run_is_one_outcome_everywhere(small_disk, command):
+    """The run's outcome, what the command says of it and what the store keeps are one: failed,
+    disk full, naming the folder (it was: `failed` and exit 1 on the CLI, `lost` in the store; fit
+    said "run 6: running, exact peak 0.0 MiB")."""
+    import json
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+    from tests.helpers import assert_nothing_left
+
+    home = os.path.join(small_disk, "home")
+    args = [command, "--rows=5000", "--epochs=1"] + (["--budget=400"] if command == "fit" else [])
+    env = dict(os.environ, PYTHONPATH=ROOT, SVMCORE_FAULT="sleep:2@train")
+    proc = subprocess.Popen([sys.executable, "-m", "svmcore", "--home", home, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    events = os.path.join(home, "runs", "1", "events.jsonl")
+    deadline = time.monotonic() + 120
+    while not (os.path.exists(events) and '"train"' in open(events).read()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    _fill_up(small_disk)
+    out, err = proc.communicate(timeout=300)
+    os.remove(os.path.join(small_disk, "ballast"))
+    said = f"disk full: the worker could not write its files in {os.path.join(home, 'runs', '1')}; "
+    assert proc.returncode == 2, (proc.returncode, out, err)
+    assert "Traceback" not in err, err
+    if command == "run":
+        assert err.strip().splitlines() == [next(li for li in err.splitlines() if said in li)], err
+        assert out.startswith("run 1: failed"), out
+    else:
+        assert "run 1: failed, exact peak" in err and "running" not in err, err
+        assert out.startswith("DOES NOT FIT: ") and said in out, out
+    listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)  # recovers first
+    assert [(r["id"], r["status"]) for r in listed] == [(1, "failed")], listed
+    error = Store(home).get_run(1).summary["error"]
+    assert error["type"] == "DiskFull" and error["message"].startswith(said), error
+    assert_nothing_left(home)

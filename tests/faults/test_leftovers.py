@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,18 +16,9 @@ from svmcore.engine.recovery import recover
 from svmcore.store.sqlite import RunStatus
 from tests.conftest import ROOT, cli, two_at_a_time
 from tests.helpers import _run
+from tests.helpers import wait_until as _wait_until
 
 needs_cgroup = pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller")
-
-
-def _wait_until(condition, timeout=60, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _job(run_dir):

@@ -315,3 +315,30 @@ def test_a_dask_worker_killed_at_the_cgroup_cap_is_oom_naming_the_worker():
     # without an OOM kill in the run's cgroup the same loss is a failure, as the worker said
     assert classify(events, Ending({"code": 1}, cap_kind="cgroup", cap_bytes=300 * MiB)) == (
         RunStatus.FAILED, error, "train")
+
+
+# ---------------------------------------------------------------- a full disk
+
+def test_no_outcome_on_a_full_disk_is_disk_full_naming_the_run_folder():
+    """The worker could not write its outcome (nor its last words): its disk was full when it
+    ended, its reserve still held. Bad input, as a copy that does not fit is: the CLI's exit 2."""
+    ending = Ending({"code": 1}, run_dir="/data/home/runs/6", disk_free_bytes=12 * 1024)
+    assert classify(events_until("train"), ending) == (RunStatus.FAILED, {
+        "type": "DiskFull", "bad_input": True,
+        "message": "disk full: the worker could not write its files in /data/home/runs/6; 0.0 MiB are free. "
+                   "Free some space or put the data folder on a larger disk"}, "train")
+
+
+@pytest.mark.parametrize("ending", [
+    Ending({"signal": "SIGKILL"}, run_dir="/r", disk_free_bytes=0),  # killed: the signal says why
+    Ending({"code": 1}, run_dir="/r", disk_free_bytes=5 * MiB),  # room left: not the disk
+    Ending({"code": 1}),  # not measured
+], ids=["killed", "room-left", "unknown"])
+def test_a_disk_with_room_or_a_killed_worker_is_not_disk_full(ending):
+    assert classify(events_until("train"), ending)[1]["type"] in ("Signal", "Exit")
+
+
+def test_the_worker_s_own_outcome_wins_over_a_full_disk():
+    events = events_until("train") + [outcome("failed", "prepare", {"type": "DiskFull", "message": "disk full: x"})]
+    assert classify(events, Ending({"code": 1}, run_dir="/r", disk_free_bytes=0))[:2] == (
+        RunStatus.FAILED, {"type": "DiskFull", "message": "disk full: x"})
