@@ -36,6 +36,13 @@ class Monitor:
         self._offset = 0  # bytes of the event file read so far
         self._flushed = (0, 0)  # samples, events already in the store
 
+    def preload(self, samples: list[MemorySample]) -> None:
+        """Samples already in the store (an earlier runner's, for a run resumed after a restart):
+        part of the run's buffers, never written again."""
+        with self._lock:
+            self._samples[:0] = samples
+        self._flushed = (self._flushed[0] + len(samples), self._flushed[1])
+
     def sample(self, pid: int) -> bool:
         """One reading of the worker's memory; False once it has none (exited)."""
         reading = procfs.read_status(pid)
