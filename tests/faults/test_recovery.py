@@ -165,3 +165,23 @@ def test_a_run_recovered_after_its_runner_was_killed_keeps_its_cap_and_wall_time
             store.close()
 
     two_at_a_time(case, [("run", True), ("run", False), ("fit", True), ("fit", False)])
+
+
+def test_a_worker_oom_killed_while_no_runner_watched_is_oom_not_lost(home, store):
+    """The runner dies, then its worker hits its cgroup cap (the kernel kills it) before anyone recovers
+    the run: the cgroup's OOM-kill count says how it ended, as it would have told the runner."""
+    from svmcore.engine import limits
+
+    if not limits.cgroup_available():
+        import pytest
+        pytest.skip("no writable cgroup v1 memory controller")
+    proc = _start_cli(home, "run", "sleep:3@train,hog:600@train", memory_cap_mb=400, cap_kind="cgroup")
+    rec = _wait_running(store)
+    proc.kill()
+    proc.wait()
+    _wait_until(lambda: not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker ended", 120)
+    assert recover(store) == [rec.id]
+    after = store.get_run(rec.id)
+    assert after.status == RunStatus.OOM, after.summary
+    assert "OOM killer" in after.summary["error"]["message"], after.summary
+    assert (after.result.cap, after.result.cap_mb) == ("cgroup", 400)
