@@ -23,7 +23,7 @@ KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s"
 PARALLEL_COLUMNS = ("all_processes_mb", "largest_worker_mb")
 COLUMNS = KEY_COLUMNS + ("name", *PARALLEL_COLUMNS, "status", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
-                         "sparse_model_mb", "cap", "sweep_id", "host", "started")
+                         "sparse_model_mb", "cap", "cap_held_mb", "sweep_id", "host", "started")
 
 
 def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
@@ -82,6 +82,11 @@ def history_columns() -> dict:
         "sparse_model_mb": num("sparse model MiB", format="%.2f",
                                help="exact bytes of a sparse copy of the model: int32 index + float64 value per "
                                     "nonzero weight"),
+        "cap": st.column_config.TextColumn("cap", help="the memory cap the run had: cgroup or rlimit, and its size"),
+        "cap_held_mb": num("held under cap MiB", format="%.0f",
+                           help="a cgroup cap: the highest 50 Hz sample of what the kernel charged to the run's "
+                                "cgroup less its page cache (which it reclaims before any kill): the figure the cap "
+                                "limits, and what decides whether the run is killed at it"),
         "sweep_id": num("sweep", format="%d"),
     }
 

@@ -139,7 +139,7 @@ class Runs:
                 "baseline_accuracy": s.baseline_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
-                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host, "tags": tags.get(r.id, []),
+                "cap": s.cap_text, "cap_held_mb": s.cgroup_held_peak_mb, "sweep_id": r.sweep_id, "host": r.host, "tags": tags.get(r.id, []),
                 **_parallel_columns(s.parallel_peaks)})
         return rows
 

@@ -35,7 +35,8 @@ def cmd_runs(args, home: str) -> int:
                  "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
                  "balanced_accuracy": r.result.balanced_accuracy,
                  "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host,
-                 "tags": tags.get(r.id, [])}
+                 "tags": tags.get(r.id, []), "cap": r.result.cap, "cap_mb": r.result.cap_mb,
+                 "cgroup_peak_mb": r.result.cgroup_peak_mb, "cgroup_held_peak_mb": r.result.cgroup_held_peak_mb}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
@@ -44,16 +45,19 @@ def cmd_runs(args, home: str) -> int:
             names = [os.path.basename(str(r["dataset"])) for r in rows]
             wide = min(40, max([7] + [len(n) for n in names]))
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name [tags]")
-            for r, name in zip(rows, names):
+                  f"{'peak MiB':>9} {'cap':15} {'held MiB':>8} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name [tags]")
+            for rec, r, name in zip(runs, rows, names):
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                 peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
                 tagged = (r["name"] or "") + (f" [{', '.join(r['tags'])}]" if r["tags"] else "")
+                # a cgroup cap's figure: the charge the kernel cannot reclaim (sampled); see docs/runs.md
+                held = f"{r['cgroup_held_peak_mb']:.1f}" if r["cgroup_held_peak_mb"] is not None else "-"
+                cap = rec.result.cap_text if rec.result.cap_text != "none" else "-"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode']:7} "
-                      f"{r['model']:13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}  {tagged}".rstrip())
+                      f"{r['model']:13} {peak:>9} {cap:15} {held:>8} {acc:>6} {bal:>7} {sps:>11}  {tagged}".rstrip())
         return 0
     rec = store.get_run(args.id)
     if rec is None:

@@ -196,7 +196,7 @@ class Run:
         run.cap_bytes = job.get("cap_bytes") if run.cap_kind != "none" else None
         run._t0 = job.get("started_at") or record.created_at
         run.worker = WorkerProcess(record.worker_pid, record.worker_ctime, child=False, cgroup=job.get("cgroup"))
-        run.monitor = Monitor(os.path.join(run.run_dir or "", "events.jsonl"), run._t0)
+        run.monitor = run._new_monitor()
         run.monitor.preload([MemorySample(*row) for row in store.samples(run.run_id)])
         return run
 
@@ -220,9 +220,14 @@ class Run:
     # ------------------------------------------------------------- monitor
     def _watch(self) -> None:
         if self.monitor is None:
-            self.monitor = Monitor(os.path.join(self.run_dir, "events.jsonl"), self._t0)
+            self.monitor = self._new_monitor()
         self._thread = threading.Thread(target=self._monitor, name=f"svmcore-run-{self.run_id}", daemon=True)
         self._thread.start()
+
+    def _new_monitor(self) -> Monitor:
+        """The run's buffers; under a cgroup cap each sample reads the charge the cap limits too."""
+        capped = self.worker.cgroup if self.worker and self.cap_kind == "cgroup" else None
+        return Monitor(os.path.join(self.run_dir or "", "events.jsonl"), self._t0, cgroup=capped)
 
     def _monitor(self) -> None:
         period = 1.0 / self.sample_hz

@@ -7,6 +7,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from enum import Enum
 
+from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.spec.scores import quality_warnings
 
 MAX_ROWID = 2**63 - 1
@@ -123,7 +124,9 @@ class RunSummary:
     warnings: list | None = None  # the scores' warnings, each {"kind", "text"}; None in runs stored before them
     cap: str | None = None
     cap_mb: float | None = None
-    cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's peak, page cache included
+    cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's exact peak charge, page cache included
+    cgroup_held_peak_mb: float | None = None  # cgroup-capped runs only: the charge less its page cache, sampled
+    rss_file_mb: float | None = None  # cgroup-capped runs only: file-backed pages of the highest RSS sample
     phase: str | None = None  # where a run that did not complete ended
     error: dict | None = None
     exit: dict | None = None
@@ -159,6 +162,17 @@ class RunSummary:
     @property
     def error_message(self) -> str | None:
         return (self.error or {}).get("message")
+
+    @property
+    def cap_text(self) -> str:
+        """'cgroup 150 MiB', 'rlimit 500 MiB' or 'none'."""
+        return f"{self.cap} {self.cap_mb:,.0f} MiB" if self.cap and self.cap != "none" and self.cap_mb else "none"
+
+    @property
+    def cap_note(self) -> str | None:
+        """What a cgroup cap limits and why the run's RSS differs (``spec.outcomes.rss_over_cap_note``)."""
+        return rss_over_cap_note(self.peak_rss_mb, self.cap_mb, self.cap, self.cgroup_peak_mb,
+                                 self.cgroup_held_peak_mb, self.rss_file_mb)
 
     @property
     def parallel_peaks(self) -> "ParallelPeaks | None":

@@ -98,7 +98,19 @@ CREATE TABLE IF NOT EXISTS run_tags (
 ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"),
                  ("runs", "name", "TEXT"), ("runs", "colour", "TEXT"),
                  # ``fit``: the attempt this run follows, and the change it made to that attempt's knobs (JSON)
-                 ("runs", "parent_run_id", "INTEGER"), ("runs", "change", "TEXT"))
+                 ("runs", "parent_run_id", "INTEGER"), ("runs", "change", "TEXT"),
+                 # a cgroup-capped run's samples: what its cgroup is charged (the quantity its cap limits)
+                 # and the page cache within that charge (NULL for other runs and older samples)
+                 ("samples", "cgroup_bytes", "INTEGER"), ("samples", "cgroup_cache_bytes", "INTEGER"))
+# A sample as ``add_samples`` takes it and ``samples`` returns it, in this order.
+SAMPLE_COLUMNS = ("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes", "cgroup_bytes", "cgroup_cache_bytes")
+_INSERT_SAMPLES = (f"INSERT INTO samples (run_id, {', '.join(SAMPLE_COLUMNS)}) "
+                   f"VALUES ({', '.join('?' * (len(SAMPLE_COLUMNS) + 1))})")
+
+
+def _sample_row(run_id: int, row: tuple) -> tuple:
+    """A sample's row; one of five figures (made before samples carried a cgroup's charge) has none."""
+    return (run_id, *row, None, None) if len(row) == 5 else (run_id, *row)
 
 
 
@@ -366,8 +378,7 @@ class Store:
                  host.get("memory_bytes"), run_id, RunStatus.RUNNING.value, RunStatus.QUEUED.value))
             if cur.rowcount != 1:
                 return False
-            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
-                           "VALUES (?,?,?,?,?,?)", [(run_id, *s) for s in record.get("samples") or []])
+            db.executemany(_INSERT_SAMPLES, [_sample_row(run_id, s) for s in record.get("samples") or []])
             db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
                            [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
             return True
@@ -404,8 +415,7 @@ class Store:
         if not rows:
             return
         with self._writing() as db:
-            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
-                           "VALUES (?,?,?,?,?,?)", [(run_id, *r) for r in rows])
+            db.executemany(_INSERT_SAMPLES, [_sample_row(run_id, r) for r in rows])
 
     def add_events(self, run_id: int, events: Iterable[tuple[int, float, str, dict]]) -> None:
         events = list(events)
@@ -475,12 +485,12 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return [RunRecord.from_row(r) for r in self._db().execute(sql, args)]
 
-    def samples(self, run_id: int) -> list[tuple[float, int, int, int, int]]:
+    def samples(self, run_id: int) -> list[tuple]:
+        """The run's samples in time order, each as ``SAMPLE_COLUMNS``."""
         if not in_rowid_range(run_id):
             return []
         return [tuple(r) for r in self._db().execute(
-            "SELECT t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes FROM samples WHERE run_id=? ORDER BY t_s",
-            (run_id,))]
+            f"SELECT {', '.join(SAMPLE_COLUMNS)} FROM samples WHERE run_id=? ORDER BY t_s", (run_id,))]
 
     def events(self, run_id: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -582,10 +592,9 @@ class Store:
                 result["runs"] += 1
                 if new != old:
                     result["run_ids"][old] = new
-            copied = [(run_ids[r["run_id"]], r["t_s"], r["rss_bytes"], r["anon_bytes"], r["file_bytes"],
-                       r["hwm_bytes"]) for r in samples if r["run_id"] in run_ids]
-            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
-                           "VALUES (?,?,?,?,?,?)", copied)
+            copied = [(run_ids[r["run_id"]], *(r.get(c) for c in SAMPLE_COLUMNS))
+                      for r in samples if r["run_id"] in run_ids]
+            db.executemany(_INSERT_SAMPLES, copied)
             result["samples"] = len(copied)
             result["already_present"]["samples"] = sum(r["run_id"] in present for r in samples)
             result["without_run"]["samples"] = len(samples) - len(copied) - result["already_present"]["samples"]
