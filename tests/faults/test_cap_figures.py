@@ -61,3 +61,9 @@ def test_a_cgroup_capped_runs_samples_carry_what_the_cap_limits_and_never_pass_i
     # and so does the run's own description
     shown = cli("runs", "show", str(capped.run_id), home=home, check=0).stdout
     assert f"cap cgroup {CAP_MB} MiB" in shown and "The cap limits what the kernel charges" in shown, shown
+    # and its exports keep the charge with every sample
+    exported = json.loads(cli("runs", "export", str(capped.run_id), "--format", "json", home=home, check=0).stdout)
+    assert [(x["cgroup_bytes"], x["cgroup_cache_bytes"]) for x in exported["samples"]] == [r[5:] for r in samples]
+    csv_lines = cli("runs", "export", str(capped.run_id), "--format", "csv", home=home, check=0).stdout.splitlines()
+    assert csv_lines[0].endswith(",hwm_bytes,cgroup_bytes,cgroup_cache_bytes")
+    assert csv_lines[1].split(",")[-2:] == [str(v) for v in samples[0][5:]]
