@@ -33,7 +33,7 @@ def cmd_fit(args, home: str) -> int:
         run = execute(cfg, home, show_progress=False, on_create=lambda run_id: store.set_lineage(run_id, parent, change))
         rec = store.get_run(run.run_id)
         if not args.json:
-            print(f"run {rec.id}: {rec.status.value}, exact peak {rec.result.peak_rss_mb or 0:,.1f} MiB", file=sys.stderr)
+            print(f"run {rec.id}: {rec.status.value}, {rec.run_peak.label} {rec.run_peak.text()}", file=sys.stderr)
         return rec
 
     cal = load_calibration(home)
@@ -50,7 +50,8 @@ def cmd_fit(args, home: str) -> int:
             changes = "; ".join(f"{change_words(c['knobs']) or 'nothing (rerun as is)'} because {c['why']}"
                                 for c in a["change"]["changes"]) or "nothing (the knobs as given)"
             print(f"  run {a['run_id']}" + (f" (after run {a['parent_run_id']})" if a["parent_run_id"] else "")
-                  + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB exact (forecast {a['forecast_mb']:,.0f}); "
+                  + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB "
+                  f"{'exact' if a['peak_exact'] else 'in all its processes, sampled'} (forecast {a['forecast_mb']:,.0f}); "
                   f"changed: {changes}")
     return 0 if result["fits"] else EXIT_NO_FIT
 

@@ -235,7 +235,7 @@ def test_a_data_parallel_run_is_headed_by_all_its_processes_on_the_panel_and_in_
     at.switch_page("pages/1_Compare.py").run()
     assert_clean(at)
     row = at.dataframe[0].value.set_index("id").loc[rid]
-    assert (row["peak_mb"], row["all_processes_mb"], row["largest_worker_mb"]) == (168.3, 679.6, 255.9)
+    assert (row["peak_mb"], row["largest_worker_mb"], row["coordinator_mb"]) == (679.6, 255.9, 168.3)
 
 
 def test_a_data_parallel_run_whose_worker_hit_the_cap_names_that_worker_on_the_panel(app_home):
