@@ -135,14 +135,15 @@ def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None 
     (what the kernel cannot reclaim) and ``cache`` (page cache, reclaimed before any
     kill), and ``cgroup_peak_mb`` is that charge's exact peak; empty lists otherwise."""
     prediction = prediction or summary.prediction or {}
-    capped = bool(samples) and all(s.cgroup_bytes is not None for s in samples)
+    capped = any(s.cgroup_bytes is not None for s in samples)  # a sample whose read failed is a gap
     return {
         "t": [round(s.t_s, 3) for s in samples],
         "rss": [s.rss_bytes / MiB for s in samples],
         "anon": [s.anon_bytes / MiB for s in samples],
         "file": [s.file_bytes / MiB for s in samples],
-        "held": [s.held_bytes / MiB for s in samples] if capped else [],
-        "cache": [(s.cgroup_cache_bytes or 0) / MiB for s in samples] if capped else [],
+        "held": [None if s.held_bytes is None else s.held_bytes / MiB for s in samples] if capped else [],
+        "cache": [None if s.cgroup_bytes is None else (s.cgroup_cache_bytes or 0) / MiB for s in samples]
+        if capped else [],
         "phases": [(p.name, p.start_s, p.end_s) for p in summary.phases if p.end_s is not None],
         "peak_mb": summary.peak_rss_mb,
         "cap_mb": summary.cap_mb,
@@ -220,7 +221,7 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
     mem = memory_info(samples, summary, prediction)
     keep = thin(mem["rss"], most)
     if mem["held"]:  # the charge's highest of each span too: it is what the cap line is about
-        keep = sorted(set(keep) | set(thin([h + c for h, c in zip(mem["held"], mem["cache"])], most)))
+        keep = sorted(set(keep) | set(thin([(h or 0) + (c or 0) for h, c in zip(mem["held"], mem["cache"])], most)))
     series_keys = ("t", "rss", "anon", "file") + (("held", "cache") if mem["held"] else ())
     mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in series_keys})
     thr = throughput_info(events)

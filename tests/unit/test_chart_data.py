@@ -679,3 +679,13 @@ def test_the_memory_caption_says_what_is_drawn_and_for_a_capped_run_why_rss_is_n
     assert capped.endswith("It peaked at 141 MiB.")
     live = memory_caption(view_series(LiveView(6, CAPPED, [], RunSummary(), True, {"memory_cap_mb": 150})))
     assert "other processes read into memory first" in live  # the reason, before the run's own figures exist
+
+
+def test_a_capped_sample_without_its_charge_is_a_gap_not_a_crash():
+    """The cgroup read can fail for one sample (the group going as the run ends): that sample has
+    RSS but no charge, drawn as a gap."""
+    samples = CAPPED + [ms(1.2, 150, 95, 55)]
+    info = memory_info(samples, CAPPED_SUMMARY)
+    assert (info["held"][-1], info["cache"][-1]) == (None, None) and info["held"][:3] == [40.0, 120.0, 100.0]
+    series = run_series(4, samples, [], CAPPED_SUMMARY, most=3)
+    assert series["mem"]["held"] and len(series["mem"]["held"]) == len(series["mem"]["x"])
