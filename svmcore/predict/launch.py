@@ -115,7 +115,9 @@ def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
     if available_bytes is not None and peak * MiB > available_bytes:
         out.append(f"Memory: this run {what}; this machine has {available_bytes / MiB:,.0f} MiB available now. "
                    "It may be killed by the kernel's out-of-memory killer or slow the machine down.")
-    cgroup = forecast.get("cap_kind") == "cgroup" and forecast.get("library_files_mb") is not None
+    # a lower bound is the parts alone, without the floor and so without the library files: all of it is charged
+    cgroup = (forecast.get("cap_kind") == "cgroup" and forecast.get("library_files_mb") is not None
+              and not forecast["lower_bound"])
     below_floor = (cap_below_floor(cfg, forecast["floor_mb"], forecast.get("floor_basis", ""),
                                    forecast.get("cap_kind")) if forecast.get("floor_mb") is not None else None)
     # a cgroup cap limits what is charged to the run's group: its RSS less the library files others hold

@@ -344,6 +344,11 @@ def test_under_a_cgroup_cap_the_warning_forecasts_what_the_cgroup_is_charged():
             "(the peak less the 57 MiB of library files") in over, over
     [floor] = launch.launch_warnings(validate(memory_cap_mb=64, cap_kind="cgroup"), fc(150.0, "cgroup"), None)
     assert "below the 71 MiB that Python and the libraries" in floor and "charge to a cgroup" in floor, floor
+    # a lower bound is the parts alone, without the floor and its library files: all of it is charged
+    [bound] = launch.launch_warnings(validate(memory_cap_mb=100, cap_kind="cgroup"),
+                                     dict(fc(120.0, "cgroup"), lower_bound=True), None)
+    assert bound.startswith("Memory: this run needs at least 120 MiB") and "its memory cap is 100 MiB" in bound
+    assert "forecast at" not in bound, bound
 
 
 def test_launch_warnings_a_long_train_phase_in_minutes_and_says_it_is_rough():
