@@ -146,24 +146,25 @@ def results(sweep_id: int, live: bool = False) -> None:
     if best:
         by = objective.replace("samples_per_s", "throughput").replace("_", " ")
         st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({plain(run_tag(best.label, best.name))}): "
-                   f"exact peak {best.peak_mb:.1f} MiB, accuracy "
+                   f"{'exact peak' if best.peak_exact else 'peak of all its processes (sampled sum)'} "
+                   f"{best.peak_mb:.1f} MiB, accuracy "
                    f"{best.accuracy:.4f} (balanced {best.balanced_accuracy or 0:.4f}), "
                    f"{best.samples_per_s or 0:,.0f} samples/s.")
         st.caption(lab.sweeps.speed_cost(best, budget, sweep_id, host))
     elif pts and budget:
         st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
-    table = pd.DataFrame([{"run": p.run_id, "name": p.name, "setting": p.label, "status": p.status, "exact peak (MiB)": p.peak_mb,
+    table = pd.DataFrame([{"run": p.run_id, "name": p.name, "setting": p.label, "status": p.status, "peak (MiB)": p.peak_mb,
                            "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
                            "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
                            "3-way frontier": p.on_speed_frontier, "host": p.host,
-                           "all processes (MiB, sampled)": p.all_processes_mb,
                            "largest worker (MiB)": p.largest_worker_mb} for p in pts])
-    # data-parallel runs only: every process summed and the largest worker, beside the coordinator's exact peak
-    table = table.drop(columns=[c for c in ("all processes (MiB, sampled)", "largest worker (MiB)")
-                                if c in table and table[c].isna().all()])
+    # data-parallel runs only: their largest worker, beside their peak (all their processes)
+    table = table.drop(columns=[c for c in ("largest worker (MiB)",) if c in table and table[c].isna().all()])
     if not table.empty:
         st.dataframe(table, hide_index=True, key="sweep_table", column_config={
-            "exact peak (MiB)": st.column_config.NumberColumn(format="%.1f"),
+            "peak (MiB)": st.column_config.NumberColumn(format="%.1f", help=(
+                "The run's exact peak (the kernel's high-water mark); a data-parallel run's: all its processes, "
+                "their 50 Hz samples summed (sampled)")),
             "accuracy": st.column_config.NumberColumn(format="%.4f"),
             "balanced accuracy": st.column_config.NumberColumn(format="%.4f"),
             "samples/s": st.column_config.NumberColumn(format="%.0f"),

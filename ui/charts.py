@@ -31,6 +31,9 @@ PHASE_COLOURS = {"imports": "rgba(150,150,150,0.15)", "prepare": "rgba(114,183,1
                  "train": "rgba(76,120,168,0.12)", "distill": "rgba(238,202,59,0.15)",
                  "evaluate": "rgba(84,162,75,0.15)"}
 REFERENCE = {"predicted": "#6B6B6B", "cap": "#222222", "floor": "#9A9A9A"}
+# a cgroup-capped run's charge, as the memory panel's legend names its two parts
+CHARGE_NAMES = {"held": "charged to its cgroup: memory the kernel cannot reclaim",
+                "cache": "charged to its cgroup: page cache (reclaimed before any kill)"}
 X_TITLES = {"time": "time since launch (s)", "samples": "samples seen"}
 Y_TITLES = {"memory": "RSS (MiB)", "throughput": "samples/s", "accuracy": "accuracy"}
 PANELS = ("memory", "throughput", "accuracy")
@@ -127,16 +130,24 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go
 
 def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None = None) -> dict:
     """Series for the memory panel: sampled RSS split anon/file, phase bands, the exact
-    peak, the cap, the floor and the predicted peak, all in MiB."""
+    peak, the cap, the floor and the predicted peak, all in MiB. A cgroup-capped run's
+    samples also hold what its cgroup is charged, the quantity the cap limits: ``held``
+    (what the kernel cannot reclaim) and ``cache`` (page cache, reclaimed before any
+    kill), and ``cgroup_peak_mb`` is that charge's exact peak; empty lists otherwise."""
     prediction = prediction or summary.prediction or {}
+    capped = any(s.cgroup_bytes is not None for s in samples)  # a sample whose read failed is a gap
     return {
         "t": [round(s.t_s, 3) for s in samples],
         "rss": [s.rss_bytes / MiB for s in samples],
         "anon": [s.anon_bytes / MiB for s in samples],
         "file": [s.file_bytes / MiB for s in samples],
+        "held": [None if s.held_bytes is None else s.held_bytes / MiB for s in samples] if capped else [],
+        "cache": [None if s.cgroup_bytes is None else (s.cgroup_cache_bytes or 0) / MiB for s in samples]
+        if capped else [],
         "phases": [(p.name, p.start_s, p.end_s) for p in summary.phases if p.end_s is not None],
         "peak_mb": summary.peak_rss_mb,
         "cap_mb": summary.cap_mb,
+        "cgroup_peak_mb": summary.cgroup_peak_mb,
         "floor_mb": summary.floor_mb,
         "predicted_mb": prediction.get("predicted_peak_mb"),
     }
@@ -209,7 +220,10 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
     ``colour``: its colour on this chart (``chart_colours``; default its own)."""
     mem = memory_info(samples, summary, prediction)
     keep = thin(mem["rss"], most)
-    mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in ("t", "rss", "anon", "file")})
+    if mem["held"]:  # the charge's highest of each span too: it is what the cap line is about
+        keep = sorted(set(keep) | set(thin([(h or 0) + (c or 0) for h, c in zip(mem["held"], mem["cache"])], most)))
+    series_keys = ("t", "rss", "anon", "file") + (("held", "cache") if mem["held"] else ())
+    mem = dict(mem, **{k: [mem[k][i] for i in keep] for k in series_keys})
     thr = throughput_info(events)
     acc = accuracy_info(events)
     final = acc["final"]
@@ -228,14 +242,16 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
     return {
         "id": run_id, "name": name, "title": f"run {run_id}" + (f" · {name}" if name else ""),
         "colour": colour or run_colour(run_id), "x": x,
-        "mem": {"x": [mem_x[i] for i in drawn], **{k: [mem[k][i] for i in drawn] for k in ("rss", "anon", "file")}},
+        "mem": {"x": [mem_x[i] for i in drawn], **{k: [mem[k][i] for i in drawn] if mem[k] else []
+                                                   for k in ("rss", "anon", "file", "held", "cache")}},
         "sampled": len(samples), "drawn": len(drawn),
         "thr": {"x": thr_x, "samples_per_s": thr["samples_per_s"]},
         "acc": {"x": acc_x, "accuracy": acc["accuracy"], "balanced": acc["balanced"], "rows": acc["rows"]},
         "final": None if final is None else {"x": final_x, "accuracy": final[1], "balanced": acc["final_balanced"],
                                              "rows": final[2]},
         "phases": phases, "peak_mb": mem["peak_mb"], "peak_phase": summary.peak_phase, "cap_mb": mem["cap_mb"],
-        "cap": summary.cap, "floor_mb": mem["floor_mb"], "predicted_mb": mem["predicted_mb"],
+        "cap": summary.cap, "cgroup_peak_mb": mem["cgroup_peak_mb"], "floor_mb": mem["floor_mb"],
+        "predicted_mb": mem["predicted_mb"],
         "monitor": monitor or summary.extra.get("monitor") or "full",
         # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
         "workers": (workers_info(samples, events, most) if x == "time"
@@ -284,9 +300,31 @@ def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS, c
     if not view.is_live:
         return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor, colour)
     phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
-    summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, phases=phases,
-                         floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
+    charged = bool(view.samples) and view.samples[-1].cgroup_bytes is not None  # sampled only under a cgroup cap
+    summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, cap="cgroup" if charged else None,
+                         phases=phases, floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))
     return run_series(view.id, view.samples, view.events, summary, x, view.prediction, name, most, monitor, colour)
+
+
+def memory_caption(series: dict, why: str | None = None) -> str:
+    """What the memory panel of one run draws, in words. A cgroup-capped run draws the
+    quantity its cap limits with RSS beside it; ``why`` is the run's own measured sentence
+    of why the two differ (``RunSummary.cap_note``), else the general reason is given."""
+    thinned = (f"; drawn: {series['drawn']:,} of them, each the highest of its span"
+               if series["drawn"] < series["sampled"] else "")
+    rest = ("Shaded bands: the run's phases. Accuracy on a held-out sample while training (dotted: balanced "
+            "accuracy); stars: the final evaluation on every test row.")
+    if not series["mem"]["held"]:
+        return (f"Memory: resident set size sampled 50 times a second ({series['sampled']:,} samples{thinned}), "
+                "stacked as anonymous and file-backed (hatched) pages; the dashed line is the exact peak "
+                f"(the kernel's high-water mark). {rest}")
+    why = why or ("RSS also counts the library files the worker maps, which other processes read into memory first "
+                  "and so are charged to their groups.")
+    return (f"Memory: what the kernel charges to the run's cgroup, the quantity its cgroup cap of "
+            f"{series['cap_mb']:,.0f} MiB limits, sampled 50 times a second ({series['sampled']:,} samples{thinned}), "
+            "stacked as memory the kernel cannot reclaim and page cache (hatched), which it reclaims before any kill; "
+            "the black lines are the cap (solid) and that charge's exact peak (dashed). Beside it, the worker's "
+            f"resident set size (RSS; dashed: its exact peak, the kernel's high-water mark). {rest} {why}")
 
 
 def monitoring_note(series: Sequence[dict], panel: str) -> str | None:
@@ -467,7 +505,15 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
     if "memory" in axis:
         m, y = s["mem"], axis["memory"]
         mib = "%{y:,.1f} MiB"
-        if single:
+        if single and m["held"]:  # a cgroup cap: the quantity it limits, stacked, under its line
+            cap = REFERENCE["cap"]
+            fig.add_trace(_line(m["x"], m["held"], name=CHARGE_NAMES["held"], stackgroup="charge", yaxis=y,
+                                line=dict(width=0), fillcolor=tint(cap, 0.35), hovertemplate=mib, legendrank=2))
+            fig.add_trace(_line(m["x"], m["cache"], name=CHARGE_NAMES["cache"], stackgroup="charge", yaxis=y,
+                                line=dict(width=0), fillcolor=tint(cap, 0.08),
+                                fillpattern=dict(shape="/", fgcolor=tint(cap, 0.35), size=6),
+                                hovertemplate=mib, legendrank=3))
+        elif single:
             fig.add_trace(_line(m["x"], m["anon"], name="anonymous", stackgroup="rss", yaxis=y, line=dict(width=0),
                                 fillcolor=tint(c, 0.30), hovertemplate=mib, legendrank=2))
             fig.add_trace(_line(m["x"], m["file"], name="file-backed", stackgroup="rss", yaxis=y, line=dict(width=0),
@@ -491,10 +537,12 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
             refs += [("predicted_mb", "predicted {:,.0f} MiB",
                       dict(color=REFERENCE["predicted"], dash="dot", width=1.5)),
                      ("cap_mb", f"{s['cap'] or ''} cap {{:,.0f}} MiB".strip(), dict(color=REFERENCE["cap"], width=2)),
+                     ("cgroup_peak_mb", "cgroup exact peak {:,.0f} MiB (what the cap limits)",
+                      dict(color=REFERENCE["cap"], dash="dash", width=1.5)),
                      ("floor_mb", "floor {:,.0f} MiB (interpreter + libraries)",
                       dict(color=REFERENCE["floor"], dash="dot", width=1))]
         for rank, (key, text, line) in enumerate(refs, start=4):
-            if s[key]:
+            if s.get(key):
                 fig.add_trace(_line([lo, hi], [s[key]] * 2, name=text.format(s[key]), yaxis=y, line=line,
                                     hoverinfo="skip", showlegend=single, legendrank=rank, **common))
     if "throughput" in axis and s["thr"]["x"]:

@@ -20,10 +20,10 @@ from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
 KEY_COLUMNS = ("id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s")
-PARALLEL_COLUMNS = ("all_processes_mb", "largest_worker_mb")
+PARALLEL_COLUMNS = ("largest_worker_mb", "coordinator_mb")
 COLUMNS = KEY_COLUMNS + ("name", *PARALLEL_COLUMNS, "status", "damage", "label", "tags", "dataset", "mode", "model", "precision", "representation", "batch_size",
                          "threads", "peak_phase", "wall_s", "baseline_accuracy", "solver", "nonzero_weights",
-                         "sparse_model_mb", "cap", "sweep_id", "host", "started")
+                         "sparse_model_mb", "cap", "cap_held_mb", "sweep_id", "host", "started")
 
 
 def history_frame(rows: Sequence[dict]) -> pd.DataFrame:
@@ -62,12 +62,13 @@ def history_columns() -> dict:
         "damage": st.column_config.TextColumn("damaged", help="what of the run's record in the store could not be "
                                                                  "read: its figures are shown without it"),
         "label": st.column_config.TextColumn("made by", help="the sweep point or Learn experiment that made the run"),
-        "peak_mb": num("exact peak MiB", format="%.0f", pinned=True,
-                       help="The kernel's high-water mark of the worker: exact, not sampled (a data-parallel run: "
-                            "its coordinator's; see all processes and largest worker)"),
-        "all_processes_mb": num("all processes MiB (sampled)", format="%.0f",
-                                help="a data-parallel run: the coordinator's and every Dask worker's RSS sampled at "
-                                     "50 Hz, summed at each instant"),
+        "peak_mb": num("peak MiB", format="%.0f", pinned=True,
+                       help="The run's peak: the kernel's high-water mark of the worker, exact, not sampled. A "
+                            "data-parallel run: all its processes, the coordinator's and every Dask worker's RSS "
+                            "sampled at 50 Hz and summed at each instant (sampled; largest worker and coordinator "
+                            "beside it)"),
+        "coordinator_mb": num("coordinator MiB (exact)", format="%.0f",
+                              help="a data-parallel run: its own process's exact peak (the kernel's high-water mark)"),
         "largest_worker_mb": num("largest worker MiB", format="%.0f",
                                  help="a data-parallel run: its largest Dask worker's peak (exact on a cluster "
                                       "started for the run, else sampled)"),
@@ -86,6 +87,11 @@ def history_columns() -> dict:
         "sparse_model_mb": num("sparse model MiB", format="%.2f",
                                help="exact bytes of a sparse copy of the model: int32 index + float64 value per "
                                     "nonzero weight"),
+        "cap": st.column_config.TextColumn("cap", help="the memory cap the run had: cgroup or rlimit, and its size"),
+        "cap_held_mb": num("held under cap MiB", format="%.0f",
+                           help="a cgroup cap: the highest 50 Hz sample of what the kernel charged to the run's "
+                                "cgroup less its page cache (which it reclaims before any kill): the figure the cap "
+                                "limits, and what decides whether the run is killed at it"),
         "sweep_id": num("sweep", format="%d"),
     }
 
@@ -172,7 +178,8 @@ def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str
         return shown, colour
 
     return [
-        ("exact peak" + (", one-time preparation left out" if r.one_time_mb is not None else ""),
+        (("exact peak" if r.peak_exact else "peak of all processes (sampled)")
+         + (", one-time preparation left out" if r.one_time_mb is not None else ""),
          _num(r.compared_peak_mb, ",.0f", " MiB"), *delta("peak_pct", lambda v: f"{v:+.0f}%", "inverse")),
         ("samples/s", _num(r.samples_per_s, ",.0f"),
          *delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%", "normal")),
@@ -229,10 +236,13 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SVM Memory Lab: runs {esc(ids)}'
             f"</title><style>{CSS}</style></head><body><h1>SVM Memory Lab: runs {esc(ids)}</h1>"
             f'<p class="note">Against the baseline {esc(base.title if base else "–")}. Exact peaks are the '
-            "kernel's high-water mark of each run's worker; memory curves are sampled 50 times a second; "
+            "kernel's high-water mark of each run's worker"
+            + ("; a data-parallel run's peak is all its processes, their samples summed" if any(
+                not r.peak_exact for r in cmp.runs) else "") + "; memory curves are sampled 50 times a second; "
             "throughput is training samples per second; accuracy is on every held-out row. Measured on the "
             f"machines named below; exported {esc(stamp)}.</p>"
             f'<ul class="headline">{head}</ul>'
-            '<table class="big"><tr><th>run</th><th>exact peak</th><th>samples/s</th><th>accuracy</th>'
+            f'<table class="big"><tr><th>run</th><th>{"exact peak" if all(r.peak_exact for r in cmp.runs) else "peak"}'
+            '</th><th>samples/s</th><th>accuracy</th>'
             f"<th>balanced accuracy</th><th>outcome</th><th>machine</th></tr>{rows}</table>"
             f"{charts}{knob_table}</body></html>")

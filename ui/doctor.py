@@ -31,7 +31,7 @@ def diagnosis_panel(lab: Lab, view: RunView) -> None:
     budget of the fit that launched it): which phase held the peak, what held it, and the
     remedies that act there."""
     budget = lab.fits.budget_of(view.id)
-    peak = view.summary.peak_rss_mb
+    peak = view.summary.run_peak.mb  # a data-parallel run: all its processes
     over = view.status == RunStatus.COMPLETED and budget is not None and peak is not None and peak > budget
     if view.status != RunStatus.OOM and not over:
         return

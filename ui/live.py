@@ -13,7 +13,7 @@ from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PROGRESS
-from svmcore.spec.outcomes import distillation_lines, rss_over_cap_note
+from svmcore.spec.outcomes import distillation_lines
 from svmcore.store.records import RunStatus
 from ui import charts as plots
 from ui.doctor import diagnosis_panel
@@ -69,12 +69,7 @@ def chart(view: RunView, key: str, x: str) -> None:
                    "No samples seen: this run ended before training, so it has nothing to draw by samples seen.")
         return
     st.plotly_chart(plots.stacked_figure(info), key=f"{key}_chart", config={"displaylogo": False})
-    thinned = (f"; drawn: {series['drawn']:,} of them, each the highest of its span"
-               if series["drawn"] < series["sampled"] else "")
-    st.caption(f"Memory: resident set size sampled 50 times a second ({series['sampled']:,} samples{thinned}), "
-               "stacked as anonymous and file-backed (hatched) pages; the dashed line is the exact peak "
-               "(the kernel's high-water mark). Shaded bands: the run's phases. Accuracy on a held-out sample "
-               "while training (dotted: balanced accuracy); stars: the final evaluation on every test row.")
+    st.caption(plots.memory_caption(series, None if view.is_live else view.summary.cap_note))
 
 
 def _metrics(items: list[tuple[str, str, str | None]]) -> None:
@@ -138,9 +133,8 @@ def outcome(view: RunView) -> None:
         st.error(f"**Run {view.id} {OUTCOME_TEXT.get(view.status.value, ('', view.status.value))[1]}**"
                  + (f": {plain(err['message'])}" if err.get("message") else "")
                  + (f" (phase {plain(s.phase)})" if s.phase else ""))
-    note = rss_over_cap_note(s.peak_rss_mb, s.cap_mb, s.cap, s.cgroup_peak_mb)
-    if note:
-        st.caption(note)
+    if s.cap_note:
+        st.caption(s.cap_note)
     if facts.one_time_mb is not None:
         st.info(f"**One-time preparation.** This run's prepare phase built copies of the data that later runs "
                 f"of the same data reuse ({plain(', '.join(s.extra['prepared_once']))}), and that phase owns the "
@@ -162,6 +156,14 @@ def outcome(view: RunView) -> None:
          "The worker's kernel high-water mark (VmHWM, read at each phase end and at 50 Hz): exact, "
          "not sampled. If the worker is killed, exact up to the last reading."
          + (" For a data-parallel run: the run's own process (the coordinator) alone." if peaks else "")),
+    ] + ([
+        ("charged to its cgroup (exact)", _fmt(s.cgroup_peak_mb, ",.1f", " MiB"),
+         f"What the {s.cap_text} cap limits: the memory the kernel charges to the run's cgroup (memory.max_usage_in_bytes), "
+         "page cache included; the exact peak."),
+        ("cannot be reclaimed (sampled)", _fmt(s.cgroup_held_peak_mb, ",.1f", " MiB"),
+         "The highest 50 Hz sample of that charge less its page cache: what the kernel cannot take back, and so "
+         "what decides whether the run is killed at its cap."),
+    ] if s.cap == "cgroup" and s.cgroup_held_peak_mb is not None else []) + [
         ("sampled max", _fmt(s.peak_sampled_mb, ",.1f", " MiB"),
          f"Highest of {s.n_samples:,} RSS samples at {s.sample_hz} Hz; can miss short spikes, which the exact "
          "peak does not."),

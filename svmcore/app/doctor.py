@@ -332,23 +332,23 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
              cache_dir: str | None = None) -> dict:
     """The diagnosis of one finished run (plain data; ``text`` renders it). ``budget_mb``
     defaults to an oom run's cap."""
-    s = rec.readable("diagnosed").result
+    s, peak = rec.readable("diagnosed").result, rec.run_peak  # a data-parallel run: all its processes, its largest worker named
     cfg = validate(rec.config)
     budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
     owner, owner_mb = owner_phase(rec)
     measured = {p.name: _r(p.peak_rss_mb) for p in s.phases}
-    out = {"run_id": rec.id, "status": rec.status.value, "budget_mb": budget, "peak_mb": _r(s.peak_rss_mb),
+    out = {"run_id": rec.id, "status": rec.status.value, "budget_mb": budget, "peak_mb": _r(peak.mb),
            "cap": s.cap, "cap_mb": s.cap_mb, "owner": owner, "owner_mb": _r(owner_mb), "measured_phases_mb": measured,
            "floor_mb": _r(s.floor_mb)}
     if rec.status == RunStatus.OOM:
-        out["verdict"] = (f"run {rec.id} ran out of memory in {owner} at {s.peak_rss_mb or 0:,.0f} MiB"
+        out["verdict"] = (f"run {rec.id} ran out of memory in {owner} at {peak.text()}"
                           + (f" under {'an' if s.cap == 'rlimit' else 'a'} {s.cap} cap of {s.cap_mb:,.0f} MiB"
                              if s.cap_mb else ""))
-    elif rec.status == RunStatus.COMPLETED and budget is not None and (s.peak_rss_mb or 0) > budget:
-        out["verdict"] = (f"run {rec.id} peaked at {s.peak_rss_mb:,.0f} MiB in {owner}, "
-                          f"{s.peak_rss_mb - budget:,.0f} MiB above the budget of {budget:,.0f} MiB")
+    elif rec.status == RunStatus.COMPLETED and budget is not None and (peak.mb or 0) > budget:
+        out["verdict"] = (f"run {rec.id} peaked at {peak.text()} in {owner}, "
+                          f"{peak.mb - budget:,.0f} MiB above the budget of {budget:,.0f} MiB")
     elif rec.status == RunStatus.COMPLETED:
-        out["verdict"] = (f"run {rec.id} completed at {s.peak_rss_mb or 0:,.0f} MiB"
+        out["verdict"] = (f"run {rec.id} completed at {peak.text()}"
                           + (f", within the budget of {budget:,.0f} MiB" if budget is not None else
                              "; give a budget (--budget) to see what would bring it lower"))
         out["healthy"] = True

@@ -96,18 +96,18 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         say(f"launching with a {cfg.memory_cap_mb} MiB cap; forecast {peak:,.0f} MiB")
         rec = launch(cfg, parent, change)
         launched.add(_key(cfg))
-        s = rec.result
+        s, measured = rec.result, rec.run_peak  # a data-parallel run: all its processes
         attempt = {"run_id": rec.id, "parent_run_id": parent, "status": rec.status.value,
-                   "peak_mb": None if s.peak_rss_mb is None else round(s.peak_rss_mb, 1),
+                   "peak_mb": None if measured.mb is None else round(measured.mb, 1), "peak_exact": measured.exact,
                    "phase": s.phase if rec.status == RunStatus.OOM else s.peak_phase, "change": change,
                    "config": _changed(cfg, validate(values)), "accuracy": s.accuracy,
                    "balanced_accuracy": s.balanced_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
                    "forecast_mb": round(peak, 1)}
         attempts.append(attempt)
         parent, pending = rec.id, []
-        if rec.status == RunStatus.COMPLETED and (s.peak_rss_mb or 0) <= budget_mb:
-            path.append(f"run {rec.id}, {s.peak_rss_mb:,.0f} MiB, fits")
-            return _end(True, f"run {rec.id} completed at {s.peak_rss_mb:,.0f} MiB, within the budget of "
+        if rec.status == RunStatus.COMPLETED and (measured.mb or 0) <= budget_mb:
+            path.append(f"run {rec.id}, {measured.mb:,.0f} MiB, fits")
+            return _end(True, f"run {rec.id} completed at {measured.text()}, within the budget of "
                               f"{budget_mb:,.0f} MiB", attempts, path, budget_mb, reference)
         if rec.status not in (RunStatus.OOM, RunStatus.COMPLETED):
             path.append(f"run {rec.id} {rec.status.value}")
@@ -115,7 +115,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                                "that is not a memory problem fit can solve", attempts, path, budget_mb)
         d = diagnose(rec, budget_mb, cal, reference, cache_dir)
         how = "oom" if rec.status == RunStatus.OOM else "over budget"
-        path.append(f"run {rec.id} {how} in {d['owner']} at {s.peak_rss_mb or 0:,.0f}")
+        path.append(f"run {rec.id} {how} in {d['owner']} at {measured.mb or 0:,.0f}")
         if d.get("copy_cached") and not rerun_once:
             rerun_once = True
             why = f"{d['verdict']}: {d['copy_cached']}"

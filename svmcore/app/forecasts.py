@@ -17,6 +17,7 @@ from svmcore.app.reference import reference_under_forecasts
 from svmcore.data.files import memory_sizes
 from svmcore.data.sources import Source, n_test_rows, scan
 from svmcore.engine import hostinfo
+from svmcore.engine.runner import resolve_cap
 from svmcore.predict import calibration as calib
 from svmcore.predict import launch, model
 from svmcore.predict.floors import cap_below_floor, floor_for, import_costs
@@ -102,7 +103,7 @@ class Forecasts:
         """For a sweep's valid combinations (RunConfigs): the warning when some have a memory
         cap below the floor (what the libraries hold before any data), else None."""
         cal = calib.load_calibration(self.home)
-        bad = [(c, cap_below_floor(c, *floor_for(c, cal))) for c in configs]
+        bad = [(c, cap_below_floor(c, *floor_for(c, cal), resolve_cap(c)[0])) for c in configs]
         bad = [(c, text) for c, text in bad if text]
         if not bad:
             return None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from svmcore.spec.config import validate
 from svmcore.spec.knobs import KNOBS
-from svmcore.store.records import ParallelPeaks, RunSummary
+from svmcore.store.records import RunPeak, RunSummary
 
 MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
 SAME_SPEED = 0.05  # throughput within 5% either way reads "same speed"
@@ -24,7 +24,7 @@ class RunFacts:
     id: int
     status: str
     name: str = ""  # what tells it apart from the others compared, e.g. "stream"
-    peak_mb: float | None = None  # exact: the kernel's high-water mark
+    peak_mb: float | None = None  # the run's peak: exact; a data-parallel run's all its processes (``peak``)
     peak_phase: str | None = None
     phase: str | None = None  # where a run that did not complete ended
     cap: str | None = None
@@ -39,15 +39,24 @@ class RunFacts:
     # the exact peak of the rest of the run, which every later run pays
     one_time_mb: float | None = None
     own_peak_mb: float | None = None
-    parallel: ParallelPeaks | None = None  # a data-parallel run: peak_mb is its coordinator's
+    peak: RunPeak | None = None  # what peak_mb is (``RunSummary.run_peak``): None for facts given by hand, exact
+
+    @property
+    def parallel(self):
+        """A data-parallel run's peaks (all processes, largest worker, coordinator), else None."""
+        return self.peak.parallel if self.peak else None
+
+    @property
+    def peak_exact(self) -> bool:
+        return self.peak is None or self.peak.exact
 
     @classmethod
     def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "", label: str = "",
            data: str = "") -> RunFacts:
-        s = summary
+        s, peak = summary, summary.run_peak
         once, own = one_time_preparation(s)
-        return cls(run_id, status, name, s.peak_rss_mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
-                   s.balanced_accuracy, s.samples_per_s, label or "", data, once, own, s.parallel_peaks)
+        return cls(run_id, status, name, peak.mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
+                   s.balanced_accuracy, s.samples_per_s, label or "", data, once, own, peak)
 
     @property
     def compared_peak_mb(self) -> float | None:
@@ -165,10 +174,10 @@ def comparison_headline(base: RunFacts, other: RunFacts) -> str:
     if d["peak_pct"] is not None:
         once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
                        for r in (base, other) if r.one_time_mb is not None)
-        # a data-parallel run's exact peak is its coordinator's alone: its workers are said beside it
-        par = "".join(f"; run {r.id}'s is its coordinator's alone, {r.parallel.text()}"
-                      for r in (base, other) if r.parallel is not None)
-        parts.append(f"exact peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
+        # a data-parallel run's peak is all its processes (sampled): its largest worker and coordinator said beside
+        par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.parallel is not None)
+        exact = "exact " if base.peak_exact and other.peak_exact else ""
+        parts.append(f"{exact}peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
                      f"{other.compared_peak_mb:,.0f} MiB{once}{par})")
     if d["speed_ratio"] is not None:
         parts.append(speed_text(d["speed_ratio"]))

@@ -12,6 +12,11 @@ from svmcore.store.records import RunRecord, RunStatus
 RESULTS = (("peak_rss_mb", "exact peak (MiB)"), ("samples_per_s", "samples/s"), ("accuracy", "accuracy"))
 
 
+def _result(r: RunRecord, key: str):
+    """A result of a run; its peak is the run's peak (a data-parallel run's: all its processes)."""
+    return r.run_peak.mb if key == "peak_rss_mb" else getattr(r.result, key)
+
+
 def _axis(label: str, values: list) -> dict:
     """A numeric axis as is; any other (text, on/off, missing) as one tick per value."""
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -26,18 +31,19 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
     every result, the runs drawn (colour: exact peak) and those left out and why."""
     drawn, left = [], []
     for r in sorted(records, key=lambda r: r.id):
-        s = r.result
         if r.damaged:
             left.append((r.id, "damaged record"))
         elif r.status != RunStatus.COMPLETED:
             left.append((r.id, r.status.value))
-        elif any(getattr(s, key) is None for key, _ in RESULTS):
-            left.append((r.id, "no " + next(lab for key, lab in RESULTS if getattr(s, key) is None)))
+        elif any(_result(r, key) is None for key, _ in RESULTS):
+            left.append((r.id, "no " + next(lab for key, lab in RESULTS if _result(r, key) is None)))
         else:
             drawn.append(r)
     dims = []
     if drawn:
         dims = [_axis(k, [r.config.get(k) for r in drawn]) for k in knobs]
-        dims += [_axis(label, [getattr(r.result, key) for r in drawn]) for key, label in RESULTS]
+        sampled = not all(r.run_peak.exact for r in drawn)  # a data-parallel run's peak is a sampled sum
+        dims += [_axis("peak (MiB; data-parallel: all processes, sampled)" if key == "peak_rss_mb" and sampled
+                       else label, [_result(r, key) for r in drawn]) for key, label in RESULTS]
     return {"dimensions": dims, "runs": [r.id for r in drawn],
-            "colour": [float(r.result.peak_rss_mb) for r in drawn], "left_out": left}
+            "colour": [float(r.run_peak.mb) for r in drawn], "left_out": left}

@@ -138,13 +138,13 @@ class Runs:
                 "model": r.config.get("model"), "changed": changed_knobs_text(r.config),
                 "precision": r.config.get("precision"),
                 "representation": r.config.get("representation"), "batch_size": r.config.get("batch_size"),
-                "threads": r.config.get("threads"), "peak_mb": s.peak_rss_mb, "peak_phase": s.peak_phase,
+                "threads": r.config.get("threads"), "peak_mb": s.run_peak.mb, "peak_phase": s.peak_phase,
                 "accuracy": s.accuracy, "balanced_accuracy": s.balanced_accuracy,
                 "baseline_accuracy": s.baseline_accuracy, "samples_per_s": s.samples_per_s, "wall_s": s.wall_s,
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
-                "cap": s.cap, "sweep_id": r.sweep_id, "host": r.host, "tags": tags.get(r.id, []),
-                "damage": "; ".join(r.damage), **_parallel_columns(s.parallel_peaks)})
+                "cap": s.cap_text, "cap_held_mb": s.cgroup_held_peak_mb, "sweep_id": r.sweep_id, "host": r.host,
+                "tags": tags.get(r.id, []), "damage": "; ".join(r.damage), **_parallel_columns(s.parallel_peaks)})
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
@@ -215,6 +215,7 @@ class Runs:
 
 
 def _parallel_columns(peaks) -> dict:
-    """A data-parallel run's all-processes and largest-worker peaks (None for one process)."""
-    return {"all_processes_mb": peaks.all_processes_mb if peaks else None,
-            "largest_worker_mb": peaks.largest_worker_mb if peaks else None}
+    """A data-parallel run's largest-worker and coordinator peaks beside its run peak (all its
+    processes); None for one process."""
+    return {"largest_worker_mb": peaks.largest_worker_mb if peaks else None,
+            "coordinator_mb": peaks.coordinator_mb if peaks else None}

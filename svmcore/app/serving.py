@@ -99,14 +99,20 @@ def serve(home: str, run_id: int, data: str, out: str | None = None, scores: boo
     finally:
         if output:
             output.discard()
-    trained = rec.summary or {}
     return {**result, "run_id": run_id, "wall_s": wall_s, "peak_mb": result["peak_bytes"] / MiB,
             "floor_mb": result["floor_bytes"] / MiB,
             "peak_source": "the serving process's kernel high-water mark (VmHWM): exact",
             "model": {k: meta.get(k) for k in ("model", "distilled_from", "solver", "loss", "storage", "dtype", "width",
                                                "vectors", "nonzero_weights", "model_bytes", "sizes", "check")},
-            "training": {"peak_rss_mb": trained.get("peak_rss_mb"), "samples_per_s": trained.get("samples_per_s"),
-                         "accuracy": trained.get("accuracy"), "floor_mb": trained.get("floor_mb")}}
+            "training": training_of(rec)}
+
+
+def training_of(rec) -> dict:
+    """The training run as the summary sets it beside the serving process: its run peak (for a
+    data-parallel run all its processes, its largest worker named), speed, accuracy and floor."""
+    s, peak = rec.result, rec.run_peak
+    return {"peak_mb": peak.mb, "peak_exact": peak.exact, "peak_text": peak.text(), "peak_rss_mb": s.peak_rss_mb,
+            "samples_per_s": s.samples_per_s, "accuracy": s.accuracy, "floor_mb": s.floor_mb}
 
 
 def _score(job: dict, tmp: str, err, to_stdout: bool) -> int:
@@ -199,7 +205,7 @@ def text(s: dict) -> str:
     lines = [f"scored {s['rows']:,} rows in {s['score_s']:.2f} s ({s['rows_per_s']:,.0f} rows/s){acc}"]
     if s.get("accuracy_note"):
         lines.append(f"  note: {s['accuracy_note']}")
-    trained = (f"trained in {t['peak_rss_mb']:.0f} MiB, " if t.get("peak_rss_mb") else "")
+    trained = f"trained in {t['peak_text']}, " if t.get("peak_mb") else ""
     student = f" (a linear-svm student distilled from {m['distilled_from']})" if m.get("distilled_from") else ""
     lines.append(f"{trained}serves in {s['peak_mb']:.0f} MiB (exact peaks; serving floor {s['floor_mb']:.0f} MiB), "
                  f"{m['model_bytes'] / MiB:.3g} MiB model{student} ({m['storage']} {m['dtype']}, "

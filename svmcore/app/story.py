@@ -68,7 +68,8 @@ def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
     d = deltas(base, best)
     acc = "" if best.accuracy is None else f", accuracy {best.accuracy:.3f}"
     pct = "" if d["peak_pct"] is None else f" ({_signed(d['peak_pct'], 0)}%)"
-    return f"Lowest exact peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
+    exact = "exact " if all(r.peak_exact for r in [base, *remedies]) else ""  # a data-parallel run's is sampled
+    return f"Lowest {exact}peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
 
 
 def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, ...]:
@@ -81,7 +82,9 @@ def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, .
         raise ConfigError("story", f"the baseline, {base.title}, {ending(base)}; choose a completed run")
     names = ", ".join(r.title for r in remedies)
     slides = [Slide("question", (question or "").strip() or default_question(base),
-                    f"Baseline {base.title}; remedies: {names}. Exact peaks are the kernel's high-water mark.",
+                    f"Baseline {base.title}; remedies: {names}. Exact peaks are the kernel's high-water mark"
+                    + ("; a data-parallel run's peak is all its processes, sampled." if any(
+                        not r.peak_exact for r in cmp.runs) else "."),
                     (base.id,)),
               Slide("baseline", f"The baseline: {base.title}", f"{base.title}: {ending(base)}", (base.id,))]
     slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r), (base.id, r.id)) for r in remedies]

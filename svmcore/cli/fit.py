@@ -40,7 +40,7 @@ def cmd_fit(args, home: str) -> int:
             rec = dataclasses.replace(rec, status=run.status, summary=run.summary)
         launched.append(rec)
         if not args.json:
-            print(f"run {rec.id}: {rec.status.value}, exact peak {rec.result.peak_rss_mb or 0:,.1f} MiB", file=sys.stderr)
+            print(f"run {rec.id}: {rec.status.value}, {rec.run_peak.label} {rec.run_peak.text()}", file=sys.stderr)
         interrupts.check()  # cancelled by a signal: no further attempt
         return rec
 
@@ -62,7 +62,8 @@ def cmd_fit(args, home: str) -> int:
             changes = "; ".join(f"{change_words(c['knobs']) or 'nothing (rerun as is)'} because {c['why']}"
                                 for c in a["change"]["changes"]) or "nothing (the knobs as given)"
             print(f"  run {a['run_id']}" + (f" (after run {a['parent_run_id']})" if a["parent_run_id"] else "")
-                  + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB exact (forecast {a['forecast_mb']:,.0f}); "
+                  + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB "
+                  f"{'exact' if a['peak_exact'] else 'in all its processes, sampled'} (forecast {a['forecast_mb']:,.0f}); "
                   f"changed: {changes}")
     if result["fits"]:
         return 0

@@ -16,6 +16,7 @@ from svmcore.predict import calibration as calib
 from svmcore.predict import model as estimate
 from svmcore.predict.recommend import recommend
 from svmcore.spec.config import validate
+from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
 
@@ -67,9 +68,11 @@ def cmd_predict(args, home: str) -> int:
         run = execute(best, home, show_progress=not args.json and sys.stderr.isatty())
         interrupts.check()  # cancelled by a signal: the command ends as interrupted
         s = run.summary
-        measured = s.get("peak_rss_mb")
+        peak = RunSummary.from_dict(s).run_peak  # a data-parallel run: all its processes
+        measured = peak.mb
         result["verified"] = {
-            "run_id": run.run_id, "status": run.status.value, "peak_rss_mb": measured,
+            "run_id": run.run_id, "status": run.status.value, "peak_mb": measured, "peak_exact": peak.exact,
+            "peak_text": peak.text(), "peak_rss_mb": s.get("peak_rss_mb"),
             "accuracy": s.get("accuracy"), "samples_per_s": s.get("samples_per_s"),
             "within_budget": bool(measured is not None and measured <= args.budget_mb),
             "prediction_error": (result["predicted_peak_mb"] / measured - 1) if measured else None}
@@ -89,7 +92,8 @@ def cmd_predict(args, home: str) -> int:
             print(f"  regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']})")
         if "verified" in result:
             v = result["verified"]
-            print(f"  verified: run {v['run_id']} {v['status']}, exact peak {v['peak_rss_mb']:.0f} MiB "
+            print(f"  verified: run {v['run_id']} {v['status']}, {'exact ' if v['peak_exact'] else ''}peak "
+                  f"{v['peak_text']} "
                   f"({'within' if v['within_budget'] else 'OVER'} budget), accuracy {v['accuracy']}")
     return code
 

@@ -19,7 +19,7 @@ from svmcore.spec.config import RunConfig
 from svmcore.spec.names import NAME_MOST, check_name, shown
 from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
-from svmcore.spec.outcomes import distillation_lines, rss_over_cap_note
+from svmcore.spec.outcomes import distillation_lines
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
@@ -95,10 +95,9 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
         lines.append(f"  peak: {peaks.text()}")
     lines.append(f"  {'coordinator ' if peaks else ''}peak RSS {fmt(summary.peak_rss_mb, ' MiB')} exact (kernel high-water mark); "
                  f"sampled max {fmt(summary.peak_sampled_mb, ' MiB')} at {summary.sample_hz} Hz; "
-                 f"floor {fmt(summary.floor_mb, ' MiB')}; cap {summary.cap}")
-    over = rss_over_cap_note(summary.peak_rss_mb, summary.cap_mb, summary.cap, summary.cgroup_peak_mb)
-    if over:
-        lines.append(f"  {over}")
+                 f"floor {fmt(summary.floor_mb, ' MiB')}; cap {summary.cap_text}")
+    if summary.cap_note:
+        lines.append(f"  {summary.cap_note}")
     lines.append(f"  wall {fmt(summary.wall_s, ' s')}, train {fmt(summary.train_s, ' s')}, "
                  f"{fmt(summary.samples_per_s, ' samples/s', ',.0f')}")
     lines.append(f"  accuracy {fmt(summary.accuracy, '', '.4f')}, "

@@ -36,7 +36,9 @@ def cmd_runs(args, home: str) -> int:
                  "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
                  "balanced_accuracy": r.result.balanced_accuracy,
                  "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host,
-                 "tags": tags.get(r.id, []), "damage": list(r.damage)}
+                 "tags": tags.get(r.id, []), "damage": list(r.damage), "cap": r.result.cap, "cap_mb": r.result.cap_mb,
+                 "cgroup_peak_mb": r.result.cgroup_peak_mb, "cgroup_held_peak_mb": r.result.cgroup_held_peak_mb,
+                 "run_peak_mb": r.run_peak.mb, "run_peak_exact": r.run_peak.exact}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
@@ -45,11 +47,12 @@ def cmd_runs(args, home: str) -> int:
             names = [os.path.basename(str(r["dataset"])) if r["dataset"] is not None else "-" for r in rows]
             wide = min(40, max([7] + [len(n) for n in names]))
             print(f"{'id':>5} {'status':10} {'created':19} {'dataset':{wide}} {'mode':7} {'model':13} "
-                  f"{'peak MiB':>9} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name [tags]")
-            for r, name in zip(rows, names):
+                  f"{'peak MiB':>9} {'cap':15} {'held MiB':>8} {'acc':>6} {'bal.acc':>7} {'samples/s':>11}  name [tags]")
+            for rec, r, name in zip(runs, rows, names):
                 created = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created_at"]))
                            if r["created_at"] is not None else "-")
-                peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
+                # the run's peak: exact, or a data-parallel run's processes summed (sampled: '~')
+                peak = f"{'' if r['run_peak_exact'] else '~'}{r['run_peak_mb']:.1f}" if r["run_peak_mb"] else "-"
                 acc = f"{r['accuracy']:.3f}" if r["accuracy"] is not None else "-"
                 bal = f"{r['balanced_accuracy']:.3f}" if r["balanced_accuracy"] is not None else "-"
                 sps = f"{r['samples_per_s']:,.0f}" if r["samples_per_s"] else "-"
@@ -57,8 +60,12 @@ def cmd_runs(args, home: str) -> int:
                 tagged = shown(r["name"]) + (f" [{', '.join(shown(t) for t in r['tags'])}]" if r["tags"] else "")
                 if r["damage"]:  # its figures are '-': say why
                     tagged += f" DAMAGED: {'; '.join(r['damage'])}"
+                # a cgroup cap's figure: the charge the kernel cannot reclaim (sampled); see docs/runs.md
+                held = f"{r['cgroup_held_peak_mb']:.1f}" if r["cgroup_held_peak_mb"] is not None else "-"
+                cap = rec.result.cap_text if rec.result.cap_text != "none" else "-"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode'] or '-':7} "
-                      f"{r['model'] or '-':13} {peak:>9} {acc:>6} {bal:>7} {sps:>11}  {tagged.strip()}".rstrip())
+                      f"{r['model'] or '-':13} {peak:>9} {cap:15} {held:>8} {acc:>6} {bal:>7} {sps:>11}  "
+                      f"{tagged.strip()}".rstrip())
         return 0
     rec = store.get_run(args.id)
     if rec is None:

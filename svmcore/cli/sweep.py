@@ -54,7 +54,8 @@ def cmd_sweep(args, home: str) -> int:
     result = {"sweep_id": sweep.sweep_id, "grid": grid,
               "executor": executor.describe(),
               "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value, "host": r.host,
-                        "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
+                        "peak_rss_mb": r.result.peak_rss_mb, "peak_mb": r.run_peak.mb, "peak_exact": r.run_peak.exact,
+                        "accuracy": r.result.accuracy,
                         "balanced_accuracy": r.result.balanced_accuracy,
                         "samples_per_s": r.result.samples_per_s} for r in records],
               "skipped": [{"values": p.values, "reason": p.error} for p in points if p.error],
@@ -65,11 +66,13 @@ def cmd_sweep(args, home: str) -> int:
         print(f"\nsweep {sweep.sweep_id}: {len(records)} runs")
         for r in result["runs"]:
             star = "*" if r["run_id"] in result["frontier"] else " "
-            peak = f"{r['peak_rss_mb']:.1f}" if r["peak_rss_mb"] else "-"
+            # the run's peak; a data-parallel run's is all its processes, sampled (marked ~)
+            peak = f"{'' if r['peak_exact'] else '~'}{r['peak_mb']:.1f}" if r["peak_mb"] else "-"
             acc = f"{r['accuracy']:.4f}" if r["accuracy"] is not None else "-"
             print(f" {star} run {r['run_id']:>4}  {r['status']:9}  peak {peak:>8} MiB  acc {acc}  on {r['host']}  "
                   f"{r['values']}")
-        print(" * on the memory/accuracy frontier")
+        print(" * on the memory/accuracy frontier" + ("; ~ all the run's processes, sampled sum (data-parallel)"
+                                                      if any(not r["peak_exact"] for r in result["runs"]) else ""))
     if interrupts.received():
         return EXIT[RunStatus.CANCELLED]
     return 0 if all(r.status in (RunStatus.COMPLETED, RunStatus.OOM) for r in records) else 1

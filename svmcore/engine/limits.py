@@ -128,6 +128,26 @@ def cgroup_oom_kills(path: str) -> int:
     return 0
 
 
+def cgroup_charge(path: str) -> tuple[int, int] | None:
+    """What the kernel charges to the cgroup now, the quantity its limit bounds
+    (``memory.usage_in_bytes``: the group's anonymous memory, kernel memory and the page cache
+    its processes brought in first), and the page cache within it that the kernel reclaims
+    before it kills (``memory.stat``: the file pages on its LRU lists). None once it is gone."""
+    try:
+        with open(os.path.join(path, "memory.usage_in_bytes"), "rb") as f:
+            usage = int(f.read())
+        with open(os.path.join(path, "memory.stat"), "rb") as f:
+            stat = f.read()
+    except (OSError, ValueError):
+        return None
+    cache = 0
+    for line in stat.splitlines():
+        key, _, value = line.partition(b" ")
+        if key in (b"total_active_file", b"total_inactive_file"):
+            cache += int(value)
+    return usage, min(cache, usage)
+
+
 def cgroup_peak_bytes(path: str) -> int | None:
     try:
         with open(os.path.join(path, "memory.max_usage_in_bytes")) as f:

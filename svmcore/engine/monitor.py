@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
-from svmcore.engine import procfs
+from svmcore.engine import limits, procfs
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.events import PHASE_END, PHASE_START, Event, parse_lines
 from svmcore.store.sqlite import Store, StoreError
@@ -25,9 +25,12 @@ class Buffers:
 
 
 class Monitor:
-    def __init__(self, events_path: str, t0: float):
+    """``cgroup``: the group of a cgroup-capped run, whose charge each sample reads too."""
+
+    def __init__(self, events_path: str, t0: float, cgroup: str | None = None):
         self.events_path = events_path
         self.t0 = t0
+        self.cgroup = cgroup
         self._lock = threading.Lock()
         self._samples: list[MemorySample] = []
         self._events: list[Event] = []
@@ -36,13 +39,21 @@ class Monitor:
         self._offset = 0  # bytes of the event file read so far
         self._flushed = (0, 0)  # samples, events already in the store
 
+    def preload(self, samples: list[MemorySample]) -> None:
+        """Samples already in the store (an earlier runner's, for a run resumed after a restart):
+        part of the run's buffers, never written again."""
+        with self._lock:
+            self._samples[:0] = samples
+        self._flushed = (self._flushed[0] + len(samples), self._flushed[1])
+
     def sample(self, pid: int) -> bool:
         """One reading of the worker's memory; False once it has none (exited)."""
         reading = procfs.read_status(pid)
         if reading is None:
             return False
+        charge = limits.cgroup_charge(self.cgroup) if self.cgroup else None
         s = MemorySample(time.time() - self.t0, reading.rss_bytes, reading.anon_bytes, reading.file_bytes,
-                         reading.hwm_bytes)
+                         reading.hwm_bytes, *(charge or (None, None)))
         with self._lock:
             self._samples.append(s)
         return True
@@ -92,7 +103,7 @@ class Monitor:
             samples = self._samples[n_samples:]
             events = self._events[n_events:]
         try:
-            store.add_samples(run_id, [(s.t_s, s.rss_bytes, s.anon_bytes, s.file_bytes, s.hwm_bytes) for s in samples])
+            store.add_samples(run_id, [astuple(s) for s in samples])
             store.add_events(run_id, [(e["seq"], e["t_s"], e["kind"],
                                        {k: v for k, v in e.items() if k not in ("seq", "t_s", "kind")}) for e in events])
         except StoreError as e:

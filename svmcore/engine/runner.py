@@ -63,6 +63,23 @@ def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
     return kind, cfg.memory_cap_mb * MiB
 
 
+def read_job(run_dir: str | None, run_id: int | None = None) -> dict:
+    """A run's job file as its runner wrote it (``{}`` when it cannot be read, which is logged).
+    A job file written before it recorded ``started_at`` was written just before the worker
+    started: its modification time stands in."""
+    path = os.path.join(run_dir or "", "job.json")
+    try:
+        with open(path) as f:
+            job = json.load(f)
+        if not isinstance(job, dict):
+            raise ValueError("not a JSON object")
+        job.setdefault("started_at", os.path.getmtime(path))
+        return job
+    except (OSError, ValueError) as e:
+        log.warning("run %s: its job file could not be read (%s); its cap and start are not known", run_id, e)
+        return {}
+
+
 class Run:
     """A live run. ``start()`` spawns the worker; ``wait()`` blocks until it ended and its
     outcome is in the store; ``cancel()`` kills it and every descendant. ``prediction`` is
@@ -133,9 +150,10 @@ class Run:
                                           self.cap_bytes if self.cap_kind == "cgroup" else None)
             if self.cap_kind == "cgroup" and cgroup is None:
                 self.cap_kind = "rlimit"  # the machine refused the cgroup: still cap the worker
-            job = {"config": self.config.to_dict(), "cache_dir": os.path.join(self.home, "cache"), "cgroup": cgroup,
-                   "cap_kind": None if self.cap_kind == "none" else self.cap_kind, "cap_bytes": self.cap_bytes}
             self._t0 = time.time()
+            job = {"config": self.config.to_dict(), "cache_dir": os.path.join(self.home, "cache"), "cgroup": cgroup,
+                   "cap_kind": None if self.cap_kind == "none" else self.cap_kind, "cap_bytes": self.cap_bytes,
+                   "started_at": self._t0}  # whoever finishes the run after a restart times it from here
             self.worker = WorkerProcess.spawn(self.run_dir, job, self.extra_env)
             self.status = RunStatus.RUNNING
             try:
@@ -156,21 +174,41 @@ class Run:
     @classmethod
     def attach(cls, store: Store, record: RunRecord) -> "Run":
         """Monitor a worker started by a runner that has since died (found after a restart)."""
+        run = cls._resume(store, record)
+        registry.register(run)
+        run._watch()
+        return run
+
+    @classmethod
+    def finish_unwatched(cls, store: Store, record: RunRecord) -> "Run":
+        """Record how a run ended whose worker ended while no runner watched it (found after a
+        restart): from its event file, the samples stored until its runner died, its job file
+        (the cap, the cgroup's OOM kills and peak) and its stderr, as a watched run's end is."""
+        run = cls._resume(store, record)
+        run.monitor.tail_events()
+        b = run.monitor.buffers()
+        # the worker's end is its last word (the outcome event comes last), else its last sample
+        ended_s = max([e["t_s"] for e in b.events] + [s.t_s for s in b.samples] + [0.0])
+        run._record_outcome({"code": None}, wall_s=ended_s)
+        run.store_error = run.monitor.flush(store, run.run_id)
+        run._finish()
+        return run
+
+    @classmethod
+    def _resume(cls, store: Store, record: RunRecord) -> "Run":
+        """A run of an earlier runner as its job file and the store describe it: its cap (kind and
+        size), its cgroup, the worker's start (the clock of its samples and events) and the samples
+        its runner stored, so that its summary covers the whole run."""
         run = cls(store, RunConfig(**record.config), sweep_id=record.sweep_id, label=record.label)
         run.run_id, run.run_dir = record.id, record.run_dir
         run.status = RunStatus.RUNNING
-        run._t0 = record.created_at
-        cgroup = None
-        try:
-            with open(os.path.join(run.run_dir, "job.json")) as f:
-                job = json.load(f)
-            cgroup = job.get("cgroup")
-            run.cap_kind = job.get("cap_kind") or "none"
-        except (OSError, ValueError) as e:
-            log.warning("run %s: its job file could not be read (%s); monitoring it without its cap", run.run_id, e)
-        run.worker = WorkerProcess(record.worker_pid, record.worker_ctime, child=False, cgroup=cgroup)
-        registry.register(run)
-        run._watch()
+        job = read_job(run.run_dir, run.run_id)
+        run.cap_kind = job.get("cap_kind") or "none"
+        run.cap_bytes = job.get("cap_bytes") if run.cap_kind != "none" else None
+        run._t0 = job.get("started_at") or record.created_at
+        run.worker = WorkerProcess(record.worker_pid, record.worker_ctime, child=False, cgroup=job.get("cgroup"))
+        run.monitor = run._new_monitor()
+        run.monitor.preload([MemorySample(*row) for row in store.samples(run.run_id)])
         return run
 
     def cancel(self) -> None:
@@ -192,9 +230,15 @@ class Run:
 
     # ------------------------------------------------------------- monitor
     def _watch(self) -> None:
-        self.monitor = Monitor(os.path.join(self.run_dir, "events.jsonl"), self._t0)
+        if self.monitor is None:
+            self.monitor = self._new_monitor()
         self._thread = threading.Thread(target=self._monitor, name=f"svmcore-run-{self.run_id}", daemon=True)
         self._thread.start()
+
+    def _new_monitor(self) -> Monitor:
+        """The run's buffers; under a cgroup cap each sample reads the charge the cap limits too."""
+        capped = self.worker.cgroup if self.worker and self.cap_kind == "cgroup" else None
+        return Monitor(os.path.join(self.run_dir or "", "events.jsonl"), self._t0, cgroup=capped)
 
     def _monitor(self) -> None:
         period = 1.0 / self.sample_hz
@@ -237,7 +281,7 @@ class Run:
         finally:
             self._finish()
 
-    def _record_outcome(self, exit_info: dict) -> None:
+    def _record_outcome(self, exit_info: dict, wall_s: float | None = None) -> None:
         b = self.monitor.buffers()
         cgroup = self.worker.cgroup
         ending = Ending(exit_info, cancelled=self._cancel.is_set(), stuck_in_imports=self._stuck_in_imports,
@@ -250,7 +294,8 @@ class Run:
         self.status = status
         self.summary = build_summary(RunEnd(self.run_id, status, b.events, b.samples, phase_spans(b.events),
                                             outcome, error, last_phase, self.cap_kind, self.cap_bytes, exit_info,
-                                            time.time() - self._t0, self.sample_hz))
+                                            time.time() - self._t0 if wall_s is None else wall_s,
+                                            self.sample_hz))
         if cgroup and self.cap_kind == "cgroup":
             # only a cgroup cap makes the group's peak a figure to compare: it counts the page cache
             # the run's reads brought in (1,177 MiB for an uncapped lean run whose exact peak was 108)

@@ -17,13 +17,22 @@ from svmcore.spec.result import TrainResult
 @dataclass(frozen=True)
 class MemorySample:
     """One 50 Hz reading: instantaneous RSS split into anonymous and file-backed pages,
-    and the kernel's high-water mark (exact, but reset by the worker at each phase)."""
+    and the kernel's high-water mark (exact, but reset by the worker at each phase); for a
+    cgroup-capped run, what its cgroup is charged (what the cap limits) and the page cache
+    within that charge (None otherwise)."""
 
     t_s: float
     rss_bytes: int
     anon_bytes: int
     file_bytes: int
     hwm_bytes: int
+    cgroup_bytes: int | None = None
+    cgroup_cache_bytes: int | None = None
+
+    @property
+    def held_bytes(self) -> int | None:
+        """The cgroup's charge the kernel cannot reclaim (less its page cache): what decides an OOM kill."""
+        return None if self.cgroup_bytes is None else self.cgroup_bytes - (self.cgroup_cache_bytes or 0)
 
 
 def tail_text(path: str, n: int = 4000) -> str:
@@ -128,6 +137,10 @@ def build_summary(end: RunEnd) -> dict:
         summary["data"] = data_ev.get("info")
         if data_ev.get("prepared_once"):  # copies of the data its prepare phase built, later runs reuse
             summary["prepared_once"] = data_ev["prepared_once"]
+    held = [s.held_bytes for s in samples if s.held_bytes is not None]
+    if held:  # a cgroup-capped run: the highest sampled charge less its page cache, and what RSS has besides
+        summary["cgroup_held_peak_mb"] = max(held) / MiB
+        summary["rss_file_mb"] = max(samples, key=lambda s: s.rss_bytes).file_bytes / MiB
     peaks = parallel_peaks(summary.get("parallel"), summary["peak_rss_mb"])
     if peaks:  # a data-parallel run's headline: all its processes, beside its largest worker and coordinator
         summary.update(peak_all_processes_mb=peaks.all_processes_mb,

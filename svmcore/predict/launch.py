@@ -8,7 +8,8 @@ import logging
 import os
 
 from svmcore.predict.calibration import load_calibration
-from svmcore.predict.floors import cap_below_floor, floor_for
+from svmcore.engine.runner import resolve_cap
+from svmcore.predict.floors import cap_below_floor, floor_for, library_files_mb
 from svmcore.predict.model import (
     Shape,
     data_shape,
@@ -78,23 +79,26 @@ def launch_forecast(cfg: RunConfig, home: str, shape: Shape | None = None) -> di
     shape = shape or data_shape(cfg, os.path.join(home, "cache"))
     cal = load_calibration(home)
     floor, floor_basis = floor_for(cfg, cal)
+    # the cap the run will have, and what of its RSS a cgroup cap does not count
+    capped = {"floor_mb": floor, "floor_basis": floor_basis, "cap_kind": resolve_cap(cfg)[0],
+              "library_files_mb": library_files_mb(cfg)}
     if cal is not None:
         pred = predict(cfg, cal, shape)
         parts_mb = {k: v for k, v in pred["parts"].items() if k != "floor"}
         return {"peak_mb": pred["predicted_peak_mb"], "peak_phase": pred["peak_phase"], "lower_bound": False,
-                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated",
-                "floor_mb": floor, "floor_basis": floor_basis}
+                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated", **capped}
     lb = lower_bound(cfg, shape)
     return {"peak_mb": lb["peak_mb"], "peak_phase": lb["peak_phase"], "lower_bound": True, "parts": lb["parts"],
             "train_s": round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference",
-            "floor_mb": floor, "floor_basis": floor_basis}
+            **capped}
 
 
 def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
                     cpus: int | None = None) -> list[str]:
     """One sentence per reason to think twice before launching: the forecast peak above
     the memory available now or above the run's memory cap (a cap below the floor, what
-    the libraries alone hold, says so instead), a train phase forecast longer than
+    the libraries alone hold, says so instead; under a cgroup cap, the forecast of what the
+    run's cgroup is charged: the peak less the library files other processes hold), a train phase forecast longer than
     ``LONG_TRAIN_S``, or more threads than the ``cpus`` this machine gives the run.
     ``forecast`` is ``launch_forecast``'s. Pure."""
     out = []
@@ -111,12 +115,20 @@ def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
     if available_bytes is not None and peak * MiB > available_bytes:
         out.append(f"Memory: this run {what}; this machine has {available_bytes / MiB:,.0f} MiB available now. "
                    "It may be killed by the kernel's out-of-memory killer or slow the machine down.")
-    below_floor = (cap_below_floor(cfg, forecast["floor_mb"], forecast.get("floor_basis", ""))
-                   if forecast.get("floor_mb") is not None else None)
+    # a lower bound is the parts alone, without the floor and so without the library files: all of it is charged
+    cgroup = (forecast.get("cap_kind") == "cgroup" and forecast.get("library_files_mb") is not None
+              and not forecast["lower_bound"])
+    below_floor = (cap_below_floor(cfg, forecast["floor_mb"], forecast.get("floor_basis", ""),
+                                   forecast.get("cap_kind")) if forecast.get("floor_mb") is not None else None)
+    # a cgroup cap limits what is charged to the run's group: its RSS less the library files others hold
+    charged = max(0.0, peak - forecast["library_files_mb"]) if cgroup else peak
     if below_floor:
         out.append(below_floor)
-    elif cfg.memory_cap_mb is not None and peak > cfg.memory_cap_mb:
-        out.append(f"Memory: this run {what}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
+    elif cfg.memory_cap_mb is not None and charged > cfg.memory_cap_mb:
+        how = (f"; under a cgroup cap what counts is what the kernel charges to the run's cgroup, forecast at "
+               f"{charged:,.0f} MiB (the peak less the {forecast['library_files_mb']:,.0f} MiB of library files that "
+               "other processes already hold in memory, charged to their groups)" if cgroup else "")
+        out.append(f"Memory: this run {what}{how}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
                    "likely end out of memory.")
     train_s = forecast.get("train_s")
     if train_s is not None and train_s > LONG_TRAIN_S:

@@ -150,10 +150,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
     measured = None
     for rec in history or []:
         if rec.status.value == "completed" and validate(rec.config) == best:
-            measured = {"run_id": rec.id, "peak_rss_mb": rec.summary.get("peak_rss_mb"),
-                        "accuracy": rec.summary.get("accuracy"),
-                        "balanced_accuracy": rec.summary.get("balanced_accuracy"),
-                        "samples_per_s": rec.summary.get("samples_per_s")}
+            measured = measured_of(rec)
     return {
         "budget_mb": budget_mb, "objective": objective, "fits": True,
         "config": best.to_dict(), "changed": _changed(best, cfg0),
@@ -170,6 +167,14 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
         "runners_up": [{"changed": _changed(c, cfg0), "predicted_peak_mb": p["predicted_peak_mb"]}
                        for c, p in pool[1:4]],
     }
+
+
+def measured_of(rec) -> dict:
+    """A run of the recommended setting as measured: its run peak (a data-parallel run's: all its
+    processes, sampled) and scores."""
+    s, peak = rec.result, rec.run_peak
+    return {"run_id": rec.id, "peak_mb": peak.mb, "peak_exact": peak.exact, "accuracy": s.accuracy,
+            "balanced_accuracy": s.balanced_accuracy, "samples_per_s": s.samples_per_s}
 
 
 def _changed(cfg: RunConfig, base: RunConfig) -> dict:

@@ -88,13 +88,24 @@ def cap_message(cap_kind: str, cap_bytes: int, threads: int, phase: str | None, 
 
 
 def rss_over_cap_note(peak_rss_mb: float | None, cap_mb: float | None, cap_kind: str | None,
-                      cgroup_peak_mb: float | None = None) -> str | None:
-    """Why a run's exact RSS peak can stand above its cgroup cap (None when it does not,
-    or the cap was not a cgroup's): RSS counts every page the process maps, but a cgroup
-    is charged for a page once, by the group that first brought it into memory; the pages
-    of shared libraries already in the page cache (Python's, numpy's, scipy's) were
-    charged to other groups, so the cap bounds what this run added, not its RSS."""
-    if cap_kind != "cgroup" or not peak_rss_mb or not cap_mb or peak_rss_mb <= cap_mb:
+                      cgroup_peak_mb: float | None = None, held_peak_mb: float | None = None,
+                      rss_file_mb: float | None = None) -> str | None:
+    """What a cgroup cap limits and why a run's RSS differs from it (None when the cap was
+    not a cgroup's). RSS counts every page the process maps, but a cgroup is charged for a
+    page once, by the group that first brought it into memory: the pages of shared
+    libraries already in the page cache (Python's, numpy's, scipy's) were charged to other
+    groups. With the run's charge sampled (``held_peak_mb``: the charge less its page cache;
+    ``rss_file_mb``: the file-backed pages of its highest RSS sample) the sentence gives its
+    own measurement; a run stored before that gets the general one when its RSS passed the cap."""
+    if cap_kind != "cgroup" or not peak_rss_mb or not cap_mb:
+        return None
+    if cgroup_peak_mb and held_peak_mb is not None and rss_file_mb is not None:
+        return (f"The cap limits what the kernel charges to the run's cgroup, which peaked at {cgroup_peak_mb:,.0f} "
+                f"MiB (exact; {held_peak_mb:,.0f} MiB of it memory the kernel cannot reclaim, sampled), not its RSS, "
+                f"which peaked at {peak_rss_mb:,.0f} MiB: RSS also counts the {rss_file_mb:,.0f} MiB of library files "
+                "the worker maps, which other processes read into memory first and so are charged to their groups, "
+                "while page cache the run brings in is charged to it and reclaimed before any kill.")
+    if peak_rss_mb <= cap_mb:
         return None
     charged = (f" (the cgroup itself peaked at {cgroup_peak_mb:,.0f} MiB, page cache included)"
                if cgroup_peak_mb else "")

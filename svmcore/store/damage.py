@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svmcore.store.rows import event_row, unreadable_events, unreadable_samples, value_problem
-from svmcore.store.sqlite import Store
+from svmcore.store.sqlite import SAMPLE_COLUMNS, Store
 
-_SAMPLE_COLUMNS = ("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes")
-# a sample row that holds other than numbers (SQLite keeps whatever a row was given)
-_BAD_SAMPLE = " OR ".join(f"typeof({c}) NOT IN ('integer', 'real')" for c in _SAMPLE_COLUMNS)
+# a sample row that holds other than numbers (SQLite keeps whatever a row was given); the cgroup
+# columns are NULL in an uncapped run's samples
+_BAD_SAMPLE = " OR ".join([f"typeof({c}) NOT IN ('integer', 'real')" for c in SAMPLE_COLUMNS[:5]]
+                          + [f"typeof({c}) NOT IN ('integer', 'real', 'null')" for c in SAMPLE_COLUMNS[5:]])
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import csv
 import io
 
 from svmcore.store.damage import run_damage
-from svmcore.store.sqlite import Store
+from svmcore.store.sqlite import SAMPLE_COLUMNS, Store
 
 
 def run_export(store: Store, run_id: int) -> dict:
@@ -17,15 +17,14 @@ def run_export(store: Store, run_id: int) -> dict:
             "host": rec.host, "host_cpus": rec.host_cpus, "host_memory_bytes": rec.host_memory_bytes,
             "parent_run_id": rec.parent_run_id, "change": rec.change,
             "config": rec.config, "summary": rec.summary,
-            "samples": [dict(zip(("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"), s))
-                        for s in store.samples(run_id)],
+            "samples": [dict(zip(SAMPLE_COLUMNS, s)) for s in store.samples(run_id)],
             "events": store.events(run_id), "damage": run_damage(store, run_id)}
 
 
 def samples_csv(record: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["run_id", "t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes"])
+    w.writerow(["run_id", *SAMPLE_COLUMNS])  # a cgroup's charge and cache are empty for a run without a cgroup cap
     for s in record["samples"]:
-        w.writerow([record["id"], f"{s['t_s']:.4f}", s["rss_bytes"], s["anon_bytes"], s["file_bytes"], s["hwm_bytes"]])
+        w.writerow([record["id"], f"{s['t_s']:.4f}", *(s.get(c) for c in SAMPLE_COLUMNS[1:])])
     return buf.getvalue()

@@ -7,6 +7,7 @@ from enum import Enum
 
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.names import shown
+from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.spec.scores import quality_warnings
 
 MAX_ROWID = 2**63 - 1
@@ -91,6 +92,11 @@ class RunRecord:
         """The stored summary, typed."""
         return RunSummary.from_dict(self.summary)
 
+    @property
+    def run_peak(self) -> "RunPeak":
+        """The run's peak (``RunSummary.run_peak``)."""
+        return self.result.run_peak
+
 
 @dataclass(frozen=True)
 class PhaseSpan:
@@ -144,7 +150,9 @@ class RunSummary:
     warnings: list | None = None  # the scores' warnings, each {"kind", "text"}; None in runs stored before them
     cap: str | None = None
     cap_mb: float | None = None
-    cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's peak, page cache included
+    cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's exact peak charge, page cache included
+    cgroup_held_peak_mb: float | None = None  # cgroup-capped runs only: the charge less its page cache, sampled
+    rss_file_mb: float | None = None  # cgroup-capped runs only: file-backed pages of the highest RSS sample
     phase: str | None = None  # where a run that did not complete ended
     error: dict | None = None
     exit: dict | None = None
@@ -182,8 +190,27 @@ class RunSummary:
         return (self.error or {}).get("message")
 
     @property
+    def cap_text(self) -> str:
+        """'cgroup 150 MiB', 'rlimit 500 MiB' or 'none'."""
+        return f"{self.cap} {self.cap_mb:,.0f} MiB" if self.cap and self.cap != "none" and self.cap_mb else "none"
+
+    @property
+    def cap_note(self) -> str | None:
+        """What a cgroup cap limits and why the run's RSS differs (``spec.outcomes.rss_over_cap_note``)."""
+        return rss_over_cap_note(self.peak_rss_mb, self.cap_mb, self.cap, self.cgroup_peak_mb,
+                                 self.cgroup_held_peak_mb, self.rss_file_mb)
+
+    @property
     def parallel_peaks(self) -> "ParallelPeaks | None":
         return parallel_peaks(self.extra.get("parallel"), self.peak_rss_mb)
+
+    @property
+    def run_peak(self) -> "RunPeak":
+        """The run's peak, as every consumer judges and names it (``RunPeak``)."""
+        par = self.parallel_peaks
+        if par is not None and par.all_processes_mb is not None:
+            return RunPeak(par.all_processes_mb, False, par)
+        return RunPeak(self.peak_rss_mb, True, par)
 
 
 @dataclass(frozen=True)
@@ -207,6 +234,38 @@ class ParallelPeaks:
         return (f"all processes {mib(self.all_processes_mb)} (sampled sum) · largest Dask worker{worker} "
                 f"{mib(self.largest_worker_mb)} ({'exact' if self.largest_worker_exact else 'sampled'}) · "
                 f"coordinator {mib(self.coordinator_mb)} (exact)")
+
+
+@dataclass(frozen=True)
+class RunPeak:
+    """A run's peak: its worker's exact peak (the kernel's high-water mark); for a data-parallel
+    run, all its processes together (their 50 Hz samples summed: sampled), its largest Dask
+    worker and its coordinator named beside it (``parallel``). The machine holds every process
+    of a run at once, so a budget, a fit or a comparison judges this figure."""
+
+    mb: float | None
+    exact: bool
+    parallel: ParallelPeaks | None = None
+
+    @property
+    def label(self) -> str:
+        """What the figure is: 'exact peak', or 'peak of all processes (sampled sum)'."""
+        return "exact peak" if self.exact else "peak of all processes (sampled sum)"
+
+    def text(self) -> str:
+        """'252 MiB'; a data-parallel run: '620 MiB in all its processes (sampled sum; largest Dask
+        worker (2) 230 MiB, exact; coordinator 161 MiB, exact)'."""
+        mb = "–" if self.mb is None else f"{self.mb:,.0f} MiB"
+        par = self.parallel
+        if par is None:
+            return mb
+        if self.exact:  # its workers were never read: the coordinator is all that is known
+            return f"{mb} (its coordinator's alone: its Dask workers' memory was not read)"
+        worker = "–" if par.largest_worker_mb is None else f"{par.largest_worker_mb:,.0f} MiB"
+        coordinator = "–" if par.coordinator_mb is None else f"{par.coordinator_mb:,.0f} MiB"
+        return (f"{mb} in all its processes (sampled sum; largest Dask worker"
+                f"{f' ({par.largest_worker})' if par.largest_worker else ''} {worker}, "
+                f"{'exact' if par.largest_worker_exact else 'sampled'}; coordinator {coordinator}, exact)")
 
 
 def parallel_peaks(par: dict | None, coordinator_mb: float | None) -> ParallelPeaks | None:

@@ -101,7 +101,19 @@ CREATE TABLE IF NOT EXISTS run_tags (
 ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes", "INTEGER"),
                  ("runs", "name", "TEXT"), ("runs", "colour", "TEXT"),
                  # ``fit``: the attempt this run follows, and the change it made to that attempt's knobs (JSON)
-                 ("runs", "parent_run_id", "INTEGER"), ("runs", "change", "TEXT"))
+                 ("runs", "parent_run_id", "INTEGER"), ("runs", "change", "TEXT"),
+                 # a cgroup-capped run's samples: what its cgroup is charged (the quantity its cap limits)
+                 # and the page cache within that charge (NULL for other runs and older samples)
+                 ("samples", "cgroup_bytes", "INTEGER"), ("samples", "cgroup_cache_bytes", "INTEGER"))
+# A sample as ``add_samples`` takes it and ``samples`` returns it, in this order.
+SAMPLE_COLUMNS = ("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes", "cgroup_bytes", "cgroup_cache_bytes")
+_INSERT_SAMPLES = (f"INSERT INTO samples (run_id, {', '.join(SAMPLE_COLUMNS)}) "
+                   f"VALUES ({', '.join('?' * (len(SAMPLE_COLUMNS) + 1))})")
+
+
+def _sample_row(run_id: int, row: tuple) -> tuple:
+    """A sample's row; one of five figures (made before samples carried a cgroup's charge) has none."""
+    return (run_id, *row, None, None) if len(row) == 5 else (run_id, *row)
 
 
 
@@ -372,8 +384,7 @@ class Store:
                  host.get("memory_bytes"), run_id, RunStatus.RUNNING.value, RunStatus.QUEUED.value))
             if cur.rowcount != 1:
                 return False
-            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
-                           "VALUES (?,?,?,?,?,?)", [(run_id, *s) for s in record.get("samples") or []])
+            db.executemany(_INSERT_SAMPLES, [_sample_row(run_id, s) for s in record.get("samples") or []])
             db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
                            [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
             return True
@@ -411,8 +422,7 @@ class Store:
         if not rows:
             return
         with self._writing() as db:
-            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
-                           "VALUES (?,?,?,?,?,?)", [(run_id, *r) for r in rows])
+            db.executemany(_INSERT_SAMPLES, [_sample_row(run_id, r) for r in rows])
 
     def add_events(self, run_id: int, events: Iterable[tuple[int, float, str, dict]]) -> None:
         events = list(events)
@@ -491,24 +501,25 @@ class Store:
         records = [run_record(r) for r in self._db().execute(sql, args)]
         return records if damaged else [r for r in records if not r.damaged]
 
-    def samples(self, run_id: int) -> list[tuple[float, int, int, int, int]]:
-        """The run's memory samples in time order, without those that cannot be read
-        (logged; ``read_samples`` says which)."""
+    def samples(self, run_id: int) -> list[tuple]:
+        """The run's memory samples in time order, each as ``SAMPLE_COLUMNS``, without those
+        that cannot be read (logged; ``read_samples`` says which)."""
         rows, damage = self.read_samples(run_id)
         if damage:
             self._warn_once(("samples", run_id, *damage), "run %s: %s; left out ('svmcore runs check' lists the "
                             "damage)", run_id, damage[0])
         return rows
 
-    def read_samples(self, run_id: int) -> tuple[list[tuple[float, int, int, int, int]], list[str]]:
+    def read_samples(self, run_id: int) -> tuple[list[tuple], list[str]]:
         """(the run's readable samples in time order, what could not be read): a row that
-        holds other than numbers (SQLite keeps whatever a row was given) is left out."""
+        holds other than numbers (SQLite keeps whatever a row was given; the cgroup columns
+        may be NULL: an uncapped run's) is left out."""
         if not in_rowid_range(run_id):
             return [], []
         rows = [tuple(r) for r in self._db().execute(
-            "SELECT t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes FROM samples WHERE run_id=? ORDER BY t_s",
-            (run_id,))]
-        good = [r for r in rows if all(isinstance(v, (int, float)) for v in r)]
+            f"SELECT {', '.join(SAMPLE_COLUMNS)} FROM samples WHERE run_id=? ORDER BY t_s", (run_id,))]
+        good = [r for r in rows if all(isinstance(v, (int, float)) for v in r[:5])
+                and all(v is None or isinstance(v, (int, float)) for v in r[5:])]
         return good, [unreadable_samples(len(rows) - len(good))] if len(good) < len(rows) else []
 
     def events(self, run_id: int) -> list[dict[str, Any]]:
@@ -641,10 +652,9 @@ class Store:
                 result["runs"] += 1
                 if new != old:
                     result["run_ids"][old] = new
-            copied = [(run_ids[r["run_id"]], r["t_s"], r["rss_bytes"], r["anon_bytes"], r["file_bytes"],
-                       r["hwm_bytes"]) for r in samples if r["run_id"] in run_ids]
-            db.executemany("INSERT INTO samples (run_id, t_s, rss_bytes, anon_bytes, file_bytes, hwm_bytes) "
-                           "VALUES (?,?,?,?,?,?)", copied)
+            copied = [(run_ids[r["run_id"]], *(r.get(c) for c in SAMPLE_COLUMNS))
+                      for r in samples if r["run_id"] in run_ids]
+            db.executemany(_INSERT_SAMPLES, copied)
             result["samples"] = len(copied)
             result["already_present"]["samples"] = sum(r["run_id"] in present for r in samples)
             result["without_run"]["samples"] = len(samples) - len(copied) - result["already_present"]["samples"]

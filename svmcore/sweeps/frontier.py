@@ -25,9 +25,11 @@ class TradeoffPoint:
     host: str | None = None
     balanced_accuracy: float | None = None
     on_speed_frontier: bool = False  # not beaten on peak, accuracy and samples/s at once
-    all_processes_mb: float | None = None  # a data-parallel run: every process summed (sampled); peak_mb is its coordinator's
+    # the run's peak (``RunSummary.run_peak``): exact, or a data-parallel run's every process summed (sampled)
+    all_processes_mb: float | None = None
     largest_worker_mb: float | None = None
     name: str = ""  # the name the user gave the run, if any
+    peak_exact: bool = True  # False: peak_mb is a data-parallel run's sampled sum of all its processes
 
 
 def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
@@ -36,14 +38,15 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
     reached) so the view shows where the cap cut in."""
     pts = []
     for r in records:
-        s = r.result
-        if r.status not in (RunStatus.COMPLETED, RunStatus.OOM) or not s.peak_rss_mb:
+        s, peak = r.result, r.run_peak
+        if r.status not in (RunStatus.COMPLETED, RunStatus.OOM) or not peak.mb:
             continue
-        peaks = s.parallel_peaks
-        pts.append(TradeoffPoint(r.id, float(s.peak_rss_mb), s.accuracy, s.samples_per_s, r.status.value,
+        peaks = peak.parallel
+        pts.append(TradeoffPoint(r.id, float(peak.mb), s.accuracy, s.samples_per_s, r.status.value,
                                  r.label or f"run {r.id}", host=r.host, balanced_accuracy=s.balanced_accuracy,
                                  all_processes_mb=peaks.all_processes_mb if peaks else None,
-                                 largest_worker_mb=peaks.largest_worker_mb if peaks else None, name=r.shown_name))
+                                 largest_worker_mb=peaks.largest_worker_mb if peaks else None, name=r.shown_name,
+                                 peak_exact=peak.exact))
     done = [p for p in pts if p.status == "completed" and p.accuracy is not None]
     frontier = {p.run_id for p in pareto_front(done)}
     speed = {p.run_id for p in speed_front(done)}
@@ -67,7 +70,7 @@ OBJECTIVES = ("accuracy", "balanced_accuracy", "samples_per_s")
 
 
 def fits_budget(p: TradeoffPoint, budget_mb: float) -> bool:
-    """Its exact peak fits, and for a data-parallel run its processes' sum does too."""
+    """Its run peak fits (a data-parallel run's: all its processes, which the machine holds at once)."""
     return p.peak_mb <= budget_mb and (p.all_processes_mb is None or p.all_processes_mb <= budget_mb)
 
 

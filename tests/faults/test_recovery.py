@@ -99,3 +99,89 @@ def test_reused_pid_is_not_mistaken_for_the_worker(store):
     assert store.get_run(run_id).status == RunStatus.LOST
 
 
+
+
+# ---------------------------------------------------------------- what a recovered run's summary says
+
+def _start_cli(home, command, fault, **knobs):
+    """``svmcore run`` or ``svmcore fit --budget B`` (B: the cap) as a real process, ``SMALL`` and ``knobs``."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=ROOT, SVMCORE_FAULT=fault)
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in {**SMALL, **knobs}.items()]
+    head = ["fit", "--budget", str(knobs["memory_cap_mb"])] if command == "fit" else ["run"]
+    return subprocess.Popen([sys.executable, "-m", "svmcore"] + head + ["--home", home, "--json"] + args,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+
+
+def _recovered_after_runner_killed(home, store, command, watched):
+    """Kill -9 the runner (``run`` or ``fit``) mid-training; recover at once (the worker is re-attached
+    and watched to its end), or only once the worker has ended unwatched (finished from its files)."""
+    from svmcore.engine import limits
+
+    proc = _start_cli(home, command, "sleep:4@epoch2", memory_cap_mb=600, cap_kind="cgroup")
+    rec = _wait_running(store)
+    _wait_until(lambda: any(e["kind"] == "progress" for e in store.events(rec.id)), "training under way")
+    proc.kill()
+    proc.wait()
+    if watched:
+        assert recover(store) == [rec.id]
+        run = get_active(store.home, rec.id)
+        assert run is not None and run.wait(120) == RunStatus.COMPLETED, run and run.summary
+    else:
+        _wait_until(lambda: not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker ended", 120)
+        assert recover(store) == [rec.id]
+    after = store.get_run(rec.id)
+    s, samples = after.result, store.samples(rec.id)
+    case = f"{command}, {'re-attached' if watched else 'finished unwatched'}: {after.summary}"
+    assert after.status == RunStatus.COMPLETED, case
+    assert (s.cap, s.cap_mb) == ("cgroup", 600), case
+    assert limits.cgroup_available() and s.cgroup_peak_mb and s.cgroup_peak_mb < 600, case
+    last_phase_end = max(p.end_s for p in s.phases)
+    assert s.wall_s >= last_phase_end > s.phases[0].start_s, case  # from the worker's start to its end
+    assert s.wall_s > s.train_s >= 4, case  # the 4 s sleep is inside training
+    assert s.n_samples == len(samples), case  # every sample, the dead runner's too
+    assert s.peak_sampled_mb == max(r[1] for r in samples) / 2**20, case
+
+
+def test_a_run_recovered_after_its_runner_was_killed_keeps_its_cap_and_wall_time(tmp_path):
+    """kill -9 of ``run`` and of ``fit`` mid-training, each recovered while its worker lives (re-attached)
+    and after it ended unwatched: the summary names the cgroup cap, its size and the group's exact peak,
+    and its wall time runs from the worker's start to its end (it used to say ``cap none`` and
+    6.6 s for a run with 12 s of training). Four CLI runs, two at a time, each in its own home."""
+    from svmcore.store.sqlite import Store
+
+    def case(command, watched):
+        home = str(tmp_path / f"{command}-{watched}")
+        os.makedirs(home)
+        store = Store(home)
+        try:
+            _recovered_after_runner_killed(home, store, command, watched)
+            assert store.integrity_ok()
+        finally:
+            store.close()
+
+    two_at_a_time(case, [("run", True), ("run", False), ("fit", True), ("fit", False)])
+
+
+def test_a_worker_oom_killed_while_no_runner_watched_is_oom_not_lost(home, store):
+    """The runner dies, then its worker hits its cgroup cap (the kernel kills it) before anyone recovers
+    the run: the cgroup's OOM-kill count says how it ended, as it would have told the runner."""
+    from svmcore.engine import limits
+
+    if not limits.cgroup_available():
+        import pytest
+        pytest.skip("no writable cgroup v1 memory controller")
+    proc = _start_cli(home, "run", "sleep:3@train,hog:600@train", memory_cap_mb=400, cap_kind="cgroup")
+    rec = _wait_running(store)
+    proc.kill()
+    proc.wait()
+    _wait_until(lambda: not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker ended", 120)
+    assert recover(store) == [rec.id]
+    after = store.get_run(rec.id)
+    assert after.status == RunStatus.OOM, after.summary
+    assert "OOM killer" in after.summary["error"]["message"], after.summary
+    assert (after.result.cap, after.result.cap_mb) == ("cgroup", 400)

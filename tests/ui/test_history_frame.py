@@ -22,9 +22,9 @@ def test_speeds_are_rounded_and_a_missing_one_stays_missing():
 def test_the_data_parallel_columns_show_only_when_a_data_parallel_run_is_listed():
     # the walk's table had two columns of "None" on every one of 33 single-process runs
     plain = history_frame([_row(1, 10.0), _row(2, 20.0)])
-    assert "all_processes_mb" not in plain and "largest_worker_mb" not in plain
-    mixed = history_frame([_row(1, 10.0), dict(_row(2, 20.0), all_processes_mb=680.0, largest_worker_mb=300.0)])
-    assert list(mixed["all_processes_mb"].isna()) == [True, False] and "largest_worker_mb" in mixed
+    assert "coordinator_mb" not in plain and "largest_worker_mb" not in plain
+    mixed = history_frame([_row(1, 10.0), dict(_row(2, 20.0), coordinator_mb=168.0, largest_worker_mb=300.0)])
+    assert list(mixed["coordinator_mb"].isna()) == [True, False] and "largest_worker_mb" in mixed
 
 
 def test_knobs_that_differ_keep_whole_numbers_whole_and_dash_a_missing_one():

@@ -235,7 +235,7 @@ def test_a_data_parallel_run_is_headed_by_all_its_processes_on_the_panel_and_in_
     at.switch_page("pages/1_Compare.py").run()
     assert_clean(at)
     row = at.dataframe[0].value.set_index("id").loc[rid]
-    assert (row["peak_mb"], row["all_processes_mb"], row["largest_worker_mb"]) == (168.3, 679.6, 255.9)
+    assert (row["peak_mb"], row["largest_worker_mb"], row["coordinator_mb"]) == (679.6, 255.9, 168.3)
 
 
 def test_a_data_parallel_run_whose_worker_hit_the_cap_names_that_worker_on_the_panel(app_home):
@@ -256,3 +256,28 @@ def test_a_data_parallel_run_whose_worker_hit_the_cap_names_that_worker_on_the_p
     assert texts(at.warning) == [f"**Run {rid} ran out of memory** in phase **train**: {message}. Memory until then: "
                                  "all processes – (sampled sum) · largest Dask worker – (sampled) · coordinator "
                                  "160 MiB (exact)."], texts(at.warning)
+
+
+def test_a_cgroup_capped_run_shows_what_the_cap_limits_on_the_panel_and_in_compare(app_home):
+    """A run that completed under a 150 MiB cgroup cap at 164 MiB of RSS: the panel says what its cgroup
+    was charged (the figure the cap limits) and why RSS is more; Compare's table lists the cap and that
+    figure."""
+    capped = {"peak_rss_mb": 163.6, "cap": "cgroup", "cap_mb": 150.0, "cgroup_peak_mb": 107.0,
+              "cgroup_held_peak_mb": 106.8, "rss_file_mb": 57.9}
+    s = Store(app_home)
+    rid = s.create_run({"dataset": "sparse-text", "mode": "memory", "model": "linear-svm"}, status=RunStatus.RUNNING)
+    samples = [(t / 10, 160 * 2**20, 102 * 2**20, 58 * 2**20, 163 * 2**20, 105 * 2**20, 2**20) for t in range(20)]
+    s.complete_imported(rid, {"status": "completed", "summary": dict(SUMMARY, **capped), "samples": samples})
+    s.close()
+    at = open_page()
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["charged to its cgroup (exact)"], metrics["cannot be reclaimed (sampled)"]) == ("107.0 MiB",
+                                                                                                   "106.8 MiB")
+    captions = " ".join(texts(at.caption))
+    assert "the quantity its cgroup cap of 150 MiB limits" in captions, captions
+    assert "RSS also counts the 58 MiB of library files the worker maps" in captions, captions
+    at.switch_page("pages/1_Compare.py").run()
+    assert_clean(at)
+    row = at.dataframe[0].value.set_index("id").loc[rid]
+    assert (row["cap"], row["cap_held_mb"]) == ("cgroup 150 MiB", 106.8), row

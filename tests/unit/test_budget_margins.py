@@ -150,6 +150,20 @@ def test_rss_over_a_cgroup_cap_is_explained():
     assert rss_over_cap_note(147.5, None, None) is None
 
 
+def test_a_capped_runs_measured_charge_says_what_the_cap_limits_and_why_rss_differs():
+    """With the charge sampled (runs since the cgroup's usage was read with every sample), the
+    sentence is the run's own measurement, whether or not its RSS passed the cap."""
+    text = rss_over_cap_note(163.6, 150.0, "cgroup", 107.0, held_peak_mb=106.8, rss_file_mb=57.9)
+    assert text == ("The cap limits what the kernel charges to the run's cgroup, which peaked at 107 MiB (exact; "
+                    "107 MiB of it memory the kernel cannot reclaim, sampled), not its RSS, which peaked at 164 MiB: "
+                    "RSS also counts the 58 MiB of library files the worker maps, which other processes read into "
+                    "memory first and so are charged to their groups, while page cache the run brings in is "
+                    "charged to it and reclaimed before any kill.")
+    assert rss_over_cap_note(90.0, 150.0, "cgroup", 80.0, held_peak_mb=60.0, rss_file_mb=30.0).startswith(
+        "The cap limits what the kernel charges to the run's cgroup, which peaked at 80 MiB")
+    assert rss_over_cap_note(90.0, 150.0, "rlimit", 80.0, held_peak_mb=60.0, rss_file_mb=30.0) is None
+
+
 # ---------------------------------------------------------------- recommend leaves the margin
 
 @pytest.fixture

@@ -81,15 +81,15 @@ def test_memory_info_of_a_finished_run():
                          prediction={"predicted_peak_mb": 120.0, "low_mb": 100.0})
     assert memory_info(SAMPLES, summary) == {
         "t": [0.123, 0.5, 1.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5],
-        "phases": [("imports", 0.0, 0.3), ("train", 0.3, 1.0)],
-        "peak_mb": 101.5, "cap_mb": 256.0, "floor_mb": 38.0, "predicted_mb": 120.0,
+        "held": [], "cache": [], "phases": [("imports", 0.0, 0.3), ("train", 0.3, 1.0)],
+        "peak_mb": 101.5, "cap_mb": 256.0, "cgroup_peak_mb": None, "floor_mb": 38.0, "predicted_mb": 120.0,
     }
 
 
 def test_memory_info_of_nothing():
-    assert memory_info([], RunSummary()) == {"t": [], "rss": [], "anon": [], "file": [], "phases": [],
-                                             "peak_mb": None, "cap_mb": None, "floor_mb": None,
-                                             "predicted_mb": None}
+    assert memory_info([], RunSummary()) == {"t": [], "rss": [], "anon": [], "file": [], "held": [], "cache": [],
+                                             "phases": [], "peak_mb": None, "cap_mb": None, "cgroup_peak_mb": None,
+                                             "floor_mb": None, "predicted_mb": None}
 
 
 def test_memory_info_leaves_out_phases_without_an_end():
@@ -250,14 +250,16 @@ EVENTS = [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("train", 0.
           progress(0.75, 100, 0.25), ev(0.8, 100, 0.6, 0.55), progress(1.0, 300, 0.5), end("train", 1.0, 0.7, 101.5),
           ev(1.1, 300, 0.7, 0.66, rows=4000, final=True)]
 COMMON = {"id": 3, "name": "stream", "title": "run 3 · stream", "colour": PALETTE[2], "sampled": 3, "drawn": 3,
-          "peak_mb": 101.5, "peak_phase": "train", "cap_mb": 256.0, "cap": "rlimit", "floor_mb": 38.0,
+          "peak_mb": 101.5, "peak_phase": "train", "cap_mb": 256.0, "cap": "rlimit", "cgroup_peak_mb": None,
+          "floor_mb": 38.0,
           "predicted_mb": 120.0, "monitor": "full", "workers": {"workers": [], "total": {"t": [], "rss": []}}}
 
 
 def test_run_series_by_time_puts_all_three_panels_on_seconds_since_launch():
     assert run_series(3, SAMPLES, EVENTS, SUMMARY, "time", name="stream") == dict(
         COMMON, x="time",
-        mem={"x": [0.123, 0.5, 1.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5]},
+        mem={"x": [0.123, 0.5, 1.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5],
+             "held": [], "cache": []},
         thr={"x": [0.75, 1.0], "samples_per_s": [400.0, 600.0]},
         acc={"x": [0.8], "accuracy": [0.6], "balanced": [0.55], "rows": 500},
         final={"x": 1.1, "accuracy": 0.7, "balanced": 0.66, "rows": 4000},
@@ -267,7 +269,8 @@ def test_run_series_by_time_puts_all_three_panels_on_seconds_since_launch():
 def test_run_series_by_samples_seen_moves_every_panel_and_the_phases():
     assert run_series(3, SAMPLES, EVENTS, SUMMARY, "samples", name="stream") == dict(
         COMMON, x="samples",
-        mem={"x": [0.0, 0.0, 300.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5]},
+        mem={"x": [0.0, 0.0, 300.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5],
+             "held": [], "cache": []},
         thr={"x": [100.0, 300.0], "samples_per_s": [400.0, 600.0]},
         acc={"x": [100], "accuracy": [0.6], "balanced": [0.55], "rows": 500},
         final={"x": 300, "accuracy": 0.7, "balanced": 0.66, "rows": 4000},
@@ -277,7 +280,7 @@ def test_run_series_by_samples_seen_moves_every_panel_and_the_phases():
 def test_run_series_of_a_run_that_never_trained_has_nothing_by_samples_seen():
     series = run_series(4, SAMPLES, EVENTS[:2], RunSummary(phases=SUMMARY.phases[:1]), "samples")
     assert (series["mem"], series["drawn"], series["sampled"], series["phases"], series["final"]) == (
-        {"x": [], "rss": [], "anon": [], "file": []}, 0, 3, [], None)
+        {"x": [], "rss": [], "anon": [], "file": [], "held": [], "cache": []}, 0, 3, [], None)
 
 
 def test_run_series_thins_long_runs_keeping_the_peak():
@@ -616,3 +619,73 @@ def test_twelve_runs_phase_peaks_get_a_legend_column_and_the_height_for_it():
     many = phase_peaks_figure(phase_peaks_info(views))
     assert many.layout.legend.orientation == "v" and many.layout.legend.x > 1
     assert many.layout.height >= 12 * 22
+
+
+# ---------------------------------------------------------------- a cgroup cap: what it limits, against it
+
+def charged(t, rss_mb, anon_mb, file_mb, charge_mb, cache_mb, hwm_mb=0):
+    return MemorySample(t, int(rss_mb * MiB), int(anon_mb * MiB), int(file_mb * MiB), int(hwm_mb * MiB),
+                        int(charge_mb * MiB), int(cache_mb * MiB))
+
+
+CAPPED = [charged(0.1, 90, 40, 50, 42, 2), charged(0.5, 170, 115, 55, 125, 5), charged(1.0, 160, 100, 60, 140, 40)]
+CAPPED_SUMMARY = RunSummary(peak_rss_mb=171.0, cap="cgroup", cap_mb=150.0, cgroup_peak_mb=141.0,
+                            cgroup_held_peak_mb=120.0)
+
+
+def test_memory_info_of_a_cgroup_capped_run_has_what_its_cgroup_is_charged():
+    info = memory_info(CAPPED, CAPPED_SUMMARY)
+    assert (info["held"], info["cache"]) == ([40.0, 120.0, 100.0], [2.0, 5.0, 40.0])  # the charge, split
+    assert (info["cgroup_peak_mb"], info["cap_mb"], info["peak_mb"]) == (141.0, 150.0, 171.0)
+    assert max(h + c for h, c in zip(info["held"], info["cache"])) <= info["cap_mb"] < max(info["rss"])
+    plain = memory_info(SAMPLES, SUMMARY)
+    assert (plain["held"], plain["cache"], plain["cgroup_peak_mb"]) == ([], [], None)
+
+
+def test_thinning_a_capped_run_keeps_the_peak_of_its_charge_as_well_as_of_its_rss():
+    samples = [charged(i / 50, 100 + (i == 3) * 50, 60, 40, 60 + (i == 11) * 80, 0) for i in range(20)]
+    series = run_series(1, samples, [], CAPPED_SUMMARY, most=5)
+    m = series["mem"]
+    assert max(m["rss"]) == 150.0 and max(h + c for h, c in zip(m["held"], m["cache"])) == 140.0
+    assert len(m["x"]) == len(m["held"]) == len(m["cache"]) == len(m["rss"]) and m["x"] == sorted(m["x"])
+
+
+def test_a_capped_runs_chart_draws_the_charge_against_the_cap_and_rss_beside_it():
+    fig = stacked_figure(stacked_info([run_series(4, CAPPED, [], CAPPED_SUMMARY)])).to_plotly_json()
+    by_name = {d["name"]: d for d in fig["data"]}
+    held, cache = by_name["charged to its cgroup: memory the kernel cannot reclaim"], by_name[
+        "charged to its cgroup: page cache (reclaimed before any kill)"]
+    assert held["stackgroup"] == cache["stackgroup"] == "charge" and list(held["y"]) == [40.0, 120.0, 100.0]
+    assert {"cgroup cap 150 MiB", "cgroup exact peak 141 MiB (what the cap limits)", "exact peak 171 MiB",
+            "total RSS"} <= set(by_name)
+    assert "anonymous" not in by_name and "file-backed" not in by_name  # RSS beside it as a line, not a second stack
+    assert list(by_name["total RSS"]["y"]) == [90.0, 170.0, 160.0]
+
+
+def test_a_live_capped_run_draws_its_charge_under_its_cgroup_cap():
+    view = LiveView(6, CAPPED, [start("imports", 0.0)], RunSummary(), True, {"memory_cap_mb": 150, "cap_kind": "auto"})
+    series = view_series(view)
+    assert (series["cap"], series["cap_mb"], series["mem"]["held"]) == ("cgroup", 150, [40.0, 120.0, 100.0])
+
+
+def test_the_memory_caption_says_what_is_drawn_and_for_a_capped_run_why_rss_is_not_what_the_cap_limits():
+    from ui.charts import memory_caption
+
+    plain = memory_caption(run_series(3, SAMPLES, EVENTS, SUMMARY))
+    assert plain.startswith("Memory: resident set size sampled 50 times a second (3 samples), stacked as anonymous")
+    capped = memory_caption(run_series(4, CAPPED, [], CAPPED_SUMMARY), "It peaked at 141 MiB.")
+    assert capped.startswith("Memory: what the kernel charges to the run's cgroup, the quantity its cgroup cap of "
+                             "150 MiB limits, sampled 50 times a second (3 samples)")
+    assert capped.endswith("It peaked at 141 MiB.")
+    live = memory_caption(view_series(LiveView(6, CAPPED, [], RunSummary(), True, {"memory_cap_mb": 150})))
+    assert "other processes read into memory first" in live  # the reason, before the run's own figures exist
+
+
+def test_a_capped_sample_without_its_charge_is_a_gap_not_a_crash():
+    """The cgroup read can fail for one sample (the group going as the run ends): that sample has
+    RSS but no charge, drawn as a gap."""
+    samples = CAPPED + [ms(1.2, 150, 95, 55)]
+    info = memory_info(samples, CAPPED_SUMMARY)
+    assert (info["held"][-1], info["cache"][-1]) == (None, None) and info["held"][:3] == [40.0, 120.0, 100.0]
+    series = run_series(4, samples, [], CAPPED_SUMMARY, most=3)
+    assert series["mem"]["held"] and len(series["mem"]["held"]) == len(series["mem"]["x"])

@@ -238,7 +238,8 @@ def test_a_data_parallel_point_carries_all_its_processes_and_its_largest_worker(
                                 record(2, RunStatus.COMPLETED, {"peak_rss_mb": 168.3, "accuracy": 0.8,
                                                                 "parallel": par})])
     assert (one.all_processes_mb, one.largest_worker_mb) == (None, None)
-    assert (ddp.peak_mb, ddp.all_processes_mb, ddp.largest_worker_mb) == (168.3, 679.6, 255.9)
+    assert (ddp.peak_mb, ddp.all_processes_mb, ddp.largest_worker_mb) == (679.6, 679.6, 255.9)  # the run's peak
+    assert (ddp.peak_exact, one.peak_exact) == (False, True)
 
 
 def test_a_data_parallel_run_fits_a_budget_only_when_all_its_processes_do():

@@ -19,7 +19,7 @@ from svmcore.app.headlines import (
     run_title,
     speed_text,
 )
-from svmcore.store.records import PhaseSpan, RunSummary
+from svmcore.store.records import PhaseSpan, RunPeak, RunSummary
 
 MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
                   balanced_accuracy=0.70, samples_per_s=280_000.0)
@@ -108,7 +108,8 @@ def test_run_facts_of_a_summary():
     s = RunSummary(peak_rss_mb=99.0, peak_phase="load", phase=None, cap="cgroup", cap_mb=512.0, accuracy=0.9,
                    balanced_accuracy=0.8, samples_per_s=1e4)
     assert RunFacts.of(4, "completed", s, "float32") == RunFacts(4, "completed", "float32", 99.0, "load", None,
-                                                                  "cgroup", 512.0, 0.9, 0.8, 1e4)
+                                                                  "cgroup", 512.0, 0.9, 0.8, 1e4,
+                                                                  peak=RunPeak(99.0, True, None))
 
 
 @pytest.mark.parametrize("name,value,text", [
@@ -293,15 +294,16 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
         "format": "png", "filename": "runs-1-2-memory", "width": 1600, "height": fig.layout.height, "scale": 1}
 
 
-def test_a_comparison_with_a_data_parallel_run_says_its_peak_is_the_coordinators_and_gives_its_workers():
+def test_a_comparison_with_a_data_parallel_run_weighs_all_its_processes_and_names_its_largest_worker():
     """Issue 18: a data-parallel run's headline peak was its coordinator's alone (167 MiB
-    where its processes held 680 MiB together); a comparison line says so and gives both."""
+    where its processes held 680 MiB together); issue 40: the comparison weighs all its processes
+    (sampled, so the peak is not called exact), its largest worker and coordinator named."""
     base = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
                     balanced_accuracy=0.7, samples_per_s=280_000.0)
     par = RunFacts.of(2, "completed", RunSummary.from_dict({
         "status": "completed", "peak_rss_mb": 168.3, "peak_phase": "train", "accuracy": 0.75,
         "balanced_accuracy": 0.7, "samples_per_s": 140_000.0, "parallel": PARALLEL}), "workers 2")
     line = comparison_headline(base, par)
-    assert ("exact peak −33% (253 → 168 MiB; run 2's is its coordinator's alone, all processes 680 MiB "
-            "(sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB (exact))") in line
+    assert ("peak +169% (253 → 680 MiB; run 2's: 680 MiB in all its processes (sampled sum; largest Dask worker "
+            "(2) 256 MiB, exact; coordinator 168 MiB, exact))") in line and "exact peak" not in line, line
     assert "coordinator" not in comparison_headline(base, RunFacts(3, "completed", "x", peak_mb=200.0))

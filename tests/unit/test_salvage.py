@@ -21,7 +21,7 @@ PAGE = 4096
 
 
 def sample(i: int) -> tuple:
-    return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i)
+    return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i, 900 + i, 30)  # with a cgroup's charge and cache
 
 
 def make_store(home, runs=30, samples_each=300, events_each=40, delete=(3,)):

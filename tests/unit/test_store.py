@@ -29,7 +29,8 @@ def run_store(tmp_path):
 
 
 def sample(i: int) -> tuple:
-    return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i)
+    """t_s, rss, anon, file, hwm and, for a cgroup-capped run, the group's charge and its page cache."""
+    return (i * 0.02, 1000 + i, 600 + i, 400, 2000 + i, 700 + i, 50)
 
 
 def progress(i: int) -> dict:
@@ -135,7 +136,7 @@ def test_samples_round_trip_in_time_order(run_store):
 
 def test_large_byte_counts_round_trip(run_store):
     rid = run_store.create_run({})
-    row = (1.5, 2**40, 2**39, 2**38, 2**41)
+    row = (1.5, 2**40, 2**39, 2**38, 2**41, 2**40 - 1, 2**37)
     run_store.add_samples(rid, [row])
     assert run_store.samples(rid) == [row]
 
@@ -622,5 +623,29 @@ def test_runs_check_reports_what_integrity_check_finds(tmp_path, capsys):
         assert cmd_runs_check(s, as_json=True) == 1
         report = json.loads(capsys.readouterr().out)
         assert report["ok"] is False and report["problems"]
+    finally:
+        s.close()
+
+
+def test_a_store_made_before_the_cgroup_columns_keeps_its_samples_and_gains_them(tmp_path):
+    """Samples of a store made before they carried the cgroup's charge read back with None there;
+    new ones keep it; a sample of five figures (a remote worker of that time) is still taken."""
+    home = tmp_path / "home"
+    home.mkdir()
+    db = sqlite3.connect(home / "runs.sqlite")
+    db.executescript(OLD_SCHEMA + "CREATE TABLE samples (run_id INTEGER NOT NULL, t_s REAL NOT NULL, "
+                     "rss_bytes INTEGER NOT NULL, anon_bytes INTEGER NOT NULL, file_bytes INTEGER NOT NULL, "
+                     "hwm_bytes INTEGER NOT NULL);")
+    db.execute("INSERT INTO runs (created_at, status, config) VALUES (1.0, 'completed', '{}')")
+    db.execute("INSERT INTO samples VALUES (1, 0.5, 10, 6, 4, 12)")
+    db.commit()
+    db.close()
+    s = Store(str(home))
+    try:
+        assert s.samples(1) == [(0.5, 10, 6, 4, 12, None, None)]
+        rid = s.create_run({})
+        s.add_samples(rid, [sample(1), sample(2)[:5]])
+        assert s.samples(rid) == [sample(1), sample(2)[:5] + (None, None)]
+        assert s.integrity_ok()
     finally:
         s.close()
