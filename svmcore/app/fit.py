@@ -195,9 +195,18 @@ def _costs(attempts: list[dict]) -> str:
     if first is None or None in (first["accuracy"], last["accuracy"]):
         return ""
     words = f"; accuracy {100 * (last['accuracy'] - first['accuracy']):+.1f} pt"
-    if first["samples_per_s"] and last["samples_per_s"]:
-        words += f", {first['samples_per_s'] / last['samples_per_s']:.1f}x slower"
-    return words + f" than run {first['run_id']}"
+    if not (first["samples_per_s"] and last["samples_per_s"]):
+        return words + f" against run {first['run_id']}"
+    return words + f", {_speed_words(last['samples_per_s'] / first['samples_per_s'])} run {first['run_id']}"
+
+
+def _speed_words(ratio: float) -> str:
+    """'1.3x faster than' / '1.3x slower than' for a ratio of speeds (after over before);
+    'as fast as' where it rounds to 1.0x either way."""
+    factor = ratio if ratio >= 1 else 1 / ratio
+    if round(factor, 1) <= 1.0:
+        return "as fast as"
+    return f"{factor:.1f}x {'faster' if ratio > 1 else 'slower'} than"
 
 
 LOOP_STEPS = (
