@@ -46,6 +46,7 @@ MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of t
 COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "precision": (0, 0),
         "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
         "model": (2, 0), "hashing": (3, 0)}
+NARROW_BITS = 14  # data this narrow (2^14 columns or fewer) is not hashed further
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
 # the precision remedy's next step down, and the logging remedy's
 NARROWER = {Precision.FLOAT64: Precision.FLOAT32, Precision.FLOAT32: Precision.FLOAT16}
@@ -135,7 +136,8 @@ def moves(cfg: RunConfig, width: int | None = None) -> list[Move]:
 
 def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str]:
     depth = len(cfg.hidden_sizes)
-    bits = cfg.hashing_bits or (max(2, width or cfg.features or DEFAULT_FEATURES.get(cfg.dataset, 1 << 20)) - 1).bit_length()
+    columns = width or cfg.features or DEFAULT_FEATURES.get(cfg.dataset, 1 << 20)
+    bits = cfg.hashing_bits or (max(2, columns) - 1).bit_length()
     steps = {
         "batch": ({"batch_size": max(256, cfg.batch_size // 4)}, "") if cfg.batch_size > 256
         else (None, f"the batch is already {cfg.batch_size:,} rows"),
@@ -154,8 +156,10 @@ def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str
         else (None, "monitoring is already off"),
         "threads": ({"threads": 1}, "") if cfg.threads > 1 else (None, "the run already uses one thread"),
         "gc": ({"gc_every": 10}, "") if not cfg.gc_every else (None, "gc.collect already runs"),
-        "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > 14
-        else (None, f"the columns are already folded to 2^{bits}"),
+        "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > NARROW_BITS
+        else (None, f"the columns are already folded to 2^{bits}") if cfg.hashing_bits
+        else (None, f"the data has {columns:,} columns, never hashed: hashing folds wide data (more than "
+                    f"2^{NARROW_BITS} columns) into fewer"),
         "model": ({"model": Model.KERNEL_APPROX}, "") if cfg.model == Model.KERNEL_SVM
         else (None, "the model is not the exact kernel SVM"),
     }

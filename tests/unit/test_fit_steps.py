@@ -30,3 +30,29 @@ def test_the_fit_summary_says_faster_for_a_faster_run_and_slower_for_a_slower_on
     assert "1.3x slower than run 1" in slower["summary"], slower["summary"]
     same = _end(True, "fits", [_attempt(1, "completed", 1000.0), _attempt(2, "completed", 1010.0)], ["x"], 100)
     assert "as fast as run 1" in same["summary"], same["summary"]
+
+
+def _libsvm(path, rows: int, width: int, per_row: int) -> str:
+    """An a9a-like file: svmlight, binary features, no extension."""
+    import random
+
+    rng = random.Random(1)
+    with open(path, "w") as f:
+        for i in range(rows):
+            ids = sorted(rng.sample(range(1, width + 1), per_row))
+            f.write(("+1" if i % 4 == 0 else "-1") + " " + " ".join(f"{j}:1" for j in ids) + "\n")
+    return str(path)
+
+
+def test_doctor_says_folded_only_where_hashing_was_applied(tmp_path):
+    from svmcore.app.doctor import diagnose, moves
+
+    a9a = _libsvm(tmp_path / "a9a", 2000, 123, 14)
+    narrow = {m.key: m for m in moves(validate(dataset=a9a), 123)}["hashing"]
+    assert narrow.change is None and "folded" not in narrow.reason, narrow.reason
+    assert "123 columns" in narrow.reason and "never hashed" in narrow.reason, narrow.reason
+    folded = {m.key: m for m in moves(validate(dataset=a9a, hashing_bits=7), 128)}["hashing"]
+    assert folded.change is None and folded.reason == "the columns are already folded to 2^7"
+    rec = _record(RunStatus.COMPLETED, {"dataset": a9a}, {"imports": 137.0, "load": 150.0, "train": 152.0})
+    useless = {r["remedy"]: r["why"] for r in diagnose(rec, 140, None, None)["useless"]}
+    assert "folded" not in useless["hashing"] and "123 columns" in useless["hashing"], useless["hashing"]
