@@ -28,7 +28,7 @@ from svmcore.predict.model import Calibration, Shape, data_shape, features, grou
 from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.units import MiB
+from svmcore.spec.units import MiB, apart
 from svmcore.store.records import RunRecord, RunStatus
 
 FLOOR = "libraries' floor"
@@ -349,8 +349,8 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
                           + (f" under {'an' if s.cap == 'rlimit' else 'a'} {s.cap} cap of {s.cap_mb:,.0f} MiB"
                              if s.cap_mb else ""))
     elif rec.status == RunStatus.COMPLETED and budget is not None and (s.peak_rss_mb or 0) > budget:
-        out["verdict"] = (f"run {rec.id} peaked at {s.peak_rss_mb:,.0f} MiB in {owner}, "
-                          f"{s.peak_rss_mb - budget:,.0f} MiB above the budget of {budget:,.0f} MiB")
+        peak, limit, over = apart(s.peak_rss_mb, budget)
+        out["verdict"] = f"run {rec.id} peaked at {peak} MiB in {owner}, {over} MiB above the budget of {limit} MiB"
     elif rec.status == RunStatus.COMPLETED:
         out["verdict"] = (f"run {rec.id} completed at {s.peak_rss_mb or 0:,.0f} MiB"
                           + (f", within the budget of {budget:,.0f} MiB" if budget is not None else

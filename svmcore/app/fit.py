@@ -33,6 +33,7 @@ from svmcore.app.doctor import (
 )
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.units import apart
 from svmcore.store.records import RunRecord, RunStatus
 
 MAX_ATTEMPTS = 5  # launched runs
@@ -77,12 +78,14 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                     + ": measure it first")
                 break
             if not helps or steps >= MAX_STEPS:
-                return _end(False, f"nothing left to try: the forecast peak is {peak:,.0f} MiB in {owner}, above "
-                                   f"the budget of {budget_mb:,.0f} MiB{_most_of(view, owner)}, and no remaining "
+                return _end(False, f"nothing left to try: the forecast peak is {apart(peak, budget_mb)[0]} MiB in "
+                                   f"{owner}, above the budget of {apart(peak, budget_mb)[1]} MiB"
+                                   f"{_most_of(view, owner)}, and no remaining "
                                    "remedy lowers that phase" + _scale_words(scale), attempts, path, budget_mb)
             pick = helps[0]
             steps += 1
-            why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick.title} is predicted to "
+            why = (f"forecast {apart(peak, budget_mb)[0]} MiB in {owner} > budget {apart(peak, budget_mb)[1]}: "
+                   f"{pick.title} is predicted to "
                    f"save {pick.predicted_saving_mb:,.0f} MiB" + (" and fit" if pick.fits else ""))
             pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
             path.append(change_words(pick.change))
@@ -106,16 +109,17 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         attempts.append(attempt)
         parent, pending = rec.id, []
         if rec.status == RunStatus.COMPLETED and (s.peak_rss_mb or 0) <= budget_mb:
-            path.append(f"run {rec.id}, {s.peak_rss_mb:,.0f} MiB, fits")
-            return _end(True, f"run {rec.id} completed at {s.peak_rss_mb:,.0f} MiB, within the budget of "
-                              f"{budget_mb:,.0f} MiB", attempts, path, budget_mb, reference)
+            peak_words, budget_words, _ = apart(s.peak_rss_mb, budget_mb)
+            path.append(f"run {rec.id}, {peak_words} MiB, fits")
+            return _end(True, f"run {rec.id} completed at {peak_words} MiB, within the budget of {budget_words} MiB",
+                        attempts, path, budget_mb, reference)
         if rec.status not in (RunStatus.OOM, RunStatus.COMPLETED):
             path.append(f"run {rec.id} {rec.status.value}")
             return _end(False, f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no reason given'}; "
                                "that is not a memory problem fit can solve", attempts, path, budget_mb)
         d = diagnose(rec, budget_mb, cal, reference, cache_dir)
         how = "oom" if rec.status == RunStatus.OOM else "over budget"
-        path.append(f"run {rec.id} {how} in {d['owner']} at {s.peak_rss_mb or 0:,.0f}")
+        path.append(f"run {rec.id} {how} in {d['owner']} at {apart(s.peak_rss_mb or 0, budget_mb)[0]}")
         if d.get("copy_cached") and not rerun_once:
             rerun_once = True
             why = f"{d['verdict']}: {d['copy_cached']}"

@@ -22,7 +22,7 @@ from svmcore.predict.model import (
 )
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.units import MiB
+from svmcore.spec.units import MiB, apart
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +99,12 @@ def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
     ``forecast`` is ``launch_forecast``'s. Pure."""
     out = []
     peak = forecast["peak_mb"]
+    shown = apart(peak, cfg.memory_cap_mb)[0] if cfg.memory_cap_mb is not None else f"{peak:,.0f}"
     if forecast["lower_bound"]:
-        what = (f"needs at least {peak:,.0f} MiB (a lower bound: the parts' sizes alone, without the "
+        what = (f"needs at least {shown} MiB (a lower bound: the parts' sizes alone, without the "
                 "interpreter's floor or any overhead; calibrate for a forecast)")
     else:
-        what = f"is forecast to peak at {peak:,.0f} MiB (exact peak, calibrated memory model)"
+        what = f"is forecast to peak at {shown} MiB (exact peak, calibrated memory model)"
     parts_mb = {k: v for k, v in (forecast.get("parts") or {}).items() if v}
     if parts_mb:
         big = max(parts_mb, key=parts_mb.get)

@@ -56,3 +56,32 @@ def test_doctor_says_folded_only_where_hashing_was_applied(tmp_path):
     rec = _record(RunStatus.COMPLETED, {"dataset": a9a}, {"imports": 137.0, "load": 150.0, "train": 152.0})
     useless = {r["remedy"]: r["why"] for r in diagnose(rec, 140, None, None)["useless"]}
     assert "folded" not in useless["hashing"] and "123 columns" in useless["hashing"], useless["hashing"]
+
+
+def test_a_peak_just_above_the_budget_is_not_rounded_to_it():
+    from svmcore.app.doctor import diagnose
+    from svmcore.app.fit import fit
+
+    rec = _record(RunStatus.COMPLETED, {"rows": 20_000}, {"imports": 128.0, "load": 140.0, "train": 143.3})
+    verdict = diagnose(rec, 143, None, None)["verdict"]
+    assert "peaked at 143.3 MiB in train, 0.3 MiB above the budget of 143.0 MiB" in verdict, verdict
+    said: list[str] = []
+    launched = []
+
+    def launch(cfg, parent, change):
+        launched.append(cfg)
+        return _record(RunStatus.COMPLETED, cfg.to_dict(), {"imports": 128.0, "load": 150.0, "evaluate": 160.0},
+                       run_id=len(launched), accuracy=0.9, samples_per_s=1000.0)
+
+    fit({"rows": 20_000, "epochs": 1}, 167, launch, None, None, progress=said.append)  # forecast 167.3 MiB
+    assert said and all(" 167 MiB in evaluate > budget 167" not in s for s in said), said
+    assert any("forecast 167.3 MiB in evaluate > budget 167.0" in s for s in said), said
+
+
+def test_a_forecast_just_above_the_cap_is_not_rounded_to_it():
+    from svmcore.predict.launch import launch_warnings
+
+    forecast = {"peak_mb": 143.4, "peak_phase": "train", "lower_bound": False, "parts": {"model": 10.0},
+                "train_s": None, "time_basis": "calibrated", "floor_mb": 100.0, "floor_basis": "measured"}
+    warns = launch_warnings(validate(memory_cap_mb=143), forecast, None)
+    assert any("peak at 143.4 MiB" in w and "memory cap is 143 MiB" in w for w in warns), warns
