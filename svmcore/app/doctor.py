@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 
 from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
+from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
 from svmcore.predict.model import Calibration, Shape, data_shape, features, group_parts, parts, predict
 from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
@@ -117,21 +119,38 @@ class Option:
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
 
 
-def moves(cfg: RunConfig, width: int | None = None) -> list[Move]:
+def moves(cfg: RunConfig, width: int | None = None, file_format: str = "") -> list[Move]:
     """The step each memory remedy would take from ``cfg`` (``width``: the data's columns,
-    for hashing), or why it cannot."""
+    for hashing; ``file_format``: its file's format, for the lean path), or why it cannot."""
     out = []
     for r in REMEDIES:
         if r.key in NOT_FOR_ONE_RUN:
             continue
         change, reason = _step(r.key, cfg, width)
         out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
-    if not cfg.is_builtin and cfg.model == Model.LINEAR_SVM and not cfg.lean:
-        key, title, acts = LEAN
-        out.append(_checked(Move(key, title, acts, {"mode": Mode.STREAM, "parser": Parser.NATIVE,
-                                                    "solver": Solver.NATIVE,
-                                                    "representation": Representation.SPARSE, "hashing_bits": 0}), cfg))
+    key, title, acts = LEAN
+    why_not = lean_out_of_reach(cfg, file_format)
+    out.append(_checked(Move(key, title, acts, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
     return out
+
+
+LEAN_CHANGE = {"mode": Mode.STREAM, "parser": Parser.NATIVE, "solver": Solver.NATIVE,
+               "representation": Representation.SPARSE, "hashing_bits": 0}
+
+
+def lean_out_of_reach(cfg: RunConfig, file_format: str = "") -> str | None:
+    """Why the lean path (a floor of about 30 MiB, numpy and the native library only) is not
+    for this run, or None when it is. ``file_format``: the data file's, as read."""
+    if cfg.lean:
+        return "the run already takes it"
+    if cfg.is_builtin:
+        return f"it reads svmlight files only, and {cfg.dataset} is a built-in dataset"
+    if cfg.model != Model.LINEAR_SVM:
+        return f"it trains linear-svm only, not {cfg.model}"
+    if file_format and file_format != "svmlight":
+        return (f"it reads svmlight files only, and {os.path.basename(cfg.dataset)} is "
+                f"{FORMAT_WORDS.get(file_format, file_format)} by its content")
+    return None
 
 
 def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str]:
@@ -205,7 +224,7 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
                  f"{floor_basis}; calibrate for a forecast")
     peak_phase = max(phases, key=lambda p: phases[p]["mb"])
     return {"peak_mb": phases[peak_phase]["mb"], "peak_phase": peak_phase, "phases": phases, "basis": basis,
-            "width": shape.width,
+            "width": shape.width, "format": shape.file_format, "floor_mb": floor, "floor_basis": floor_basis,
             "calibrated": cal is not None}
 
 
@@ -265,7 +284,7 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
     configs (JSON) already tried, which are said to be tried."""
     helps, useless = [], []
     shapes: dict[int, Shape] = {}
-    for m in moves(cfg, before.get("width")):
+    for m in moves(cfg, before.get("width"), before.get("format", "")):
         row = Option(m.key, m.title, m.acts_on, m.change, measured_saving(m.key, reference, m.change))
         if m.change is None:
             useless.append(dataclasses.replace(row, why=m.reason))
@@ -305,6 +324,16 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
         useless.append(Option(key, r.title, tuple(r.acts_on), None, measured_saving(key, reference), why=why))
     helps.sort(key=lambda r: (0, *r.cost, -r.predicted_saving_mb) if r.fits else (1, -r.predicted_saving_mb, *r.cost))
     return helps, useless
+
+
+def lowering(helps: list[Option]) -> list[Option]:
+    """Of ``options``' remedies, those whose forecast lowers the run's peak (by at least
+    ``MIN_SAVING_MB``: one that lowers its phase while another phase holds or takes the peak
+    is no step), in the order ``fit`` takes them: predicted to fit, cheapest first; then those
+    that keep accuracy, largest saving first; then the rest, largest saving first."""
+    down = [o for o in helps if o.predicted_saving_mb >= MIN_SAVING_MB]
+    return sorted(down, key=lambda o: (0, *o.cost, -o.predicted_saving_mb) if o.fits
+                  else (1, o.cost[0], -o.predicted_saving_mb, o.cost[1]))
 
 
 def corrected(name: str, view: dict, scale: dict[str, float] | None) -> float:
@@ -361,12 +390,20 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
         out["healthy"] = True
     if out.get("healthy"):
         return out
-    others = [v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None]
+    others = {k: v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None}
     if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in DISK_MODES
-            and others and budget is not None and max(others) <= budget):
-        out["copy_cached"] = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later "
-                              f"runs on the same data reuse; its other phases peaked at {max(others):,.0f} MiB, within "
-                              "the budget, so a rerun as is should fit")
+            and others and budget is not None):
+        built = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later runs on the "
+                 "same data reuse")
+        past = max(others, key=others.get)
+        if others[past] <= budget:
+            out["copy_cached"] = (f"{built}; its other phases peaked at {others[past]:,.0f} MiB, within the budget, "
+                                  "so a rerun as is should fit")
+        else:  # the copy is built once: what stays above the budget past it is what to act on
+            out["copy_once"] = (f"{built}; past it, {past} peaked at {others[past]:,.0f} MiB, above the budget: "
+                                f"the remedies act on {past}")
+            owner, owner_mb = past, others[past]
+            out.update(owner=owner, owner_mb=_r(owner_mb))
     view = model_view(cfg, cal, cache_dir=cache_dir)
     ph = view["phases"].get(owner) or view["phases"][view["peak_phase"]]
     out["model"] = {"basis": view["basis"], "owner_predicted_mb": ph["mb"], "peak_mb": view["peak_mb"],
@@ -420,8 +457,8 @@ def text(d: dict) -> str:
                  f"{m['owner_predicted_mb']:,.0f} MiB in all"
                  + (f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['scale']:.2f}x short there, "
                     "and the savings below are corrected by that)" if d.get("scale", 1) > 1.01 else "") + ".")
-    if d.get("copy_cached"):
-        lines.append(f"Note: {d['copy_cached']}.")
+    if d.get("copy_cached") or d.get("copy_once"):
+        lines.append(f"Note: {d.get('copy_cached') or d['copy_once']}.")
     if m["peak_phase"] != d["owner"]:
         lines.append(f"Past {d['owner']}, the model's highest phase is {m['peak_phase']} at {m['peak_mb']:,.0f} MiB.")
     if d["remedies"]:

@@ -26,11 +26,14 @@ from svmcore.app.doctor import (
     corrected_owner,
     corrected_peak,
     diagnose,
+    lean_out_of_reach,
+    lowering,
     measured_saving,
     model_view,
     moves,
     options,
 )
+from svmcore.predict.floors import lean_floor, libraries
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.units import apart
@@ -62,26 +65,30 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     steps = 0
     launched: set[str] = set()
     rerun_once = False
+    out_of_reach = _floor_out_of_reach(cfg, model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal)
+    if out_of_reach:
+        return _end(False, out_of_reach, attempts, path, budget_mb)
     while True:
-        # forecast, and apply remedies until the forecast fits
+        # forecast, and apply remedies until the forecast fits: only a step its forecast lowers the peak by
         while True:
             view = model_view(cfg, cal, cache_dir=cache_dir)
             peak = corrected_peak(view, scale)
             if peak <= budget_mb:
                 break
             owner = corrected_owner(view, scale)
-            helps, _ = options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale, frozenset(tried))
+            helps = lowering(options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale,
+                                     frozenset(tried))[0])
             costly = not helps or steps >= MAX_STEPS or helps[0].cost[0] > 0
             if costly and peak <= budget_mb * (1 + FORECAST_MARGIN) and _key(cfg) not in launched:
                 say(f"the forecast {peak:,.0f} MiB is within the model's {FORECAST_MARGIN:.0%} of the budget and "
-                    + ("no remedy is left" if not helps else f"the next remedy ({helps[0].title}) costs accuracy")
+                    + ("no remedy lowers it" if not helps else f"the next remedy ({helps[0].title}) costs accuracy")
                     + ": measure it first")
                 break
             if not helps or steps >= MAX_STEPS:
-                return _end(False, f"nothing left to try: the forecast peak is {apart(peak, budget_mb)[0]} MiB in "
-                                   f"{owner}, above the budget of {apart(peak, budget_mb)[1]} MiB"
-                                   f"{_most_of(view, owner)}, and no remaining "
-                                   "remedy lowers that phase" + _scale_words(scale), attempts, path, budget_mb)
+                peak_words, budget_words, _ = apart(peak, budget_mb)
+                return _end(False, f"nothing left to try: the forecast peak is {peak_words} MiB in {owner}, above "
+                                   f"the budget of {budget_words} MiB{_most_of(view, owner)}, and no remaining "
+                                   "remedy lowers the forecast peak" + _scale_words(scale), attempts, path, budget_mb)
             pick = helps[0]
             steps += 1
             why = (f"forecast {apart(peak, budget_mb)[0]} MiB in {owner} > budget {apart(peak, budget_mb)[1]}: "
@@ -119,7 +126,9 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                                "that is not a memory problem fit can solve", attempts, path, budget_mb)
         d = diagnose(rec, budget_mb, cal, reference, cache_dir)
         how = "oom" if rec.status == RunStatus.OOM else "over budget"
-        path.append(f"run {rec.id} {how} in {d['owner']} at {apart(s.peak_rss_mb or 0, budget_mb)[0]}")
+        at = apart(s.peak_rss_mb or 0, budget_mb)[0]
+        path.append(f"run {rec.id} {how} in prepare at {at} (its copy, built once), {d['owner']} at "
+                    f"{d['owner_mb']:,.0f}" if d.get("copy_once") else f"run {rec.id} {how} in {d['owner']} at {at}")
         if d.get("copy_cached") and not rerun_once:
             rerun_once = True
             why = f"{d['verdict']}: {d['copy_cached']}"
@@ -161,12 +170,32 @@ PART_WORDS = {"floor": "the libraries' floor", "data": "the training rows", "tes
 
 
 def _most_of(view: dict, phase: str) -> str:
-    """', most of it the held-out rows (104 MiB)': the phase's largest part above the floor."""
+    """', of which the libraries' floor is 128 MiB and the largest part above it the held-out rows
+    (104 MiB)'."""
+    floor = view["phases"][phase]["parts_mb"].get("floor", 0.0)
     parts = {k: v for k, v in view["phases"][phase]["parts_mb"].items() if k != "floor" and v >= 1}
     if not parts:
-        return ", nearly all of it the libraries' floor"
+        return f", nearly all of it the libraries' floor ({floor:,.0f} MiB)"
     big = max(parts, key=parts.get)
-    return f", most of it above the floor {PART_WORDS.get(big, big)} ({parts[big]:,.0f} MiB)"
+    return (f", of which the libraries' floor is {floor:,.0f} MiB and the largest part above it "
+            f"{PART_WORDS.get(big, big)} ({parts[big]:,.0f} MiB)")
+
+
+def _floor_out_of_reach(cfg: RunConfig, view: dict, budget_mb: float, cal: Calibration | None) -> str | None:
+    """Why no setting can fit, said before anything is changed or launched: the floor (what
+    Python and the libraries hold before any data) is at or above the budget, and the lean
+    path, the one remedy with a lower floor, is this run's already or out of its reach. None
+    when a setting may fit."""
+    floor = view["floor_mb"]
+    why_not_lean = lean_out_of_reach(cfg, view["format"])
+    lowest = lean_floor(cal)[0]
+    if floor < budget_mb or (why_not_lean is None and lowest < budget_mb):
+        return None
+    words = (f"no setting fits the budget of {budget_mb:,.0f} MiB: before reading any data, this run's libraries "
+             f"({libraries(cfg)}) hold {floor:,.0f} MiB, its floor ({view['floor_basis']}), and no remedy lowers it")
+    if cfg.lean:
+        return words + " (the lean path has the lowest floor there is)"
+    return words + f"; the lean path, with a floor of {lowest:,.0f} MiB, is out of reach: {why_not_lean}"
 
 
 def _scale_words(scale: dict[str, float]) -> str:
@@ -184,11 +213,14 @@ def _changed(cfg: RunConfig, base: RunConfig) -> dict:
 
 def _end(fits: bool, reason: str, attempts: list[dict], path: list[str], budget_mb: float,
          reference: dict | None = None) -> dict:
+    if not fits:
+        return {"fits": fits, "reason": reason, "budget_mb": budget_mb, "attempts": attempts, "path": path,
+                "summary": f"{' → '.join(path)}; {reason}" if path else reason}
     summary = " → ".join(path) if path else "no change needed"
-    if fits and attempts:
+    if attempts:
         summary += _costs(attempts) or _reference_costs(attempts, reference)
     return {"fits": fits, "reason": reason, "budget_mb": budget_mb, "attempts": attempts, "path": path,
-            "summary": summary + ("" if fits else f"; {reason}")}
+            "summary": summary}
 
 
 def _costs(attempts: list[dict]) -> str:

@@ -36,9 +36,10 @@ def cmd_predict(args, home: str) -> int:
               + ", ".join(f"{k} {v:.0f}" for k, v in cal.floors.items()))
         return 0
     values = knob_values(args)
-    cfg = validate(values)
-    cal = calibration(home, quiet=args.json)
     cache_dir = os.path.join(home, "cache")
+    # what a launch would refuse, estimate refuses too, before calibrating (e.g. raw text on the lean path)
+    cfg = admit(values, cache_dir) if args.command == "estimate" else validate(values)
+    cal = calibration(home, quiet=args.json)
     if args.command == "estimate":
         pred = estimate.predict(cfg, cal, cache_dir=cache_dir)
         if args.json:

@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field
 
 from svmcore.data.shuffle_order import order_bytes
-from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
+from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, check_lean, n_test_rows, scan
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
@@ -90,7 +90,9 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
     """Rows, width and nonzeros per row of the data as a run would see them. Synthetic
     sparse data is measured on one generated chunk (duplicate tokens and hashing
     collisions make it a little sparser than ``nnz_per_row``); files are scanned once
-    (the scan is cached like the worker's)."""
+    (the scan is cached like the worker's). A file the lean path cannot read is refused as
+    the launch refuses it (``check_lean``): no forecast of a run that would not start."""
+    check_lean(cfg)
     src = Source(cfg)
     if cfg.is_synthetic:
         width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
@@ -206,7 +208,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * (8.0 if cfg.mode == "memory" and not shape.dense_source else vb)
     p["load_held"], p["io_densify_chunk"] = load_chunk_moment(cfg, shape, chunk) if dense and not ddp else (0.0, 0.0)
-    if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
+    if source_is_text and cfg.parser in ("numba", "native") and shape.file_format in ("svmlight", ""):
         p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
@@ -341,10 +343,6 @@ def activation_values(cfg: RunConfig, outputs: int) -> float:
         coming = widths[i] if i < depth else outputs
         most = max(most, held + coming + widths[i - 1] * (1 + mask))
     return most
-
-
-def _csv_or_text(cfg: RunConfig) -> bool:
-    return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
 
 
 def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:

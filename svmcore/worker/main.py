@@ -263,7 +263,8 @@ def main(run_dir: str) -> int:
     if unexpected is not None:  # after the outcome: printing can itself run out of memory under a cap
         import traceback
         traceback.print_exception(unexpected)
-    return {"completed": 0, "oom": 3}.get(status, 1)
+    # the CLI's codes: 2 for a failure the input caused (``bad_input``), as ``svmcore run`` exits then
+    return {"completed": 0, "oom": 3}.get(status, 2 if (error or {}).get("bad_input") else 1)
 
 
 if __name__ == "__main__":

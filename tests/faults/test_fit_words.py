@@ -14,7 +14,7 @@ from tests.conftest import cli
 from tests.faults.test_cli_errors import one_line_error
 
 
-def sms_text(path, rows: int = 600, seed: int = 0) -> str:
+def sms_text(path, rows: int = 2000, seed: int = 0) -> str:
     """SMS-like raw text: ``label<TAB>free text`` lines, labels ham/spam, no file extension."""
     rng = random.Random(seed)
     ham = "ok call you later going home now i will be there in a bit what time are we meeting sorry".split()
@@ -49,3 +49,52 @@ def test_a_closed_scheduler_port_is_one_line_before_launch_and_nothing_is_record
     store = Store(home)
     assert store.list_runs() == []
     store.close()
+
+
+@pytest.mark.parametrize("command", ["run", "estimate"])
+def test_raw_text_without_an_extension_is_refused_on_the_lean_path_before_launch(home, tmp_path, command):
+    sms = sms_text(tmp_path / "SMSSpamCollection")
+    proc = cli(command, "--dataset", sms, "--parser", "native", "--solver", "native", "--mode", "stream", home=home,
+               timeout=120)
+    one_line_error(proc, "SMSSpamCollection is raw text", "by its content", "svmlight files only")
+    store = Store(home)
+    assert store.list_runs() == []
+    store.close()
+
+
+def test_svmlight_content_takes_the_lean_path_whatever_the_name(home, tmp_path):
+    path = tmp_path / "rows.txt"  # an extension that used to keep it off the lean path
+    path.write_text("".join(f"{1 if i % 3 else -1} {i % 7 + 1}:1 {i % 5 + 9}:0.5\n" for i in range(2000)))
+    proc = cli("run", "--dataset", str(path), "--parser", "native", "--solver", "native", "--mode", "stream",
+               "--epochs", "1", "--json", home=home, timeout=120, check=0)
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["floor_mb"] < 60, summary["floor_mb"]  # numpy and the native library only, no scikit-learn
+
+
+def test_fit_on_raw_text_below_its_floor_says_so_with_the_floor_and_launches_nothing(home, tmp_path):
+    from svmcore.predict.floors import floor_for
+    from svmcore.spec.config import validate
+
+    sms = sms_text(tmp_path / "SMSSpamCollection")
+    floor = floor_for(validate(dataset=sms), None)[0]
+    proc = cli("fit", "--budget", "100", "--dataset", sms, "--json", home=home, timeout=120, check=3)
+    result = json.loads(proc.stdout)
+    assert not result["fits"] and result["attempts"] == [], result
+    reason = result["reason"]
+    assert reason.startswith("no setting fits the budget of 100 MiB"), reason
+    assert f"{floor:,.0f} MiB" in reason and "floor" in reason, reason
+    assert "raw text" in reason and "svmlight files only" in reason, reason
+    assert result["summary"] == reason  # not 'no change needed'
+    store = Store(home)
+    assert store.list_runs() == []
+    store.close()
+
+
+def test_a_bad_input_failure_mid_run_has_one_exit_code_on_the_cli_and_in_its_json(home, tmp_path):
+    path = tmp_path / "train.svm"
+    path.write_text("".join(f"{1 if i % 3 else -1} {i % 7 + 1}:1 {i % 5 + 9}:0.5\n" for i in range(3000)))
+    proc = cli("run", "--dataset", str(path), "--epochs", "1", "--json", home=home, timeout=120,
+               env={"SVMCORE_FAULT": "truncate:0.5@load"})  # the file changes while the run reads it
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["error"]["bad_input"], summary["error"]
+    assert proc.returncode == 2 and summary["exit"] == {"code": 2}, (proc.returncode, summary["exit"])
