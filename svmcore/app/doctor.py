@@ -273,12 +273,12 @@ def _r(v: float | None, digits: int = 1) -> float | None:
 # ---------------------------------------------------------------- the options
 
 def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, cal: Calibration | None,
-            reference: dict | None, cache_dir: str | None = None, scale: dict[str, float] | None = None,
+            reference: dict | None, cache_dir: str | None = None, misses: dict[str, Miss] | None = None,
             exclude: frozenset[str] = frozenset()) -> tuple[list[Option], list[Option]]:
     """(remedies that act on ``owner``, ranked; remedies that cannot help, with why).
 
-    ``before`` is ``model_view(cfg)``. ``scale`` corrects the model where a measured run
-    showed it short: per phase, what the parts above the floor are multiplied by. Ranked: those
+    ``before`` is ``model_view(cfg)``. ``misses`` corrects the model where a measured run
+    showed it short, per phase (``Miss``). Ranked: those
     predicted to bring the whole run within ``budget_mb`` first, cheapest first (accuracy,
     then speed); then the rest by the predicted saving of the run's peak. ``exclude``:
     configs (JSON) already tried, which are said to be tried."""
@@ -305,9 +305,9 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             continue
         if m.key != "lean":
             shapes.setdefault(after_cfg.hashing_bits, data_shape(after_cfg, cache_dir))
-        b_phase = corrected(owner, before, scale) if owner in before["phases"] else 0.0
-        a_phase = corrected(owner, after, scale) if owner in after["phases"] else 0.0
-        b_peak, a_peak = corrected_peak(before, scale), corrected_peak(after, scale)
+        b_phase = corrected(owner, before, misses) if owner in before["phases"] else 0.0
+        a_phase = corrected(owner, after, misses) if owner in after["phases"] else 0.0
+        b_peak, a_peak = corrected_peak(before, misses), corrected_peak(after, misses)
         row = dataclasses.replace(
             row, predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
             predicted_saving_mb=round(b_peak - a_peak, 1), predicted_phase_saving_mb=round(b_phase - a_phase, 1),
@@ -336,19 +336,59 @@ def lowering(helps: list[Option]) -> list[Option]:
                   else (1, o.cost[0], -o.predicted_saving_mb, o.cost[1]))
 
 
-def corrected(name: str, view: dict, scale: dict[str, float] | None) -> float:
-    """A phase's forecast (MiB) with its parts above the floor scaled by ``scale[name]``."""
+@dataclass(frozen=True)
+class Miss:
+    """How far the memory model fell short of a measured phase: its parts above the floor
+    times ``ratio`` where the miss is in proportion to them (the parts cost more per byte
+    than calibrated), else ``extra_mb`` added: something it does not price, which no remedy
+    of those parts takes away (1 MiB priced and 12 measured is no 12x)."""
+
+    ratio: float = 1.0
+    extra_mb: float = 0.0
+
+    def applied(self, floor: float, mb: float) -> float:
+        return floor + (mb - floor) * self.ratio + self.extra_mb
+
+    def merged(self, other: "Miss") -> "Miss":
+        return Miss(max(self.ratio, other.ratio), max(self.extra_mb, other.extra_mb))
+
+    def words(self) -> str:
+        """'x1.12' or '+12 MiB'; '' for no miss."""
+        if self.extra_mb >= 0.5:
+            return f"+{self.extra_mb:,.0f} MiB"
+        return f"x{self.ratio:.2f}" if self.ratio > 1.01 else ""
+
+
+# A measured phase at most this many times what the model priced above the floor is a miss in proportion to
+# the priced parts; beyond it, something the model does not price (an import, a copy), which is added as is.
+PROPORTIONAL_MISS = 1.5
+
+
+def measured_miss(phase: dict, measured_mb: float | None) -> Miss:
+    """How far the model fell short in a phase (``model_view``'s) that a run measured at
+    ``measured_mb``. An oom run's measured peak is a lower bound of what it needed."""
+    floor = phase["parts_mb"].get("floor", 0.0)
+    priced = phase["mb"] - floor
+    if measured_mb is None or measured_mb <= phase["mb"]:
+        return Miss()
+    if priced > 0 and measured_mb - floor <= priced * PROPORTIONAL_MISS:
+        return Miss(ratio=(measured_mb - floor) / priced)
+    return Miss(extra_mb=measured_mb - phase["mb"])
+
+
+def corrected(name: str, view: dict, misses: dict[str, Miss] | None) -> float:
+    """A phase's forecast (MiB) corrected by the miss a measured run showed there."""
     phase = view["phases"][name]
     floor = phase["parts_mb"].get("floor", view["phases"]["imports"]["mb"])
-    return floor + (phase["mb"] - floor) * (scale or {}).get(name, 1.0)
+    return (misses or {}).get(name, Miss()).applied(floor, phase["mb"])
 
 
-def corrected_peak(view: dict, scale: dict[str, float] | None) -> float:
-    return max(corrected(name, view, scale) for name in view["phases"])
+def corrected_peak(view: dict, misses: dict[str, Miss] | None) -> float:
+    return max(corrected(name, view, misses) for name in view["phases"])
 
 
-def corrected_owner(view: dict, scale: dict[str, float] | None) -> str:
-    return max(view["phases"], key=lambda name: corrected(name, view, scale))
+def corrected_owner(view: dict, misses: dict[str, Miss] | None) -> str:
+    return max(view["phases"], key=lambda name: corrected(name, view, misses))
 
 
 # ---------------------------------------------------------------- one run
@@ -411,19 +451,12 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
                     "held_mb": held(ph["parts_mb"]), "phases_mb": {k: v["mb"] for k, v in view["phases"].items()}}
     biggest = max(out["model"]["held_mb"].items(), key=lambda kv: kv[1], default=(None, 0))
     out["held_most"] = biggest[0]
-    out["scale"] = round(measured_scale(ph, view, owner_mb), 3)
-    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: out["scale"]})
+    miss = measured_miss(ph, owner_mb)
+    out["scale"], out["short_mb"] = round(miss.ratio, 3), round(max(0.0, (owner_mb or 0.0) - ph["mb"]), 1)
+    out["miss"] = dataclasses.asdict(miss)
+    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: miss})
     out["remedies"], out["useless"] = [o.to_dict() for o in helps], [o.to_dict() for o in useless]
     return out
-
-
-def measured_scale(phase: dict, view: dict, measured_mb: float | None) -> float:
-    """How far the model fell short in the owning phase (>= 1): the measured peak above the
-    floor over the predicted. An oom run's measured peak is a lower bound of what it needed."""
-    floor = phase["parts_mb"].get("floor", 0.0)
-    if measured_mb is None or phase["mb"] - floor <= 0:
-        return 1.0
-    return max(1.0, (measured_mb - floor) / (phase["mb"] - floor))
 
 
 # ---------------------------------------------------------------- words
@@ -444,6 +477,18 @@ def _measured_words(m: dict | None) -> str:
     return words
 
 
+def _miss_words(d: dict) -> str:
+    """' (the measured run reached 242: the model is 13 MiB (1.12x) short there, ...)', or ''."""
+    miss = Miss(**d.get("miss", {}))
+    if not miss.words():
+        return ""
+    head = f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['short_mb']:,.0f} MiB"
+    if miss.extra_mb:
+        return head + (" short there, more than what it prices above the floor can explain: the forecasts below add "
+                       "it to this phase)")
+    return head + f" ({miss.ratio:.2f}x) short there, and the savings below are corrected by that)"
+
+
 def text(d: dict) -> str:
     """The diagnosis in lines, for the terminal and the run panel."""
     lines = [d["verdict"] + "."]
@@ -455,8 +500,7 @@ def text(d: dict) -> str:
     held_words = ", ".join(f"{k} {v:,.0f} MiB" for k, v in sorted(m["held_mb"].items(), key=lambda kv: -kv[1]))
     lines.append(f"What held the memory in {d['owner']} (by {m['basis']}): {held_words}; "
                  f"{m['owner_predicted_mb']:,.0f} MiB in all"
-                 + (f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['scale']:.2f}x short there, "
-                    "and the savings below are corrected by that)" if d.get("scale", 1) > 1.01 else "") + ".")
+                 + _miss_words(d) + ".")
     if d.get("copy_cached") or d.get("copy_once"):
         lines.append(f"Note: {d.get('copy_cached') or d['copy_once']}.")
     if m["peak_phase"] != d["owner"]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svmcore.app.doctor import (
+    Miss,
     Option,
     apply,
     change_words,
@@ -57,7 +58,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
     cfg = validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
     tried: set[str] = {_key(cfg)}
-    scale: dict[str, float] = {}  # per phase: how far the model fell short of a measured run
+    misses: dict[str, Miss] = {}  # per phase: how far the model fell short of a measured run
     pending: list[dict] = []
     attempts: list[dict] = []
     path: list[str] = []
@@ -72,11 +73,11 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         # forecast, and apply remedies until the forecast fits: only a step its forecast lowers the peak by
         while True:
             view = model_view(cfg, cal, cache_dir=cache_dir)
-            peak = corrected_peak(view, scale)
+            peak = corrected_peak(view, misses)
             if peak <= budget_mb:
                 break
-            owner = corrected_owner(view, scale)
-            helps = lowering(options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale,
+            owner = corrected_owner(view, misses)
+            helps = lowering(options(cfg, owner, view, budget_mb, cal, reference, cache_dir, misses,
                                      frozenset(tried))[0])
             costly = not helps or steps >= MAX_STEPS or helps[0].cost[0] > 0
             if costly and peak <= budget_mb * (1 + FORECAST_MARGIN) and _key(cfg) not in launched:
@@ -88,7 +89,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                 peak_words, budget_words, _ = apart(peak, budget_mb)
                 return _end(False, f"nothing left to try: the forecast peak is {peak_words} MiB in {owner}, above "
                                    f"the budget of {budget_words} MiB{_most_of(view, owner)}, and no remaining "
-                                   "remedy lowers the forecast peak" + _scale_words(scale), attempts, path, budget_mb)
+                                   "remedy lowers the forecast peak" + _miss_words(misses), attempts, path, budget_mb)
             pick = helps[0]
             steps += 1
             why = (f"forecast {apart(peak, budget_mb)[0]} MiB in {owner} > budget {apart(peak, budget_mb)[1]}: "
@@ -137,16 +138,16 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             launched.discard(_key(cfg))
             say(why + " → rerun as is")
             continue
-        scale[d["owner"]] = max(scale.get(d["owner"], 1.0), d.get("scale", 1.0))
+        misses[d["owner"]] = misses.get(d["owner"], Miss()).merged(Miss(**d.get("miss", {})))
         helps, _ = options(cfg, d["owner"], model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal, reference,
-                           cache_dir, scale, frozenset(tried))
+                           cache_dir, misses, frozenset(tried))
         if not helps or steps >= MAX_STEPS:
             return _end(False, f"nothing left to try: {d['verdict']}, and no remaining remedy lowers the "
                                f"{d['owner']} phase", attempts, path, budget_mb)
         pick = helps[0]
         steps += 1
         why = (f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
-               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _scale_words(scale))
+               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _miss_words(misses))
         pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
         path.append(change_words(pick.change))
         say(why + f" → {change_words(pick.change)}")
@@ -198,12 +199,12 @@ def _floor_out_of_reach(cfg: RunConfig, view: dict, budget_mb: float, cal: Calib
     return words + f"; the lean path, with a floor of {lowest:,.0f} MiB, is out of reach: {why_not_lean}"
 
 
-def _scale_words(scale: dict[str, float]) -> str:
-    short = {k: v for k, v in scale.items() if v > 1.01}
+def _miss_words(misses: dict[str, Miss]) -> str:
+    short = {k: m.words() for k, m in misses.items() if m.words()}
     if not short:
         return ""
     return (" (forecasts corrected where the model fell short of a measured run: "
-            + ", ".join(f"{k} x{v:.2f}" for k, v in short.items()) + ")")
+            + ", ".join(f"{k} {w}" for k, w in short.items()) + ")")
 
 
 def _changed(cfg: RunConfig, base: RunConfig) -> dict:

@@ -178,3 +178,27 @@ def test_a_copy_built_once_in_prepare_does_not_hide_another_phase_over_the_budge
     assert result["fits"] and len(seen) == 2, result["reason"]
     assert "acts on evaluate" in seen[1][2]["changes"][0]["why"], seen[1][2]
     assert "run 1 over budget in prepare at 181 (its copy, built once), evaluate at 180" in result["summary"]
+
+
+def test_a_miss_on_a_part_of_1_mib_is_said_and_corrected_in_mib_not_as_a_ratio():
+    from svmcore.app.doctor import diagnose, text
+
+    # the model puts 0.5 MiB above the floor in load; the run measured 12 more: a ratio of 24 says nothing
+    small = {"rows": 2000, "features": 1024, "nnz_per_row": 10, "epochs": 1, "batch_size": 256}
+    rec = _record(RunStatus.COMPLETED, small, {"imports": 128.0, "prepare": 128.0, "load": 140.5, "train": 130.0})
+    d = diagnose(rec, 135, None, None)
+    assert d["owner"] == "load" and d["short_mb"] == 12.0, (d["owner"], d.get("short_mb"))
+    words = text(d)
+    assert "x short" not in words and "the model is 12 MiB short there" in words, words
+    for r in d["remedies"]:  # a saving is the model's own, not multiplied by 24
+        assert r["predicted_phase_saving_mb"] <= 1.0, r
+    # a miss in proportion to what the model priced is still a ratio (1.12x on ~100 MiB)
+    from svmcore.app.doctor import model_view
+
+    knobs = {"rows": 100_000, "epochs": 1}
+    load = model_view(validate(knobs), None)["phases"]["load"]["mb"]
+    measured = round(128.0 + (load - 128.0) * 1.12, 1)
+    d = diagnose(_record(RunStatus.COMPLETED, knobs, {"imports": 128.0, "load": measured, "train": 150.0}), 150,
+                 None, None)
+    assert d["owner"] == "load" and abs(d["scale"] - 1.12) < 0.01, d["scale"]
+    assert f"({d['scale']:.2f}x) short there, and the savings below are corrected by that" in text(d), text(d)
