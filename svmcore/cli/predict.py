@@ -52,7 +52,7 @@ def cmd_predict(args, home: str) -> int:
                 print(f"data-parallel on {par['workers']} Dask workers: {par['per_worker_mb']:.0f} MiB each, "
                       f"{par['total_mb']:.0f} MiB in total ({par['basis']})")
             if pred.get("predicted_train_s") is not None:
-                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} "
+                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} of CPU time "
                       "(a rough forecast from the calibration runs' per-sample and per-step costs)")
             print("  " + ", ".join(f"{k} {v:.0f}" for k, v in pred["parts"].items() if v) + " (MiB)")
             for ph, v in pred["phases"].items():

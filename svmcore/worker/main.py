@@ -64,6 +64,7 @@ class Phases:
         self.faults = faults
         self.current: str | None = None
         self.started = 0.0
+        self.cpu_started = 0.0
         self.walls: dict[str, float] = {}
         self.peak_kib = 0
 
@@ -73,6 +74,7 @@ class Phases:
         reset_peak()
         self.current = name
         self.started = time.monotonic()
+        self.cpu_started = time.process_time()
         self.events.emit(PHASE_START, phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)
         self.faults.fire(name)
 
@@ -84,7 +86,7 @@ class Phases:
         wall = time.monotonic() - self.started
         self.walls[self.current] = wall
         self.events.emit(PHASE_END, phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
-                         rss_bytes=_status_kib("VmRSS:") * 1024)
+                         rss_bytes=_status_kib("VmRSS:") * 1024, cpu_s=time.process_time() - self.cpu_started)
         self.current = None
 
 

@@ -69,6 +69,9 @@ def test_svmlight_content_takes_the_lean_path_whatever_the_name(home, tmp_path):
                "--epochs", "1", "--json", home=home, timeout=120, check=0)
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["floor_mb"] < 60, summary["floor_mb"]  # numpy and the native library only, no scikit-learn
+    # every phase carries the worker's CPU time (the time model's basis since issue 40)
+    assert all(p["cpu_s"] >= 0 for p in summary["phases"]) and summary["phases"][-1]["name"] == "evaluate"
+    assert next(p for p in summary["phases"] if p["name"] == "train")["cpu_s"] > 0
 
 
 def test_fit_on_raw_text_below_its_floor_says_so_with_the_floor_and_launches_nothing(home, tmp_path):
