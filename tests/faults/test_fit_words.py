@@ -101,3 +101,16 @@ def test_a_bad_input_failure_mid_run_has_one_exit_code_on_the_cli_and_in_its_jso
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["error"]["bad_input"], summary["error"]
     assert proc.returncode == 2 and summary["exit"] == {"code": 2}, (proc.returncode, summary["exit"])
+
+
+def test_the_train_page_refuses_raw_text_on_the_lean_path_where_it_sizes_the_data(home, tmp_path):
+    from svmcore.app.lab import Lab
+    from svmcore.spec.errors import ConfigError
+
+    lab = Lab(home)
+    upload = lab.folders.save_upload("SMSSpamCollection", open(sms_text(tmp_path / "sms"), "rb").read())
+    lean = {"dataset": upload, "parser": "native", "solver": "native", "mode": "stream"}
+    for ask in (lab.forecasts.data_size, lab.forecasts.launch_warnings):  # (forecast: None before calibration)
+        with pytest.raises(ConfigError, match="is raw text .* by its content"):
+            ask(lean)
+    assert lab.forecasts.data_size({**lean, "parser": "sklearn"})["rows"] > 0

@@ -56,3 +56,13 @@ def test_the_time_warning_says_cpu_time():
           "time_basis": "calibrated"}
     (warn,) = launch.launch_warnings(validate(), fc, None)
     assert warn.startswith("Time: training alone is forecast to take about 10 minutes of CPU time"), warn
+
+
+def test_recommend_never_picks_the_lean_path_for_raw_text(tmp_path):
+    from svmcore.predict.recommend import recommend
+    from tests.unit.test_fit_steps import _one_byte_calibration
+
+    sms = sms_text(tmp_path / "SMSSpamCollection")
+    cal = _one_byte_calibration({"rows": 20_000, "epochs": 1}, {})
+    result = recommend({"dataset": sms}, 4000, cal, cache_dir=str(tmp_path / "cache"))
+    assert result["fits"] and not validate(result["config"]).lean, result["config"]
