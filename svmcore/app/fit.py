@@ -77,8 +77,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             if peak <= budget_mb:
                 break
             owner = corrected_owner(view, misses)
-            helps = lowering(options(cfg, owner, view, budget_mb, cal, reference, cache_dir, misses,
-                                     frozenset(tried))[0])
+            helps = _steps(cfg, view, budget_mb, cal, reference, cache_dir, misses, tried)
             costly = not helps or steps >= MAX_STEPS or helps[0].cost[0] > 0
             if costly and peak <= budget_mb * (1 + FORECAST_MARGIN) and _key(cfg) not in launched:
                 say(f"the forecast {peak:,.0f} MiB is within the model's {FORECAST_MARGIN:.0%} of the budget and "
@@ -87,9 +86,13 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                 break
             if not helps or steps >= MAX_STEPS:
                 peak_words, budget_words, _ = apart(peak, budget_mb)
-                return _end(False, f"nothing left to try: the forecast peak is {peak_words} MiB in {owner}, above "
-                                   f"the budget of {budget_words} MiB{_most_of(view, owner)}, and no remaining "
-                                   "remedy lowers the forecast peak" + _miss_words(misses), attempts, path, budget_mb)
+                unlaunched = [c for c in pending if c["knobs"]]
+                tried_words = (f" with {', '.join(change_words(c['knobs']) for c in unlaunched)} (forecast only: "
+                               "no run launched with them)" if unlaunched else "")
+                return _end(False, f"nothing left to try: the forecast peak{tried_words} is {peak_words} MiB in "
+                                   f"{owner}, above the budget of {budget_words} MiB{_most_of(view, owner)}, and no "
+                                   "remaining remedy lowers the forecast peak" + _miss_words(misses), attempts, path,
+                            budget_mb)
             pick = helps[0]
             steps += 1
             why = (f"forecast {apart(peak, budget_mb)[0]} MiB in {owner} > budget {apart(peak, budget_mb)[1]}: "
@@ -153,6 +156,37 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         say(why + f" → {change_words(pick.change)}")
         cfg = _apply(cfg, pick)
         tried.add(_key(cfg))
+
+
+def _steps(cfg: RunConfig, view: dict, budget_mb: float, cal: Calibration | None, reference: dict | None,
+           cache_dir: str | None, misses: dict[str, Miss], tried: set[str], look_ahead: bool = True) -> list[Option]:
+    """The remedies whose forecast lowers the peak of ``cfg`` (``view``: its model view), best
+    first (``doctor.lowering``). When none is predicted to fit on its own, each is judged by
+    where taking it and then the best step after each step leads: a fit at the least accuracy
+    given up, else the lowest forecast peak (taking a disk mode first can leave float16 nothing
+    to save, where float16 first fits)."""
+    owner = corrected_owner(view, misses)
+    helps = lowering(options(cfg, owner, view, budget_mb, cal, reference, cache_dir, misses, frozenset(tried))[0])
+    if not look_ahead or not helps or helps[0].fits:
+        return helps
+
+    def ending(first: Option) -> tuple:
+        step, here, seen, lost = first, cfg, set(tried), 0
+        for _ in range(MAX_STEPS):
+            lost += step.cost[0]
+            here = _apply(here, step)
+            seen.add(_key(here))
+            here_view = model_view(here, cal, cache_dir=cache_dir)
+            peak = corrected_peak(here_view, misses)
+            if peak <= budget_mb:
+                return 0, lost, peak
+            after = _steps(here, here_view, budget_mb, cal, reference, cache_dir, misses, seen, look_ahead=False)
+            if not after:
+                break
+            step = after[0]
+        return 1, 0, peak
+
+    return sorted(helps, key=ending)
 
 
 def _apply(cfg: RunConfig, pick: Option) -> RunConfig:

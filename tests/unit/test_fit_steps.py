@@ -93,9 +93,9 @@ SPENT = {"rows": 200_000, "epochs": 1, "precision": "float16", "batch_size": 256
          "hashing_bits": 12}
 
 
-def _one_byte_calibration(base: dict, extra: dict) -> "Calibration":
+def _one_byte_calibration(base: dict, extra: dict, floor_mb: float = 100.0) -> "Calibration":
     """A calibration of one byte of RSS per byte for every part of ``base`` in each mode (the
-    model's lower bound, on a 100 MiB floor), with ``extra`` coefficients on top: what a
+    model's lower bound, on a ``floor_mb`` floor), with ``extra`` coefficients on top: what a
     calibration fitted on this machine may hold (the real one put 13-24 MiB of constants on the
     evaluate phase of memmap and stream runs)."""
     from svmcore.predict.model import Calibration, data_shape, features, parts
@@ -107,7 +107,7 @@ def _one_byte_calibration(base: dict, extra: dict) -> "Calibration":
             coefs.setdefault(phase, {}).update({k: 1.0 for k in f})
     for phase, more in extra.items():
         coefs[phase].update(more)
-    return Calibration({"linear-svm+base": 100.0}, coefs, "test", 0.0, 1, {})
+    return Calibration({"linear-svm+base": floor_mb}, coefs, "test", 0.0, 1, {})
 
 
 def test_fit_takes_no_step_its_forecast_says_raises_the_peak():
@@ -202,3 +202,29 @@ def test_a_miss_on_a_part_of_1_mib_is_said_and_corrected_in_mib_not_as_a_ratio()
                  None, None)
     assert d["owner"] == "load" and abs(d["scale"] - 1.12) < 0.01, d["scale"]
     assert f"({d['scale']:.2f}x) short there, and the savings below are corrected by that" in text(d), text(d)
+
+
+def test_steps_taken_on_the_forecast_alone_are_said_to_be_unlaunched_when_nothing_fits():
+    from svmcore.app.fit import fit
+
+    # float32 rows: float16 saves 128 MiB, then nothing does; 63 MiB at best on a 50 MiB floor, 52 to fit
+    base = {**SPENT, "precision": "float32"}
+    cal = _one_byte_calibration(base, {"evaluate": {"const_memmap": 120.0, "const_stream": 120.0}}, floor_mb=50.0)
+    launched = []
+    result = fit(base, 52, lambda *a: launched.append(a), cal, None)
+    assert not launched and not result["fits"] and result["path"] == ["precision float16"], result
+    assert result["reason"].startswith("nothing left to try: the forecast peak with precision float16 (forecast "
+                                       "only: no run launched with them) is 63"), result["reason"]
+
+
+def test_fit_looks_past_a_step_that_leaves_the_next_nothing_to_save():
+    from svmcore.app.fit import fit
+
+    # a disk mode saves 8 MiB and keeps accuracy, but then float16 saves 2 (the disk mode's 120 MiB in
+    # evaluate holds the peak); float16 first saves 128 and is within the budget's 15%
+    base = {**SPENT, "precision": "float32"}
+    cal = _one_byte_calibration(base, {"evaluate": {"const_memmap": 120.0, "const_stream": 120.0}})
+    said: list[str] = []
+    launch, seen = _launcher([{"imports": 100.0, "load": 105.0, "train": 108.0, "evaluate": 108.0}])
+    result = fit(base, 110, launch, cal, None, progress=said.append)
+    assert result["fits"] and result["path"][0] == "precision float16", (said, result["path"])
