@@ -465,6 +465,11 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
       call per batch; an MLP step per 200 rows, each one passing over every weight
       about 15 times: the dense gradient and Adam's moments and update; the numpy MLP:
       one step per batch, and per sample its forward, backward and recomputed layers);
+    - ``fresh_<family>``: for the MLPs, steps x the weights of their layers whose arrays
+      are at least the allocator's largest mmap threshold (``MMAP_THRESHOLD_BYTES``): each
+      step's gradient and update temporaries of such a layer come from the kernel as new
+      pages, zeroed, where smaller ones reuse the heap (per weight-step, CPU time on this
+      machine: 23 ns for an 8 MiB layer, 32 at 32 MiB, 35-38 from 64 MiB to 512 MiB);
     - ``parse_<parser>``: stream mode parses the text once (later passes read the
       binary spill): rows x nonzeros;
     - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
@@ -487,9 +492,11 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
         step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
         steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
+        fresh = fresh_weights(cfg, [a * b for a, b in zip(sizes, sizes[1:])])
     elif cfg.model == "mlp-numpy":
         h = list(cfg.hidden_sizes)
         dense_products = [a * b for a, b in zip(h, h[1:] + [nvec])]
+        fresh = fresh_weights(cfg, [shape.width * h[0], *dense_products])
         kept = set(kept_layers(len(h), cfg.checkpoint))
         # hidden layers between kept ones are computed twice (layer j's product is h[j-2] x h[j-1])
         again = sum(h[j - 2] * h[j - 1] if j > 1 else row_work * h[0] for j in range(1, len(h) + 1) if j not in kept)
@@ -499,11 +506,23 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         work, weights = row_work, nvec * shape.width
     f[f"sample_{fam}"] = float(n) * cfg.epochs * work
     f[f"step_{fam}"] = float(steps) * weights
+    if cfg.model in ("mlp", "mlp-numpy") and fresh:
+        f[f"fresh_{fam}"] = float(steps) * fresh
     if cfg.mode == "stream":
         f[f"parse_{cfg.parser}"] = float(n) * z
     return f
 
 
+
+
+MMAP_THRESHOLD_BYTES = 32 * MiB  # glibc's dynamic mmap threshold at its largest (64-bit): bigger blocks are mapped
+
+
+def fresh_weights(cfg: RunConfig, layers: list[int]) -> int:
+    """The weights of the layers whose arrays (in the compute dtype) the allocator maps afresh
+    at every step (``time_features``' ``fresh_<family>``)."""
+    itemsize = 8 if cfg.precision == "float64" else 4
+    return sum(w for w in layers if w * itemsize >= MMAP_THRESHOLD_BYTES)
 
 
 def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:

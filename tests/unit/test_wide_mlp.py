@@ -66,3 +66,24 @@ def test_recommend_never_picks_the_lean_path_for_raw_text(tmp_path):
     cal = _one_byte_calibration({"rows": 20_000, "epochs": 1}, {})
     result = recommend({"dataset": sms}, 4000, cal, cache_dir=str(tmp_path / "cache"))
     assert result["fits"] and not validate(result["config"]).lean, result["config"]
+
+
+def test_an_mlp_layer_the_allocator_maps_afresh_each_step_costs_more_per_weight():
+    from svmcore.predict.calibration import _shape_from_summary
+
+    # measured CPU per weight-step here: 23 ns for an 8 MiB first layer, 35-38 ns from 64 MiB up (its
+    # temporaries are new zeroed pages at every step); one cost per weight-step fitted both 25% apart
+    obs = []
+    for bits, rows, ns in ((14, 30_000, 23e-9), (15, 30_000, 23e-9), (17, 5000, 36e-9), (18, 5000, 36e-9)):
+        cfg = validate(rows=rows, features=1 << 18, nnz_per_row=50, epochs=1, model="mlp", hashing_bits=bits)
+        s = {"features": 1 << bits, "data": {"rows": rows, "nnz": rows * 50}}
+        f = time_features(cfg, _shape_from_summary(cfg, s))
+        assert ("fresh_mlp" in f) == (bits >= 17), f  # 2^17 x 64 float64 weights: 64 MiB
+        cpu = ns * f["step_mlp"] + 0.05
+        s["phases"] = [{"name": "train", "wall_s": cpu, "cpu_s": cpu, "peak_rss_mb": 500.0}]
+        obs.append((cfg, s))
+    coefs = fit_train_time(obs)
+    wide = validate(rows=5000, features=1 << 20, nnz_per_row=50, epochs=1, model="mlp", hashing_bits=20)
+    s = {"features": 1 << 20, "data": {"rows": 5000, "nnz": 5000 * 50}}
+    f = time_features(wide, _shape_from_summary(wide, s))
+    assert sum(v * coefs[k] for k, v in f.items()) == pytest.approx(36e-9 * f["step_mlp"] + 0.05, rel=0.05)
