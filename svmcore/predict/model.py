@@ -465,11 +465,9 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
       call per batch; an MLP step per 200 rows, each one passing over every weight
       about 15 times: the dense gradient and Adam's moments and update; the numpy MLP:
       one step per batch, and per sample its forward, backward and recomputed layers);
-    - ``fresh_<family>``: for the MLPs, steps x the weights of their layers whose arrays
-      are at least the allocator's largest mmap threshold (``MMAP_THRESHOLD_BYTES``): each
-      step's gradient and update temporaries of such a layer come from the kernel as new
-      pages, zeroed, where smaller ones reuse the heap (per weight-step, CPU time on this
-      machine: 23 ns for an 8 MiB layer, 32 at 32 MiB, 35-38 from 64 MiB to 512 MiB);
+    - ``fresh_<family>``: for the MLPs, steps x the weights of their layers of
+      ``FRESH_LAYER_BYTES`` or more, whose gradient and update temporaries come from the
+      kernel as new zeroed pages at every step;
     - ``parse_<parser>``: stream mode parses the text once (later passes read the
       binary spill): rows x nonzeros;
     - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
@@ -515,14 +513,18 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
 
 
 
-MMAP_THRESHOLD_BYTES = 32 * MiB  # glibc's dynamic mmap threshold at its largest (64-bit): bigger blocks are mapped
+# Arrays of 32 MiB or more (glibc's dynamic mmap threshold at its largest) are mapped afresh at every
+# allocation, smaller ones reuse the heap. Measured CPU per weight-step of an MLP step here: 23 ns for an
+# 8 MiB layer, 32 at 32 MiB, 35-40 from 64 MiB to 512 MiB: the cost levels off from 64 MiB.
+FRESH_LAYER_BYTES = 64 * MiB
 
 
 def fresh_weights(cfg: RunConfig, layers: list[int]) -> int:
-    """The weights of the layers whose arrays (in the compute dtype) the allocator maps afresh
-    at every step (``time_features``' ``fresh_<family>``)."""
+    """The weights of the layers whose arrays (in the compute dtype) are ``FRESH_LAYER_BYTES``
+    or more: each step's temporaries of their size come as new zeroed pages
+    (``time_features``' ``fresh_<family>``)."""
     itemsize = 8 if cfg.precision == "float64" else 4
-    return sum(w for w in layers if w * itemsize >= MMAP_THRESHOLD_BYTES)
+    return sum(w for w in layers if w * itemsize >= FRESH_LAYER_BYTES)
 
 
 def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:
