@@ -1,10 +1,12 @@
 """``fit``: from a setting that does not fit a memory budget to one that does, by the
 diagnosis loop.
 
-Forecast the config; while the forecast does not fit, apply the best remedy for the
-phase that owns the forecast peak (``doctor.options``'s ranking: one that brings the
-run within the budget at the least cost in accuracy and speed, else the largest
-predicted saving). Launch the run with the budget as its memory cap. If it runs out of
+If the floor of the run's path is at or above the budget and no remedy has a lower one,
+say so before anything else. Forecast the config; while the forecast does not fit, apply
+a remedy for the phase that owns the forecast peak whose forecast lowers the run's peak
+(``doctor.lowering``: one that brings the run within the budget at the least cost in
+accuracy and speed, else the one whose road leads furthest, ``_steps``). Launch the run
+with the budget as its memory cap. If it runs out of
 memory (or completes above the budget), diagnose the measured run: the phase it died
 in, and how far the model was short there (the next forecasts are corrected by that),
 and repeat. Stop when a run completes within the budget, or when no remedy is left,
@@ -95,8 +97,8 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                             budget_mb)
             pick = helps[0]
             steps += 1
-            why = (f"forecast {apart(peak, budget_mb)[0]} MiB in {owner} > budget {apart(peak, budget_mb)[1]}: "
-                   f"{pick.title} is predicted to "
+            peak_words, budget_words, _ = apart(peak, budget_mb)
+            why = (f"forecast {peak_words} MiB in {owner} > budget {budget_words}: {pick.title} is predicted to "
                    f"save {pick.predicted_saving_mb:,.0f} MiB" + (" and fit" if pick.fits else ""))
             pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
             path.append(change_words(pick.change))
