@@ -39,6 +39,7 @@ from svmcore.app.doctor import (
 from svmcore.predict.floors import lean_floor, libraries
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.errors import ConfigError
 from svmcore.spec.units import apart
 from svmcore.store.records import RunRecord, RunStatus
 
@@ -56,9 +57,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     ``values`` are the user's knobs (validated here); the budget becomes every attempt's
     memory cap unless the user's own cap is lower."""
     say = progress or (lambda _text: None)
-    cfg = validate(values)
-    cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
-    cfg = validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
+    cfg = capped(values, budget_mb)
     tried: set[str] = {_key(cfg)}
     misses: dict[str, Miss] = {}  # per phase: how far the model fell short of a measured run
     pending: list[dict] = []
@@ -158,6 +157,18 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         say(why + f" → {change_words(pick.change)}")
         cfg = _apply(cfg, pick)
         tried.add(_key(cfg))
+
+
+def capped(values: dict, budget_mb: float) -> RunConfig:
+    """The user's knobs with the budget as the run's memory cap (the user's own cap if lower).
+    Raises ConfigError naming the budget when the knobs cannot run under that cap."""
+    cfg = validate(values)
+    cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
+    try:
+        return validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
+    except ConfigError as e:  # refused under the cap fit set, not one the user gave: say where it came from
+        raise ConfigError("budget", f"under the budget of {budget_mb:,.0f} MiB, which fit makes the run's memory "
+                                    f"cap, {e}") from None
 
 
 def _steps(cfg: RunConfig, view: dict, budget_mb: float, cal: Calibration | None, reference: dict | None,

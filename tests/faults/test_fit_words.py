@@ -114,3 +114,9 @@ def test_the_train_page_refuses_raw_text_on_the_lean_path_where_it_sizes_the_dat
         with pytest.raises(ConfigError, match="is raw text .* by its content"):
             ask(lean)
     assert lab.forecasts.data_size({**lean, "parser": "sklearn"})["rows"] > 0
+
+
+def test_knobs_that_cannot_run_under_the_budget_as_their_cap_are_one_line_naming_the_budget(home):
+    proc = cli("fit", "--budget", "100", "--rows", "20000", "--representation", "dense", "--hashing-bits", "12",
+               home=home)
+    one_line_error(proc, "budget: under the budget of 100 MiB, which fit makes the run's memory cap")

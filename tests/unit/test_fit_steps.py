@@ -228,3 +228,14 @@ def test_fit_looks_past_a_step_that_leaves_the_next_nothing_to_save():
     launch, seen = _launcher([{"imports": 100.0, "load": 105.0, "train": 108.0, "evaluate": 108.0}])
     result = fit(base, 110, launch, cal, None, progress=said.append)
     assert result["fits"] and result["path"][0] == "precision float16", (said, result["path"])
+
+
+def test_a_budget_too_small_for_the_knobs_as_a_cap_is_refused_naming_the_budget():
+    import pytest
+
+    from svmcore.app.fit import fit
+    from svmcore.spec.errors import ConfigError
+
+    # fit makes the budget the run's memory cap: a refusal of that cap must say it came from the budget
+    with pytest.raises(ConfigError, match=r"^budget: .*budget of 100 MiB.*memory cap.*dense the data would need"):
+        fit({"rows": 20_000, "representation": "dense", "hashing_bits": 12}, 100, lambda *a: None, None, None)
