@@ -222,9 +222,10 @@ def details(view: RunView) -> None:
         per_phase = " · ".join(f"{p.name} {_fmt(pred.get('phases_mb', {}).get(p.name), '.0f')}"
                                f" / {_fmt(p.peak_rss_mb, '.0f')}" for p in phases)
         took = ""
-        if pred.get("predicted_train_s") is not None and s.train_s is not None:
-            took = (f" Train phase forecast {pred['predicted_train_s']:,.1f} s (rough) against "
-                    f"{s.train_s:,.1f} s measured.")
+        cpu = next((p.cpu_s for p in phases if p.name == "train" and p.cpu_s is not None), None)
+        if pred.get("predicted_train_s") is not None and cpu is not None:
+            took = (f" Train phase forecast {pred['predicted_train_s']:,.1f} s of CPU time (rough) against "
+                    f"{cpu:,.1f} s measured ({s.train_s or 0:,.1f} s of wall time).")
         st.caption(f"**Predicted before launch: {pred['predicted_peak_mb']:.0f} MiB** (in {pred['peak_phase']}) "
                    f"against the measured exact {s.peak_rss_mb:.0f} MiB: **{err * 100:+.1f}%**. "
                    f"Predicted / measured per phase (MiB): {per_phase}.{took}")
@@ -337,8 +338,9 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         return
     parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
     took = pred.get("predicted_train_s")
-    took = (f" Training: **{duration_text(took)}** (a rough forecast from the calibration runs' "
-            "per-sample and per-step costs)." if took is not None else "")
+    took = (f" Training: **{duration_text(took)} of CPU time** (a rough forecast from the calibration runs' "
+            "per-sample and per-step costs; longer in wall time while other programs share the CPUs)."
+            if took is not None else "")
     st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
             f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "
             f"exact peak is shown beside it when it ends.{took}", icon=":material/query_stats:")

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 
 from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
+from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
 from svmcore.predict.model import Calibration, Shape, data_shape, features, group_parts, parts, predict
 from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.units import MiB
+from svmcore.spec.units import MiB, apart
 from svmcore.store.records import RunRecord, RunStatus
 
 FLOOR = "libraries' floor"
@@ -46,6 +48,7 @@ MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of t
 COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "precision": (0, 0),
         "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
         "model": (2, 0), "hashing": (3, 0)}
+NARROW_BITS = 14  # data this narrow (2^14 columns or fewer) is not hashed further
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
 # the precision remedy's next step down, and the logging remedy's
 NARROWER = {Precision.FLOAT64: Precision.FLOAT32, Precision.FLOAT32: Precision.FLOAT16}
@@ -116,26 +119,44 @@ class Option:
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
 
 
-def moves(cfg: RunConfig, width: int | None = None) -> list[Move]:
+def moves(cfg: RunConfig, width: int | None = None, file_format: str = "") -> list[Move]:
     """The step each memory remedy would take from ``cfg`` (``width``: the data's columns,
-    for hashing), or why it cannot."""
+    for hashing; ``file_format``: its file's format, for the lean path), or why it cannot."""
     out = []
     for r in REMEDIES:
         if r.key in NOT_FOR_ONE_RUN:
             continue
         change, reason = _step(r.key, cfg, width)
         out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
-    if not cfg.is_builtin and cfg.model == Model.LINEAR_SVM and not cfg.lean:
-        key, title, acts = LEAN
-        out.append(_checked(Move(key, title, acts, {"mode": Mode.STREAM, "parser": Parser.NATIVE,
-                                                    "solver": Solver.NATIVE,
-                                                    "representation": Representation.SPARSE, "hashing_bits": 0}), cfg))
+    key, title, acts = LEAN
+    why_not = lean_out_of_reach(cfg, file_format)
+    out.append(_checked(Move(key, title, acts, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
     return out
+
+
+LEAN_CHANGE = {"mode": Mode.STREAM, "parser": Parser.NATIVE, "solver": Solver.NATIVE,
+               "representation": Representation.SPARSE, "hashing_bits": 0}
+
+
+def lean_out_of_reach(cfg: RunConfig, file_format: str = "") -> str | None:
+    """Why the lean path (a floor of about 30 MiB, numpy and the native library only) is not
+    for this run, or None when it is. ``file_format``: the data file's, as read."""
+    if cfg.lean:
+        return "the run already takes it"
+    if cfg.is_builtin:
+        return f"it reads svmlight files only, and {cfg.dataset} is a built-in dataset"
+    if cfg.model != Model.LINEAR_SVM:
+        return f"it trains linear-svm only, not {cfg.model}"
+    if file_format and file_format != "svmlight":
+        return (f"it reads svmlight files only, and {os.path.basename(cfg.dataset)} is "
+                f"{FORMAT_WORDS.get(file_format, file_format)} by its content")
+    return None
 
 
 def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str]:
     depth = len(cfg.hidden_sizes)
-    bits = cfg.hashing_bits or (max(2, width or cfg.features or DEFAULT_FEATURES.get(cfg.dataset, 1 << 20)) - 1).bit_length()
+    columns = width or cfg.features or DEFAULT_FEATURES.get(cfg.dataset, 1 << 20)
+    bits = cfg.hashing_bits or (max(2, columns) - 1).bit_length()
     steps = {
         "batch": ({"batch_size": max(256, cfg.batch_size // 4)}, "") if cfg.batch_size > 256
         else (None, f"the batch is already {cfg.batch_size:,} rows"),
@@ -154,8 +175,10 @@ def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str
         else (None, "monitoring is already off"),
         "threads": ({"threads": 1}, "") if cfg.threads > 1 else (None, "the run already uses one thread"),
         "gc": ({"gc_every": 10}, "") if not cfg.gc_every else (None, "gc.collect already runs"),
-        "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > 14
-        else (None, f"the columns are already folded to 2^{bits}"),
+        "hashing": ({"hashing_bits": min(18, bits - 2)}, "") if bits > NARROW_BITS
+        else (None, f"the columns are already folded to 2^{bits}") if cfg.hashing_bits
+        else (None, f"the data has {columns:,} columns, never hashed: hashing folds wide data (more than "
+                    f"2^{NARROW_BITS} columns) into fewer"),
         "model": ({"model": Model.KERNEL_APPROX}, "") if cfg.model == Model.KERNEL_SVM
         else (None, "the model is not the exact kernel SVM"),
     }
@@ -201,7 +224,7 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
                  f"{floor_basis}; calibrate for a forecast")
     peak_phase = max(phases, key=lambda p: phases[p]["mb"])
     return {"peak_mb": phases[peak_phase]["mb"], "peak_phase": peak_phase, "phases": phases, "basis": basis,
-            "width": shape.width,
+            "width": shape.width, "format": shape.file_format, "floor_mb": floor, "floor_basis": floor_basis,
             "calibrated": cal is not None}
 
 
@@ -250,18 +273,18 @@ def _r(v: float | None, digits: int = 1) -> float | None:
 # ---------------------------------------------------------------- the options
 
 def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, cal: Calibration | None,
-            reference: dict | None, cache_dir: str | None = None, scale: dict[str, float] | None = None,
+            reference: dict | None, cache_dir: str | None = None, misses: dict[str, Miss] | None = None,
             exclude: frozenset[str] = frozenset()) -> tuple[list[Option], list[Option]]:
     """(remedies that act on ``owner``, ranked; remedies that cannot help, with why).
 
-    ``before`` is ``model_view(cfg)``. ``scale`` corrects the model where a measured run
-    showed it short: per phase, what the parts above the floor are multiplied by. Ranked: those
+    ``before`` is ``model_view(cfg)``. ``misses`` corrects the model where a measured run
+    showed it short, per phase (``Miss``). Ranked: those
     predicted to bring the whole run within ``budget_mb`` first, cheapest first (accuracy,
     then speed); then the rest by the predicted saving of the run's peak. ``exclude``:
     configs (JSON) already tried, which are said to be tried."""
     helps, useless = [], []
     shapes: dict[int, Shape] = {}
-    for m in moves(cfg, before.get("width")):
+    for m in moves(cfg, before.get("width"), before.get("format", "")):
         row = Option(m.key, m.title, m.acts_on, m.change, measured_saving(m.key, reference, m.change))
         if m.change is None:
             useless.append(dataclasses.replace(row, why=m.reason))
@@ -282,9 +305,9 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             continue
         if m.key != "lean":
             shapes.setdefault(after_cfg.hashing_bits, data_shape(after_cfg, cache_dir))
-        b_phase = corrected(owner, before, scale) if owner in before["phases"] else 0.0
-        a_phase = corrected(owner, after, scale) if owner in after["phases"] else 0.0
-        b_peak, a_peak = corrected_peak(before, scale), corrected_peak(after, scale)
+        b_phase = corrected(owner, before, misses) if owner in before["phases"] else 0.0
+        a_phase = corrected(owner, after, misses) if owner in after["phases"] else 0.0
+        b_peak, a_peak = corrected_peak(before, misses), corrected_peak(after, misses)
         row = dataclasses.replace(
             row, predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
             predicted_saving_mb=round(b_peak - a_peak, 1), predicted_phase_saving_mb=round(b_phase - a_phase, 1),
@@ -303,19 +326,69 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
     return helps, useless
 
 
-def corrected(name: str, view: dict, scale: dict[str, float] | None) -> float:
-    """A phase's forecast (MiB) with its parts above the floor scaled by ``scale[name]``."""
+def lowering(helps: list[Option]) -> list[Option]:
+    """Of ``options``' remedies, those whose forecast lowers the run's peak (by at least
+    ``MIN_SAVING_MB``: one that lowers its phase while another phase holds or takes the peak
+    is no step), in the order ``fit`` takes them: predicted to fit, cheapest first; then those
+    that keep accuracy, largest saving first; then the rest, largest saving first."""
+    down = [o for o in helps if o.predicted_saving_mb >= MIN_SAVING_MB]
+    return sorted(down, key=lambda o: (0, *o.cost, -o.predicted_saving_mb) if o.fits
+                  else (1, o.cost[0], -o.predicted_saving_mb, o.cost[1]))
+
+
+@dataclass(frozen=True)
+class Miss:
+    """How far the memory model fell short of a measured phase: its parts above the floor
+    times ``ratio`` where the miss is in proportion to them (the parts cost more per byte
+    than calibrated), else ``extra_mb`` added: something it does not price, which no remedy
+    of those parts takes away (1 MiB priced and 12 measured is no 12x)."""
+
+    ratio: float = 1.0
+    extra_mb: float = 0.0
+
+    def applied(self, floor: float, mb: float) -> float:
+        return floor + (mb - floor) * self.ratio + self.extra_mb
+
+    def merged(self, other: "Miss") -> "Miss":
+        return Miss(max(self.ratio, other.ratio), max(self.extra_mb, other.extra_mb))
+
+    def words(self) -> str:
+        """'x1.12' or '+12 MiB'; '' for no miss."""
+        if self.extra_mb >= 0.5:
+            return f"+{self.extra_mb:,.0f} MiB"
+        return f"x{self.ratio:.2f}" if self.ratio > 1.01 else ""
+
+
+# A measured phase at most this many times what the model priced above the floor is a miss in proportion to
+# the priced parts; beyond it, something the model does not price (an import, a copy), which is added as is.
+PROPORTIONAL_MISS = 1.5
+
+
+def measured_miss(phase: dict, measured_mb: float | None) -> Miss:
+    """How far the model fell short in a phase (``model_view``'s) that a run measured at
+    ``measured_mb``. An oom run's measured peak is a lower bound of what it needed."""
+    floor = phase["parts_mb"].get("floor", 0.0)
+    priced = phase["mb"] - floor
+    if measured_mb is None or measured_mb <= phase["mb"]:
+        return Miss()
+    if priced > 0 and measured_mb - floor <= priced * PROPORTIONAL_MISS:
+        return Miss(ratio=(measured_mb - floor) / priced)
+    return Miss(extra_mb=measured_mb - phase["mb"])
+
+
+def corrected(name: str, view: dict, misses: dict[str, Miss] | None) -> float:
+    """A phase's forecast (MiB) corrected by the miss a measured run showed there."""
     phase = view["phases"][name]
     floor = phase["parts_mb"].get("floor", view["phases"]["imports"]["mb"])
-    return floor + (phase["mb"] - floor) * (scale or {}).get(name, 1.0)
+    return (misses or {}).get(name, Miss()).applied(floor, phase["mb"])
 
 
-def corrected_peak(view: dict, scale: dict[str, float] | None) -> float:
-    return max(corrected(name, view, scale) for name in view["phases"])
+def corrected_peak(view: dict, misses: dict[str, Miss] | None) -> float:
+    return max(corrected(name, view, misses) for name in view["phases"])
 
 
-def corrected_owner(view: dict, scale: dict[str, float] | None) -> str:
-    return max(view["phases"], key=lambda name: corrected(name, view, scale))
+def corrected_owner(view: dict, misses: dict[str, Miss] | None) -> str:
+    return max(view["phases"], key=lambda name: corrected(name, view, misses))
 
 
 # ---------------------------------------------------------------- one run
@@ -345,8 +418,9 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
                           + (f" under {'an' if s.cap == 'rlimit' else 'a'} {s.cap} cap of {s.cap_mb:,.0f} MiB"
                              if s.cap_mb else ""))
     elif rec.status == RunStatus.COMPLETED and budget is not None and (peak.mb or 0) > budget:
-        out["verdict"] = (f"run {rec.id} peaked at {peak.text()} in {owner}, "
-                          f"{peak.mb - budget:,.0f} MiB above the budget of {budget:,.0f} MiB")
+        shown, limit, over = apart(peak.mb, budget)
+        what = peak.text() if peak.parallel else f"{shown} MiB"  # a data-parallel run: its processes, named
+        out["verdict"] = f"run {rec.id} peaked at {what} in {owner}, {over} MiB above the budget of {limit} MiB"
     elif rec.status == RunStatus.COMPLETED:
         out["verdict"] = (f"run {rec.id} completed at {peak.text()}"
                           + (f", within the budget of {budget:,.0f} MiB" if budget is not None else
@@ -357,12 +431,20 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
         out["healthy"] = True
     if out.get("healthy"):
         return out
-    others = [v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None]
+    others = {k: v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None}
     if (owner == "prepare" and rec.status == RunStatus.COMPLETED and cfg.mode in DISK_MODES
-            and others and budget is not None and max(others) <= budget):
-        out["copy_cached"] = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later "
-                              f"runs on the same data reuse; its other phases peaked at {max(others):,.0f} MiB, within "
-                              "the budget, so a rerun as is should fit")
+            and others and budget is not None):
+        built = (f"its prepare phase built the on-disk copy of the data ({cfg.mode} mode), which later runs on the "
+                 "same data reuse")
+        past = max(others, key=others.get)
+        if others[past] <= budget:
+            out["copy_cached"] = (f"{built}; its other phases peaked at {others[past]:,.0f} MiB, within the budget, "
+                                  "so a rerun as is should fit")
+        else:  # the copy is built once: what stays above the budget past it is what to act on
+            out["copy_once"] = (f"{built}; past it, {past} peaked at {others[past]:,.0f} MiB, above the budget: "
+                                f"the remedies act on {past}")
+            owner, owner_mb = past, others[past]
+            out.update(owner=owner, owner_mb=_r(owner_mb))
     view = model_view(cfg, cal, cache_dir=cache_dir)
     ph = view["phases"].get(owner) or view["phases"][view["peak_phase"]]
     out["model"] = {"basis": view["basis"], "owner_predicted_mb": ph["mb"], "peak_mb": view["peak_mb"],
@@ -370,19 +452,12 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
                     "held_mb": held(ph["parts_mb"]), "phases_mb": {k: v["mb"] for k, v in view["phases"].items()}}
     biggest = max(out["model"]["held_mb"].items(), key=lambda kv: kv[1], default=(None, 0))
     out["held_most"] = biggest[0]
-    out["scale"] = round(measured_scale(ph, view, owner_mb), 3)
-    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: out["scale"]})
+    miss = measured_miss(ph, owner_mb)
+    out["scale"], out["short_mb"] = round(miss.ratio, 3), round(max(0.0, (owner_mb or 0.0) - ph["mb"]), 1)
+    out["miss"] = dataclasses.asdict(miss)
+    helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: miss})
     out["remedies"], out["useless"] = [o.to_dict() for o in helps], [o.to_dict() for o in useless]
     return out
-
-
-def measured_scale(phase: dict, view: dict, measured_mb: float | None) -> float:
-    """How far the model fell short in the owning phase (>= 1): the measured peak above the
-    floor over the predicted. An oom run's measured peak is a lower bound of what it needed."""
-    floor = phase["parts_mb"].get("floor", 0.0)
-    if measured_mb is None or phase["mb"] - floor <= 0:
-        return 1.0
-    return max(1.0, (measured_mb - floor) / (phase["mb"] - floor))
 
 
 # ---------------------------------------------------------------- words
@@ -403,6 +478,18 @@ def _measured_words(m: dict | None) -> str:
     return words
 
 
+def _miss_words(d: dict) -> str:
+    """' (the measured run reached 242: the model is 13 MiB (1.12x) short there, ...)', or ''."""
+    miss = Miss(**d.get("miss", {}))
+    if not miss.words():
+        return ""
+    head = f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['short_mb']:,.0f} MiB"
+    if miss.extra_mb:
+        return head + (" short there, more than what it prices above the floor can explain: the forecasts below add "
+                       "it to this phase)")
+    return head + f" ({miss.ratio:.2f}x) short there, and the savings below are corrected by that)"
+
+
 def text(d: dict) -> str:
     """The diagnosis in lines, for the terminal and the run panel."""
     lines = [d["verdict"] + "."]
@@ -414,10 +501,9 @@ def text(d: dict) -> str:
     held_words = ", ".join(f"{k} {v:,.0f} MiB" for k, v in sorted(m["held_mb"].items(), key=lambda kv: -kv[1]))
     lines.append(f"What held the memory in {d['owner']} (by {m['basis']}): {held_words}; "
                  f"{m['owner_predicted_mb']:,.0f} MiB in all"
-                 + (f" (the measured run reached {d['owner_mb']:,.0f}: the model is {d['scale']:.2f}x short there, "
-                    "and the savings below are corrected by that)" if d.get("scale", 1) > 1.01 else "") + ".")
-    if d.get("copy_cached"):
-        lines.append(f"Note: {d['copy_cached']}.")
+                 + _miss_words(d) + ".")
+    if d.get("copy_cached") or d.get("copy_once"):
+        lines.append(f"Note: {d.get('copy_cached') or d['copy_once']}.")
     if m["peak_phase"] != d["owner"]:
         lines.append(f"Past {d['owner']}, the model's highest phase is {m['peak_phase']} at {m['peak_mb']:,.0f} MiB.")
     if d["remedies"]:

@@ -1,10 +1,12 @@
 """``fit``: from a setting that does not fit a memory budget to one that does, by the
 diagnosis loop.
 
-Forecast the config; while the forecast does not fit, apply the best remedy for the
-phase that owns the forecast peak (``doctor.options``'s ranking: one that brings the
-run within the budget at the least cost in accuracy and speed, else the largest
-predicted saving). Launch the run with the budget as its memory cap. If it runs out of
+If the floor of the run's path is at or above the budget and no remedy has a lower one,
+say so before anything else. Forecast the config; while the forecast does not fit, apply
+a remedy for the phase that owns the forecast peak whose forecast lowers the run's peak
+(``doctor.lowering``: one that brings the run within the budget at the least cost in
+accuracy and speed, else the one whose road leads furthest, ``_steps``). Launch the run
+with the budget as its memory cap. If it runs out of
 memory (or completes above the budget), diagnose the measured run: the phase it died
 in, and how far the model was short there (the next forecasts are corrected by that),
 and repeat. Stop when a run completes within the budget, or when no remedy is left,
@@ -20,19 +22,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svmcore.app.doctor import (
+    Miss,
     Option,
     apply,
     change_words,
     corrected_owner,
     corrected_peak,
     diagnose,
+    lean_out_of_reach,
+    lowering,
     measured_saving,
     model_view,
     moves,
     options,
 )
+from svmcore.predict.floors import lean_floor, libraries
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.errors import ConfigError
+from svmcore.spec.units import apart
 from svmcore.store.records import RunRecord, RunStatus
 
 MAX_ATTEMPTS = 5  # launched runs
@@ -49,11 +57,9 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     ``values`` are the user's knobs (validated here); the budget becomes every attempt's
     memory cap unless the user's own cap is lower."""
     say = progress or (lambda _text: None)
-    cfg = validate(values)
-    cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
-    cfg = validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
+    cfg = capped(values, budget_mb)
     tried: set[str] = {_key(cfg)}
-    scale: dict[str, float] = {}  # per phase: how far the model fell short of a measured run
+    misses: dict[str, Miss] = {}  # per phase: how far the model fell short of a measured run
     pending: list[dict] = []
     attempts: list[dict] = []
     path: list[str] = []
@@ -61,28 +67,37 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     steps = 0
     launched: set[str] = set()
     rerun_once = False
+    out_of_reach = _floor_out_of_reach(cfg, model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal)
+    if out_of_reach:
+        return _end(False, out_of_reach, attempts, path, budget_mb)
     while True:
-        # forecast, and apply remedies until the forecast fits
+        # forecast, and apply remedies until the forecast fits: only a step its forecast lowers the peak by
         while True:
             view = model_view(cfg, cal, cache_dir=cache_dir)
-            peak = corrected_peak(view, scale)
+            peak = corrected_peak(view, misses)
             if peak <= budget_mb:
                 break
-            owner = corrected_owner(view, scale)
-            helps, _ = options(cfg, owner, view, budget_mb, cal, reference, cache_dir, scale, frozenset(tried))
+            owner = corrected_owner(view, misses)
+            helps = _steps(cfg, view, budget_mb, cal, reference, cache_dir, misses, tried)
             costly = not helps or steps >= MAX_STEPS or helps[0].cost[0] > 0
             if costly and peak <= budget_mb * (1 + FORECAST_MARGIN) and _key(cfg) not in launched:
                 say(f"the forecast {peak:,.0f} MiB is within the model's {FORECAST_MARGIN:.0%} of the budget and "
-                    + ("no remedy is left" if not helps else f"the next remedy ({helps[0].title}) costs accuracy")
+                    + ("no remedy lowers it" if not helps else f"the next remedy ({helps[0].title}) costs accuracy")
                     + ": measure it first")
                 break
             if not helps or steps >= MAX_STEPS:
-                return _end(False, f"nothing left to try: the forecast peak is {peak:,.0f} MiB in {owner}, above "
-                                   f"the budget of {budget_mb:,.0f} MiB{_most_of(view, owner)}, and no remaining "
-                                   "remedy lowers that phase" + _scale_words(scale), attempts, path, budget_mb)
+                peak_words, budget_words, _ = apart(peak, budget_mb)
+                unlaunched = [c for c in pending if c["knobs"]]
+                tried_words = (f" with {', '.join(change_words(c['knobs']) for c in unlaunched)} (forecast only: "
+                               "no run launched with them)" if unlaunched else "")
+                return _end(False, f"nothing left to try: the forecast peak{tried_words} is {peak_words} MiB in "
+                                   f"{owner}, above the budget of {budget_words} MiB{_most_of(view, owner)}, and no "
+                                   "remaining remedy lowers the forecast peak" + _miss_words(misses), attempts, path,
+                            budget_mb)
             pick = helps[0]
             steps += 1
-            why = (f"forecast {peak:,.0f} MiB in {owner} > budget {budget_mb:,.0f}: {pick.title} is predicted to "
+            peak_words, budget_words, _ = apart(peak, budget_mb)
+            why = (f"forecast {peak_words} MiB in {owner} > budget {budget_words}: {pick.title} is predicted to "
                    f"save {pick.predicted_saving_mb:,.0f} MiB" + (" and fit" if pick.fits else ""))
             pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
             path.append(change_words(pick.change))
@@ -106,16 +121,20 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         attempts.append(attempt)
         parent, pending = rec.id, []
         if rec.status == RunStatus.COMPLETED and (measured.mb or 0) <= budget_mb:
-            path.append(f"run {rec.id}, {measured.mb:,.0f} MiB, fits")
-            return _end(True, f"run {rec.id} completed at {measured.text()}, within the budget of "
-                              f"{budget_mb:,.0f} MiB", attempts, path, budget_mb, reference)
+            peak_words, budget_words, _ = apart(measured.mb or 0, budget_mb)
+            what = measured.text() if measured.parallel else f"{peak_words} MiB"  # data-parallel: its processes
+            path.append(f"run {rec.id}, {peak_words} MiB, fits")
+            return _end(True, f"run {rec.id} completed at {what}, within the budget of {budget_words} MiB",
+                        attempts, path, budget_mb, reference)
         if rec.status not in (RunStatus.OOM, RunStatus.COMPLETED):
             path.append(f"run {rec.id} {rec.status.value}")
             return _end(False, f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no reason given'}; "
                                "that is not a memory problem fit can solve", attempts, path, budget_mb)
         d = diagnose(rec, budget_mb, cal, reference, cache_dir)
         how = "oom" if rec.status == RunStatus.OOM else "over budget"
-        path.append(f"run {rec.id} {how} in {d['owner']} at {measured.mb or 0:,.0f}")
+        at = apart(measured.mb or 0, budget_mb)[0]
+        path.append(f"run {rec.id} {how} in prepare at {at} (its copy, built once), {d['owner']} at "
+                    f"{d['owner_mb']:,.0f}" if d.get("copy_once") else f"run {rec.id} {how} in {d['owner']} at {at}")
         if d.get("copy_cached") and not rerun_once:
             rerun_once = True
             why = f"{d['verdict']}: {d['copy_cached']}"
@@ -124,21 +143,64 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             launched.discard(_key(cfg))
             say(why + " → rerun as is")
             continue
-        scale[d["owner"]] = max(scale.get(d["owner"], 1.0), d.get("scale", 1.0))
+        misses[d["owner"]] = misses.get(d["owner"], Miss()).merged(Miss(**d.get("miss", {})))
         helps, _ = options(cfg, d["owner"], model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal, reference,
-                           cache_dir, scale, frozenset(tried))
+                           cache_dir, misses, frozenset(tried))
         if not helps or steps >= MAX_STEPS:
             return _end(False, f"nothing left to try: {d['verdict']}, and no remaining remedy lowers the "
                                f"{d['owner']} phase", attempts, path, budget_mb)
         pick = helps[0]
         steps += 1
         why = (f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
-               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _scale_words(scale))
+               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _miss_words(misses))
         pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
         path.append(change_words(pick.change))
         say(why + f" → {change_words(pick.change)}")
         cfg = _apply(cfg, pick)
         tried.add(_key(cfg))
+
+
+def capped(values: dict, budget_mb: float) -> RunConfig:
+    """The user's knobs with the budget as the run's memory cap (the user's own cap if lower).
+    Raises ConfigError naming the budget when the knobs cannot run under that cap."""
+    cfg = validate(values)
+    cap = int(budget_mb) if cfg.memory_cap_mb is None else min(cfg.memory_cap_mb, int(budget_mb))
+    try:
+        return validate(cfg.to_dict(), memory_cap_mb=max(64, cap))
+    except ConfigError as e:  # refused under the cap fit set, not one the user gave: say where it came from
+        raise ConfigError("budget", f"under the budget of {budget_mb:,.0f} MiB, which fit makes the run's memory "
+                                    f"cap, {e}") from None
+
+
+def _steps(cfg: RunConfig, view: dict, budget_mb: float, cal: Calibration | None, reference: dict | None,
+           cache_dir: str | None, misses: dict[str, Miss], tried: set[str], look_ahead: bool = True) -> list[Option]:
+    """The remedies whose forecast lowers the peak of ``cfg`` (``view``: its model view), best
+    first (``doctor.lowering``). When none is predicted to fit on its own, each is judged by
+    where taking it and then the best step after each step leads: a fit at the least accuracy
+    given up, else the lowest forecast peak (taking a disk mode first can leave float16 nothing
+    to save, where float16 first fits)."""
+    owner = corrected_owner(view, misses)
+    helps = lowering(options(cfg, owner, view, budget_mb, cal, reference, cache_dir, misses, frozenset(tried))[0])
+    if not look_ahead or not helps or helps[0].fits:
+        return helps
+
+    def ending(first: Option) -> tuple:
+        step, here, seen, lost = first, cfg, set(tried), 0
+        for _ in range(MAX_STEPS):
+            lost += step.cost[0]
+            here = _apply(here, step)
+            seen.add(_key(here))
+            here_view = model_view(here, cal, cache_dir=cache_dir)
+            peak = corrected_peak(here_view, misses)
+            if peak <= budget_mb:
+                return 0, lost, peak
+            after = _steps(here, here_view, budget_mb, cal, reference, cache_dir, misses, seen, look_ahead=False)
+            if not after:
+                break
+            step = after[0]
+        return 1, 0, peak
+
+    return sorted(helps, key=ending)
 
 
 def _apply(cfg: RunConfig, pick: Option) -> RunConfig:
@@ -157,20 +219,40 @@ PART_WORDS = {"floor": "the libraries' floor", "data": "the training rows", "tes
 
 
 def _most_of(view: dict, phase: str) -> str:
-    """', most of it the held-out rows (104 MiB)': the phase's largest part above the floor."""
+    """', of which the libraries' floor is 128 MiB and the largest part above it the held-out rows
+    (104 MiB)'."""
+    floor = view["phases"][phase]["parts_mb"].get("floor", 0.0)
     parts = {k: v for k, v in view["phases"][phase]["parts_mb"].items() if k != "floor" and v >= 1}
     if not parts:
-        return ", nearly all of it the libraries' floor"
+        return f", nearly all of it the libraries' floor ({floor:,.0f} MiB)"
     big = max(parts, key=parts.get)
-    return f", most of it above the floor {PART_WORDS.get(big, big)} ({parts[big]:,.0f} MiB)"
+    return (f", of which the libraries' floor is {floor:,.0f} MiB and the largest part above it "
+            f"{PART_WORDS.get(big, big)} ({parts[big]:,.0f} MiB)")
 
 
-def _scale_words(scale: dict[str, float]) -> str:
-    short = {k: v for k, v in scale.items() if v > 1.01}
+def _floor_out_of_reach(cfg: RunConfig, view: dict, budget_mb: float, cal: Calibration | None) -> str | None:
+    """Why no setting can fit, said before anything is changed or launched: the floor (what
+    Python and the libraries hold before any data) is at or above the budget, and the lean
+    path, the one remedy with a lower floor, is this run's already or out of its reach. None
+    when a setting may fit."""
+    floor = view["floor_mb"]
+    why_not_lean = lean_out_of_reach(cfg, view["format"])
+    lowest = lean_floor(cal)[0]
+    if floor < budget_mb or (why_not_lean is None and lowest < budget_mb):
+        return None
+    words = (f"no setting fits the budget of {budget_mb:,.0f} MiB: before reading any data, this run's libraries "
+             f"({libraries(cfg)}) hold {floor:,.0f} MiB, its floor ({view['floor_basis']}), and no remedy lowers it")
+    if cfg.lean:
+        return words + " (the lean path has the lowest floor there is)"
+    return words + f"; the lean path, with a floor of {lowest:,.0f} MiB, is out of reach: {why_not_lean}"
+
+
+def _miss_words(misses: dict[str, Miss]) -> str:
+    short = {k: m.words() for k, m in misses.items() if m.words()}
     if not short:
         return ""
     return (" (forecasts corrected where the model fell short of a measured run: "
-            + ", ".join(f"{k} x{v:.2f}" for k, v in short.items()) + ")")
+            + ", ".join(f"{k} {w}" for k, w in short.items()) + ")")
 
 
 def _changed(cfg: RunConfig, base: RunConfig) -> dict:
@@ -180,11 +262,14 @@ def _changed(cfg: RunConfig, base: RunConfig) -> dict:
 
 def _end(fits: bool, reason: str, attempts: list[dict], path: list[str], budget_mb: float,
          reference: dict | None = None) -> dict:
+    if not fits:
+        return {"fits": fits, "reason": reason, "budget_mb": budget_mb, "attempts": attempts, "path": path,
+                "summary": f"{' → '.join(path)}; {reason}" if path else reason}
     summary = " → ".join(path) if path else "no change needed"
-    if fits and attempts:
+    if attempts:
         summary += _costs(attempts) or _reference_costs(attempts, reference)
     return {"fits": fits, "reason": reason, "budget_mb": budget_mb, "attempts": attempts, "path": path,
-            "summary": summary + ("" if fits else f"; {reason}")}
+            "summary": summary}
 
 
 def _costs(attempts: list[dict]) -> str:
@@ -195,9 +280,18 @@ def _costs(attempts: list[dict]) -> str:
     if first is None or None in (first["accuracy"], last["accuracy"]):
         return ""
     words = f"; accuracy {100 * (last['accuracy'] - first['accuracy']):+.1f} pt"
-    if first["samples_per_s"] and last["samples_per_s"]:
-        words += f", {first['samples_per_s'] / last['samples_per_s']:.1f}x slower"
-    return words + f" than run {first['run_id']}"
+    if not (first["samples_per_s"] and last["samples_per_s"]):
+        return words + f" against run {first['run_id']}"
+    return words + f", {_speed_words(last['samples_per_s'] / first['samples_per_s'])} run {first['run_id']}"
+
+
+def _speed_words(ratio: float) -> str:
+    """'1.3x faster than' / '1.3x slower than' for a ratio of speeds (after over before);
+    'as fast as' where it rounds to 1.0x either way."""
+    factor = ratio if ratio >= 1 else 1 / ratio
+    if round(factor, 1) <= 1.0:
+        return "as fast as"
+    return f"{factor:.1f}x {'faster' if ratio > 1 else 'slower'} than"
 
 
 LOOP_STEPS = (

@@ -15,7 +15,7 @@ import numpy as np
 from svmcore.app.folders import DataFolders
 from svmcore.app.reference import reference_under_forecasts
 from svmcore.data.files import memory_sizes
-from svmcore.data.sources import Source, n_test_rows, scan
+from svmcore.data.sources import Source, check_lean, n_test_rows, scan
 from svmcore.engine import hostinfo
 from svmcore.engine.runner import resolve_cap
 from svmcore.predict import calibration as calib
@@ -69,8 +69,10 @@ class Forecasts:
         self._calibration = {"running": False, "done": 0, "total": 0, "error": None}
 
     def data_size(self, values: dict) -> DataSize:
-        """Bytes the training data will take in memory for these knobs, before launch."""
+        """Bytes the training data will take in memory for these knobs, before launch. Raises
+        ConfigError/DataError for data the launch would refuse (the lean path on raw text)."""
         cfg = validate(self.folders.confined(values))
+        check_lean(cfg)
         info = scan(Source(cfg), self.folders.cache_dir)
         rows = info.rows - (n_test_rows(info.rows) if cfg.test_file is None else 0)
         nnz = int(info.nnz * rows / max(1, info.rows))

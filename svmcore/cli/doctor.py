@@ -12,6 +12,7 @@ from svmcore.app.doctor import diagnose, text
 from svmcore.app.reference import remedies_reference
 from svmcore.cli.common import EXIT_BAD_INPUT, run_id_arg
 from svmcore.predict.calibration import load_calibration
+from svmcore.spec.knobs import KNOBS
 from svmcore.store.sqlite import Store
 
 
@@ -29,13 +30,19 @@ def cmd_doctor(args, home: str) -> int:
     return 0
 
 
+MIN_BUDGET_MB = 16  # below the lean path's floor (~30 MiB): nothing fits, and doctor says why
+
+
 def budget_arg(text_: str) -> float:
+    """A budget in MiB, up to the largest memory cap (``fit`` runs under the budget as its cap)."""
+    most = KNOBS["memory_cap_mb"].max
     try:
         value = float(text_)
     except ValueError:
         value = float("nan")
-    if not 16 <= value <= 10_000_000:
-        raise argparse.ArgumentTypeError(f"a budget is a number of MiB from 16 to 10,000,000; got {text_[:40]!r}")
+    if not MIN_BUDGET_MB <= value <= most:
+        raise argparse.ArgumentTypeError(f"a budget is a number of MiB from {MIN_BUDGET_MB} to {most:,} (the largest "
+                                         f"memory cap); got {text_[:40]!r}")
     return value
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 
 from svmcore.app.doctor import change_words
-from svmcore.app.fit import fit
+from svmcore.app.fit import capped, fit
 from svmcore.app.reference import remedies_reference
 from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
 from svmcore.cli.doctor import budget_arg
@@ -29,6 +29,7 @@ def cmd_fit(args, home: str) -> int:
     cache = os.path.join(home, "cache")
     values = knob_values(args)
     admit(values, cache)  # exit 2 and nothing stored if the knobs cannot run at all
+    capped(values, args.budget)  # nor under the budget as their cap
     store = Store(home)
     launched: list = []
 

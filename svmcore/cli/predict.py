@@ -38,9 +38,10 @@ def cmd_predict(args, home: str) -> int:
               + ", ".join(f"{k} {v:.0f}" for k, v in cal.floors.items()))
         return 0
     values = knob_values(args)
-    cfg = validate(values)
-    cal = calibration(home, quiet=args.json)
     cache_dir = os.path.join(home, "cache")
+    # what a launch would refuse, estimate refuses too, before calibrating (e.g. raw text on the lean path)
+    cfg = admit(values, cache_dir) if args.command == "estimate" else validate(values)
+    cal = calibration(home, quiet=args.json)
     if args.command == "estimate":
         pred = estimate.predict(cfg, cal, cache_dir=cache_dir)
         if args.json:
@@ -53,7 +54,7 @@ def cmd_predict(args, home: str) -> int:
                 print(f"data-parallel on {par['workers']} Dask workers: {par['per_worker_mb']:.0f} MiB each, "
                       f"{par['total_mb']:.0f} MiB in total ({par['basis']})")
             if pred.get("predicted_train_s") is not None:
-                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} "
+                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} of CPU time "
                       "(a rough forecast from the calibration runs' per-sample and per-step costs)")
             print("  " + ", ".join(f"{k} {v:.0f}" for k, v in pred["parts"].items() if v) + " (MiB)")
             for ph, v in pred["phases"].items():

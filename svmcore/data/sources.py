@@ -23,7 +23,7 @@ from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from svmcore.data.synthetic import iter_synthetic
 from svmcore.spec.config import RunConfig
-from svmcore.spec.errors import DataChangedError, DataError
+from svmcore.spec.errors import ConfigError, DataChangedError, DataError
 
 CHUNK_ROWS = 10_000  # rows per chunk when a whole dataset is read, converted or written
 MAX_TEST_ROWS = 20_000
@@ -332,13 +332,32 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
                               fix={"model": "kernel-approx"})
 
 
+FORMAT_WORDS = {"svmlight": "svmlight", "text": "raw text ('label<TAB>text' lines)", "csv": "CSV",
+                "npz": "an .npz archive"}
+
+
+def check_lean(cfg: RunConfig) -> None:
+    """Refuse the lean path (``RunConfig.lean``: the native parser and solver) for a data or
+    test file whose content is not svmlight, whatever its name: that path parses svmlight
+    only (a raw text file without an extension used to fail mid-run on its first label)."""
+    if not cfg.lean:
+        return
+    for path in filter(None, (cfg.dataset, cfg.test_file)):
+        fmt = sniff_format(path, by_content=True)
+        if fmt != "svmlight":
+            raise ConfigError("parser", f"{os.path.basename(path)} is {FORMAT_WORDS[fmt]} by its content, and the lean "
+                              "path (parser native with solver native) reads svmlight files only; use parser sklearn",
+                              fix={"parser": "sklearn"})
+
+
 def preflight(cfg: RunConfig, cache_dir: str | None = None) -> DataInfo:
     """Everything a run would refuse because of its data, checked before it is launched
     (``validate`` cannot know a file's rows or classes): reads the scan (cached by the
     file's identity, and the worker reuses it), scans the test file, then applies
     ``check_trainable`` (one class, batch size above the training rows, kernel-svm
     above its row limit) and the need for held-out rows. Raises ConfigError/DataError;
-    returns the scan."""
+    returns the scan. The lean path is refused for data that is not svmlight (``check_lean``)."""
+    check_lean(cfg)
     info = scan(Source(cfg), cache_dir)
     if cfg.test_file:
         from svmcore.spec.config import validate

@@ -55,6 +55,8 @@ def phase_spans(events: list[Event]) -> list[dict]:
                         "peak_rss_mb": None})
         elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
             out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
+            if e.get("cpu_s") is not None:
+                out[-1]["cpu_s"] = e["cpu_s"]
     return out
 
 

@@ -28,17 +28,20 @@ from svmcore.spec.units import MiB
 
 
 def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, float]:
-    """Seconds per unit of each time feature: a non-negative least-squares fit to the
-    measured ``train_s`` of the calibration runs, each weighted by its relative error
-    (runs under half a second count less: their timings are mostly noise)."""
+    """CPU seconds per unit of each time feature: a non-negative least-squares fit to the
+    train phase's CPU time of the calibration runs (``train_cpu_s``), each weighted by its
+    relative error (runs under half a second count less: their timings are mostly noise).
+    Wall seconds measured the machine's load too: calibrated while other processes shared the
+    two cores, an MLP's forecast came out 2.4x the run's time on a quiet machine (issue 40)."""
     from scipy.optimize import nnls
 
     rows, ys = [], []
     for cfg, s in observations:
-        if s.get("train_s") is None:
+        seconds = train_cpu_s(s)
+        if seconds is None:
             continue
         rows.append(time_features(cfg, _shape_from_summary(cfg, s)))
-        ys.append(float(s["train_s"]))
+        ys.append(seconds)
     names = sorted({k for r in rows for k in r})
     if not names:
         return {}
@@ -47,6 +50,15 @@ def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, floa
     scale = np.maximum(A.max(axis=0), 1e-300)  # columns of like size, for a well-conditioned fit
     x, _ = nnls(A / scale * w[:, None], np.array(ys) * w)
     return {n: float(c / sc) for n, c, sc in zip(names, x, scale)}
+
+
+def train_cpu_s(summary: dict) -> float | None:
+    """The train phase's CPU seconds (every thread of the worker), or, for a run recorded before
+    phases carried them, its train seconds."""
+    phase = next((p for p in summary.get("phases") or () if p.get("name") == "train"), None)
+    if phase is not None and phase.get("cpu_s") is not None:
+        return float(phase["cpu_s"])
+    return None if summary.get("train_s") is None else float(summary["train_s"])
 
 
 def calibration_configs() -> list[dict]:
@@ -286,7 +298,7 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 12  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
+CALIBRATION_VERSION = 13  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
 # activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
 # runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
 # native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
@@ -302,4 +314,5 @@ CALIBRATION_VERSION = 12  # 3: the MLP priced as scikit-learn holds it; 4: shuff
 # (its floor 3.5 MiB lower), the lean shuffle buffer holds its pool once (``rows.ShuffleArena``); 11: the lean
 # path's reader thread parses four blocks ahead, not two (its batch feature 5 batches with 2 threads, not 3);
 # 12: the lean path 3-5 MiB lower in train (no huge pages for numpy's arrays, the held-out index and the live
-# sample left on disk, one batch fewer in flight): a version 11 calibration forecast it that much high
+# sample left on disk, one batch fewer in flight): a version 11 calibration forecast it that much high;
+# 13: the train phase's time fitted on its CPU seconds, not wall seconds, which counted the machine's load

@@ -31,11 +31,22 @@ def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
     """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from.
     With the numba path and no calibration this is the cached-code floor: the first run
     that compiles it goes higher (``REFERENCE_FLOORS_MB['numba_first_compile']``)."""
-    if floor_key(cfg).endswith("+lean") and (cal is None or floor_key(cfg) not in cal.floors):
-        return REFERENCE_FLOORS_MB["lean"], REFERENCE_BASIS  # a calibration from before it measured the lean run
+    if floor_key(cfg).endswith("+lean"):
+        return lean_floor(cal)
     if cal is not None and cal.floors:
         return floor_mb(cal, cfg), CALIBRATED_BASIS
     return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"], REFERENCE_BASIS
+
+
+def lean_floor(cal: Calibration | None) -> tuple[float, str]:
+    """The lean path's floor (MiB) and where the figure comes from: this machine's lean calibration
+    runs, else the reference measurement (also for a calibration from before it measured one)."""
+    if cal is not None and LEAN_KEY in cal.floors:
+        return cal.floors[LEAN_KEY], CALIBRATED_BASIS
+    return REFERENCE_FLOORS_MB["lean"], REFERENCE_BASIS
+
+
+LEAN_KEY = "linear-svm+lean"  # the lean path trains linear-svm only
 
 
 def import_costs(cal: Calibration | None) -> list[dict]:
@@ -76,6 +87,11 @@ def library_files_mb(cfg: RunConfig) -> float:
     cgroup only when no other process holds them in memory already."""
     key = floor_key(cfg)
     return LIBRARY_FILES_MB["lean" if key.endswith("+lean") else "numba" if uses_numba(cfg) else "base"]
+
+
+def libraries(cfg: RunConfig) -> str:
+    """What a run of ``cfg`` imports, in words: 'Python, numpy, scipy, scikit-learn', ..."""
+    return _LIBRARIES[floor_key(cfg).split("+")[1]]
 
 
 def cap_below_floor(cfg: RunConfig, floor: float, basis: str, cap_kind: str | None = None) -> str | None:

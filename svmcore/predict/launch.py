@@ -4,6 +4,7 @@ train phase)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 
@@ -21,9 +22,10 @@ from svmcore.predict.model import (
     predict_train_s,
     round_or_none,
 )
-from svmcore.spec.config import RunConfig
+from svmcore.spec.choices import MLP_MODELS, Model
+from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.units import MiB
+from svmcore.spec.units import MiB, apart
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ REFERENCE_TIME_COEFS = {
     "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
     "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
     "step_mlp": 1.92e-08, "svm": 1.96e-08,
+    "fresh_mlp": 0.0,  # (fitted before the time model priced it apart: within step_mlp there)
 }
 
 
@@ -80,17 +83,54 @@ def launch_forecast(cfg: RunConfig, home: str, shape: Shape | None = None) -> di
     cal = load_calibration(home)
     floor, floor_basis = floor_for(cfg, cal)
     # the cap the run will have, and what of its RSS a cgroup cap does not count
-    capped = {"floor_mb": floor, "floor_basis": floor_basis, "cap_kind": resolve_cap(cfg)[0],
-              "library_files_mb": library_files_mb(cfg)}
+    common = {"floor_mb": floor, "floor_basis": floor_basis, "cap_kind": resolve_cap(cfg)[0],
+              "library_files_mb": library_files_mb(cfg), "width": shape.width,
+              "narrower": narrower(cfg, cal, shape)}
     if cal is not None:
         pred = predict(cfg, cal, shape)
         parts_mb = {k: v for k, v in pred["parts"].items() if k != "floor"}
         return {"peak_mb": pred["predicted_peak_mb"], "peak_phase": pred["peak_phase"], "lower_bound": False,
-                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated", **capped}
+                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated", **common}
     lb = lower_bound(cfg, shape)
     return {"peak_mb": lb["peak_mb"], "peak_phase": lb["peak_phase"], "lower_bound": True, "parts": lb["parts"],
             "train_s": round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference",
-            **capped}
+            **common}
+
+
+LARGE_MODEL_MB = 1024.0  # a model and its optimiser state this big are worth a word before launch, however much is free
+NARROWER_BITS = 16  # the columns an MLP's warning prices instead of a wide input
+
+
+def narrower(cfg: RunConfig, cal, shape: Shape) -> dict | None:
+    """For an MLP on more than 2^16 input columns (its first layer a weight per column and
+    hidden unit): the forecast peak with ``hashing_bits`` 16, the same rows on 2^16 columns.
+    None for other runs."""
+    if cfg.model not in MLP_MODELS or shape.width <= 1 << NARROWER_BITS:
+        return None
+    try:
+        fewer = validate(cfg.to_dict(), hashing_bits=NARROWER_BITS)
+    except SvmcoreError:
+        return None
+    folded = dataclasses.replace(shape, width=1 << NARROWER_BITS)
+    peak = predict(fewer, cal, folded)["predicted_peak_mb"] if cal is not None else lower_bound(fewer, folded)["peak_mb"]
+    return {"hashing_bits": NARROWER_BITS, "peak_mb": round(peak, 1)}
+
+
+def _large_model(cfg: RunConfig, forecast: dict, model_mb: float) -> str:
+    """The warning for a model (and its optimiser state) of ``LARGE_MODEL_MB`` or more."""
+    words = (f"Memory: the model and its optimiser state alone are forecast to hold {model_mb:,.0f} MiB in the "
+             f"{forecast['peak_phase']} phase" + (" (a lower bound; calibrate for a forecast)"
+                                                  if forecast["lower_bound"] else ""))
+    if cfg.model in MLP_MODELS and forecast.get("width"):
+        best = ", scikit-learn's copy of the best ones" if cfg.model == Model.MLP else ""
+        words += (f": an MLP's first layer has a weight for each of its {forecast['width']:,} input columns and "
+                  f"{cfg.hidden_sizes[0]:,} hidden units, kept several times over (the weights{best} and Adam's two "
+                  "moments) and more during each step")
+    fewer = forecast.get("narrower")
+    if fewer:
+        words += (f"; with hashing_bits {fewer['hashing_bits']} ({1 << fewer['hashing_bits']:,} columns) the "
+                  f"forecast peak is about {fewer['peak_mb']:,.0f} MiB")
+    return words + "."
 
 
 def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
@@ -103,11 +143,12 @@ def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
     ``forecast`` is ``launch_forecast``'s. Pure."""
     out = []
     peak = forecast["peak_mb"]
+    shown = apart(peak, cfg.memory_cap_mb)[0] if cfg.memory_cap_mb is not None else f"{peak:,.0f}"
     if forecast["lower_bound"]:
-        what = (f"needs at least {peak:,.0f} MiB (a lower bound: the parts' sizes alone, without the "
+        what = (f"needs at least {shown} MiB (a lower bound: the parts' sizes alone, without the "
                 "interpreter's floor or any overhead; calibrate for a forecast)")
     else:
-        what = f"is forecast to peak at {peak:,.0f} MiB (exact peak, calibrated memory model)"
+        what = f"is forecast to peak at {shown} MiB (exact peak, calibrated memory model)"
     parts_mb = {k: v for k, v in (forecast.get("parts") or {}).items() if v}
     if parts_mb:
         big = max(parts_mb, key=parts_mb.get)
@@ -130,11 +171,14 @@ def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
                "other processes already hold in memory, charged to their groups)" if cgroup else "")
         out.append(f"Memory: this run {what}{how}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
                    "likely end out of memory.")
+    if parts_mb.get("model", 0.0) >= LARGE_MODEL_MB and not out:  # (a memory warning above names it already)
+        out.append(_large_model(cfg, forecast, parts_mb["model"]))
     train_s = forecast.get("train_s")
     if train_s is not None and train_s > LONG_TRAIN_S:
         basis = ("fitted on this machine's calibration runs" if forecast["time_basis"] == "calibrated" else
                  "measured on a reference machine, not this one; calibrate for this machine's")
-        out.append(f"Time: training alone is forecast to take {duration_text(train_s)} (a rough forecast from "
+        cpu = " of CPU time" if forecast["time_basis"] == "calibrated" else ""
+        out.append(f"Time: training alone is forecast to take {duration_text(train_s)}{cpu} (a rough forecast from "
                    f"per-sample and per-step costs {basis}).")
     if cpus and cfg.threads > cpus:
         out.append(f"Threads: {cfg.threads} threads on {cpus} CPUs take turns on them, and threads that wait for "

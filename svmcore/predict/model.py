@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field
 
 from svmcore.data.shuffle_order import order_bytes
-from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, n_test_rows, scan
+from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, check_lean, n_test_rows, scan
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.units import MiB
@@ -90,7 +90,9 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
     """Rows, width and nonzeros per row of the data as a run would see them. Synthetic
     sparse data is measured on one generated chunk (duplicate tokens and hashing
     collisions make it a little sparser than ``nnz_per_row``); files are scanned once
-    (the scan is cached like the worker's)."""
+    (the scan is cached like the worker's). A file the lean path cannot read is refused as
+    the launch refuses it (``check_lean``): no forecast of a run that would not start."""
+    check_lean(cfg)
     src = Source(cfg)
     if cfg.is_synthetic:
         width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
@@ -206,7 +208,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     if dense and cfg.mode != "stream":
         p["io_densify"] = chunk * w * (8.0 if cfg.mode == "memory" and not shape.dense_source else vb)
     p["load_held"], p["io_densify_chunk"] = load_chunk_moment(cfg, shape, chunk) if dense and not ddp else (0.0, 0.0)
-    if source_is_text and cfg.parser in ("numba", "native") and not _csv_or_text(cfg):
+    if source_is_text and cfg.parser in ("numba", "native") and shape.file_format in ("svmlight", ""):
         p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
@@ -343,10 +345,6 @@ def activation_values(cfg: RunConfig, outputs: int) -> float:
     return most
 
 
-def _csv_or_text(cfg: RunConfig) -> bool:
-    return not cfg.is_builtin and os.path.splitext(cfg.dataset)[1].lower() in (".csv", ".tsv", ".txt", ".npz")
-
-
 def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
     """The regression features of each phase the run goes through: its parts, split by
     mode where the mode changes what a byte costs, and a constant (1 MiB)."""
@@ -467,6 +465,9 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
       call per batch; an MLP step per 200 rows, each one passing over every weight
       about 15 times: the dense gradient and Adam's moments and update; the numpy MLP:
       one step per batch, and per sample its forward, backward and recomputed layers);
+    - ``fresh_<family>``: for the MLPs, steps x the weights of their layers of
+      ``FRESH_LAYER_BYTES`` or more, whose gradient and update temporaries come from the
+      kernel as new zeroed pages at every step;
     - ``parse_<parser>``: stream mode parses the text once (later passes read the
       binary spill): rows x nonzeros;
     - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
@@ -489,9 +490,11 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
         step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
         steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
+        fresh = fresh_weights(cfg, [a * b for a, b in zip(sizes, sizes[1:])])
     elif cfg.model == "mlp-numpy":
         h = list(cfg.hidden_sizes)
         dense_products = [a * b for a, b in zip(h, h[1:] + [nvec])]
+        fresh = fresh_weights(cfg, [shape.width * h[0], *dense_products])
         kept = set(kept_layers(len(h), cfg.checkpoint))
         # hidden layers between kept ones are computed twice (layer j's product is h[j-2] x h[j-1])
         again = sum(h[j - 2] * h[j - 1] if j > 1 else row_work * h[0] for j in range(1, len(h) + 1) if j not in kept)
@@ -501,11 +504,27 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         work, weights = row_work, nvec * shape.width
     f[f"sample_{fam}"] = float(n) * cfg.epochs * work
     f[f"step_{fam}"] = float(steps) * weights
+    if cfg.model in ("mlp", "mlp-numpy") and fresh:
+        f[f"fresh_{fam}"] = float(steps) * fresh
     if cfg.mode == "stream":
         f[f"parse_{cfg.parser}"] = float(n) * z
     return f
 
 
+
+
+# Arrays of 32 MiB or more (glibc's dynamic mmap threshold at its largest) are mapped afresh at every
+# allocation, smaller ones reuse the heap. Measured CPU per weight-step of an MLP step here: 23 ns for an
+# 8 MiB layer, 32 at 32 MiB, 35-40 from 64 MiB to 512 MiB: the cost levels off from 64 MiB.
+FRESH_LAYER_BYTES = 64 * MiB
+
+
+def fresh_weights(cfg: RunConfig, layers: list[int]) -> int:
+    """The weights of the layers whose arrays (in the compute dtype) are ``FRESH_LAYER_BYTES``
+    or more: each step's temporaries of their size come as new zeroed pages
+    (``time_features``' ``fresh_<family>``)."""
+    itemsize = 8 if cfg.precision == "float64" else 4
+    return sum(w for w in layers if w * itemsize >= FRESH_LAYER_BYTES)
 
 
 def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:

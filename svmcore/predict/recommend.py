@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 
-from svmcore.data.sources import Source, check_trainable, n_test_rows, scan
+from svmcore.data.sources import Source, check_lean, check_trainable, n_test_rows, scan
 from svmcore.predict.margin import forecast_margin, statement
 from svmcore.predict.model import Calibration, data_shape, predict
 from svmcore.spec.config import RunConfig, validate
@@ -112,8 +112,9 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
     shapes: dict[int, object] = {}
     priced = []
     for cfg in candidates(base):
-        try:
-            check_trainable(info, cfg)  # never recommend what preflight would refuse
+        try:  # never recommend what preflight would refuse (the lean path on a file that is not svmlight too)
+            check_trainable(info, cfg)
+            check_lean(cfg)
         except SvmcoreError:
             continue
         shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))

@@ -79,15 +79,14 @@ class RunConfig:
     @property
     def lean(self) -> bool:
         """The lean worker path (svmcore/worker/lean.py): linear-svm in stream or memory
-        mode with the native parser and solver, sparse rows, no hashing, on svmlight files
-        (by extension or sniffed: not .csv/.npz/.txt). The worker then loads only numpy and
-        the native library."""
-        files = [self.dataset] + ([self.test_file] if self.test_file else [])
+        mode with the native parser and solver, sparse rows, no hashing, on a file. The
+        worker then loads only numpy and the native library. The path reads svmlight only:
+        a file whose content is anything else is refused before launch, whatever its name
+        (``data.sources.check_lean``)."""
         return (self.model == Model.LINEAR_SVM and self.mode in (Mode.STREAM, Mode.MEMORY)
                 and self.parser == Parser.NATIVE and self.solver == Solver.NATIVE
                 and self.representation == Representation.SPARSE and not self.hashing_bits
-                and not self.is_builtin
-                and all(os.path.splitext(f)[1].lower() not in (".csv", ".npz", ".txt", ".zip") for f in files))
+                and not self.is_builtin)
 
     @property
     def is_builtin(self) -> bool:

@@ -56,6 +56,7 @@ class PhaseEnd(Event):
     wall_s: float
     peak_rss_bytes: int  # the kernel's high-water mark of the phase (VmHWM, reset at its start): exact
     rss_bytes: NotRequired[int]
+    cpu_s: NotRequired[float]  # the worker's CPU time in the phase, every thread (user + system)
 
 
 class Data(Event):

@@ -72,9 +72,9 @@ def regularisation(cfg: Any, train_rows: int) -> dict | None:
         return None
     value = alpha_for(cfg, train_rows)
     if cfg.alpha is not None:
-        why = "set by hand"
+        source, why = "set", "set by hand"
     elif cfg.model in LINEAR_MODELS:
-        why = f"auto: {AUTO_RULE_TEXT} ({train_rows:,} training rows)"
+        source, why = "auto", f"auto: {AUTO_RULE_TEXT} ({train_rows:,} training rows)"
     else:
-        why = f"auto: the MLPs' fixed {MLP_ALPHA:g} (the rule in rows is measured for linear SGD only)"
-    return {"name": "alpha", "value": value, "source": "set" if cfg.alpha is not None else "auto", "why": why}
+        source, why = "default", f"default: the MLPs' fixed {MLP_ALPHA:g} (the rule in rows is measured for linear SGD only)"
+    return {"name": "alpha", "value": value, "source": source, "why": why}

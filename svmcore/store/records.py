@@ -108,6 +108,7 @@ class PhaseSpan:
     end_s: float | None
     wall_s: float | None
     peak_rss_mb: float | None
+    cpu_s: float | None = None  # the worker's CPU time in it, every thread (runs before issue 40: None)
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ class RunSummary:
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
         values = {k: d.pop(k) for k in list(d) if k in known}
         values["phases"] = tuple(PhaseSpan(p["name"], p.get("start_s", 0.0), p.get("end_s"), p.get("wall_s"),
-                                           p.get("peak_rss_mb")) for p in values.get("phases") or ())
+                                           p.get("peak_rss_mb"), p.get("cpu_s")) for p in values.get("phases") or ())
         values["epoch_samples_per_s"] = tuple(values.get("epoch_samples_per_s") or ())
         values["per_class_recall"] = values.get("per_class_recall") or {}
         if values.get("n_samples") is None:

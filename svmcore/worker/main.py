@@ -65,6 +65,7 @@ class Phases:
         self.faults = faults
         self.current: str | None = None
         self.started = 0.0
+        self.cpu_started = 0.0
         self.walls: dict[str, float] = {}
         self.peak_kib = 0
 
@@ -74,6 +75,7 @@ class Phases:
         reset_peak()
         self.current = name
         self.started = time.monotonic()
+        self.cpu_started = time.process_time()
         self.events.emit(PHASE_START, phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)
         self.faults.fire(name)
 
@@ -85,7 +87,7 @@ class Phases:
         wall = time.monotonic() - self.started
         self.walls[self.current] = wall
         self.events.emit(PHASE_END, phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
-                         rss_bytes=_status_kib("VmRSS:") * 1024)
+                         rss_bytes=_status_kib("VmRSS:") * 1024, cpu_s=time.process_time() - self.cpu_started)
         self.current = None
 
 
@@ -269,7 +271,8 @@ def main(run_dir: str) -> int:
     if unexpected is not None:  # after the outcome: printing can itself run out of memory under a cap
         import traceback
         traceback.print_exception(unexpected)
-    return {"completed": 0, "oom": 3}.get(status, 1)
+    # the CLI's codes: 2 for a failure the input caused (``bad_input``), as ``svmcore run`` exits then
+    return {"completed": 0, "oom": 3}.get(status, 2 if (error or {}).get("bad_input") else 1)
 
 
 if __name__ == "__main__":

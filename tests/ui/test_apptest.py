@@ -713,8 +713,10 @@ def test_train_warns_before_launch_without_calibration(app_home):
     at.selectbox(key="train_model").set_value("mlp").run()
     assert_clean(at)
     warns = _launch_warnings(at)
-    assert len(warns) == 1 and warns[0].startswith("Time: training alone is forecast to take about "), warns
-    assert "minutes" in warns[0] and "rough" in warns[0] and "a reference machine, not this one" in warns[0]
+    assert len(warns) == 2 and warns[1].startswith("Time: training alone is forecast to take about "), warns
+    assert "minutes" in warns[1] and "rough" in warns[1] and "a reference machine, not this one" in warns[1]
+    # its model alone: a word whatever memory is free (issue 40)
+    assert warns[0].startswith("Memory: the model and its optimiser state alone are forecast to hold 3,"), warns
     at.checkbox(key="train_memory_cap_mb_on").check().run()
     at.number_input(key="train_memory_cap_mb").set_value(300).run()
     assert_clean(at)
@@ -731,7 +733,7 @@ def test_train_warns_with_the_calibrated_forecast_and_shows_the_time(app_home):
     cal = calib.Calibration({"linear-svm+base": 124.0, "mlp+base": 125.0},
                                {"train": {"model_mlp": 1.0, "const_memory": 10.0}},
                                calib.fingerprint(), time.time(), 1, {},
-                               {"const": 0.05, "sample_mlp": 2e-9, "step_mlp": 2e-8})
+                               {"const": 0.05, "sample_mlp": 2e-9, "step_mlp": 2e-8, "fresh_mlp": 1e-8})
     with open(calib.calibration_path(app_home), "w") as f:
         json.dump(cal.to_dict(), f)
     at = open_page()
@@ -744,4 +746,4 @@ def test_train_warns_with_the_calibrated_forecast_and_shows_the_time(app_home):
                for w in warns), warns
     assert any(w.startswith("Time: ") and "fitted on this machine's calibration runs" in w for w in warns), warns
     info = next(i.value for i in at.info if "Predicted exact peak" in i.value)
-    assert "Training: **about " in info and "rough" in info
+    assert "Training: **about " in info and "of CPU time**" in info and "rough" in info

@@ -68,9 +68,12 @@ def test_each_remedy_says_why_it_cannot_apply():
 def test_fit_stops_without_a_run_when_no_remedy_reaches_a_budget_below_the_floor():
     launched = []
     result = fit({"rows": 20_000, "epochs": 1}, 64, lambda *a: launched.append(a), None, None)
-    assert not result["fits"] and not launched
-    assert result["reason"].startswith("nothing left to try: the forecast peak is")
-    assert "above the budget of 64 MiB" in result["reason"]
+    assert not result["fits"] and not launched and result["path"] == []  # said before any step (issue 40)
+    reason = result["reason"]
+    assert reason.startswith("no setting fits the budget of 64 MiB: before reading any data, this run's "
+                             "libraries (Python, numpy, scipy, scikit-learn) hold 128 MiB, its floor"), reason
+    assert "the lean path, with a floor of 30 MiB, is out of reach: it reads svmlight files only, and " \
+           "sparse-text is a built-in dataset" in reason, reason
 
 
 def _launcher(peaks: list[dict]):

@@ -56,8 +56,10 @@ def test_regularisation_says_what_was_used_and_why():
     assert regularisation(validate(solver="ftrl", l2=1.0), 10) == {"name": "l2", "value": 1.0, "source": "set",
                                                                    "why": "set by hand"}
     assert validate(solver="ftrl", l2="auto").l2 is None and validate(solver="ftrl", l2=0).l2 == 0.0
-    mlp = regularisation(validate(model="mlp-numpy"), 200_000)
-    assert mlp["source"] == "auto" and mlp["value"] == 1e-5  # the rule is measured for linear SGD only
+    for model in ("mlp", "mlp-numpy"):  # a fixed default, not chosen from the rows (issue 40: it said auto)
+        mlp = regularisation(validate(model=model), 200_000)
+        assert mlp["source"] == "default" and mlp["value"] == 1e-5, mlp
+        assert mlp["why"].startswith("default: the MLPs' fixed 1e-05") and "auto" not in mlp["why"], mlp
     assert regularisation(validate(model="kernel-svm", rows=1000, batch_size=100), 800) is None
 
 
