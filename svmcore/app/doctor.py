@@ -26,7 +26,8 @@ from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
 from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
-from svmcore.predict.model import Calibration, Shape, data_shape, features, group_parts, parts, predict
+from svmcore.predict.model import (Calibration, Shape, data_shape, features, group_parts, parallel_estimate, parts,
+                                   predict)
 from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
@@ -39,6 +40,8 @@ HELD = {"data as stored": ("data", "test", "shuffle"),
         "batch in compute form": ("batch", "activations", "transforms", "io", "monitor"),
         "model and optimiser state": ("model",),
         FLOOR: ("floor",),
+        "the run's coordinator": ("coordinator",),
+        "its Dask workers (each its own floor, model and rows)": ("Dask workers",),
         "other": ("other",)}
 MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of the model's parts)
 
@@ -47,7 +50,7 @@ MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of t
 # machine (bench/results/remedies.md), too much noise to rank by.
 COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "precision": (0, 0),
         "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
-        "model": (2, 0), "hashing": (3, 0)}
+        "model": (2, 0), "hashing": (3, 0), "one-process": (0, 1)}
 NARROW_BITS = 14  # data this narrow (2^14 columns or fewer) is not hashed further
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
 # the precision remedy's next step down, and the logging remedy's
@@ -117,6 +120,10 @@ class Option:
 
 
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
+# A data-parallel run's processes together (its coordinator and every Dask worker): a budget or a
+# cgroup cap (which holds the whole tree) judges this figure, not the coordinator's phases.
+ALL_PROCESSES = "all processes"
+ONE_PROCESS = ("one-process", "One process instead of Dask workers", (ALL_PROCESSES,))
 
 
 def moves(cfg: RunConfig, width: int | None = None, file_format: str = "") -> list[Move]:
@@ -131,6 +138,9 @@ def moves(cfg: RunConfig, width: int | None = None, file_format: str = "") -> li
     key, title, acts = LEAN
     why_not = lean_out_of_reach(cfg, file_format)
     out.append(_checked(Move(key, title, acts, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
+    key, title, acts = ONE_PROCESS
+    out.append(_checked(Move(key, title, acts, {"workers": 1} if cfg.workers > 1 else None,
+                             "" if cfg.workers > 1 else "the run is one process already"), cfg))
     return out
 
 
@@ -222,6 +232,10 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
                           "parts_mb": {"floor": floor, **{k: round(v, 1) for k, v in grouped.items()}}}
         basis = (f"a lower bound of the memory model: not calibrated, each part at one byte per byte, the floor "
                  f"{floor_basis}; calibrate for a forecast")
+    if cfg.workers > 1:  # every process of the run at once: its coordinator's peak phase, and each worker's peak
+        par = parallel_estimate(cfg, shape, max(v["mb"] for v in phases.values()))
+        phases[ALL_PROCESSES] = {"mb": par["total_mb"], "parts_mb": {
+            "coordinator": par["coordinator_mb"], "Dask workers": round(par["total_mb"] - par["coordinator_mb"], 1)}}
     peak_phase = max(phases, key=lambda p: phases[p]["mb"])
     return {"peak_mb": phases[peak_phase]["mb"], "peak_phase": peak_phase, "phases": phases, "basis": basis,
             "width": shape.width, "format": shape.file_format, "floor_mb": floor, "floor_basis": floor_basis,
@@ -410,17 +424,21 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
     owner, owner_mb = owner_phase(rec)
     measured = {p.name: _r(p.peak_rss_mb) for p in s.phases}
+    if peak.parallel is not None and not peak.exact:  # its processes together own the peak a budget judges
+        owner, owner_mb = ALL_PROCESSES, peak.mb
+        measured[ALL_PROCESSES] = _r(peak.mb)
     out = {"run_id": rec.id, "status": rec.status.value, "budget_mb": budget, "peak_mb": _r(peak.mb),
            "cap": s.cap, "cap_mb": s.cap_mb, "owner": owner, "owner_mb": _r(owner_mb), "measured_phases_mb": measured,
            "floor_mb": _r(s.floor_mb)}
+    place = "" if owner == ALL_PROCESSES else f" in {owner}"  # all processes: the peak's own words say so
     if rec.status == RunStatus.OOM:
-        out["verdict"] = (f"run {rec.id} ran out of memory in {owner} at {peak.text()}"
+        out["verdict"] = (f"run {rec.id} ran out of memory{place} at {peak.text()}"
                           + (f" under {'an' if s.cap == 'rlimit' else 'a'} {s.cap} cap of {s.cap_mb:,.0f} MiB"
                              if s.cap_mb else ""))
     elif rec.status == RunStatus.COMPLETED and budget is not None and (peak.mb or 0) > budget:
         shown, limit, over = apart(peak.mb, budget)
         what = peak.text() if peak.parallel else f"{shown} MiB"  # a data-parallel run: its processes, named
-        out["verdict"] = f"run {rec.id} peaked at {what} in {owner}, {over} MiB above the budget of {limit} MiB"
+        out["verdict"] = f"run {rec.id} peaked at {what}{place}, {over} MiB above the budget of {limit} MiB"
     elif rec.status == RunStatus.COMPLETED:
         out["verdict"] = (f"run {rec.id} completed at {peak.text()}"
                           + (f", within the budget of {budget:,.0f} MiB" if budget is not None else

@@ -51,7 +51,10 @@ def test_the_run_peak_of_a_data_parallel_run_is_all_its_processes_naming_its_lar
 def test_doctor_judges_a_data_parallel_run_by_all_its_processes():
     d = diagnose(record(), 200, None, None)
     assert d["peak_mb"] == 620.0 and not d.get("healthy")
-    assert d["verdict"] == f"run 8 peaked at {WORDS} in train, 420 MiB above the budget of 200 MiB"
+    assert d["verdict"] == f"run 8 peaked at {WORDS}, 420 MiB above the budget of 200 MiB"
+    # the processes together own what the budget judges, and the remedy for them is one process
+    assert d["owner"] == "all processes" and d["owner_mb"] == 620.0
+    assert [r["change"] for r in d["remedies"]][:1] == [{"workers": 1}], d["remedies"]
     within = diagnose(record(), 700, None, None)
     assert within["healthy"] and within["verdict"] == f"run 8 completed at {WORDS}, within the budget of 700 MiB"
 
@@ -63,10 +66,28 @@ def test_fit_never_calls_a_data_parallel_run_that_held_more_than_the_budget_a_fi
         seen.append(cfg)
         return record(run_id=len(seen), **{k: v for k, v in cfg.to_dict().items() if k in ("rows", "epochs")})
 
-    result = fit({"rows": 2400, "epochs": 1, "workers": 2}, 200, launch, None, None, max_attempts=2)
+    result = fit({"rows": 2400, "epochs": 1, "workers": 2}, 600, launch, None, None, max_attempts=2)
     assert not result["fits"] and seen, result["summary"]
     assert [a["peak_mb"] for a in result["attempts"]] == [620.0] * len(result["attempts"])
     assert any("at 620" in step for step in result["path"]), result["path"]
+
+
+def test_fit_forecasts_a_data_parallel_run_by_all_its_processes_and_first_makes_it_one_process():
+    # issue 40: `fit --budget 200 --workers 2` forecast the coordinator's 129 MiB and went oom twice
+    from svmcore.app.doctor import model_view
+
+    view = model_view(validate({"rows": 2400, "epochs": 1, "workers": 2}), None)
+    coordinator = max(v["mb"] for k, v in view["phases"].items() if k != "all processes")
+    assert view["peak_phase"] == "all processes" and view["peak_mb"] > coordinator + 2 * 200, view["phases"]
+    seen = []
+
+    def launch(cfg, parent, change):
+        seen.append((cfg.workers, [c["knobs"] for c in change["changes"]]))
+        return record(run_id=len(seen), parallel=None, coordinator_mb=150.0, rows=2400, epochs=1)
+
+    result = fit({"rows": 2400, "epochs": 1, "workers": 2}, 200, launch, None, None, max_attempts=2)
+    assert seen == [(1, [{"workers": 1}])] and result["fits"], (seen, result["summary"])
+    assert result["path"][0] == "workers 1"
 
 
 def test_predict_says_what_the_model_was_trained_in_for_all_the_runs_processes():
