@@ -335,7 +335,7 @@ def test_under_a_cgroup_cap_the_warning_forecasts_what_the_cgroup_is_charged():
     A 100 MiB cgroup cap below the 128 MiB floor was said to end "almost certainly" out of memory; the run
     completed, its cgroup charged 96 MiB."""
     def fc(peak_mb, kind):
-        return dict(_forecast(peak_mb=peak_mb, train_s=None), floor_mb=128.0, floor_basis="measured here",
+        return dict(_forecast(peak_mb=peak_mb, train_s=None, model_mb=8.0), floor_mb=128.0, floor_basis="measured here",
                     cap_kind=kind, library_files_mb=57.0)
 
     assert launch.launch_warnings(validate(memory_cap_mb=100, cap_kind="cgroup"), fc(150.0, "cgroup"), None) == []
