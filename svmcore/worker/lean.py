@@ -292,19 +292,15 @@ class LeanStream:
         else:
             text = _text_rows(self.source, self.n_features, self.classes, self.total_rows,
                               False if self.hold_out else None, parse_ahead=self.reader_thread, picked=True)
-            recorder = self.spill.recorder() if self.spill is not None and epoch == 0 else None
-            if self.shuffle is not None:  # each block's rows gathered into the shuffle buffer as it comes, and
-                # spilled from there: one copy of every row fewer than batches gathered first, and no block held on
+            if self.shuffle is not None:  # each block's rows gathered into the shuffle buffer as it comes:
+                # one copy of every row fewer than batches gathered first, and no block held on
                 raw = rebatch(pool_shuffle(text, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size,
-                                           on_add=recorder.write if recorder is not None else None, staged=True,
-                                           recycled=True),
+                                           staged=True, recycled=True),
                               batch_size)
             else:
                 raw = rebatch(text, batch_size)
-                if recorder is not None:
-                    raw = recorder.passing(raw)
-            if recorder is not None:
-                raw = recorder.around(raw)
+            if self.spill is not None and epoch == 0:  # in the order trained: shuffled, see spill.py
+                raw = self.spill.write_through(raw)
         rows = 0
         for (data, indices, indptr), codes in raw:
             rows += codes.shape[0]
