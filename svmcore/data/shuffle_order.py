@@ -11,7 +11,8 @@ is read). Smaller pieces mean more reads (a seek and a read of each of the spill
 files a piece). A window is then close to a random sample of the rows only if a piece's rows
 are not neighbours of the file, which in many files are alike (on w8a 31% of features are
 shared one row apart, 9% at 64 rows, 5% at random): the spill is written in the first
-pass's shuffled order (``spill``).
+pass's shuffled order (``spill``), and a shuffled memmap run maps a copy whose chunks hold
+their rows mixed (``copies.binary_copy``).
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
     elif cfg.mode == "memmap":
         prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
                                           "dense" if cfg.representation == "dense" else "csr", info.rows,
-                                          hold_out=not cfg.test_file)
+                                          hold_out=not cfg.test_file, mixed=cfg.shuffle)
     events.emit(DATA, info=info.to_dict(), n_features=prep.n_features, text_path=text_path,
                 binary_path=prep.bin_data.folder if prep.bin_data else None,
                 prepared_once=sorted(cache.cache_entries(cache_dir) - before))

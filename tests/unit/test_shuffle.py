@@ -428,3 +428,29 @@ def test_a_shuffled_first_pass_spills_its_rows_in_the_order_it_trains_them(tmp_p
         assert written == trained
         assert (trained != list(range(n))) == shuffle
 
+
+def test_a_shuffled_memmap_run_reads_a_copy_whose_chunks_hold_their_rows_mixed(tmp_path):
+    """memmap has no first pass to mix its rows in: the binary copy a shuffled run maps holds each
+    chunk's training rows in a random order drawn for the copy (the same for every run), so a
+    64-row piece of it is 64 rows from across a chunk, not 64 neighbours. An unshuffled run maps
+    a copy in file order, in a folder of its own; the held-out rows stay in file order in both."""
+    from svmcore.data import copies
+    from svmcore.data.sources import CHUNK_ROWS, is_test_row
+
+    n, width = 25_000, 31
+    cfg = validate(dataset=_id_file(tmp_path, n), mode="memmap")
+    source = Source(cfg)
+
+    def ids(mixed):
+        copy = copies.binary_copy(source, str(tmp_path / "cache"), [0.0, 1.0], width, "float64", "csr", n, mixed=mixed)
+        return copy.folder, [_row_ids(copy.part(p)[0], width) for p in ("train", "test")]
+
+    (plain_at, (plain, test)), (mixed_at, (mixed, mixed_test)) = ids(False), ids(True)
+    train_rows = np.flatnonzero(~is_test_row(np.arange(n), n))
+    assert plain == train_rows.tolist() and mixed_test == test and plain_at != mixed_at
+    assert ids(True)[1][0] == mixed  # built once, the same order for every run
+    assert sorted(mixed) == plain and mixed != plain
+    chunk = np.asarray(mixed) // CHUNK_ROWS
+    assert (np.diff(chunk) >= 0).all()  # rows stay in their chunk
+    pieces = np.asarray(mixed[:len(mixed) // 64 * 64]).reshape(-1, 64)
+    assert np.median(pieces.max(axis=1) - pieces.min(axis=1)) > CHUNK_ROWS / 2  # not neighbours
