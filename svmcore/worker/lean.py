@@ -467,7 +467,7 @@ def run(job: dict, events, phases) -> TrainResult:
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=train_bytes,
                 test_data_bytes=X_test.nbytes)
 
-    model = NativeSGD(alpha_for(cfg, n_train), cfg.average, n_features, classes)
+    model = NativeSGD(alpha_for(cfg, n_train, info.class_counts), cfg.average, n_features, classes)
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
 
@@ -507,6 +507,6 @@ def run(job: dict, events, phases) -> TrainResult:
         progress, train_s, score(X_test, test_codes), n_test, events,
         **sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features),  # no copy of the weights
         shuffle=cfg.shuffle, spill=spill_info, train_rows=n_train, features=n_features,
-        regularisation=regularisation(cfg, n_train), train_data_bytes=train_bytes,
+        regularisation=regularisation(cfg, n_train, info.class_counts), train_data_bytes=train_bytes,
         model_bytes=model.w.nbytes + model.aw.nbytes + model.state.nbytes, threads=threads,
         data=info.to_dict(), lean=True, **save_model(job.get("run_dir"), model, cfg, classes, X_test))

@@ -289,7 +289,7 @@ def run(job: dict, events, phases) -> TrainResult:
     events.emit(LOADED, train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
-    trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows)
+    trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows, prep.info.class_counts)
     score_classes = _score_classes(prep.classes, y_test)
 
     def score(X, y) -> dict:
@@ -344,7 +344,7 @@ def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, f
     passes draw their own shuffles (epochs after the teacher's) and emit no progress events:
     the live charts stay the teacher's."""
     student = Trainer(validate(cfg.to_dict(), model="linear-svm", distill=False), prep.classes, prep.n_features,
-                      train.n_rows)
+                      train.n_rows, prep.info.class_counts)
     progress = loop.Progress(events, cfg.epochs, train.n_rows * cfg.epochs, Monitor.OFF)
 
     def step(Xb, yb) -> None:
