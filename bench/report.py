@@ -28,7 +28,9 @@ SECTIONS = [
      "lean path's later passes shuffle (pieces from across the spill, each window permuted): its default."),
     ("alpha.md", "python bench/alpha.py",
      "The default regularisation (alpha auto; FTRL's l2) against the best of a grid, per solver, on files of "
-     "several sizes and shapes."),
+     "several sizes and shapes, on accuracy and balanced accuracy. Issue 40 added the imbalanced file and the class "
+     "balance to alpha auto: there the rule in rows alone (8.5e-6) gave scikit-learn's SGD a balanced accuracy of "
+     "0.835 at seed 0, 4.2 points below the grid's best."),
     ("adaptive.md", "python bench/adaptive.py",
      "Per-coordinate AdaGrad updates (with and without normalisation, as Vowpal Wabbit's) against the averaged SGD "
      "at its default alpha, accuracy after each pass: averaged SGD is ahead at every pass, so no adaptive solver "
