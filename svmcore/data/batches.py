@@ -386,10 +386,10 @@ class StreamData:
                 raw = self.spill.read(batch_size)
         else:
             raw = self._parsed(batch_size)
-            if self.spill is not None and epoch == 0:
-                raw = self.spill.write_through(raw)
             if self.shuffle is not None:
                 raw = rebatch(pool_shuffle(raw, self.shuffle.window_rows, self.shuffle.rng(epoch)), batch_size)
+            if self.spill is not None and epoch == 0:  # in the order trained: shuffled, see spill.py
+                raw = self.spill.write_through(raw)
         rows = 0
         for Xb, yb in raw:
             rows += yb.shape[0]

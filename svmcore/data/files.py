@@ -27,27 +27,32 @@ def memory_sizes(rows: int, features: int, nnz: int) -> dict[str, dict[str, int]
 class _Generated:
     """Synthetic rows with a chosen share of positives, optionally sorted by label."""
 
-    def __init__(self, cfg, positive_fraction: float, sort_by_label: bool):
+    def __init__(self, cfg, positive_fraction: float, sort_by_label: bool, group_kinds: bool = False):
         self.cfg = cfg
         self.positive_fraction = positive_fraction
         self.sort_by_label = sort_by_label
+        self.group_kinds = group_kinds
 
     def iter_chunks(self, chunk_rows: int | None = None, n_features: int | None = None, hashed: bool = True):
-        from svmcore.data.synthetic import iter_synthetic, sorted_by_label
+        from svmcore.data.synthetic import iter_synthetic, marker_kinds, sorted_by_label
 
         c = self.cfg
 
         def make():
             return iter_synthetic(c.dataset, c.rows, c.features, c.nnz_per_row, c.seed, self.positive_fraction)
 
-        return sorted_by_label(make) if self.sort_by_label else make()
+        if not self.sort_by_label:
+            return make()
+        return sorted_by_label(make, (lambda X: marker_kinds(X, c.features, c.seed)) if self.group_kinds else None)
 
 
 def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: str = "svmlight",
-                 positive_fraction: float = 0.5, sort_by_label: bool = False) -> int:
+                 positive_fraction: float = 0.5, sort_by_label: bool = False, group_kinds: bool = False) -> int:
     """Write a synthetic dataset chunk by chunk; memory stays at one generation chunk.
     ``positive_fraction`` below 0.5 makes the positive class a minority (sparse-text);
-    ``sort_by_label`` writes every positive row first, as many public libsvm files are."""
+    ``sort_by_label`` writes every positive row first, as many public libsvm files are;
+    ``group_kinds`` (with both) writes the positive rows grouped by the marker token that makes
+    each positive (``synthetic.sorted_by_label``), as files gathered source by source are."""
     values = {"dataset": kind, "rows": rows, "nnz_per_row": nnz_per_row, "seed": seed, "batch_size": 1}
     if features is not None:
         values["features"] = features
@@ -70,8 +75,11 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
         raise ConfigError("positive_fraction", f"{positive_fraction:g} is out of range; allowed: 0.001 to 0.5")
     if positive_fraction != 0.5 and kind != "sparse-text":
         raise ConfigError("positive_fraction", "only sparse-text data can be made imbalanced")
+    if group_kinds and not (sort_by_label and positive_fraction < 0.5):
+        raise ConfigError("group_kinds", "needs sort_by_label and a positive_fraction below 0.5 (the positives' "
+                          "kinds are their marker tokens)")
     if positive_fraction != 0.5 or sort_by_label:
-        source = _Generated(cfg, positive_fraction, sort_by_label)
+        source = _Generated(cfg, positive_fraction, sort_by_label, group_kinds)
     else:
         source = Source(cfg)
     try:

@@ -256,8 +256,7 @@ class ShuffleArena:
 
     SLACK = 8  # arrays grow to 1/8 more than asked, so slightly fuller rounds do not regrow them
 
-    def __init__(self, on_add=None):
-        self.on_add = on_add  # on_add(parts, codes): each item's rows where they were put, e.g. to spill them
+    def __init__(self):
         self.data = np.empty(0)  # of the first rows' value type (``add``)
         self.indices = np.empty(0, np.int32)
         self.indptr = np.zeros(1, np.int64)
@@ -315,9 +314,6 @@ class ShuffleArena:
             raise ValueError(f"{n} codes for {self.staged} staged rows")
         self._room(r + self.staged, int(self.indptr[r + self.staged]))
         self.codes[r:r + n] = codes
-        if self.on_add is not None:
-            z0, z = int(self.indptr[r]), int(self.indptr[r + n])
-            self.on_add(Parts(self.data[z0:z], self.indices[z0:z], self.indptr[r:r + n + 1] - z0), self.codes[r:r + n])
         self.rows, self.staged = r + n, self.staged - n
 
     def _parts(self) -> Parts:
@@ -365,17 +361,16 @@ def _nnz(p) -> int:
     return int((indptr[p.rows + 1] - indptr[p.rows]).sum())
 
 
-def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, on_add=None,
-                 staged: bool = False, recycled: bool = False) -> Iterator[Rows]:
+def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, staged: bool = False,
+                 recycled: bool = False) -> Iterator[Rows]:
     """``batches.pool_shuffle`` on ``Rows`` or ``batch_pieces`` (``buffer_rounds``: the same
     rule and the same random draws) in a ``ShuffleArena``, the leaving rows handed out a batch
-    at a time; ``on_add`` sees each batch's rows once they are in it. ``staged``: ``items``
-    are rows of any sizes, cut into ``batch_size`` batches whose rows are copied in as each
-    item comes (``staged_batches``). ``recycled``: each full batch is gathered into one of two
+    at a time. ``staged``: ``items`` are rows of any sizes, cut into ``batch_size`` batches
+    whose rows are copied in as each item comes (``staged_batches``). ``recycled``: each full batch is gathered into one of two
     sets of buffers used in turn (``Recycled``), so it is overwritten two full batches later:
     enough for ``rebatch``, whose pieces span at most one full batch (its remainder waits for
     the next), and for a loop that lets each batch go before it takes the next."""
-    arena = ShuffleArena(on_add)
+    arena = ShuffleArena()
     ring = Recycled(2) if recycled else None
     if staged:
         items = staged_batches(items, batch_size, arena)

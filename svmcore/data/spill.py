@@ -1,5 +1,8 @@
 """Stream mode's compact binary copy of the training rows, written during the first
-pass and read back, a batch at a time, in later passes.
+pass and read back, a batch at a time, in later passes. The rows are written in the order
+the first pass trains them: shuffled, as they leave the shuffle buffer, so a piece of 64
+rows read back (below) holds rows from across the buffer's reach, not 64 neighbours of the
+file, which in many files are alike (``shuffle_order``).
 
 Parsing text is most of the cost of a pass. The first pass parses and trains and
 writes each batch's CSR arrays (values in the storage precision, int32 column ids,

@@ -171,12 +171,68 @@ def iter_synthetic(kind: str, rows: int, features: int, nnz_per_row: int, seed: 
             yield dense_chunk(k, n, features, seed)
 
 
-def sorted_by_label(make_chunks) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
+def marker_kinds(X: sp.csr_matrix, features: int, seed: int) -> np.ndarray:
+    """Each row's kind: the column of its head token with the smallest marker value, the
+    marker token that makes a positive row positive (``sparse_text_chunk``); -1 for a row
+    without head tokens. Only the head vocabulary is looked up (16,384 columns at most)."""
+    rank = np.arange(min(features, HEAD_TOKENS), dtype=np.int64)
+    cols = (rank * 2654435761 + seed) % features  # the generator's scrambled ids
+    u = _hash_unit(rank, seed + 7)
+    by_col = np.argsort(cols, kind="stable")
+    cols, u = cols[by_col], u[by_col]
+    at = np.minimum(np.searchsorted(cols, X.indices), cols.shape[0] - 1)
+    value = np.where(cols[at] == X.indices, u[at], 1.0)  # 1: not a head token
+    lengths = np.diff(X.indptr)
+    first = np.lexsort((value, np.repeat(np.arange(X.shape[0]), lengths)))[X.indptr[:-1][lengths > 0]]
+    kinds = np.full(X.shape[0], -1, np.int64)
+    kinds[lengths > 0] = np.where(value[first] < 1.0, X.indices[first], -1)
+    return kinds
+
+
+def sorted_by_label(make_chunks, kinds=None, budget_rows: int = GEN_CHUNK_ROWS
+                    ) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
     """The rows of ``make_chunks()`` with every positive row first, then the rest, each in
     its original order: how many public libsvm files come. Two passes over the
-    generator, so memory stays one chunk."""
-    for positive in (True, False):
+    generator, so memory stays one chunk.
+
+    With ``kinds`` (rows -> each row's kind, e.g. ``marker_kinds``) the positive rows come
+    grouped by kind (kinds in increasing order, a kind's rows in file order), as rows gathered
+    source by source do (w8a's positives: 38% of features shared one row apart, 4% between
+    two at random): one pass counts each kind's rows, then each run of kinds holding at most
+    ``budget_rows`` rows (or one bigger kind) is gathered in a pass of its own, so memory stays
+    about a chunk."""
+    if kinds is None:
+        for positive in (True, False):
+            for X, y in make_chunks():
+                keep = (y > 0) if positive else (y <= 0)
+                if keep.any():
+                    yield X[keep], y[keep]
+        return
+    counts: dict[int, int] = {}
+    for X, y in make_chunks():
+        for k, c in zip(*np.unique(kinds(X[y > 0]), return_counts=True)):
+            counts[int(k)] = counts.get(int(k), 0) + int(c)
+    groups, rows = [[]], 0
+    for k in sorted(counts):
+        if groups[-1] and rows + counts[k] > budget_rows:
+            groups.append([])
+            rows = 0
+        groups[-1].append(k)
+        rows += counts[k]
+    for group in groups:
+        if not group:
+            continue
+        lo, hi = group[0], group[-1]
+        Xs, ys, ks = [], [], []
         for X, y in make_chunks():
-            keep = (y > 0) if positive else (y <= 0)
-            if keep.any():
-                yield X[keep], y[keep]
+            X, y = X[y > 0], y[y > 0]
+            k = kinds(X)
+            mine = (k >= lo) & (k <= hi)
+            Xs.append(X[mine]), ys.append(y[mine]), ks.append(k[mine])
+        order = np.argsort(np.concatenate(ks), kind="stable")
+        yield sp.vstack(Xs, format="csr")[order], np.concatenate(ys)[order]
+        del Xs, ys, ks
+    for X, y in make_chunks():
+        keep = y <= 0
+        if keep.any():
+            yield X[keep], y[keep]

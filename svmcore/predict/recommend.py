@@ -163,7 +163,8 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
                   + "; memory from the calibrated model"),
         "measured_before": measured,
         # the memory knobs varied here leave the training rows, and so an auto alpha, as they are
-        "regularisation": regularisation(best, info.rows if best.test_file else info.rows - n_test_rows(info.rows)),
+        "regularisation": regularisation(best, info.rows if best.test_file else info.rows - n_test_rows(info.rows),
+                                         info.class_counts),
         "candidates": len(priced), "fitting": len(fits), "fitting_with_confidence": len(confident),
         "runners_up": [{"changed": _changed(c, cfg0), "predicted_peak_mb": p["predicted_peak_mb"]}
                        for c, p in pool[1:4]],

@@ -197,9 +197,11 @@ _KNOBS = [
          auto=f"chosen for the data: {AUTO_RULE_TEXT} for linear-svm and kernel-approx (measured in "
               f"bench/alpha.py), {MLP_ALPHA:g} for the MLPs",
          help="L2 regularisation strength of the SGD-trained models (larger = simpler model). auto (the default) "
-              "picks it from the number of training rows: SGD weighs the penalty against the mean loss, so a "
-              "bigger file needs a smaller alpha (best on sparse-text: ~3e-6 at 200,000 rows, ~1e-6 at "
-              "1,000,000); a run records the alpha it used and why. FTRL has its own l2.",
+              "picks it from the number of training rows and the class balance: SGD weighs the penalty against "
+              "the mean loss, so a bigger file needs a smaller alpha (best on sparse-text: ~3e-6 at 200,000 rows, "
+              "~1e-6 at 1,000,000), and a small class brings only its share of that mean, so imbalanced classes "
+              "need a smaller one (w8a, 3% positive: 5.1e-7, not 8.6e-6); a run records the alpha it used and "
+              "why. FTRL has its own l2.",
          trades="Too small overfits noise, too large underfits; a fixed value that suits one size of data "
                 "over-regularises a bigger file (4-6 points lost at 10^6 rows with 1e-5).",
          applies_to=MINIBATCH_MODELS),

@@ -292,19 +292,15 @@ class LeanStream:
         else:
             text = _text_rows(self.source, self.n_features, self.classes, self.total_rows,
                               False if self.hold_out else None, parse_ahead=self.reader_thread, picked=True)
-            recorder = self.spill.recorder() if self.spill is not None and epoch == 0 else None
-            if self.shuffle is not None:  # each block's rows gathered into the shuffle buffer as it comes, and
-                # spilled from there: one copy of every row fewer than batches gathered first, and no block held on
+            if self.shuffle is not None:  # each block's rows gathered into the shuffle buffer as it comes:
+                # one copy of every row fewer than batches gathered first, and no block held on
                 raw = rebatch(pool_shuffle(text, self.shuffle.window_rows, self.shuffle.rng(epoch), batch_size,
-                                           on_add=recorder.write if recorder is not None else None, staged=True,
-                                           recycled=True),
+                                           staged=True, recycled=True),
                               batch_size)
             else:
                 raw = rebatch(text, batch_size)
-                if recorder is not None:
-                    raw = recorder.passing(raw)
-            if recorder is not None:
-                raw = recorder.around(raw)
+            if self.spill is not None and epoch == 0:  # in the order trained: shuffled, see spill.py
+                raw = self.spill.write_through(raw)
         rows = 0
         for (data, indices, indptr), codes in raw:
             rows += codes.shape[0]
@@ -471,7 +467,7 @@ def run(job: dict, events, phases) -> TrainResult:
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=train_bytes,
                 test_data_bytes=X_test.nbytes)
 
-    model = NativeSGD(alpha_for(cfg, n_train), cfg.average, n_features, classes)
+    model = NativeSGD(alpha_for(cfg, n_train, info.class_counts), cfg.average, n_features, classes)
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
 
@@ -511,6 +507,6 @@ def run(job: dict, events, phases) -> TrainResult:
         progress, train_s, score(X_test, test_codes), n_test, events,
         **sparse_model_size(model.nonzero_weights(), model.w.shape[0], model.n_features),  # no copy of the weights
         shuffle=cfg.shuffle, spill=spill_info, train_rows=n_train, features=n_features,
-        regularisation=regularisation(cfg, n_train), train_data_bytes=train_bytes,
+        regularisation=regularisation(cfg, n_train, info.class_counts), train_data_bytes=train_bytes,
         model_bytes=model.w.nbytes + model.aw.nbytes + model.state.nbytes, threads=threads,
         data=info.to_dict(), lean=True, **save_model(job.get("run_dir"), model, cfg, classes, X_test))

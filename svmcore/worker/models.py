@@ -27,10 +27,10 @@ def _rbf_gamma(X) -> float:
 
 
 class Trainer:
-    def __init__(self, cfg: RunConfig, classes: list, n_features: int, train_rows: int):
+    def __init__(self, cfg: RunConfig, classes: list, n_features: int, train_rows: int, class_counts=None):
         self.cfg = cfg
-        self.regularisation = regularisation(cfg, train_rows)  # what the run reports it used, and why
-        self.alpha = alpha_for(cfg, train_rows)
+        self.regularisation = regularisation(cfg, train_rows, class_counts)  # what the run reports it used, and why
+        self.alpha = alpha_for(cfg, train_rows, class_counts)
         self.l2 = l2_for(cfg, train_rows)
         self.classes = np.asarray(classes)
         self.n_features = n_features

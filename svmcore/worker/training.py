@@ -157,7 +157,8 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
     elif cfg.mode == "memmap":
         prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
                                           "dense" if cfg.representation == "dense" else "csr", info.rows,
-                                          hold_out=not cfg.test_file, nnz=info.nnz, nnz_exact=info.exact)
+                                          hold_out=not cfg.test_file, nnz=info.nnz, nnz_exact=info.exact,
+                                          mixed=cfg.shuffle)
     events.emit(DATA, info=info.to_dict(), n_features=prep.n_features, text_path=text_path,
                 binary_path=prep.bin_data.folder if prep.bin_data else None,
                 prepared_once=sorted(cache.cache_entries(cache_dir) - before))
@@ -289,7 +290,7 @@ def run(job: dict, events, phases) -> TrainResult:
     events.emit(LOADED, train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
                 train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
 
-    trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows)
+    trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows, prep.info.class_counts)
     score_classes = _score_classes(prep.classes, y_test)
 
     def score(X, y) -> dict:
@@ -344,7 +345,7 @@ def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, f
     passes draw their own shuffles (epochs after the teacher's) and emit no progress events:
     the live charts stay the teacher's."""
     student = Trainer(validate(cfg.to_dict(), model="linear-svm", distill=False), prep.classes, prep.n_features,
-                      train.n_rows)
+                      train.n_rows, prep.info.class_counts)
     progress = loop.Progress(events, cfg.epochs, train.n_rows * cfg.epochs, Monitor.OFF)
 
     def step(Xb, yb) -> None:

@@ -99,8 +99,8 @@ def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small
 
 
 def test_the_lean_shuffle_buffer_drops_a_spill_that_fills_the_disk_and_trains_every_row(small_disk, tmp_path):
-    """The lean path spills each batch's rows from its shuffle buffer (``Recorder`` as the
-    buffer's on_add): a full disk drops the spill mid-pass and every row still trains."""
+    """The lean path spills each shuffled batch as it is trained: a full disk drops the spill
+    mid-pass and every row still trains."""
     import numpy as np
 
     from svmcore.data.files import make_dataset

@@ -519,3 +519,44 @@ def test_preflight_refuses_what_only_the_data_can_refuse(tmp_path):
     with pytest.raises(ConfigError, match=r"^batch_size: "):
         preflight(validate(rows=1000, batch_size=900))
     preflight(validate(rows=1000, batch_size=800))
+
+
+def test_a_sorted_file_can_group_its_positives_by_kind_holding_about_a_chunk(tmp_path):
+    """w8a's positives come in runs of rows that are alike (a source's pages): ``group_kinds``
+    writes the positives grouped by the marker token that makes each one positive, each kind's
+    rows in file order, then the negatives as ``sort_by_label`` does; the same rows either way.
+    A run of kinds holding more than ``budget_rows`` rows is gathered in a pass of its own."""
+    from svmcore.data.files import make_dataset
+
+    def lines(path):
+        with open(path) as f:
+            return f.read().splitlines()
+
+    kw = dict(rows=12_000, features=1 << 12, nnz_per_row=20, seed=1, positive_fraction=0.05, sort_by_label=True)
+    make_dataset("sparse-text", out=str(tmp_path / "sorted.svm"), **kw)
+    make_dataset("sparse-text", out=str(tmp_path / "kinds.svm"), group_kinds=True, **kw)
+    plain, grouped = lines(tmp_path / "sorted.svm"), lines(tmp_path / "kinds.svm")
+    assert sorted(plain) == sorted(grouped) and grouped != plain
+    n_pos = sum(ln.startswith("1 ") for ln in plain)
+    assert all(ln.startswith("1 ") for ln in grouped[:n_pos]) and grouped[n_pos:] == plain[n_pos:]
+    make = lambda: iter_synthetic("sparse-text", 12_000, 1 << 12, 20, 1, 0.05)  # noqa: E731
+    kinds = lambda X: synthetic.marker_kinds(X, 1 << 12, 1)  # noqa: E731
+    X0, y0 = all_rows(make())
+    pos = X0[y0 > 0]
+    want = pos[np.argsort(kinds(pos), kind="stable")]  # by kind, each kind's rows in file order
+    for budget in (GEN_CHUNK_ROWS, 50):  # one gathering pass; one for every few kinds
+        X, y = all_rows(synthetic.sorted_by_label(make, kinds, budget_rows=budget))
+        assert (y[:n_pos] > 0).all() and (y[n_pos:] < 0).all() and same_matrix(X[:n_pos], want)
+    assert len(np.unique(kinds(want))) > 20
+    with pytest.raises(ConfigError, match="group_kinds"):
+        make_dataset("sparse-text", out=str(tmp_path / "x.svm"), **{**kw, "sort_by_label": False}, group_kinds=True)
+
+
+def test_the_marker_kind_of_a_row_is_its_head_token_with_the_smallest_marker():
+    X, y = synthetic.sparse_text_chunk(0, 3000, 1 << 12, 20, 1, 0.05)
+    kinds = synthetic.marker_kinds(X, 1 << 12, 1)
+    rank = np.arange(1 << 12)
+    u_of = dict(zip(((rank * 2654435761 + 1) % (1 << 12)).tolist(), synthetic._hash_unit(rank, 8).tolist()))
+    for i in range(0, 3000, 97):
+        cols = X.indices[X.indptr[i]:X.indptr[i + 1]].tolist()
+        assert kinds[i] == (min(cols, key=lambda c: u_of[c]) if cols else -1)

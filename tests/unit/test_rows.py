@@ -110,8 +110,7 @@ def test_blocks_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows,
     """The lean path's first pass: each block's rows gathered straight into the shuffle buffer
     as it comes (``staged``: rows of the next batches wait after the pool, and move with the
     kept rows), not gathered into a batch first; and batches of pieces (``batch_pieces``). Same
-    rounds, same random draws, same rows out as shuffling gathered batches; ``on_add`` sees
-    every kept row once, a batch at a time, in file order (what the spill writes)."""
+    rounds, same random draws, same rows out as shuffling gathered batches."""
     X = _csr(2000)
     p, ids = _parts(X), np.arange(2000)
     keep = np.flatnonzero(ids % 7 != 3)
@@ -125,16 +124,11 @@ def test_blocks_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows,
     gathered = list(rows.pool_shuffle(rows.rebatch(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
     pieces = list(rows.pool_shuffle(rows.batch_pieces(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
     assert [r.codes.tolist() for r in pieces] == [r.codes.tolist() for r in gathered]
-    added = []
-    direct = list(rows.pool_shuffle(blocks(), pool_rows, np.random.default_rng(5), batch, staged=True,
-                                    on_add=lambda parts, codes: added.append((_dense(parts), codes.copy()))))
+    direct = list(rows.pool_shuffle(blocks(), pool_rows, np.random.default_rng(5), batch, staged=True))
     assert [r.codes.tolist() for r in direct] == [r.codes.tolist() for r in gathered]
     order = np.concatenate([r.codes for r in direct])
     assert sorted(order.tolist()) == keep.tolist()
     assert np.array_equal(np.vstack([_dense(r.X) for r in direct]), X[order].toarray())
-    assert [c.shape[0] for _, c in added[:-1]] == [batch] * (len(added) - 1)  # one call a batch
-    assert np.array_equal(np.concatenate([c for _, c in added]), keep)
-    assert np.array_equal(np.vstack([d for d, _ in added]), X[keep].toarray())
 
 
 @pytest.mark.parametrize("pool_rows,batch", [(100, 64), (333, 50), (5000, 128)])
