@@ -59,6 +59,9 @@ with st.container(key="controls"):
         st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
     sweep_views.tag_editor(lab, picked)
 
+    picked_base, why_base = lab.runs.baseline_of(selected)
+    if st.session_state.get("baseline_of") != selected:  # new runs compared: the baseline a person would pick
+        st.session_state.update(baseline_of=selected, baseline=picked_base)
     with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
         baseline = st.selectbox("Baseline", selected, key="baseline", width=300,
                                 format_func=lambda i: f"run {i}" + (f" · {named[i]}" if named.get(i) else ""),
@@ -67,6 +70,9 @@ with st.container(key="controls"):
                                  key="cmp_x") or "time"
         colour_menu = st.popover("Colours", help="Pick a run's colour: it keeps it on every page.")
 cmp = lab.runs.compare(selected, baseline)
+if len(selected) > 1:
+    st.caption(f"Baseline run {baseline}: " + (why_base if baseline == picked_base else "your choice")
+               + ". Every other run is named by what it changed against it.")
 tags = {r.id: run_tag(r.label, r.name) for r in cmp.runs}
 colours = compare.colours_of(cmp, {r["id"]: r["colour"] for r in rows})
 with colour_menu:

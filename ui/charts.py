@@ -397,6 +397,27 @@ def _axis_names(panels: Sequence[str]) -> dict[str, str]:
 
 
 LEGEND_ROW_PX = 22
+LEGEND_PX = {"char": 6.6, "entry": 48}  # a legend entry at 11 px: each character, and its line sample and gap
+
+
+def legend_grid(titles: Sequence[str], plot_px: float = LABEL_PX["plot_width"]) -> tuple[int, int]:
+    """(entries per row, rows) of a legend below a chart of several runs: as many entries
+    side by side as the widest title allows in the plot of a 1024 px window, each the
+    same share of the width, so that none runs into the next or is cut."""
+    if not titles:
+        return 1, 0
+    widest = max(len(t) for t in titles) * LEGEND_PX["char"] + LEGEND_PX["entry"]
+    per_row = max(1, min(len(titles), int(plot_px // widest)))
+    return per_row, -(-len(titles) // per_row)
+
+
+def legend_below(titles: Sequence[str]) -> tuple[dict, int]:
+    """A legend of runs in rows below the chart (``legend_grid``), and the extra height
+    its rows after the first take."""
+    per_row, rows = legend_grid(titles)
+    legend = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
+                  font=dict(size=11), traceorder="normal", entrywidth=1 / per_row, entrywidthmode="fraction")
+    return legend, LEGEND_ROW_PX * max(0, rows - 1)
 
 
 def stacked_figure(info: dict, height: int = 600) -> go.Figure:
@@ -431,15 +452,15 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
                                xref="x domain", yref=f"{axis[p]} domain", x=0.5, y=0.5,
                                font=dict(size=12, color="#888"))
     lanes = 1 + max((lane for _, _, lane, _ in info["labels"]), default=-1)
-    rows = 0 if single else (len(info["runs"]) + 1) // 2
+    if single:
+        legend, extra = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
+                             font=dict(size=11), traceorder="normal"), 0
+    else:  # one entry per run, in rows of equal shares (a saved PNG measured names narrower than it drew them)
+        legend, extra = legend_below([s["title"] for s in info["runs"]])
     layout = {
-        "height": height + LEGEND_ROW_PX * max(0, rows - 1), "hovermode": "x unified", "hoversubplots": "axis",
+        "height": height + extra, "hovermode": "x unified", "hoversubplots": "axis",
         "margin": dict(l=10, r=30, t=16 + LABEL_PX["lane"] * lanes + (10 if lanes else 0), b=10),
-        "legend": dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
-                       font=dict(size=11), traceorder="normal",
-                       # runs' names are long: two to a row, each its half, so none is cut or runs
-                       # into the next (a saved PNG measured them narrower than it drew them)
-                       **({} if single or len(info["runs"]) < 3 else dict(entrywidth=0.5, entrywidthmode="fraction"))),
+        "legend": legend,
         "xaxis": dict(range=[lo, hi], title=dict(text=X_TITLES[info["x"]], standoff=6), anchor=axis[panels[-1]],
                       hoverformat=".2f" if info["x"] == "time" else ",.0f", showspikes=True, spikemode="across",
                       spikethickness=1, spikedash="dot", spikecolor="#888", automargin=True),
@@ -546,9 +567,6 @@ def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None,
     return {"phases": phases, "runs": runs}
 
 
-SIDE_LEGEND_AFTER = 4  # runs whose names fit one legend row below a chart
-
-
 def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
     """Grouped bars: each phase's exact peak side by side per run; the bar of the phase
     that owns a run's peak is outlined and says so."""
@@ -564,12 +582,10 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
             text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False, textangle=-90,
             textfont=dict(size=10),
             hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + title + "</extra>"))
-    # a few runs: one legend row below the bars; more: a column beside them and the chart
-    # as tall as that column (12 runs in rows below left the bars 25 px of height)
-    many = len(info["runs"]) > SIDE_LEGEND_AFTER
-    legend = (dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top") if many else
-              dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0))
-    fig.update_layout(barmode="group", height=max(height, 80 + LEGEND_ROW_PX * len(info["runs"])) if many else height,
+    # the runs in rows below the bars, the chart taller by those rows: a column beside them
+    # squeezed the bars to 40% of the width with eight runs
+    legend, extra = legend_below([r["title"] for r in info["runs"]])
+    fig.update_layout(barmode="group", height=height + extra,
                       hovermode="closest", margin=dict(l=10, r=10, t=24, b=10), legend=legend,
                       yaxis=dict(title=dict(text="exact peak (MiB)", standoff=6), rangemode="tozero", automargin=True),
                       xaxis=dict(title=dict(text="phase", standoff=6), automargin=True))

@@ -13,9 +13,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from svmcore.app.headlines import Comparison, RunFacts
+from svmcore.app.headlines import Comparison, RunFacts, short_headline
 from ui.charts import chart_colours, chart_text
-from ui.messages import html_text
+from ui.messages import html_text, plain
 from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
@@ -113,20 +113,30 @@ def headline(cmp: Comparison, colours: dict[int, str], big: bool = False) -> Non
     st.markdown(f'<ul style="list-style:none;padding-left:0" data-testid="compareHeadline">{lines}</ul>',
                 unsafe_allow_html=True)
     if cmp.warning:
-        st.warning(cmp.warning, icon=":material/dataset:")
+        st.warning(plain(cmp.warning), icon=":material/dataset:")  # file names as written, not Markdown
 
 
-HEADLINE_LINES = 12  # on a chart, wrapped (five runs take about ten); the page and the HTML export have them all
+HEADLINE_LINES = 12  # on a chart: the baseline and eleven runs (twelve compared), one short line each
 HEADLINE_CHARS = 85  # a line at 12 px that fits the plot of a 1024 px window
 
 
 def headline_title_lines(cmp: Comparison) -> list[str]:
-    """The headline as a chart's title: wrapped to fit, at most ``HEADLINE_LINES``."""
+    """The headline as a chart's title, so that a PNG saved from it says what it shows:
+    one run against the baseline, its line wrapped to fit; several, a line naming the
+    baseline and one short line per run ('run 6 · stream: −71% peak, 1.4× slower, −0.1 pt
+    accuracy'), at most ``HEADLINE_LINES`` (more runs than that: how many are left out)."""
+    base = next((r for r in cmp.runs if r.id == cmp.baseline), None)
+    others = [r for r in cmp.runs if r.id != cmp.baseline]
+    if base is None or len(others) < 2 or base.status != "completed":
+        texts = [t for _, t in headline_items(cmp)]
+    else:
+        texts = [f"Against the baseline, {base.title}:"] + [short_headline(base, r) for r in others]
+    texts += [cmp.warning] if cmp.warning else []
     lines = []
-    for text in [t for _, t in headline_items(cmp)] + ([cmp.warning] if cmp.warning else []):
+    for text in texts:
         lines += textwrap.wrap(text, HEADLINE_CHARS, subsequent_indent="   ")
     if len(lines) > HEADLINE_LINES:
-        lines = lines[:HEADLINE_LINES - 1] + ["… the rest of the headline is on the page"]
+        lines = lines[:HEADLINE_LINES - 1] + [f"… and {len(lines) - HEADLINE_LINES + 1} more lines on the page"]
     return lines
 
 
@@ -184,8 +194,7 @@ def big_numbers(cmp: Comparison, colours: dict[int, str]) -> None:
     with st.container(key="bignumbers"):
         for r in cmp.runs:
             with st.container(border=True):
-                base = " (baseline)" if r.id == cmp.baseline else ""
-                st.markdown(f"{_swatch(colours[r.id])} **{html_text(r.title)}**{base} · {html_text(r.status)}",
+                st.markdown(f"{_swatch(colours[r.id])} **{html_text(r.title)}** · {html_text(r.status)}",
                             unsafe_allow_html=True)
                 with st.container(horizontal=True, gap="large"):
                     for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id)):
@@ -212,7 +221,7 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
     if cmp.warning:
         head += f'<li class="warn">{esc(cmp.warning)}</li>'
     rows = "".join(
-        f"<tr><td>{_swatch(colours[r.id])} {esc(r.title)}{' (baseline)' if r.id == cmp.baseline else ''}</td>"
+        f"<tr><td>{_swatch(colours[r.id])} {esc(r.title)}</td>"
         + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
                   for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)

@@ -7,6 +7,7 @@ Pure: plain values in, text out, so every wording is tested with ==.
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 
 from svmcore.spec.config import validate
@@ -178,6 +179,22 @@ def comparison_headline(base: RunFacts, other: RunFacts) -> str:
     return head + (", ".join(parts) or "nothing measured to compare")
 
 
+def short_headline(base: RunFacts, other: RunFacts) -> str:
+    """'run 6 · stream: −71% peak, 1.4× slower, −0.1 pt accuracy' (accuracy in
+    percentage points); a run that did not complete says how it ended."""
+    if other.status != "completed":
+        return f"{other.title}: {ending(other)}"
+    d = deltas(base, other)
+    parts = []
+    if d["peak_pct"] is not None:
+        parts.append(f"{_signed(d['peak_pct'], 0)}% peak")
+    if d["speed_ratio"] is not None:
+        parts.append(speed_text(d["speed_ratio"]))
+    if d["accuracy"] is not None:
+        parts.append(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy")
+    return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
+
+
 def comparison_headlines(base: RunFacts, others: list[RunFacts]) -> list[str]:
     """One line per compared run; a single line when the baseline has nothing to compare."""
     if base.status != "completed":
@@ -233,44 +250,68 @@ def changed_knobs_text(config: dict, most: int = 3) -> str:
     return ", ".join(changed[:most] + ([f"+{len(changed) - most} more"] if len(changed) > most else []))
 
 
-def _telling_apart(texts: dict[str, list[str]], n: int) -> list[str]:
-    """The fewest knobs whose values give every run a different name (greedy: first
-    the knob that tells the most pairs of runs apart still alike, then the next)."""
-    alike = {(i, j) for i in range(n) for j in range(i + 1, n)}
-    chosen: list[str] = []
-    while alike:
-        best = max((k for k in texts if k not in chosen), default=None,
-                   key=lambda k: sum(texts[k][i] != texts[k][j] for i, j in alike))
-        if best is None or not any(texts[best][i] != texts[best][j] for i, j in alike):
-            break  # the rest are alike in every knob
-        chosen.append(best)
-        alike = {(i, j) for i, j in alike if texts[best][i] == texts[best][j]}
-    return chosen
-
-
-def run_names(run_ids: list[int], differing: dict[str, list], most: int = 3) -> dict[int, str]:
-    """What tells each run apart from the others compared: the values of the knobs that
-    differ among them, the ones that tell every run apart first (so two runs never share
-    a name while a knob tells them apart), then the others, at most ``most`` of them
-    (in the registry's order) and "+N more". A ``None`` of a knob the run's dataset does
-    not read (``rows`` of a file) names nothing."""
-    texts = {k: ["" if v is None and k in GENERATOR_KNOBS else knob_value_text(k, v) for v in vals]
-             for k, vals in differing.items()}
-    needed = _telling_apart(texts, len(run_ids))
-    shown = needed + [k for k in texts if k not in needed]
+def names_against(run_ids: list[int], differing: dict[str, list], baseline: int, most: int = 3) -> dict[int, str]:
+    """What each run changed against the baseline: the values of the knobs in which it
+    differs from the baseline (in the registry's order), at most ``most`` of them and
+    "+N more"; the baseline itself is "baseline", and a run with all of its knobs
+    "same knobs". ``differing``: each knob that differs among the runs, its values in
+    ``run_ids``' order. A ``None`` of a knob the run's dataset does not read (``rows``
+    of a file) names nothing."""
+    if baseline not in run_ids:
+        return {rid: "" for rid in run_ids}
+    b = run_ids.index(baseline)
     order = list(KNOBS)
-    kept = sorted(shown[:max(most, len(needed))], key=lambda k: order.index(k) if k in order else len(order))
     names = {}
     for i, rid in enumerate(run_ids):
-        parts = [texts[k][i] for k in kept if texts[k][i]]
-        if len(shown) > len(kept):
-            parts.append(f"+{len(shown) - len(kept)} more")
-        names[rid] = ", ".join(parts)
+        if rid == baseline:
+            names[rid] = "baseline"
+            continue
+        changed = [k for k in sorted(differing, key=lambda k: order.index(k) if k in order else len(order))
+                   if json.dumps(differing[k][i]) != json.dumps(differing[k][b])]
+        texts = [t for t in ("" if differing[k][i] is None and k in GENERATOR_KNOBS
+                             else knob_value_text(k, differing[k][i]) for k in changed) if t]
+        if not changed:
+            names[rid] = "same knobs"
+            continue
+        names[rid] = ", ".join(texts[:most] + ([f"+{len(texts) - most} more"] if len(texts) > most else []))
     return names
+
+
+def pick_baseline(configs: dict[int, dict]) -> tuple[int, str]:
+    """The run a person would compare the others against, and why: the one the others
+    differ from least (a default run among one-knob changes of it), then the one with the
+    fewest knobs away from the defaults, then the earliest."""
+    if not configs:
+        raise ValueError("no runs to pick a baseline from")
+    defaults = _default_config()
+
+    read = {i: {k: read_knob(c, k) for k in KNOBS} for i, c in configs.items()}
+
+    def apart(a: dict, b: dict) -> int:
+        return sum(json.dumps(a[k]) != json.dumps(b[k]) for k in KNOBS)
+
+    def away(c: dict) -> int:  # the seed is no setting: a repeat over seeds is still at the defaults
+        return sum(json.dumps(c[k]) != json.dumps(defaults.get(k)) for k in KNOBS if k != "seed")
+
+    total = {i: sum(apart(c, o) for j, o in read.items() if j != i) for i, c in read.items()}
+    best = min(configs, key=lambda i: (total[i], away(read[i]), i))
+    if sum(total[i] == total[best] for i in configs) == 1:
+        return best, "the run the others differ from least"
+    if away(read[best]) == 0:
+        return best, "the run at the default knobs"
+    return best, "the earliest of them" if best == min(configs) else "the one nearest the default knobs"
 
 
 GENERATOR_KNOBS = ("rows", "features", "nnz_per_row")  # only the generated datasets read them
 GENERATED = ("sparse-text", "dense")
+
+
+def read_knob(config: dict, name: str):
+    """A knob's value as the run read it: None for a generator knob (``rows``) of a run on
+    a file, which does not read it."""
+    if name in GENERATOR_KNOBS and str(config.get("dataset")) not in GENERATED:
+        return None
+    return config.get(name)
 
 
 def data_text(dataset, summary: RunSummary, rows_knob=None) -> str:

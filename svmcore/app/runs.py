@@ -9,8 +9,8 @@ import os
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
-from svmcore.app.headlines import (GENERATED, GENERATOR_KNOBS, Comparison, RunFacts, changed_knobs_text, compare,
-                                   data_text, run_names)
+from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
+                                   pick_baseline, read_knob)
 from svmcore.app.run_table import clean_tag
 from svmcore.app.story import Slide, check_story, story_slides
 from svmcore.engine.admission import admit
@@ -149,18 +149,24 @@ class Runs:
             return {}
         out = {}
         for k in KNOBS:
-            vals = [None if k in GENERATOR_KNOBS and str(r.config.get("dataset")) not in GENERATED
-                    else r.config.get(k) for r in recs]
+            vals = [read_knob(r.config, k) for r in recs]
             if len(set(map(json.dumps, vals))) > 1:
                 out[k] = vals
         return out
 
+    def baseline_of(self, run_ids: list[int]) -> tuple[int, str] | None:
+        """The run to compare these against by default, and why (``pick_baseline``)."""
+        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
+        return pick_baseline({r.id: r.config for r in recs}) if recs else None
+
     def compare(self, run_ids: list[int], baseline: int | None = None) -> Comparison:
-        """The runs against a baseline (default: the first): each named by the knobs
-        that tell it apart, its deltas and a one-line headline."""
+        """The runs against a baseline (default: ``baseline_of``): each named by what it
+        changed against the baseline, its deltas and a one-line headline."""
         recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
         ids = [r.id for r in recs]
-        names = run_names(ids, self.differing_knobs(ids))
+        if baseline not in ids and ids:
+            baseline = pick_baseline({r.id: r.config for r in recs})[0]
+        names = names_against(ids, self.differing_knobs(ids), baseline)
         return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.name or "",
                                     data_text(r.config.get("dataset"), r.result, r.config.get("rows")))
                         for r in recs], baseline)

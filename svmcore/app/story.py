@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, speed_text
+from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, short_headline
 from svmcore.spec.errors import ConfigError
 
 MOST_REMEDIES = 3
@@ -37,22 +37,6 @@ def check_story(baseline: int | None, remedies: list[int]) -> None:
         raise ConfigError("story", f"choose at most {MOST_REMEDIES} remedy runs ({len(remedies)} chosen)")
     if baseline in remedies:
         raise ConfigError("story", f"run {baseline} is the baseline; it cannot also be a remedy")
-
-
-def short_headline(base: RunFacts, other: RunFacts) -> str:
-    """'run 6 · stream: −71% peak, 1.4× slower, −0.1 pt accuracy' (accuracy in
-    percentage points); a run that did not complete says how it ended."""
-    if other.status != "completed":
-        return f"{other.title}: {ending(other)}"
-    d = deltas(base, other)
-    parts = []
-    if d["peak_pct"] is not None:
-        parts.append(f"{_signed(d['peak_pct'], 0)}% peak")
-    if d["speed_ratio"] is not None:
-        parts.append(speed_text(d["speed_ratio"]))
-    if d["accuracy"] is not None:
-        parts.append(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy")
-    return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
 
 
 def default_question(base: RunFacts) -> str:

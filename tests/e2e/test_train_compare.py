@@ -408,7 +408,7 @@ def expected_headline(runs) -> re.Pattern:
         text = f"{abs(v):{spec}}"
         return ("±" if float(text) == 0 else "+" if v > 0 else "−") + text
 
-    text = (f"run {runs[0].id} · stream vs run {runs[1].id} · memory: exact peak {signed(pct, '.0f')}% "
+    text = (f"run {runs[0].id} · stream vs run {runs[1].id} · baseline: exact peak {signed(pct, '.0f')}% "
             f"({base['peak_rss_mb']:,.0f} → {peak:,.0f} MiB{once}), {speed}, "
             f"accuracy {signed(other['accuracy'] - base['accuracy'], '.3f')}, "
             f"balanced accuracy {signed(other['balanced_accuracy'] - base['balanced_accuracy'], '.3f')}")
@@ -425,7 +425,7 @@ def test_compare_headline_chart_and_fit_and_the_presentation_view_offline(compar
     fig = wait_chart(page, "cmp_chart", lambda f: len(f["yaxes"]) == 3, "the comparison's stacked chart")
     assert_one_x_axis(fig)
     curves = {t["name"] for t in fig["traces"] if t["yaxis"] == "y" and len(t["x"]) > 5}
-    assert curves == {f"run {runs[0].id} · stream", f"run {runs[1].id} · memory"}, curves
+    assert curves == {f"run {runs[0].id} · stream", f"run {runs[1].id} · baseline"}, curves
     wait_chart(page, "cmp_phases", lambda f: True, "the per-phase peaks")
     no_exception(page)
     nothing_cut(page, "Compare")

@@ -15,6 +15,7 @@ from ui.charts import (
     PALETTE,
     accuracy_info,
     accuracy_range,
+    legend_grid,
     label_lanes,
     live_phases,
     memory_info,
@@ -607,12 +608,22 @@ def test_phase_peak_labels_stand_upright_so_they_never_overlap():
     assert [(list(d.text), d.textangle) for d in fig.data] == [(["peak"], -90), (["peak"], -90)]
 
 
-def test_twelve_runs_phase_peaks_get_a_legend_column_and_the_height_for_it():
-    """The walk saw 12 runs' legend rows leave the bars about 25 px of height."""
+def test_twelve_runs_phase_peaks_get_legend_rows_below_and_the_height_for_them():
+    """The walk saw 12 runs' legend rows leave the bars about 25 px of height; then a legend
+    column beside them squeezed the bars to 40% of the chart's width (issue 43): rows below,
+    as many entries to a row as the widest name allows, and the chart taller by its rows."""
     views = [View(i, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 100.0 + i),)))
              for i in range(1, 13)]
     few = phase_peaks_figure(phase_peaks_info(views[:3]))
     assert few.layout.legend.orientation == "h" and few.layout.height == 340
-    many = phase_peaks_figure(phase_peaks_info(views))
-    assert many.layout.legend.orientation == "v" and many.layout.legend.x > 1
-    assert many.layout.height >= 12 * 22
+    many = phase_peaks_figure(phase_peaks_info(views, {v.id: f"batch size {16 * v.id}" for v in views}))
+    per_row, rows = legend_grid([f"run {v.id} · batch size {16 * v.id}" for v in views])
+    assert (per_row, rows) == (2, 6)  # 23 characters: two to a 560 px plot
+    assert many.layout.legend.orientation == "h" and many.layout.legend.entrywidth == 1 / 2
+    assert many.layout.height == 340 + 22 * 5
+
+
+def test_a_legend_row_holds_as_many_runs_as_their_widest_name_allows():
+    assert legend_grid([]) == (1, 0)
+    assert legend_grid(["run 1 · stream", "run 2 · float32", "run 3"]) == (3, 1)  # 15 chars: 147 px each
+    assert legend_grid(["run 1 · " + "x" * 100, "run 2"]) == (1, 2)  # wider than the plot: one a row
