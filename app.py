@@ -5,11 +5,11 @@ import streamlit as st
 from svmcore.app.headlines import run_label
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
-from ui.doctor import fit_panel
-from ui.live import apply_knobs, prediction_panel, preload, run_panel
+from ui.doctor import budget_panel, fit_status
+from ui.live import prediction_panel, preload, run_panel
 from ui.messages import show_error
 from ui.state import page_setup
-from ui.widgets import knob_panel
+from ui.widgets import apply_knobs, knob_panel
 
 
 def _picked() -> None:
@@ -39,6 +39,7 @@ def refused_at_launch(errors: dict, fix: dict) -> None:
 
 lab = page_setup("Train")
 st.title("SVM Memory Lab")
+fit_status(lab)  # a fit's steps, then its result card: at the top, where the run panel was
 intro = st.container()
 
 if "train_knobs" not in st.session_state:
@@ -105,8 +106,8 @@ with second if run_first else first:
     except SvmcoreError as e:
         show_error(e, "warning")
     else:
-        prediction_panel(lab, values)
-        fit_panel(lab, values)
+        forecast_mb = prediction_panel(lab, values)
+        budget_panel(lab, values, shown["id"] if shown else None, forecast_mb)
 
 with first if run_first else second:
     preload()
