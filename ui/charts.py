@@ -614,17 +614,20 @@ def oom_marks(oom: Sequence[tuple]) -> list[dict]:
     return list(marks.values())
 
 
-def tradeoff_figure(info: dict, labelled: bool = False) -> go.Figure:
+def tradeoff_figure(info: dict, labelled: bool = False, colours: dict[int, str] | None = None) -> go.Figure:
     """``labelled``: each completed run's id beside its dot (a story's few runs; a
-    sweep's many are told apart by hovering)."""
+    sweep's many are told apart by hovering). ``colours``: each run's own colour (a story:
+    the colour it has on every other slide and page) instead of colouring by throughput."""
     fig = go.Figure()
     if info["done"]:
         ids, peak, acc, sps, labels = zip(*info["done"])
         biggest = max(sps) or 1.0
+        by_speed = dict(color=list(sps), colorscale="Viridis", showscale=True, colorbar=dict(title="samples/s"))
         fig.add_trace(go.Scatter(
             x=peak, y=acc, mode="markers+text" if labelled else "markers", name="completed runs",
-            marker=dict(size=[10 + 30 * (s / biggest) for s in sps], color=list(sps), colorscale="Viridis",
-                        showscale=True, colorbar=dict(title="samples/s"), line=dict(width=1, color="#333")),
+            showlegend=not colours,  # in each run's own colour, one swatch would name them all wrongly
+            marker=dict(size=[10 + 30 * (s / biggest) for s in sps], line=dict(width=1, color="#333"),
+                        **(dict(color=[colours[i] for i in ids]) if colours else by_speed)),
             text=[f"run {i}" for i in ids] if labelled else None, textposition="top center",
             hovertext=[chart_text(f"run {i}: {lab}") for i, lab in zip(ids, labels)], customdata=list(sps),
             hovertemplate="%{hovertext}<br>peak %{x:.1f} MiB<br>accuracy %{y:.4f}<br>%{customdata:,.0f} samples/s"))
@@ -650,9 +653,13 @@ def tradeoff_figure(info: dict, labelled: bool = False) -> go.Figure:
         fig.add_annotation(xref="paper", yref="paper", x=1.0 if right else 0.0, y=1.0, showarrow=False,
                            xanchor="right" if right else "left", yanchor="bottom", font=dict(size=11, color="#777"),
                            text=f"budget {budget:.0f} MiB {'→ (above every run)' if right else '← (below every run)'}")
-    fig = _layout(fig, "Trade-off: exact peak memory vs accuracy (size and colour: throughput)",
-                  "exact peak RSS (MiB)", "test accuracy", height=460)
+    fig = _layout(fig, "Trade-off: exact peak memory vs accuracy (size" + ("" if colours else " and colour")
+                  + ": throughput)", "exact peak RSS (MiB)", "test accuracy", height=460)
+    # the axes make room for their labels themselves: a PNG saved by plotly.js (no Streamlit theme)
+    # cut the accuracy ticks to "16, 14, 12" and ran the axis title into them
     fig.update_layout(hovermode="closest")
+    fig.update_yaxes(automargin=True, tickformat=".3f", title_standoff=8)
+    fig.update_xaxes(automargin=True, title_standoff=8)
     if axes["x"]:
         fig.update_xaxes(range=axes["x"], autorange=False)
     if axes["y"]:

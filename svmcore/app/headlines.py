@@ -355,6 +355,18 @@ def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
                       tuple(comparison_headlines(base, others)), data_warning(runs))
 
 
+def pick_label(row: dict, changed: str | None = None) -> str:
+    """A run as a picker of a few runs lists it, short enough for a 1024 px window: 'run 22 ·
+    big batch · stream · batch size 8,192' (its name, what it set away from the defaults, or
+    ``changed``: what it changed against a baseline, and how it ended when it did not complete)."""
+    defaults = _default_config()
+    own = [] if changed is not None else [row.get(k) for k in ("dataset", "mode", "model")
+                                          if row.get(k) and row.get(k) != defaults.get(k)]
+    parts = [f"run {row['id']}", row.get("name"), *own, row.get("changed") if changed is None else changed,
+             row["status"] if row.get("status") != "completed" else ""]
+    return " · ".join(str(p) for p in parts if p)
+
+
 def run_label(row: dict) -> str:
     """A run as the run pickers list it, its status current: 'run 17 · big batch ·
     completed · sparse-text · memory · linear-svm · float32' (its name, the knobs it

@@ -12,7 +12,7 @@ from svmcore.app.folders import DataFolders
 from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
                                    pick_baseline, read_knob)
 from svmcore.app.run_table import clean_tag
-from svmcore.app.story import Slide, check_story, story_slides
+from svmcore.app.story import Slide, check_story, default_question, story_slides
 from svmcore.engine.admission import admit
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
@@ -170,6 +170,16 @@ class Runs:
         return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.name or "",
                                     data_text(r.config.get("dataset"), r.result, r.config.get("rows")))
                         for r in recs], baseline)
+
+    def changes_against(self, baseline: int, run_ids: list[int]) -> dict[int, str]:
+        """What each run changed against ``baseline`` ('stream, batch size 256'), as Compare names it."""
+        ids = [baseline] + [i for i in run_ids if i != baseline]
+        return names_against(ids, self.differing_knobs(ids), baseline)
+
+    def question_of(self, baseline: int) -> str:
+        """The question a story of this baseline asks when the user gives none."""
+        cmp = self.compare([baseline], baseline)
+        return default_question(cmp.runs[0]) if cmp.runs else ""
 
     def story(self, baseline: int | None, remedies: list[int], question: str | None = None
               ) -> tuple[Comparison, tuple[Slide, ...]]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, short_headline
+from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, short_headline, speed_text
+from svmcore.app.remedy_results import NO_SAVING_PCT
 from svmcore.spec.errors import ConfigError
 
 MOST_REMEDIES = 3
+KEEP_ACCURACY_PTS = 1.0  # a remedy that loses more accuracy than this is a trade, not a plain win
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class Slide:
     """One step of a story: what it shows (``kind``), its title and headline, and the
     runs drawn on it (the baseline first)."""
 
-    kind: str  # question | baseline | remedy | tradeoff
+    kind: str  # question | baseline | remedy | tradeoff | advice
     title: str
     headline: str
     runs: tuple[int, ...]
@@ -55,6 +57,32 @@ def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
     return f"Lowest exact peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
 
 
+def advice(base: RunFacts, remedies: list[RunFacts]) -> str:
+    """What to do, with its figures: the remedy that lowers the exact peak most beyond
+    run-to-run noise while keeping accuracy within ``KEEP_ACCURACY_PTS``; else the one that
+    lowers it most, its accuracy cost said; else keep the baseline's setting."""
+    lower = []
+    for r in remedies:
+        d = deltas(base, r)
+        if d["peak_pct"] is not None and d["peak_pct"] <= -NO_SAVING_PCT:
+            lower.append((r, d))
+    if not lower:
+        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak_mb)}) by more "
+                f"than the run-to-run noise ({NO_SAVING_PCT:.0f}%).")
+    kept = [(r, d) for r, d in lower if d["accuracy"] is None or d["accuracy"] * 100 >= -KEEP_ACCURACY_PTS]
+    best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
+    figures = [f"exact peak {_mib(base.compared_peak_mb)} → {_mib(best.compared_peak_mb)} "
+               f"({_signed(d['peak_pct'], 0)}%)"]
+    if d["speed_ratio"] is not None:
+        figures.append(speed_text(d["speed_ratio"]))
+    if d["accuracy"] is not None:
+        figures.append(f"accuracy {_signed(d['accuracy'] * 100, 1)} pt")
+    why = (f"it lowers the peak most of the remedies that keep accuracy within {KEEP_ACCURACY_PTS:.0f} point"
+           if kept else f"it lowers the peak most, but every remedy that lowers it costs more than "
+                        f"{KEEP_ACCURACY_PTS:.0f} point of accuracy")
+    return f"Use {best.title}: {', '.join(figures)}; {why}."
+
+
 def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, ...]:
     """The slides of the story of ``cmp`` (its baseline and the other runs as remedies,
     in the order chosen). Raises ConfigError when the story cannot be told."""
@@ -71,4 +99,5 @@ def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, .
     slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r), (base.id, r.id)) for r in remedies]
     slides.append(Slide("tradeoff", "The trade-off: exact peak against accuracy", _lowest(base, remedies),
                         tuple(r.id for r in cmp.runs)))
+    slides.append(Slide("advice", "What to do", advice(base, remedies), tuple(r.id for r in cmp.runs)))
     return tuple(slides)

@@ -627,3 +627,16 @@ def test_a_legend_row_holds_as_many_runs_as_their_widest_name_allows():
     assert legend_grid([]) == (1, 0)
     assert legend_grid(["run 1 · stream", "run 2 · float32", "run 3"]) == (3, 1)  # 15 chars: 147 px each
     assert legend_grid(["run 1 · " + "x" * 100, "run 2"]) == (1, 2)  # wider than the plot: one a row
+
+
+def test_a_storys_trade_off_keeps_each_runs_colour_and_room_for_its_tick_labels():
+    """Issue 43: the story's trade-off slide recoloured runs by speed (run 8 pink everywhere,
+    purple there), and its PNG (plotly.js, no Streamlit theme) cut the accuracy ticks to "16,
+    14, 12" with the axis title over them."""
+    info = tradeoff_info([tp(1, 300.0, 0.816, sps=1000.0, front=True), tp(8, 200.0, 0.814, sps=500.0, front=True)])
+    fig = tradeoff_figure(info, labelled=True, colours={1: "#1F77B4", 8: "#E377C2"})
+    done = next(d for d in fig.data if d.name == "completed runs")
+    assert list(done.marker.color) == ["#1F77B4", "#E377C2"] and not done.showlegend and done.marker.colorscale is None
+    assert fig.layout.yaxis.automargin and fig.layout.yaxis.tickformat == ".3f" and fig.layout.xaxis.automargin
+    by_speed = next(d for d in tradeoff_figure(info).data if d.name == "completed runs")
+    assert list(by_speed.marker.color) == [1000.0, 500.0] and by_speed.marker.showscale

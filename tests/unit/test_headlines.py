@@ -13,6 +13,7 @@ from svmcore.app.headlines import (
     deltas,
     knob_value_text,
     outcome_headline,
+    pick_label,
     run_label,
     data_text,
     names_against,
@@ -327,3 +328,12 @@ def test_a_comparison_with_a_data_parallel_run_says_its_peak_is_the_coordinators
     assert ("exact peak −33% (253 → 168 MiB; run 2's is its coordinator's alone, all processes 680 MiB "
             "(sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB (exact))") in line
     assert "coordinator" not in comparison_headline(base, RunFacts(3, "completed", "x", peak_mb=200.0))
+
+
+def test_a_picker_of_a_few_runs_lists_them_short():
+    """Issue 43: at 1024x768 Story's remedy options were cut to "run 22 · completed · spar…"."""
+    row = {"id": 22, "status": "completed", "dataset": "sparse-text", "mode": "stream", "model": "linear-svm",
+           "changed": "float32, batch size 256", "name": ""}
+    assert pick_label(row) == "run 22 · stream · float32, batch size 256"
+    assert pick_label(dict(row, name="lean", status="oom", dataset="a9a.svm")) == (
+        "run 22 · lean · a9a.svm · stream · float32, batch size 256 · oom")
