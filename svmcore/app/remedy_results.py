@@ -76,7 +76,8 @@ def _parallel_side(par: dict) -> dict:
     """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
     started for the run, else sampled), the coordinator's and the sampled total."""
     workers = par.get("per_worker") or []
-    largest = max((w["peak_rss_mb"] for w in workers), default=None)
+    # a run that failed before its workers were read has no peak for them (the Learn page raised on it)
+    largest = max((w["peak_rss_mb"] for w in workers if w.get("peak_rss_mb") is not None), default=None)
     return {"workers": par.get("workers"), "worker_peak_mb": _round(largest),
             "worker_peak_exact": all(w.get("peak_exact") for w in workers),
             "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
@@ -196,7 +197,7 @@ def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> st
     if saved <= -NO_SAVING_PCT:
         return "raises the peak"
     if cannot_lower(cmp):
-        return f"cannot lower this peak ({cmp['other_phase']} holds it)"
+        return f"cannot lower this peak ({cmp['other_phase']}, untouched, is within {cmp['ceiling_pct']:.1f}% of it)"
     if abs(saved) < NO_SAVING_PCT:
         return "no saving"
     if claim_pct is None:
@@ -216,8 +217,12 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
     out = []
     peak, saved = cmp["peak_before_mb"], cmp["peak_saving_pct"]
     if cannot_lower(cmp):
-        out.append(f"It cannot lower this run's peak in this setup: the {cmp['other_phase']} phase, which it does not "
-                   f"act on, already peaks at {cmp['other_phase_mb']:,.0f} MiB of the run's {peak:,.0f} MiB.")
+        owner = cmp.get("owner_before")
+        held = (f"the run's peak is {owner}'s ({peak:,.0f} MiB), and " if owner and owner != cmp["other_phase"]
+                else "")
+        out.append(f"It cannot lower this run's peak in this setup: {held}the {cmp['other_phase']} phase, which it "
+                   f"does not act on, already peaks at {cmp['other_phase_mb']:,.0f} MiB, within "
+                   f"{cmp['ceiling_pct']:.1f}% of it: below that the peak cannot go.")
     elif cmp.get("ceiling_pct") is not None and saved is not None and cmp["ceiling_pct"] < 100 - NO_SAVING_PCT:
         out.append(f"It can lower this run's peak by at most {cmp['ceiling_pct']:.0f}%: the {cmp['other_phase']} "
                    f"phase, which it does not act on, peaks at {cmp['other_phase_mb']:,.0f} MiB.")
