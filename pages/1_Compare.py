@@ -44,7 +44,7 @@ with st.container(key="controls"):
         df = compare.history_frame(shown)
         deletion.clear_selection_if_asked("history", [r["id"] for r in shown])
         event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
-                             column_config=compare.history_columns())
+                             column_config=compare.history_columns(), placeholder="–")
     # picked: the rows the user ticked, the only runs a delete or a tag acts on
     picked = [int(df.iloc[i]["id"]) for i in event.selection.rows if i < len(df)] if event and event.selection else []
     selected = picked

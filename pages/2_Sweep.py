@@ -12,6 +12,7 @@ from ui.messages import plain, show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
 
+LABELLED_POINTS = 24
 lab = page_setup("Sweep")
 st.title("Sweep a grid of settings")
 st.markdown("Set the base knobs in the sidebar, pick the knobs to vary and their values, and start. "
@@ -134,7 +135,9 @@ def results(sweep_id: int, live: bool = False) -> None:
                          key="objective",
                          format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
                                                 "samples_per_s": "throughput"}[o])
-    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
+    # a sweep's points are named beside them (unlabelled they were told apart by hovering only), up to a crowd
+    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget), labelled=len(pts) <= LABELLED_POINTS),
+                    key="tradeoff")
     parallel = lab.sweeps.parallel(sweep_id, host)
     if parallel["runs"]:
         st.plotly_chart(sweep_views.parallel_figure(parallel), key="parallel")
@@ -161,7 +164,7 @@ def results(sweep_id: int, live: bool = False) -> None:
     table = table.drop(columns=[c for c in ("all processes (MiB, sampled)", "largest worker (MiB)")
                                 if c in table and table[c].isna().all()])
     if not table.empty:
-        st.dataframe(table, hide_index=True, key="sweep_table", column_config={
+        st.dataframe(table, hide_index=True, key="sweep_table", placeholder="–", column_config={
             "exact peak (MiB)": st.column_config.NumberColumn(format="%.1f"),
             "accuracy": st.column_config.NumberColumn(format="%.4f"),
             "balanced accuracy": st.column_config.NumberColumn(format="%.4f"),

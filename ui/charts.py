@@ -442,6 +442,9 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
     if single and info["runs"][0]["floor_mb"] and "memory" in axis:
         fig.add_shape(type="rect", xref="x domain", yref=axis["memory"], x0=0, x1=1, y0=0,
                       y1=info["runs"][0]["floor_mb"], fillcolor="rgba(128,128,128,0.10)", line_width=0, layer="below")
+    for p in panels:  # a panel with nothing drawn yet still gets its subplot (else its axis and texts collapse)
+        if not any((getattr(t, "yaxis", None) or "y") == axis[p] for t in fig.data):
+            fig.add_trace(go.Scatter(x=[], y=[], yaxis=axis[p], showlegend=False, hoverinfo="skip"))
     for p in panels:
         note = monitoring_note(info["runs"], p)
         if note and not any(s["acc" if p == "accuracy" else "thr"]["x"] for s in info["runs"]):
@@ -468,8 +471,11 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
     for p in panels:
         empty = info["live"] and not any(has_data(s, p) for s in info["runs"])
         key = "yaxis" if axis[p] == "y" else f"yaxis{axis[p][1:]}"
+        # an empty live panel keeps its axis (no ticks, no grid): made invisible, its domain collapsed and the
+        # two panels' "drawn from the first training batch on" texts were written over each other
         layout[key] = dict(domain=list(info["domains"][p]), anchor="x", automargin=True,
-                           title=dict(text="" if empty else Y_TITLES[p], standoff=6), visible=not empty,
+                           title=dict(text="" if empty else Y_TITLES[p], standoff=6), showticklabels=not empty,
+                           showgrid=not empty, zeroline=not empty,
                            rangemode="tozero" if p != "accuracy" else "normal", fixedrange=False)
         if p == "accuracy" and accuracy_range(info["runs"]):
             layout[key]["range"] = accuracy_range(info["runs"])

@@ -56,7 +56,8 @@ def history_columns() -> dict:
     num = st.column_config.NumberColumn
     return {
         "id": num("run", format="%d", pinned=True),
-        "name": st.column_config.TextColumn("name", help="the name given to the run (Train: rename it there)"),
+        "name": st.column_config.TextColumn("name", width="medium",  # a name was cut to "memm"
+                                            help="the name given to the run (Train: rename it there)"),
         "label": st.column_config.TextColumn("made by", help="the sweep point or Learn experiment that made the run"),
         "peak_mb": num("exact peak MiB", format="%.0f", pinned=True,
                        help="The kernel's high-water mark of the worker: exact, not sampled (a data-parallel run: "

@@ -189,7 +189,8 @@ def guesses_figure(view: dict, height: int = 260) -> go.Figure:
         if pct is not None:
             fig.add_vline(x=pct, line=dict(color=colour, dash=dash, width=2.5),
                           annotation_text=chart_text(f"{name} {pct_text(pct)}"), annotation_position=side)
-    xs = [b.lo for b in view["bins"]] + [b.hi for b in view["bins"]] + [v for v in (measured, forecast) if v is not None]
+    xs = [b.lo for b in view["bins"]] + [b.hi for b in view["bins"]]
+    xs += [v for v in (measured, forecast) if v is not None]
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), showlegend=False, bargap=0,
                       xaxis=dict(title="change of the exact peak (%)", automargin=True, ticksuffix="%",
                                  range=[min(xs) - 12, max(xs) + 12]),

@@ -12,7 +12,7 @@ from svmcore.app.lab import Lab
 from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.events import PROGRESS
+from svmcore.spec.events import PHASE_END, PROGRESS
 from svmcore.spec.outcomes import distillation_lines, rss_over_cap_note
 from svmcore.store.records import RunStatus
 from ui import charts as plots
@@ -34,7 +34,9 @@ def _fmt(v, spec=".1f", unit=""):
 
 def progress_line(view: RunView) -> tuple[float, str]:
     prog = next((e for e in reversed(view.events) if e["kind"] == PROGRESS), None)
-    phase = view.phase or "starting"
+    # between the last phase's end and the run's outcome there is no phase: it is ending, not starting
+    ended = any(e["kind"] == PHASE_END for e in view.events)
+    phase = view.phase or ("finishing (writing its outcome)" if ended else "starting")
     if view.remote:
         where = f"running on {view.host}" if view.status == RunStatus.RUNNING else "queued on the Dask cluster"
         return 0.0, f"{where}; its memory samples and events arrive when it ends"

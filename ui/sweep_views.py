@@ -13,15 +13,11 @@ from ui.charts import chart_text
 from ui.messages import show_error
 
 
-TICKS = {"exact peak (MiB)": ".1f", "samples/s": ",.0f", "accuracy": ".3f"}
-
-
 def parallel_figure(info: dict, height: int = 440) -> go.Figure:
-    """One line per completed run across the knobs and results, coloured by exact peak."""
-    dims = [dict(label=chart_text(d["label"]), values=d["values"],
-                 **({"tickvals": d["tickvals"], "ticktext": [chart_text(t) for t in d["ticktext"]]}
-                    if d["tickvals"] is not None
-                    else {"tickformat": TICKS.get(d["label"], "~g")}))
+    """One line per completed run across the knobs and results, coloured by exact peak;
+    each axis's ticks are ``parallel_info``'s (labels that tell every tick apart)."""
+    dims = [dict(label=chart_text(d["label"]), values=d["values"], tickvals=d["tickvals"],
+                 ticktext=[chart_text(t) for t in d["ticktext"]])
             for d in info["dimensions"]]
     fig = go.Figure(go.Parcoords(dimensions=dims, line=dict(color=info["colour"], colorscale="Viridis_r",
                                                             showscale=True, colorbar=dict(title="exact peak MiB"))))
@@ -50,19 +46,24 @@ def filtered(rows: list[dict], key: str = "runs_filter") -> list[dict]:
     return kept
 
 
+def _tag(lab, run_ids: list[int], key: str, remove: bool) -> None:
+    """Tag (or untag) the selected runs, then empty the box (a callback: it ran before the box was drawn)."""
+    try:
+        for rid in run_ids:
+            lab.runs.tag(rid, st.session_state.get(f"{key}_text", ""), remove=remove)
+        st.session_state[f"{key}_text"] = ""
+    except SvmcoreError as e:
+        st.session_state[f"{key}_error"] = str(e)
+
+
 def tag_editor(lab, run_ids: list[int], key: str = "tags") -> None:
-    """Add a tag to (or remove it from) the selected runs."""
+    """Add a tag to (or remove it from) the selected runs; the box is emptied once it is done."""
     if not run_ids:
         return
     with st.container(horizontal=True, gap="small", vertical_alignment="bottom", key=key):
-        text = st.text_input(f"Tag the {len(run_ids)} selected run(s)", key=f"{key}_text", width=260,
-                             placeholder="e.g. demo", help="Letters, digits, spaces and . : + - / _; filter by it above.")
-        add = st.button("Add tag", key=f"{key}_add")
-        remove = st.button("Remove tag", key=f"{key}_remove")
-    if add or remove:
-        try:
-            for rid in run_ids:
-                lab.runs.tag(rid, text, remove=remove)
-            st.rerun()
-        except SvmcoreError as e:
-            show_error(e)
+        st.text_input(f"Tag the {len(run_ids)} selected run(s)", key=f"{key}_text", width=260,
+                      placeholder="e.g. demo", help="Letters, digits, spaces and . : + - / _; filter by it above.")
+        st.button("Add tag", key=f"{key}_add", on_click=_tag, args=(lab, run_ids, key, False))
+        st.button("Remove tag", key=f"{key}_remove", on_click=_tag, args=(lab, run_ids, key, True))
+    if f"{key}_error" in st.session_state:
+        show_error(st.session_state.pop(f"{key}_error"))

@@ -25,9 +25,17 @@ def _initial(key: str, **value) -> dict:
     return {} if key in st.session_state else value
 
 
-def knob_widget(k: Knob, value, key: str, lab=None):
+def knob_label(k: Knob) -> str:
+    """'batch size (rows)', 'memory cap (MB)': the knob's name and its unit once (a name
+    that ends in its unit drops it there: it read "set memory cap mb (MB)")."""
     name = k.name.replace("_", " ")
-    label = name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
+    if k.unit and k.unit != k.unit.lower() and name.endswith(" " + k.unit.lower()):  # 'mb' of memory_cap_mb
+        name = name[:-len(k.unit) - 1]
+    return name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
+
+
+def knob_widget(k: Knob, value, key: str, lab=None):
+    label = knob_label(k)
     if k.name == "dataset":
         files = lab.folders.files() if lab else []
         names = list(BUILTIN_DATASETS) + [os.path.basename(f) for f in files]

@@ -12,10 +12,40 @@ from svmcore.store.records import RunRecord, RunStatus
 RESULTS = (("peak_rss_mb", "exact peak (MiB)"), ("samples_per_s", "samples/s"), ("accuracy", "accuracy"))
 
 
-def _axis(label: str, values: list) -> dict:
-    """A numeric axis as is; any other (text, on/off, missing) as one tick per value."""
+RESULT_TICKS = 5
+
+
+def distinct_ticks(values: list[float], n: int = RESULT_TICKS) -> tuple[list[float], list[str]]:
+    """``n`` ticks from the lowest value to the highest, each labelled with the fewest
+    decimals that tell every tick apart (a fixed three gave "0.771, 0.771, 0.770" for
+    accuracies a thousandth apart)."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return [lo], [_text(lo, 0 if float(lo).is_integer() else 3)]
+    vals = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    for digits in range(0, 8):
+        texts = [_text(v, digits) for v in vals]
+        if len(set(texts)) == n:  # each tick where its label says it is
+            return [round(v, digits) for v in vals], texts
+    return vals, [_text(v, 8) for v in vals]
+
+
+def _text(v: float, digits: int) -> str:
+    return f"{v:,.{digits}f}"
+
+
+def _axis(label: str, values: list, result: bool = False) -> dict:
+    """A result: its ticks from the lowest to the highest value (``distinct_ticks``); a
+    numeric knob: a tick at each value it took; any other (text, on/off, missing): one tick
+    per value, in order."""
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return {"label": label, "values": [float(v) for v in values], "tickvals": None, "ticktext": None}
+        numbers = [float(v) for v in values]
+        if result:
+            ticks, texts = distinct_ticks(numbers)
+        else:
+            ticks = sorted(set(numbers))
+            texts = [_text(v, 0 if v.is_integer() else 3) for v in ticks]
+        return {"label": label, "values": numbers, "tickvals": ticks, "ticktext": texts}
     names = sorted({str(v) for v in values})
     return {"label": label, "values": [names.index(str(v)) for v in values],
             "tickvals": list(range(len(names))), "ticktext": names}
@@ -36,6 +66,6 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
     dims = []
     if drawn:
         dims = [_axis(k, [r.config.get(k) for r in drawn]) for k in knobs]
-        dims += [_axis(label, [getattr(r.result, key) for r in drawn]) for key, label in RESULTS]
+        dims += [_axis(label, [getattr(r.result, key) for r in drawn], result=True) for key, label in RESULTS]
     return {"dimensions": dims, "runs": [r.id for r in drawn],
             "colour": [float(r.result.peak_rss_mb) for r in drawn], "left_out": left}

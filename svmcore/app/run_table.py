@@ -19,6 +19,12 @@ TAG_MOST = 40
 _TAG = re.compile(r"^[\w][\w .:+\-/]*$")
 
 
+def first_shown(rows: list[dict]) -> dict | None:
+    """The run a page opened fresh shows: the one running (a queued run behind it has
+    nothing to draw yet), else the newest. ``rows``: newest first."""
+    return next((r for r in rows if r["status"] == "running"), rows[0] if rows else None)
+
+
 def clean_tag(text: str) -> str:
     """A tag as stored: trimmed; refused when empty, too long or holding other than
     letters, digits and `` .:+-/_``."""

@@ -72,7 +72,7 @@ def test_make_it_fits_card_is_in_view_when_it_ends_and_fills_the_sidebar(fresh_s
         expect(page.get_by_role("combobox", name=knob, exact=True)).to_have_value(fitted[knob])
     assert fitted["mode"] != "memory" or fitted["precision"] != "float64", (changed, fitted)
     expect(page.get_by_label("rows", exact=True)).to_have_value(str(KNOBS["rows"]))
-    expect(page.get_by_label("set memory cap mb (MB)", exact=True)).not_to_be_checked()
+    expect(page.get_by_label("set memory cap (MB)", exact=True)).not_to_be_checked()
     no_exception(page)
 
 
@@ -87,8 +87,8 @@ def test_a_remedy_of_the_diagnosis_is_applied_to_the_sidebar(fresh_server, page:
     set_number(page, "features (columns)", KNOBS["features"])
     set_number(page, "rows", KNOBS["rows"])
     set_number(page, "epochs (passes)", KNOBS["epochs (passes)"])
-    check_box(page, "set memory cap mb (MB)")
-    set_number(page, "memory cap mb (MB)", BUDGET)
+    check_box(page, "set memory cap (MB)")
+    set_number(page, "memory cap (MB)", BUDGET)
     page.get_by_role("button", name="Launch run").click()
     expect(page.get_by_text("Why it did not fit.")).to_be_visible(timeout=180_000)
     settle(page)

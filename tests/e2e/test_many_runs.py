@@ -132,3 +132,21 @@ def test_eight_one_knob_runs_are_named_by_their_change_and_no_chart_text_overlap
     assert width > 0.85, width
     no_exception(page)
     screenshot(page, f"compare-eight-one-knob-{size[0]}x{size[1]}")
+
+
+def test_a_run_picked_on_train_comes_first_with_its_numbers_in_view_at_1024x768(eight_server, page):
+    """Issue 43: at 1024x768 a picked run's numbers were below the fold, under the next run's
+    data size and forecast."""
+    ids = eight_server.prepared["runs"]
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_app(page, eight_server)
+    settle(page)
+    box = page.get_by_role("combobox", name="Showing")
+    box.click()
+    page.get_by_role("option", name=re.compile(rf"^run {ids[2]} · ")).click()
+    settle(page)
+    expect(box).to_have_value(re.compile(rf"^run {ids[2]} · "))
+    expect(page.get_by_test_id("stAlert").filter(has_text=f"Run {ids[2]} completed")).to_be_in_viewport()
+    expect(page.get_by_test_id("stMetric").filter(has_text="exact peak").first).to_be_in_viewport()
+    expect(page.get_by_role("heading", name="Next run")).to_be_visible()  # the next run's data, below it
+    no_exception(page)

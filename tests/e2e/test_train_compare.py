@@ -269,8 +269,8 @@ def test_launched_run_stays_shown_through_completion_and_oom(fresh_server, page)
     assert fig["xrange"][1] >= MEDIUM["epochs"] * MEDIUM["rows"] * 0.8 * 0.99  # every pass over the training rows
 
     # then a run that runs out of memory (an rlimit cap below what the imports need)
-    check_box(page, "set memory cap mb (MB)")
-    set_number(page, "memory cap mb (MB)", 150)
+    check_box(page, "set memory cap (MB)")
+    set_number(page, "memory cap (MB)", 150)
     choose(page, "cap kind", "rlimit")
     launch(page)
     expect(toast(page, re.compile(r"Run 2 ran out of memory in \w+: exact peak \d+ MiB under a 150 MiB rlimit cap"))

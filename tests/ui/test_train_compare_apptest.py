@@ -170,6 +170,8 @@ def test_compare_table_puts_the_key_numbers_first(history_home):
     columns = json.loads(at.dataframe[0].proto.columns)
     pinned = [name for name, cfg in columns.items() if cfg.get("pinned")]
     assert pinned == ["id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s"], pinned
+    # issue 43: an oom run's accuracy read "None" and a name was cut to "memm"
+    assert at.dataframe[0].proto.placeholder == "\u2013" and columns["name"]["width"] == "medium", columns["name"]
 
 
 def test_presentation_view_shows_big_numbers_and_keeps_the_selection(history_home):

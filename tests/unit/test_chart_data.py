@@ -640,3 +640,17 @@ def test_a_storys_trade_off_keeps_each_runs_colour_and_room_for_its_tick_labels(
     assert fig.layout.yaxis.automargin and fig.layout.yaxis.tickformat == ".3f" and fig.layout.xaxis.automargin
     by_speed = next(d for d in tradeoff_figure(info).data if d.name == "completed runs")
     assert list(by_speed.marker.color) == [1000.0, 500.0] and by_speed.marker.showscale
+
+
+def test_a_live_runs_empty_panels_keep_their_subplots_and_their_texts_apart():
+    """Issue 43: in a run's first seconds the throughput and accuracy panels had no trace, so
+    plotly.js made no subplot for them: their two "drawn from the first training batch on"
+    texts were written over each other under the memory panel."""
+    samples = [MemorySample(t * 0.02, (20 + t) * MiB, (10 + t) * MiB, 10 * MiB, (20 + t) * MiB) for t in range(60)]
+    s = run_series(1, samples, [], RunSummary(), "time")
+    fig = stacked_figure(stacked_info([s], live=True))
+    assert {t.yaxis or "y" for t in fig.data} == {"y", "y2", "y3"}
+    notes = {a.yref: a.text for a in fig.layout.annotations if "first training batch" in (a.text or "")}
+    assert notes == {"y2 domain": "samples/s: drawn from the first training batch on",
+                     "y3 domain": "accuracy: drawn from the first training batch on"}
+    assert fig.layout.yaxis2.showticklabels is False and fig.layout.yaxis2.visible is not False
