@@ -10,6 +10,7 @@ from svmcore.spec.outcomes import size_text
 from ui.doctor import budget_panel, fit_status
 from ui.live import prediction_panel, preload, run_panel
 from ui.messages import show_error
+from ui.repeats import repeat_button
 from ui.state import page_setup
 from ui.widgets import apply_knobs, knob_panel
 
@@ -132,4 +133,5 @@ with first if run_first else second:
                           placeholder="unnamed: type a name, then Enter", on_change=_renamed, args=(rid,))
         if "rename_error" in st.session_state:
             show_error(st.session_state.pop("rename_error"))
+        repeat_button(lab, row)
         run_panel(lab, rid, key="train", drawn_status=row["status"])

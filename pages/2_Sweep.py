@@ -38,6 +38,11 @@ for col, name in zip(cols, varied):
     text = col.text_input(f"{name} values", value=SUGGESTED.get(name, hint), key=f"grid_{name}",
                           help=f"Comma separated. {k.help}")
     grid_items.append(f"{name}={text}")
+seeds = st.number_input("Seeds per point", min_value=1, max_value=5, value=1, key="sweep_seeds", width=200,
+                        help="Run every point over this many seeds: the chart then draws each point's spread (its "
+                             "mean, bars from the lowest to the highest run), the run-to-run noise of that setting.")
+if "seed" not in varied and (seed_entry := lab.sweeps.seed_grid(base, seeds)):
+    grid_items.append(seed_entry)
 if "alpha" in varied or base.get("alpha") is None:
     st.caption(f"alpha auto is {KNOBS['alpha'].auto}: each run picks it from its own training rows, so a sweep "
                "over rows or data changes alpha too. Every run records the alpha it used and why.")
@@ -136,8 +141,12 @@ def results(sweep_id: int, live: bool = False) -> None:
                          format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
                                                 "samples_per_s": "throughput"}[o])
     # a sweep's points are named beside them (unlabelled they were told apart by hovering only), up to a crowd
-    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget), labelled=len(pts) <= LABELLED_POINTS),
-                    key="tradeoff")
+    repeats = plots.repeat_marks(pts, lab.sweeps.repeats(sweep_id))
+    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget), labelled=len(pts) <= LABELLED_POINTS,
+                                          repeats=repeats), key="tradeoff")
+    if repeats:
+        st.caption("Diamonds: a setting run over several seeds, at its mean exact peak and accuracy; the bars run from "
+                   "its lowest to its highest run: the run-to-run noise of that setting.")
     parallel = lab.sweeps.parallel(sweep_id, host)
     if parallel["runs"]:
         st.plotly_chart(sweep_views.parallel_figure(parallel), key="parallel")

@@ -366,17 +366,42 @@ def label_lanes(phases: Sequence[tuple], lo: float, hi: float, px: dict = LABEL_
     return out
 
 
-def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | None = None) -> dict:
+BAND_POINTS = 300
+
+
+def band_info(series: Sequence[dict], points: int = BAND_POINTS) -> dict | None:
+    """Repeats of one setting (runs alike but their seed) as W&B draws a group: their
+    memory on a common x grid, from the start to where the shortest of them ends (so every
+    run counts at every point), the mean and the lowest and highest of them, in MiB. None
+    when fewer than two of them have samples."""
+    drawn = [s for s in series if len(s["mem"]["x"]) > 1]
+    if len(drawn) < 2:
+        return None
+    end = min(max(s["mem"]["x"]) for s in drawn)
+    grid = np.linspace(0.0, end, points)
+    curves = np.array([np.interp(grid, s["mem"]["x"], s["mem"]["rss"]) for s in drawn])
+    ids = [s["id"] for s in drawn]
+    return {"runs": ids, "colour": drawn[0]["colour"], "x": grid.round(4).tolist(),
+            "mean": curves.mean(axis=0).round(3).tolist(), "lo": curves.min(axis=0).round(3).tolist(),
+            "hi": curves.max(axis=0).round(3).tolist(),
+            "title": f"runs {', '.join(map(str, ids))}: mean and range"}
+
+
+def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | None = None,
+                 groups: Sequence[Sequence[int]] = ()) -> dict:
     """What the stacked chart draws: its panels and their heights, the shared x range,
-    and the phase bands (of one run: the only one, or ``phases_of``) with their labels' lanes."""
+    the phase bands (of one run: the only one, or ``phases_of``) with their labels' lanes,
+    and for each group of repeats among the runs (``groups``: run ids) its memory band."""
     series = list(series)
     panels = panels_of(series, live)
     lo, hi = x_range(series)
     owner = next((s for s in series if s["id"] == phases_of), series[0] if len(series) == 1 else None)
     phases = owner["phases"] if owner else []
+    bands = [b for b in (band_info([s for s in series if s["id"] in set(g)]) for g in groups) if b]
     return {"x": series[0]["x"] if series else "time", "range": [lo, hi], "panels": panels,
             "domains": panel_domains(panels), "live": live, "runs": series,
-            "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None}
+            "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None,
+            "bands": bands}
 
 
 def accuracy_range(series: Sequence[dict], pad: float = 0.03) -> list[float] | None:
@@ -437,8 +462,12 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
         fig.add_annotation(x=mid, y=1, xref="x", yref="paper", text=name, showarrow=True, arrowhead=0, arrowwidth=1,
                            arrowcolor="#999", ax=0, ay=-(10 + LABEL_PX["lane"] * lane), xanchor=anchor,
                            yanchor="bottom", font=dict(size=11, color="#555"))
+    banded = {rid for b in info.get("bands", []) for rid in b["runs"]}
     for s in info["runs"]:
-        _draw_run(fig, s, axis, lo, hi, single)
+        _draw_run(fig, s, axis, lo, hi, single, faint=s["id"] in banded)
+    if "memory" in axis:
+        for b in info.get("bands", []):
+            _draw_band(fig, b, axis["memory"])
     if single and info["runs"][0]["floor_mb"] and "memory" in axis:
         fig.add_shape(type="rect", xref="x domain", yref=axis["memory"], x0=0, x1=1, y0=0,
                       y1=info["runs"][0]["floor_mb"], fillcolor="rgba(128,128,128,0.10)", line_width=0, layer="below")
@@ -459,7 +488,7 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
         legend, extra = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
                              font=dict(size=11), traceorder="normal"), 0
     else:  # one entry per run, in rows of equal shares (a saved PNG measured names narrower than it drew them)
-        legend, extra = legend_below([s["title"] for s in info["runs"]])
+        legend, extra = legend_below([s["title"] for s in info["runs"]] + [b["title"] for b in info.get("bands", [])])
     layout = {
         "height": height + extra, "hovermode": "x unified", "hoversubplots": "axis",
         "margin": dict(l=10, r=30, t=16 + LABEL_PX["lane"] * lanes + (10 if lanes else 0), b=10),
@@ -487,7 +516,18 @@ def _line(x, y, **kw) -> go.Scatter:
     return go.Scatter(x=x, y=y, mode="lines", **kw)
 
 
-def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single: bool) -> None:
+def _draw_band(fig: go.Figure, b: dict, y: str) -> None:
+    """A group of repeats: its range as a shaded band and its mean as a line, one legend entry."""
+    group = {"legendgroup": b["title"]}
+    fig.add_trace(_line(b["x"], b["hi"], yaxis=y, line=dict(width=0), showlegend=False, hoverinfo="skip", **group))
+    fig.add_trace(_line(b["x"], b["lo"], yaxis=y, line=dict(width=0), fill="tonexty", fillcolor=tint(b["colour"], 0.22),
+                        showlegend=False, hoverinfo="skip", **group))
+    fig.add_trace(_line(b["x"], b["mean"], yaxis=y, name=chart_text(b["title"]),
+                        line=dict(color=b["colour"], width=3), hovertemplate="mean %{y:,.1f} MiB", **group))
+
+
+def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single: bool, faint: bool = False) -> None:
+    """``faint``: one of a group of repeats, whose band and mean carry it (its own curve thin)."""
     c = s["colour"]
     # several runs: one legend entry per run toggles all its lines; one run: an entry per line
     common = {} if single else {"legendgroup": f"run {s['id']}"}
@@ -502,8 +542,8 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
                                 hovertemplate=mib, legendrank=3))
         par = s.get("workers") or {"workers": []}
         own = ("the run's process (coordinator) RSS" if par["workers"] else "total RSS") if single else chart_text(s["title"])
-        fig.add_trace(_line(m["x"], m["rss"], name=own, yaxis=y,
-                            line=dict(color=c, width=2), hovertemplate=mib, legendrank=1, **common))
+        fig.add_trace(_line(m["x"], m["rss"], name=own, yaxis=y, opacity=0.45 if faint else 1.0,
+                            line=dict(color=c, width=1 if faint else 2), hovertemplate=mib, legendrank=1, **common))
         if single:
             for i, w in enumerate(par["workers"]):
                 fig.add_trace(_line(w["t"], w["rss"], name=f"Dask worker {w['worker']} RSS (sampled while training)",
@@ -620,10 +660,42 @@ def oom_marks(oom: Sequence[tuple]) -> list[dict]:
     return list(marks.values())
 
 
-def tradeoff_figure(info: dict, labelled: bool = False, colours: dict[int, str] | None = None) -> go.Figure:
+def repeat_marks(points: Sequence, groups: Sequence[Sequence[int]]) -> list[dict]:
+    """Each setting run over several seeds, as one mark on the trade-off chart: the mean
+    exact peak and accuracy of its completed runs, and their lowest and highest (W&B's
+    grouped runs). Groups with fewer than two completed runs draw nothing."""
+    by_id = {p.run_id: p for p in points if p.status == "completed" and p.accuracy is not None}
+    out = []
+    for g in groups:
+        pts = [by_id[i] for i in g if i in by_id]
+        if len(pts) < 2:
+            continue
+        peaks, accs = [p.peak_mb for p in pts], [p.accuracy for p in pts]
+        out.append({"runs": [p.run_id for p in pts], "peak_mb": float(np.mean(peaks)), "peak_lo": min(peaks),
+                    "peak_hi": max(peaks), "accuracy": float(np.mean(accs)), "acc_lo": min(accs),
+                    "acc_hi": max(accs)})
+    return out
+
+
+def _draw_repeats(fig: go.Figure, marks: Sequence[dict]) -> None:
+    fig.add_trace(go.Scatter(
+        x=[m["peak_mb"] for m in marks], y=[m["accuracy"] for m in marks], mode="markers",
+        name="repeats over seeds: mean, bars from lowest to highest",
+        marker=dict(symbol="diamond-open", size=13, color="#333", line=dict(width=2)),
+        error_x=dict(type="data", symmetric=False, array=[m["peak_hi"] - m["peak_mb"] for m in marks],
+                     arrayminus=[m["peak_mb"] - m["peak_lo"] for m in marks], color="#555", thickness=1.5),
+        error_y=dict(type="data", symmetric=False, array=[m["acc_hi"] - m["accuracy"] for m in marks],
+                     arrayminus=[m["accuracy"] - m["acc_lo"] for m in marks], color="#555", thickness=1.5),
+        customdata=[", ".join(map(str, m["runs"])) for m in marks],
+        hovertemplate="runs %{customdata}<br>mean peak %{x:.1f} MiB<br>mean accuracy %{y:.4f}<extra>repeats</extra>"))
+
+
+def tradeoff_figure(info: dict, labelled: bool = False, colours: dict[int, str] | None = None,
+                    repeats: Sequence[dict] = ()) -> go.Figure:
     """``labelled``: each completed run's id beside its dot (a story's few runs; a
     sweep's many are told apart by hovering). ``colours``: each run's own colour (a story:
-    the colour it has on every other slide and page) instead of colouring by throughput."""
+    the colour it has on every other slide and page) instead of colouring by throughput.
+    ``repeats``: ``repeat_marks`` of the settings run over several seeds."""
     fig = go.Figure()
     if info["done"]:
         ids, peak, acc, sps, labels = zip(*info["done"])
@@ -637,6 +709,8 @@ def tradeoff_figure(info: dict, labelled: bool = False, colours: dict[int, str] 
             text=[f"run {i}" for i in ids] if labelled else None, textposition="top center",
             hovertext=[chart_text(f"run {i}: {lab}") for i, lab in zip(ids, labels)], customdata=list(sps),
             hovertemplate="%{hovertext}<br>peak %{x:.1f} MiB<br>accuracy %{y:.4f}<br>%{customdata:,.0f} samples/s"))
+    if repeats:
+        _draw_repeats(fig, repeats)
     if info["frontier"]:
         fx, fy = zip(*info["frontier"])
         fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto frontier",

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from svmcore.app.headlines import Comparison, RunFacts, short_headline
+from svmcore.app.noise import DEFAULT_NOISE, Noise, within
 from ui.charts import chart_colours, chart_text
 from ui.messages import html_text, plain
 from ui.offline import chart_divs
@@ -113,6 +114,8 @@ def headline(cmp: Comparison, colours: dict[int, str], big: bool = False) -> Non
                     for rid, text in headline_items(cmp))
     st.markdown(f'<ul style="list-style:none;padding-left:0" data-testid="compareHeadline">{lines}</ul>',
                 unsafe_allow_html=True)
+    if len(cmp.runs) > 1:
+        st.caption(f"A change marked (within noise) is {cmp.noise.text()}; the others exceed it.")
     if cmp.warning:
         st.warning(plain(cmp.warning), icon=":material/dataset:")  # file names as written, not Markdown
 
@@ -131,7 +134,8 @@ def headline_title_lines(cmp: Comparison) -> list[str]:
     if base is None or len(others) < 2 or base.status != "completed":
         texts = [t for _, t in headline_items(cmp)]
     else:
-        texts = [f"Against the baseline, {base.title}:"] + [short_headline(base, r) for r in others]
+        texts = [f"Against the baseline, {base.title} (\u2248: within run-to-run noise):"] + [
+            short_headline(base, r, cmp.noise, compact=True) for r in others]
     texts += [cmp.warning] if cmp.warning else []
     lines = []
     for text in texts:
@@ -164,11 +168,13 @@ def _num(v, spec: str, unit: str = "") -> str:
     return "–" if v is None else f"{v:{spec}}{unit}"
 
 
-def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str]]:
+def numbers(r: RunFacts, d: dict | None, noise: Noise = DEFAULT_NOISE) -> list[tuple[str, str, str | None, str]]:
     """(label, value, delta against the baseline, delta colour) of one run's big numbers.
     A delta that rounds to nothing reads "±0%" in grey, as the headline says it
-    (Streamlit takes a leading "-" for down, so the others keep the ASCII sign)."""
+    (Streamlit takes a leading "-" for down, so the others keep the ASCII sign); one within
+    the run-to-run noise says so, in grey."""
     d = d or {}
+    quiet = within(d, noise) if d else {}
 
     def delta(key, text, colour):
         if d.get(key) is None:
@@ -176,6 +182,8 @@ def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str
         shown = text(d[key])
         if not any(c in "123456789" for c in shown):
             return "\u00b1" + shown.lstrip("+-"), "off"
+        if quiet.get(key):
+            return shown + " (within noise)", "off"
         return shown, colour
 
     return [
@@ -198,7 +206,7 @@ def big_numbers(cmp: Comparison, colours: dict[int, str]) -> None:
                 st.markdown(f"{_swatch(colours[r.id])} **{html_text(r.title)}** · {html_text(r.status)}",
                             unsafe_allow_html=True)
                 with st.container(horizontal=True, gap="large"):
-                    for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id)):
+                    for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id), cmp.noise):
                         st.metric(label, value, delta, delta_color=colour, width="content")
 
 
@@ -224,7 +232,7 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
     rows = "".join(
         f"<tr><td>{_swatch(colours[r.id])} {esc(r.title)}</td>"
         + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
-                  for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
+                  for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id), cmp.noise))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)
     charts = "".join(f'<div class="chart">{div}</div>' for div in chart_divs(figures))
     knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(knob_text(v))}</td>" for v in vals) + "</tr>"
@@ -237,7 +245,8 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
             f'<p class="note">Against the baseline {esc(base.title if base else "–")}. Exact peaks are the '
             "kernel's high-water mark of each run's worker; memory curves are sampled 50 times a second; "
             "throughput is training samples per second; accuracy is on every held-out row. Measured on the "
-            f"machines named below; exported {esc(stamp)}.</p>"
+            f"machines named below; exported {esc(stamp)}. A change marked (within noise) is "
+            f"{esc(cmp.noise.text())}.</p>"
             f'<ul class="headline">{head}</ul>'
             '<table class="big"><tr><th>run</th><th>exact peak</th><th>samples/s</th><th>accuracy</th>'
             f"<th>balanced accuracy</th><th>outcome</th><th>machine</th></tr>{rows}</table>"

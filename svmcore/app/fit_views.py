@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svmcore.app.headlines import RunFacts, _mib, _signed, deltas, ending, knob_value_text, speed_text
+from svmcore.app.headlines import RunFacts, _mib, _signed, deltas, ending, knob_value_text, noted, speed_text
+from svmcore.app.noise import peak_within, within
 
 TOP_REMEDIES = 3  # the ranked answer: the rest is in the folded detail
 # knobs "Make it fit" sets to test a setting, not to change it: its budget as the runs' cap
@@ -126,19 +127,20 @@ def versus_text(failed: RunFacts | None, fitting: RunFacts | None, budget_mb: fl
         return f"Exact peak {_mib(fitting.peak_mb)}, within the budget of {_mib(budget_mb)}."
     words = f"Exact peak {_mib(failed.peak_mb)} → {_mib(fitting.peak_mb)}"
     if failed.peak_mb and fitting.peak_mb is not None:
-        words += f" ({_signed((fitting.peak_mb / failed.peak_mb - 1) * 100, 0)}%)"
+        pct = (fitting.peak_mb / failed.peak_mb - 1) * 100
+        words += f" ({_signed(pct, 0)}%{', within noise' if peak_within(pct) else ''})"
     words += f", within the budget of {_mib(budget_mb)}"
     done = RunFacts(failed.id, "completed", peak_mb=failed.peak_mb, samples_per_s=failed.samples_per_s,
                     accuracy=failed.accuracy, balanced_accuracy=failed.balanced_accuracy)
     d = deltas(done, RunFacts(fitting.id, "completed", peak_mb=fitting.peak_mb, samples_per_s=fitting.samples_per_s,
                               accuracy=fitting.accuracy, balanced_accuracy=fitting.balanced_accuracy))
-    costs = []
+    costs, quiet = [], within(d)
     if d["speed_ratio"] is not None:
-        costs.append(speed_text(d["speed_ratio"]))
+        costs.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     if d["accuracy"] is not None:
-        costs.append(f"accuracy {_signed(d['accuracy'], 3)}")
+        costs.append(noted(f"accuracy {_signed(d['accuracy'], 3)}", quiet["accuracy"]))
     if d["balanced_accuracy"] is not None:
-        costs.append(f"balanced accuracy {_signed(d['balanced_accuracy'], 3)}")
+        costs.append(noted(f"balanced accuracy {_signed(d['balanced_accuracy'], 3)}", quiet["balanced_accuracy"]))
     if costs:
         return words + f"; against run {failed.id}: " + ", ".join(costs) + "."
     return words + f"; run {failed.id} did not complete, so it has no speed or accuracy to set beside it."

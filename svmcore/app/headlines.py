@@ -10,12 +10,12 @@ import functools
 import json
 from dataclasses import dataclass
 
+from svmcore.app.noise import DEFAULT_NOISE, Noise, within
 from svmcore.spec.config import validate
 from svmcore.spec.knobs import KNOBS
 from svmcore.store.records import ParallelPeaks, RunSummary
 
 MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
-SAME_SPEED = 0.05  # throughput within 5% either way reads "same speed"
 
 
 @dataclass(frozen=True)
@@ -148,20 +148,36 @@ def deltas(base: RunFacts, other: RunFacts) -> dict:
 
 
 def speed_text(ratio: float) -> str:
-    """'2.8× slower', '1.5× faster' or 'same speed' (within 5%)."""
-    if abs(ratio - 1) <= SAME_SPEED or ratio <= 0:
+    """'2.8× slower', '1.5× faster', or 'same speed' where the ratio reads 1.0× (whether a
+    ratio is beyond run-to-run noise is ``noise.within``'s to say)."""
+    times = f"{max(ratio, 1 / ratio):.1f}" if ratio > 0 else "1.0"
+    if times == "1.0":
         return "same speed"
-    return f"{ratio:.1f}× faster" if ratio > 1 else f"{1 / ratio:.1f}× slower"
+    return f"{times}× faster" if ratio > 1 else f"{times}× slower"
 
 
-def comparison_headline(base: RunFacts, other: RunFacts) -> str:
+NOISE_NOTE = " (within noise)"
+NOISE_MARK = "\u2248"  # '≈−3% peak': the compact form, where a title says what it means
+
+
+def noted(text: str, inside: bool, compact: bool = False) -> str:
+    """A delta, marked when it is within run-to-run noise (a delta that reads as none, '±0%',
+    needs no mark): ' (within noise)' after it, or ``compact``, '≈' before it."""
+    if not inside or not any(c in "123456789" for c in text.split("(")[0]):
+        return text
+    return NOISE_MARK + text if compact else text + NOISE_NOTE
+
+
+def comparison_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_NOISE) -> str:
     """One line: 'run 2 · stream vs run 1 · memory: exact peak −17% (252 → 208 MiB),
     2.8× slower, accuracy ±0.000, balanced accuracy +0.012'. Only completed runs are
-    compared number by number; a run that ended otherwise says how it ended."""
+    compared number by number; a run that ended otherwise says how it ended. A delta within
+    the run-to-run ``noise`` says so ('exact peak −3% (178 → 174 MiB) (within noise)')."""
     head = f"{other.title} vs {base.title}: "
     if other.status != "completed":
         return head + ending(other)
     d = deltas(base, other)
+    quiet = within(d, noise)
     parts = []
     if d["peak_pct"] is not None:
         once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
@@ -169,37 +185,39 @@ def comparison_headline(base: RunFacts, other: RunFacts) -> str:
         # a data-parallel run's exact peak is its coordinator's alone: its workers are said beside it
         par = "".join(f"; run {r.id}'s is its coordinator's alone, {r.parallel.text()}"
                       for r in (base, other) if r.parallel is not None)
-        parts.append(f"exact peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
-                     f"{other.compared_peak_mb:,.0f} MiB{once}{par})")
+        parts.append(noted(f"exact peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
+                            f"{other.compared_peak_mb:,.0f} MiB{once}{par})", quiet["peak_pct"]))
     if d["speed_ratio"] is not None:
-        parts.append(speed_text(d["speed_ratio"]))
+        parts.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     for key, label in (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy")):
         if d[key] is not None:
-            parts.append(f"{label} {_signed(d[key], 3)}")
+            parts.append(noted(f"{label} {_signed(d[key], 3)}", quiet[key]))
     return head + (", ".join(parts) or "nothing measured to compare")
 
 
-def short_headline(base: RunFacts, other: RunFacts) -> str:
-    """'run 6 · stream: −71% peak, 1.4× slower, −0.1 pt accuracy' (accuracy in
-    percentage points); a run that did not complete says how it ended."""
+def short_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_NOISE, compact: bool = False) -> str:
+    """'run 6 · stream: −71% peak, 1.4× slower (within noise), −0.1 pt accuracy (within
+    noise)' (accuracy in percentage points; ``compact``: '≈1.4× slower' for a chart's
+    title); a run that did not complete says how it ended."""
     if other.status != "completed":
         return f"{other.title}: {ending(other)}"
     d = deltas(base, other)
+    quiet = within(d, noise)
     parts = []
     if d["peak_pct"] is not None:
-        parts.append(f"{_signed(d['peak_pct'], 0)}% peak")
+        parts.append(noted(f"{_signed(d['peak_pct'], 0)}% peak", quiet["peak_pct"], compact))
     if d["speed_ratio"] is not None:
-        parts.append(speed_text(d["speed_ratio"]))
+        parts.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"], compact))
     if d["accuracy"] is not None:
-        parts.append(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy")
+        parts.append(noted(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy", quiet["accuracy"], compact))
     return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
 
 
-def comparison_headlines(base: RunFacts, others: list[RunFacts]) -> list[str]:
+def comparison_headlines(base: RunFacts, others: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> list[str]:
     """One line per compared run; a single line when the baseline has nothing to compare."""
     if base.status != "completed":
         return [f"The baseline, {base.title}, {ending(base)}. Choose a completed run as the baseline."]
-    return [comparison_headline(base, o) for o in others if o.id != base.id]
+    return [comparison_headline(base, o, noise) for o in others if o.id != base.id]
 
 
 # Knobs whose values name themselves: 'stream', 'float32', 'dense', 'kernel-svm', a file's name.
@@ -343,16 +361,17 @@ class Comparison:
     deltas: dict[int, dict]
     headlines: tuple[str, ...]
     warning: str | None = None  # e.g. the runs used different data
+    noise: Noise = DEFAULT_NOISE  # what a delta must exceed to be more than run-to-run noise
 
 
-def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
+def compare(runs: list[RunFacts], baseline: int | None = None, noise: Noise = DEFAULT_NOISE) -> Comparison:
     """Compare ``runs`` against the one with id ``baseline`` (default: the first)."""
     if not runs:
-        return Comparison((), baseline or 0, {}, ())
+        return Comparison((), baseline or 0, {}, (), noise=noise)
     base = next((r for r in runs if r.id == baseline), runs[0])
     others = [r for r in runs if r.id != base.id]
     return Comparison(tuple(runs), base.id, {r.id: deltas(base, r) for r in others},
-                      tuple(comparison_headlines(base, others)), data_warning(runs))
+                      tuple(comparison_headlines(base, others, noise)), data_warning(runs), noise)
 
 
 def pick_label(row: dict, changed: str | None = None) -> str:

@@ -7,6 +7,8 @@ Pure: run records in, plain lists out, so every answer is tested with ==.
 
 from __future__ import annotations
 
+import math
+
 from svmcore.store.records import RunRecord, RunStatus
 
 RESULTS = (("peak_rss_mb", "exact peak (MiB)"), ("samples_per_s", "samples/s"), ("accuracy", "accuracy"))
@@ -24,9 +26,13 @@ def distinct_ticks(values: list[float], n: int = RESULT_TICKS) -> tuple[list[flo
         return [lo], [_text(lo, 0 if float(lo).is_integer() else 3)]
     vals = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
     for digits in range(0, 8):
-        texts = [_text(v, digits) for v in vals]
-        if len(set(texts)) == n:  # each tick where its label says it is
-            return [round(v, digits) for v in vals], texts
+        # each tick where its label says it is, and inside the axis (a tick past its end ran into its title)
+        scale = 10 ** digits
+        first, last = math.ceil(lo * scale - 1e-9) / scale, math.floor(hi * scale + 1e-9) / scale
+        ticks = [min(max(round(v, digits), first), last) for v in vals]
+        texts = [_text(v, digits) for v in ticks]
+        if len(set(texts)) == n:
+            return ticks, texts
     return vals, [_text(v, 8) for v in vals]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from svmcore.app.noise import NO_SAVING_PCT, peak_within
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
 from svmcore.spec.outcomes import size_text
@@ -21,11 +22,6 @@ from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
 from svmcore.spec.choices import MLP_MODELS
 
-# A change of the peak smaller than this is within run-to-run noise here. The reference's own runs of
-# the default setup, identical, peak in two modes: 242.5-253.6 MiB on 12-01 (4.6% apart), 226.2-234.8
-# on 12-05 (3.8%; ~228 or ~235, set in the train phase). At 2%, a remedy that changes nothing could
-# read as "raises the peak".
-NO_SAVING_PCT = 5.0
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
 
 
@@ -190,7 +186,7 @@ def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> st
     saved = cmp["peak_saving_pct"]
     if cmp.get("workers"):
         linear = cmp["linear_pct"]
-        per = ("no saving per worker" if abs(saved) < NO_SAVING_PCT
+        per = ("no saving per worker" if peak_within(saved)
                else f"per worker {_change(saved).strip(' ()')}")
         total = _change(cmp["total_saving_pct"]).strip(" ()") or "not sampled"
         return f"{per} (linear would be −{linear:.0f}%); all {cmp['workers']} together {total}"
@@ -198,7 +194,7 @@ def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> st
         return "raises the peak"
     if cannot_lower(cmp):
         return f"cannot lower this peak ({cmp['other_phase']}, untouched, is within {cmp['ceiling_pct']:.1f}% of it)"
-    if abs(saved) < NO_SAVING_PCT:
+    if peak_within(saved):
         return "no saving"
     if claim_pct is None:
         return f"saves {saved:.0f}%"

@@ -4,11 +4,13 @@ history table, comparison, export and delete."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
+from svmcore.app.noise import Noise, measured_noise, repeat_groups, setting_key, spread
 from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
                                    pick_baseline, read_knob)
 from svmcore.app.run_table import clean_tag
@@ -25,6 +27,9 @@ from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunStatus, RunSummary
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import TradeoffPoint, tradeoff_points
+
+
+MOST_REPEATS = 9  # seeds a repeat adds at once
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,25 @@ class Runs:
         if name and name.strip():
             self.store.set_name(run_id, name)
         return run_id
+
+    def repeat(self, run_id: int, seeds: int = 2) -> list[int]:
+        """Launch the run's setting again over ``seeds`` more seeds (the next ones after its
+        own, one a run, named as it is), so its run-to-run spread is measured. Raises ConfigError."""
+        rec = self.store.get_run(run_id)
+        if rec is None:
+            raise ConfigError("run", f"there is no run {run_id}")
+        if not 1 <= seeds <= MOST_REPEATS:
+            raise ConfigError("seeds", f"repeat over 1 to {MOST_REPEATS} more seeds ({seeds} asked)")
+        base = {k: v for k, v in rec.config.items() if k in KNOBS}
+        taken = {r.config.get("seed") for r in self.store.list_runs()
+                 if setting_key(r.config) == setting_key(rec.config)}
+        free = list(itertools.islice((s for s in itertools.count(int(base.get("seed") or 0) + 1) if s not in taken),
+                                     seeds))
+        return [self.launch(dict(base, seed=s), label=f"repeat of run {run_id}", name=rec.name) for s in free]
+
+    def repeats(self, run_ids: list[int]) -> list[list[int]]:
+        """The runs among these that repeat one setting over seeds (``noise.repeat_groups``)."""
+        return repeat_groups({r.id: r.config for r in (self.store.get_run(i) for i in run_ids) if r is not None})
 
     def rename(self, run_id: int, name: str | None) -> None:
         """Give a run a name, or take it away (blank)."""
@@ -167,9 +191,9 @@ class Runs:
         if baseline not in ids and ids:
             baseline = pick_baseline({r.id: r.config for r in recs})[0]
         names = names_against(ids, self.differing_knobs(ids), baseline)
-        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.name or "",
-                                    data_text(r.config.get("dataset"), r.result, r.config.get("rows")))
-                        for r in recs], baseline)
+        facts = [RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.name or "",
+                             data_text(r.config.get("dataset"), r.result, r.config.get("rows"))) for r in recs]
+        return compare(facts, baseline, noise_of(facts, {r.id: r.config for r in recs}))
 
     def changes_against(self, baseline: int, run_ids: list[int]) -> dict[int, str]:
         """What each run changed against ``baseline`` ('stream, batch size 256'), as Compare names it."""
@@ -227,3 +251,15 @@ def _parallel_columns(peaks) -> dict:
     """A data-parallel run's all-processes and largest-worker peaks (None for one process)."""
     return {"all_processes_mb": peaks.all_processes_mb if peaks else None,
             "largest_worker_mb": peaks.largest_worker_mb if peaks else None}
+
+
+def noise_of(facts: list[RunFacts], configs: dict[int, dict]) -> Noise:
+    """The run-to-run noise to judge these runs' deltas by: the measured default, widened to
+    the spread of any repeats of one setting among them (completed runs only)."""
+    done = {f.id: f for f in facts if f.status == "completed"}
+    groups = [[i for i in g if i in done] for g in repeat_groups(configs)]
+
+    def of(figure):
+        return [spread(g, [getattr(done[i], figure) for i in g]) for g in groups]
+
+    return measured_noise(of("compared_peak_mb"), of("samples_per_s"), of("accuracy"))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, short_headline, speed_text
-from svmcore.app.remedy_results import NO_SAVING_PCT
+from svmcore.app.headlines import (Comparison, RunFacts, _mib, _signed, deltas, ending, noted, short_headline,
+                                   speed_text)
+from svmcore.app.noise import DEFAULT_NOISE, Noise, peak_within, within
 from svmcore.spec.errors import ConfigError
 
 MOST_REMEDIES = 3
@@ -57,26 +58,27 @@ def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
     return f"Lowest exact peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
 
 
-def advice(base: RunFacts, remedies: list[RunFacts]) -> str:
+def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> str:
     """What to do, with its figures: the remedy that lowers the exact peak most beyond
     run-to-run noise while keeping accuracy within ``KEEP_ACCURACY_PTS``; else the one that
     lowers it most, its accuracy cost said; else keep the baseline's setting."""
     lower = []
     for r in remedies:
         d = deltas(base, r)
-        if d["peak_pct"] is not None and d["peak_pct"] <= -NO_SAVING_PCT:
+        if d["peak_pct"] is not None and d["peak_pct"] < 0 and not peak_within(d["peak_pct"], noise):
             lower.append((r, d))
     if not lower:
         return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak_mb)}) by more "
-                f"than the run-to-run noise ({NO_SAVING_PCT:.0f}%).")
+                f"than the run-to-run noise ({noise.peak_pct:.0f}%).")
     kept = [(r, d) for r, d in lower if d["accuracy"] is None or d["accuracy"] * 100 >= -KEEP_ACCURACY_PTS]
     best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
+    quiet = within(d, noise)
     figures = [f"exact peak {_mib(base.compared_peak_mb)} → {_mib(best.compared_peak_mb)} "
                f"({_signed(d['peak_pct'], 0)}%)"]
     if d["speed_ratio"] is not None:
-        figures.append(speed_text(d["speed_ratio"]))
+        figures.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     if d["accuracy"] is not None:
-        figures.append(f"accuracy {_signed(d['accuracy'] * 100, 1)} pt")
+        figures.append(noted(f"accuracy {_signed(d['accuracy'] * 100, 1)} pt", quiet["accuracy"]))
     why = (f"it lowers the peak most of the remedies that keep accuracy within {KEEP_ACCURACY_PTS:.0f} point"
            if kept else f"it lowers the peak most, but every remedy that lowers it costs more than "
                         f"{KEEP_ACCURACY_PTS:.0f} point of accuracy")
@@ -96,8 +98,9 @@ def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, .
                     f"Baseline {base.title}; remedies: {names}. Exact peaks are the kernel's high-water mark.",
                     (base.id,)),
               Slide("baseline", f"The baseline: {base.title}", f"{base.title}: {ending(base)}", (base.id,))]
-    slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r), (base.id, r.id)) for r in remedies]
+    slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r, cmp.noise), (base.id, r.id))
+               for r in remedies]
     slides.append(Slide("tradeoff", "The trade-off: exact peak against accuracy", _lowest(base, remedies),
                         tuple(r.id for r in cmp.runs)))
-    slides.append(Slide("advice", "What to do", advice(base, remedies), tuple(r.id for r in cmp.runs)))
+    slides.append(Slide("advice", "What to do", advice(base, remedies, cmp.noise), tuple(r.id for r in cmp.runs)))
     return tuple(slides)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
+from svmcore.app.noise import repeat_groups
 from svmcore.app.parallel import parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
@@ -69,6 +70,19 @@ class Sweeps:
         spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
         runs = [r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host]
         return parallel_info(runs, list(spec.get("grid") or {}))
+
+    @staticmethod
+    def seed_grid(base: dict, seeds: int) -> str | None:
+        """'seed=0,1,2': the grid entry that runs every point over ``seeds`` seeds from the
+        base's own (None for one seed)."""
+        if seeds <= 1:
+            return None
+        first = int(base.get("seed") or 0)
+        return "seed=" + ",".join(str(first + i) for i in range(seeds))
+
+    def repeats(self, sweep_id: int) -> list[list[int]]:
+        """The sweep's runs that repeat one setting over seeds (``noise.repeat_groups``)."""
+        return repeat_groups({r.id: r.config for r in self.store.list_runs(sweep_id=sweep_id)})
 
     def hosts(self, sweep_id: int) -> list[str]:
         return sorted({r.host for r in self.store.list_runs(sweep_id=sweep_id) if r.host})

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Server
-from tests.e2e.test_browser import no_exception, open_app, screenshot, settle
+from tests.e2e.test_browser import click_to_rerun, no_exception, open_app, screenshot, settle
 from tests.helpers import make_history
 
 pytestmark = pytest.mark.e2e
@@ -124,7 +124,8 @@ def test_eight_one_knob_runs_are_named_by_their_change_and_no_chart_text_overlap
         assert sorted(seen["legend"]) == sorted(f"run {rid} · {names[rid]}" for rid in ids), seen["legend"]
         assert seen["cut"] == [] and seen["over"] == [], (key, seen)
         assert not any("rest of the headline" in t for t in seen["title"]), seen["title"]
-        assert seen["title"][0] == f"Against the baseline, run {base} · baseline:", seen["title"]
+        assert seen["title"][0] == f"Against the baseline, run {base} · baseline (\u2248: within run-to-run noise):", \
+            seen["title"]
         assert len(seen["title"]) == len(ids), seen["title"]  # one line for each run against the baseline
     # the per-phase bars keep the chart's width: the legend is below them, not a column beside them
     width = page.evaluate("""() => { const el = document.querySelector('.st-key-cmp_phases .js-plotly-plot');
@@ -150,3 +151,55 @@ def test_a_run_picked_on_train_comes_first_with_its_numbers_in_view_at_1024x768(
     expect(page.get_by_test_id("stMetric").filter(has_text="exact peak").first).to_be_in_viewport()
     expect(page.get_by_role("heading", name="Next run")).to_be_visible()  # the next run's data, below it
     no_exception(page)
+
+
+BAND_JS = """() => {
+    const el = document.querySelector('.st-key-cmp_chart .js-plotly-plot');
+    if (!el || !el.data) return null;
+    const band = el.data.find(d => (d.name || '').endsWith(': mean and range'));
+    return band ? {name: band.name, points: band.x.length,
+                   filled: el.data.filter(d => d.fill === 'tonexty' && d.legendgroup === band.legendgroup).length}
+                : null;
+}"""
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1024, 768)], ids=["1400x900", "1024x768"])
+def test_a_run_repeated_over_seeds_is_drawn_as_a_band_and_its_deltas_say_they_are_noise(eight_server, page, size):
+    """Issue 43: two runs with the same settings differed by -3% peak and 1.1x speed, and
+    Compare presented it as a result. A run repeated over seeds from Train is compared as a
+    group: its memory's mean and range as a band, and each delta within the noise says so."""
+    base = eight_server.prepared["runs"][0]
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_app(page, eight_server)
+    settle(page)
+    box = page.get_by_role("combobox", name="Showing")
+    box.click()
+    page.get_by_role("option", name=re.compile(rf"^run {base} · ")).click()
+    settle(page)
+    expect(box).to_have_value(re.compile(rf"^run {base} · "))
+    before = {r.id for r in eight_server.runs()}
+    click_to_rerun(page, page.get_by_role("button", name="Repeat over 2 more seeds"), "Repeat over 2 more seeds")
+    link = page.get_by_role("link", name=re.compile(rf"^Compare run {base} with its repeats"))
+    expect(link).to_be_visible()
+    repeats = sorted({r.id for r in eight_server.runs()} - before)
+    assert len(repeats) == 2, repeats
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and any(r.status.value != "completed" for r in eight_server.runs()
+                                              if r.id in repeats):
+        time.sleep(0.2)
+    recs = {r.id: r for r in eight_server.runs()}
+    assert [recs[i].status.value for i in repeats] == ["completed"] * 2
+    seeds = [recs[i].config["seed"] for i in repeats]
+    assert len(set(seeds)) == 2 and recs[base].config["seed"] not in seeds
+    link.click()
+    expect(page.get_by_role("heading", name="Compare runs", level=1)).to_be_visible()
+    settle(page)
+    band = page.wait_for_function(BAND_JS, timeout=60_000).json_value()
+    assert band["name"] == f"runs {base}, {repeats[0]}, {repeats[1]}: mean and range" and band["filled"] == 1, band
+    lines = page.locator("[data-testid='compareHeadline'] li")
+    expect(lines).to_have_count(2)
+    for i in range(2):  # a repeat against its setting's first run: seed, and noise
+        expect(lines.nth(i)).to_contain_text(re.compile(r"run \d+ · seed \d+ vs run \d+ · baseline: .*\(within noise\)"))
+    expect(page.get_by_text(re.compile(r"A change marked \(within noise\) is within run-to-run noise"))).to_be_visible()
+    no_exception(page)
+    screenshot(page, f"compare-repeats-{size[0]}x{size[1]}")

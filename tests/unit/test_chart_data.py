@@ -394,7 +394,7 @@ def test_stacked_info_of_one_run_draws_its_phases():
     info = stacked_info([s])
     assert info == {"x": "time", "range": [0.0, 1.1 * 1.02], "panels": ["memory", "throughput", "accuracy"],
                     "domains": panel_domains(["memory", "throughput", "accuracy"]), "live": False, "runs": [s],
-                    "phases": s["phases"], "labels": label_lanes(s["phases"], 0.0, 1.1 * 1.02), "phases_of": 3}
+                    "phases": s["phases"], "labels": label_lanes(s["phases"], 0.0, 1.1 * 1.02), "phases_of": 3, "bands": []}
 
 
 def test_stacked_info_of_several_runs_draws_the_phases_of_the_one_asked_or_none():
@@ -654,3 +654,25 @@ def test_a_live_runs_empty_panels_keep_their_subplots_and_their_texts_apart():
     assert notes == {"y2 domain": "samples/s: drawn from the first training batch on",
                      "y3 domain": "accuracy: drawn from the first training batch on"}
     assert fig.layout.yaxis2.showticklabels is False and fig.layout.yaxis2.visible is not False
+
+
+def test_repeats_of_one_setting_are_drawn_as_their_mean_and_range():
+    """Issue 43: a run repeated over seeds is drawn as W&B draws grouped runs: the mean and a
+    band from the lowest to the highest, on a grid up to where the shortest of them ends."""
+    from ui.charts import band_info, repeat_marks
+
+    def series(rid, xs, rss):
+        return {"id": rid, "colour": "#1F77B4", "mem": {"x": xs, "rss": rss}}
+
+    b = band_info([series(1, [0.0, 2.0], [100.0, 200.0]), series(2, [0.0, 1.0, 3.0], [120.0, 120.0, 300.0])], points=3)
+    assert b == {"runs": [1, 2], "colour": "#1F77B4", "x": [0.0, 1.0, 2.0], "mean": [110.0, 135.0, 205.0],
+                 "lo": [100.0, 120.0, 200.0], "hi": [120.0, 150.0, 210.0], "title": "runs 1, 2: mean and range"}
+    assert band_info([series(1, [0.0, 2.0], [100.0, 200.0])]) is None
+    info = stacked_info([series_of(1), series_of(2)], groups=[[1, 2]])
+    fig = stacked_figure(info)
+    assert [t.name for t in fig.data if t.fill == "tonexty"] == [None] and any(
+        t.name == "runs 1, 2: mean and range" for t in fig.data)
+    points = [tp(1, 100.0, 0.80), tp(2, 110.0, 0.82), tp(3, 90.0, 0.70), tp(4, 95.0, None, status="oom")]
+    assert repeat_marks(points, [[1, 2], [3, 4]]) == [
+        {"runs": [1, 2], "peak_mb": 105.0, "peak_lo": 100.0, "peak_hi": 110.0, "accuracy": 0.81, "acc_lo": 0.80,
+         "acc_hi": 0.82}]

@@ -74,7 +74,8 @@ def test_the_card_sets_the_run_that_did_not_fit_beside_the_one_that_fits():
     assert card.fitting == CardSide(4, "run 4", "completed: exact peak 163 MiB, owned by train", 162.8, 199_960.0,
                                     0.755, 0.755)
     assert card.versus == ("Exact peak 201 MiB → 163 MiB (\u221219%), within the budget of 175 MiB; against run 1: "
-                           "1.3× faster, accuracy \u22120.005, balanced accuracy \u22120.006.")
+                           "1.3× faster (within noise), accuracy \u22120.005 (within noise), balanced accuracy "
+                           "\u22120.006 (within noise).")
     assert card.changes == (("float32", "forecast 189"), ("memmap", "run 2 peaked at 196"),
                             ("rerun as is", "its copy is cached"))
     assert card.apply == {"precision": "float32", "mode": "memmap"}

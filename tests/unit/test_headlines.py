@@ -34,13 +34,13 @@ OOM = RunFacts(3, "oom", "batch size 4,096", peak_mb=150.2, phase="train", cap="
 def test_the_headline_of_the_issue():
     assert comparison_headline(MEMORY, STREAM) == (
         "run 2 · stream vs run 1 · memory: exact peak \u221217% (252 \u2192 208 MiB), 2.8\u00d7 slower, "
-        "accuracy \u00b10.000, balanced accuracy +0.012")
+        "accuracy \u00b10.000, balanced accuracy +0.012 (within noise)")
 
 
 def test_the_headline_the_other_way_round():
     assert comparison_headline(STREAM, MEMORY) == (
         "run 1 · memory vs run 2 · stream: exact peak +21% (208 \u2192 252 MiB), 2.8\u00d7 faster, "
-        "accuracy \u00b10.000, balanced accuracy \u22120.012")
+        "accuracy \u00b10.000, balanced accuracy \u22120.012 (within noise)")
 
 
 def test_a_headline_leaves_out_what_was_not_measured():
@@ -308,8 +308,12 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     # several runs: the baseline once, then one short line per run (the walk's 8 runs ended "… the rest of the
     # headline is on the page")
     twelve = headline_title_lines(compare([base] + others[:11]))
-    assert twelve[0] == "Against the baseline, run 1 · memory:" and len(twelve) == HEADLINE_LINES == 12
+    assert twelve[0] == "Against the baseline, run 1 · memory (\u2248: within run-to-run noise):"
+    assert len(twelve) == HEADLINE_LINES == 12
     assert twelve[1] == "run 2 · batch size 32: \u221220% peak, 2.8\u00d7 slower, \u00b10.0 pt accuracy"
+    assert headline_title_lines(compare([base, RunFacts(3, "completed", "seed 1", peak_mb=246.0, accuracy=0.749,
+                                                        samples_per_s=250_000.0), others[0]]))[1] == (
+        "run 3 · seed 1: \u2248\u22122% peak, \u22481.1\u00d7 slower, \u2248\u22120.1 pt accuracy")
     many = headline_title_lines(compare([base] + others))
     assert len(many) == HEADLINE_LINES and many[-1] == "… and 2 more lines on the page"
     assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {
@@ -337,3 +341,22 @@ def test_a_picker_of_a_few_runs_lists_them_short():
     assert pick_label(row) == "run 22 · stream · float32, batch size 256"
     assert pick_label(dict(row, name="lean", status="oom", dataset="a9a.svm")) == (
         "run 22 · lean · a9a.svm · stream · float32, batch size 256 · oom")
+
+
+def test_every_delta_says_whether_it_exceeds_the_run_to_run_noise():
+    """Issue 43: two runs with the same settings differed by -3% peak and 1.1x speed, and
+    Compare presented it as a result."""
+    from svmcore.app.noise import Noise
+
+    a = RunFacts(1, "completed", "baseline", peak_mb=246.9, accuracy=0.8091, balanced_accuracy=0.8088,
+                 samples_per_s=92_380.0)
+    b = RunFacts(2, "completed", "seed 1", peak_mb=240.0, accuracy=0.8028, balanced_accuracy=0.8027,
+                 samples_per_s=84_000.0)
+    assert comparison_headline(a, b) == (
+        "run 2 · seed 1 vs run 1 · baseline: exact peak \u22123% (247 \u2192 240 MiB) (within noise), 1.1\u00d7 slower "
+        "(within noise), accuracy \u22120.006 (within noise), balanced accuracy \u22120.006 (within noise)")
+    wide = Noise(peak_pct=2.0, speed_ratio=1.05, accuracy_pts=0.5, basis="test")
+    assert comparison_headline(a, b, wide) == (
+        "run 2 · seed 1 vs run 1 · baseline: exact peak \u22123% (247 \u2192 240 MiB), 1.1\u00d7 slower, "
+        "accuracy \u22120.006, balanced accuracy \u22120.006")
+    assert compare([a, b], 1).noise.peak_pct == 5.0

@@ -32,8 +32,8 @@ def test_knobs_then_results_one_line_per_completed_run(tmp_path):
             {"label": "batch_size", "values": [256.0, 4096.0], "tickvals": [256.0, 4096.0],
              "ticktext": ["256", "4,096"]},
             {"label": "precision", "values": [1, 0], "tickvals": [0, 1], "ticktext": ["float32", "float64"]},
-            {"label": "exact peak (MiB)", "values": [250.0, 180.5], "tickvals": [180.0, 198.0, 215.0, 233.0, 250.0],
-             "ticktext": ["180", "198", "215", "233", "250"]},
+            {"label": "exact peak (MiB)", "values": [250.0, 180.5], "tickvals": [181.0, 198.0, 215.0, 233.0, 250.0],
+             "ticktext": ["181", "198", "215", "233", "250"]},
             {"label": "samples/s", "values": [1000.0, 3000.0], "tickvals": [1000.0, 1500.0, 2000.0, 2500.0, 3000.0],
              "ticktext": ["1,000", "1,500", "2,000", "2,500", "3,000"]},
             {"label": "accuracy", "values": [0.75, 0.74], "tickvals": [0.74, 0.742, 0.745, 0.748, 0.75],
@@ -58,3 +58,11 @@ def test_accuracy_ticks_a_thousandth_apart_are_told_apart():
     assert texts == ["0.7702", "0.7704", "0.7707", "0.7710", "0.7712"] and vals == [float(t) for t in texts]
     assert distinct_ticks([0.5, 0.9]) == ([0.5, 0.6, 0.7, 0.8, 0.9], ["0.5", "0.6", "0.7", "0.8", "0.9"])
     assert distinct_ticks([250.0]) == ([250.0], ["250"])
+
+
+def test_every_tick_stays_inside_its_axis():
+    """A tick rounded past the axis's end (178.5 on an axis up to 178.45) ran into its title."""
+    from svmcore.app.parallel import distinct_ticks
+
+    vals, texts = distinct_ticks([178.13, 178.45])
+    assert 178.13 <= min(vals) and max(vals) <= 178.45 and len(set(texts)) == 5, (vals, texts)
