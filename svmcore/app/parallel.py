@@ -75,3 +75,17 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
         dims += [_axis(label, [getattr(r.result, key) for r in drawn], result=True) for key, label in RESULTS]
     return {"dimensions": dims, "runs": [r.id for r in drawn],
             "colour": [float(r.result.peak_rss_mb) for r in drawn], "left_out": left}
+
+
+def _inside(value: float, ranges: list) -> bool:
+    spans = ranges if ranges and isinstance(ranges[0], (list, tuple)) else [ranges]
+    return any(lo <= value <= hi for lo, hi in spans)
+
+
+def brushed(info: dict, ranges: dict[int, list]) -> list[int]:
+    """The runs drawn (``parallel_info``) whose line passes inside every range brushed on
+    the chart (``{axis index: [lo, hi]}``, or a list of ``[lo, hi]`` for several ranges on
+    one axis; a text axis's values are its ticks' indices)."""
+    dims = info["dimensions"]
+    return [rid for i, rid in enumerate(info["runs"])
+            if all(_inside(dims[a]["values"][i], r) for a, r in ranges.items() if a < len(dims))]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
+from svmcore.app.importance import Importance, knob_importance
 from svmcore.app.noise import repeat_groups
 from svmcore.app.parallel import parallel_info
 from svmcore.app.runs import cancel_local
@@ -34,24 +35,28 @@ class Sweeps:
         self._lock = threading.Lock()
 
     def start(self, base: dict, grid: dict[str, list] | list[str], executor: str = "local",
-              scheduler: str | None = None) -> int:
-        """Queue a grid; ``executor`` 'dask' runs it on the Dask scheduler at ``scheduler``
-        (none: a local cluster). Raises an SvmcoreError naming the problem."""
-        base, grid = self._confined_grid(base, grid)
-        sweep = start_sweep(self.store, base, grid, executor, (scheduler or "").strip() or None, self.queue)
+              scheduler: str | None = None, draws: int | None = None, seed: int = 0) -> int:
+        """Queue a grid (``draws``: that many of its combinations drawn at random); ``executor``
+        'dask' runs it on the Dask scheduler at ``scheduler`` (none: a local cluster). Raises an
+        SvmcoreError naming the problem."""
+        base, grid = self._confined_grid(base, grid, draws is None)
+        sweep = start_sweep(self.store, base, grid, executor, (scheduler or "").strip() or None, self.queue,
+                            draws, seed)
         with self._lock:
             self.active[sweep.sweep_id] = sweep
         return sweep.sweep_id
 
-    def preview(self, base: dict, grid: dict[str, list] | list[str]) -> list[GridPoint]:
-        """The grid's combinations over ``base`` (each with its config or the reason it is
-        skipped), without queueing anything: what the Sweep page shows before Start."""
-        base, grid = self._confined_grid(base, grid)
-        return expand(base, grid, self.folders.cache_dir)
+    def preview(self, base: dict, grid: dict[str, list] | list[str], draws: int | None = None,
+                seed: int = 0) -> list[GridPoint]:
+        """The grid's combinations over ``base`` (or the ``draws`` a random search takes),
+        each with its config or the reason it is skipped, without queueing anything: what the
+        Sweep page shows before Start."""
+        base, grid = self._confined_grid(base, grid, draws is None)
+        return expand(base, grid, self.folders.cache_dir, draws, seed)
 
-    def _confined_grid(self, base: dict, grid: dict[str, list] | list[str]) -> tuple[dict, dict]:
+    def _confined_grid(self, base: dict, grid: dict[str, list] | list[str], whole: bool = True) -> tuple[dict, dict]:
         if isinstance(grid, list):
-            grid = parse_grid(grid)
+            grid = parse_grid(grid, whole)
         if not grid:
             raise ConfigError("grid", "choose at least one knob to vary")
         base = self.folders.confined(base)
@@ -79,6 +84,12 @@ class Sweeps:
             return None
         first = int(base.get("seed") or 0)
         return "seed=" + ",".join(str(first + i) for i in range(seeds))
+
+    def importance(self, sweep_id: int, objective: str) -> Importance:
+        """Which of the knobs the sweep varied mattered for ``objective`` ('peak', 'speed',
+        'accuracy'): ``importance.knob_importance`` over its completed runs."""
+        spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
+        return knob_importance(self.store.list_runs(sweep_id=sweep_id), list(spec.get("grid") or {}), objective)
 
     def repeats(self, sweep_id: int) -> list[list[int]]:
         """The sweep's runs that repeat one setting over seeds (``noise.repeat_groups``)."""

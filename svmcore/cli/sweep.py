@@ -20,14 +20,15 @@ OWN_FLAGS = ("scheduler",)
 
 
 def cmd_sweep(args, home: str) -> int:
-    grid = parse_grid(args.grid)
+    grid = parse_grid(args.grid, whole=args.random is None)
     if not grid:
         raise ConfigError("grid", "give at least one --grid KNOB=V1,V2")
     if args.scheduler and args.executor != "dask":
         raise ConfigError("scheduler", "--scheduler is only used with --executor dask")
     store = Store(home)
     recover(store)
-    sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler)
+    sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler,
+                        draws=args.random, seed=args.random_seed)
     executor, points = sweep.executor, sweep.points
     for p in points:
         if p.error:
@@ -78,5 +79,9 @@ def add_parser(sub) -> None:
                          "dask.distributed cluster, one run per Dask worker at a time")
     sw.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                     help="the Dask scheduler (with --executor dask); unset: a local cluster on this machine")
+    sw.add_argument("--random", type=int, default=None, metavar="N",
+                    help="a random search: N different combinations of the grid's values drawn at random (the grid "
+                         "may then have more combinations than a sweep runs)")
+    sw.add_argument("--random-seed", type=int, default=0, metavar="S", help="the draw's seed (default 0)")
     sw.add_argument("--json", action="store_true")
     sw.set_defaults(handler=cmd_sweep)

@@ -31,3 +31,15 @@ def test_a_sweeps_trade_off_points_are_named_beside_them(history_home):
     done = next(t for t in chart(at, "tradeoff")["data"] if t.get("name") == "completed runs")
     assert done["mode"] == "markers+text"
     assert sorted(done["text"]) == sorted(f"run {i}" for i in history_home["sweep_runs"])
+
+
+def test_a_random_search_beside_the_grid_is_previewed_as_the_draws_it_takes(app_home):
+    """Issue 43: Sweep offered the grid only; a random search draws some of its combinations."""
+    at = open_page("pages/2_Sweep.py")
+    assert_clean(at)
+    assert any(c.value.startswith("4 combinations, 4 valid") for c in at.caption)
+    at.segmented_control(key="sweep_search").set_value("random").run()
+    at.number_input(key="sweep_draws").set_value(3).run()
+    assert_clean(at)
+    assert any(c.value.startswith("3 combinations drawn at random, 3 valid") for c in at.caption), \
+        [c.value for c in at.caption]

@@ -66,3 +66,18 @@ def test_every_tick_stays_inside_its_axis():
 
     vals, texts = distinct_ticks([178.13, 178.45])
     assert 178.13 <= min(vals) and max(vals) <= 178.45 and len(set(texts)) == 5, (vals, texts)
+
+
+def test_brushing_an_axis_keeps_the_runs_inside_its_ranges(tmp_path):
+    """Issue 43: brushing the parallel-coordinates axes filters the run table (as Optuna's dashboard)."""
+    from svmcore.app.parallel import brushed
+
+    store = _runs(tmp_path)
+    info = parallel_info(store.list_runs(), ["batch_size", "precision"])
+    store.close()
+    assert brushed(info, {}) == [1, 2]
+    assert brushed(info, {2: [200.0, 260.0]}) == [1]  # exact peak 250 in, 180.5 out
+    assert brushed(info, {1: [-0.5, 0.5]}) == [2]  # the text axis: float32 is tick 0
+    assert brushed(info, {2: [[100.0, 190.0], [240.0, 260.0]]}) == [1, 2]  # two ranges on one axis
+    assert brushed(info, {2: [200.0, 260.0], 4: [0.745, 0.76]}) == [1]
+    assert brushed(info, {2: [300.0, 400.0]}) == []
