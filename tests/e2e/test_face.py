@@ -21,7 +21,7 @@ from playwright.sync_api import Page, expect
 from tests.e2e.conftest import Server
 from tests.e2e.test_browser import click_to_rerun, navigate, no_exception, open_app, screenshot, settle
 from tests.e2e.test_train_compare import wait_chart
-from tests.helpers import make_history
+from tests.helpers import TINY_HISTORY, make_history
 
 pytestmark = pytest.mark.e2e
 
@@ -29,20 +29,8 @@ SMALL = 1024, 768
 LEAN = {"mode": "stream", "parser": "native", "solver": "native", "epochs": 1}
 
 # the lean path (native parser and solver, streamed from a svmlight file): about a second a run
-TWELVE_SCRIPT = r"""
-import json, os, random, sys, time
-from svmcore.app.lab import Lab
-
-home, knobs = sys.argv[1], json.loads(sys.argv[2])
-os.makedirs(os.path.join(home, "datasets"))
-path = os.path.join(home, "datasets", "tiny.svm")
-rng = random.Random(7)
-with open(path, "w") as f:
-    for i in range(2000):
-        cols = sorted(rng.sample(range(1, 4096), 20))
-        f.write(("1" if i % 2 else "-1") + " " + " ".join(f"{j}:{rng.random():.3f}" for j in cols) + "\n")
-lab = Lab(home)
-ids = [lab.runs.launch(dict(knobs, dataset=path, batch_size=16 * (i + 1))) for i in range(12)]
+TWELVE_SCRIPT = TINY_HISTORY + r"""
+ids = [lab.runs.launch(dict(args, dataset=path, batch_size=16 * (i + 1))) for i in range(12)]
 deadline = time.monotonic() + 170
 # the store, not the view: a view shows a run's outcome just before the store records it, and this
 # process exits next (a run left 'running' in the store was seen under load)

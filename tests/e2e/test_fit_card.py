@@ -20,8 +20,22 @@ pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller")]
 
 # 60,000 rows in memory: an exact peak of about 200 MiB, owned by load; mode memmap brings it to about 165
-KNOBS = {"rows": 60_000, "features": 65_536, "epochs (passes)": 1}
+KNOBS = {"features (columns)": 65_536, "rows": 60_000, "epochs (passes)": 1}
 BUDGET = 175
+
+
+def launch_small(page: Page, server, size: tuple[int, int], cap_mb: int | None = None) -> None:
+    """Train at ``size``: the knobs of KNOBS (and a memory cap) set, and Launch pressed."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_app(page, server)
+    settle(page)
+    check_box(page, "set features (columns)")
+    for label, value in KNOBS.items():
+        set_number(page, label, value)
+    if cap_mb is not None:
+        check_box(page, "set memory cap (MB)")
+        set_number(page, "memory cap (MB)", cap_mb)
+    page.get_by_role("button", name="Launch run").click()
 
 
 @pytest.mark.parametrize("size", [(1400, 900), (1024, 768)], ids=["1400x900", "1024x768"])
@@ -30,14 +44,7 @@ def test_make_it_fits_card_is_in_view_when_it_ends_and_fills_the_sidebar(fresh_s
     expander and only the last run's panel showed; the result was set beside an
     intermediate attempt instead of the run that did not fit."""
     server = fresh_server()
-    page.set_viewport_size({"width": size[0], "height": size[1]})
-    open_app(page, server)
-    settle(page)
-    check_box(page, "set features (columns)")
-    set_number(page, "features (columns)", KNOBS["features"])
-    set_number(page, "rows", KNOBS["rows"])
-    set_number(page, "epochs (passes)", KNOBS["epochs (passes)"])
-    page.get_by_role("button", name="Launch run").click()
+    launch_small(page, server, size)
     expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=180_000)
     settle(page)
     [first] = server.runs()
@@ -80,16 +87,7 @@ def test_a_remedy_of_the_diagnosis_is_applied_to_the_sidebar(fresh_server, page:
     """Doctor's remedies get the same button as the fit's card: the run's knobs with the
     remedy's change, in the sidebar, ready to launch."""
     server = fresh_server()
-    page.set_viewport_size({"width": 1024, "height": 768})
-    open_app(page, server)
-    settle(page)
-    check_box(page, "set features (columns)")
-    set_number(page, "features (columns)", KNOBS["features"])
-    set_number(page, "rows", KNOBS["rows"])
-    set_number(page, "epochs (passes)", KNOBS["epochs (passes)"])
-    check_box(page, "set memory cap (MB)")
-    set_number(page, "memory cap (MB)", BUDGET)
-    page.get_by_role("button", name="Launch run").click()
+    launch_small(page, server, (1024, 768), cap_mb=BUDGET)
     expect(page.get_by_text("Why it did not fit.")).to_be_visible(timeout=180_000)
     settle(page)
     expect(page.get_by_label("budget (MiB)")).to_have_value(str(BUDGET))  # it started at 256

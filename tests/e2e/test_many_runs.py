@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_browser import click_to_rerun, no_exception, open_app, screenshot, settle
-from tests.helpers import make_history
+from tests.helpers import TINY_HISTORY, make_history
 
 pytestmark = pytest.mark.e2e
 
@@ -29,19 +29,7 @@ ONE_KNOB = ({}, "baseline"), ({"batch_size": 64}, "batch size 64"), ({"threads":
     ({"epochs": 2}, "epochs 2"), ({"shuffle": False}, "shuffle off"), ({"mode": "memory"}, "memory"), \
     ({"memory_cap_mb": 400}, "memory cap 400 MB"), ({"precision": "float32"}, "float32")
 
-EIGHT_SCRIPT = r"""
-import json, os, random, sys, time
-from svmcore.app.lab import Lab
-
-home, args = sys.argv[1], json.loads(sys.argv[2])
-os.makedirs(os.path.join(home, "datasets"))
-path = os.path.join(home, "datasets", "tiny.svm")
-rng = random.Random(7)
-with open(path, "w") as f:
-    for i in range(2000):
-        cols = sorted(rng.sample(range(1, 4096), 20))
-        f.write(("1" if i % 2 else "-1") + " " + " ".join(f"{j}:{rng.random():.3f}" for j in cols) + "\n")
-lab = Lab(home)
+EIGHT_SCRIPT = TINY_HISTORY + r"""
 ids = [lab.runs.launch(dict(args["base"], dataset=path, **c)) for c in args["changes"]]
 deadline = time.monotonic() + 170
 while time.monotonic() < deadline and any(not lab.store.get_run(i).status.is_finished() for i in ids):
@@ -135,18 +123,23 @@ def test_eight_one_knob_runs_are_named_by_their_change_and_no_chart_text_overlap
     screenshot(page, f"compare-eight-one-knob-{size[0]}x{size[1]}")
 
 
+def show_on_train(page, server, run_id: int, size: tuple[int, int]) -> None:
+    """Train at ``size``, the run picked in "Showing"."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_app(page, server)
+    settle(page)
+    box = page.get_by_role("combobox", name="Showing")
+    box.click()
+    page.get_by_role("option", name=re.compile(rf"^run {run_id} · ")).click()
+    settle(page)
+    expect(box).to_have_value(re.compile(rf"^run {run_id} · "))
+
+
 def test_a_run_picked_on_train_comes_first_with_its_numbers_in_view_at_1024x768(eight_server, page):
     """Issue 43: at 1024x768 a picked run's numbers were below the fold, under the next run's
     data size and forecast."""
     ids = eight_server.prepared["runs"]
-    page.set_viewport_size({"width": 1024, "height": 768})
-    open_app(page, eight_server)
-    settle(page)
-    box = page.get_by_role("combobox", name="Showing")
-    box.click()
-    page.get_by_role("option", name=re.compile(rf"^run {ids[2]} · ")).click()
-    settle(page)
-    expect(box).to_have_value(re.compile(rf"^run {ids[2]} · "))
+    show_on_train(page, eight_server, ids[2], (1024, 768))
     expect(page.get_by_test_id("stAlert").filter(has_text=f"Run {ids[2]} completed")).to_be_in_viewport()
     expect(page.get_by_test_id("stMetric").filter(has_text="exact peak").first).to_be_in_viewport()
     expect(page.get_by_role("heading", name="Next run")).to_be_visible()  # the next run's data, below it
@@ -169,14 +162,7 @@ def test_a_run_repeated_over_seeds_is_drawn_as_a_band_and_its_deltas_say_they_ar
     Compare presented it as a result. A run repeated over seeds from Train is compared as a
     group: its memory's mean and range as a band, and each delta within the noise says so."""
     base = eight_server.prepared["runs"][0]
-    page.set_viewport_size({"width": size[0], "height": size[1]})
-    open_app(page, eight_server)
-    settle(page)
-    box = page.get_by_role("combobox", name="Showing")
-    box.click()
-    page.get_by_role("option", name=re.compile(rf"^run {base} · ")).click()
-    settle(page)
-    expect(box).to_have_value(re.compile(rf"^run {base} · "))
+    show_on_train(page, eight_server, base, size)
     before = {r.id for r in eight_server.runs()}
     click_to_rerun(page, page.get_by_role("button", name="Repeat over 2 more seeds"), "Repeat over 2 more seeds")
     link = page.get_by_role("link", name=re.compile(rf"^Compare run {base} with its repeats"))

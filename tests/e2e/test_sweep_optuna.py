@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_browser import click_to_rerun, no_exception, open_app, screenshot, settle
-from tests.helpers import make_history
+from tests.helpers import TINY_HISTORY, make_history
 
 pytestmark = pytest.mark.e2e
 
@@ -23,19 +23,7 @@ LEAN = {"mode": "stream", "parser": "native", "solver": "native", "epochs": 1}
 GRID = {"batch_size": [16, 64, 256, 1024], "shuffle": [True, False], "seed": [0, 1]}
 DRAWS = 8
 
-RANDOM_SCRIPT = r"""
-import json, os, random, sys, time
-from svmcore.app.lab import Lab
-
-home, args = sys.argv[1], json.loads(sys.argv[2])
-os.makedirs(os.path.join(home, "datasets"))
-path = os.path.join(home, "datasets", "tiny.svm")
-rng = random.Random(7)
-with open(path, "w") as f:
-    for i in range(3000):
-        cols = sorted(rng.sample(range(1, 4096), 20))
-        f.write(("1" if i % 2 else "-1") + " " + " ".join(f"{j}:{rng.random():.3f}" for j in cols) + "\n")
-lab = Lab(home)
+RANDOM_SCRIPT = TINY_HISTORY + r"""
 sweep = lab.sweeps.start(dict(args["base"], dataset=path), args["grid"], draws=args["draws"], seed=3)
 deadline = time.monotonic() + 170
 while time.monotonic() < deadline and lab.sweeps.status(sweep)["done"] < lab.sweeps.status(sweep)["total"]:
@@ -57,7 +45,7 @@ RANGES_JS = """() => document.querySelector('.st-key-parallel .js-plotly-plot').
 def random_server(tmp_path_factory, artifacts_dir):
     home = str(tmp_path_factory.mktemp("e2e-random") / "home")
     os.makedirs(home)
-    made = make_history(RANDOM_SCRIPT, home, {"base": LEAN, "grid": GRID, "draws": DRAWS})
+    made = make_history(RANDOM_SCRIPT, home, {"base": LEAN, "grid": GRID, "draws": DRAWS, "file_rows": 3000})
     assert made["statuses"] == ["completed"] * DRAWS and len(set(made["labels"])) == DRAWS, made
     server = Server(home, os.path.join(artifacts_dir, "streamlit-random.log"))
     server.prepared = made

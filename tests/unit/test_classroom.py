@@ -3,9 +3,6 @@ compared with ==."""
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 
 from svmcore.app.classroom import Bin, Classroom, Guess, answers_hidden, class_verdict, prepare_slots, tally
@@ -66,13 +63,3 @@ def test_a_guess_that_is_no_guess_is_refused(tmp_path, pct, who, message):
         Classroom(str(tmp_path)).submit("stream:default", pct, who)
     assert str(e.value).startswith(message)
     assert Classroom(str(tmp_path)).state().guesses == ()
-
-
-def test_a_damaged_round_file_starts_a_new_round_and_says_so(tmp_path, caplog):
-    os.makedirs(tmp_path / "exercise")
-    (tmp_path / "exercise" / "class.json").write_text("{not json")
-    assert Classroom(str(tmp_path)).state().guesses == ()
-    assert "could not be read" in caplog.text
-    Classroom(str(tmp_path)).submit("gc:default", 5)
-    assert json.loads((tmp_path / "exercise" / "class.json").read_text())["guesses"][0]["choice"] == "gc:default"
-    assert Guess("gc:default", 5.0).who == ""
