@@ -194,5 +194,7 @@ def guesses_figure(view: dict, height: int = 260) -> go.Figure:
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), showlegend=False, bargap=0,
                       xaxis=dict(title="change of the exact peak (%)", automargin=True, ticksuffix="%",
                                  range=[min(xs) - 12, max(xs) + 12]),
-                      yaxis=dict(title="guesses", automargin=True, rangemode="tozero", dtick=1))
+                      # room above the tallest bar for the two lines' labels (they were written over it)
+                      yaxis=dict(title="guesses", automargin=True, dtick=1,
+                                 range=[0, 1.4 * max([b.count for b in view["bins"]] + [1])]))
     return fig

@@ -3,6 +3,8 @@ compared with ==."""
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from svmcore.app.classroom import Bin, Classroom, Guess, answers_hidden, class_verdict, prepare_slots, tally
@@ -63,3 +65,16 @@ def test_a_guess_that_is_no_guess_is_refused(tmp_path, pct, who, message):
         Classroom(str(tmp_path)).submit("stream:default", pct, who)
     assert str(e.value).startswith(message)
     assert Classroom(str(tmp_path)).state().guesses == ()
+
+
+def test_the_tallys_lines_are_labelled_above_its_bars_on_their_two_sides():
+    """The measured change and the forecast are labelled away from each other, above the bars
+    (their labels were written over the tallest bar and over each other)."""
+    from ui.exercise import guesses_figure
+
+    view = {"bins": tally([-30.0, -10.0, -12.0, -11.0]), "measured_pct": -0.06, "forecast_pct": -1.2,
+            "lower_bound": True}
+    fig = guesses_figure(view)
+    assert list(fig.layout.yaxis.range) == [0, 1.4 * 2]
+    labels = {html.unescape(a.text): a.xanchor for a in fig.layout.annotations}  # as plotly.js shows them
+    assert labels == {"measured ±0%": "left", "memory model's lower bound \u22121%": "right"}
