@@ -275,7 +275,7 @@ def names_against(run_ids: list[int], differing: dict[str, list], baseline: int,
     "same knobs". ``differing``: each knob that differs among the runs, its values in
     ``run_ids``' order. A ``None`` of a knob the run's dataset does not read (``rows``
     of a file) names nothing."""
-    if baseline not in run_ids:
+    if baseline not in run_ids or len(run_ids) < 2:  # one run alone is compared with nothing: no name
         return {rid: "" for rid in run_ids}
     b = run_ids.index(baseline)
     order = list(KNOBS)

@@ -132,6 +132,7 @@ def test_runs_are_named_by_what_they_changed_against_the_baseline():
     assert names_against([1, 2, 3], differing, 3) == {1: "batch size 1,024", 2: "stream, batch size 1,024, epochs 2",
                                                       3: "baseline"}
     assert names_against([4, 5], {}, 4) == {4: "baseline", 5: "same knobs"}
+    assert names_against([4], {}, 4) == {4: ""}  # alone (asked about before a delete): compared with nothing
 
 
 def test_eight_one_knob_runs_are_named_by_their_one_knob():
