@@ -3,19 +3,23 @@
 import streamlit as st
 
 from svmcore.app.headlines import run_label
+from svmcore.app.run_table import first_shown
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
 from svmcore.spec.names import NAME_MOST
-from ui.doctor import fit_panel
-from ui.live import apply_knobs, prediction_panel, preload, run_panel
+from svmcore.spec.outcomes import size_text
+from ui.doctor import budget_panel, fit_status
+from ui.live import prediction_panel, preload, run_panel
 from ui.messages import show_error
+from ui.repeats import repeat_button
 from ui.state import page_setup
-from ui.widgets import knob_panel
+from ui.widgets import apply_knobs, knob_panel
 
 
 def _picked() -> None:
-    """A run picked in "Showing" is the one shown from now on (and no toast is owed)."""
-    st.session_state.run_id = st.session_state.shown_run
+    """A run picked in "Showing" is the one shown from now on, first on the page (at 1024x768
+    its numbers were below the fold, under the next run's forecast), and no toast is owed."""
+    st.session_state.run_id = st.session_state.picked = st.session_state.shown_run
     st.session_state.pop("announce", None)
 
 
@@ -40,6 +44,7 @@ def refused_at_launch(errors: dict, fix: dict) -> None:
 
 lab = page_setup("Train")
 st.title("SVM Memory Lab")
+fit_status(lab)  # a fit's steps, then its result card: at the top, where the run panel was
 intro = st.container()
 
 if "train_knobs" not in st.session_state:
@@ -78,11 +83,11 @@ if launch:
         st.rerun()
 
 rows = lab.runs.history()
-shown = next((r for r in rows if r["id"] == st.session_state.get("run_id")), rows[0] if rows else None)
+shown = next((r for r in rows if r["id"] == st.session_state.get("run_id")), None) or first_shown(rows)
 # the run launched here (live or just ended) comes first, so that at 1024x768 its progress,
 # numbers and chart are in view; otherwise the data and the forecast for the next launch do
 run_first = shown is not None and (shown["status"] in ("queued", "running")
-                                   or shown["id"] == st.session_state.get("launched"))
+                                   or shown["id"] in (st.session_state.get("launched"), st.session_state.get("picked")))
 if not run_first:
     intro.markdown("Choose a dataset and memory knobs in the sidebar, then **Launch**. Training runs in its own "
                    "process; its memory is read from the kernel 50 times a second and its exact peak from the "
@@ -94,20 +99,22 @@ with second if run_first else first:
         st.subheader("Next run", help="What the knobs in the sidebar would take, before you launch them.")
     try:
         size = lab.forecasts.data_size(values)
-        mib = size["bytes"] / 2**20
         where = "held in memory" if size["resident"] else "on disk; one batch in memory at a time"
-        batch = size["batch_bytes"] / 2**20
-        st.info(f"**Training data: {mib:,.1f} MiB** as {values['representation']} {values['precision']} "
+        # KiB below one MiB: a small file read "0.0 MiB"
+        mib, batch = size_text(size["bytes"]), size_text(size["batch_bytes"])
+        dense = size["sizes"]["float64"]["dense"]
+        dense = f"{dense / 2**30:,.2f} GiB" if dense >= 2**30 else size_text(dense)
+        st.info(f"**Training data: {mib}** as {values['representation']} {values['precision']} "
                 f"({size['rows']:,} rows × {size['features']:,} features, "
                 f"{'' if size['exact'] else 'up to '}{size['nnz']:,} nonzeros), {where}. "
-                f"One batch of {values['batch_size']:,} rows: {batch:,.2f} MiB. "
-                f"Dense float64 would be {size['sizes']['float64']['dense'] / 2**30:,.2f} GiB.",
+                f"One batch of {values['batch_size']:,} rows: {batch}. "
+                f"Dense float64 would be {dense}.",
                 icon=":material/memory:")
     except SvmcoreError as e:
         show_error(e, "warning")
     else:
-        prediction_panel(lab, values)
-        fit_panel(lab, values)
+        forecast_mb = prediction_panel(lab, values)
+        budget_panel(lab, values, shown["id"] if shown else None, forecast_mb)
 
 with first if run_first else second:
     preload()
@@ -116,7 +123,7 @@ with first if run_first else second:
     else:
         labels = {r["id"]: run_label(r) for r in rows}  # every run, its status as of this rerun
         if st.session_state.get("run_id") not in labels:
-            st.session_state.run_id = rows[0]["id"]
+            st.session_state.run_id = shown["id"]
         # the run shown is session state's run_id: the launched run stays shown until a pick changes it
         st.session_state.shown_run = rid = st.session_state.run_id
         pick, rename = st.columns([3, 2], vertical_alignment="bottom")
@@ -127,4 +134,5 @@ with first if run_first else second:
                           placeholder="unnamed: type a name, then Enter", on_change=_renamed, args=(rid,))
         if "rename_error" in st.session_state:
             show_error(st.session_state.pop("rename_error"))
+        repeat_button(lab, row)
         run_panel(lab, rid, key="train", drawn_status=row["status"])

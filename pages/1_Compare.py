@@ -45,7 +45,7 @@ with st.container(key="controls"):
         df = compare.history_frame(shown)
         deletion.clear_selection_if_asked("history", [r["id"] for r in shown])
         event = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="multi-row", key="history",
-                             column_config=compare.history_columns())
+                             column_config=compare.history_columns(), placeholder="–")
     # picked: the rows the user ticked, the only runs a delete or a tag acts on
     picked = [int(df.iloc[i]["id"]) for i in event.selection.rows if i < len(df)] if event and event.selection else []
     selected = picked
@@ -60,6 +60,9 @@ with st.container(key="controls"):
         st.caption(f"Nothing selected: showing the latest {len(selected)} run(s).")
     sweep_views.tag_editor(lab, picked)
 
+    picked_base, why_base = lab.runs.baseline_of(selected)
+    if st.session_state.get("baseline_of") != selected:  # new runs compared: the baseline a person would pick
+        st.session_state.update(baseline_of=selected, baseline=picked_base)
     with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
         baseline = st.selectbox("Baseline", selected, key="baseline", width=300,
                                 format_func=lambda i: f"run {i}" + (f" · {named[i]}" if named.get(i) else ""),
@@ -68,6 +71,9 @@ with st.container(key="controls"):
                                  key="cmp_x") or "time"
         colour_menu = st.popover("Colours", help="Pick a run's colour: it keeps it on every page.")
 cmp = lab.runs.compare(selected, baseline)
+if len(selected) > 1:
+    st.caption(f"Baseline run {baseline}: " + (why_base if baseline == picked_base else "your choice")
+               + ". Every other run is named by what it changed against it.")
 tags = {r.id: run_tag(r.label, r.name) for r in cmp.runs}
 colours = compare.colours_of(cmp, {r["id"]: r["colour"] for r in rows})
 with colour_menu:
@@ -86,14 +92,16 @@ for v in views:
         show_error("; ".join(v.damage), "warning", prefix=f"**Run {v.id}'s record is damaged**, compared without: ")
 stem = f"svm-memory-lab-runs-{'-'.join(map(str, selected))}"
 series = [plots.view_series(v, x, tags.get(v.id, ""), colour=colours.get(v.id)) for v in views]
-stacked = plots.stacked_info(series, phases_of=cmp.baseline)
+stacked = plots.stacked_info(series, phases_of=cmp.baseline, groups=lab.runs.repeats(selected))
 figures = []
 if stacked["panels"]:
     figures.append(compare.with_headline(plots.stacked_figure(stacked, height=720 if present else 620), cmp))
     st.plotly_chart(figures[-1], key="cmp_chart", config=compare.chart_config(f"{stem}-memory", figures[-1]))
     st.caption("Solid: memory (RSS sampled at 50 Hz), throughput and accuracy; dashed: each run's exact peak; "
                "dotted: balanced accuracy; stars: the final evaluation on every test row. "
-               f"Shaded: the phases of the baseline, run {cmp.baseline}.")
+               f"Shaded: the phases of the baseline, run {cmp.baseline}."
+               + (" Runs that repeat one setting over seeds: their mean memory as a thick line, the band from the "
+                  "lowest to the highest of them, each run thin." if stacked["bands"] else ""))
 else:
     st.caption("The selected runs have no memory samples to draw" + (" by samples seen." if x == "samples" else "."))
 peaks = plots.phase_peaks_info(views, tags, colours)

@@ -1,6 +1,5 @@
 """Sweep: a grid of settings through the queue, the trade-off frontier, the best setting under a budget."""
 
-import pandas as pd
 import streamlit as st
 
 from svmcore.app.headlines import run_tag, run_title
@@ -12,6 +11,7 @@ from ui.messages import plain, show_error
 from ui.state import page_setup
 from ui.widgets import knob_panel
 
+LABELLED_POINTS = 24
 lab = page_setup("Sweep")
 st.title("Sweep a grid of settings")
 st.markdown("Set the base knobs in the sidebar, pick the knobs to vary and their values, and start. "
@@ -37,17 +37,32 @@ for col, name in zip(cols, varied):
     text = col.text_input(f"{name} values", value=SUGGESTED.get(name, hint), key=f"grid_{name}",
                           help=f"Comma separated. {k.help}")
     grid_items.append(f"{name}={text}")
+with st.container(horizontal=True, gap="medium", vertical_alignment="bottom"):
+    seeds = st.number_input("Seeds per point", min_value=1, max_value=5, value=1, key="sweep_seeds", width=180,
+                            help="Run every point over this many seeds: the chart then draws each point's spread "
+                                 "(its mean, bars from the lowest to the highest run), the run-to-run noise of "
+                                 "that setting.")
+    search = st.segmented_control("Search", ["grid", "random"], default="grid", key="sweep_search",
+                                  format_func={"grid": "grid: every combination",
+                                               "random": "random: some drawn"}.get,
+                                  help="Random search (as Optuna's RandomSampler): the number of combinations below, "
+                                       "drawn at random from the values given, each once; the values may then make "
+                                       "more combinations than a sweep runs.") or "grid"
+    draws = st.number_input("draws", min_value=1, max_value=200, value=8, key="sweep_draws",
+                            width=140) if search == "random" else None
+if "seed" not in varied and (seed_entry := lab.sweeps.seed_grid(base, seeds)):
+    grid_items.append(seed_entry)
 if "alpha" in varied or base.get("alpha") is None:
     st.caption(f"alpha auto is {KNOBS['alpha'].auto}: each run picks it from its own training rows, so a sweep "
                "over rows or data changes alpha too. Every run records the alpha it used and why.")
 try:
     grid = grid_items
-    points = lab.sweeps.preview(base, grid)
+    points = lab.sweeps.preview(base, grid, draws)
     valid = sum(p.config is not None for p in points)
     below_floor = lab.forecasts.floor_warning([p.config for p in points if p.config is not None])
     if below_floor:
         st.warning(below_floor, icon=":material/warning:")
-    st.caption(f"{len(points)} combinations, {valid} valid"
+    st.caption(f"{len(points)} combinations{' drawn at random' if draws else ''}, {valid} valid"
                + ("; skipped: " + plain("; ".join(p.error for p in points if p.error)[:300])
                   if valid < len(points) else ""))
 except SvmcoreError as e:
@@ -69,7 +84,8 @@ if st.button("Start sweep", type="primary", disabled=grid is None, key="start_sw
     try:
         with st.spinner("Connecting to the Dask cluster…" if executor == "dask" else "Queueing…"):
             st.session_state.sweep_id = lab.sweeps.start(base, grid, executor=executor,
-                                                        scheduler=scheduler if executor == "dask" else None)
+                                                        scheduler=scheduler if executor == "dask" else None,
+                                                        draws=draws)
         st.session_state.pop("shown_sweep", None)
         st.rerun()
     except SvmcoreError as e:
@@ -92,27 +108,21 @@ if spec.get("executor") == "dask":
     st.caption(f"Ran on a Dask cluster: {plain(spec.get('scheduler'))}; one run per Dask worker at a time.")
 
 
-def results(sweep_id: int, live: bool = False) -> None:
-    status = lab.sweeps.status(sweep_id)
-    if live and status["done"] >= status["total"]:
+def progress(status: dict, sweep_id: int) -> None:
+    """A sweep still going: how far, what runs, and its Cancel."""
+    c1, c2 = st.columns([5, 1])
+    running = ", ".join(plain(run_title(r, name=status["names"].get(r, ""))) for r in status["running"])
+    c1.progress(status["done"] / max(1, status["total"]),
+                text=f"{status['done']} of {status['total']} runs finished"
+                     + (f" · running: {running}" if running else " · queued"))
+    if c2.button(f"Cancel sweep {sweep_id}", key="cancel_sweep",
+                 help="Cancels this sweep's queued and running runs; finished runs and their records stay."):
+        lab.sweeps.cancel(sweep_id)
         st.rerun(scope="app")
-    if status["done"] < status["total"]:
-        c1, c2 = st.columns([5, 1])
-        running = ", ".join(plain(run_title(r, name=status["names"].get(r, ""))) for r in status["running"])
-        c1.progress(status["done"] / max(1, status["total"]),
-                    text=f"{status['done']} of {status['total']} runs finished"
-                         + (f" · running: {running}" if running else " · queued"))
-        if c2.button(f"Cancel sweep {sweep_id}", key="cancel_sweep",
-                     help="Cancels this sweep's queued and running runs; finished runs and their records stay."):
-            lab.sweeps.cancel(sweep_id)
-            st.rerun(scope="app")
-    hosts = lab.sweeps.hosts(sweep_id)
-    host = None
-    if len(hosts) > 1:
-        host = st.selectbox("Runs on host", hosts, key="sweep_host",
-                            help="This sweep ran on several machines: peaks and throughput compare like with like "
-                                 "only on one machine, so the chart, frontier and best setting are per host.")
-    pts = lab.sweeps.points(sweep_id, host)
+
+
+def budget_row(sweep_id: int, host: str | None) -> tuple[int | None, str]:
+    """The budget and the objective of "best setting under"."""
     # the budget starts at the median measured peak and follows the results until the user sets it
     suggested = lab.sweeps.default_budget(sweep_id, host)
     key, auto = f"budget_{sweep_id}", f"budget_auto_{sweep_id}"
@@ -127,21 +137,16 @@ def results(sweep_id: int, live: bool = False) -> None:
                              placeholder="after the first completed run",
                              help="Answered from this sweep's measured exact peaks. It starts at the median peak "
                                   "of the completed runs, so that about half of them fit.")
-    if budget is None:
-        # an emptied field, or (seen once in CI, not reproduced) a widget that read None on the
-        # rerun that ended a live sweep while it showed the median: answer at the median, named
-        budget = suggested
     objective = c2.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True,
                          key="objective",
                          format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
                                                 "samples_per_s": "throughput"}[o])
-    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget)), key="tradeoff")
-    parallel = lab.sweeps.parallel(sweep_id, host)
-    if parallel["runs"]:
-        st.plotly_chart(sweep_views.parallel_figure(parallel), key="parallel")
-        if parallel["left_out"]:
-            st.caption("Not on the parallel coordinates: "
-                       + ", ".join(f"run {rid} ({why})" for rid, why in parallel["left_out"]))
+    # an emptied field, or (seen once in CI, not reproduced) a widget that read None on the rerun that ended
+    # a live sweep while it showed the median: answer at the median, named
+    return (suggested if budget is None else budget), objective
+
+
+def best_setting(sweep_id: int, host: str | None, pts: list, budget: int | None, objective: str) -> None:
     best = lab.sweeps.best_under(budget, objective, sweep_id, host) if budget else None
     if best:
         by = objective.replace("samples_per_s", "throughput").replace("_", " ")
@@ -153,30 +158,38 @@ def results(sweep_id: int, live: bool = False) -> None:
         st.caption(lab.sweeps.speed_cost(best, budget, sweep_id, host))
     elif pts and budget:
         st.warning(f"No completed run of this sweep peaked under {budget} MiB.")
-    table = pd.DataFrame([{"run": p.run_id, "name": p.name, "setting": p.label, "status": p.status, "peak (MiB)": p.peak_mb,
-                           "accuracy": p.accuracy, "balanced accuracy": p.balanced_accuracy,
-                           "samples/s": p.samples_per_s, "on frontier": p.on_frontier,
-                           "3-way frontier": p.on_speed_frontier, "host": p.host,
-                           "largest worker (MiB)": p.largest_worker_mb} for p in pts])
-    # data-parallel runs only: their largest worker, beside their peak (all their processes)
-    table = table.drop(columns=[c for c in ("largest worker (MiB)",) if c in table and table[c].isna().all()])
-    if not table.empty:
-        st.dataframe(table, hide_index=True, key="sweep_table", column_config={
-            "peak (MiB)": st.column_config.NumberColumn(format="%.1f", help=(
-                "The run's exact peak (the kernel's high-water mark); a data-parallel run's: all its processes, "
-                "their 50 Hz samples summed (sampled)")),
-            "accuracy": st.column_config.NumberColumn(format="%.4f"),
-            "balanced accuracy": st.column_config.NumberColumn(format="%.4f"),
-            "samples/s": st.column_config.NumberColumn(format="%.0f"),
-            "on frontier": st.column_config.CheckboxColumn(help="No other completed run has a lower exact peak "
-                                                                "and a higher accuracy"),
-            "3-way frontier": st.column_config.CheckboxColumn(help="No other completed run is at least as good on "
-                                                                   "exact peak, accuracy and samples/s at once")})
+
+
+def results(sweep_id: int, live: bool = False) -> None:
+    status = lab.sweeps.status(sweep_id)
+    if live and status["done"] >= status["total"]:
+        st.rerun(scope="app")
+    if status["done"] < status["total"]:
+        progress(status, sweep_id)
+    hosts = lab.sweeps.hosts(sweep_id)
+    host = None
+    if len(hosts) > 1:
+        host = st.selectbox("Runs on host", hosts, key="sweep_host",
+                            help="This sweep ran on several machines: peaks and throughput compare like with like "
+                                 "only on one machine, so the chart, frontier and best setting are per host.")
+    pts = lab.sweeps.points(sweep_id, host)
+    budget, objective = budget_row(sweep_id, host)
+    # a sweep's points are named beside them (unlabelled they were told apart by hovering only), up to a crowd
+    repeats = plots.repeat_marks(pts, lab.sweeps.repeats(sweep_id))
+    st.plotly_chart(plots.tradeoff_figure(plots.tradeoff_info(pts, budget), labelled=len(pts) <= LABELLED_POINTS,
+                                          repeats=repeats), key="tradeoff")
+    if repeats:
+        st.caption("Diamonds: a setting run over several seeds, at its mean exact peak and accuracy; the bars run from "
+                   "its lowest to its highest run: the run-to-run noise of that setting.")
+    shown = sweep_views.parallel_panel(lab, sweep_id, host)
+    best_setting(sweep_id, host, pts, budget, objective)
+    sweep_views.sweep_table(pts, shown)
     others = {rid: s for rid, s in status["statuses"].items() if s not in ("completed", "oom")}
     if others:
         st.caption("Not on the chart: " + ", ".join(f"{plain(run_title(r, name=status['names'].get(r, '')))} {s}"
                                                     for r, s in others.items()))
-
+    if not live:
+        sweep_views.importance_panel(lab, sweep_id)
 
 status = lab.sweeps.status(chosen)
 if status["done"] < status["total"]:

@@ -58,8 +58,18 @@ def body(live: bool) -> None:
     elif st.session_state.get("learn_queued") and pending:
         st.caption(st.session_state.learn_queued)
 
-    exercise_panel(lab, size == "quick", busy=bool(pending) and "exercise" not in st.session_state)
+    hidden = exercise_panel(lab, size == "quick", busy=bool(pending) and "exercise" not in st.session_state)
+    if hidden:  # what each remedy measured would give the exercise away
+        st.info("Teacher mode: the measured answers (the advice confronted, each remedy phase by phase, the diagnosis "
+                "loop) appear here when the teacher reveals them.", icon=":material/visibility_off:")
+        return
+    advice_table(results, ref, sources)
+    one_remedy(results, size, pending)
+    loop_and_imports()
 
+
+def advice_table(results, ref, sources) -> None:
+    """What each remedy measured, beside what the advice claims."""
     st.subheader("The advice, confronted")
     st.caption("Per remedy and setup: the saving the usual advice claims, then what it changed here: the run's exact "
                "peak (the kernel's high-water mark), the peak of the phases it acts on, how the RSS split into "
@@ -73,6 +83,8 @@ def body(live: bool) -> None:
                    f"cores), so speed changes within {spread['ratio']:.1f}x are noise there. Their exact peaks "
                    f"stayed within {spread['peak_min_mb']:,.1f}–{spread['peak_max_mb']:,.1f} MiB.")
 
+
+def one_remedy(results, size: str, pending: list[int]) -> None:
     st.subheader("One remedy, phase by phase")
     remedies = lab.learn.remedies()
     key = st.selectbox("Remedy", [r.key for r in remedies], key="learn_remedy",
@@ -118,6 +130,8 @@ def body(live: bool) -> None:
             for lesson in x.lessons:
                 st.markdown(f"- {lesson}")
 
+
+def loop_and_imports() -> None:
     st.subheader("The diagnosis loop")
     loop = lab.learn.diagnosis_loop()
     st.markdown("\n".join(f"{i}. {step}" for i, step in enumerate(loop["steps"], 1)))

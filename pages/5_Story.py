@@ -3,7 +3,7 @@ screen, and exported as one offline HTML file."""
 
 import streamlit as st
 
-from svmcore.app.headlines import run_label
+from svmcore.app.headlines import pick_label
 from svmcore.app.story import MOST_REMEDIES
 from svmcore.spec.errors import SvmcoreError
 from ui import story
@@ -13,7 +13,7 @@ from ui.state import page_setup
 lab = page_setup("Story")
 rows = lab.runs.history()
 done = sorted(r["id"] for r in rows if r["status"] == "completed")  # the oldest first: often the baseline
-labels = {r["id"]: run_label(r) for r in rows}
+labels = {r["id"]: pick_label(r) for r in rows}
 
 
 def _step(delta: int) -> None:
@@ -21,7 +21,11 @@ def _step(delta: int) -> None:
 
 
 def _exit() -> None:
-    st.session_state.story_on = False
+    """Back to the choice, with the story's runs and question still picked (the pickers,
+    hidden while it was told, had forgotten them)."""
+    base, remedies, question = st.session_state.story_runs
+    st.session_state.update(story_on=False, story_base=base, story_remedies=list(remedies),
+                            story_question=question or "")
 
 
 if not st.session_state.get("story_on"):
@@ -33,13 +37,16 @@ if not st.session_state.get("story_on"):
     if len(rows) < 2:
         st.info("A story needs at least two runs. Launch them on **Train**, or a grid on **Sweep**.")
         st.stop()
-    with st.container(horizontal=True, gap="large", vertical_alignment="bottom"):
-        base = st.selectbox("Baseline", done, format_func=labels.get, key="story_base", width=340,
-                            help="A completed run: every remedy is measured against it.")
-        remedies = st.multiselect(f"Remedies (up to {MOST_REMEDIES})", [r["id"] for r in rows if r["id"] != base],
-                                  format_func=labels.get, max_selections=MOST_REMEDIES, key="story_remedies")
+    base = st.selectbox("Baseline", done, format_func=labels.get, key="story_base",
+                        help="A completed run: every remedy is measured against it.")
+    others = [r["id"] for r in rows if r["id"] != base]
+    # each remedy named by what it changed against the baseline, as Compare names it
+    changed = lab.runs.changes_against(base, others) if base is not None else {}
+    remedy_labels = {r["id"]: pick_label(r, changed.get(r["id"])) for r in rows}
+    remedies = st.multiselect(f"Remedies (up to {MOST_REMEDIES})", others, format_func=remedy_labels.get,
+                              max_selections=MOST_REMEDIES, key="story_remedies")
     question = st.text_input("The question", key="story_question",
-                             placeholder="empty: 'Run 1 peaks at 253 MiB: what lowers it, and what does it cost?'")
+                             placeholder=f"empty: '{lab.runs.question_of(base)}'" if base is not None else "")
     try:
         cmp, slides = lab.runs.story(base, remedies, question)
     except SvmcoreError as e:

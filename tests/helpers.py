@@ -74,6 +74,25 @@ def _wait_running(store, timeout=60):
 
 
 
+# The head of a history script on the lean path: its home's datasets/tiny.svm (2,000 rows, or
+# args["file_rows"], of 20 of 4,096 columns: about a second a run with the native parser and solver),
+# ``args`` (the JSON given to make_history), ``path`` and a Lab. A script goes on from there.
+TINY_HISTORY = r"""
+import json, os, random, sys, time
+from svmcore.app.lab import Lab
+
+home, args = sys.argv[1], json.loads(sys.argv[2])
+os.makedirs(os.path.join(home, "datasets"))
+path = os.path.join(home, "datasets", "tiny.svm")
+rng = random.Random(7)
+with open(path, "w") as f:
+    for i in range(args.pop("file_rows", 2000)):
+        cols = sorted(rng.sample(range(1, 4096), 20))
+        f.write(("1" if i % 2 else "-1") + " " + " ".join(f"{j}:{rng.random():.3f}" for j in cols) + "\n")
+lab = Lab(home)
+"""
+
+
 def make_history(script: str, home: str, small: dict) -> dict:
     """Run a history-making script (Lab API) in a small separate process, so the test
     process has no part in its runs; returns the JSON it printed last."""

@@ -404,17 +404,42 @@ def label_lanes(phases: Sequence[tuple], lo: float, hi: float, px: dict = LABEL_
     return out
 
 
-def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | None = None) -> dict:
+BAND_POINTS = 300
+
+
+def band_info(series: Sequence[dict], points: int = BAND_POINTS) -> dict | None:
+    """Repeats of one setting (runs alike but their seed) as W&B draws a group: their
+    memory on a common x grid, from the start to where the shortest of them ends (so every
+    run counts at every point), the mean and the lowest and highest of them, in MiB. None
+    when fewer than two of them have samples."""
+    drawn = [s for s in series if len(s["mem"]["x"]) > 1]
+    if len(drawn) < 2:
+        return None
+    end = min(max(s["mem"]["x"]) for s in drawn)
+    grid = np.linspace(0.0, end, points)
+    curves = np.array([np.interp(grid, s["mem"]["x"], s["mem"]["rss"]) for s in drawn])
+    ids = [s["id"] for s in drawn]
+    return {"runs": ids, "colour": drawn[0]["colour"], "x": grid.round(4).tolist(),
+            "mean": curves.mean(axis=0).round(3).tolist(), "lo": curves.min(axis=0).round(3).tolist(),
+            "hi": curves.max(axis=0).round(3).tolist(),
+            "title": f"runs {', '.join(map(str, ids))}: mean and range"}
+
+
+def stacked_info(series: Sequence[dict], live: bool = False, phases_of: int | None = None,
+                 groups: Sequence[Sequence[int]] = ()) -> dict:
     """What the stacked chart draws: its panels and their heights, the shared x range,
-    and the phase bands (of one run: the only one, or ``phases_of``) with their labels' lanes."""
+    the phase bands (of one run: the only one, or ``phases_of``) with their labels' lanes,
+    and for each group of repeats among the runs (``groups``: run ids) its memory band."""
     series = list(series)
     panels = panels_of(series, live)
     lo, hi = x_range(series)
     owner = next((s for s in series if s["id"] == phases_of), series[0] if len(series) == 1 else None)
     phases = owner["phases"] if owner else []
+    bands = [b for b in (band_info([s for s in series if s["id"] in set(g)]) for g in groups) if b]
     return {"x": series[0]["x"] if series else "time", "range": [lo, hi], "panels": panels,
             "domains": panel_domains(panels), "live": live, "runs": series,
-            "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None}
+            "phases": phases, "labels": label_lanes(phases, lo, hi), "phases_of": owner["id"] if owner else None,
+            "bands": bands}
 
 
 def accuracy_range(series: Sequence[dict], pad: float = 0.03) -> list[float] | None:
@@ -435,6 +460,27 @@ def _axis_names(panels: Sequence[str]) -> dict[str, str]:
 
 
 LEGEND_ROW_PX = 22
+LEGEND_PX = {"char": 6.6, "entry": 48}  # a legend entry at 11 px: each character, and its line sample and gap
+
+
+def legend_grid(titles: Sequence[str], plot_px: float = LABEL_PX["plot_width"]) -> tuple[int, int]:
+    """(entries per row, rows) of a legend below a chart of several runs: as many entries
+    side by side as the widest title allows in the plot of a 1024 px window, each the
+    same share of the width, so that none runs into the next or is cut."""
+    if not titles:
+        return 1, 0
+    widest = max(len(t) for t in titles) * LEGEND_PX["char"] + LEGEND_PX["entry"]
+    per_row = max(1, min(len(titles), int(plot_px // widest)))
+    return per_row, -(-len(titles) // per_row)
+
+
+def legend_below(titles: Sequence[str]) -> tuple[dict, int]:
+    """A legend of runs in rows below the chart (``legend_grid``), and the extra height
+    its rows after the first take."""
+    per_row, rows = legend_grid(titles)
+    legend = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
+                  font=dict(size=11), traceorder="normal", entrywidth=1 / per_row, entrywidthmode="fraction")
+    return legend, LEGEND_ROW_PX * max(0, rows - 1)
 
 
 def stacked_figure(info: dict, height: int = 600) -> go.Figure:
@@ -454,11 +500,18 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
         fig.add_annotation(x=mid, y=1, xref="x", yref="paper", text=name, showarrow=True, arrowhead=0, arrowwidth=1,
                            arrowcolor="#999", ax=0, ay=-(10 + LABEL_PX["lane"] * lane), xanchor=anchor,
                            yanchor="bottom", font=dict(size=11, color="#555"))
+    banded = {rid for b in info.get("bands", []) for rid in b["runs"]}
     for s in info["runs"]:
-        _draw_run(fig, s, axis, lo, hi, single)
+        _draw_run(fig, s, axis, lo, hi, single, faint=s["id"] in banded)
+    if "memory" in axis:
+        for b in info.get("bands", []):
+            _draw_band(fig, b, axis["memory"])
     if single and info["runs"][0]["floor_mb"] and "memory" in axis:
         fig.add_shape(type="rect", xref="x domain", yref=axis["memory"], x0=0, x1=1, y0=0,
                       y1=info["runs"][0]["floor_mb"], fillcolor="rgba(128,128,128,0.10)", line_width=0, layer="below")
+    for p in panels:  # a panel with nothing drawn yet still gets its subplot (else its axis and texts collapse)
+        if not any((getattr(t, "yaxis", None) or "y") == axis[p] for t in fig.data):
+            fig.add_trace(go.Scatter(x=[], y=[], yaxis=axis[p], showlegend=False, hoverinfo="skip"))
     for p in panels:
         note = monitoring_note(info["runs"], p)
         if note and not any(s["acc" if p == "accuracy" else "thr"]["x"] for s in info["runs"]):
@@ -469,15 +522,15 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
                                xref="x domain", yref=f"{axis[p]} domain", x=0.5, y=0.5,
                                font=dict(size=12, color="#888"))
     lanes = 1 + max((lane for _, _, lane, _ in info["labels"]), default=-1)
-    rows = 0 if single else (len(info["runs"]) + 1) // 2
+    if single:
+        legend, extra = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
+                             font=dict(size=11), traceorder="normal"), 0
+    else:  # one entry per run, in rows of equal shares (a saved PNG measured names narrower than it drew them)
+        legend, extra = legend_below([s["title"] for s in info["runs"]] + [b["title"] for b in info.get("bands", [])])
     layout = {
-        "height": height + LEGEND_ROW_PX * max(0, rows - 1), "hovermode": "x unified", "hoversubplots": "axis",
+        "height": height + extra, "hovermode": "x unified", "hoversubplots": "axis",
         "margin": dict(l=10, r=30, t=16 + LABEL_PX["lane"] * lanes + (10 if lanes else 0), b=10),
-        "legend": dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left",
-                       font=dict(size=11), traceorder="normal",
-                       # runs' names are long: two to a row, each its half, so none is cut or runs
-                       # into the next (a saved PNG measured them narrower than it drew them)
-                       **({} if single or len(info["runs"]) < 3 else dict(entrywidth=0.5, entrywidthmode="fraction"))),
+        "legend": legend,
         "xaxis": dict(range=[lo, hi], title=dict(text=X_TITLES[info["x"]], standoff=6), anchor=axis[panels[-1]],
                       hoverformat=".2f" if info["x"] == "time" else ",.0f", showspikes=True, spikemode="across",
                       spikethickness=1, spikedash="dot", spikecolor="#888", automargin=True),
@@ -485,8 +538,11 @@ def stacked_figure(info: dict, height: int = 600) -> go.Figure:
     for p in panels:
         empty = info["live"] and not any(has_data(s, p) for s in info["runs"])
         key = "yaxis" if axis[p] == "y" else f"yaxis{axis[p][1:]}"
+        # an empty live panel keeps its axis (no ticks, no grid): made invisible, its domain collapsed and the
+        # two panels' "drawn from the first training batch on" texts were written over each other
         layout[key] = dict(domain=list(info["domains"][p]), anchor="x", automargin=True,
-                           title=dict(text="" if empty else Y_TITLES[p], standoff=6), visible=not empty,
+                           title=dict(text="" if empty else Y_TITLES[p], standoff=6), showticklabels=not empty,
+                           showgrid=not empty, zeroline=not empty,
                            rangemode="tozero" if p != "accuracy" else "normal", fixedrange=False)
         if p == "accuracy" and accuracy_range(info["runs"]):
             layout[key]["range"] = accuracy_range(info["runs"])
@@ -498,7 +554,18 @@ def _line(x, y, **kw) -> go.Scatter:
     return go.Scatter(x=x, y=y, mode="lines", **kw)
 
 
-def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single: bool) -> None:
+def _draw_band(fig: go.Figure, b: dict, y: str) -> None:
+    """A group of repeats: its range as a shaded band and its mean as a line, one legend entry."""
+    group = {"legendgroup": b["title"]}
+    fig.add_trace(_line(b["x"], b["hi"], yaxis=y, line=dict(width=0), showlegend=False, hoverinfo="skip", **group))
+    fig.add_trace(_line(b["x"], b["lo"], yaxis=y, line=dict(width=0), fill="tonexty", fillcolor=tint(b["colour"], 0.22),
+                        showlegend=False, hoverinfo="skip", **group))
+    fig.add_trace(_line(b["x"], b["mean"], yaxis=y, name=chart_text(b["title"]),
+                        line=dict(color=b["colour"], width=3), hovertemplate="mean %{y:,.1f} MiB", **group))
+
+
+def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single: bool, faint: bool = False) -> None:
+    """``faint``: one of a group of repeats, whose band and mean carry it (its own curve thin)."""
     c = s["colour"]
     # several runs: one legend entry per run toggles all its lines; one run: an entry per line
     common = {} if single else {"legendgroup": f"run {s['id']}"}
@@ -521,8 +588,8 @@ def _draw_run(fig: go.Figure, s: dict, axis: dict, lo: float, hi: float, single:
                                 hovertemplate=mib, legendrank=3))
         par = s.get("workers") or {"workers": []}
         own = ("the run's process (coordinator) RSS" if par["workers"] else "total RSS") if single else chart_text(s["title"])
-        fig.add_trace(_line(m["x"], m["rss"], name=own, yaxis=y,
-                            line=dict(color=c, width=2), hovertemplate=mib, legendrank=1, **common))
+        fig.add_trace(_line(m["x"], m["rss"], name=own, yaxis=y, opacity=0.45 if faint else 1.0,
+                            line=dict(color=c, width=1 if faint else 2), hovertemplate=mib, legendrank=1, **common))
         if single:
             for i, w in enumerate(par["workers"]):
                 fig.add_trace(_line(w["t"], w["rss"], name=f"Dask worker {w['worker']} RSS (sampled while training)",
@@ -594,9 +661,6 @@ def phase_peaks_info(views: Sequence, names: dict[int, str] | None = None,
     return {"phases": phases, "runs": runs}
 
 
-SIDE_LEGEND_AFTER = 4  # runs whose names fit one legend row below a chart
-
-
 def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
     """Grouped bars: each phase's exact peak side by side per run; the bar of the phase
     that owns a run's peak is outlined and says so."""
@@ -612,12 +676,10 @@ def phase_peaks_figure(info: dict, height: int = 340) -> go.Figure:
             text=["peak" if o else "" for o in owner], textposition="outside", cliponaxis=False, textangle=-90,
             textfont=dict(size=10),
             hovertemplate="%{x}: %{y:,.0f} MiB<extra>" + title + "</extra>"))
-    # a few runs: one legend row below the bars; more: a column beside them and the chart
-    # as tall as that column (12 runs in rows below left the bars 25 px of height)
-    many = len(info["runs"]) > SIDE_LEGEND_AFTER
-    legend = (dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top") if many else
-              dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0))
-    fig.update_layout(barmode="group", height=max(height, 80 + LEGEND_ROW_PX * len(info["runs"])) if many else height,
+    # the runs in rows below the bars, the chart taller by those rows: a column beside them
+    # squeezed the bars to 40% of the width with eight runs
+    legend, extra = legend_below([r["title"] for r in info["runs"]])
+    fig.update_layout(barmode="group", height=height + extra,
                       hovermode="closest", margin=dict(l=10, r=10, t=24, b=10), legend=legend,
                       yaxis=dict(title=dict(text="exact peak (MiB)", standoff=6), rangemode="tozero", automargin=True),
                       xaxis=dict(title=dict(text="phase", standoff=6), automargin=True))
@@ -646,20 +708,57 @@ def oom_marks(oom: Sequence[tuple]) -> list[dict]:
     return list(marks.values())
 
 
-def tradeoff_figure(info: dict, labelled: bool = False) -> go.Figure:
+def repeat_marks(points: Sequence, groups: Sequence[Sequence[int]]) -> list[dict]:
+    """Each setting run over several seeds, as one mark on the trade-off chart: the mean
+    exact peak and accuracy of its completed runs, and their lowest and highest (W&B's
+    grouped runs). Groups with fewer than two completed runs draw nothing."""
+    by_id = {p.run_id: p for p in points if p.status == "completed" and p.accuracy is not None}
+    out = []
+    for g in groups:
+        pts = [by_id[i] for i in g if i in by_id]
+        if len(pts) < 2:
+            continue
+        peaks, accs = [p.peak_mb for p in pts], [p.accuracy for p in pts]
+        out.append({"runs": [p.run_id for p in pts], "peak_mb": float(np.mean(peaks)), "peak_lo": min(peaks),
+                    "peak_hi": max(peaks), "accuracy": float(np.mean(accs)), "acc_lo": min(accs),
+                    "acc_hi": max(accs)})
+    return out
+
+
+def _draw_repeats(fig: go.Figure, marks: Sequence[dict]) -> None:
+    fig.add_trace(go.Scatter(
+        x=[m["peak_mb"] for m in marks], y=[m["accuracy"] for m in marks], mode="markers",
+        name="repeats over seeds: mean, bars from lowest to highest",
+        marker=dict(symbol="diamond-open", size=13, color="#333", line=dict(width=2)),
+        error_x=dict(type="data", symmetric=False, array=[m["peak_hi"] - m["peak_mb"] for m in marks],
+                     arrayminus=[m["peak_mb"] - m["peak_lo"] for m in marks], color="#555", thickness=1.5),
+        error_y=dict(type="data", symmetric=False, array=[m["acc_hi"] - m["accuracy"] for m in marks],
+                     arrayminus=[m["accuracy"] - m["acc_lo"] for m in marks], color="#555", thickness=1.5),
+        customdata=[", ".join(map(str, m["runs"])) for m in marks],
+        hovertemplate="runs %{customdata}<br>mean peak %{x:.1f} MiB<br>mean accuracy %{y:.4f}<extra>repeats</extra>"))
+
+
+def tradeoff_figure(info: dict, labelled: bool = False, colours: dict[int, str] | None = None,
+                    repeats: Sequence[dict] = ()) -> go.Figure:
     """``labelled``: each completed run's id beside its dot (a story's few runs; a
-    sweep's many are told apart by hovering)."""
+    sweep's many are told apart by hovering). ``colours``: each run's own colour (a story:
+    the colour it has on every other slide and page) instead of colouring by throughput.
+    ``repeats``: ``repeat_marks`` of the settings run over several seeds."""
     fig = go.Figure()
     if info["done"]:
         ids, peak, acc, sps, labels = zip(*info["done"])
         biggest = max(sps) or 1.0
+        by_speed = dict(color=list(sps), colorscale="Viridis", showscale=True, colorbar=dict(title="samples/s"))
         fig.add_trace(go.Scatter(
             x=peak, y=acc, mode="markers+text" if labelled else "markers", name="completed runs",
-            marker=dict(size=[10 + 30 * (s / biggest) for s in sps], color=list(sps), colorscale="Viridis",
-                        showscale=True, colorbar=dict(title="samples/s"), line=dict(width=1, color="#333")),
+            showlegend=not colours,  # in each run's own colour, one swatch would name them all wrongly
+            marker=dict(size=[10 + 30 * (s / biggest) for s in sps], line=dict(width=1, color="#333"),
+                        **(dict(color=[colours[i] for i in ids]) if colours else by_speed)),
             text=[f"run {i}" for i in ids] if labelled else None, textposition="top center",
             hovertext=[chart_text(f"run {i}: {lab}") for i, lab in zip(ids, labels)], customdata=list(sps),
             hovertemplate="%{hovertext}<br>peak %{x:.1f} MiB<br>accuracy %{y:.4f}<br>%{customdata:,.0f} samples/s"))
+    if repeats:
+        _draw_repeats(fig, repeats)
     if info["frontier"]:
         fx, fy = zip(*info["frontier"])
         fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto frontier",
@@ -682,9 +781,13 @@ def tradeoff_figure(info: dict, labelled: bool = False) -> go.Figure:
         fig.add_annotation(xref="paper", yref="paper", x=1.0 if right else 0.0, y=1.0, showarrow=False,
                            xanchor="right" if right else "left", yanchor="bottom", font=dict(size=11, color="#777"),
                            text=f"budget {budget:.0f} MiB {'→ (above every run)' if right else '← (below every run)'}")
-    fig = _layout(fig, "Trade-off: exact peak memory vs accuracy (size and colour: throughput)",
-                  "exact peak RSS (MiB)", "test accuracy", height=460)
+    fig = _layout(fig, "Trade-off: exact peak memory vs accuracy (size" + ("" if colours else " and colour")
+                  + ": throughput)", "exact peak RSS (MiB)", "test accuracy", height=460)
+    # the axes make room for their labels themselves: a PNG saved by plotly.js (no Streamlit theme)
+    # cut the accuracy ticks to "16, 14, 12" and ran the axis title into them
     fig.update_layout(hovermode="closest")
+    fig.update_yaxes(automargin=True, tickformat=".3f", title_standoff=8)
+    fig.update_xaxes(automargin=True, title_standoff=8)
     if axes["x"]:
         fig.update_xaxes(range=axes["x"], autorange=False)
     if axes["y"]:

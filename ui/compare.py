@@ -13,9 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from svmcore.app.headlines import Comparison, RunFacts
+from svmcore.app.headlines import Comparison, RunFacts, short_headline
+from svmcore.app.noise import DEFAULT_NOISE, Noise, within
 from ui.charts import chart_colours, chart_text
-from ui.messages import html_text
+from ui.messages import html_text, plain
 from ui.offline import chart_divs
 
 # what a person compares first, then what a run was
@@ -58,7 +59,8 @@ def history_columns() -> dict:
     num = st.column_config.NumberColumn
     return {
         "id": num("run", format="%d", pinned=True),
-        "name": st.column_config.TextColumn("name", help="the name given to the run (Train: rename it there)"),
+        "name": st.column_config.TextColumn("name", width="medium",  # a name was cut to "memm"
+                                            help="the name given to the run (Train: rename it there)"),
         "damage": st.column_config.TextColumn("damaged", help="what of the run's record in the store could not be "
                                                                  "read: its figures are shown without it"),
         "label": st.column_config.TextColumn("made by", help="the sweep point or Learn experiment that made the run"),
@@ -122,21 +124,34 @@ def headline(cmp: Comparison, colours: dict[int, str], big: bool = False) -> Non
                     for rid, text in headline_items(cmp))
     st.markdown(f'<ul style="list-style:none;padding-left:0" data-testid="compareHeadline">{lines}</ul>',
                 unsafe_allow_html=True)
+    if len(cmp.runs) > 1:
+        st.caption(f"A change marked (within noise) is {cmp.noise.text()}; the others exceed it.")
     if cmp.warning:
-        st.warning(cmp.warning, icon=":material/dataset:")
+        st.warning(plain(cmp.warning), icon=":material/dataset:")  # file names as written, not Markdown
 
 
-HEADLINE_LINES = 12  # on a chart, wrapped (five runs take about ten); the page and the HTML export have them all
+HEADLINE_LINES = 12  # on a chart: the baseline and eleven runs (twelve compared), one short line each
 HEADLINE_CHARS = 85  # a line at 12 px that fits the plot of a 1024 px window
 
 
 def headline_title_lines(cmp: Comparison) -> list[str]:
-    """The headline as a chart's title: wrapped to fit, at most ``HEADLINE_LINES``."""
+    """The headline as a chart's title, so that a PNG saved from it says what it shows:
+    one run against the baseline, its line wrapped to fit; several, a line naming the
+    baseline and one short line per run ('run 6 · stream: −71% peak, 1.4× slower, −0.1 pt
+    accuracy'), at most ``HEADLINE_LINES`` (more runs than that: how many are left out)."""
+    base = next((r for r in cmp.runs if r.id == cmp.baseline), None)
+    others = [r for r in cmp.runs if r.id != cmp.baseline]
+    if base is None or len(others) < 2 or base.status != "completed":
+        texts = [t for _, t in headline_items(cmp)]
+    else:
+        texts = [f"Against the baseline, {base.title} (\u2248: within run-to-run noise):"] + [
+            short_headline(base, r, cmp.noise, compact=True) for r in others]
+    texts += [cmp.warning] if cmp.warning else []
     lines = []
-    for text in [t for _, t in headline_items(cmp)] + ([cmp.warning] if cmp.warning else []):
+    for text in texts:
         lines += textwrap.wrap(text, HEADLINE_CHARS, subsequent_indent="   ")
     if len(lines) > HEADLINE_LINES:
-        lines = lines[:HEADLINE_LINES - 1] + ["… the rest of the headline is on the page"]
+        lines = lines[:HEADLINE_LINES - 1] + [f"… and {len(lines) - HEADLINE_LINES + 1} more lines on the page"]
     return lines
 
 
@@ -163,11 +178,13 @@ def _num(v, spec: str, unit: str = "") -> str:
     return "–" if v is None else f"{v:{spec}}{unit}"
 
 
-def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str]]:
+def numbers(r: RunFacts, d: dict | None, noise: Noise = DEFAULT_NOISE) -> list[tuple[str, str, str | None, str]]:
     """(label, value, delta against the baseline, delta colour) of one run's big numbers.
     A delta that rounds to nothing reads "±0%" in grey, as the headline says it
-    (Streamlit takes a leading "-" for down, so the others keep the ASCII sign)."""
+    (Streamlit takes a leading "-" for down, so the others keep the ASCII sign); one within
+    the run-to-run noise says so, in grey."""
     d = d or {}
+    quiet = within(d, noise) if d else {}
 
     def delta(key, text, colour):
         if d.get(key) is None:
@@ -175,6 +192,8 @@ def numbers(r: RunFacts, d: dict | None) -> list[tuple[str, str, str | None, str
         shown = text(d[key])
         if not any(c in "123456789" for c in shown):
             return "\u00b1" + shown.lstrip("+-"), "off"
+        if quiet.get(key):
+            return shown + " (within noise)", "off"
         return shown, colour
 
     return [
@@ -195,11 +214,10 @@ def big_numbers(cmp: Comparison, colours: dict[int, str]) -> None:
     with st.container(key="bignumbers"):
         for r in cmp.runs:
             with st.container(border=True):
-                base = " (baseline)" if r.id == cmp.baseline else ""
-                st.markdown(f"{_swatch(colours[r.id])} **{html_text(r.title)}**{base} · {html_text(r.status)}",
+                st.markdown(f"{_swatch(colours[r.id])} **{html_text(r.title)}** · {html_text(r.status)}",
                             unsafe_allow_html=True)
                 with st.container(horizontal=True, gap="large"):
-                    for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id)):
+                    for label, value, delta, colour in numbers(r, cmp.deltas.get(r.id), cmp.noise):
                         st.metric(label, value, delta, delta_color=colour, width="content")
 
 
@@ -223,9 +241,9 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
     if cmp.warning:
         head += f'<li class="warn">{esc(cmp.warning)}</li>'
     rows = "".join(
-        f"<tr><td>{_swatch(colours[r.id])} {esc(r.title)}{' (baseline)' if r.id == cmp.baseline else ''}</td>"
+        f"<tr><td>{_swatch(colours[r.id])} {esc(r.title)}</td>"
         + "".join(f"<td>{esc(v)}{'' if delta is None else f' <small>({esc(delta)})</small>'}</td>"
-                  for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id)))
+                  for _, v, delta, _ in numbers(r, cmp.deltas.get(r.id), cmp.noise))
         + f"<td>{esc(r.status)}</td><td>{esc(hosts.get(r.id) or '–')}</td></tr>" for r in cmp.runs)
     charts = "".join(f'<div class="chart">{div}</div>' for div in chart_divs(figures))
     knob_rows = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{esc(knob_text(v))}</td>" for v in vals) + "</tr>"
@@ -240,7 +258,8 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
             + ("; a data-parallel run's peak is all its processes, their samples summed" if any(
                 not r.peak_exact for r in cmp.runs) else "") + "; memory curves are sampled 50 times a second; "
             "throughput is training samples per second; accuracy is on every held-out row. Measured on the "
-            f"machines named below; exported {esc(stamp)}.</p>"
+            f"machines named below; exported {esc(stamp)}. A change marked (within noise) is "
+            f"{esc(cmp.noise.text())}.</p>"
             f'<ul class="headline">{head}</ul>'
             f'<table class="big"><tr><th>run</th><th>{"exact peak" if all(r.peak_exact for r in cmp.runs) else "peak"}'
             '</th><th>samples/s</th><th>accuracy</th>'

@@ -12,7 +12,7 @@ from svmcore.app.lab import Lab
 from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.events import PROGRESS
+from svmcore.spec.events import PHASE_END, PROGRESS
 from svmcore.spec.outcomes import distillation_lines
 from svmcore.store.records import RunStatus
 from ui import charts as plots
@@ -34,7 +34,9 @@ def _fmt(v, spec=".1f", unit=""):
 
 def progress_line(view: RunView) -> tuple[float, str]:
     prog = next((e for e in reversed(view.events) if e["kind"] == PROGRESS), None)
-    phase = view.phase or "starting"
+    # between the last phase's end and the run's outcome there is no phase: it is ending, not starting
+    ended = any(e["kind"] == PHASE_END for e in view.events)
+    phase = view.phase or ("finishing (writing its outcome)" if ended else "starting")
     if view.remote:
         where = f"running on {view.host}" if view.status == RunStatus.RUNNING else "queued on the Dask cluster"
         return 0.0, f"{where}; its memory samples and events arrive when it ends"
@@ -313,14 +315,15 @@ def launch_warnings(lab: Lab, values: dict) -> None:
         st.warning(text, icon=":material/warning:")
 
 
-def prediction_panel(lab: Lab, values: dict) -> None:
+def prediction_panel(lab: Lab, values: dict) -> float | None:
     """The memory model's forecast for the knobs in the sidebar, before launch, and
-    the warnings it gives (with a lower bound of the peak before calibration)."""
+    the warnings it gives (with a lower bound of the peak before calibration); returns
+    the forecast peak (None before calibration)."""
     launch_warnings(lab, values)
     state = lab.forecasts.calibration_state()
     if state["running"]:
         _calibration_progress(lab)
-        return
+        return None
     if not state["calibrated"]:
         if state["error"]:
             show_error(state["error"], prefix="Calibration failed: ")
@@ -332,10 +335,10 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         if c2.button("Calibrate", key="calibrate"):
             lab.forecasts.start_calibration()
             st.rerun()
-        return
+        return None
     pred = lab.forecasts.forecast(values)
     if pred is None:
-        return
+        return None
     parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
     took = pred.get("predicted_train_s")
     took = (f" Training: **{duration_text(took)} of CPU time** (a rough forecast from the calibration runs' "
@@ -349,35 +352,7 @@ def prediction_panel(lab: Lab, values: dict) -> None:
         st.caption(f"Data-parallel: that peak is the run's own process (the coordinator). Each of the "
                    f"{par['workers']} Dask workers: **{par['per_worker_mb']:,.0f} MiB**; all processes: "
                    f"**{par['total_mb']:,.0f} MiB** ({par['basis']}).")
-    with st.expander("Best setting for a memory budget"):
-        c1, c2, c3 = st.columns([1, 1, 1])
-        budget = c1.number_input("budget (MiB)", min_value=64, max_value=1_000_000, step=16,
-                                 value=int(max(64, pred["predicted_peak_mb"] * 0.8)), key="rec_budget")
-        objective = c2.radio("best for", ["accuracy", "balanced_accuracy", "throughput"], horizontal=True,
-                             key="rec_objective", format_func=lambda o: o.replace("_", " "))
-        if c3.button("Recommend", key="rec_go"):
-            try:
-                st.session_state.recommendation = lab.forecasts.recommend(values, budget, objective)
-            except SvmcoreError as e:
-                st.session_state.recommendation = {"fits": False, "message": str(e)}
-        rec = st.session_state.get("recommendation")
-        if rec and not rec["fits"]:
-            show_error(rec["message"], "warning")
-        elif rec:
-            changed = ", ".join(f"{k} = {v}" for k, v in rec["changed"].items()) or "the knobs as they are"
-            show = st.success if rec.get("confident") else st.warning
-            show(f"Within {rec['budget_mb']:,.0f} MiB, best for {rec['objective'].replace('_', ' ')}: **{changed}** "
-                 f"({rec['fitting']} of {rec['candidates']} candidate settings are predicted to fit). "
-                 + rec.get("statement", f"Predicted exact peak {rec['predicted_peak_mb']:,.0f} MiB."))
-            st.caption(f"Ranking: {rec['basis']}. Launch it to measure it; the result shows predicted vs measured.")
-            st.button("Use these knobs", key="rec_apply", on_click=apply_knobs, args=(rec["changed"],))
-
-
-def apply_knobs(changed: dict) -> None:
-    """Set the sidebar's widgets (a callback runs before the widgets are drawn again)."""
-    for k, v in changed.items():
-        st.session_state[f"train_{k}"] = v
-    st.session_state.pop("recommendation", None)
+    return pred["predicted_peak_mb"]
 
 
 @st.fragment(run_every=1.0)

@@ -66,3 +66,22 @@ def show_error(error_or_text: BaseException | str, kind: str = "error", prefix: 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     getattr(st, kind)(prefix + plain(error_or_text))
+
+
+SCROLL_JS = """<script>(() => {{
+  let tries = 0;
+  const find = () => {{
+    const el = document.querySelector('.st-key-{key}');
+    if (el) el.scrollIntoView({{block: 'start', behavior: 'instant'}});
+    else if (tries++ < 50) setTimeout(find, 100);
+  }};
+  find();
+}})();</script>"""
+
+
+def scroll_into_view(key: str) -> None:
+    """Scroll the page so that the element with this key is at the top of the window (a
+    result that appears above where the user was looking)."""
+    if not key.replace("_", "").isalnum():
+        raise ValueError(f"not a widget key: {key!r}")
+    st.html(SCROLL_JS.format(key=key), unsafe_allow_javascript=True)

@@ -19,6 +19,7 @@ from ui.offline import chart_divs
 
 PNG = {"format": "png", "width": 1400, "height": 800, "scale": 1}  # every legend entry fits at this size
 CHART_HEIGHT = 520  # title, chart and the steps fit a 1024x768 window
+TEXT_SLIDES = ("question", "advice")  # slides of words in big type, no chart
 
 
 def _titled(fig: go.Figure, slide: Slide, height: int = CHART_HEIGHT) -> go.Figure:
@@ -40,13 +41,14 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
     views = {v.id: v for v in lab.runs.views(ids)}
     out: list[go.Figure | None] = []
     for slide in slides:
-        if slide.kind == "question":
+        if slide.kind in TEXT_SLIDES:
             out.append(None)
         elif slide.kind == "tradeoff":
             titles = {r.id: r.title for r in cmp.runs}
             points = [p.__class__(**{**p.__dict__, "label": titles.get(p.run_id, p.label), "name": ""})
                       for p in lab.runs.tradeoff(list(slide.runs))]
-            out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points), labelled=True), slide, height))
+            out.append(_titled(plots.tradeoff_figure(plots.tradeoff_info(points), labelled=True, colours=colours),
+                               slide, height))
         else:
             series = [plots.view_series(views[i], "time", names.get(i, ""), colour=colours[i]) for i in slide.runs if i in views]
             info = plots.stacked_info(series, phases_of=cmp.baseline)
@@ -64,6 +66,7 @@ div[data-testid="stMainBlockContainer"] { padding-top: 1.2rem; max-width: 1300px
 .story-title { font-size: 2.1rem; font-weight: 700; line-height: 1.2; margin: 0 0 .3rem 0; }
 .story-headline { font-size: 1.35rem; margin: 0 0 .4rem 0; }
 .story-question { font-size: 2.6rem; font-weight: 700; line-height: 1.25; margin: 18vh 0 1.5rem 0; }
+.story-advice { font-size: 1.9rem; line-height: 1.35; margin: 8vh 0 2rem 0; }
 </style>"""
 
 
@@ -73,6 +76,11 @@ def show(slides: Sequence[Slide], figures: Sequence[go.Figure | None], step: int
     st.markdown(FULL_SCREEN, unsafe_allow_html=True)
     slide, fig = slides[step], figures[step]
     esc = html.escape
+    if slide.kind == "advice":
+        st.markdown(f'<div class="story-title" data-testid="storyTitle">{esc(slide.title)}</div>'
+                    f'<div class="story-advice" data-testid="storyHeadline">{esc(slide.headline)}</div>',
+                    unsafe_allow_html=True)
+        return
     if slide.kind == "question":
         st.markdown(f'<div class="story-question" data-testid="storyTitle">{esc(slide.title)}</div>'
                     f'<p class="story-headline" data-testid="storyHeadline">{esc(slide.headline)}</p>',
@@ -91,7 +99,7 @@ def show(slides: Sequence[Slide], figures: Sequence[go.Figure | None], step: int
 CSS = """html,body{margin:0;height:100%;font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;
 background:#fff}.slide{position:absolute;inset:0;padding:2rem 3rem 4.5rem;visibility:hidden;box-sizing:border-box;
 overflow:auto}.slide.on{visibility:visible}h1{font-size:2.1rem;margin:0 0 .4rem}.question h1{font-size:2.8rem;
-margin-top:18vh}.headline{font-size:1.35rem;margin:0 0 .6rem}.note{color:#555;font-size:.9rem}
+margin-top:18vh}.advice .headline{font-size:1.9rem;line-height:1.35;margin-top:10vh}.headline{font-size:1.35rem;margin:0 0 .6rem}.note{color:#555;font-size:.9rem}
 nav{position:fixed;bottom:0;left:0;right:0;display:flex;gap:.6rem;align-items:center;padding:.6rem 3rem;
 background:rgba(255,255,255,.92);border-top:1px solid #ddd}nav button{font-size:1rem;padding:.3rem .9rem}
 nav .count{color:#555;margin-right:auto}"""

@@ -11,6 +11,7 @@ from ui.messages import show_error
 
 GROUPS = (("data", "Data"), ("memory", "Memory knobs"), ("training", "Model and training"))
 OTHER_FILE = "a file in the data folders…"
+HOLD_OUT = "(hold out every 5th row)"  # the test file left unset
 
 
 def _help(k: Knob) -> str:
@@ -24,9 +25,17 @@ def _initial(key: str, **value) -> dict:
     return {} if key in st.session_state else value
 
 
-def knob_widget(k: Knob, value, key: str, lab=None):
+def knob_label(k: Knob) -> str:
+    """'batch size (rows)', 'memory cap (MB)': the knob's name and its unit once (a name
+    that ends in its unit drops it there: it read "set memory cap mb (MB)")."""
     name = k.name.replace("_", " ")
-    label = name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
+    if k.unit and k.unit != k.unit.lower() and name.endswith(" " + k.unit.lower()):  # 'mb' of memory_cap_mb
+        name = name[:-len(k.unit) - 1]
+    return name + (f" ({k.unit})" if k.unit and k.unit.rstrip("s") not in name else "")
+
+
+def knob_widget(k: Knob, value, key: str, lab=None):
+    label = knob_label(k)
     if k.name == "dataset":
         files = lab.folders.files() if lab else []
         names = list(BUILTIN_DATASETS) + [os.path.basename(f) for f in files]
@@ -37,7 +46,7 @@ def knob_widget(k: Knob, value, key: str, lab=None):
         return paths.get(choice, choice)
     if k.name == "test_file":
         files = lab.folders.files() if lab else []
-        opts = ["(hold out every 5th row)"] + [os.path.basename(f) for f in files]
+        opts = [HOLD_OUT] + [os.path.basename(f) for f in files]
         choice = st.selectbox(label, opts, index=0, key=key, help=_help(k))
         return None if choice == opts[0] else files[opts.index(choice) - 1]
     if k.type is bool:
@@ -105,3 +114,39 @@ def knob_panel(values: dict, prefix: str, lab=None, errors: dict | None = None) 
                     if k.name in errors:
                         show_error(errors[k.name])
     return out
+
+
+def apply_knobs(changed: dict) -> None:
+    """Set some of the sidebar's widgets (a callback runs before the widgets are drawn again)."""
+    for k, v in changed.items():
+        st.session_state[f"train_{k}"] = v
+    st.session_state.pop("recommendation", None)
+
+
+def widget_state(k: Knob, value, key: str) -> dict:
+    """What ``knob_widget`` keeps in session state for this value (its key, and for an
+    optional knob its "set" box), so that setting it shows the value in the widget too."""
+    if k.name == "dataset":
+        return {key: value if value in BUILTIN_DATASETS else os.path.basename(str(value))}
+    if k.name == "test_file":
+        return {key: HOLD_OUT if value is None else os.path.basename(str(value))}
+    if k.type is bool or k.choices:
+        return {key: value}
+    if k.optional and k.type is str:
+        return {key: value or ""}
+    if k.optional:
+        return {key + "_on": value is not None, **({key: k.type(value)} if value is not None else {})}
+    return {key: k.type(value)}
+
+
+def load_knobs(values: dict) -> None:
+    """Put a whole setting in the sidebar (a callback: it runs before the widgets are drawn
+    again). Each widget is set through session state, so that it shows the value: a widget
+    whose key was only removed kept showing its old value while the run took the new one."""
+    # a remedy's change can hold the registry's enums (Precision.FLOAT32): widgets take their values
+    st.session_state.train_knobs = {k: getattr(values[k], "value", values[k]) for k in KNOBS if k in values}
+    for name, value in st.session_state.train_knobs.items():
+        for key, v in widget_state(KNOBS[name], value, f"train_{name}").items():
+            st.session_state[key] = v
+    for key in ("recommendation", "train_errors", "train_fix"):
+        st.session_state.pop(key, None)

@@ -9,17 +9,21 @@ runs and reads them back.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
-from svmcore.app.headlines import MINUS
+from svmcore.app.classroom import CLOSE_PTS, Classroom, class_verdict, pct_text, prepare_slots, tally
+from svmcore.app.learn import run_label
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy
 from svmcore.app.remedy_results import setup_text
+from svmcore.engine.hostinfo import available_memory_bytes, usable_cpus
+from svmcore.engine.queue import RunQueue
 from svmcore.predict.launch import launch_forecast
 from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import defaults
+from svmcore.spec.units import MiB
 from svmcore.store.records import RunStatus
 from svmcore.store.sqlite import Store
-
-CLOSE_PTS = 5.0  # a guess within 5 percentage points of the measurement is well judged
 
 
 @dataclass(frozen=True)
@@ -37,28 +41,26 @@ class Choice:
 
 
 def choices(remedies: tuple[Remedy, ...] = REMEDIES) -> list[Choice]:
-    """Every remedy with a runnable experiment on the knob defaults themselves (so all
-    choices start from one and the same setup)."""
+    """Every remedy of the advice with a runnable experiment on the default setup: from the
+    knob defaults themselves, or from the one knob it changes set where the remedy has
+    something to change ("Fewer threads: threads 2 → 1"; the defaults train on one)."""
     out = []
     for r in remedies:
         for e in r.experiments:
-            if r.pending is None and e.default_setup and not e.before and e.runnable() is None:
+            if r.pending is None and not r.measured_by and e.default_setup and e.runnable() is None \
+                    and set(e.before) <= set(e.after):
                 out.append(Choice(r.key, e.key, f"{r.title}: {_change(e)}"))
     return out
 
 
 def _change(e: Experiment) -> str:
-    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in e.after.items())
+    """'batch size 1,024 → 256': each knob the remedy changes, from the setup's value."""
+    start = {**defaults(), **e.before}
+    return ", ".join(f"{k.replace('_', ' ')} {_value(start.get(k))} → {_value(v)}" for k, v in e.after.items())
 
 
-def pct_text(pct: float | None) -> str:
-    """'−30%', '+4%', '±0%' (whole percent), '–' when unknown."""
-    if pct is None:
-        return "–"
-    text = f"{abs(pct):.0f}"
-    if text == "0":
-        return "\u00b10%"
-    return ("+" if pct > 0 else MINUS) + text + "%"
+def _value(v) -> str:
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
 
 
 def change_pct(before_mb: float | None, after_mb: float | None) -> float | None:
@@ -116,6 +118,9 @@ class Exercise:
     def __init__(self, store: Store, learn):
         self.store = store
         self.learn = learn  # svmcore.app.learn.Learn: queues a remedy's before and after runs
+        self.classroom = Classroom(store.home)
+        self._prepare_queue: RunQueue | None = None
+        self._lock = threading.Lock()
 
     def choices(self) -> list[Choice]:
         return choices()
@@ -124,23 +129,97 @@ class Exercise:
         """The setup every choice starts from, in a few words."""
         return setup_text(Experiment("setup", "setup", {}, {}).configs(None, quick)[0].to_dict())
 
-    def start(self, key: str, guess_pct: float, quick: bool = False) -> dict:
-        """Queue the chosen remedy's (``Choice.key``) before and after runs and remember the
-        guess with the memory model's forecast of both (taken now, before anything is
-        measured)."""
-        choice = next((c for c in choices() if c.key == key), None)
-        if choice is None:
-            raise ConfigError("remedy", f"{key!r} is not one of the exercise's remedies")
-        remedy = choice.remedy
+    def start(self, key: str, guess_pct: float | None, quick: bool = False) -> dict:
+        """Remember the guess with the memory model's forecast of the chosen remedy's
+        (``Choice.key``) before and after runs (taken now, before anything is measured), and
+        its measurement: the pair measured ahead on this machine at this size when there is
+        one (``measured``), else the pair queued now."""
+        choice = _choice(key)
+        if guess_pct is None:
+            raise ConfigError("guess", "type your guess first: the change of the exact peak, in percent")
         if not -100 < guess_pct < 1000:
             raise ConfigError("guess", f"a change of the peak between -100% and +1000% ({guess_pct:g}% given)")
-        r = next(x for x in REMEDIES if x.key == remedy)
-        before_cfg, after_cfg = r.experiment(choice.experiment).configs(None, quick)
-        fb, fa = launch_forecast(before_cfg, self.store.home), launch_forecast(after_cfg, self.store.home)
-        [(before, after)] = self.learn.run_remedy(remedy, experiment=choice.experiment, quick=quick)
-        return {"remedy": remedy, "title": choice.title, "guess_pct": float(guess_pct), "before": before,
-                "after": after, "forecast": (fb["peak_mb"], fa["peak_mb"]),
+        fb, fa = self.forecast(key, quick)
+        ahead = self.measured(key, quick)
+        before, after = ahead or self.learn.run_remedy(choice.remedy, experiment=choice.experiment, quick=quick)[0]
+        return {"remedy": choice.remedy, "title": choice.title, "guess_pct": float(guess_pct), "before": before,
+                "after": after, "forecast": (fb["peak_mb"], fa["peak_mb"]), "ahead": ahead is not None,
                 "lower_bound": bool(fb["lower_bound"] or fa["lower_bound"])}
+
+    def forecast(self, key: str, quick: bool = False) -> tuple[dict, dict]:
+        """The memory model's forecast of the choice's before and after runs."""
+        before_cfg, after_cfg = _configs(_choice(key), quick)
+        return launch_forecast(before_cfg, self.store.home), launch_forecast(after_cfg, self.store.home)
+
+    def measured(self, key: str, quick: bool = False) -> tuple[int, int] | None:
+        """The latest pair of the choice's runs on this machine, both completed, at the
+        setting the exercise would run now (its size included): (before, after) run ids."""
+        choice = _choice(key)
+        want = [c.to_dict() for c in _configs(choice, quick)]
+        r = next(x for x in REMEDIES if x.key == choice.remedy)
+        e = r.experiment(choice.experiment)
+        labels = [run_label(r, e, which) for which in ("before", "after")]
+        runs = [x for x in self.store.list_runs(status=[RunStatus.COMPLETED]) if x.label in labels]
+        afters = sorted((x for x in runs if x.label == labels[1] and x.config == want[1]), key=lambda x: -x.id)
+        for a in afters:
+            b = max((x for x in runs if x.label == labels[0] and x.id < a.id and x.config == want[0]),
+                    key=lambda x: x.id, default=None)
+            if b is not None:
+                return b.id, a.id
+        return None
+
+    def prepare(self, quick: bool = False, keys: list[str] | None = None) -> dict:
+        """Measure every choice ahead, before the class: each one's before and after runs,
+        several at once as far as the machine's memory allows (the forecast peaks, a lower
+        bound counted 1.5x, within 70% of the memory available now; at most one a core).
+        Exact peaks are each process's own, so running side by side leaves them true; their
+        speeds are not compared here. ``keys``: these choices only (default: every one).
+        Returns the pairs queued and how many go at once."""
+        keys = [_choice(k).key for k in keys] if keys else [c.key for c in choices()]
+        peaks = []
+        for k in keys:
+            for f in self.forecast(k, quick):
+                peaks.append(f["peak_mb"] * (1.5 if f["lower_bound"] else 1.0))
+        slots = prepare_slots(peaks, available_memory_bytes() / MiB, usable_cpus())
+        with self._lock:
+            if self._prepare_queue is None or self._prepare_queue.slots != slots:
+                self._prepare_queue = RunQueue(self.store, slots=slots)
+            queue = self._prepare_queue
+        prepared = {}
+        for k in keys:
+            if self.measured(k, quick) is None:
+                choice = _choice(k)
+                prepared[k] = list(self.learn.run_remedy(choice.remedy, experiment=choice.experiment, quick=quick,
+                                                         queue=queue)[0])
+        self.classroom.set_prepared(prepared, quick)
+        return {"pairs": prepared, "slots": slots, "already": len(keys) - len(prepared)}
+
+    def prepared(self, quick: bool = False) -> dict:
+        """How far the measurements ahead are: choices measured at this size, of all, and
+        the runs of the preparation still queued or running."""
+        keys = [c.key for c in choices()]
+        ids = [i for pair in self.classroom.state().prepared.values() for i in pair]
+        live = [i for i in ids if (rec := self.store.get_run(i)) is not None and not rec.status.is_finished()]
+        return {"measured": sum(self.measured(k, quick) is not None for k in keys), "of": len(keys), "running": live}
+
+    def class_view(self, key: str, quick: bool = False) -> dict:
+        """The class's guesses for one choice, tallied, beside its measurement (measured
+        ahead, or by a learner's "Measure it") and the memory model's forecast."""
+        pcts = [g.pct for g in self.classroom.state().guesses_for(key)]
+        pair = self.measured(key, quick)
+        measured = None
+        if pair:
+            b, a = (self.store.get_run(i) for i in pair)
+            measured = change_pct(b.result.peak_rss_mb, a.result.peak_rss_mb)
+        fb, fa = self.forecast(key, quick)
+        return {"key": key, "title": _choice(key).title, "guesses": pcts, "bins": tally(pcts), "runs": pair,
+                "measured_pct": measured, "forecast_pct": change_pct(fb["peak_mb"], fa["peak_mb"]),
+                "lower_bound": bool(fb["lower_bound"] or fa["lower_bound"]), "verdict": class_verdict(pcts, measured)}
+
+    def submit(self, key: str, guess_pct: float | None, who: str = "") -> int:
+        """One learner's guess into the class's round; returns how many guesses it has."""
+        _choice(key)
+        return len(self.classroom.submit(key, guess_pct, who).guesses)
 
     def outcome(self, started: dict) -> dict:
         """Where the exercise stands: 'measuring' while a run goes, then the reveal (or why
@@ -155,3 +234,15 @@ class Exercise:
         out = reveal(started["guess_pct"], measured, tuple(started["forecast"]), started["lower_bound"])
         text = f"Run {bad.id} ended {bad.status.value}: nothing to compare." if bad else ""
         return {"state": "done", "text": text, "runs": (recs[0].id, recs[1].id)} | out
+
+
+def _choice(key: str) -> Choice:
+    choice = next((c for c in choices() if c.key == key), None)
+    if choice is None:
+        raise ConfigError("remedy", f"{key!r} is not one of the exercise's remedies")
+    return choice
+
+
+def _configs(choice: Choice, quick: bool):
+    r = next(x for x in REMEDIES if x.key == choice.remedy)
+    return r.experiment(choice.experiment).configs(None, quick)

@@ -7,14 +7,15 @@ Pure: plain values in, text out, so every wording is tested with ==.
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 
+from svmcore.app.noise import DEFAULT_NOISE, Noise, within
 from svmcore.spec.config import validate
 from svmcore.spec.knobs import KNOBS
 from svmcore.store.records import RunPeak, RunSummary
 
 MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
-SAME_SPEED = 0.05  # throughput within 5% either way reads "same speed"
 
 
 @dataclass(frozen=True)
@@ -156,20 +157,36 @@ def deltas(base: RunFacts, other: RunFacts) -> dict:
 
 
 def speed_text(ratio: float) -> str:
-    """'2.8× slower', '1.5× faster' or 'same speed' (within 5%)."""
-    if abs(ratio - 1) <= SAME_SPEED or ratio <= 0:
+    """'2.8× slower', '1.5× faster', or 'same speed' where the ratio reads 1.0× (whether a
+    ratio is beyond run-to-run noise is ``noise.within``'s to say)."""
+    times = f"{max(ratio, 1 / ratio):.1f}" if ratio > 0 else "1.0"
+    if times == "1.0":
         return "same speed"
-    return f"{ratio:.1f}× faster" if ratio > 1 else f"{1 / ratio:.1f}× slower"
+    return f"{times}× faster" if ratio > 1 else f"{times}× slower"
 
 
-def comparison_headline(base: RunFacts, other: RunFacts) -> str:
+NOISE_NOTE = " (within noise)"
+NOISE_MARK = "\u2248"  # '≈−3% peak': the compact form, where a title says what it means
+
+
+def noted(text: str, inside: bool, compact: bool = False) -> str:
+    """A delta, marked when it is within run-to-run noise (a delta that reads as none, '±0%',
+    needs no mark): ' (within noise)' after it, or ``compact``, '≈' before it."""
+    if not inside or not any(c in "123456789" for c in text.split("(")[0]):
+        return text
+    return NOISE_MARK + text if compact else text + NOISE_NOTE
+
+
+def comparison_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_NOISE) -> str:
     """One line: 'run 2 · stream vs run 1 · memory: exact peak −17% (252 → 208 MiB),
     2.8× slower, accuracy ±0.000, balanced accuracy +0.012'. Only completed runs are
-    compared number by number; a run that ended otherwise says how it ended."""
+    compared number by number; a run that ended otherwise says how it ended. A delta within
+    the run-to-run ``noise`` says so ('exact peak −3% (178 → 174 MiB) (within noise)')."""
     head = f"{other.title} vs {base.title}: "
     if other.status != "completed":
         return head + ending(other)
     d = deltas(base, other)
+    quiet = within(d, noise)
     parts = []
     if d["peak_pct"] is not None:
         once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
@@ -177,21 +194,39 @@ def comparison_headline(base: RunFacts, other: RunFacts) -> str:
         # a data-parallel run's peak is all its processes (sampled): its largest worker and coordinator said beside
         par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.parallel is not None)
         exact = "exact " if base.peak_exact and other.peak_exact else ""
-        parts.append(f"{exact}peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
-                     f"{other.compared_peak_mb:,.0f} MiB{once}{par})")
+        parts.append(noted(f"{exact}peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
+                           f"{other.compared_peak_mb:,.0f} MiB{once}{par})", quiet["peak_pct"]))
     if d["speed_ratio"] is not None:
-        parts.append(speed_text(d["speed_ratio"]))
+        parts.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     for key, label in (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy")):
         if d[key] is not None:
-            parts.append(f"{label} {_signed(d[key], 3)}")
+            parts.append(noted(f"{label} {_signed(d[key], 3)}", quiet[key]))
     return head + (", ".join(parts) or "nothing measured to compare")
 
 
-def comparison_headlines(base: RunFacts, others: list[RunFacts]) -> list[str]:
+def short_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_NOISE, compact: bool = False) -> str:
+    """'run 6 · stream: −71% peak, 1.4× slower (within noise), −0.1 pt accuracy (within
+    noise)' (accuracy in percentage points; ``compact``: '≈1.4× slower' for a chart's
+    title); a run that did not complete says how it ended."""
+    if other.status != "completed":
+        return f"{other.title}: {ending(other)}"
+    d = deltas(base, other)
+    quiet = within(d, noise)
+    parts = []
+    if d["peak_pct"] is not None:
+        parts.append(noted(f"{_signed(d['peak_pct'], 0)}% peak", quiet["peak_pct"], compact))
+    if d["speed_ratio"] is not None:
+        parts.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"], compact))
+    if d["accuracy"] is not None:
+        parts.append(noted(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy", quiet["accuracy"], compact))
+    return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
+
+
+def comparison_headlines(base: RunFacts, others: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> list[str]:
     """One line per compared run; a single line when the baseline has nothing to compare."""
     if base.status != "completed":
         return [f"The baseline, {base.title}, {ending(base)}. Choose a completed run as the baseline."]
-    return [comparison_headline(base, o) for o in others if o.id != base.id]
+    return [comparison_headline(base, o, noise) for o in others if o.id != base.id]
 
 
 # Knobs whose values name themselves: 'stream', 'float32', 'dense', 'kernel-svm', a file's name.
@@ -242,44 +277,68 @@ def changed_knobs_text(config: dict, most: int = 3) -> str:
     return ", ".join(changed[:most] + ([f"+{len(changed) - most} more"] if len(changed) > most else []))
 
 
-def _telling_apart(texts: dict[str, list[str]], n: int) -> list[str]:
-    """The fewest knobs whose values give every run a different name (greedy: first
-    the knob that tells the most pairs of runs apart still alike, then the next)."""
-    alike = {(i, j) for i in range(n) for j in range(i + 1, n)}
-    chosen: list[str] = []
-    while alike:
-        best = max((k for k in texts if k not in chosen), default=None,
-                   key=lambda k: sum(texts[k][i] != texts[k][j] for i, j in alike))
-        if best is None or not any(texts[best][i] != texts[best][j] for i, j in alike):
-            break  # the rest are alike in every knob
-        chosen.append(best)
-        alike = {(i, j) for i, j in alike if texts[best][i] == texts[best][j]}
-    return chosen
-
-
-def run_names(run_ids: list[int], differing: dict[str, list], most: int = 3) -> dict[int, str]:
-    """What tells each run apart from the others compared: the values of the knobs that
-    differ among them, the ones that tell every run apart first (so two runs never share
-    a name while a knob tells them apart), then the others, at most ``most`` of them
-    (in the registry's order) and "+N more". A ``None`` of a knob the run's dataset does
-    not read (``rows`` of a file) names nothing."""
-    texts = {k: ["" if v is None and k in GENERATOR_KNOBS else knob_value_text(k, v) for v in vals]
-             for k, vals in differing.items()}
-    needed = _telling_apart(texts, len(run_ids))
-    shown = needed + [k for k in texts if k not in needed]
+def names_against(run_ids: list[int], differing: dict[str, list], baseline: int, most: int = 3) -> dict[int, str]:
+    """What each run changed against the baseline: the values of the knobs in which it
+    differs from the baseline (in the registry's order), at most ``most`` of them and
+    "+N more"; the baseline itself is "baseline", and a run with all of its knobs
+    "same knobs". ``differing``: each knob that differs among the runs, its values in
+    ``run_ids``' order. A ``None`` of a knob the run's dataset does not read (``rows``
+    of a file) names nothing."""
+    if baseline not in run_ids or len(run_ids) < 2:  # one run alone is compared with nothing: no name
+        return {rid: "" for rid in run_ids}
+    b = run_ids.index(baseline)
     order = list(KNOBS)
-    kept = sorted(shown[:max(most, len(needed))], key=lambda k: order.index(k) if k in order else len(order))
     names = {}
     for i, rid in enumerate(run_ids):
-        parts = [texts[k][i] for k in kept if texts[k][i]]
-        if len(shown) > len(kept):
-            parts.append(f"+{len(shown) - len(kept)} more")
-        names[rid] = ", ".join(parts)
+        if rid == baseline:
+            names[rid] = "baseline"
+            continue
+        changed = [k for k in sorted(differing, key=lambda k: order.index(k) if k in order else len(order))
+                   if json.dumps(differing[k][i]) != json.dumps(differing[k][b])]
+        texts = [t for t in ("" if differing[k][i] is None and k in GENERATOR_KNOBS
+                             else knob_value_text(k, differing[k][i]) for k in changed) if t]
+        if not changed:
+            names[rid] = "same knobs"
+            continue
+        names[rid] = ", ".join(texts[:most] + ([f"+{len(texts) - most} more"] if len(texts) > most else []))
     return names
+
+
+def pick_baseline(configs: dict[int, dict]) -> tuple[int, str]:
+    """The run a person would compare the others against, and why: the one the others
+    differ from least (a default run among one-knob changes of it), then the one with the
+    fewest knobs away from the defaults, then the earliest."""
+    if not configs:
+        raise ValueError("no runs to pick a baseline from")
+    defaults = _default_config()
+
+    read = {i: {k: read_knob(c, k) for k in KNOBS} for i, c in configs.items()}
+
+    def apart(a: dict, b: dict) -> int:
+        return sum(json.dumps(a[k]) != json.dumps(b[k]) for k in KNOBS)
+
+    def away(c: dict) -> int:  # the seed is no setting: a repeat over seeds is still at the defaults
+        return sum(json.dumps(c[k]) != json.dumps(defaults.get(k)) for k in KNOBS if k != "seed")
+
+    total = {i: sum(apart(c, o) for j, o in read.items() if j != i) for i, c in read.items()}
+    best = min(configs, key=lambda i: (total[i], away(read[i]), i))
+    if sum(total[i] == total[best] for i in configs) == 1:
+        return best, "the run the others differ from least"
+    if away(read[best]) == 0:
+        return best, "the run at the default knobs"
+    return best, "the earliest of them" if best == min(configs) else "the one nearest the default knobs"
 
 
 GENERATOR_KNOBS = ("rows", "features", "nnz_per_row")  # only the generated datasets read them
 GENERATED = ("sparse-text", "dense")
+
+
+def read_knob(config: dict, name: str):
+    """A knob's value as the run read it: None for a generator knob (``rows``) of a run on
+    a file, which does not read it."""
+    if name in GENERATOR_KNOBS and str(config.get("dataset")) not in GENERATED:
+        return None
+    return config.get(name)
 
 
 def data_text(dataset, summary: RunSummary, rows_knob=None) -> str:
@@ -311,16 +370,29 @@ class Comparison:
     deltas: dict[int, dict]
     headlines: tuple[str, ...]
     warning: str | None = None  # e.g. the runs used different data
+    noise: Noise = DEFAULT_NOISE  # what a delta must exceed to be more than run-to-run noise
 
 
-def compare(runs: list[RunFacts], baseline: int | None = None) -> Comparison:
+def compare(runs: list[RunFacts], baseline: int | None = None, noise: Noise = DEFAULT_NOISE) -> Comparison:
     """Compare ``runs`` against the one with id ``baseline`` (default: the first)."""
     if not runs:
-        return Comparison((), baseline or 0, {}, ())
+        return Comparison((), baseline or 0, {}, (), noise=noise)
     base = next((r for r in runs if r.id == baseline), runs[0])
     others = [r for r in runs if r.id != base.id]
     return Comparison(tuple(runs), base.id, {r.id: deltas(base, r) for r in others},
-                      tuple(comparison_headlines(base, others)), data_warning(runs))
+                      tuple(comparison_headlines(base, others, noise)), data_warning(runs), noise)
+
+
+def pick_label(row: dict, changed: str | None = None) -> str:
+    """A run as a picker of a few runs lists it, short enough for a 1024 px window: 'run 22 ·
+    big batch · stream · batch size 8,192' (its name, what it set away from the defaults, or
+    ``changed``: what it changed against a baseline, and how it ended when it did not complete)."""
+    defaults = _default_config()
+    own = [] if changed is not None else [row.get(k) for k in ("dataset", "mode", "model")
+                                          if row.get(k) and row.get(k) != defaults.get(k)]
+    parts = [f"run {row['id']}", row.get("name"), *own, row.get("changed") if changed is None else changed,
+             row["status"] if row.get("status") != "completed" else ""]
+    return " · ".join(str(p) for p in parts if p)
 
 
 def run_label(row: dict) -> str:

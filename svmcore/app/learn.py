@@ -88,11 +88,12 @@ class Learn:
                 "machines": machines(self._reference)}
 
     def run_remedy(self, key: str, base: dict | None = None, experiment: str | None = None,
-                   quick: bool = False) -> list[tuple[int, int]]:
+                   quick: bool = False, queue: RunQueue | None = None) -> list[tuple[int, int]]:
         """Queue the before and after runs of one remedy's runnable experiments (or of the
         one named); ``base`` overrides knobs of every base, ``quick`` divides the rows of
-        synthetic data by ten. Returns (before, after) run ids. Raises ConfigError/DataError
-        (nothing queued) if one cannot run."""
+        synthetic data by ten; ``queue``: another queue than the page's (the class exercise
+        measures ahead several at once). Returns (before, after) run ids. Raises
+        ConfigError/DataError (nothing queued) if one cannot run."""
         r = remedy(key)
         chosen = [r.experiment(experiment)] if experiment else [e for e in r.experiments if e.runnable() is None]
         if r.measured_by:
@@ -107,7 +108,8 @@ class Learn:
             pairs.append((e, admit(before, self.folders.cache_dir), admit(after, self.folders.cache_dir)))
         home, ids = self.store.home, []
         for e, before, after in pairs:
-            ids.append(tuple(self.queue.submit(cfg, label=run_label(r, e, which), prediction=forecast(cfg, home)).run_id
+            ids.append(tuple((queue or self.queue).submit(cfg, label=run_label(r, e, which),
+                                                          prediction=forecast(cfg, home)).run_id
                              for cfg, which in ((before, "before"), (after, "after"))))
         return ids
 

@@ -7,6 +7,8 @@ Pure: run records in, plain lists out, so every answer is tested with ==.
 
 from __future__ import annotations
 
+import math
+
 from svmcore.store.records import RunRecord, RunStatus
 
 RESULTS = (("peak_rss_mb", "exact peak (MiB)"), ("samples_per_s", "samples/s"), ("accuracy", "accuracy"))
@@ -17,10 +19,44 @@ def _result(r: RunRecord, key: str):
     return r.run_peak.mb if key == "peak_rss_mb" else getattr(r.result, key)
 
 
-def _axis(label: str, values: list) -> dict:
-    """A numeric axis as is; any other (text, on/off, missing) as one tick per value."""
+RESULT_TICKS = 5
+
+
+def distinct_ticks(values: list[float], n: int = RESULT_TICKS) -> tuple[list[float], list[str]]:
+    """``n`` ticks from the lowest value to the highest, each labelled with the fewest
+    decimals that tell every tick apart (a fixed three gave "0.771, 0.771, 0.770" for
+    accuracies a thousandth apart)."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return [lo], [_text(lo, 0 if float(lo).is_integer() else 3)]
+    vals = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    for digits in range(0, 8):
+        # each tick where its label says it is, and inside the axis (a tick past its end ran into its title)
+        scale = 10 ** digits
+        first, last = math.ceil(lo * scale - 1e-9) / scale, math.floor(hi * scale + 1e-9) / scale
+        ticks = [min(max(round(v, digits), first), last) for v in vals]
+        texts = [_text(v, digits) for v in ticks]
+        if len(set(texts)) == n:
+            return ticks, texts
+    return vals, [_text(v, 8) for v in vals]
+
+
+def _text(v: float, digits: int) -> str:
+    return f"{v:,.{digits}f}"
+
+
+def _axis(label: str, values: list, result: bool = False) -> dict:
+    """A result: its ticks from the lowest to the highest value (``distinct_ticks``); a
+    numeric knob: a tick at each value it took; any other (text, on/off, missing): one tick
+    per value, in order."""
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return {"label": label, "values": [float(v) for v in values], "tickvals": None, "ticktext": None}
+        numbers = [float(v) for v in values]
+        if result:
+            ticks, texts = distinct_ticks(numbers)
+        else:
+            ticks = sorted(set(numbers))
+            texts = [_text(v, 0 if v.is_integer() else 3) for v in ticks]
+        return {"label": label, "values": numbers, "tickvals": ticks, "ticktext": texts}
     names = sorted({str(v) for v in values})
     return {"label": label, "values": [names.index(str(v)) for v in values],
             "tickvals": list(range(len(names))), "ticktext": names}
@@ -44,6 +80,20 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
         dims = [_axis(k, [r.config.get(k) for r in drawn]) for k in knobs]
         sampled = not all(r.run_peak.exact for r in drawn)  # a data-parallel run's peak is a sampled sum
         dims += [_axis("peak (MiB; data-parallel: all processes, sampled)" if key == "peak_rss_mb" and sampled
-                       else label, [_result(r, key) for r in drawn]) for key, label in RESULTS]
+                       else label, [_result(r, key) for r in drawn], result=True) for key, label in RESULTS]
     return {"dimensions": dims, "runs": [r.id for r in drawn],
             "colour": [float(r.run_peak.mb) for r in drawn], "left_out": left}
+
+
+def _inside(value: float, ranges: list) -> bool:
+    spans = ranges if ranges and isinstance(ranges[0], (list, tuple)) else [ranges]
+    return any(lo <= value <= hi for lo, hi in spans)
+
+
+def brushed(info: dict, ranges: dict[int, list]) -> list[int]:
+    """The runs drawn (``parallel_info``) whose line passes inside every range brushed on
+    the chart (``{axis index: [lo, hi]}``, or a list of ``[lo, hi]`` for several ranges on
+    one axis; a text axis's values are its ticks' indices)."""
+    dims = info["dimensions"]
+    return [rid for i, rid in enumerate(info["runs"])
+            if all(_inside(dims[a]["values"][i], r) for a, r in ranges.items() if a < len(dims))]

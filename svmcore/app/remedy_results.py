@@ -13,19 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from svmcore.app.noise import NO_SAVING_PCT, peak_within
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
 from svmcore.spec.outcomes import size_text
-from svmcore.spec.knobs import defaults
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
 from svmcore.spec.choices import MLP_MODELS
 
-# A change of the peak smaller than this is within run-to-run noise here. The reference's own runs of
-# the default setup, identical, peak in two modes: 242.5-253.6 MiB on 12-01 (4.6% apart), 226.2-234.8
-# on 12-05 (3.8%; ~228 or ~235, set in the train phase). At 2%, a remedy that changes nothing could
-# read as "raises the peak".
-NO_SAVING_PCT = 5.0
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
 
 
@@ -76,7 +71,8 @@ def _parallel_side(par: dict) -> dict:
     """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
     started for the run, else sampled), the coordinator's and the sampled total."""
     workers = par.get("per_worker") or []
-    largest = max((w["peak_rss_mb"] for w in workers), default=None)
+    # a run that failed before its workers were read has no peak for them (the Learn page raised on it)
+    largest = max((w["peak_rss_mb"] for w in workers if w.get("peak_rss_mb") is not None), default=None)
     return {"workers": par.get("workers"), "worker_peak_mb": _round(largest),
             "worker_peak_exact": all(w.get("peak_exact") for w in workers),
             "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
@@ -189,15 +185,15 @@ def claim_verdict(claim_pct: tuple[float, float] | None, cmp: dict | None) -> st
     saved = cmp["peak_saving_pct"]
     if cmp.get("workers"):
         linear = cmp["linear_pct"]
-        per = ("no saving per worker" if abs(saved) < NO_SAVING_PCT
+        per = ("no saving per worker" if peak_within(saved)
                else f"per worker {_change(saved).strip(' ()')}")
         total = _change(cmp["total_saving_pct"]).strip(" ()") or "not sampled"
         return f"{per} (linear would be −{linear:.0f}%); all {cmp['workers']} together {total}"
     if saved <= -NO_SAVING_PCT:
         return "raises the peak"
     if cannot_lower(cmp):
-        return f"cannot lower this peak ({cmp['other_phase']} holds it)"
-    if abs(saved) < NO_SAVING_PCT:
+        return f"cannot lower this peak ({cmp['other_phase']}, untouched, is within {cmp['ceiling_pct']:.1f}% of it)"
+    if peak_within(saved):
         return "no saving"
     if claim_pct is None:
         return f"saves {saved:.0f}%"
@@ -216,8 +212,12 @@ def lessons(remedy, cmp: dict | None) -> list[str]:
     out = []
     peak, saved = cmp["peak_before_mb"], cmp["peak_saving_pct"]
     if cannot_lower(cmp):
-        out.append(f"It cannot lower this run's peak in this setup: the {cmp['other_phase']} phase, which it does not "
-                   f"act on, already peaks at {cmp['other_phase_mb']:,.0f} MiB of the run's {peak:,.0f} MiB.")
+        owner = cmp.get("owner_before")
+        held = (f"the run's peak is {owner}'s ({peak:,.0f} MiB), and " if owner and owner != cmp["other_phase"]
+                else "")
+        out.append(f"It cannot lower this run's peak in this setup: {held}the {cmp['other_phase']} phase, which it "
+                   f"does not act on, already peaks at {cmp['other_phase_mb']:,.0f} MiB, within "
+                   f"{cmp['ceiling_pct']:.1f}% of it: below that the peak cannot go.")
     elif cmp.get("ceiling_pct") is not None and saved is not None and cmp["ceiling_pct"] < 100 - NO_SAVING_PCT:
         out.append(f"It can lower this run's peak by at most {cmp['ceiling_pct']:.0f}%: the {cmp['other_phase']} "
                    f"phase, which it does not act on, peaks at {cmp['other_phase_mb']:,.0f} MiB.")

@@ -12,6 +12,13 @@ FILTERS = ("dataset", "model", "mode", "sweep_id", "status", "tags")  # what a t
 FILTER_LABELS = {"dataset": "dataset", "model": "model", "mode": "mode", "sweep_id": "sweep", "status": "status",
                  "tags": "tag"}
 NO_SWEEP = "no sweep"
+
+
+def first_shown(rows: list[dict]) -> dict | None:
+    """The run a page opened fresh shows: the one running (a queued run behind it has
+    nothing to draw yet), else the newest. ``rows``: newest first."""
+    return next((r for r in rows if r["status"] == "running"), rows[0] if rows else None)
+
 def cell(row: dict, key: str) -> list[str]:
     """The values of one filterable column of a row, as text (a run has several tags)."""
     if key == "tags":

@@ -4,14 +4,16 @@ history table, comparison, export and delete."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
-from svmcore.app.headlines import (GENERATED, GENERATOR_KNOBS, Comparison, RunFacts, changed_knobs_text, compare,
-                                   data_text, run_names)
-from svmcore.app.story import Slide, check_story, story_slides
+from svmcore.app.noise import Noise, measured_noise, repeat_groups, setting_key, spread
+from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
+                                   pick_baseline, read_knob)
+from svmcore.app.story import Slide, check_story, default_question, story_slides
 from svmcore.engine.admission import admit
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
@@ -25,6 +27,9 @@ from svmcore.store.export import run_export, samples_csv
 from svmcore.store.records import RunStatus, RunSummary
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import TradeoffPoint, tradeoff_points
+
+
+MOST_REPEATS = 9  # seeds a repeat adds at once
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,25 @@ class Runs:
         if name:
             self.store.set_name(run_id, name)
         return run_id
+
+    def repeat(self, run_id: int, seeds: int = 2) -> list[int]:
+        """Launch the run's setting again over ``seeds`` more seeds (the next ones after its
+        own, one a run, named as it is), so its run-to-run spread is measured. Raises ConfigError."""
+        rec = self.store.get_run(run_id)
+        if rec is None:
+            raise ConfigError("run", f"there is no run {run_id}")
+        if not 1 <= seeds <= MOST_REPEATS:
+            raise ConfigError("seeds", f"repeat over 1 to {MOST_REPEATS} more seeds ({seeds} asked)")
+        base = {k: v for k, v in rec.config.items() if k in KNOBS}
+        taken = {r.config.get("seed") for r in self.store.list_runs()
+                 if setting_key(r.config) == setting_key(rec.config)}
+        free = list(itertools.islice((s for s in itertools.count(int(base.get("seed") or 0) + 1) if s not in taken),
+                                     seeds))
+        return [self.launch(dict(base, seed=s), label=f"repeat of run {run_id}", name=rec.name) for s in free]
+
+    def repeats(self, run_ids: list[int]) -> list[list[int]]:
+        """The runs among these that repeat one setting over seeds (``noise.repeat_groups``)."""
+        return repeat_groups({r.id: r.config for r in (self.store.get_run(i) for i in run_ids) if r is not None})
 
     def rename(self, run_id: int, name: str | None) -> None:
         """Give a run a name, or take it away (blank). Raises ConfigError for a name
@@ -153,21 +177,37 @@ class Runs:
             return {}
         out = {}
         for k in KNOBS:
-            vals = [None if k in GENERATOR_KNOBS and str(r.config.get("dataset")) not in GENERATED
-                    else r.config.get(k) for r in recs]
+            vals = [read_knob(r.config, k) for r in recs]
             if len(set(map(json.dumps, vals))) > 1:
                 out[k] = vals
         return out
 
+    def baseline_of(self, run_ids: list[int]) -> tuple[int, str] | None:
+        """The run to compare these against by default, and why (``pick_baseline``)."""
+        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
+        return pick_baseline({r.id: r.config for r in recs}) if recs else None
+
     def compare(self, run_ids: list[int], baseline: int | None = None) -> Comparison:
-        """The runs against a baseline (default: the first): each named by the knobs
-        that tell it apart, its deltas and a one-line headline."""
+        """The runs against a baseline (default: ``baseline_of``): each named by what it
+        changed against the baseline, its deltas and a one-line headline."""
         recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
         ids = [r.id for r in recs]
-        names = run_names(ids, self.differing_knobs(ids))
-        return compare([RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.shown_name,
-                                    data_text(r.config.get("dataset"), r.result, r.config.get("rows")))
-                        for r in recs], baseline)
+        if baseline not in ids and ids:
+            baseline = pick_baseline({r.id: r.config for r in recs})[0]
+        names = names_against(ids, self.differing_knobs(ids), baseline)
+        facts = [RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.shown_name,
+                             data_text(r.config.get("dataset"), r.result, r.config.get("rows"))) for r in recs]
+        return compare(facts, baseline, noise_of(facts, {r.id: r.config for r in recs}))
+
+    def changes_against(self, baseline: int, run_ids: list[int]) -> dict[int, str]:
+        """What each run changed against ``baseline`` ('stream, batch size 256'), as Compare names it."""
+        ids = [baseline] + [i for i in run_ids if i != baseline]
+        return names_against(ids, self.differing_knobs(ids), baseline)
+
+    def question_of(self, baseline: int) -> str:
+        """The question a story of this baseline asks when the user gives none."""
+        cmp = self.compare([baseline], baseline)
+        return default_question(cmp.runs[0]) if cmp.runs else ""
 
     def story(self, baseline: int | None, remedies: list[int], question: str | None = None
               ) -> tuple[Comparison, tuple[Slide, ...]]:
@@ -219,3 +259,15 @@ def _parallel_columns(peaks) -> dict:
     processes); None for one process."""
     return {"largest_worker_mb": peaks.largest_worker_mb if peaks else None,
             "coordinator_mb": peaks.coordinator_mb if peaks else None}
+
+
+def noise_of(facts: list[RunFacts], configs: dict[int, dict]) -> Noise:
+    """The run-to-run noise to judge these runs' deltas by: the measured default, widened to
+    the spread of any repeats of one setting among them (completed runs only)."""
+    done = {f.id: f for f in facts if f.status == "completed"}
+    groups = [[i for i in g if i in done] for g in repeat_groups(configs)]
+
+    def of(figure):
+        return [spread(g, [getattr(done[i], figure) for i in g]) for g in groups]
+
+    return measured_noise(of("compared_peak_mb"), of("samples_per_s"), of("accuracy"))

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svmcore.app.headlines import Comparison, RunFacts, _mib, _signed, deltas, ending, speed_text
+from svmcore.app.headlines import (Comparison, RunFacts, _mib, _signed, deltas, ending, noted, short_headline,
+                                   speed_text)
+from svmcore.app.noise import DEFAULT_NOISE, Noise, peak_within, within
 from svmcore.spec.errors import ConfigError
 
 MOST_REMEDIES = 3
+KEEP_ACCURACY_PTS = 1.0  # a remedy that loses more accuracy than this is a trade, not a plain win
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class Slide:
     """One step of a story: what it shows (``kind``), its title and headline, and the
     runs drawn on it (the baseline first)."""
 
-    kind: str  # question | baseline | remedy | tradeoff
+    kind: str  # question | baseline | remedy | tradeoff | advice
     title: str
     headline: str
     runs: tuple[int, ...]
@@ -37,22 +40,6 @@ def check_story(baseline: int | None, remedies: list[int]) -> None:
         raise ConfigError("story", f"choose at most {MOST_REMEDIES} remedy runs ({len(remedies)} chosen)")
     if baseline in remedies:
         raise ConfigError("story", f"run {baseline} is the baseline; it cannot also be a remedy")
-
-
-def short_headline(base: RunFacts, other: RunFacts) -> str:
-    """'run 6 · stream: −71% peak, 1.4× slower, −0.1 pt accuracy' (accuracy in
-    percentage points); a run that did not complete says how it ended."""
-    if other.status != "completed":
-        return f"{other.title}: {ending(other)}"
-    d = deltas(base, other)
-    parts = []
-    if d["peak_pct"] is not None:
-        parts.append(f"{_signed(d['peak_pct'], 0)}% peak")
-    if d["speed_ratio"] is not None:
-        parts.append(speed_text(d["speed_ratio"]))
-    if d["accuracy"] is not None:
-        parts.append(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy")
-    return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
 
 
 def default_question(base: RunFacts) -> str:
@@ -72,6 +59,33 @@ def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
     return f"Lowest {exact}peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
 
 
+def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> str:
+    """What to do, with its figures: the remedy that lowers the exact peak most beyond
+    run-to-run noise while keeping accuracy within ``KEEP_ACCURACY_PTS``; else the one that
+    lowers it most, its accuracy cost said; else keep the baseline's setting."""
+    lower = []
+    for r in remedies:
+        d = deltas(base, r)
+        if d["peak_pct"] is not None and d["peak_pct"] < 0 and not peak_within(d["peak_pct"], noise):
+            lower.append((r, d))
+    if not lower:
+        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak_mb)}) by more "
+                f"than the run-to-run noise ({noise.peak_pct:.0f}%).")
+    kept = [(r, d) for r, d in lower if d["accuracy"] is None or d["accuracy"] * 100 >= -KEEP_ACCURACY_PTS]
+    best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
+    quiet = within(d, noise)
+    figures = [f"exact peak {_mib(base.compared_peak_mb)} → {_mib(best.compared_peak_mb)} "
+               f"({_signed(d['peak_pct'], 0)}%)"]
+    if d["speed_ratio"] is not None:
+        figures.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
+    if d["accuracy"] is not None:
+        figures.append(noted(f"accuracy {_signed(d['accuracy'] * 100, 1)} pt", quiet["accuracy"]))
+    why = (f"it lowers the peak most of the remedies that keep accuracy within {KEEP_ACCURACY_PTS:.0f} point"
+           if kept else f"it lowers the peak most, but every remedy that lowers it costs more than "
+                        f"{KEEP_ACCURACY_PTS:.0f} point of accuracy")
+    return f"Use {best.title}: {', '.join(figures)}; {why}."
+
+
 def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, ...]:
     """The slides of the story of ``cmp`` (its baseline and the other runs as remedies,
     in the order chosen). Raises ConfigError when the story cannot be told."""
@@ -87,7 +101,9 @@ def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, .
                         not r.peak_exact for r in cmp.runs) else "."),
                     (base.id,)),
               Slide("baseline", f"The baseline: {base.title}", f"{base.title}: {ending(base)}", (base.id,))]
-    slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r), (base.id, r.id)) for r in remedies]
+    slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r, cmp.noise), (base.id, r.id))
+               for r in remedies]
     slides.append(Slide("tradeoff", "The trade-off: exact peak against accuracy", _lowest(base, remedies),
                         tuple(r.id for r in cmp.runs)))
+    slides.append(Slide("advice", "What to do", advice(base, remedies, cmp.noise), tuple(r.id for r in cmp.runs)))
     return tuple(slides)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
+from svmcore.app.importance import Importance, knob_importance
+from svmcore.app.noise import repeat_groups
 from svmcore.app.parallel import parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
@@ -33,24 +35,28 @@ class Sweeps:
         self._lock = threading.Lock()
 
     def start(self, base: dict, grid: dict[str, list] | list[str], executor: str = "local",
-              scheduler: str | None = None) -> int:
-        """Queue a grid; ``executor`` 'dask' runs it on the Dask scheduler at ``scheduler``
-        (none: a local cluster). Raises an SvmcoreError naming the problem."""
-        base, grid = self._confined_grid(base, grid)
-        sweep = start_sweep(self.store, base, grid, executor, (scheduler or "").strip() or None, self.queue)
+              scheduler: str | None = None, draws: int | None = None, seed: int = 0) -> int:
+        """Queue a grid (``draws``: that many of its combinations drawn at random); ``executor``
+        'dask' runs it on the Dask scheduler at ``scheduler`` (none: a local cluster). Raises an
+        SvmcoreError naming the problem."""
+        base, grid = self._confined_grid(base, grid, draws is None)
+        sweep = start_sweep(self.store, base, grid, executor, (scheduler or "").strip() or None, self.queue,
+                            draws, seed)
         with self._lock:
             self.active[sweep.sweep_id] = sweep
         return sweep.sweep_id
 
-    def preview(self, base: dict, grid: dict[str, list] | list[str]) -> list[GridPoint]:
-        """The grid's combinations over ``base`` (each with its config or the reason it is
-        skipped), without queueing anything: what the Sweep page shows before Start."""
-        base, grid = self._confined_grid(base, grid)
-        return expand(base, grid, self.folders.cache_dir)
+    def preview(self, base: dict, grid: dict[str, list] | list[str], draws: int | None = None,
+                seed: int = 0) -> list[GridPoint]:
+        """The grid's combinations over ``base`` (or the ``draws`` a random search takes),
+        each with its config or the reason it is skipped, without queueing anything: what the
+        Sweep page shows before Start."""
+        base, grid = self._confined_grid(base, grid, draws is None)
+        return expand(base, grid, self.folders.cache_dir, draws, seed)
 
-    def _confined_grid(self, base: dict, grid: dict[str, list] | list[str]) -> tuple[dict, dict]:
+    def _confined_grid(self, base: dict, grid: dict[str, list] | list[str], whole: bool = True) -> tuple[dict, dict]:
         if isinstance(grid, list):
-            grid = parse_grid(grid)
+            grid = parse_grid(grid, whole)
         if not grid:
             raise ConfigError("grid", "choose at least one knob to vary")
         base = self.folders.confined(base)
@@ -69,6 +75,25 @@ class Sweeps:
         spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
         runs = [r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host]
         return parallel_info(runs, list(spec.get("grid") or {}))
+
+    @staticmethod
+    def seed_grid(base: dict, seeds: int) -> str | None:
+        """'seed=0,1,2': the grid entry that runs every point over ``seeds`` seeds from the
+        base's own (None for one seed)."""
+        if seeds <= 1:
+            return None
+        first = int(base.get("seed") or 0)
+        return "seed=" + ",".join(str(first + i) for i in range(seeds))
+
+    def importance(self, sweep_id: int, objective: str) -> Importance:
+        """Which of the knobs the sweep varied mattered for ``objective`` ('peak', 'speed',
+        'accuracy'): ``importance.knob_importance`` over its completed runs."""
+        spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
+        return knob_importance(self.store.list_runs(sweep_id=sweep_id), list(spec.get("grid") or {}), objective)
+
+    def repeats(self, sweep_id: int) -> list[list[int]]:
+        """The sweep's runs that repeat one setting over seeds (``noise.repeat_groups``)."""
+        return repeat_groups({r.id: r.config for r in self.store.list_runs(sweep_id=sweep_id)})
 
     def hosts(self, sweep_id: int) -> list[str]:
         return sorted({r.host for r in self.store.list_runs(sweep_id=sweep_id) if r.host})
@@ -99,10 +124,13 @@ class Sweeps:
 
     @staticmethod
     def title(sweep: dict) -> str:
-        """'sweep 3 · batch_size=[256, 2048]'; a sweep whose spec is damaged says so."""
+        """'sweep 3 · batch_size=[256, 2048]', and how many were drawn for a random search; a sweep
+        whose spec is damaged says so."""
         if sweep.get("damage"):
             return f"sweep {sweep['id']} · damaged: its grid cannot be read"
-        return f"sweep {sweep['id']} · " + ", ".join(f"{k}={v}" for k, v in (sweep["spec"].get("grid") or {}).items())
+        spec = sweep["spec"]
+        drawn = f" · {spec['search']['random']} drawn at random" if (spec.get("search") or {}).get("random") else ""
+        return f"sweep {sweep['id']} · " + ", ".join(f"{k}={v}" for k, v in (spec.get("grid") or {}).items()) + drawn
 
     def best_under(self, budget_mb: float, objective: str = "accuracy", sweep_id: int | None = None,
                    host: str | None = None) -> TradeoffPoint | None:

@@ -21,7 +21,7 @@ OWN_FLAGS = ("scheduler",)
 
 
 def cmd_sweep(args, home: str) -> int:
-    grid = parse_grid(args.grid)
+    grid = parse_grid(args.grid, whole=args.random is None)
     if not grid:
         raise ConfigError("grid", "give at least one --grid KNOB=V1,V2")
     if args.scheduler and args.executor != "dask":
@@ -31,7 +31,8 @@ def cmd_sweep(args, home: str) -> int:
     sweep = None
     try:
         with interrupts.shielded():  # a signal waits until the sweep and its runs exist, then cancels them
-            sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler)
+            sweep = start_sweep(store, knob_values(args, skip=OWN_FLAGS), grid, args.executor, args.scheduler,
+                                draws=args.random, seed=args.random_seed)
         for p in sweep.points:
             if p.error:
                 print(f"skipped {grid_label(p.values)}: {p.error}", file=sys.stderr)
@@ -89,5 +90,9 @@ def add_parser(sub) -> None:
                          "dask.distributed cluster, one run per Dask worker at a time")
     sw.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                     help="the Dask scheduler (with --executor dask); unset: a local cluster on this machine")
+    sw.add_argument("--random", type=int, default=None, metavar="N",
+                    help="a random search: N different combinations of the grid's values drawn at random (the grid "
+                         "may then have more combinations than a sweep runs)")
+    sw.add_argument("--random-seed", type=int, default=0, metavar="S", help="the draw's seed (default 0)")
     sw.add_argument("--json", action="store_true")
     sw.set_defaults(handler=cmd_sweep)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +17,10 @@ from svmcore.spec.knobs import KNOBS
 MAX_GRID_RUNS = 200
 
 
-def parse_grid(items: list[str]) -> dict[str, list]:
+def parse_grid(items: list[str], whole: bool = True) -> dict[str, list]:
     """['batch_size=256,2048', 'precision=float32,float64'] -> {knob: [values]}, each
-    value checked against the knob registry."""
+    value checked against the knob registry; ``whole``: every combination will run, so
+    their number is checked too (a random search draws some of them: it is not)."""
     grid: dict[str, list] = {}
     for item in items:
         name, sep, values = item.partition("=")
@@ -33,7 +35,8 @@ def parse_grid(items: list[str]) -> dict[str, list]:
         if len(texts) > MAX_GRID_RUNS:
             raise ConfigError("grid", f"{shown(name)} has {len(texts):,} values; at most {MAX_GRID_RUNS} runs per sweep")
         grid[name] = list(dict.fromkeys(coerce(name, v) for v in texts))  # keep order, drop repeats
-    check_grid_size(grid)
+    if whole:
+        check_grid_size(grid)
     return grid
 
 
@@ -55,15 +58,38 @@ class GridPoint:
     error: str | None = None
 
 
-def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None) -> list[GridPoint]:
-    """Every combination of the grid over the base knobs. Impossible combinations are
-    kept as points with the reason, so the user sees what was skipped and why. With
-    ``cache_dir`` (launching), the data's rules are checked too (``preflight``: e.g.
-    kernel-svm on more rows than its limit, a batch larger than the data)."""
+def random_combos(grid: dict[str, list], draws: int, seed: int = 0) -> list[tuple]:
+    """``draws`` different combinations of the grid's values, each equally likely (a
+    random search, as Optuna's RandomSampler over categorical values), in the order drawn.
+    Drawn by index into the product, which is never built: a grid too big to run whole
+    can be searched at random."""
+    if not 1 <= draws <= MAX_GRID_RUNS:
+        raise ConfigError("random", f"draw 1 to {MAX_GRID_RUNS} combinations ({draws:,} asked)")
+    sizes = [len(v) for v in grid.values()]
+    picked = random.Random(seed).sample(range(math.prod(sizes)), min(draws, math.prod(sizes)))
+    combos = []
+    for index in picked:
+        combo = []
+        for values, size in zip(reversed(list(grid.values())), reversed(sizes)):
+            index, at = divmod(index, size)
+            combo.append(values[at])
+        combos.append(tuple(reversed(combo)))
+    return combos
 
-    check_grid_size(grid)
+
+def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None, draws: int | None = None,
+           seed: int = 0) -> list[GridPoint]:
+    """Every combination of the grid over the base knobs (or ``draws`` of them at random,
+    ``random_combos``). Impossible combinations are kept as points with the reason, so the
+    user sees what was skipped and why. With ``cache_dir`` (launching), the data's rules are
+    checked too (``preflight``: e.g. kernel-svm on more rows than its limit, a batch larger
+    than the data)."""
     names = list(grid)
-    combos = list(itertools.product(*(grid[n] for n in names))) if names else [()]
+    if draws is not None:
+        combos = random_combos(grid, draws, seed) if names else [()]
+    else:
+        check_grid_size(grid)
+        combos = list(itertools.product(*(grid[n] for n in names))) if names else [()]
     points = []
     for combo in combos:
         values = dict(zip(names, combo))

@@ -17,28 +17,30 @@ log = logging.getLogger(__name__)
 
 
 def start_sweep(store: Store, base: dict, grid: dict[str, list], executor: str = "local",
-                scheduler: str | None = None, queue: RunQueue | None = None) -> "Sweep":
-    """Expand the grid (impossible points are kept with their reason), check that some
-    combination can run, and submit it to the executor ('local': ``queue``, or a new one;
-    'dask': the scheduler at ``scheduler``, or a local cluster). Raises an SvmcoreError
-    naming the problem before anything is stored."""
+                scheduler: str | None = None, queue: RunQueue | None = None, draws: int | None = None,
+                seed: int = 0) -> "Sweep":
+    """Expand the grid (impossible points are kept with their reason; ``draws``: that many
+    combinations drawn at random, with ``seed``), check that some combination can run, and
+    submit it to the executor ('local': ``queue``, or a new one; 'dask': the scheduler at
+    ``scheduler``, or a local cluster). Raises an SvmcoreError naming the problem before
+    anything is stored."""
     if not grid:
         raise ConfigError("grid", "choose at least one knob to vary")
     if scheduler and executor != "dask":
         raise ConfigError("scheduler", "a scheduler address is only used with the dask executor")
-    points = expand(base, grid, os.path.join(store.home, "cache"))
+    points = expand(base, grid, os.path.join(store.home, "cache"), draws, seed)
     if all(p.config is None for p in points):
         raise ConfigError("grid", "no combination is valid: " + "; ".join(p.error for p in points[:3]))
     threads = max(p.config.threads for p in points if p.config)
     ex = make_executor(executor, store, queue, scheduler, threads)
-    return Sweep(store, ex, base, grid, points)
+    return Sweep(store, ex, base, grid, points, search=None if draws is None else {"random": draws, "seed": seed})
 
 
 class Sweep:
     """A grid submitted to an executor (``executors``); ``run_ids`` fill in as runs are queued."""
 
     def __init__(self, store: Store, executor, base: dict, grid: dict[str, list], points: list[GridPoint],
-                 extra_env: dict | None = None):
+                 extra_env: dict | None = None, search: dict | None = None):
         self.store = store
         self.executor = executor
         self.base = base
@@ -47,7 +49,8 @@ class Sweep:
         self.error: str | None = None  # a sweep whose status could not be recorded says why
         self.runs = []
         try:
-            self.sweep_id = store.create_sweep({"base": base, "grid": grid, **executor.describe()})
+            self.sweep_id = store.create_sweep({"base": base, "grid": grid, **executor.describe(),
+                                                **({"search": search} if search else {})})
             for p in self.points:
                 if p.config is not None:
                     self.runs.append(executor.submit(p.config, sweep_id=self.sweep_id, extra_env=extra_env,

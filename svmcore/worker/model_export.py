@@ -19,7 +19,6 @@ training process's own scores, so the serving side's numbers can be traced to tr
 from __future__ import annotations
 
 import logging
-import os
 
 import numpy as np
 

@@ -674,7 +674,7 @@ def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(a
     assert not any(b.label == "Calibrate" for b in at.button)
     info = next(i.value for i in at.info if "Predicted exact peak" in i.value)
     assert "floor 124" in info and "load phase" in info
-    at.number_input(key="rec_budget").set_value(150).run()
+    at.number_input(key="fit_budget").set_value(150).run()
     at.button(key="rec_go").click().run()
     assert not at.exception
     advice = next(s.value for s in list(at.success) + list(at.warning) if "best for accuracy" in s.value)

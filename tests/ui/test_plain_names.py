@@ -44,11 +44,14 @@ def test_compare_shows_dataset_names_as_written(app_home):
     assert_clean(at)
     block = next(m.value for m in at.markdown if "compareHeadline" in m.value)
     headline = shown(block)
-    assert f"run {made[1]} · *star*.svm vs run {made[0]} · __init__.svm" in headline, headline
+    # each run named by what it changed against the baseline: its file (issue 43)
+    assert f"run {made[1]} · *star*.svm vs run {made[0]} · baseline" in headline, headline
+    warning = shown(next(w.value for w in at.warning))
+    assert f"run {made[0]}: __init__.svm" in warning and f"run {made[1]}: *star*.svm" in warning, warning
     at.toggle(key="present").set_value(True).run()
     assert_clean(at)
     titles = [shown(m.value) for m in at.markdown if "(baseline)" in m.value or "&#9632;" in m.value]
-    assert any(f"run {made[0]} · __init__.svm (baseline)" in t for t in titles), titles
+    assert any(f"run {made[0]} · baseline" in t for t in titles), titles
     assert any(f"run {made[1]} · *star*.svm" in t for t in titles), titles
 
 

@@ -129,12 +129,16 @@ def test_compare_headline_against_the_baseline_and_switched(history_home):
     at = open_page("pages/1_Compare.py")
     assert_clean(at)
     assert at.selectbox(key="baseline").value == a
-    base, other = facts(h["home"], a, "batch size 256"), facts(h["home"], b, "batch size 2,048")
+    # each run is named by what it changed against the baseline (issue 43)
+    base, other = facts(h["home"], a, "baseline"), facts(h["home"], b, "batch size 2,048")
     assert headline_lines(at) == [comparison_headline(base, other)]
-    assert headline_lines(at)[0].startswith(f"run {b} · batch size 2,048 vs run {a} · batch size 256: exact peak ")
+    assert headline_lines(at)[0].startswith(f"run {b} · batch size 2,048 vs run {a} · baseline: exact peak ")
+    assert any(t.startswith(f"Baseline run {a}: the earliest of them.") for t in texts(at.caption))
     at.selectbox(key="baseline").set_value(b).run()
     assert_clean(at)
-    assert headline_lines(at) == [comparison_headline(other, base)]
+    assert headline_lines(at) == [comparison_headline(facts(h["home"], b, "baseline"),
+                                                      facts(h["home"], a, "batch size 256"))]
+    assert any(t.startswith(f"Baseline run {b}: your choice.") for t in texts(at.caption))
 
 
 def test_a_colour_picked_on_compare_is_the_runs_on_its_charts_and_kept(history_home):
@@ -150,7 +154,7 @@ def test_a_colour_picked_on_compare_is_the_runs_on_its_charts_and_kept(history_h
         lines = {t["name"]: t["line"]["color"] for t in memory["data"] if t.get("name", "").startswith("run ")}
         bars = {t["name"]: t["marker"]["color"] for t in phases["data"]}
         assert lines[f"run {b} · batch size 2,048"] == bars[f"run {b} · batch size 2,048"] == "#123456", lines
-        assert lines[f"run {a} · batch size 256"] != "#123456"
+        assert lines[f"run {a} · baseline"] != "#123456"
         again = open_page("pages/1_Compare.py")  # a new session: the run keeps it
         assert again.color_picker(key=f"colour_{b}").value.upper() == "#123456"
     finally:
@@ -166,6 +170,8 @@ def test_compare_table_puts_the_key_numbers_first(history_home):
     columns = json.loads(at.dataframe[0].proto.columns)
     pinned = [name for name, cfg in columns.items() if cfg.get("pinned")]
     assert pinned == ["id", "peak_mb", "accuracy", "balanced_accuracy", "samples_per_s"], pinned
+    # issue 43: an oom run's accuracy read "None" and a name was cut to "memm"
+    assert at.dataframe[0].proto.placeholder == "\u2013" and columns["name"]["width"] == "medium", columns["name"]
 
 
 def test_presentation_view_shows_big_numbers_and_keeps_the_selection(history_home):

@@ -15,6 +15,7 @@ from ui.charts import (
     PALETTE,
     accuracy_info,
     accuracy_range,
+    legend_grid,
     label_lanes,
     live_phases,
     memory_info,
@@ -396,7 +397,7 @@ def test_stacked_info_of_one_run_draws_its_phases():
     info = stacked_info([s])
     assert info == {"x": "time", "range": [0.0, 1.1 * 1.02], "panels": ["memory", "throughput", "accuracy"],
                     "domains": panel_domains(["memory", "throughput", "accuracy"]), "live": False, "runs": [s],
-                    "phases": s["phases"], "labels": label_lanes(s["phases"], 0.0, 1.1 * 1.02), "phases_of": 3}
+                    "phases": s["phases"], "labels": label_lanes(s["phases"], 0.0, 1.1 * 1.02), "phases_of": 3, "bands": []}
 
 
 def test_stacked_info_of_several_runs_draws_the_phases_of_the_one_asked_or_none():
@@ -610,15 +611,19 @@ def test_phase_peak_labels_stand_upright_so_they_never_overlap():
     assert [(list(d.text), d.textangle) for d in fig.data] == [(["peak"], -90), (["peak"], -90)]
 
 
-def test_twelve_runs_phase_peaks_get_a_legend_column_and_the_height_for_it():
-    """The walk saw 12 runs' legend rows leave the bars about 25 px of height."""
+def test_twelve_runs_phase_peaks_get_legend_rows_below_and_the_height_for_them():
+    """The walk saw 12 runs' legend rows leave the bars about 25 px of height; then a legend
+    column beside them squeezed the bars to 40% of the chart's width (issue 43): rows below,
+    as many entries to a row as the widest name allows, and the chart taller by its rows."""
     views = [View(i, RunSummary(peak_phase="load", phases=(PhaseSpan("load", 0, 1, 1, 100.0 + i),)))
              for i in range(1, 13)]
     few = phase_peaks_figure(phase_peaks_info(views[:3]))
     assert few.layout.legend.orientation == "h" and few.layout.height == 340
-    many = phase_peaks_figure(phase_peaks_info(views))
-    assert many.layout.legend.orientation == "v" and many.layout.legend.x > 1
-    assert many.layout.height >= 12 * 22
+    many = phase_peaks_figure(phase_peaks_info(views, {v.id: f"batch size {16 * v.id}" for v in views}))
+    per_row, rows = legend_grid([f"run {v.id} · batch size {16 * v.id}" for v in views])
+    assert (per_row, rows) == (2, 6)  # 23 characters: two to a 560 px plot
+    assert many.layout.legend.orientation == "h" and many.layout.legend.entrywidth == 1 / 2
+    assert many.layout.height == 340 + 22 * 5
 
 
 # ---------------------------------------------------------------- a cgroup cap: what it limits, against it
@@ -689,3 +694,59 @@ def test_a_capped_sample_without_its_charge_is_a_gap_not_a_crash():
     assert (info["held"][-1], info["cache"][-1]) == (None, None) and info["held"][:3] == [40.0, 120.0, 100.0]
     series = run_series(4, samples, [], CAPPED_SUMMARY, most=3)
     assert series["mem"]["held"] and len(series["mem"]["held"]) == len(series["mem"]["x"])
+
+
+
+def test_a_legend_row_holds_as_many_runs_as_their_widest_name_allows():
+    assert legend_grid([]) == (1, 0)
+    assert legend_grid(["run 1 · stream", "run 2 · float32", "run 3"]) == (3, 1)  # 15 chars: 147 px each
+    assert legend_grid(["run 1 · " + "x" * 100, "run 2"]) == (1, 2)  # wider than the plot: one a row
+
+
+def test_a_storys_trade_off_keeps_each_runs_colour_and_room_for_its_tick_labels():
+    """Issue 43: the story's trade-off slide recoloured runs by speed (run 8 pink everywhere,
+    purple there), and its PNG (plotly.js, no Streamlit theme) cut the accuracy ticks to "16,
+    14, 12" with the axis title over them."""
+    info = tradeoff_info([tp(1, 300.0, 0.816, sps=1000.0, front=True), tp(8, 200.0, 0.814, sps=500.0, front=True)])
+    fig = tradeoff_figure(info, labelled=True, colours={1: "#1F77B4", 8: "#E377C2"})
+    done = next(d for d in fig.data if d.name == "completed runs")
+    assert list(done.marker.color) == ["#1F77B4", "#E377C2"] and not done.showlegend and done.marker.colorscale is None
+    assert fig.layout.yaxis.automargin and fig.layout.yaxis.tickformat == ".3f" and fig.layout.xaxis.automargin
+    by_speed = next(d for d in tradeoff_figure(info).data if d.name == "completed runs")
+    assert list(by_speed.marker.color) == [1000.0, 500.0] and by_speed.marker.showscale
+
+
+def test_a_live_runs_empty_panels_keep_their_subplots_and_their_texts_apart():
+    """Issue 43: in a run's first seconds the throughput and accuracy panels had no trace, so
+    plotly.js made no subplot for them: their two "drawn from the first training batch on"
+    texts were written over each other under the memory panel."""
+    samples = [MemorySample(t * 0.02, (20 + t) * MiB, (10 + t) * MiB, 10 * MiB, (20 + t) * MiB) for t in range(60)]
+    s = run_series(1, samples, [], RunSummary(), "time")
+    fig = stacked_figure(stacked_info([s], live=True))
+    assert {t.yaxis or "y" for t in fig.data} == {"y", "y2", "y3"}
+    notes = {a.yref: a.text for a in fig.layout.annotations if "first training batch" in (a.text or "")}
+    assert notes == {"y2 domain": "samples/s: drawn from the first training batch on",
+                     "y3 domain": "accuracy: drawn from the first training batch on"}
+    assert fig.layout.yaxis2.showticklabels is False and fig.layout.yaxis2.visible is not False
+
+
+def test_repeats_of_one_setting_are_drawn_as_their_mean_and_range():
+    """Issue 43: a run repeated over seeds is drawn as W&B draws grouped runs: the mean and a
+    band from the lowest to the highest, on a grid up to where the shortest of them ends."""
+    from ui.charts import band_info, repeat_marks
+
+    def series(rid, xs, rss):
+        return {"id": rid, "colour": "#1F77B4", "mem": {"x": xs, "rss": rss}}
+
+    b = band_info([series(1, [0.0, 2.0], [100.0, 200.0]), series(2, [0.0, 1.0, 3.0], [120.0, 120.0, 300.0])], points=3)
+    assert b == {"runs": [1, 2], "colour": "#1F77B4", "x": [0.0, 1.0, 2.0], "mean": [110.0, 135.0, 205.0],
+                 "lo": [100.0, 120.0, 200.0], "hi": [120.0, 150.0, 210.0], "title": "runs 1, 2: mean and range"}
+    assert band_info([series(1, [0.0, 2.0], [100.0, 200.0])]) is None
+    info = stacked_info([series_of(1), series_of(2)], groups=[[1, 2]])
+    fig = stacked_figure(info)
+    assert [t.name for t in fig.data if t.fill == "tonexty"] == [None] and any(
+        t.name == "runs 1, 2: mean and range" for t in fig.data)
+    points = [tp(1, 100.0, 0.80), tp(2, 110.0, 0.82), tp(3, 90.0, 0.70), tp(4, 95.0, None, status="oom")]
+    assert repeat_marks(points, [[1, 2], [3, 4]]) == [
+        {"runs": [1, 2], "peak_mb": 105.0, "peak_lo": 100.0, "peak_hi": 110.0, "accuracy": 0.81, "acc_lo": 0.80,
+         "acc_hi": 0.82}]

@@ -7,12 +7,19 @@ from svmcore.app.exercise import choices, pct_text, reveal, verdict
 M = "\u2212"
 
 
-def test_every_choice_starts_from_the_knob_defaults_and_names_its_change():
+def test_every_choice_starts_from_the_default_setup_and_names_its_change():
+    """Issue 43: "smaller batches", the advice every student starts from, was not in the list
+    (its experiment started from batch 8,192); every remedy of the advice with a runnable
+    default-setup experiment is a choice, named by its change from the setup's value."""
     found = {c.key: c.title for c in choices()}
-    assert found["stream:default"] == "Streaming from disk: mode stream"
-    assert found["precision:default-float32"] == "Mixed precision (FP16): precision float32"
-    assert "batch:default" not in found, "the batch remedy's default experiment starts from batch 8,192, not the defaults"
+    assert found["stream:default"] == "Streaming from disk: mode memory → stream"
+    assert found["precision:default-float32"] == "Mixed precision (FP16): precision float64 → float32"
+    assert found["batch:default-1024"] == "Smaller batches: batch size 1,024 → 256"
+    assert found["batch:default"] == "Smaller batches: batch size 8,192 → 256"
+    assert found["threads:default"] == "Fewer threads: threads 2 → 1"  # the defaults train on one
     assert "sparse:default" not in found, "not runnable on the default setup (it is already sparse)"
+    assert {c.split(":")[0] for c in found} >= {"batch", "stream", "precision", "logging", "threads", "gc", "memmap",
+                                                "hashing", "ftrl", "compiled", "ddp"}
 
 
 def test_percent_texts():

@@ -7,6 +7,7 @@ import time
 
 from svmcore.app.fit import _end
 from svmcore.spec.config import validate
+from svmcore.predict.model import Calibration
 from svmcore.store.records import RunRecord, RunStatus
 
 

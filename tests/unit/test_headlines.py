@@ -13,12 +13,15 @@ from svmcore.app.headlines import (
     deltas,
     knob_value_text,
     outcome_headline,
+    pick_label,
     run_label,
     data_text,
-    run_names,
+    names_against,
+    pick_baseline,
     run_title,
     speed_text,
 )
+from svmcore.spec.config import validate
 from svmcore.store.records import PhaseSpan, RunPeak, RunSummary
 
 MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
@@ -31,13 +34,13 @@ OOM = RunFacts(3, "oom", "batch size 4,096", peak_mb=150.2, phase="train", cap="
 def test_the_headline_of_the_issue():
     assert comparison_headline(MEMORY, STREAM) == (
         "run 2 · stream vs run 1 · memory: exact peak \u221217% (252 \u2192 208 MiB), 2.8\u00d7 slower, "
-        "accuracy \u00b10.000, balanced accuracy +0.012")
+        "accuracy \u00b10.000, balanced accuracy +0.012 (within noise)")
 
 
 def test_the_headline_the_other_way_round():
     assert comparison_headline(STREAM, MEMORY) == (
         "run 1 · memory vs run 2 · stream: exact peak +21% (208 \u2192 252 MiB), 2.8\u00d7 faster, "
-        "accuracy \u00b10.000, balanced accuracy \u22120.012")
+        "accuracy \u00b10.000, balanced accuracy \u22120.012 (within noise)")
 
 
 def test_a_headline_leaves_out_what_was_not_measured():
@@ -122,33 +125,51 @@ def test_knob_value_text(name, value, text):
     assert knob_value_text(name, value) == text
 
 
-def test_run_names_are_the_values_that_differ():
-    differing = {"mode": ["memory", "stream"], "batch_size": [256, 2048], "epochs": [1, 2]}
-    assert run_names([1, 2], differing, most=2) == {1: "memory, batch size 256, +1 more",
-                                                    2: "stream, batch size 2,048, +1 more"}
-    assert run_names([1, 2], differing) == {1: "memory, batch size 256, epochs 1",
-                                            2: "stream, batch size 2,048, epochs 2"}
-    assert run_names([4], {}) == {4: ""}
+def test_runs_are_named_by_what_they_changed_against_the_baseline():
+    differing = {"mode": ["memory", "stream", "memory"], "batch_size": [1024, 1024, 256], "epochs": [1, 2, 1]}
+    assert names_against([1, 2, 3], differing, 1) == {1: "baseline", 2: "stream, epochs 2", 3: "batch size 256"}
+    assert names_against([1, 2, 3], differing, 1, most=1) == {1: "baseline", 2: "stream, +1 more",
+                                                               3: "batch size 256"}
+    assert names_against([1, 2, 3], differing, 3) == {1: "batch size 1,024", 2: "stream, batch size 1,024, epochs 2",
+                                                      3: "baseline"}
+    assert names_against([4, 5], {}, 4) == {4: "baseline", 5: "same knobs"}
+    assert names_against([4], {}, 4) == {4: ""}  # alone (asked about before a delete): compared with nothing
 
 
-def test_run_names_of_the_issue_tell_every_run_apart():
-    """Issue 22: runs 1, 7 and 8 read "memory, float64, +2 more" alike and hid the batch
-    size of run 8 (8192). The knobs that tell runs apart are named before the others."""
-    ids = [1, 5, 6, 7, 8, 9]
-    differing = {"mode": ["memory", "memory", "stream", "memory", "memory", "memory"],
-                 "precision": ["float64", "float32", "float64", "float64", "float64", "float64"],
-                 "batch_size": [1024, 1024, 1024, 1024, 8192, 1024],
-                 "threads": [1, 1, 1, 2, 1, 1], "shuffle": [True] * 5 + [False]}
-    names = run_names(ids, differing)
-    assert len(set(names.values())) == len(ids), names
-    assert "batch size 8,192" in names[8] and "batch size 1,024" in names[1]
-    assert names[7].startswith("memory") and "threads 2" in names[7]
+def test_eight_one_knob_runs_are_named_by_their_one_knob():
+    """Issue 43: seven one-knob runs and the default were each labelled with all six knobs
+    that varied ("memory, float64, hashing 0 bits, no memory cap, batch size 1,024, threads 2")."""
+    base = {"mode": "memory", "precision": "float64", "hashing_bits": 0, "memory_cap_mb": None,
+            "batch_size": 1024, "threads": 1}
+    changes = [{}, {"mode": "stream"}, {"precision": "float32"}, {"hashing_bits": 16}, {"memory_cap_mb": 400},
+               {"batch_size": 256}, {"threads": 2}, {"batch_size": 8192}]
+    configs = [dict(base, **c) for c in changes]
+    ids = [10, 3, 4, 5, 6, 7, 8, 9]
+    differing = {k: [c[k] for c in configs] for k in base if len({str(c[k]) for c in configs}) > 1}
+    assert names_against(ids, differing, 10) == {
+        10: "baseline", 3: "stream", 4: "float32", 5: "hashing 16 bits", 6: "memory cap 400 MB",
+        7: "batch size 256", 8: "threads 2", 9: "batch size 8,192"}
 
 
-def test_run_names_skip_what_a_file_does_not_read():
-    """A run on a file has no rows knob of its own: it is not 'rows 100,000'."""
+def test_a_run_on_a_file_is_not_named_by_a_rows_knob_it_does_not_read():
     differing = {"dataset": ["sparse-text", "/srv/up/small.svm"], "rows": [100_000, None]}
-    assert run_names([1, 6], differing) == {1: "sparse-text, rows 100,000", 6: "small.svm"}
+    assert names_against([1, 6], differing, 1) == {1: "baseline", 6: "small.svm"}
+
+
+def test_the_baseline_is_the_run_a_person_would_pick_and_says_why():
+    """Issue 43: the baseline defaulted to the hashing run (the first ticked), not the default run."""
+    def full(**knobs):  # a config as a run stores it: every knob
+        return validate(knobs).to_dict()
+
+    one_knob = {10: full(rows=20_000, hashing_bits=16), 3: full(rows=20_000, mode="stream"), 1: full(rows=20_000),
+                4: full(rows=20_000, precision="float32")}
+    assert pick_baseline(one_knob) == (1, "the run the others differ from least")
+    two = {7: full(batch_size=2048), 5: full(batch_size=256)}  # as far apart either way, neither at the defaults
+    assert pick_baseline(two) == (5, "the earliest of them")
+    at_default = {9: full(), 8: full(batch_size=256)}
+    assert pick_baseline(at_default) == (9, "the run at the default knobs")
+    repeats = {4: full(seed=1), 3: full(seed=2)}  # the seed is no setting: both at the defaults, the earliest
+    assert pick_baseline(repeats) == (3, "the run at the default knobs")
 
 
 def test_run_title_puts_the_users_name_first():
@@ -286,10 +307,17 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     assert all(len(x) <= HEADLINE_CHARS for x in lines)
     fig = with_headline(go.Figure(layout=dict(height=600, margin=dict(t=40))), two)
     assert fig.layout.title.text == "<br>".join(map(chart_text, lines)) and fig.layout.height == 600 + 17 * len(lines)
-    five = headline_title_lines(compare([base] + others[:4]))  # the walk's PNG of 5 runs had 2 of their lines
-    assert " ".join(x.strip() for x in five) == " ".join(compare([base] + others[:4]).headlines)
+    # several runs: the baseline once, then one short line per run (the walk's 8 runs ended "… the rest of the
+    # headline is on the page")
+    twelve = headline_title_lines(compare([base] + others[:11]))
+    assert twelve[0] == "Against the baseline, run 1 · memory (\u2248: within run-to-run noise):"
+    assert len(twelve) == HEADLINE_LINES == 12
+    assert twelve[1] == "run 2 · batch size 32: \u221220% peak, 2.8\u00d7 slower, \u00b10.0 pt accuracy"
+    assert headline_title_lines(compare([base, RunFacts(3, "completed", "seed 1", peak_mb=246.0, accuracy=0.749,
+                                                        samples_per_s=250_000.0), others[0]]))[1] == (
+        "run 3 · seed 1: \u2248\u22122% peak, \u22481.1\u00d7 slower, \u2248\u22120.1 pt accuracy")
     many = headline_title_lines(compare([base] + others))
-    assert len(many) == HEADLINE_LINES and many[-1] == "… the rest of the headline is on the page"
+    assert len(many) == HEADLINE_LINES and many[-1] == "… and 2 more lines on the page"
     assert chart_config("runs-1-2-memory", fig)["toImageButtonOptions"] == {
         "format": "png", "filename": "runs-1-2-memory", "width": 1600, "height": fig.layout.height, "scale": 1}
 
@@ -307,3 +335,31 @@ def test_a_comparison_with_a_data_parallel_run_weighs_all_its_processes_and_name
     assert ("peak +169% (253 → 680 MiB; run 2's: 680 MiB in all its processes (sampled sum; largest Dask worker "
             "(2) 256 MiB, exact; coordinator 168 MiB, exact))") in line and "exact peak" not in line, line
     assert "coordinator" not in comparison_headline(base, RunFacts(3, "completed", "x", peak_mb=200.0))
+
+
+def test_a_picker_of_a_few_runs_lists_them_short():
+    """Issue 43: at 1024x768 Story's remedy options were cut to "run 22 · completed · spar…"."""
+    row = {"id": 22, "status": "completed", "dataset": "sparse-text", "mode": "stream", "model": "linear-svm",
+           "changed": "float32, batch size 256", "name": ""}
+    assert pick_label(row) == "run 22 · stream · float32, batch size 256"
+    assert pick_label(dict(row, name="lean", status="oom", dataset="a9a.svm")) == (
+        "run 22 · lean · a9a.svm · stream · float32, batch size 256 · oom")
+
+
+def test_every_delta_says_whether_it_exceeds_the_run_to_run_noise():
+    """Issue 43: two runs with the same settings differed by -3% peak and 1.1x speed, and
+    Compare presented it as a result."""
+    from svmcore.app.noise import Noise
+
+    a = RunFacts(1, "completed", "baseline", peak_mb=246.9, accuracy=0.8091, balanced_accuracy=0.8088,
+                 samples_per_s=92_380.0)
+    b = RunFacts(2, "completed", "seed 1", peak_mb=240.0, accuracy=0.8028, balanced_accuracy=0.8027,
+                 samples_per_s=84_000.0)
+    assert comparison_headline(a, b) == (
+        "run 2 · seed 1 vs run 1 · baseline: exact peak \u22123% (247 \u2192 240 MiB) (within noise), 1.1\u00d7 slower "
+        "(within noise), accuracy \u22120.006 (within noise), balanced accuracy \u22120.006 (within noise)")
+    wide = Noise(peak_pct=2.0, speed_ratio=1.05, accuracy_pts=0.5, basis="test")
+    assert comparison_headline(a, b, wide) == (
+        "run 2 · seed 1 vs run 1 · baseline: exact peak \u22123% (247 \u2192 240 MiB), 1.1\u00d7 slower, "
+        "accuracy \u22120.006, balanced accuracy \u22120.006")
+    assert compare([a, b], 1).noise.peak_pct == 5.0

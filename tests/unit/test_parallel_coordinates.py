@@ -29,11 +29,15 @@ def test_knobs_then_results_one_line_per_completed_run(tmp_path):
     store.close()
     assert info == {
         "dimensions": [
-            {"label": "batch_size", "values": [256.0, 4096.0], "tickvals": None, "ticktext": None},
+            {"label": "batch_size", "values": [256.0, 4096.0], "tickvals": [256.0, 4096.0],
+             "ticktext": ["256", "4,096"]},
             {"label": "precision", "values": [1, 0], "tickvals": [0, 1], "ticktext": ["float32", "float64"]},
-            {"label": "exact peak (MiB)", "values": [250.0, 180.5], "tickvals": None, "ticktext": None},
-            {"label": "samples/s", "values": [1000.0, 3000.0], "tickvals": None, "ticktext": None},
-            {"label": "accuracy", "values": [0.75, 0.74], "tickvals": None, "ticktext": None}],
+            {"label": "exact peak (MiB)", "values": [250.0, 180.5], "tickvals": [181.0, 198.0, 215.0, 233.0, 250.0],
+             "ticktext": ["181", "198", "215", "233", "250"]},
+            {"label": "samples/s", "values": [1000.0, 3000.0], "tickvals": [1000.0, 1500.0, 2000.0, 2500.0, 3000.0],
+             "ticktext": ["1,000", "1,500", "2,000", "2,500", "3,000"]},
+            {"label": "accuracy", "values": [0.75, 0.74], "tickvals": [0.74, 0.742, 0.745, 0.748, 0.75],
+             "ticktext": ["0.740", "0.742", "0.745", "0.748", "0.750"]}],
         "runs": [1, 2], "colour": [250.0, 180.5], "left_out": [(3, "oom"), (4, "no accuracy")]}
 
 
@@ -44,3 +48,36 @@ def test_nothing_completed_draws_nothing(tmp_path):
     assert parallel_info(store.list_runs(), ["batch_size"]) == {"dimensions": [], "runs": [], "colour": [],
                                                                  "left_out": [(1, "oom")]}
     store.close()
+
+
+def test_accuracy_ticks_a_thousandth_apart_are_told_apart():
+    """Issue 43: the accuracy axis read "0.771, 0.771, 0.770 ..." (three decimals, always)."""
+    from svmcore.app.parallel import distinct_ticks
+
+    vals, texts = distinct_ticks([0.7702, 0.7712, 0.7705])
+    assert texts == ["0.7702", "0.7704", "0.7707", "0.7710", "0.7712"] and vals == [float(t) for t in texts]
+    assert distinct_ticks([0.5, 0.9]) == ([0.5, 0.6, 0.7, 0.8, 0.9], ["0.5", "0.6", "0.7", "0.8", "0.9"])
+    assert distinct_ticks([250.0]) == ([250.0], ["250"])
+
+
+def test_every_tick_stays_inside_its_axis():
+    """A tick rounded past the axis's end (178.5 on an axis up to 178.45) ran into its title."""
+    from svmcore.app.parallel import distinct_ticks
+
+    vals, texts = distinct_ticks([178.13, 178.45])
+    assert 178.13 <= min(vals) and max(vals) <= 178.45 and len(set(texts)) == 5, (vals, texts)
+
+
+def test_brushing_an_axis_keeps_the_runs_inside_its_ranges(tmp_path):
+    """Issue 43: brushing the parallel-coordinates axes filters the run table (as Optuna's dashboard)."""
+    from svmcore.app.parallel import brushed
+
+    store = _runs(tmp_path)
+    info = parallel_info(store.list_runs(), ["batch_size", "precision"])
+    store.close()
+    assert brushed(info, {}) == [1, 2]
+    assert brushed(info, {2: [200.0, 260.0]}) == [1]  # exact peak 250 in, 180.5 out
+    assert brushed(info, {1: [-0.5, 0.5]}) == [2]  # the text axis: float32 is tick 0
+    assert brushed(info, {2: [[100.0, 190.0], [240.0, 260.0]]}) == [1, 2]  # two ranges on one axis
+    assert brushed(info, {2: [200.0, 260.0], 4: [0.745, 0.76]}) == [1]
+    assert brushed(info, {2: [300.0, 400.0]}) == []

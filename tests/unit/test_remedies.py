@@ -149,10 +149,12 @@ def test_compare_a_remedy_that_cannot_lower_a_peak_that_loading_owns():
     assert cmp["ceiling_pct"] == pytest.approx(100 * 1 / 243)
     assert cmp["speed_change_pct"] == pytest.approx(-50.0)
     assert cmp["accuracy_change"] == pytest.approx(0.01) and cmp["balanced_accuracy_change"] == pytest.approx(0.01)
-    assert claim_verdict((30, 50), cmp) == "cannot lower this peak (load holds it)"
+    # issue 43: "load holds it" while the chart outlined evaluate, which held the peak: both are said
+    assert claim_verdict((30, 50), cmp) == "cannot lower this peak (load, untouched, is within 0.4% of it)"
     said = lessons(remedy("batch"), cmp)
-    assert said[0] == ("It cannot lower this run's peak in this setup: the load phase, which it does not act on, "
-                       "already peaks at 242 MiB of the run's 243 MiB.")
+    assert said[0] == ("It cannot lower this run's peak in this setup: the run's peak is train's (243 MiB), and the "
+                       "load phase, which it does not act on, already peaks at 242 MiB, within 0.4% of it: below that "
+                       "the peak cannot go.")
     assert said[1].startswith("The advice claims 30–50%; here the run's exact peak went 243 → 242 MiB (−0.2%)")
 
 
@@ -192,12 +194,13 @@ def test_claims_rows_for_a_measured_a_pending_and_an_impossible_experiment():
                                                    "after": LOAD_OWNS[1], "cmp": cmp})
     assert tuple(row) == CLAIMS_COLUMNS
     assert row["remedy"] == "Smaller batches" and row["the advice claims"] == "30–50%"
-    assert row["setup"] == "default setup"
+    assert row["setup"] == "default setup, 8,192-row batches"  # issue 43: it said "default setup" of batch 8,192
     assert row["run's exact peak (MiB)"] == "243 → 242 (−0.2%)"
     assert row["phases it acts on (MiB)"] == "243 → 242 (−0.2%) in train, evaluate"
     assert row["speed (samples/s)"] == "100k → 50k (−50%)"
     assert row["accuracy (balanced)"] == "0.800 → 0.810 (+0.010)"
-    assert row["verdict"] == "cannot lower this peak (load holds it)" and row["measured on"] == "reference machine"
+    assert row["verdict"].startswith("cannot lower this peak (load, untouched, is within") and \
+        row["measured on"] == "reference machine"
     pending = claims_row(remedy("ftrl"), None, None)
     assert pending["verdict"] == "not runnable yet (being built)" and pending["run's exact peak (MiB)"] == "–"
     impossible = claims_row(remedy("sparse"), remedy("sparse").experiment("default"), None)
@@ -288,3 +291,14 @@ def test_data_parallel_compares_the_largest_worker_and_states_the_total():
     assert "270 per worker (exact)" in row["run's exact peak (MiB)"]
     text = " ".join(lessons(r, cmp))
     assert "700 MiB" in text and "floor" in text
+
+
+def test_a_data_parallel_run_that_failed_before_its_workers_were_read_is_a_side_without_a_worker_peak():
+    """Issue 43's walk: a failed 2-worker run (no worker's peak read) made Learn's whole page raise."""
+    from svmcore.app.remedy_results import side
+
+    summary = {"status": "failed", "peak_rss_mb": 669.2, "parallel": {
+        "workers": 2, "per_worker": [{"worker": 0, "peak_rss_mb": None}, {"worker": 1, "peak_rss_mb": None}],
+        "total_peak_sampled_mb": None, "cluster_start_s": 6.7}}
+    got = side({"workers": 2}, summary, run_id=22, status="failed")
+    assert got["parallel"]["worker_peak_mb"] is None and got["parallel"]["workers"] == 2

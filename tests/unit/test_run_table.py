@@ -83,3 +83,13 @@ def test_cli_runs_tag_adds_lists_removes_and_refuses_in_one_line(tmp_path):
                                                "only\n")
     assert cli("tag", str(rid), "demo", "--remove").stdout == f"run {rid} tags: low memory\n"
     assert cli("tag", "99", "demo").stderr == "svmcore: error: no run with id 99\n"
+
+
+def test_a_page_opened_fresh_shows_the_run_that_is_running_not_the_one_queued_behind_it():
+    """Issue 43: a new tab opened on the newest run, queued ("No memory samples"), while another ran."""
+    from svmcore.app.run_table import first_shown
+
+    rows = [{"id": 9, "status": "queued"}, {"id": 8, "status": "running"}, {"id": 7, "status": "completed"}]
+    assert first_shown(rows)["id"] == 8
+    assert first_shown([r for r in rows if r["id"] != 8])["id"] == 9  # nothing running: the newest
+    assert first_shown([]) is None

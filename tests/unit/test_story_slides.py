@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from svmcore.app.headlines import RunFacts, compare
-from svmcore.app.story import Slide, check_story, default_question, short_headline, story_slides
+from svmcore.app.story import Slide, advice, check_story, default_question, short_headline, story_slides
 from svmcore.spec.errors import ConfigError
 
 MEMORY = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.751,
@@ -17,7 +17,8 @@ OOM = RunFacts(8, "oom", "batch size 65,536", peak_mb=150.2, phase="train", cap=
 
 
 def test_the_headline_of_the_issue():
-    assert short_headline(MEMORY, STREAM) == "run 6 · stream: \u221271% peak, 1.4\u00d7 slower, \u22120.1 pt accuracy"
+    assert short_headline(MEMORY, STREAM) == (
+        "run 6 · stream: \u221271% peak, 1.4\u00d7 slower (within noise), \u22120.1 pt accuracy (within noise)")
 
 
 def test_a_remedy_at_the_same_accuracy_and_speed():
@@ -40,7 +41,11 @@ def test_the_slides_of_a_story():
         Slide("remedy", "Remedy: run 6 · stream", short_headline(MEMORY, STREAM), (1, 6)),
         Slide("remedy", "Remedy: run 8 · batch size 65,536", short_headline(MEMORY, OOM), (1, 8)),
         Slide("tradeoff", "The trade-off: exact peak against accuracy",
-              "Lowest exact peak: run 6 · stream, 73 MiB (\u221271%), accuracy 0.750.", (1, 6, 8)))
+              "Lowest exact peak: run 6 · stream, 73 MiB (\u221271%), accuracy 0.750.", (1, 6, 8)),
+        Slide("advice", "What to do", "Use run 6 · stream: exact peak 253 MiB → 73 MiB (\u221271%), 1.4\u00d7 slower "
+              "(within noise), accuracy \u22120.1 pt (within noise); it lowers the peak most of the remedies that keep "
+              "accuracy within 1 point.",
+              (1, 6, 8)))
 
 
 def test_the_question_is_the_users_when_given():
@@ -50,8 +55,23 @@ def test_the_question_is_the_users_when_given():
 
 
 def test_no_remedy_completed():
-    assert story_slides(compare([MEMORY, OOM], 1))[-1].headline == (
+    assert story_slides(compare([MEMORY, OOM], 1))[-2].headline == (
         "No remedy completed: nothing to weigh against the baseline.")
+
+
+def test_what_to_do_weighs_the_peak_against_accuracy_and_noise():
+    """Issue 43: the story ended on the trade-off chart; a closing slide says what to do,
+    with its figures. A change of the peak within the run-to-run noise is no remedy; one that
+    costs more than a point of accuracy is taken only when nothing cheaper lowers the peak."""
+    same = RunFacts(9, "completed", "seed 1", peak_mb=246.0, accuracy=0.751, samples_per_s=280_000.0)  # -2.8%
+    assert advice(MEMORY, [same, OOM]) == ("Keep the baseline, run 1 · memory: no remedy lowered its exact peak "
+                                           "(253 MiB) by more than the run-to-run noise (5%).")
+    hashed = RunFacts(10, "completed", "hashing 12 bits", peak_mb=60.0, accuracy=0.700, samples_per_s=300_000.0)
+    assert advice(MEMORY, [hashed, F32]).startswith("Use run 7 · float32: exact peak 253 MiB → 180 MiB (\u221229%)")
+    assert advice(MEMORY, [hashed]) == (
+        "Use run 10 · hashing 12 bits: exact peak 253 MiB → 60 MiB (\u221276%), 1.1\u00d7 faster (within noise), "
+        "accuracy \u22125.1 pt; it lowers the peak most, but every remedy that lowers it costs more than 1 point of "
+        "accuracy.")
 
 
 @pytest.mark.parametrize(("baseline", "remedies", "message"), [

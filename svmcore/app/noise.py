@@ -1,0 +1,109 @@
+"""Run-to-run noise: how far two runs of the same setting differ, and whether a delta the
+product shows exceeds that. The one definition of "within noise" for every page and
+command that sets runs against each other (Compare's headline, Story, the fit's card,
+Learn's remedy verdicts).
+
+Measured on this kind of machine (2 cores shared with other work, the default setup:
+100,000 rows of sparse text, 5 epochs): 5 runs with the same seed peaked at 238.8-247.0
+MiB (3.4% apart), ran at speeds 1.35x apart and scored the same accuracy (0.80905); 6
+runs over seeds 0-5 peaked at 240.0-246.9 MiB (2.8%), ran 1.68x apart and scored
+0.7956-0.8095 (1.4 points). The reference machine's identical runs peaked 4.6% apart
+(docs/benchmarks.md). Where the runs compared include repeats of one setting (knobs alike
+but the seed), their own spread counts when it is wider.
+
+Pure: plain values in, plain values out, tested with ==.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+
+# A change of the exact peak smaller than this is within run-to-run noise (the remedy verdicts'
+# "no saving" too). The reference's own runs of the default setup, identical, peak in two modes:
+# 242.5-253.6 MiB on 12-01 (4.6% apart), 226.2-234.8 on 12-05 (3.8%); here 3.4% (see above).
+NO_SAVING_PCT = 5.0
+SPEED_NOISE_RATIO = 1.7  # runs of one setting ran up to 1.68x apart on a shared 2-core machine
+ACCURACY_NOISE_PTS = 1.5  # over seeds: 1.4 points apart (one seed: the same accuracy)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """How far runs of one setting differ: the exact peak in percent, the speed as a ratio
+    (fastest / slowest), accuracy in points; and where the figures come from."""
+
+    peak_pct: float = NO_SAVING_PCT
+    speed_ratio: float = SPEED_NOISE_RATIO
+    accuracy_pts: float = ACCURACY_NOISE_PTS
+    basis: str = "measured on this kind of machine"
+
+    def text(self) -> str:
+        return (f"within run-to-run noise: exact peak ±{self.peak_pct:.0f}%, speed {self.speed_ratio:.1f}×, "
+                f"accuracy ±{self.accuracy_pts:.1f} points ({self.basis})")
+
+
+DEFAULT_NOISE = Noise()
+
+
+def peak_within(pct: float | None, noise: Noise = DEFAULT_NOISE) -> bool:
+    """A change of the exact peak (percent) smaller than the noise."""
+    return pct is not None and abs(pct) < noise.peak_pct
+
+
+def within(d: dict, noise: Noise = DEFAULT_NOISE) -> dict[str, bool]:
+    """Which deltas of ``headlines.deltas`` are within the noise (False where there is no delta)."""
+    ratio = d.get("speed_ratio")
+    return {"peak_pct": peak_within(d.get("peak_pct"), noise),
+            "speed_ratio": ratio is not None and ratio > 0 and max(ratio, 1 / ratio) < noise.speed_ratio,
+            "accuracy": d.get("accuracy") is not None and abs(d["accuracy"]) * 100 < noise.accuracy_pts,
+            "balanced_accuracy": (d.get("balanced_accuracy") is not None
+                                  and abs(d["balanced_accuracy"]) * 100 < noise.accuracy_pts)}
+
+
+def setting_key(config: dict) -> str:
+    """What a run set, apart from its seed: runs with the same key are repeats of one setting."""
+    return json.dumps({k: v for k, v in sorted(config.items()) if k != "seed"}, default=str)
+
+
+def repeat_groups(configs: dict[int, dict]) -> list[list[int]]:
+    """Runs that repeat one setting over seeds (two or more each), by first run."""
+    groups: dict[str, list[int]] = {}
+    for rid in sorted(configs):
+        groups.setdefault(setting_key(configs[rid]), []).append(rid)
+    return [ids for ids in groups.values() if len(ids) > 1]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One setting's repeats: how many, and the mean, lowest and highest of a figure."""
+
+    runs: tuple[int, ...]
+    mean: float
+    lo: float
+    hi: float
+
+    @property
+    def pct(self) -> float:
+        """The range as a percentage of the mean."""
+        return (self.hi - self.lo) / self.mean * 100 if self.mean else 0.0
+
+
+def spread(runs: list[int], values: list[float | None]) -> Spread | None:
+    """The spread of one figure over a setting's repeats (None with fewer than two values)."""
+    got = [(r, v) for r, v in zip(runs, values) if v is not None]
+    if len(got) < 2:
+        return None
+    vals = [v for _, v in got]
+    return Spread(tuple(r for r, _ in got), statistics.fmean(vals), min(vals), max(vals))
+
+
+def measured_noise(peaks: list[Spread | None], speeds: list[Spread | None], accuracies: list[Spread | None],
+                   base: Noise = DEFAULT_NOISE) -> Noise:
+    """The noise to judge deltas by: ``base``, widened to the spread of any repeats among the
+    runs compared (their peak range in percent, fastest over slowest, accuracy range)."""
+    peak = max([base.peak_pct] + [s.pct for s in peaks if s])
+    speed = max([base.speed_ratio] + [s.hi / s.lo for s in speeds if s and s.lo > 0])
+    acc = max([base.accuracy_pts] + [(s.hi - s.lo) * 100 for s in accuracies if s])
+    widened = (peak, speed, acc) != (base.peak_pct, base.speed_ratio, base.accuracy_pts)
+    return Noise(peak, speed, acc, "measured on the repeats compared here" if widened else base.basis)
