@@ -149,6 +149,8 @@ def fit_status(lab: Lab) -> None:
             fit_card(card, lab.fits.fitting_knobs(fit_id), fit_id)
             if st.session_state.get("fit_card_shown") != fit_id:  # once: the page may be scrolled down to the button
                 st.session_state.fit_card_shown = fit_id
+                if state["runs"]:  # the run panel shows the loop's last attempt (the progress fragment may not
+                    st.session_state.run_id = st.session_state.launched = state["runs"][-1]  # have run since)
                 scroll_into_view("fit_card")
 
 
