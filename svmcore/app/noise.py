@@ -28,6 +28,9 @@ SPEED_NOISE_RATIO = 1.7  # runs of one setting ran up to 1.68x apart on a shared
 ACCURACY_NOISE_PTS = 1.5  # over seeds: 1.4 points apart (one seed: the same accuracy)
 
 
+REPEATS_BASIS = "measured on the repeats compared here"
+
+
 @dataclass(frozen=True)
 class Noise:
     """How far runs of one setting differ: the exact peak in percent, the speed as a ratio
@@ -38,6 +41,11 @@ class Noise:
     accuracy_pts: float = ACCURACY_NOISE_PTS
     basis: str = "measured on this kind of machine"
 
+    @property
+    def measured(self) -> bool:
+        """Widened to the spread of repeats compared here (a delta as large as it is within)."""
+        return self.basis == REPEATS_BASIS
+
     def text(self) -> str:
         return (f"within run-to-run noise: exact peak ±{self.peak_pct:.0f}%, speed {self.speed_ratio:.1f}×, "
                 f"accuracy ±{self.accuracy_pts:.1f} points ({self.basis})")
@@ -46,19 +54,32 @@ class Noise:
 DEFAULT_NOISE = Noise()
 
 
+# A delta that equals a measured spread is within it: the delta between the lowest and the
+# highest repeat is the spread itself, up to how the ratio was rounded.
+_ULP = 1e-9
+
+
+def _inside(size: float, noise: float, measured: bool) -> bool:
+    return size <= noise * (1 + _ULP) if measured else size < noise
+
+
 def peak_within(pct: float | None, noise: Noise = DEFAULT_NOISE) -> bool:
-    """A change of the exact peak (percent) smaller than the noise."""
-    return pct is not None and abs(pct) < noise.peak_pct
+    """A change of the exact peak (percent) smaller than the noise (no larger than the
+    spread of the repeats, where the noise was measured on them)."""
+    return pct is not None and _inside(abs(pct), noise.peak_pct, noise.measured)
 
 
 def within(d: dict, noise: Noise = DEFAULT_NOISE) -> dict[str, bool]:
     """Which deltas of ``headlines.deltas`` are within the noise (False where there is no delta)."""
     ratio = d.get("speed_ratio")
+
+    def points(key):
+        return d.get(key) is not None and _inside(abs(d[key]) * 100, noise.accuracy_pts, noise.measured)
+
     return {"peak_pct": peak_within(d.get("peak_pct"), noise),
-            "speed_ratio": ratio is not None and ratio > 0 and max(ratio, 1 / ratio) < noise.speed_ratio,
-            "accuracy": d.get("accuracy") is not None and abs(d["accuracy"]) * 100 < noise.accuracy_pts,
-            "balanced_accuracy": (d.get("balanced_accuracy") is not None
-                                  and abs(d["balanced_accuracy"]) * 100 < noise.accuracy_pts)}
+            "speed_ratio": (ratio is not None and ratio > 0
+                            and _inside(max(ratio, 1 / ratio), noise.speed_ratio, noise.measured)),
+            "accuracy": points("accuracy"), "balanced_accuracy": points("balanced_accuracy")}
 
 
 def setting_key(config: dict) -> str:
@@ -88,6 +109,11 @@ class Spread:
         """The range as a percentage of the mean."""
         return (self.hi - self.lo) / self.mean * 100 if self.mean else 0.0
 
+    @property
+    def widest_pct(self) -> float:
+        """The largest change between two of the repeats, in percent: highest against lowest."""
+        return (self.hi / self.lo - 1) * 100 if self.lo > 0 else 0.0
+
 
 def spread(runs: list[int], values: list[float | None]) -> Spread | None:
     """The spread of one figure over a setting's repeats (None with fewer than two values)."""
@@ -102,8 +128,8 @@ def measured_noise(peaks: list[Spread | None], speeds: list[Spread | None], accu
                    base: Noise = DEFAULT_NOISE) -> Noise:
     """The noise to judge deltas by: ``base``, widened to the spread of any repeats among the
     runs compared (their peak range in percent, fastest over slowest, accuracy range)."""
-    peak = max([base.peak_pct] + [s.pct for s in peaks if s])
+    peak = max([base.peak_pct] + [s.widest_pct for s in peaks if s])
     speed = max([base.speed_ratio] + [s.hi / s.lo for s in speeds if s and s.lo > 0])
     acc = max([base.accuracy_pts] + [(s.hi - s.lo) * 100 for s in accuracies if s])
     widened = (peak, speed, acc) != (base.peak_pct, base.speed_ratio, base.accuracy_pts)
-    return Noise(peak, speed, acc, "measured on the repeats compared here" if widened else base.basis)
+    return Noise(peak, speed, acc, REPEATS_BASIS if widened else base.basis)

@@ -39,3 +39,21 @@ def test_the_spread_of_repeats_widens_the_noise_they_are_judged_by():
     wide = measured_noise([peaks], [spread([1, 2], [55_000.0, 110_000.0])], [spread([1, 2], [0.79, 0.80])])
     assert wide == Noise(5.0, 2.0, 1.5, "measured on the repeats compared here")  # speeds 2x apart
     assert measured_noise([None], [None], [None]) == DEFAULT_NOISE
+
+
+def test_a_repeat_at_either_end_of_its_own_spread_is_within_it():
+    """CI, 12-06: a repeat scored +0.027 and ran 3.2x slower than its setting's first run;
+    the two were the lowest and highest of the group, so the delta *was* the measured spread
+    and a strict '<' called it beyond the noise. Every pair of repeats is within their noise,
+    and the peak's noise is the widest pairwise change (highest over lowest), not the range
+    over the mean."""
+    runs, peaks, speeds, accs = [1, 2, 3], [38.0, 40.5, 39.0], [30_000.0, 9_375.0, 20_000.0], [0.770, 0.797, 0.781]
+    noise = measured_noise([spread(runs, peaks)], [spread(runs, speeds)], [spread(runs, accs)])
+    assert noise.measured and noise.accuracy_pts == pytest.approx(2.7) and noise.speed_ratio == pytest.approx(3.2)
+    for i in range(3):
+        for j in range(3):
+            d = {"peak_pct": (peaks[j] / peaks[i] - 1) * 100, "speed_ratio": speeds[j] / speeds[i],
+                 "accuracy": accs[j] - accs[i], "balanced_accuracy": accs[j] - accs[i]}
+            assert all(within(d, noise).values()), (i, j, within(d, noise))
+    assert not within({"accuracy": 0.028}, noise)["accuracy"]
+    assert not DEFAULT_NOISE.measured and not peak_within(-5.0)  # the default threshold stays strict
