@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from svmcore.app.sweeps import follow_budget, grid_values, sweep_base
+from svmcore.spec.knobs import KNOBS, defaults
 from svmcore.sweeps.frontier import (
     TradeoffPoint,
     best_under,
@@ -30,6 +32,27 @@ def test_default_budget_is_the_median_peak_of_the_completed_runs_rounded_up():
     assert default_budget([pt(1, 199.2, 0.8, 1.0)]) == 200
     assert default_budget([pt(1, 100.0, None, None, status="oom")]) is None
     assert default_budget([]) is None
+
+
+def test_the_budget_field_follows_the_median_until_the_user_sets_it():
+    state: dict = {}
+    follow_budget(state, "budget_3", None)  # no completed run yet: the field stays empty
+    assert state == {}
+    follow_budget(state, "budget_3", 225)
+    assert state == {"budget_3": 225, "budget_3_auto": 225}
+    follow_budget(state, "budget_3", 240)  # more results: it follows them
+    assert state == {"budget_3": 240, "budget_3_auto": 240}
+    state["budget_3"] = 300  # the user sets it: it stays
+    follow_budget(state, "budget_3", 260)
+    assert state == {"budget_3": 300, "budget_3_auto": 240}
+
+
+def test_a_sweep_starts_small_and_each_varied_knob_with_values_to_try():
+    assert sweep_base() == dict(defaults(), rows=50_000, epochs=2)
+    assert grid_values("batch_size") == "256,4096"  # suggested
+    assert grid_values("mode") == "memory,stream,memmap"
+    assert grid_values("solver") == ",".join(KNOBS["solver"].choices) and "," in grid_values("solver")  # its choices
+    assert grid_values("rows") == str(defaults()["rows"])  # its default
 
 
 def test_speed_front_keeps_a_fast_run_that_costs_memory():
