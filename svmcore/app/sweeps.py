@@ -9,7 +9,7 @@ from collections.abc import MutableMapping
 from svmcore.app.folders import PATH_KNOBS, DataFolders
 from svmcore.app.importance import Importance, knob_importance
 from svmcore.app.noise import repeat_groups
-from svmcore.app.parallel import parallel_info
+from svmcore.app.parallel import ParallelInfo, parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
@@ -100,7 +100,7 @@ class Sweeps:
         that host (the frontier among them: peaks and speeds compare like with like)."""
         return tradeoff_points([r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host])
 
-    def parallel(self, sweep_id: int, host: str | None = None) -> dict:
+    def parallel(self, sweep_id: int, host: str | None = None) -> ParallelInfo:
         """The sweep's runs as parallel coordinates: its varied knobs against exact peak,
         samples/s and accuracy (``parallel_info``)."""
         spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})

@@ -23,7 +23,7 @@ from svmcore.app.remedy_results import (
 )
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.errors import ConfigError
-from ui.charts import remedy_phases_figure, remedy_phases_info
+from ui.charts import RemedyPhasesInfo, remedy_phases_figure, remedy_phases_info
 from ui.claims import claims_table_html
 
 MiB = 2**20
@@ -252,9 +252,10 @@ def test_claims_table_html_escapes_and_lists_every_row():
 def test_phase_bars_mark_the_owner_and_what_other_phases_hold():
     cmp = compare(*LOAD_OWNS, acts_on=("train", "evaluate"))
     info = remedy_phases_info(*LOAD_OWNS, cmp)
-    assert info == {"phases": ["imports", "load", "train", "evaluate"], "before": [128.0, 242.0, 243.0, 243.0],
-                    "after": [128.0, 242.0, 200.0, 242.5], "owner_before": "train", "owner_after": "evaluate",
-                    "acts_on": ["train", "evaluate"], "other_phase": "load", "other_mb": 242.0}
+    assert info == RemedyPhasesInfo(phases=["imports", "load", "train", "evaluate"],
+                                    before=[128.0, 242.0, 243.0, 243.0], after=[128.0, 242.0, 200.0, 242.5],
+                                    owner_before="train", owner_after="evaluate", acts_on=["train", "evaluate"],
+                                    other_phase="load", other_mb=242.0)
     fig = remedy_phases_figure(info, "t")
     before, after = fig.data
     assert list(before.marker.opacity) == [0.45, 0.45, 1.0, 0.45]
