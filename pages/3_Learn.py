@@ -97,8 +97,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
     for x in mine:
         with st.container(border=True):
             e = x.experiment
-            st.markdown(f"**{e.title}**{lab.learn.measured_with(e, x.before)}"
-                        + (f" · {e.why}" if e.why and not e.default_setup else ""))
+            st.markdown(x.heading())
             if e.impossible:
                 st.caption(f"Not run: {e.impossible}.")
                 continue
@@ -107,8 +106,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
             if x.before is None:
                 st.caption("Not measured yet.")
                 continue
-            st.caption(f"Measured on **{x.source_text}**. Before: {lab.learn.setup_text(x.before)}; after: "
-                       f"{lab.learn.change_text(x.before, x.after)}.")
+            st.caption(x.measured_on())
             if x.error:
                 show_error(x.error, "warning", prefix="Not comparable: ")
                 continue

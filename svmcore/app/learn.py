@@ -59,6 +59,17 @@ class ExperimentResult:
         return {"source": self.source, "source_text": self.source_text, "before": self.before, "after": self.after,
                 "cmp": self.cmp, "error": self.error}
 
+    def heading(self) -> str:
+        """The experiment's title, the setup it was measured with when not the stated one
+        (quick mode's tenth of the rows), and why it is there."""
+        e = self.experiment
+        return f"**{e.title}**{measured_with(e, self.before)}" + (f" · {e.why}" if e.why and not e.default_setup else "")
+
+    def measured_on(self) -> str:
+        """Where the pair was measured, the before run's setup and what the after run changed."""
+        return (f"Measured on **{self.source_text}**. Before: {setup_text(self.before['config'])}; after: "
+                f"{change_text(self.before['config'], self.after['config'])}.")
+
 
 class Loop(NamedTuple):
     """The diagnosis loop as Learn teaches it: its steps, and what ``fit`` measured running
@@ -203,21 +214,6 @@ class Learn:
             return BenchFinding(f"Not measured yet: `python bench/{r.measured_by}.py`.", ())
         return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
                             "exact peaks; see docs/benchmarks.md):", tuple(ref.figures["lessons"]))
-
-    @staticmethod
-    def setup_text(run: dict) -> str:
-        """A measured run's setup in a few words (``run``: a side of an ExperimentResult)."""
-        return setup_text(run["config"])
-
-    @staticmethod
-    def measured_with(experiment: Experiment, before: dict | None) -> str:
-        """' (measured with rows=100,000)' when the run measured another setup than stated."""
-        return measured_with(experiment, before)
-
-    @staticmethod
-    def change_text(before: dict, after: dict) -> str:
-        """The knobs the after run changed: 'batch_size 8192 → 256'."""
-        return change_text(before["config"], after["config"])
 
     def _result(self, r: Remedy, e: Experiment, by_label: dict[str, list[RunRecord]]) -> ExperimentResult:
         befores = by_label.get(run_label(r, e, "before"), [])

@@ -16,6 +16,7 @@ from svmcore.app.remedy_results import (
     claims_row,
     compare,
     lessons,
+    measured_with,
     peak_moment,
     setup_text,
     side,
@@ -219,15 +220,16 @@ def test_a_quick_measurement_says_what_it_was_measured_with():
 
 def test_the_learn_pages_experiment_title_says_a_quick_measurement_too():
     """Issue 22: quick mode showed a "1M rows" experiment measured on 100k rows with no note."""
-    from svmcore.app.learn import Learn
+    from svmcore.app.learn import ExperimentResult
 
     r = remedy("stream")
     e = r.experiment("1m")
     quick, _ = e.configs(quick=True)
-    assert Learn.measured_with(e, {"config": changed_knobs(quick.to_dict())}) == " (measured with rows=100,000)"
+    assert ExperimentResult(r, e, "this machine", "", {"config": changed_knobs(quick.to_dict())}).heading() == (
+        f"**{e.title}** (measured with rows=100,000)" + (f" · {e.why}" if e.why else ""))
     stated, _ = e.configs()
-    assert Learn.measured_with(e, {"config": changed_knobs(stated.to_dict())}) == ""
-    assert Learn.measured_with(e, None) == ""
+    assert measured_with(e, {"config": changed_knobs(stated.to_dict())}) == ""
+    assert measured_with(e, None) == ""
 
 
 def test_a_pair_that_did_not_complete_says_so():
@@ -303,3 +305,18 @@ def test_a_data_parallel_run_that_failed_before_its_workers_were_read_is_a_side_
         "total_peak_sampled_mb": None, "cluster_start_s": 6.7}}
     got = side({"workers": 2}, summary, run_id=22, status="failed")
     assert got["parallel"]["worker_peak_mb"] is None and got["parallel"]["workers"] == 2
+
+
+def test_an_experiment_says_its_setup_where_it_was_measured_and_what_changed():
+    from svmcore.app.learn import ExperimentResult
+
+    r = remedy("batch")
+    quick = ExperimentResult(r, r.experiment("default"), "reference", "reference machine, not yours",
+                             {"config": {"batch_size": 8192, "rows": 10_000}},
+                             {"config": {"batch_size": 256, "rows": 10_000}})
+    assert quick.heading() == "**default setup, 8,192-row batches** (measured with rows=10,000)"
+    assert quick.measured_on() == (
+        "Measured on **reference machine, not yours**. Before: sparse-text, 10,000 rows × 2^20 columns, memory "
+        "mode, sparse, float64, batch 8,192, 5 epochs; after: batch_size 8192 → 256.")
+    streamed = ExperimentResult(r, r.experiment("dense-stream"), None, "not measured yet")
+    assert streamed.heading() == "**dense batches, streamed** · where a batch is most of the memory"
