@@ -27,6 +27,7 @@ sys.path.insert(0, ROOT)
 
 from bench.remedies import describe, machine, rerender, write_result  # noqa: E402
 from bench.serve import cli, cut, split  # noqa: E402
+from svmcore.app.reference import Reference  # noqa: E402
 from svmcore.spec.outcomes import size_text  # noqa: E402
 
 MiB = 2**20
@@ -94,6 +95,40 @@ def measure(home: str, train: str, test: str, teacher: tuple, shared: tuple) -> 
     }
 
 
+def _signed_pt(x: float) -> str:
+    return f"{x * 100:+.1f} pt"
+
+
+def reference(r: dict) -> Reference:
+    """What Learn shows of the results: the claims row (per case the teacher's and the
+    students' accuracy, the training run's exact peak and the serving figures) and a
+    sentence per case."""
+    cases = r["cases"]
+    gaps = [c["student"]["accuracy"] - c["teacher"]["accuracy"] for c in cases]
+    vs_labels = [c["student"]["accuracy"] - c["labels_alone"]["accuracy"] for c in cases]
+    peaks = lambda values: ", ".join(f"{v:,.0f}" for v in values)  # noqa: E731
+    row = {
+        "setup": f"{len(cases)} teachers (kernel-approx, mlp-numpy) on generated files and scikit-learn's digits",
+        "run's exact peak (MiB)": f"training {peaks(c['run']['peak_mb'] for c in cases)} · serving the student "
+                                  f"{peaks(c['served']['peak_mb'] for c in cases)} (the teacher at least "
+                                  f"{peaks(c['teacher']['serve_lower_bound_mb'] for c in cases)})",
+        "accuracy (balanced)": f"student vs teacher {_signed_pt(min(gaps))} to {_signed_pt(max(gaps))}; vs the "
+                               f"student on labels alone {_signed_pt(min(vs_labels))} to {_signed_pt(max(vs_labels))}",
+        "verdict": "serving memory falls to the student's; training memory rises (both models are held while the "
+                   "student trains); the student keeps the teacher's accuracy only where its decisions are near-linear"}
+    lessons = []
+    for c in cases:
+        t, s, a, sv = c["teacher"], c["student"], c["labels_alone"], c["served"]
+        lessons.append(f"{c['case']}: teacher {t['accuracy']:.4f}, distilled student {s['accuracy']:.4f} (agrees on "
+                       f"{c['agreement']:.1%}), the same student on the labels {a['accuracy']:.4f}; trained in "
+                       f"{c['run']['peak_mb']:,.0f} MiB (the label-trained student {a['peak_mb']:,.0f}); the student "
+                       f"serves in {sv['peak_mb']:,.0f} MiB from a {size_text(s['exported_bytes'])} model, the "
+                       f"teacher would need at least {t['serve_lower_bound_mb']:,.0f} MiB ({size_text(t['model_bytes'])} "
+                       "of arrays over its libraries' floor)")
+    return Reference("distill", r["description"], r["date"], "python bench/distill.py", r["seconds"],
+                     {"row": row, "lessons": lessons})
+
+
 def markdown(r: dict) -> str:
     out = [f"# Distillation, {r['date']}", "",
            f"Machine: {r['description']}; load average {r['machine']['loadavg_before']} before, "
@@ -128,7 +163,7 @@ def main() -> int:
     ap.add_argument("--render", action="store_true", help="only rewrite the .md from the existing .json")
     args = ap.parse_args()
     if args.render:
-        return rerender(args.out, "distill", markdown)
+        return rerender(args.out, "distill", markdown, reference)
     load_before, t0 = os.getloadavg(), time.time()
     cases = []
     with tempfile.TemporaryDirectory(prefix="svmcore-distill-bench-") as folder:
@@ -142,7 +177,7 @@ def main() -> int:
     m["loadavg_before"], m["loadavg_after"] = [round(x, 2) for x in load_before], [round(x, 2) for x in os.getloadavg()]
     result = {"date": time.strftime("%Y-%m-%d"), "machine": m, "description": describe(m),
               "seconds": round(time.time() - t0), "cases": cases}
-    write_result(args.out, "distill", result, markdown(result))
+    write_result(args.out, "distill", result, markdown(result), reference(result))
     print(markdown(result))
     return 0
 

@@ -4,7 +4,7 @@ budget, in how many runs, and what it gave up in accuracy and speed against the 
 fitting config of a small sweep over the same knobs.
 
     python bench/fit.py [--home CALIBRATED_HOME] [--only NAME,...] [--dry] [--out bench/results]
-    python bench/fit.py --report          # rewrite fit.md from fit.json
+    python bench/fit.py --report          # rewrite fit.md and the reference data from fit.json
 
 Every attempt and every sweep point is a real worker process through the engine, one
 at a time, with the budget as its memory cap; "within the budget" is its exact peak
@@ -27,9 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.checkpointing import machine  # noqa: E402
+from bench.remedies import write_reference  # noqa: E402
 from svmcore.app.doctor import model_view  # noqa: E402
-from svmcore.app.fit import fit, measured_headline  # noqa: E402
-from svmcore.app.reference import remedies_reference  # noqa: E402
+from svmcore.app.fit import fit  # noqa: E402
+from svmcore.app.reference import Reference, remedies_reference  # noqa: E402
 from svmcore.cli.run import execute  # noqa: E402
 from svmcore.predict.calibration import calibrate, load_calibration  # noqa: E402
 from svmcore.spec.config import RunConfig, validate  # noqa: E402
@@ -116,9 +117,33 @@ def measure(name: str, base: dict, budget: int, knobs: dict, home: str, cal) -> 
     return out
 
 
+def headline(data: dict) -> dict:
+    """The figures of the results: starting points, how many fitted, the runs they took,
+    and what fitting gave up against the best fitting sweep point."""
+    rows = data["points"]
+    fitted = [r for r in rows if r["fits"]]
+    given = [r["balanced_accuracy_given_up"] for r in fitted if r.get("balanced_accuracy_given_up") is not None]
+    ratios = [r["speed_ratio"] for r in fitted if r.get("speed_ratio")]
+    return {"points": len(rows), "fitted": len(fitted),
+            "mean_runs": sum(r["runs"] for r in fitted) / len(fitted) if fitted else None,
+            "most_runs": max((r["runs"] for r in fitted), default=None),
+            "swept_fitting": sum(1 for r in rows if r["best"]),
+            "median_given_up": sorted(given)[len(given) // 2] if given else None,
+            "worst_given_up": max(given) if given else None,
+            "median_speed_ratio": sorted(ratios)[len(ratios) // 2] if ratios else None}
+
+
+def reference(data: dict) -> Reference:
+    """What Learn shows of the results: the headline, on the machine that measured it."""
+    m = data["machine"]
+    return Reference("fit", f"{m['cpu']}, {m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}, "
+                            f"numpy {m['numpy']}", data["measured"], "python bench/fit.py", data["seconds"],
+                     headline(data))
+
+
 def report(data: dict) -> str:
     rows = data["points"]
-    h = measured_headline(data)
+    h = headline(data)
     given = (f"; against the sweep's best fitting point it gave up {h['median_given_up']:+.3f} balanced accuracy at "
              f"the median (worst {h['worst_given_up']:+.3f}); the sweep's best ran {h['median_speed_ratio'] or 0:.2f}x as "
              "fast as fit's at the median" if h["median_given_up"] is not None else "")
@@ -168,6 +193,7 @@ def main() -> int:
             data = json.load(f)
         with open(os.path.join(args.out, "fit.md"), "w") as f:
             f.write(report(data))
+        write_reference(reference(data))
         return 0
     home = args.home or os.path.join(ROOT, ".svmcore-bench-fit")
     os.makedirs(home, exist_ok=True)
@@ -191,6 +217,7 @@ def main() -> int:
         json.dump(data, f, indent=1)
     with open(os.path.join(args.out, "fit.md"), "w") as f:
         f.write(report(data))
+    write_reference(reference(data))
     return 0
 
 

@@ -2,14 +2,16 @@
 remedy's before/after experiments, run through the real engine on this machine (the
 same Lab calls as the page's "Measure on this machine", one run at a time through
 the queue, each pair back to back so that their speeds compare), written with the
-machine's description to bench/results/remedies.json (+ .md). The Learn page shows
-it, labelled as the reference machine's, until a machine has measured its own.
+machine's description as the package's reference data (svmcore/app/reference_data/
+remedies.json, read by ``svmcore.app.reference``) and its table to
+bench/results/remedies.md. The Learn page shows it, labelled as the reference
+machine's, until a machine has measured its own.
 
     python bench/remedies.py [--out bench/results] [--only batch,stream] [--quick]
 
 ``--only`` re-measures some remedies and keeps the others' results from the existing
 file; ``--quick`` divides the rows of synthetic data by ten (not for the committed file);
-``--render`` rewrites the .md from the existing .json without running anything.
+``--render`` rewrites the .md from the reference data without running anything.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import platform
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from importlib.metadata import version
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,8 +32,12 @@ sys.path.insert(0, ROOT)
 
 from svmcore.app.lab import Lab  # noqa: E402
 from svmcore.app.learn import THIS_MACHINE  # noqa: E402
+from svmcore.app.reference import Reference, read  # noqa: E402
 from svmcore.app.remedies import REMEDIES  # noqa: E402
-from svmcore.app.remedy_results import CLAIMS_COLUMNS, claims_row, speed_spread  # noqa: E402
+from svmcore.app.remedy_results import CLAIMS_COLUMNS, claims_row, machines, speed_spread  # noqa: E402
+
+# the package's reference data: what the dashboard shows before a machine has measured its own
+REFERENCE_DATA = os.path.join(ROOT, "svmcore", "app", "reference_data")
 
 
 def machine() -> dict:
@@ -47,21 +54,32 @@ def describe(m: dict) -> str:
             f"scikit-learn {m['scikit-learn']}, numpy {m['numpy']}")
 
 
-def rerender(out: str, stem: str, markdown) -> int:
-    """A benchmark's ``--render``: its table written again from its committed figures (``stem.json``)."""
+def rerender(out: str, stem: str, markdown, reference=None) -> int:
+    """A benchmark's ``--render``: its table (and its reference data, ``reference``: the
+    function that makes it) written again from its committed figures (``stem.json``)."""
     with open(os.path.join(out, stem + ".json")) as f:
         result = json.load(f)
-    write_result(out, stem, result, markdown(result))
+    write_result(out, stem, result, markdown(result), reference(result) if reference else None)
     return 0
 
 
-def write_result(out: str, stem: str, data: dict, md: str) -> None:
-    """A benchmark's figures (``stem.json``) and its table (``stem.md``) under ``out``."""
+def write_result(out: str, stem: str, data: dict, md: str, reference: Reference | None = None) -> None:
+    """A benchmark's figures (``stem.json``) and its table (``stem.md``) under ``out``, and
+    what the dashboard reads of it as the package's reference data."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, stem + ".json"), "w") as f:
         json.dump(data, f, indent=1)
     with open(os.path.join(out, stem + ".md"), "w") as f:
         f.write(md)
+    if reference:
+        write_reference(reference)
+
+
+def write_reference(ref: Reference, folder: str = REFERENCE_DATA) -> None:
+    """A measurement as reference data, in the one format ``svmcore.app.reference`` reads."""
+    with open(os.path.join(folder, ref.name + ".json"), "w") as f:
+        json.dump(asdict(ref), f, indent=1)
+        f.write("\n")
 
 
 def main() -> int:
@@ -72,17 +90,11 @@ def main() -> int:
     ap.add_argument("--render", action="store_true", help="only rewrite the .md from the .json")
     args = ap.parse_args()
     if args.render:
-        with open(os.path.join(args.out, "remedies.json")) as f:
-            data = json.load(f)
         with open(os.path.join(args.out, "remedies.md"), "w") as f:
-            f.write(markdown(data))
+            f.write(markdown(read("remedies", REFERENCE_DATA)))
         return 0
     only = {k for k in args.only.split(",") if k}
-    path = os.path.join(args.out, "remedies.json")
-    previous = {}
-    if only and os.path.exists(path):
-        with open(path) as f:
-            previous = json.load(f).get("remedies", {})
+    previous = dict(read("remedies", REFERENCE_DATA).figures) if only else {}
     home = tempfile.mkdtemp(prefix="svmcore-remedies-")
     lab = Lab(home)
     t0 = time.time()
@@ -102,33 +114,29 @@ def main() -> int:
                 "before": x.before, "after": x.after, "machine": describe(m), "measured": today}
             print(f"{x.remedy.key:12s} {x.experiment.key:16s} " + " | ".join(
                 str(v) for v in list(claims_row(x.remedy, x.experiment, x.as_dict()).values())[3:5]), flush=True)
-    data = {"machine": m, "description": describe(m), "measured": today,
-            "command": "python bench/remedies.py" + (" --quick" if args.quick else ""), "seconds": round(elapsed),
-            "remedies": measured}
+    data = Reference("remedies", describe(m), today, "python bench/remedies.py" + (" --quick" if args.quick else ""),
+                     round(elapsed), measured)
+    write_reference(data)
     os.makedirs(args.out, exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(data, f, indent=1)
     with open(os.path.join(args.out, "remedies.md"), "w") as f:
         f.write(markdown(data))
-    print(f"wrote {path} ({elapsed:.0f} s of runs)")
+    print(f"wrote {os.path.join(REFERENCE_DATA, 'remedies.json')} ({elapsed:.0f} s of runs)")
     return 0
 
 
-def markdown(data: dict) -> str:
+def markdown(data: Reference) -> str:
     """The claims table as the Learn page shows it, from the reference measurement."""
     from svmcore.app.learn import REFERENCE, ExperimentResult
     from svmcore.app.remedy_results import compare
 
-    spread = speed_spread(data["remedies"])
+    spread = speed_spread(data.figures)
     noise = (f" The default setup's speed varied from {spread['min']:,.0f} to {spread['max']:,.0f} samples/s over its "
              f"{spread['runs']} before-runs (other work shared the 2 cores): speed changes within that "
              f"{spread['ratio']:.1f}x are noise here." if spread else "")
-    from svmcore.app.remedy_results import machines
-
     where = machines(data)
     if len(where) == 1:
         (desc, (when, _)), = where.items()
-        place = f"Machine: {desc}. Measured {when}, {data['seconds']} s of runs"
+        place = f"Machine: {desc}. Measured {when}, {data.seconds} s of runs"
     else:
         place = "Machines (the same class, measured at different times with `--only`): " + "; ".join(
             f"{desc}, {when}: {', '.join(keys)}" for desc, (when, keys) in where.items()) + ". Runs"
@@ -146,7 +154,7 @@ def markdown(data: dict) -> str:
             row = claims_row(r, None, None)
             lines.append("| " + " | ".join(str(row[c]) for c in cols) + " |")
         for e in r.experiments:
-            got = data["remedies"].get(r.key, {}).get(e.key)
+            got = data.figures.get(r.key, {}).get(e.key)
             result = None
             if got:
                 x = ExperimentResult(r, e, REFERENCE, "reference", got["before"], got["after"],

@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.remedies import describe, machine, rerender, write_result  # noqa: E402
+from svmcore.app.reference import Reference  # noqa: E402
 
 MiB = 2**20
 # (label, training flags): the lean pair trains in stream mode, the others in memory (the default)
@@ -84,7 +85,7 @@ def main() -> int:
     ap.add_argument("--render", action="store_true", help="only rewrite the .md from the existing .json")
     args = ap.parse_args()
     if args.render:
-        return rerender(args.out, "serve", markdown)
+        return rerender(args.out, "serve", markdown, reference)
     folder = tempfile.mkdtemp(prefix="svmcore-serve-bench-")
     home = os.path.join(folder, "home")
     train, test = split(folder, args.rows, args.test_rows)
@@ -99,9 +100,39 @@ def main() -> int:
     m["loadavg_before"], m["loadavg_after"] = [round(x, 2) for x in load_before], [round(x, 2) for x in os.getloadavg()]
     result = {"date": time.strftime("%Y-%m-%d"), "rows": args.rows, "test_rows": args.test_rows, "epochs": args.epochs,
               "machine": m, "description": describe(m), "seconds": round(time.time() - t0), "runs": runs}
-    write_result(args.out, "serve", result, markdown(result))
+    write_result(args.out, "serve", result, markdown(result), reference(result))
     print(markdown(result))
     return 0
+
+
+def _k(v: float) -> str:
+    return f"{v / 1000:,.0f}k" if v >= 10_000 else f"{v:,.0f}"
+
+
+def reference(r: dict) -> Reference:
+    """What Learn shows of the results: the claims row (per solver the training run's and
+    the serving process's exact peaks, rows/s and the model's bytes) and a sentence per solver."""
+    runs = r["runs"]
+    train = [x["train_peak_mb"] for x in runs]
+    served = [x["serve_peak_mb"] for x in runs]
+    row = {
+        "setup": f"each linear solver, {r['rows']:,} sparse-text rows, serving {r['test_rows']:,}",
+        "run's exact peak (MiB)": f"trained {min(train):,.0f}–{max(train):,.0f} → served {min(served):,.0f}–"
+                                  f"{max(served):,.0f}",
+        "speed (samples/s)": f"serving {_k(min(x['serve_rows_per_s'] for x in runs))}–"
+                             f"{_k(max(x['serve_rows_per_s'] for x in runs))} rows/s",
+        "accuracy (balanced)": ("served = trained, every solver" if all(
+            x["serve_accuracy"] == x["train_accuracy"] for x in runs) else "served ≠ trained for some solver"),
+        "verdict": "model " + ", ".join(f"{x['solver']} {x['model_bytes'] / MiB:.2f} MiB ({x['storage']} {x['dtype']})"
+                                        for x in runs)}
+    lessons = [f"{x['solver']}: trained in {x['train_peak_mb']:,.0f} MiB, serves in {x['serve_peak_mb']:,.0f} MiB "
+               f"(its floor {x['serve_floor_mb']:,.0f}), {x['model_bytes'] / MiB:.2f} MiB model ({x['storage']} "
+               f"{x['dtype']}, {x['nonzero_weights']:,} nonzero weights); {x['serve_rows_per_s']:,.0f} rows/s served "
+               f"against {x['train_samples_per_s']:,.0f} trained; accuracy {x['serve_accuracy']:.4f}"
+               + (" as in training" if x["serve_accuracy"] == x["train_accuracy"] else
+                  f" (training's {x['train_accuracy']:.4f})") for x in runs]
+    return Reference("serve", r["description"], r["date"], "python bench/serve.py", r["seconds"],
+                     {"row": row, "lessons": lessons})
 
 
 def markdown(r: dict) -> str:

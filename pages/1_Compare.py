@@ -94,18 +94,18 @@ stem = f"svm-memory-lab-runs-{'-'.join(map(str, selected))}"
 series = [plots.view_series(v, x, tags.get(v.id, ""), colour=colours.get(v.id)) for v in views]
 stacked = plots.stacked_info(series, phases_of=cmp.baseline, groups=lab.runs.repeats(selected))
 figures = []
-if stacked["panels"]:
+if stacked.panels:
     figures.append(compare.with_headline(plots.stacked_figure(stacked, height=720 if present else 620), cmp))
     st.plotly_chart(figures[-1], key="cmp_chart", config=compare.chart_config(f"{stem}-memory", figures[-1]))
     st.caption("Solid: memory (RSS sampled at 50 Hz), throughput and accuracy; dashed: each run's exact peak; "
                "dotted: balanced accuracy; stars: the final evaluation on every test row. "
                f"Shaded: the phases of the baseline, run {cmp.baseline}."
                + (" Runs that repeat one setting over seeds: their mean memory as a thick line, the band from the "
-                  "lowest to the highest of them, each run thin." if stacked["bands"] else ""))
+                  "lowest to the highest of them, each run thin." if stacked.bands else ""))
 else:
     st.caption("The selected runs have no memory samples to draw" + (" by samples seen." if x == "samples" else "."))
 peaks = plots.phase_peaks_info(views, tags, colours)
-if peaks["phases"]:
+if peaks.phases:
     st.subheader("Exact peak of each phase")
     figures.append(compare.with_headline(plots.phase_peaks_figure(peaks), cmp))
     st.plotly_chart(figures[-1], key="cmp_phases", config=compare.chart_config(f"{stem}-phase-peaks", figures[-1]))

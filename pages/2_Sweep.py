@@ -3,8 +3,9 @@
 import streamlit as st
 
 from svmcore.app.headlines import run_tag, run_title
+from svmcore.app.sweeps import OBJECTIVES, follow_budget, grid_values, sweep_base
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.knobs import KNOBS, defaults
+from svmcore.spec.knobs import KNOBS
 from ui import charts as plots
 from ui import sweep_views
 from ui.messages import plain, show_error
@@ -19,23 +20,18 @@ st.markdown("Set the base knobs in the sidebar, pick the knobs to vary and their
             "or to a Dask cluster, one run per Dask worker at a time.")
 
 if "sweep_knobs" not in st.session_state:
-    st.session_state.sweep_knobs = dict(defaults(), rows=50_000, epochs=2)
+    st.session_state.sweep_knobs = sweep_base()
 with st.sidebar:
     st.subheader("Base settings")
     base = knob_panel(st.session_state.sweep_knobs, "sweep", lab)
 
-SUGGESTED = {"batch_size": "256,4096", "precision": "float64,float32", "mode": "memory,stream,memmap",
-             "representation": "sparse,dense", "hashing_bits": "0,16", "threads": "1,2",
-             "model": "linear-svm,kernel-approx", "gc_every": "0,10", "epochs": "1,3", "alpha": "auto,1e-5,1e-6"}
 varied = st.multiselect("Knobs to vary", [k for k in KNOBS if k not in ("dataset", "test_file")],
                         default=["batch_size", "precision"], key="varied")
 grid_items, grid_error = [], None
 cols = st.columns(max(1, len(varied)))
 for col, name in zip(cols, varied):
-    k = KNOBS[name]
-    hint = ",".join(k.choices) if k.choices else SUGGESTED.get(name, str(k.default))
-    text = col.text_input(f"{name} values", value=SUGGESTED.get(name, hint), key=f"grid_{name}",
-                          help=f"Comma separated. {k.help}")
+    text = col.text_input(f"{name} values", value=grid_values(name), key=f"grid_{name}",
+                          help=f"Comma separated. {KNOBS[name].help}")
     grid_items.append(f"{name}={text}")
 with st.container(horizontal=True, gap="medium", vertical_alignment="bottom"):
     seeds = st.number_input("Seeds per point", min_value=1, max_value=5, value=1, key="sweep_seeds", width=180,
@@ -123,13 +119,9 @@ def progress(status: dict, sweep_id: int) -> None:
 
 def budget_row(sweep_id: int, host: str | None) -> tuple[int | None, str]:
     """The budget and the objective of "best setting under"."""
-    # the budget starts at the median measured peak and follows the results until the user sets it
     suggested = lab.sweeps.default_budget(sweep_id, host)
-    key, auto = f"budget_{sweep_id}", f"budget_auto_{sweep_id}"
-    if suggested is not None and (key not in st.session_state
-                                  or st.session_state[key] == st.session_state.get(auto)):
-        st.session_state[key] = suggested
-        st.session_state[auto] = suggested
+    key = f"budget_{sweep_id}"
+    follow_budget(st.session_state, key, suggested)
     c1, c2 = st.columns([1, 2])
     # value=None always: left out, number_input's default is its min_value (1), which a rerun that finds the
     # key without a widget value (a live fragment's) would use while the field still showed the median
@@ -137,10 +129,7 @@ def budget_row(sweep_id: int, host: str | None) -> tuple[int | None, str]:
                              placeholder="after the first completed run",
                              help="Answered from this sweep's measured exact peaks. It starts at the median peak "
                                   "of the completed runs, so that about half of them fit.")
-    objective = c2.radio("Best by", ["accuracy", "balanced_accuracy", "samples_per_s"], horizontal=True,
-                         key="objective",
-                         format_func=lambda o: {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy",
-                                                "samples_per_s": "throughput"}[o])
+    objective = c2.radio("Best by", list(OBJECTIVES), horizontal=True, key="objective", format_func=OBJECTIVES.get)
     # an emptied field, or (seen once in CI, not reproduced) a widget that read None on the rerun that ended
     # a live sweep while it showed the median: answer at the median, named
     return (suggested if budget is None else budget), objective
@@ -149,8 +138,8 @@ def budget_row(sweep_id: int, host: str | None) -> tuple[int | None, str]:
 def best_setting(sweep_id: int, host: str | None, pts: list, budget: int | None, objective: str) -> None:
     best = lab.sweeps.best_under(budget, objective, sweep_id, host) if budget else None
     if best:
-        by = objective.replace("samples_per_s", "throughput").replace("_", " ")
-        st.success(f"**Best under {budget} MiB by {by}: run {best.run_id}** ({plain(run_tag(best.label, best.name))}): "
+        st.success(f"**Best under {budget} MiB by {OBJECTIVES[objective]}: run {best.run_id}** "
+                   f"({plain(run_tag(best.label, best.name))}): "
                    f"{'exact peak' if best.peak_exact else 'peak of all its processes (sampled sum)'} "
                    f"{best.peak_mb:.1f} MiB, accuracy "
                    f"{best.accuracy:.4f} (balanced {best.balanced_accuracy or 0:.4f}), "

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from svmcore.app.learn import queued_note
 from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
 from ui.claims import claims_table_html
@@ -25,8 +26,7 @@ SIZES = {"stated": "the stated setups", "quick": "quick: a tenth of the rows (sa
 def _measure(key: str | None, quick: bool) -> None:
     try:
         pairs = lab.learn.run_remedy(key, quick=quick) if key else lab.learn.run_all(quick=quick)
-        st.session_state.learn_queued = f"Queued {len(pairs)} before/after pair(s): runs " + ", ".join(
-            f"{b} and {a}" for b, a in pairs) + ". This page shows each result when its pair has finished."
+        st.session_state.learn_queued = queued_note(pairs)
     except SvmcoreError as e:
         st.session_state.learn_error = str(e)
 
@@ -36,20 +36,12 @@ def body(live: bool) -> None:
     if live and not pending:
         st.rerun(scope="app")  # the last runs ended: the whole page, with their numbers
     results = lab.learn.results()
-    ref = lab.learn.reference_machine()
-    sources = {x.source for x in results if x.source}
-    if "reference" in sources and ref:
-        where = "; ".join(f"{desc}, on {when} ({', '.join(keys)})" for desc, (when, keys) in ref["machines"].items())
-        st.info(f"Rows marked **reference machine** were measured there, not on yours: {where} "
-                "(`python bench/remedies.py`). Measure on this machine to replace them with yours.",
-                icon=":material/computer:")
-    elif sources == {"this machine"}:
-        st.success("Every runnable remedy has been measured on this machine.", icon=":material/computer:")
+    note = lab.learn.sources_note(results)
+    if note:
+        (st.info if note.reference else st.success)(note.text, icon=":material/computer:")
     size = st.radio("Measure at", list(SIZES), format_func=SIZES.get, key="learn_size", horizontal=True)
-    took = f" (the reference machine took {ref['seconds'] / 60:,.0f} minutes)" if ref and ref.get("seconds") else ""
     st.button("Measure all on this machine", key="learn_all", on_click=_measure, args=(None, size == "quick"),
-              disabled=bool(pending), help="Every runnable remedy's before and after runs at the stated setups, "
-                                           f"one at a time through the queue{took}.")
+              disabled=bool(pending), help=lab.learn.measure_all_help())
     if pending:
         st.caption(f"Measuring on this machine: runs {', '.join(map(str, pending))} queued or running, one at a "
                    "time. Their numbers replace the reference when each pair ends.")
@@ -63,12 +55,12 @@ def body(live: bool) -> None:
         st.info("Teacher mode: the measured answers (the advice confronted, each remedy phase by phase, the diagnosis "
                 "loop) appear here when the teacher reveals them.", icon=":material/visibility_off:")
         return
-    advice_table(results, ref, sources)
+    advice_table(results)
     one_remedy(results, size, pending)
     loop_and_imports()
 
 
-def advice_table(results, ref, sources) -> None:
+def advice_table(results) -> None:
     """What each remedy measured, beside what the advice claims."""
     st.subheader("The advice, confronted")
     st.caption("Per remedy and setup: the saving the usual advice claims, then what it changed here: the run's exact "
@@ -76,12 +68,9 @@ def advice_table(results, ref, sources) -> None:
                "anonymous and file-backed memory at its highest sample, throughput and accuracy (balanced accuracy in "
                "brackets). Changes are after vs before.")
     st.markdown(claims_table_html(lab.learn.claims(results)), unsafe_allow_html=True)
-    spread = (ref or {}).get("speed_spread")
-    if "reference" in sources and spread:
-        st.caption(f"Speed on the reference machine: the default setup ran at {spread['min']:,.0f} to "
-                   f"{spread['max']:,.0f} samples/s over its {spread['runs']} before-runs (other work shared its "
-                   f"cores), so speed changes within {spread['ratio']:.1f}x are noise there. Their exact peaks "
-                   f"stayed within {spread['peak_min_mb']:,.1f}–{spread['peak_max_mb']:,.1f} MiB.")
+    speed = lab.learn.speed_note(results)
+    if speed:
+        st.caption(speed)
 
 
 def one_remedy(results, size: str, pending: list[int]) -> None:
@@ -97,10 +86,9 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
     if r.pending:
         st.warning(f"**Not runnable yet**: {r.pending}.", icon=":material/construction:")
     elif r.measured_by:  # no before/after pair of runs: its own benchmark's figures
-        measured = lab.learn.measured_by_bench(r)
-        st.caption(f"Measured by `python bench/{r.measured_by}.py` on the reference machine (exact peaks; see "
-                   "docs/benchmarks.md):" if measured else f"Not measured yet: `python bench/{r.measured_by}.py`.")
-        for line in measured:
+        finding = lab.learn.measured_by_bench(r)
+        st.caption(finding.caption)
+        for line in finding.lessons:
             st.markdown(f"- {line}")
     else:
         st.button(f"Measure {r.title.lower()} on this machine", key=f"learn_measure_{r.key}", on_click=_measure,
@@ -109,8 +97,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
     for x in mine:
         with st.container(border=True):
             e = x.experiment
-            st.markdown(f"**{e.title}**{lab.learn.measured_with(e, x.before)}"
-                        + (f" · {e.why}" if e.why and not e.default_setup else ""))
+            st.markdown(x.heading())
             if e.impossible:
                 st.caption(f"Not run: {e.impossible}.")
                 continue
@@ -119,8 +106,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
             if x.before is None:
                 st.caption("Not measured yet.")
                 continue
-            st.caption(f"Measured on **{x.source_text}**. Before: {lab.learn.setup_text(x.before)}; after: "
-                       f"{lab.learn.change_text(x.before, x.after)}.")
+            st.caption(x.measured_on())
             if x.error:
                 show_error(x.error, "warning", prefix="Not comparable: ")
                 continue
@@ -134,18 +120,11 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
 def loop_and_imports() -> None:
     st.subheader("The diagnosis loop")
     loop = lab.learn.diagnosis_loop()
-    st.markdown("\n".join(f"{i}. {step}" for i, step in enumerate(loop["steps"], 1)))
+    st.markdown("\n".join(f"{i}. {step}" for i, step in enumerate(loop.steps, 1)))
     st.caption("`python -m svmcore doctor RUN_ID` does steps 2-4 for a run; `python -m svmcore fit --budget MB` "
                "and **Make it fit** on Train run the whole loop, every attempt a run linked to the one before.")
-    m = loop["measured"]
-    if m:
-        given = (f"; against the best fitting point of a small sweep over the same knobs it gave up "
-                 f"{m['median_given_up']:+.3f} balanced accuracy at the median (worst {m['worst_given_up']:+.3f})"
-                 if m["median_given_up"] is not None else "")
-        st.info(f"Measured on the reference machine ({m['machine']}, {m['measured']}): from {m['points']} starting "
-                f"points that did not fit their budget, fit ended within it from **{m['fitted']}**, in "
-                f"{m['mean_runs'] or 0:.1f} runs on average (at most {m['most_runs'] or 0}){given}. "
-                "See docs/benchmarks.md.", icon=":material/route:")
+    if loop.measured:
+        st.info(loop.measured, icon=":material/route:")
 
     st.subheader("What importing costs")
     floors = lab.forecasts.import_costs()

@@ -129,17 +129,20 @@ def copy_build_budget(probe_home: str) -> int:
     return int((peaks["prepare"] + others) / 2)
 
 
-def learn_reading(folder, name: str, bench: dict):
-    """A Learn whose reference folder holds only ``bench`` as ``<name>.json`` (the committed
-    benchmark files' stand-in): only the folder is needed to read a remedy's measured lessons."""
+def learn_reading(folder, ref):
+    """A Learn whose reference folder holds only ``ref`` (a ``reference.Reference``, as a
+    benchmark writes it into the package's reference data)."""
+    import dataclasses
     import json
 
     from svmcore.app.learn import Learn
+    from svmcore.app.reference import read
 
-    with open(os.path.join(str(folder), f"{name}.json"), "w") as f:
-        json.dump(bench, f)
+    with open(os.path.join(str(folder), f"{ref.name}.json"), "w") as f:
+        json.dump(dataclasses.asdict(ref), f)
     learn = Learn.__new__(Learn)
     learn._reference_dir = str(folder)
+    learn._reference = read("remedies", str(folder))
     return learn
 
 

@@ -8,6 +8,7 @@ import html
 import textwrap
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -178,8 +179,15 @@ def _num(v, spec: str, unit: str = "") -> str:
     return "–" if v is None else f"{v:{spec}}{unit}"
 
 
-def numbers(r: RunFacts, d: dict | None, noise: Noise = DEFAULT_NOISE) -> list[tuple[str, str, str | None, str]]:
-    """(label, value, delta against the baseline, delta colour) of one run's big numbers.
+class BigNumber(NamedTuple):
+    label: str
+    value: str
+    delta: str | None  # against the baseline
+    colour: str  # the delta's, as st.metric takes it
+
+
+def numbers(r: RunFacts, d: dict | None, noise: Noise = DEFAULT_NOISE) -> list[BigNumber]:
+    """One run's big numbers, each with its change against the baseline.
     A delta that rounds to nothing reads "±0%" in grey, as the headline says it
     (Streamlit takes a leading "-" for down, so the others keep the ASCII sign); one within
     the run-to-run noise says so, in grey."""
@@ -197,14 +205,14 @@ def numbers(r: RunFacts, d: dict | None, noise: Noise = DEFAULT_NOISE) -> list[t
         return shown, colour
 
     return [
-        (("exact peak" if r.peak_exact else "peak of all processes (sampled)")
-         + (", one-time preparation left out" if r.one_time_mb is not None else ""),
-         _num(r.compared_peak_mb, ",.0f", " MiB"), *delta("peak_pct", lambda v: f"{v:+.0f}%", "inverse")),
-        ("samples/s", _num(r.samples_per_s, ",.0f"),
-         *delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%", "normal")),
-        ("accuracy", _num(r.accuracy, ".3f"), *delta("accuracy", lambda v: f"{v:+.3f}", "normal")),
-        ("balanced accuracy", _num(r.balanced_accuracy, ".3f"),
-         *delta("balanced_accuracy", lambda v: f"{v:+.3f}", "normal")),
+        BigNumber(("exact peak" if r.peak_exact else "peak of all processes (sampled)")
+                  + (", one-time preparation left out" if r.one_time_mb is not None else ""),
+                  _num(r.compared_peak_mb, ",.0f", " MiB"), *delta("peak_pct", lambda v: f"{v:+.0f}%", "inverse")),
+        BigNumber("samples/s", _num(r.samples_per_s, ",.0f"),
+                  *delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%", "normal")),
+        BigNumber("accuracy", _num(r.accuracy, ".3f"), *delta("accuracy", lambda v: f"{v:+.3f}", "normal")),
+        BigNumber("balanced accuracy", _num(r.balanced_accuracy, ".3f"),
+                  *delta("balanced_accuracy", lambda v: f"{v:+.3f}", "normal")),
     ]
 
 

@@ -66,7 +66,7 @@ def chart(view: RunView, key: str, x: str) -> None:
     """Memory, throughput and accuracy stacked on one x axis, phases across all three."""
     series = plots.view_series(view, x)
     info = plots.stacked_info([series], live=view.is_live)
-    if not info["panels"]:
+    if not info.panels:
         st.caption("No memory samples to draw yet." if view.is_live or x == "time" else
                    "No samples seen: this run ended before training, so it has nothing to draw by samples seen.")
         return
@@ -93,12 +93,12 @@ def live_metrics(view: RunView) -> None:
         ("high-water mark, this phase", _fmt(now and now.hwm_bytes / 2**20, ",.1f", " MiB"),
          "The kernel's exact peak (VmHWM) since this phase started."),
         ("samples seen", _fmt(prog and prog["samples"], ",.0f"), "Training samples so far, all passes."),
-        ("samples/s", _fmt(thr["samples_per_s"][-1] if thr["samples_per_s"] else None, ",.0f"),
+        ("samples/s", _fmt(thr.samples_per_s[-1] if thr.samples_per_s else None, ",.0f"),
          "Training throughput over the last few progress reports."),
-        ("accuracy (sample)", _fmt(acc["accuracy"][-1] if acc["accuracy"] else None, ".3f")
+        ("accuracy (sample)", _fmt(acc.accuracy[-1] if acc.accuracy else None, ".3f")
          if view.config.get("monitor", "full") == "full" else f"monitoring {view.config['monitor']}",
-         f"On a held-out sample of {acc['rows'] or '–'} rows; the final evaluation uses every test row."),
-        ("balanced accuracy", _fmt(acc["balanced"][-1] if acc["balanced"] else None, ".3f"),
+         f"On a held-out sample of {acc.rows or '–'} rows; the final evaluation uses every test row."),
+        ("balanced accuracy", _fmt(acc.balanced[-1] if acc.balanced else None, ".3f"),
          "The mean of the per-class recalls, on the same held-out sample."),
     ])
 

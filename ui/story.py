@@ -52,8 +52,8 @@ def slide_figures(lab, cmp: Comparison, slides: Sequence[Slide], height: int = C
         else:
             series = [plots.view_series(views[i], "time", names.get(i, ""), colour=colours[i]) for i in slide.runs if i in views]
             info = plots.stacked_info(series, phases_of=cmp.baseline)
-            if info["panels"]:
-                info = dict(info, panels=["memory"], domains=plots.panel_domains(["memory"]))
+            if info.panels:
+                info = info._replace(panels=["memory"], domains=plots.panel_domains(["memory"]))
             out.append(_titled(plots.stacked_figure(info, height), slide, height))
     return out
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from svmcore.app.importance import TREES, Importance
-from svmcore.app.parallel import brushed
+from svmcore.app.parallel import ParallelInfo, brushed
 from svmcore.app.run_table import FILTER_LABELS, FILTERS, choices, filter_rows, group_rows
 from svmcore.spec.errors import SvmcoreError
 from ui.brush import parallel_brush
@@ -16,16 +16,16 @@ from ui.charts import chart_text
 from ui.messages import show_error
 
 
-def parallel_figure(info: dict, height: int = 440, ranges: dict[int, list] | None = None) -> go.Figure:
+def parallel_figure(info: ParallelInfo, height: int = 440, ranges: dict[int, list] | None = None) -> go.Figure:
     """One line per completed run across the knobs and results, coloured by exact peak;
     each axis's ticks are ``parallel_info``'s (labels that tell every tick apart);
     ``ranges``: the ranges brushed on its axes, drawn again after the page redraws it."""
     ranges = ranges or {}
-    dims = [dict(label=chart_text(d["label"]), values=d["values"], tickvals=d["tickvals"],
-                 ticktext=[chart_text(t) for t in d["ticktext"]],
+    dims = [dict(label=chart_text(d.label), values=d.values, tickvals=d.tickvals,
+                 ticktext=[chart_text(t) for t in d.ticktext],
                  **({"constraintrange": ranges[i]} if i in ranges else {}))
-            for i, d in enumerate(info["dimensions"])]
-    fig = go.Figure(go.Parcoords(dimensions=dims, line=dict(color=info["colour"], colorscale="Viridis_r",
+            for i, d in enumerate(info.dimensions)]
+    fig = go.Figure(go.Parcoords(dimensions=dims, line=dict(color=info.colour, colorscale="Viridis_r",
                                                             showscale=True, colorbar=dict(title="exact peak MiB"))))
     fig.update_layout(height=height, margin=dict(l=60, r=40, t=100, b=30),
                       title=dict(text="Knobs against exact peak, speed and accuracy (drag along an axis to filter)",
@@ -79,12 +79,12 @@ def parallel_panel(lab, sweep_id: int, host: str | None) -> set[int] | None:
     """The parallel coordinates, brushable: the runs inside every range dragged on its axes
     (None when nothing is brushed, or nothing is drawn)."""
     info = lab.sweeps.parallel(sweep_id, host)
-    if not info["runs"]:
+    if not info.runs:
         return None
     ranges = parallel_brush("parallel", key=f"parallel_brush_{sweep_id}_{host}")
     st.plotly_chart(parallel_figure(info, ranges=ranges), key="parallel")
-    if info["left_out"]:
-        st.caption("Not on the parallel coordinates: " + ", ".join(f"run {rid} ({why})" for rid, why in info["left_out"]))
+    if info.left_out:
+        st.caption("Not on the parallel coordinates: " + ", ".join(f"run {rid} ({why})" for rid, why in info.left_out))
     return set(brushed(info, ranges)) if ranges else None
 
 

@@ -256,7 +256,7 @@ def measured_saving(remedy_key: str, reference: dict | None, change: dict | None
     the phases it acts on, as the saving of the run's exact peak, the change in speed and
     balanced accuracy. None when it was never measured."""
     r = remedy_of(remedy_key)
-    pairs = ((reference or {}).get("remedies") or {}).get(remedy_key) or {}
+    pairs = (reference or {}).get(remedy_key) or {}
     same = {e.key for e in (r.experiments if r else ()) if change and e.after == change}
     best = None
     for key, pair in pairs.items():

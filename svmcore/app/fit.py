@@ -305,25 +305,6 @@ LOOP_STEPS = (
 )
 
 
-def measured_headline(data: dict | None) -> dict | None:
-    """The figures of ``bench/fit.py``'s results: starting points, how many fitted, the
-    runs they took, and what fitting gave up against the best fitting sweep point."""
-    if not data or not data.get("points"):
-        return None
-    rows = data["points"]
-    fitted = [r for r in rows if r["fits"]]
-    given = [r["balanced_accuracy_given_up"] for r in fitted if r.get("balanced_accuracy_given_up") is not None]
-    ratios = [r["speed_ratio"] for r in fitted if r.get("speed_ratio")]
-    return {"points": len(rows), "fitted": len(fitted),
-            "mean_runs": sum(r["runs"] for r in fitted) / len(fitted) if fitted else None,
-            "most_runs": max((r["runs"] for r in fitted), default=None),
-            "swept_fitting": sum(1 for r in rows if r["best"]),
-            "median_given_up": sorted(given)[len(given) // 2] if given else None,
-            "worst_given_up": max(given) if given else None,
-            "median_speed_ratio": sorted(ratios)[len(ratios) // 2] if ratios else None,
-            "measured": data.get("measured"), "machine": data.get("machine", {}).get("cpu")}
-
-
 def _reference_costs(attempts: list[dict], reference: dict | None) -> str:
     """Without a completed attempt to compare with: what each remedy applied cost on Learn's
     reference measurement (balanced accuracy, speed), labelled as such."""

@@ -5,21 +5,20 @@ so) until this machine has its own."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from svmcore.app.folders import DataFolders
-from svmcore.app.fit import LOOP_STEPS, measured_headline
-from svmcore.app.reference import bench_reference, fit_reference, remedies_reference
+from svmcore.app.fit import LOOP_STEPS
+from svmcore.app.reference import read
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import (
-    bench_file,
     change_text,
     claims_row,
     compare,
     lessons,
     machines,
+    measured_row,
     measured_with,
-    bench_lessons,
-    bench_row,
     setup_text,
     side,
     speed_spread,
@@ -60,6 +59,41 @@ class ExperimentResult:
         return {"source": self.source, "source_text": self.source_text, "before": self.before, "after": self.after,
                 "cmp": self.cmp, "error": self.error}
 
+    def heading(self) -> str:
+        """The experiment's title, the setup it was measured with when not the stated one
+        (quick mode's tenth of the rows), and why it is there."""
+        e = self.experiment
+        return f"**{e.title}**{measured_with(e, self.before)}" + (f" · {e.why}" if e.why and not e.default_setup else "")
+
+    def measured_on(self) -> str:
+        """Where the pair was measured, the before run's setup and what the after run changed."""
+        return (f"Measured on **{self.source_text}**. Before: {setup_text(self.before['config'])}; after: "
+                f"{change_text(self.before['config'], self.after['config'])}.")
+
+
+class Loop(NamedTuple):
+    """The diagnosis loop as Learn teaches it: its steps, and what ``fit`` measured running
+    it on the reference machine, in a sentence (None before it was measured)."""
+
+    steps: tuple[str, ...]
+    measured: str | None
+
+
+class SourcesNote(NamedTuple):
+    """Where the page's numbers come from, in a sentence: the reference machine's
+    (``reference`` True) or, every one of them, this machine's."""
+
+    text: str
+    reference: bool
+
+
+class BenchFinding(NamedTuple):
+    """What the benchmark of a remedy that is no pair of runs measured: where it comes
+    from, and a sentence per case (the reference machine's figures)."""
+
+    caption: str
+    lessons: tuple[str, ...]
+
 
 class Learn:
     def __init__(self, store: Store, queue: RunQueue, folders: DataFolders, reference_dir: str | None = None):
@@ -67,25 +101,46 @@ class Learn:
         self.queue = queue
         self.folders = folders
         self._reference_dir = reference_dir
-        self._reference = remedies_reference(reference_dir)
+        self._reference = read("remedies", reference_dir)
 
     def remedies(self) -> list[Remedy]:
         return list(REMEDIES)
 
-    def diagnosis_loop(self) -> dict:
-        """The loop the advice describes, step by step, and what ``fit`` measured running it
-        (``bench/results/fit.json``, the reference machine's; None before it was measured)."""
-        return {"steps": LOOP_STEPS, "measured": measured_headline(fit_reference(self._reference_dir))}
+    def diagnosis_loop(self) -> Loop:
+        """The loop the advice describes, and what ``fit`` measured running it."""
+        return Loop(tuple(LOOP_STEPS), loop_note(read("fit", self._reference_dir)))
 
-    def reference_machine(self) -> dict | None:
-        """The reference measurement's machine, date, seconds of runs and how much the same
-        setup's speed varied within it (``speed_spread``), or None if there is none."""
-        if not self._reference:
+    def sources_note(self, results: list[ExperimentResult]) -> SourcesNote | None:
+        """Where the page's numbers come from: the reference machine's while a row is
+        theirs; this machine's once every runnable remedy was measured here; None while
+        nothing is measured."""
+        sources = {x.source for x in results if x.source}
+        if REFERENCE in sources and self._reference:
+            where = "; ".join(f"{desc}, on {when} ({', '.join(keys)})"
+                              for desc, (when, keys) in machines(self._reference).items())
+            return SourcesNote(f"Rows marked **reference machine** were measured there, not on yours: {where} "
+                               f"(`{self._reference.command}`). Measure on this machine to replace them with yours.",
+                               True)
+        if sources == {THIS_MACHINE}:
+            return SourcesNote("Every runnable remedy has been measured on this machine.", False)
+        return None
+
+    def measure_all_help(self) -> str:
+        """What "Measure all" does, and how long it took the reference machine."""
+        ref = self._reference
+        took = f" (the reference machine took {ref.seconds / 60:,.0f} minutes)" if ref and ref.seconds else ""
+        return f"Every runnable remedy's before and after runs at the stated setups, one at a time through the queue{took}."
+
+    def speed_note(self, results: list[ExperimentResult]) -> str | None:
+        """How much the same setup's speed varied on the reference machine (``speed_spread``),
+        while some row is its; None otherwise."""
+        spread = speed_spread(self._reference.figures) if self._reference else None
+        if not spread or REFERENCE not in {x.source for x in results}:
             return None
-        return {"machine": self._reference.get("machine", {}), "measured": self._reference.get("measured"),
-                "seconds": self._reference.get("seconds"),
-                "speed_spread": speed_spread(self._reference.get("remedies", {})),
-                "machines": machines(self._reference)}
+        return (f"Speed on the reference machine: the default setup ran at {spread['min']:,.0f} to "
+                f"{spread['max']:,.0f} samples/s over its {spread['runs']} before-runs (other work shared its "
+                f"cores), so speed changes within {spread['ratio']:.1f}x are noise there. Their exact peaks "
+                f"stayed within {spread['peak_min_mb']:,.1f}–{spread['peak_max_mb']:,.1f} MiB.")
 
     def run_remedy(self, key: str, base: dict | None = None, experiment: str | None = None,
                    quick: bool = False, queue: RunQueue | None = None) -> list[tuple[int, int]]:
@@ -143,32 +198,22 @@ class Learn:
         for r in REMEDIES:
             mine = [x for x in results if x.remedy.key == r.key]
             if r.measured_by:
-                rows.append(bench_row(r, bench_reference(bench_file(r), self._reference_dir)))
+                rows.append(measured_row(r, read(r.measured_by, self._reference_dir)))
             elif not r.experiments:
                 rows.append(claims_row(r, None, None))
             for x in mine:
                 rows.append(claims_row(r, x.experiment, x.as_dict()))
         return rows
 
-    def measured_by_bench(self, r: Remedy) -> list[str]:
-        """What the benchmark of a remedy that is no pair of runs measured, a sentence per
-        case (the reference machine's figures); [] for the others or before it ran."""
-        return bench_lessons(r, bench_reference(bench_file(r), self._reference_dir)) if r.measured_by else []
-
-    @staticmethod
-    def setup_text(run: dict) -> str:
-        """A measured run's setup in a few words (``run``: a side of an ExperimentResult)."""
-        return setup_text(run["config"])
-
-    @staticmethod
-    def measured_with(experiment: Experiment, before: dict | None) -> str:
-        """' (measured with rows=100,000)' when the run measured another setup than stated."""
-        return measured_with(experiment, before)
-
-    @staticmethod
-    def change_text(before: dict, after: dict) -> str:
-        """The knobs the after run changed: 'batch_size 8192 → 256'."""
-        return change_text(before["config"], after["config"])
+    def measured_by_bench(self, r: Remedy) -> BenchFinding | None:
+        """What the benchmark of a remedy that is no pair of runs measured; None for the others."""
+        if not r.measured_by:
+            return None
+        ref = read(r.measured_by, self._reference_dir)
+        if ref is None:
+            return BenchFinding(f"Not measured yet: `python bench/{r.measured_by}.py`.", ())
+        return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
+                            "exact peaks; see docs/benchmarks.md):", tuple(ref.figures["lessons"]))
 
     def _result(self, r: Remedy, e: Experiment, by_label: dict[str, list[RunRecord]]) -> ExperimentResult:
         befores = by_label.get(run_label(r, e, "before"), [])
@@ -187,7 +232,7 @@ class Learn:
                     f" at an exact peak of {bad.result.peak_rss_mb:,.0f} MiB" if bad.result.peak_rss_mb else "")
             return ExperimentResult(r, e, THIS_MACHINE, f"this machine (runs {b.id} and {a.id})", before, after, cmp,
                                     tuple(lessons(r, cmp)), pending, error)
-        ref = ((self._reference or {}).get("remedies", {}).get(r.key, {}) or {}).get(e.key)
+        ref = (self._reference.figures.get(r.key) or {}).get(e.key) if self._reference else None
         if ref:
             cmp = compare(ref["before"], ref["after"], r.acts_on)
             return ExperimentResult(r, e, REFERENCE, "reference machine, not yours", ref["before"], ref["after"], cmp,
@@ -207,3 +252,22 @@ def _latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[Run
         if b is not None and b.status.is_finished():
             return b, a
     return None
+
+
+def queued_note(pairs: list[tuple[int, int]]) -> str:
+    """What "Measure" queued, in a sentence."""
+    return (f"Queued {len(pairs)} before/after pair(s): runs " + ", ".join(f"{b} and {a}" for b, a in pairs)
+            + ". This page shows each result when its pair has finished.")
+
+
+def loop_note(ref) -> str | None:
+    """What ``fit`` measured on the reference machine (``reference.Reference`` of ``fit``), in a sentence."""
+    if ref is None:
+        return None
+    m = ref.figures
+    given = (f"; against the best fitting point of a small sweep over the same knobs it gave up "
+             f"{m['median_given_up']:+.3f} balanced accuracy at the median (worst {m['worst_given_up']:+.3f})"
+             if m["median_given_up"] is not None else "")
+    return (f"Measured on the reference machine ({ref.machine}, {ref.measured}): from {m['points']} starting points "
+            f"that did not fit their budget, fit ended within it from **{m['fitted']}**, in {m['mean_runs'] or 0:.1f} "
+            f"runs on average (at most {m['most_runs'] or 0}){given}. See docs/benchmarks.md.")

@@ -2,16 +2,35 @@
 the sweep varied, then the exact peak, the throughput and the accuracy; one line per
 completed run.
 
-Pure: run records in, plain lists out, so every answer is tested with ==.
+Pure: run records in, a typed view out, so every answer is tested with ==.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from svmcore.store.records import RunRecord, RunStatus
 
 RESULTS = (("peak_rss_mb", "exact peak (MiB)"), ("samples_per_s", "samples/s"), ("accuracy", "accuracy"))
+
+
+class Axis(NamedTuple):
+    """One axis: each drawn run's value on it (a text axis: the index of its tick) and its ticks."""
+
+    label: str
+    values: list[float]
+    tickvals: list[float]
+    ticktext: list[str]
+
+
+class ParallelInfo(NamedTuple):
+    """The axes, the runs drawn (``colour``: each one's exact peak) and those left out, with why."""
+
+    dimensions: list[Axis]
+    runs: list[int]
+    colour: list[float]
+    left_out: list[tuple[int, str]]
 
 
 def _result(r: RunRecord, key: str):
@@ -45,7 +64,7 @@ def _text(v: float, digits: int) -> str:
     return f"{v:,.{digits}f}"
 
 
-def _axis(label: str, values: list, result: bool = False) -> dict:
+def _axis(label: str, values: list, result: bool = False) -> Axis:
     """A result: its ticks from the lowest to the highest value (``distinct_ticks``); a
     numeric knob: a tick at each value it took; any other (text, on/off, missing): one tick
     per value, in order."""
@@ -56,13 +75,12 @@ def _axis(label: str, values: list, result: bool = False) -> dict:
         else:
             ticks = sorted(set(numbers))
             texts = [_text(v, 0 if v.is_integer() else 3) for v in ticks]
-        return {"label": label, "values": numbers, "tickvals": ticks, "ticktext": texts}
+        return Axis(label, numbers, ticks, texts)
     names = sorted({str(v) for v in values})
-    return {"label": label, "values": [names.index(str(v)) for v in values],
-            "tickvals": list(range(len(names))), "ticktext": names}
+    return Axis(label, [names.index(str(v)) for v in values], list(range(len(names))), names)
 
 
-def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
+def parallel_info(records: list[RunRecord], knobs: list[str]) -> ParallelInfo:
     """The axes (``knobs`` first, then the results) over the completed runs that have
     every result, the runs drawn (colour: exact peak) and those left out and why."""
     drawn, left = [], []
@@ -81,8 +99,7 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> dict:
         sampled = not all(r.run_peak.exact for r in drawn)  # a data-parallel run's peak is a sampled sum
         dims += [_axis("peak (MiB; data-parallel: all processes, sampled)" if key == "peak_rss_mb" and sampled
                        else label, [_result(r, key) for r in drawn], result=True) for key, label in RESULTS]
-    return {"dimensions": dims, "runs": [r.id for r in drawn],
-            "colour": [float(r.run_peak.mb) for r in drawn], "left_out": left}
+    return ParallelInfo(dims, [r.id for r in drawn], [float(r.run_peak.mb) for r in drawn], left)
 
 
 def _inside(value: float, ranges: list) -> bool:
@@ -90,10 +107,10 @@ def _inside(value: float, ranges: list) -> bool:
     return any(lo <= value <= hi for lo, hi in spans)
 
 
-def brushed(info: dict, ranges: dict[int, list]) -> list[int]:
+def brushed(info: ParallelInfo, ranges: dict[int, list]) -> list[int]:
     """The runs drawn (``parallel_info``) whose line passes inside every range brushed on
     the chart (``{axis index: [lo, hi]}``, or a list of ``[lo, hi]`` for several ranges on
     one axis; a text axis's values are its ticks' indices)."""
-    dims = info["dimensions"]
-    return [rid for i, rid in enumerate(info["runs"])
-            if all(_inside(dims[a]["values"][i], r) for a, r in ranges.items() if a < len(dims))]
+    dims = info.dimensions
+    return [rid for i, rid in enumerate(info.runs)
+            if all(_inside(dims[a].values[i], r) for a, r in ranges.items() if a < len(dims))]

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from svmcore.app.noise import NO_SAVING_PCT, peak_within
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
-from svmcore.spec.outcomes import size_text
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
 from svmcore.spec.choices import MLP_MODELS
@@ -386,169 +385,14 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
     return row
 
 
-def served_row(remedy, bench: dict | None) -> dict:
-    """The claims row of a remedy its own benchmark measures (``remedy.measured_by``), from
-    that benchmark's committed figures (bench/results/serve.json: per solver the training
-    run's and the serving process's exact peaks, rows/s and the model's bytes)."""
+def measured_row(remedy, ref) -> dict:
+    """The claims row of a remedy its own benchmark measures (``remedy.measured_by``): the
+    cells its reference (``reference.Reference``, or None before it ran) states."""
     row = dict.fromkeys(CLAIMS_COLUMNS, "–")
     row.update({"remedy": remedy.title, "the advice claims": remedy.claim})
-    runs = (bench or {}).get("runs") or []
-    if not runs:
+    if ref is None:
         return {**row, "verdict": f"not measured yet (python bench/{remedy.measured_by}.py)"}
-    train = [x["train_peak_mb"] for x in runs]
-    served = [x["serve_peak_mb"] for x in runs]
-    row.update({
-        "setup": f"each linear solver, {bench['rows']:,} sparse-text rows, serving {bench['test_rows']:,}",
-        "run's exact peak (MiB)": f"trained {min(train):,.0f}–{max(train):,.0f} → served {min(served):,.0f}–"
-                                  f"{max(served):,.0f}",
-        "speed (samples/s)": f"serving {_k(min(x['serve_rows_per_s'] for x in runs))}–"
-                             f"{_k(max(x['serve_rows_per_s'] for x in runs))} rows/s",
-        "accuracy (balanced)": ("served = trained, every solver" if all(
-            x["serve_accuracy"] == x["train_accuracy"] for x in runs) else "served ≠ trained for some solver"),
-        "verdict": "model " + ", ".join(f"{x['solver']} {x['model_bytes'] / MiB:.2f} MiB ({x['storage']} {x['dtype']})"
-                                        for x in runs),
-        "measured on": "reference machine"})
-    return row
-
-
-def served_lessons(bench: dict | None) -> list[str]:
-    """One sentence per solver: trained in, serves in, model size and speed (exact peaks)."""
-    return [f"{x['solver']}: trained in {x['train_peak_mb']:,.0f} MiB, serves in {x['serve_peak_mb']:,.0f} MiB "
-            f"(its floor {x['serve_floor_mb']:,.0f}), {x['model_bytes'] / MiB:.2f} MiB model ({x['storage']} "
-            f"{x['dtype']}, {x['nonzero_weights']:,} nonzero weights); {x['serve_rows_per_s']:,.0f} rows/s served "
-            f"against {x['train_samples_per_s']:,.0f} trained; accuracy {x['serve_accuracy']:.4f}"
-            + (" as in training" if x["serve_accuracy"] == x["train_accuracy"] else
-               f" (training's {x['train_accuracy']:.4f})")
-            for x in (bench or {}).get("runs") or []]
-
-
-def pool_cases(bench: dict | None) -> dict:
-    """bench/results/memory-pool.json's cases by (path, allocator, buffers, trim)."""
-    return {(c.get("path", "lean"), c["allocator"], c["buffers"], c["trim"]): c for c in (bench or {}).get("cases") or []}
-
-
-def _pool_peaks(cases: dict, path: str, alloc: str, trim: bool = False) -> tuple[float, float] | None:
-    a, b = cases.get((path, alloc, "per-batch", trim)), cases.get((path, alloc, "pool", trim))
-    return (a["peak_bytes"] / MiB, b["peak_bytes"] / MiB) if a and b else None
-
-
-def _rss_growth(c: dict) -> float:
-    return (c["epochs"][-1]["rss_bytes"] - c["epochs"][0]["rss_bytes"]) / MiB
-
-
-def pool_row(remedy, bench: dict | None) -> dict:
-    """The claims row of the memory pool, from bench/results/memory-pool.json: the exact
-    peaks with per-batch arrays and with reused buffers on each path (the workers' own
-    allocator settings), and the verdict with those figures."""
-    row = dict.fromkeys(CLAIMS_COLUMNS, "–")
-    row.update({"remedy": remedy.title, "the advice claims": remedy.claim})
-    cases = pool_cases(bench)
-    mine = {p: _pool_peaks(cases, p, a) for p, a in (("lean", "lean"), ("classic", "glibc"))}
-    mine = {p: v for p, v in mine.items() if v}
-    if not mine:
-        return {**row, "verdict": f"not measured yet (python bench/{remedy.measured_by}.py)"}
-    own = {k: c for k, c in cases.items() if not k[3] and k[1] == ("lean" if k[0] == "lean" else "glibc")}
-    per_batch = [c for k, c in own.items() if k[2] == "per-batch"]  # each path's own allocator, no trim
-    pooled = [c for k, c in own.items() if k[2] == "pool"]
-    diffs = [b - a for a, b in mine.values()]
-    row.update({
-        "setup": f"{bench['rows']:,} sparse-text rows, {bench['epochs']} epochs, batches of {bench['batch_size']:,}",
-        "run's exact peak (MiB)": " · ".join(f"{p} {a:,.1f} → {b:,.1f}" for p, (a, b) in mine.items()),
-        "phases it acts on (MiB)": "RSS growth over the epochs: per-batch " + ", ".join(
-            f"{_rss_growth(c):+.1f}" for c in per_batch) + "; pool " + ", ".join(f"{_rss_growth(c):+.1f}" for c in pooled),
-        "verdict": (f"saves nothing measurable: exact peak {min(diffs):+.1f} to {max(diffs):+.1f} MiB with reused "
-                    "buffers (numpy and glibc already reuse a freed batch's blocks of equal size)"),
-        "measured on": "reference machine"})
-    return row
-
-
-def pool_lessons(bench: dict | None) -> list[str]:
-    """What the memory-pool benchmark measured, a sentence per finding, from its figures."""
-    cases = pool_cases(bench)
-    out = []
-    for path, alloc, how in (("lean", "lean", "the lean worker's malloc settings"),
-                             ("classic", "glibc", "glibc's defaults, as the classic worker runs")):
-        peaks = _pool_peaks(cases, path, alloc)
-        if not peaks:
-            continue
-        a, b = cases[(path, alloc, "per-batch", False)], cases[(path, alloc, "pool", False)]
-        rss = lambda c: " · ".join(f"{e['rss_bytes'] / MiB:,.1f}" for e in c["epochs"])  # noqa: E731
-        out.append(f"{path} path ({how}): exact peak {peaks[0]:,.1f} MiB with per-batch arrays, {peaks[1]:,.1f} MiB "
-                   f"with reused buffers ({peaks[1] - peaks[0]:+.1f}); RSS after each epoch {rss(a)} against "
-                   f"{rss(b)} MiB: the pool saves nothing measurable, because the allocator already hands a freed "
-                   "batch's blocks to the next batch of equal size")
-    lean, glibc = _pool_peaks(cases, "lean", "lean"), _pool_peaks(cases, "lean", "glibc")
-    if lean and glibc:
-        out.append(f"what does move it on the lean path is the allocator: {lean[0]:,.1f} MiB with the lean malloc "
-                   f"settings against {glibc[0]:,.1f} MiB with glibc's defaults (exact peaks, per-batch arrays)")
-    trims = [(k, c, cases.get((k[0], k[1], k[2], True))) for k, c in cases.items() if not k[3]]
-    drops = [(c["epochs"][-1]["rss_bytes"] - t["epochs"][-1]["rss_bytes"]) / MiB for _, c, t in trims if t]
-    peak_drops = [(c["peak_bytes"] - t["peak_bytes"]) / MiB for _, c, t in trims if t]
-    if drops:
-        out.append(f"malloc_trim after each epoch lowers the RSS after the last epoch by {min(drops):,.1f} to "
-                   f"{max(drops):,.1f} MiB, the exact peak by {min(peak_drops):+.1f} to {max(peak_drops):+.1f} MiB")
-    return out
-
-
-def distill_row(remedy, bench: dict | None) -> dict:
-    """The claims row of distillation, from bench/results/distill.json: per case the teacher's
-    and the students' accuracy, the training run's exact peak and the serving figures."""
-    row = dict.fromkeys(CLAIMS_COLUMNS, "–")
-    row.update({"remedy": remedy.title, "the advice claims": remedy.claim})
-    cases = (bench or {}).get("cases") or []
-    if not cases:
-        return {**row, "verdict": f"not measured yet (python bench/{remedy.measured_by}.py)"}
-    gaps = [c["student"]["accuracy"] - c["teacher"]["accuracy"] for c in cases]
-    vs_labels = [c["student"]["accuracy"] - c["labels_alone"]["accuracy"] for c in cases]
-    peaks = lambda values: ", ".join(f"{v:,.0f}" for v in values)  # noqa: E731
-    row.update({
-        "setup": f"{len(cases)} teachers (kernel-approx, mlp-numpy) on generated files and scikit-learn's digits",
-        "run's exact peak (MiB)": f"training {peaks(c['run']['peak_mb'] for c in cases)} · serving the student "
-                                  f"{peaks(c['served']['peak_mb'] for c in cases)} (the teacher at least "
-                                  f"{peaks(c['teacher']['serve_lower_bound_mb'] for c in cases)})",
-        "accuracy (balanced)": f"student vs teacher {_signed_pt(min(gaps))} to {_signed_pt(max(gaps))}; vs the "
-                               f"student on labels alone {_signed_pt(min(vs_labels))} to {_signed_pt(max(vs_labels))}",
-        "verdict": "serving memory falls to the student's; training memory rises (both models are held while the "
-                   "student trains); the student keeps the teacher's accuracy only where its decisions are near-linear",
-        "measured on": "reference machine"})
-    return row
-
-
-def _signed_pt(x: float) -> str:
-    return f"{x * 100:+.1f} pt"
-
-
-def distill_lessons(bench: dict | None) -> list[str]:
-    """One sentence per case: the teacher, the distilled student, the student on labels, memory trained and served."""
-    out = []
-    for c in (bench or {}).get("cases") or []:
-        t, s, a, sv = c["teacher"], c["student"], c["labels_alone"], c["served"]
-        out.append(f"{c['case']}: teacher {t['accuracy']:.4f}, distilled student {s['accuracy']:.4f} (agrees on "
-                   f"{c['agreement']:.1%}), the same student on the labels {a['accuracy']:.4f}; trained in "
-                   f"{c['run']['peak_mb']:,.0f} MiB (the label-trained student {a['peak_mb']:,.0f}); the student "
-                   f"serves in {sv['peak_mb']:,.0f} MiB from a {size_text(s['exported_bytes'])} model, the teacher "
-                   f"would need at least {t['serve_lower_bound_mb']:,.0f} MiB ({size_text(t['model_bytes'])} of arrays "
-                   "over its libraries' floor)")
-    return out
-
-
-BENCH_VIEWS = {"serve": (served_row, served_lessons), "memory_pool": (pool_row, pool_lessons),
-               "distill": (distill_row, distill_lessons)}
-
-
-def bench_file(remedy) -> str:
-    """The result file's name of a remedy's own benchmark (bench/NAME.py writes bench/results/NAME-with-dashes.json)."""
-    return remedy.measured_by.replace("_", "-")
-
-
-def bench_row(remedy, bench: dict | None) -> dict:
-    """The claims row of a remedy its own benchmark measures."""
-    return BENCH_VIEWS[remedy.measured_by][0](remedy, bench)
-
-
-def bench_lessons(remedy, bench: dict | None) -> list[str]:
-    """What a remedy's own benchmark measured, a sentence per finding (its reference figures)."""
-    return BENCH_VIEWS[remedy.measured_by][1](bench)
+    return {**row, **ref.figures["row"], "measured on": "reference machine"}
 
 
 def _short_arrow(before: float | None, after: float | None) -> str:
@@ -577,14 +421,15 @@ def speed_spread(measured: dict) -> dict | None:
             "peak_min_mb": min(peaks), "peak_max_mb": max(peaks)}
 
 
-def machines(data: dict) -> dict[str, tuple[str, list[str]]]:
-    """Each machine's description -> (date, the remedies measured on it); pairs without
-    their own description were measured on the file's machine."""
+def machines(ref) -> dict[str, tuple[str, list[str]]]:
+    """Each machine's description -> (date, the remedies measured on it) of the remedies'
+    reference (``reference.Reference``); pairs without their own description were measured
+    on the reference's machine."""
     out: dict[str, tuple[str, list[str]]] = {}
-    for key, exps in data["remedies"].items():
+    for key, exps in ref.figures.items():
         for pair in exps.values():
-            desc = pair.get("machine", data["description"])
-            when, keys = out.setdefault(desc, (pair.get("measured", data["measured"]), []))
+            desc = pair.get("machine", ref.machine)
+            when, keys = out.setdefault(desc, (pair.get("measured", ref.measured), []))
             if key not in keys:
                 keys.append(key)
     return out

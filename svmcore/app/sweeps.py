@@ -4,14 +4,16 @@ cluster), follow it, cancel it, and read its trade-offs."""
 from __future__ import annotations
 
 import threading
+from collections.abc import MutableMapping
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
 from svmcore.app.importance import Importance, knob_importance
 from svmcore.app.noise import repeat_groups
-from svmcore.app.parallel import parallel_info
+from svmcore.app.parallel import ParallelInfo, parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import KNOBS, defaults
 from svmcore.store.records import RunStatus
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import (
@@ -24,6 +26,35 @@ from svmcore.sweeps.frontier import (
 )
 from svmcore.sweeps.grid import GridPoint, expand, parse_grid
 from svmcore.sweeps.sweep import Sweep, start_sweep
+
+# the base a sweep starts from: small enough that a grid of them runs in minutes
+SWEEP_BASE = {"rows": 50_000, "epochs": 2}
+# the values a varied knob's field starts with, where its choices or default would say too little
+GRID_VALUES = {"batch_size": "256,4096", "precision": "float64,float32", "mode": "memory,stream,memmap",
+               "representation": "sparse,dense", "hashing_bits": "0,16", "threads": "1,2",
+               "model": "linear-svm,kernel-approx", "gc_every": "0,10", "epochs": "1,3", "alpha": "auto,1e-5,1e-6"}
+OBJECTIVES = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "samples_per_s": "throughput"}
+
+
+def sweep_base() -> dict:
+    """The knobs a new sweep starts from."""
+    return dict(defaults(), **SWEEP_BASE)
+
+
+def grid_values(name: str) -> str:
+    """The values a varied knob's field starts with: the suggested ones, else its choices,
+    else its default."""
+    k = KNOBS[name]
+    return GRID_VALUES.get(name) or (",".join(k.choices) if k.choices else str(k.default))
+
+
+def follow_budget(state: MutableMapping, key: str, suggested: int | None) -> None:
+    """The budget field ``state[key]`` starts at ``suggested`` (the median measured peak) and
+    follows it as results come in, until the user sets another value (``key + '_auto'``
+    remembers the value it was last given)."""
+    auto = key + "_auto"
+    if suggested is not None and (key not in state or state[key] == state.get(auto)):
+        state[key] = state[auto] = suggested
 
 
 class Sweeps:
@@ -69,7 +100,7 @@ class Sweeps:
         that host (the frontier among them: peaks and speeds compare like with like)."""
         return tradeoff_points([r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host])
 
-    def parallel(self, sweep_id: int, host: str | None = None) -> dict:
+    def parallel(self, sweep_id: int, host: str | None = None) -> ParallelInfo:
         """The sweep's runs as parallel coordinates: its varied knobs against exact peak,
         samples/s and accuracy (``parallel_info``)."""
         spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})

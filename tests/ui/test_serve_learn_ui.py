@@ -4,20 +4,20 @@ runs it does not have, and its row in the claims table."""
 
 from __future__ import annotations
 
-from svmcore.app.reference import bench_reference
+from svmcore.app.reference import read
 from tests.ui.test_apptest import assert_clean, open_page, texts
 from tests.ui.test_learn_sweep_ui import LEARN, claims_rows
 
 
 def test_learn_shows_what_serving_measured_on_the_reference_machine(app_home):
-    bench = bench_reference("serve")
-    assert bench, "bench/results/serve.json is committed"
+    bench = read("serve")
+    assert bench, "the package's reference data holds serve.json"
     at = open_page(LEARN)
     at.selectbox(key="learn_remedy").set_value("serve").run()
     assert_clean(at)
     assert any("Measured by `python bench/serve.py`" in t for t in texts(at.caption))
     lessons = [t for t in texts(at.markdown) if "serves in" in t]
-    assert len(lessons) == len(bench["runs"]) and lessons[0].startswith(f"- {bench['runs'][0]['solver']}: trained in")
+    assert [t[2:] for t in lessons] == bench.figures["lessons"] and lessons[0].startswith("- sklearn: trained in")
     assert not [b for b in at.button if b.key == "learn_measure_serve"]
     row = next(r for r in claims_rows(at) if "Train offline, serve light" in r)
     assert "served" in row and "reference machine" in row

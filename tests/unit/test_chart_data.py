@@ -1,5 +1,5 @@
 """ui.charts: the pure ``*_info`` functions behind every chart, on small hand-built inputs,
-their plain data compared with == (no Streamlit, no figure)."""
+their typed views compared with == (no Streamlit, no figure)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,26 @@ from svmcore.spec.events import EVAL, OUTCOME, PHASE_END, PHASE_START, PROGRESS
 from svmcore.store.records import PhaseSpan, RunSummary
 from svmcore.sweeps.frontier import TradeoffPoint
 from ui.charts import (
+    NO_WORKERS,
     PALETTE,
+    AccuracyInfo,
+    AccuracyLine,
+    Band,
+    Curve,
+    Dot,
+    MemoryInfo,
+    MemoryLine,
+    OomDot,
+    OomMark,
+    PhasePeaks,
+    PhasePeaksInfo,
+    RepeatMark,
+    RunSeries,
+    StackedInfo,
+    ThroughputLine,
+    TradeoffInfo,
+    WorkerCurve,
+    WorkersInfo,
     accuracy_info,
     accuracy_range,
     legend_grid,
@@ -80,35 +99,32 @@ def test_memory_info_of_a_finished_run():
     summary = RunSummary(peak_rss_mb=101.5, cap_mb=256.0, floor_mb=38.0,
                          phases=(PhaseSpan("imports", 0.0, 0.3, 0.3, 38.0), PhaseSpan("train", 0.3, 1.0, 0.7, 101.5)),
                          prediction={"predicted_peak_mb": 120.0, "low_mb": 100.0})
-    assert memory_info(SAMPLES, summary) == {
-        "t": [0.123, 0.5, 1.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5],
-        "held": [], "cache": [], "phases": [("imports", 0.0, 0.3), ("train", 0.3, 1.0)],
-        "peak_mb": 101.5, "cap_mb": 256.0, "cgroup_peak_mb": None, "floor_mb": 38.0, "predicted_mb": 120.0,
-    }
+    assert memory_info(SAMPLES, summary) == MemoryInfo(
+        MemoryLine([0.123, 0.5, 1.0], [40.0, 100.0, 64.5], [30.0, 80.0, 60.0], [10.0, 20.0, 4.5], [], []),
+        phases=[("imports", 0.0, 0.3), ("train", 0.3, 1.0)], peak_mb=101.5, cap_mb=256.0, cgroup_peak_mb=None,
+        floor_mb=38.0, predicted_mb=120.0)
 
 
 def test_memory_info_of_nothing():
-    assert memory_info([], RunSummary()) == {"t": [], "rss": [], "anon": [], "file": [], "held": [], "cache": [],
-                                             "phases": [], "peak_mb": None, "cap_mb": None, "cgroup_peak_mb": None,
-                                             "floor_mb": None, "predicted_mb": None}
+    assert memory_info([], RunSummary()) == MemoryInfo(MemoryLine([], [], [], [], [], []), [], None, None, None,
+                                                       None, None)
 
 
 def test_memory_info_leaves_out_phases_without_an_end():
     summary = RunSummary(phases=(PhaseSpan("load", 0.0, 0.5, 0.5, 10.0), PhaseSpan("train", 0.5, None, None, None)))
-    assert memory_info(SAMPLES, summary)["phases"] == [("load", 0.0, 0.5)]
+    assert memory_info(SAMPLES, summary).phases == [("load", 0.0, 0.5)]
 
 
 def test_memory_info_a_given_prediction_wins_over_the_stored_one():
     summary = RunSummary(prediction={"predicted_peak_mb": 120.0})
-    assert memory_info([], summary, {"predicted_peak_mb": 99.0})["predicted_mb"] == 99.0
-    assert memory_info([], summary, {})["predicted_mb"] == 120.0  # an empty one is no prediction
-    assert memory_info([], RunSummary(prediction={"error": "not calibrated"}))["predicted_mb"] is None
+    assert memory_info([], summary, {"predicted_peak_mb": 99.0}).predicted_mb == 99.0
+    assert memory_info([], summary, {}).predicted_mb == 120.0  # an empty one is no prediction
+    assert memory_info([], RunSummary(prediction={"error": "not calibrated"})).predicted_mb is None
 
 
 def test_memory_info_of_a_single_sample():
     info = memory_info([ms(2.0, 50, 45, 5)], RunSummary(peak_rss_mb=55.0))
-    assert (info["t"], info["rss"], info["anon"], info["file"], info["peak_mb"]) == ([2.0], [50.0], [45.0], [5.0],
-                                                                                     55.0)
+    assert (info.line, info.peak_mb) == (MemoryLine([2.0], [50.0], [45.0], [5.0], [], []), 55.0)
 
 
 # ---------------------------------------------------------------- live_phases
@@ -138,7 +154,7 @@ def test_live_phases_ignore_an_end_of_another_phase():
 def test_live_phases_feed_memory_info():
     events = [start("imports", 0.1), end("imports", 0.6, 0.5, 80), start("load", 0.6)]
     summary = RunSummary(phases=live_phases(events, 1.0))
-    assert memory_info([], summary)["phases"] == [("imports", 0.1, 0.6), ("load", 0.6, 1.0)]
+    assert memory_info([], summary).phases == [("imports", 0.1, 0.6), ("load", 0.6, 1.0)]
 
 
 # ---------------------------------------------------------------- throughput_info
@@ -148,28 +164,27 @@ PROGRESS_EVENTS = [progress(1.0, 0, 0.0), progress(2.0, 100, 1.0), progress(3.0,
 
 
 def test_throughput_is_a_moving_average_over_three_intervals():
-    assert throughput_info(PROGRESS_EVENTS) == {"t": [2.0, 3.0, 4.0, 5.0],
-                                                "samples_per_s": [100.0, 150.0, 200.0, 300.0]}
+    assert throughput_info(PROGRESS_EVENTS) == ThroughputLine([2.0, 3.0, 4.0, 5.0], [100.0, 150.0, 200.0, 300.0])
 
 
 def test_throughput_window_of_one_is_the_rate_between_neighbours():
-    assert throughput_info(PROGRESS_EVENTS, window=1) == {"t": [2.0, 3.0, 4.0, 5.0],
-                                                          "samples_per_s": [100.0, 200.0, 300.0, 400.0]}
+    assert throughput_info(PROGRESS_EVENTS, window=1) == ThroughputLine([2.0, 3.0, 4.0, 5.0],
+                                                                        [100.0, 200.0, 300.0, 400.0])
 
 
 def test_throughput_ignores_other_events_and_rounds_time():
     events = [start("train", 0.5), progress(1.0, 0, 0.0), ev(1.5, 0, 0.5), progress(2.00049, 50, 0.5)]
-    assert throughput_info(events) == {"t": [2.0], "samples_per_s": [100.0]}
+    assert throughput_info(events) == ThroughputLine([2.0], [100.0])
 
 
 @pytest.mark.parametrize("events", [[], [progress(1.0, 100, 0.5)], [start("train", 0.0), ev(1.0, 10, 0.5)]])
 def test_throughput_needs_two_progress_events(events):
-    assert throughput_info(events) == {"t": [], "samples_per_s": []}
+    assert throughput_info(events) == ThroughputLine([], [])
 
 
 def test_throughput_skips_intervals_without_training_time():
     events = [progress(1.0, 100, 1.0), progress(1.1, 100, 1.0), progress(2.0, 300, 2.0)]
-    assert throughput_info(events, window=1) == {"t": [2.0], "samples_per_s": [200.0]}
+    assert throughput_info(events, window=1) == ThroughputLine([2.0], [200.0])
 
 
 # ---------------------------------------------------------------- accuracy_info
@@ -177,26 +192,23 @@ def test_throughput_skips_intervals_without_training_time():
 def test_accuracy_info_separates_the_final_evaluation():
     events = [ev(1.0, 100, 0.6, 0.55), progress(1.5, 200, 1.5), ev(2.0, 200, 0.7, 0.66),
               ev(3.0, 200, 0.75, 0.7, rows=4000, final=True)]
-    assert accuracy_info(events) == {"samples": [100, 200], "t": [1.0, 2.0], "accuracy": [0.6, 0.7],
-                                     "balanced": [0.55, 0.66], "rows": 500, "final": (200, 0.75, 4000),
-                                     "final_t": 3.0, "final_balanced": 0.7}
+    assert accuracy_info(events) == AccuracyInfo(samples=[100, 200], t=[1.0, 2.0], accuracy=[0.6, 0.7],
+                                                 balanced=[0.55, 0.66], rows=500, final=(200, 0.75, 4000),
+                                                 final_t=3.0, final_balanced=0.7)
 
 
 def test_accuracy_info_of_no_events():
-    assert accuracy_info([]) == {"samples": [], "t": [], "accuracy": [], "balanced": [], "rows": None,
-                                 "final": None, "final_t": None, "final_balanced": None}
+    assert accuracy_info([]) == AccuracyInfo([], [], [], [], None, None, None, None)
 
 
 def test_accuracy_info_of_a_run_still_training_has_no_final():
     info = accuracy_info([ev(1.0, 100, 0.6)])
-    assert info == {"samples": [100], "t": [1.0], "accuracy": [0.6], "balanced": [None], "rows": 500,
-                    "final": None, "final_t": None, "final_balanced": None}
+    assert info == AccuracyInfo([100], [1.0], [0.6], [None], 500, None, None, None)
 
 
 def test_accuracy_info_with_only_the_final_evaluation():
     info = accuracy_info([ev(3.0, 5000, 0.9, rows=1000, final=True)])
-    assert info == {"samples": [], "t": [], "accuracy": [], "balanced": [], "rows": None,
-                    "final": (5000, 0.9, 1000), "final_t": 3.0, "final_balanced": None}
+    assert info == AccuracyInfo([], [], [], [], None, (5000, 0.9, 1000), 3.0, None)
 
 
 # ---------------------------------------------------------------- samples_at
@@ -252,44 +264,40 @@ EVENTS = [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("train", 0.
           ev(1.1, 300, 0.7, 0.66, rows=4000, final=True)]
 COMMON = {"id": 3, "name": "stream", "title": "run 3 · stream", "colour": PALETTE[2], "sampled": 3, "drawn": 3,
           "peak_mb": 101.5, "peak_phase": "train", "cap_mb": 256.0, "cap": "rlimit", "cgroup_peak_mb": None,
-          "floor_mb": 38.0,
-          "predicted_mb": 120.0, "monitor": "full", "workers": {"workers": [], "total": {"t": [], "rss": []}}}
+          "floor_mb": 38.0, "predicted_mb": 120.0, "monitor": "full"}
 
 
 def test_run_series_by_time_puts_all_three_panels_on_seconds_since_launch():
-    assert run_series(3, SAMPLES, EVENTS, SUMMARY, "time", name="stream") == dict(
-        COMMON, x="time",
-        mem={"x": [0.123, 0.5, 1.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5],
-             "held": [], "cache": []},
-        thr={"x": [0.75, 1.0], "samples_per_s": [400.0, 600.0]},
-        acc={"x": [0.8], "accuracy": [0.6], "balanced": [0.55], "rows": 500},
-        final={"x": 1.1, "accuracy": 0.7, "balanced": 0.66, "rows": 4000},
-        phases=[("imports", 0.0, 0.3), ("train", 0.3, 1.0)])
+    assert run_series(3, SAMPLES, EVENTS, SUMMARY, "time", name="stream") == RunSeries(
+        **COMMON, x="time",
+        mem=MemoryLine([0.123, 0.5, 1.0], [40.0, 100.0, 64.5], [30.0, 80.0, 60.0], [10.0, 20.0, 4.5], [], []),
+        thr=ThroughputLine([0.75, 1.0], [400.0, 600.0]), acc=AccuracyLine([0.8], [0.6], [0.55], 500),
+        final=AccuracyLine(1.1, 0.7, 0.66, 4000), phases=[("imports", 0.0, 0.3), ("train", 0.3, 1.0)],
+        workers=NO_WORKERS)
 
 
 def test_run_series_by_samples_seen_moves_every_panel_and_the_phases():
-    assert run_series(3, SAMPLES, EVENTS, SUMMARY, "samples", name="stream") == dict(
-        COMMON, x="samples",
-        mem={"x": [0.0, 0.0, 300.0], "rss": [40.0, 100.0, 64.5], "anon": [30.0, 80.0, 60.0], "file": [10.0, 20.0, 4.5],
-             "held": [], "cache": []},
-        thr={"x": [100.0, 300.0], "samples_per_s": [400.0, 600.0]},
-        acc={"x": [100], "accuracy": [0.6], "balanced": [0.55], "rows": 500},
-        final={"x": 300, "accuracy": 0.7, "balanced": 0.66, "rows": 4000},
-        phases=[("train", 0.0, 300.0)])  # imports saw no samples: no width on this axis
+    assert run_series(3, SAMPLES, EVENTS, SUMMARY, "samples", name="stream") == RunSeries(
+        **COMMON, x="samples",
+        mem=MemoryLine([0.0, 0.0, 300.0], [40.0, 100.0, 64.5], [30.0, 80.0, 60.0], [10.0, 20.0, 4.5], [], []),
+        thr=ThroughputLine([100.0, 300.0], [400.0, 600.0]), acc=AccuracyLine([100], [0.6], [0.55], 500),
+        final=AccuracyLine(300, 0.7, 0.66, 4000),
+        phases=[("train", 0.0, 300.0)],  # imports saw no samples: no width on this axis
+        workers=NO_WORKERS)
 
 
 def test_run_series_of_a_run_that_never_trained_has_nothing_by_samples_seen():
     series = run_series(4, SAMPLES, EVENTS[:2], RunSummary(phases=SUMMARY.phases[:1]), "samples")
-    assert (series["mem"], series["drawn"], series["sampled"], series["phases"], series["final"]) == (
-        {"x": [], "rss": [], "anon": [], "file": [], "held": [], "cache": []}, 0, 3, [], None)
+    assert (series.mem, series.drawn, series.sampled, series.phases, series.final) == (
+        MemoryLine([], [], [], [], [], []), 0, 3, [], None)
 
 
 def test_run_series_thins_long_runs_keeping_the_peak():
     samples = [ms(i / 50, 10 + (i == 7) * 90, 10, 0) for i in range(20)]
     series = run_series(1, samples, [], RunSummary(), most=5)
-    assert series["mem"]["x"] == [0.0, 0.14, 0.18, 0.28, 0.38]  # spans [0,4) [4,9) [9,14) [14,19), the last
-    assert series["mem"]["rss"] == [10.0, 100.0, 10.0, 10.0, 10.0]
-    assert (series["drawn"], series["sampled"]) == (5, 20)
+    assert series.mem.x == [0.0, 0.14, 0.18, 0.28, 0.38]  # spans [0,4) [4,9) [9,14) [14,19), the last
+    assert series.mem.rss == [10.0, 100.0, 10.0, 10.0, 10.0]
+    assert (series.drawn, series.sampled) == (5, 20)
 
 
 def test_a_run_without_live_monitoring_says_so_in_its_empty_panels():
@@ -297,7 +305,7 @@ def test_a_run_without_live_monitoring_says_so_in_its_empty_panels():
     off = run_series(3, SAMPLES, quiet, SUMMARY, "time", monitor="off")
     light = run_series(3, SAMPLES, [e for e in EVENTS if e["kind"] != EVAL or e.get("final")], SUMMARY,
                        "time", monitor="light")
-    assert off["monitor"] == "off" and off["acc"]["x"] == [] and off["final"]["accuracy"] == 0.7
+    assert off.monitor == "off" and off.acc.x == [] and off.final.accuracy == 0.7
     assert monitoring_note([off], "accuracy") == "monitoring off: no live accuracy (final evaluation only)"
     assert monitoring_note([off], "throughput").startswith("monitoring off: no live throughput")
     assert monitoring_note([light], "accuracy").startswith("monitoring light: no live accuracy")
@@ -326,9 +334,8 @@ def test_view_series_of_a_live_run_ends_its_open_phase_now_and_shows_its_cap_and
     view = LiveView(5, SAMPLES, [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("load", 0.3)],
                     RunSummary(), True, {"memory_cap_mb": 512}, {"predicted_peak_mb": 99.0})
     series = view_series(view)
-    assert series["phases"] == [("imports", 0.0, 0.3), ("load", 0.3, 1.0)]
-    assert (series["cap_mb"], series["floor_mb"], series["predicted_mb"], series["peak_mb"]) == (512, 38.0, 99.0,
-                                                                                                  None)
+    assert series.phases == [("imports", 0.0, 0.3), ("load", 0.3, 1.0)]
+    assert (series.cap_mb, series.floor_mb, series.predicted_mb, series.peak_mb) == (512, 38.0, 99.0, None)
 
 
 def test_view_series_of_a_finished_run_reads_its_summary():
@@ -395,15 +402,15 @@ def test_label_lanes_of_no_phases_and_of_an_empty_range():
 def test_stacked_info_of_one_run_draws_its_phases():
     s = series_of(3)
     info = stacked_info([s])
-    assert info == {"x": "time", "range": [0.0, 1.1 * 1.02], "panels": ["memory", "throughput", "accuracy"],
-                    "domains": panel_domains(["memory", "throughput", "accuracy"]), "live": False, "runs": [s],
-                    "phases": s["phases"], "labels": label_lanes(s["phases"], 0.0, 1.1 * 1.02), "phases_of": 3, "bands": []}
+    assert info == StackedInfo(x="time", range=[0.0, 1.1 * 1.02], panels=["memory", "throughput", "accuracy"],
+                               domains=panel_domains(["memory", "throughput", "accuracy"]), live=False, runs=[s],
+                               phases=s.phases, labels=label_lanes(s.phases, 0.0, 1.1 * 1.02), phases_of=3, bands=[])
 
 
 def test_stacked_info_of_several_runs_draws_the_phases_of_the_one_asked_or_none():
     a, b = series_of(1), series_of(2, summary=RunSummary(phases=(PhaseSpan("load", 0.0, 0.9, 0.9, 50.0),)))
-    assert stacked_info([a, b], phases_of=2)["phases"] == [("load", 0.0, 0.9)]
-    assert stacked_info([a, b])["phases"] == [] and stacked_info([a, b])["phases_of"] is None
+    assert stacked_info([a, b], phases_of=2).phases == [("load", 0.0, 0.9)]
+    assert stacked_info([a, b]).phases == [] and stacked_info([a, b]).phases_of is None
 
 
 def test_stacked_figure_shares_one_x_axis_across_the_panels():
@@ -448,17 +455,16 @@ def test_phase_peaks_info_lines_up_each_runs_phases_and_marks_the_owner():
                                                       PhaseSpan("load", 1, 2, 1, 300.0))))
     b = View(12, RunSummary(peak_phase="train", phases=(PhaseSpan("train", 1, 2, 1, 200.0),
                                                         PhaseSpan("imports", 0, 1, 1, 130.0))))
-    assert phase_peaks_info([a, b], {1: "memory"}) == {
-        "phases": ["imports", "load", "train"],
-        "runs": [{"id": 1, "title": "run 1 · memory", "colour": PALETTE[0], "peaks": [128.0, 300.0, None],
-                  "owner": "load"},
-                 {"id": 12, "title": "run 12", "colour": PALETTE[11], "peaks": [130.0, None, 200.0], "owner": "train"}]}
+    assert phase_peaks_info([a, b], {1: "memory"}) == PhasePeaksInfo(
+        ["imports", "load", "train"],
+        [PhasePeaks(1, "run 1 · memory", PALETTE[0], [128.0, 300.0, None], "load"),
+         PhasePeaks(12, "run 12", PALETTE[11], [130.0, None, 200.0], "train")])
 
 
 def test_phase_peaks_info_of_no_runs_and_of_a_phase_killed_before_its_peak():
-    assert phase_peaks_info([]) == {"phases": [], "runs": []}
+    assert phase_peaks_info([]) == PhasePeaksInfo([], [])
     killed = View(2, RunSummary(peak_phase=None, phases=(PhaseSpan("load", 0, None, None, None),)))
-    assert phase_peaks_info([killed])["runs"][0]["peaks"] == [None]
+    assert phase_peaks_info([killed]).runs[0].peaks == [None]
 
 
 def test_run_colours_are_stable_and_wrap_around_the_palette():
@@ -503,9 +509,9 @@ def test_a_run_that_looks_like_a_picked_colour_moves_and_the_pick_stays():
 def test_a_train_chart_draws_the_run_in_its_picked_colour():
     """Train's chart is one run: the walk saw it ignore the colour picked on Compare."""
     view = LiveView(3, SAMPLES, EVENTS, SUMMARY, False, colour="#00AA00")
-    assert view_series(view)["colour"] == "#00AA00"
-    assert view_series(LiveView(3, SAMPLES, EVENTS, SUMMARY, False))["colour"] == run_colour(3)
-    assert view_series(view, colour="#123456")["colour"] == "#123456"  # a chart of several runs decides
+    assert view_series(view).colour == "#00AA00"
+    assert view_series(LiveView(3, SAMPLES, EVENTS, SUMMARY, False)).colour == run_colour(3)
+    assert view_series(view, colour="#123456").colour == "#123456"  # a chart of several runs decides
 
 
 # ---------------------------------------------------------------- tradeoff_info
@@ -517,27 +523,26 @@ def tp(run_id, peak, acc, status="completed", sps=None, front=False):
 def test_tradeoff_info_splits_completed_oom_and_the_frontier():
     points = [tp(1, 300.0, 0.95, sps=1000.0, front=True), tp(2, 100.0, 0.80, sps=None, front=True),
               tp(3, 200.0, 0.78, sps=500.0), tp(4, 256.0, None, status="oom"), tp(5, 50.0, 0.99, status="failed")]
-    assert tradeoff_info(points, budget_mb=512.0) == {
-        "done": [(1, 300.0, 0.95, 1000.0, "label 1"), (2, 100.0, 0.80, 0.0, "label 2"),
-                 (3, 200.0, 0.78, 500.0, "label 3")],
-        "oom": [(4, 256.0, "label 4")],
-        "frontier": [(100.0, 0.80), (300.0, 0.95)],  # by peak, not input order
-        "budget_mb": 512.0,
-    }
+    assert tradeoff_info(points, budget_mb=512.0) == TradeoffInfo(
+        done=[Dot(1, 300.0, 0.95, 1000.0, "label 1"), Dot(2, 100.0, 0.80, 0.0, "label 2"),
+              Dot(3, 200.0, 0.78, 500.0, "label 3")],
+        oom=[OomDot(4, 256.0, "label 4")],
+        frontier=[(100.0, 0.80), (300.0, 0.95)],  # by peak, not input order
+        budget_mb=512.0)
 
 
 def test_tradeoff_info_of_no_points():
-    assert tradeoff_info([]) == {"done": [], "oom": [], "frontier": [], "budget_mb": None}
+    assert tradeoff_info([]) == TradeoffInfo([], [], [], None)
 
 
 def test_tradeoff_info_of_only_oom_runs():
-    assert tradeoff_info([tp(1, 64.0, None, status="oom"), tp(2, 96.0, None, status="oom")]) == {
-        "done": [], "oom": [(1, 64.0, "label 1"), (2, 96.0, "label 2")], "frontier": [], "budget_mb": None}
+    assert tradeoff_info([tp(1, 64.0, None, status="oom"), tp(2, 96.0, None, status="oom")]) == TradeoffInfo(
+        [], [OomDot(1, 64.0, "label 1"), OomDot(2, 96.0, "label 2")], [], None)
 
 
 def test_tradeoff_info_of_one_point():
-    assert tradeoff_info([tp(7, 10.0, 0.5, sps=3.0, front=True)]) == {
-        "done": [(7, 10.0, 0.5, 3.0, "label 7")], "oom": [], "frontier": [(10.0, 0.5)], "budget_mb": None}
+    assert tradeoff_info([tp(7, 10.0, 0.5, sps=3.0, front=True)]) == TradeoffInfo(
+        [Dot(7, 10.0, 0.5, 3.0, "label 7")], [], [(10.0, 0.5)], None)
 
 
 def test_tradeoff_info_reads_the_frontier_flags_of_tradeoff_points():
@@ -551,16 +556,16 @@ def test_tradeoff_info_reads_the_frontier_flags_of_tradeoff_points():
     points = tradeoff_points([rec(1, RunStatus.COMPLETED, 300.0, 0.9), rec(2, RunStatus.COMPLETED, 100.0, 0.8),
                               rec(3, RunStatus.COMPLETED, 200.0, 0.7), rec(4, RunStatus.OOM, 64.0, None)])
     info = tradeoff_info(points)
-    assert info["frontier"] == [(100.0, 0.8), (300.0, 0.9)]
-    assert info["oom"] == [(4, 64.0, "run 4")]
-    assert [d[0] for d in info["done"]] == [1, 2, 3]
+    assert info.frontier == [(100.0, 0.8), (300.0, 0.9)]
+    assert info.oom == [OomDot(4, 64.0, "run 4")]
+    assert [d.run_id for d in info.done] == [1, 2, 3]
 
 
 def test_events_of_other_kinds_do_not_disturb_the_series():
     noise = [{"kind": OUTCOME, "t_s": 9.0, "status": "completed"}, start("train", 0.0)]
     events = noise + PROGRESS_EVENTS[:3] + [ev(2.0, 100, 0.6)]
     assert throughput_info(events) == throughput_info(PROGRESS_EVENTS[:3])
-    assert accuracy_info(events)["samples"] == [100]
+    assert accuracy_info(events).samples == [100]
     assert samples_at(events, [2.0]) == [100.0]
 
 
@@ -573,31 +578,31 @@ def test_workers_info_puts_each_dask_worker_on_the_run_clock_and_sums_all_proces
                "rss_bytes": [10 * mib, 20 * mib]},
               {"kind": WORKER_MEMORY, "worker": 2, "t_s": 0.75, "started_ago_s": 0.5, "dt": [0.0], "rss_bytes": [5 * mib]}]
     info = workers_info(SAMPLES, events)
-    assert info["workers"] == [{"worker": 1, "t": [0.25, 0.5], "rss": [10.0, 20.0]},
-                               {"worker": 2, "t": [0.25], "rss": [5.0]}]
-    # coordinator 40 at 0.123 (no worker yet), 100 at 0.5 (+20 +5), 64.5 at 1.0 (held: +20 +5)
-    assert info["total"] == {"t": [0.12345, 0.5, 1.0], "rss": [40.0, 125.0, 89.5]}
-    assert workers_info(SAMPLES, EVENTS) == {"workers": [], "total": {"t": [], "rss": []}}
+    assert info == WorkersInfo(
+        [WorkerCurve(1, [0.25, 0.5], [10.0, 20.0]), WorkerCurve(2, [0.25], [5.0])],
+        # coordinator 40 at 0.123 (no worker yet), 100 at 0.5 (+20 +5), 64.5 at 1.0 (held: +20 +5)
+        Curve([0.12345, 0.5, 1.0], [40.0, 125.0, 89.5]))
+    assert workers_info(SAMPLES, EVENTS) == NO_WORKERS == WorkersInfo([], Curve([], []))
 
 
 def test_the_accuracy_axis_stays_between_0_and_1():
     """Issue 22: one final accuracy of 1.0 drew an axis from 0 to 2."""
     s = series_of(3)
     assert accuracy_range([s]) == [0.55 - 0.03, 0.7 + 0.03]
-    perfect = dict(s, acc=dict(s["acc"], accuracy=[1.0], balanced=[1.0]), final=dict(s["final"], accuracy=1.0,
-                                                                                     balanced=1.0))
+    perfect = s._replace(acc=s.acc._replace(accuracy=[1.0], balanced=[1.0]),
+                         final=s.final._replace(accuracy=1.0, balanced=1.0))
     lo, hi = accuracy_range([perfect])
     assert 0.9 < lo < 1.0 < hi <= 1.015
     fig = stacked_figure(stacked_info([perfect])).to_plotly_json()
     assert fig["layout"]["yaxis3"]["range"] == [lo, hi]
-    assert accuracy_range([dict(s, acc=dict(s["acc"], accuracy=[], balanced=[]), final=None)]) is None
+    assert accuracy_range([s._replace(acc=s.acc._replace(accuracy=[], balanced=[]), final=None)]) is None
 
 
 def test_oom_runs_at_the_same_peak_share_one_mark_that_counts_them():
     """Issue 22: two oom points at the same place drew as one ×."""
     marks = oom_marks([(4, 256.2, "a"), (9, 255.9, "b"), (5, 300.0, "c")])
-    assert marks == [{"peak_mb": 256.2, "runs": ["run 4: a (oom at 256 MiB)", "run 9: b (oom at 256 MiB)"]},
-                     {"peak_mb": 300.0, "runs": ["run 5: c (oom at 300 MiB)"]}]
+    assert marks == [OomMark(256.2, ["run 4: a (oom at 256 MiB)", "run 9: b (oom at 256 MiB)"]),
+                     OomMark(300.0, ["run 5: c (oom at 300 MiB)"])]
     fig = tradeoff_figure(tradeoff_info([tp(4, 256.2, None, status="oom"), tp(9, 255.9, None, status="oom"),
                                          tp(1, 100.0, 0.9, sps=10.0, front=True)]))
     oom = next(d for d in fig.data if d.name == "out of memory")
@@ -640,19 +645,19 @@ CAPPED_SUMMARY = RunSummary(peak_rss_mb=171.0, cap="cgroup", cap_mb=150.0, cgrou
 
 def test_memory_info_of_a_cgroup_capped_run_has_what_its_cgroup_is_charged():
     info = memory_info(CAPPED, CAPPED_SUMMARY)
-    assert (info["held"], info["cache"]) == ([40.0, 120.0, 100.0], [2.0, 5.0, 40.0])  # the charge, split
-    assert (info["cgroup_peak_mb"], info["cap_mb"], info["peak_mb"]) == (141.0, 150.0, 171.0)
-    assert max(h + c for h, c in zip(info["held"], info["cache"])) <= info["cap_mb"] < max(info["rss"])
+    assert (info.line.held, info.line.cache) == ([40.0, 120.0, 100.0], [2.0, 5.0, 40.0])  # the charge, split
+    assert (info.cgroup_peak_mb, info.cap_mb, info.peak_mb) == (141.0, 150.0, 171.0)
+    assert max(h + c for h, c in zip(info.line.held, info.line.cache)) <= info.cap_mb < max(info.line.rss)
     plain = memory_info(SAMPLES, SUMMARY)
-    assert (plain["held"], plain["cache"], plain["cgroup_peak_mb"]) == ([], [], None)
+    assert (plain.line.held, plain.line.cache, plain.cgroup_peak_mb) == ([], [], None)
 
 
 def test_thinning_a_capped_run_keeps_the_peak_of_its_charge_as_well_as_of_its_rss():
     samples = [charged(i / 50, 100 + (i == 3) * 50, 60, 40, 60 + (i == 11) * 80, 0) for i in range(20)]
     series = run_series(1, samples, [], CAPPED_SUMMARY, most=5)
-    m = series["mem"]
-    assert max(m["rss"]) == 150.0 and max(h + c for h, c in zip(m["held"], m["cache"])) == 140.0
-    assert len(m["x"]) == len(m["held"]) == len(m["cache"]) == len(m["rss"]) and m["x"] == sorted(m["x"])
+    m = series.mem
+    assert max(m.rss) == 150.0 and max(h + c for h, c in zip(m.held, m.cache)) == 140.0
+    assert len(m.x) == len(m.held) == len(m.cache) == len(m.rss) and m.x == sorted(m.x)
 
 
 def test_a_capped_runs_chart_draws_the_charge_against_the_cap_and_rss_beside_it():
@@ -670,7 +675,7 @@ def test_a_capped_runs_chart_draws_the_charge_against_the_cap_and_rss_beside_it(
 def test_a_live_capped_run_draws_its_charge_under_its_cgroup_cap():
     view = LiveView(6, CAPPED, [start("imports", 0.0)], RunSummary(), True, {"memory_cap_mb": 150, "cap_kind": "auto"})
     series = view_series(view)
-    assert (series["cap"], series["cap_mb"], series["mem"]["held"]) == ("cgroup", 150, [40.0, 120.0, 100.0])
+    assert (series.cap, series.cap_mb, series.mem.held) == ("cgroup", 150, [40.0, 120.0, 100.0])
 
 
 def test_the_memory_caption_says_what_is_drawn_and_for_a_capped_run_why_rss_is_not_what_the_cap_limits():
@@ -691,9 +696,9 @@ def test_a_capped_sample_without_its_charge_is_a_gap_not_a_crash():
     RSS but no charge, drawn as a gap."""
     samples = CAPPED + [ms(1.2, 150, 95, 55)]
     info = memory_info(samples, CAPPED_SUMMARY)
-    assert (info["held"][-1], info["cache"][-1]) == (None, None) and info["held"][:3] == [40.0, 120.0, 100.0]
+    assert (info.line.held[-1], info.line.cache[-1]) == (None, None) and info.line.held[:3] == [40.0, 120.0, 100.0]
     series = run_series(4, samples, [], CAPPED_SUMMARY, most=3)
-    assert series["mem"]["held"] and len(series["mem"]["held"]) == len(series["mem"]["x"])
+    assert series.mem.held and len(series.mem.held) == len(series.mem.x)
 
 
 
@@ -736,11 +741,12 @@ def test_repeats_of_one_setting_are_drawn_as_their_mean_and_range():
     from ui.charts import band_info, repeat_marks
 
     def series(rid, xs, rss):
-        return {"id": rid, "colour": "#1F77B4", "mem": {"x": xs, "rss": rss}}
+        samples = [ms(x, r, r, 0) for x, r in zip(xs, rss)]
+        return run_series(rid, samples, [], RunSummary(), colour="#1F77B4")
 
     b = band_info([series(1, [0.0, 2.0], [100.0, 200.0]), series(2, [0.0, 1.0, 3.0], [120.0, 120.0, 300.0])], points=3)
-    assert b == {"runs": [1, 2], "colour": "#1F77B4", "x": [0.0, 1.0, 2.0], "mean": [110.0, 135.0, 205.0],
-                 "lo": [100.0, 120.0, 200.0], "hi": [120.0, 150.0, 210.0], "title": "runs 1, 2: mean and range"}
+    assert b == Band(runs=[1, 2], colour="#1F77B4", x=[0.0, 1.0, 2.0], mean=[110.0, 135.0, 205.0],
+                     lo=[100.0, 120.0, 200.0], hi=[120.0, 150.0, 210.0], title="runs 1, 2: mean and range")
     assert band_info([series(1, [0.0, 2.0], [100.0, 200.0])]) is None
     info = stacked_info([series_of(1), series_of(2)], groups=[[1, 2]])
     fig = stacked_figure(info)
@@ -748,5 +754,4 @@ def test_repeats_of_one_setting_are_drawn_as_their_mean_and_range():
         t.name == "runs 1, 2: mean and range" for t in fig.data)
     points = [tp(1, 100.0, 0.80), tp(2, 110.0, 0.82), tp(3, 90.0, 0.70), tp(4, 95.0, None, status="oom")]
     assert repeat_marks(points, [[1, 2], [3, 4]]) == [
-        {"runs": [1, 2], "peak_mb": 105.0, "peak_lo": 100.0, "peak_hi": 110.0, "accuracy": 0.81, "acc_lo": 0.80,
-         "acc_hi": 0.82}]
+        RepeatMark(runs=[1, 2], peak_mb=105.0, peak_lo=100.0, peak_hi=110.0, accuracy=0.81, acc_lo=0.80, acc_hi=0.82)]

@@ -8,10 +8,11 @@ import json
 
 import plotly.graph_objects as go
 
+from svmcore.app.parallel import Axis, ParallelInfo
 from svmcore.app.headlines import RunFacts, compare
 from svmcore.app.story import Slide
-from ui.charts import (chart_text, phase_peaks_figure, run_series, stacked_figure, stacked_info, tradeoff_figure,
-                       tradeoff_info)
+from ui.charts import (PhasePeaks, PhasePeaksInfo, chart_text, phase_peaks_figure, run_series, stacked_figure,
+                       stacked_info, tradeoff_figure, tradeoff_info)
 from ui.compare import with_headline
 from ui.story import _titled
 from ui.sweep_views import parallel_figure
@@ -51,8 +52,7 @@ def test_chart_text_is_what_plotly_turns_back_into_the_text():
 def test_run_names_in_a_chart_of_several_runs_are_plain_text():
     series = [run_series(i, SAMPLES, EVENTS, SUMMARY, "time", name=NAME) for i in (1, 2)]
     assert shows_it_literally(stacked_figure(stacked_info(series)))
-    info = {"phases": ["load"], "runs": [{"id": 1, "title": f"run 1 · {NAME}", "colour": "#1F77B4",
-                                          "peaks": [10.0], "owner": "load"}]}
+    info = PhasePeaksInfo(["load"], [PhasePeaks(1, f"run 1 · {NAME}", "#1F77B4", [10.0], "load")])
     assert shows_it_literally(phase_peaks_figure(info))
 
 
@@ -69,8 +69,7 @@ def test_labels_on_the_tradeoff_chart_are_plain_text():
 
 
 def test_file_names_on_the_parallel_coordinates_are_plain_text():
-    info = {"dimensions": [{"label": "data", "values": [0, 1], "tickvals": [0, 1], "ticktext": [NAME, "b.svm"]}],
-            "colour": [1.0, 2.0]}
+    info = ParallelInfo([Axis("data", [0, 1], [0, 1], [NAME, "b.svm"])], [1, 2], [1.0, 2.0], [])
     assert shows_it_literally(parallel_figure(info))
 
 

@@ -3,7 +3,7 @@ from runs kept in the real SQLite store."""
 
 from __future__ import annotations
 
-from svmcore.app.parallel import parallel_info
+from svmcore.app.parallel import Axis, ParallelInfo, parallel_info
 from svmcore.store.records import RunStatus
 from svmcore.store.sqlite import Store
 
@@ -27,26 +27,24 @@ def test_knobs_then_results_one_line_per_completed_run(tmp_path):
     store = _runs(tmp_path)
     info = parallel_info(store.list_runs(), ["batch_size", "precision"])
     store.close()
-    assert info == {
-        "dimensions": [
-            {"label": "batch_size", "values": [256.0, 4096.0], "tickvals": [256.0, 4096.0],
-             "ticktext": ["256", "4,096"]},
-            {"label": "precision", "values": [1, 0], "tickvals": [0, 1], "ticktext": ["float32", "float64"]},
-            {"label": "exact peak (MiB)", "values": [250.0, 180.5], "tickvals": [181.0, 198.0, 215.0, 233.0, 250.0],
-             "ticktext": ["181", "198", "215", "233", "250"]},
-            {"label": "samples/s", "values": [1000.0, 3000.0], "tickvals": [1000.0, 1500.0, 2000.0, 2500.0, 3000.0],
-             "ticktext": ["1,000", "1,500", "2,000", "2,500", "3,000"]},
-            {"label": "accuracy", "values": [0.75, 0.74], "tickvals": [0.74, 0.742, 0.745, 0.748, 0.75],
-             "ticktext": ["0.740", "0.742", "0.745", "0.748", "0.750"]}],
-        "runs": [1, 2], "colour": [250.0, 180.5], "left_out": [(3, "oom"), (4, "no accuracy")]}
+    assert info == ParallelInfo(
+        dimensions=[
+            Axis("batch_size", [256.0, 4096.0], [256.0, 4096.0], ["256", "4,096"]),
+            Axis("precision", [1, 0], [0, 1], ["float32", "float64"]),
+            Axis("exact peak (MiB)", [250.0, 180.5], [181.0, 198.0, 215.0, 233.0, 250.0],
+                 ["181", "198", "215", "233", "250"]),
+            Axis("samples/s", [1000.0, 3000.0], [1000.0, 1500.0, 2000.0, 2500.0, 3000.0],
+                 ["1,000", "1,500", "2,000", "2,500", "3,000"]),
+            Axis("accuracy", [0.75, 0.74], [0.74, 0.742, 0.745, 0.748, 0.75],
+                 ["0.740", "0.742", "0.745", "0.748", "0.750"])],
+        runs=[1, 2], colour=[250.0, 180.5], left_out=[(3, "oom"), (4, "no accuracy")])
 
 
 def test_nothing_completed_draws_nothing(tmp_path):
     store = Store(str(tmp_path))
     rid = store.create_run({"batch_size": 256})
     store.finish_run(rid, RunStatus.OOM, {"run_id": rid, "status": "oom", "peak_rss_mb": 99.0})
-    assert parallel_info(store.list_runs(), ["batch_size"]) == {"dimensions": [], "runs": [], "colour": [],
-                                                                 "left_out": [(1, "oom")]}
+    assert parallel_info(store.list_runs(), ["batch_size"]) == ParallelInfo([], [], [], [(1, "oom")])
     store.close()
 
 

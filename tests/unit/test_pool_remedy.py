@@ -1,9 +1,11 @@
 """The memory pool on Learn and in the claims table: measured by its own benchmark
-(bench/results/memory-pool.json), its figures read from that file, saying it saves nothing."""
+(bench/memory_pool.py, which writes what Learn reads into the package's reference data),
+saying it saves nothing."""
 
-from svmcore.app.reference import bench_reference
+from bench.memory_pool import reference
+from svmcore.app.reference import read
 from svmcore.app.remedies import remedy
-from svmcore.app.remedy_results import pool_lessons, pool_row
+from svmcore.app.remedy_results import measured_row
 from tests.helpers import learn_reading
 
 MiB = 2**20
@@ -14,7 +16,8 @@ def _case(path, alloc, buffers, trim, peak, rss):
             "epochs": [{"rss_bytes": r * MiB, "free_in_heap_bytes": MiB} for r in rss], "seconds": 1.0}
 
 
-BENCH = {"rows": 50_000, "epochs": 2, "batch_size": 1024, "cases": [
+BENCH = {"date": "2026-12-02", "description": "AMD EPYC", "seconds": 36, "rows": 50_000, "epochs": 2,
+         "batch_size": 1024, "cases": [
     _case("lean", "lean", "per-batch", False, 54.5, (52.0, 52.0)),
     _case("lean", "lean", "pool", False, 54.75, (52.0, 52.5)),
     _case("lean", "lean", "per-batch", True, 54.5, (51.0, 51.0)),
@@ -25,16 +28,17 @@ BENCH = {"rows": 50_000, "epochs": 2, "batch_size": 1024, "cases": [
 
 
 def test_the_claims_row_gives_each_paths_peaks_and_says_it_saves_nothing():
-    row = pool_row(remedy("pool"), BENCH)
+    row = measured_row(remedy("pool"), reference(BENCH))
     assert row["run's exact peak (MiB)"] == "lean 54.5 → 54.8 · classic 246.0 → 245.5"
     assert row["verdict"].startswith("saves nothing measurable: exact peak -0.5 to +0.2 MiB")
     assert "RSS growth over the epochs: per-batch +0.0, +0.0; pool +0.5, +0.0" == row["phases it acts on (MiB)"]
     assert row["setup"] == "50,000 sparse-text rows, 2 epochs, batches of 1,024"
-    assert pool_row(remedy("pool"), None)["verdict"] == "not measured yet (python bench/memory_pool.py)"
+    assert row["measured on"] == "reference machine"
+    assert measured_row(remedy("pool"), None)["verdict"] == "not measured yet (python bench/memory_pool.py)"
 
 
 def test_the_lessons_give_the_figures_of_both_paths_the_allocator_and_trim():
-    lines = pool_lessons(BENCH)
+    lines = reference(BENCH).figures["lessons"]
     assert lines[0].startswith("lean path (the lean worker's malloc settings): exact peak 54.5 MiB with per-batch "
                                "arrays, 54.8 MiB with reused buffers (+0.2)")
     assert lines[1].startswith("classic path") and "246.0 MiB" in lines[1] and "(-0.5)" in lines[1]
@@ -44,14 +48,12 @@ def test_the_lessons_give_the_figures_of_both_paths_the_allocator_and_trim():
 
 
 def test_learn_reads_the_memory_pool_result_file(tmp_path):
-    learn = learn_reading(tmp_path, "memory-pool", BENCH)
-    assert learn.measured_by_bench(remedy("pool")) == pool_lessons(BENCH)
+    learn = learn_reading(tmp_path, reference(BENCH))
+    assert learn.measured_by_bench(remedy("pool")).lessons == tuple(reference(BENCH).figures["lessons"])
 
 
-def test_the_committed_result_file_gives_the_row_its_figures():
-    bench = bench_reference("memory-pool")
-    row = pool_row(remedy("pool"), bench)
-    lean = {(c["path"], c["buffers"]): c["peak_bytes"] / MiB for c in bench["cases"]
-            if c["allocator"] == "lean" and not c["trim"]}
-    assert f"lean {lean[('lean', 'per-batch')]:,.1f} → {lean[('lean', 'pool')]:,.1f}" in row["run's exact peak (MiB)"]
-    assert "classic" in row["run's exact peak (MiB)"] and row["verdict"].startswith("saves nothing measurable")
+def test_the_committed_reference_gives_the_row_its_figures():
+    ref = read("memory_pool")
+    row = measured_row(remedy("pool"), ref)
+    assert row["run's exact peak (MiB)"].startswith("lean ") and " · classic " in row["run's exact peak (MiB)"]
+    assert row["verdict"].startswith("saves nothing measurable") and ref.command == "python bench/memory_pool.py"

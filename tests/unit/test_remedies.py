@@ -16,6 +16,7 @@ from svmcore.app.remedy_results import (
     claims_row,
     compare,
     lessons,
+    measured_with,
     peak_moment,
     setup_text,
     side,
@@ -23,7 +24,7 @@ from svmcore.app.remedy_results import (
 )
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.errors import ConfigError
-from ui.charts import remedy_phases_figure, remedy_phases_info
+from ui.charts import RemedyPhasesInfo, remedy_phases_figure, remedy_phases_info
 from ui.claims import claims_table_html
 
 MiB = 2**20
@@ -219,15 +220,16 @@ def test_a_quick_measurement_says_what_it_was_measured_with():
 
 def test_the_learn_pages_experiment_title_says_a_quick_measurement_too():
     """Issue 22: quick mode showed a "1M rows" experiment measured on 100k rows with no note."""
-    from svmcore.app.learn import Learn
+    from svmcore.app.learn import ExperimentResult
 
     r = remedy("stream")
     e = r.experiment("1m")
     quick, _ = e.configs(quick=True)
-    assert Learn.measured_with(e, {"config": changed_knobs(quick.to_dict())}) == " (measured with rows=100,000)"
+    assert ExperimentResult(r, e, "this machine", "", {"config": changed_knobs(quick.to_dict())}).heading() == (
+        f"**{e.title}** (measured with rows=100,000)" + (f" · {e.why}" if e.why else ""))
     stated, _ = e.configs()
-    assert Learn.measured_with(e, {"config": changed_knobs(stated.to_dict())}) == ""
-    assert Learn.measured_with(e, None) == ""
+    assert measured_with(e, {"config": changed_knobs(stated.to_dict())}) == ""
+    assert measured_with(e, None) == ""
 
 
 def test_a_pair_that_did_not_complete_says_so():
@@ -252,9 +254,10 @@ def test_claims_table_html_escapes_and_lists_every_row():
 def test_phase_bars_mark_the_owner_and_what_other_phases_hold():
     cmp = compare(*LOAD_OWNS, acts_on=("train", "evaluate"))
     info = remedy_phases_info(*LOAD_OWNS, cmp)
-    assert info == {"phases": ["imports", "load", "train", "evaluate"], "before": [128.0, 242.0, 243.0, 243.0],
-                    "after": [128.0, 242.0, 200.0, 242.5], "owner_before": "train", "owner_after": "evaluate",
-                    "acts_on": ["train", "evaluate"], "other_phase": "load", "other_mb": 242.0}
+    assert info == RemedyPhasesInfo(phases=["imports", "load", "train", "evaluate"],
+                                    before=[128.0, 242.0, 243.0, 243.0], after=[128.0, 242.0, 200.0, 242.5],
+                                    owner_before="train", owner_after="evaluate", acts_on=["train", "evaluate"],
+                                    other_phase="load", other_mb=242.0)
     fig = remedy_phases_figure(info, "t")
     before, after = fig.data
     assert list(before.marker.opacity) == [0.45, 0.45, 1.0, 0.45]
@@ -302,3 +305,18 @@ def test_a_data_parallel_run_that_failed_before_its_workers_were_read_is_a_side_
         "total_peak_sampled_mb": None, "cluster_start_s": 6.7}}
     got = side({"workers": 2}, summary, run_id=22, status="failed")
     assert got["parallel"]["worker_peak_mb"] is None and got["parallel"]["workers"] == 2
+
+
+def test_an_experiment_says_its_setup_where_it_was_measured_and_what_changed():
+    from svmcore.app.learn import ExperimentResult
+
+    r = remedy("batch")
+    quick = ExperimentResult(r, r.experiment("default"), "reference", "reference machine, not yours",
+                             {"config": {"batch_size": 8192, "rows": 10_000}},
+                             {"config": {"batch_size": 256, "rows": 10_000}})
+    assert quick.heading() == "**default setup, 8,192-row batches** (measured with rows=10,000)"
+    assert quick.measured_on() == (
+        "Measured on **reference machine, not yours**. Before: sparse-text, 10,000 rows × 2^20 columns, memory "
+        "mode, sparse, float64, batch 8,192, 5 epochs; after: batch_size 8192 → 256.")
+    streamed = ExperimentResult(r, r.experiment("dense-stream"), None, "not measured yet")
+    assert streamed.heading() == "**dense batches, streamed** · where a batch is most of the memory"

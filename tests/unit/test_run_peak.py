@@ -131,9 +131,8 @@ def test_a_sweeps_parallel_coordinates_draw_a_data_parallel_run_at_all_its_proce
     from svmcore.app.parallel import parallel_info
 
     info = parallel_info([record(1, parallel=None, coordinator_mb=250.0), record(2)], ["workers"])
-    assert info["colour"] == [250.0, 620.0]
-    peak_axis = info["dimensions"][1]
-    assert peak_axis["label"] == "peak (MiB; data-parallel: all processes, sampled)" and peak_axis["values"] == [
-        250.0, 620.0]
+    assert info.colour == [250.0, 620.0]
+    peak_axis = info.dimensions[1]
+    assert peak_axis.label == "peak (MiB; data-parallel: all processes, sampled)" and peak_axis.values == [250.0, 620.0]
     alone = parallel_info([record(1, parallel=None, coordinator_mb=250.0)], ["workers"])
-    assert alone["dimensions"][1]["label"] == "exact peak (MiB)"
+    assert alone.dimensions[1].label == "exact peak (MiB)"
