@@ -103,7 +103,7 @@ def test_worker_killed_during_a_mix_fails_the_run_naming_it(store, ddp_run):
     status, family = _kill_and_time(run, pid)
     assert status == RunStatus.FAILED, run.summary
     message = _message(run)
-    assert f"Dask worker 2 (tcp://127.0.0.1:" in message and f"pid {pid})" in message, message
+    assert "Dask worker 2 (tcp://127.0.0.1:" in message and f"pid {pid})" in message, message
     assert "died while training shard 2 in mix 3 of epoch 1" in message, message
     assert run.summary.get("accuracy") is None
     # what the processes held until then heads the failed run too
