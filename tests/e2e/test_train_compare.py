@@ -330,7 +330,9 @@ def hover_at(page: Page, key: str, x: float) -> None:
 
 def test_cancelled_run_stays_shown_and_says_so(fresh_server, page):
     """Two launches with the default knobs, each cancelled in train: the outcome is said, the
-    run stays shown, and (the first time, timed) the cancel lands within 10 s and leaves no
+    run stays shown, and (the first time, timed) the cancel lands well before the worker's 60 s
+    sleep would have ended (a cancel that did nothing ends after it; under 1 s on a quiet
+    machine, a loaded one took 14 s: the bound is the sleep's, not the machine's) and leaves no
     worker. (The timing and worker checks were test_browser.py's test_cancel_a_long_run.)"""
     from svmcore.engine import procfs
 
@@ -345,9 +347,9 @@ def test_cancelled_run_stays_shown_and_says_so(fresh_server, page):
         assert (rec.id, rec.status.value) == (run_id, "running") and rec.worker_pid, rec
         started = time.monotonic()
         page.get_by_role("button", name="Cancel run").click()
-        expect(outcome_line(page, f"Run {run_id} cancelled in train: exact peak")).to_be_visible(timeout=15_000)
+        expect(outcome_line(page, f"Run {run_id} cancelled in train: exact peak")).to_be_visible(timeout=45_000)
         if run_id == 1:
-            assert time.monotonic() - started < 10, "the cancel took 10 s or more to be said"
+            assert time.monotonic() - started < 45, "the cancel was said only after the worker's sleep"
         expect(toast(page, f"Run {run_id} cancelled in train")).to_be_visible()
         expect(picker(page)).to_have_value(re.compile(rf"^run {run_id} · cancelled · "))
         expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
