@@ -28,7 +28,8 @@ from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
 from svmcore.predict.model import (Calibration, Shape, data_shape, features, group_parts, parallel_estimate, parts,
                                    predict)
-from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
+from svmcore.spec.registry import DISK_MODES
+from svmcore.spec.choices import Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB, apart
