@@ -513,31 +513,18 @@ def round_or_none(v: float | None, digits: int = 1) -> float | None:
     return None if v is None else round(v, digits)
 
 
+# the part a feature folds back into: the first of these its name starts with, else "other"
+_GROUPS = (("activations", "activations"), ("eval_sample", "monitor"), ("test", "test"), ("data", "data"),
+           ("load_data", "data"), ("batch_transformed", "transforms"), ("batch", "batch"), ("model", "model"),
+           ("transform", "transforms"), ("io_", "io"), ("shuffle", "shuffle"))
+
+
 def group_parts(contrib: dict[str, float]) -> dict[str, float]:
     """Features folded back into the parts named in the output."""
-    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "activations": 0.0, "transforms": 0.0, "io": 0.0,
-           "shuffle": 0.0, "monitor": 0.0, "other": 0.0}
+    out = dict.fromkeys(("data", "test", "batch", "model", "activations", "transforms", "io", "shuffle", "monitor",
+                         "other"), 0.0)
     for k, v in contrib.items():
-        if k == "activations":
-            out[k] += v
-        elif k == "eval_sample":
-            out["monitor"] += v
-        elif k in ("test", "test_lean_file", "test_lean_sample"):
-            out["test"] += v
-        elif k.startswith("data") or k.startswith("load_data"):
-            out["data"] += v
-        elif k.startswith("batch") and k != "batch_transformed":
-            out["batch"] += v
-        elif k.startswith("model"):
-            out["model"] += v
-        elif k.startswith("transform") or k == "batch_transformed":
-            out["transforms"] += v
-        elif k.startswith("io_"):
-            out["io"] += v
-        elif k.startswith("shuffle"):
-            out["shuffle"] += v
-        else:
-            out["other"] += v
+        out[next((part for prefix, part in _GROUPS if k.startswith(prefix)), "other")] += v
     return out
 
 
