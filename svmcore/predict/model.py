@@ -135,7 +135,7 @@ def _synthetic_nnz_per_row(sample_cfg: RunConfig, width: int) -> float:
 def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     """Bytes of each part of the run, before any calibration."""
     vb = BYTES_PER_VALUE[cfg.precision]
-    cb = 8 if cfg.precision == "float64" else 4
+    cb = cfg.compute_bytes
     dense, mode = cfg.dense, cfg.mode_entry
     w = shape.width
     sparse_row = shape.sparse_row
@@ -482,7 +482,7 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
     as stored; stream mode with shuffling holds a window of its shard's rows (read, and
     stacked). The total is the coordinator (the run's process) plus every worker."""
     vb = BYTES_PER_VALUE[cfg.precision]
-    cb = 8 if cfg.precision == "float64" else 4
+    cb = cfg.compute_bytes
     w, sparse_row, transform = shape.width, shape.sparse_row, cfg.model_entry.transform
     shard_rows = -(-shape.train_rows // cfg.workers)
     nvec = 1 if shape.classes == 2 else shape.classes

@@ -17,10 +17,6 @@ from svmcore.spec.units import MiB
 FRESH_LAYER_BYTES = 64 * MiB
 
 
-def _compute_bytes(cfg: RunConfig) -> int:
-    return 8 if cfg.precision == "float64" else 4
-
-
 def _sgd_work(fam: str, n: int, epochs: int, work: float, weights: float, steps: int, fresh: float = 0.0) -> dict:
     return {f"sample_{fam}": float(n) * epochs * work, f"step_{fam}": float(steps) * weights,
             f"fresh_{fam}": float(steps) * fresh}
@@ -51,7 +47,7 @@ class KernelApprox:
         else:
             p["transform_rff"] = shape.width * C * 8
         if cfg.mode_entry.holds_rows and cfg.workers == 1 and not cfg.distill:
-            p["transformed"] = shape.train_rows * C * _compute_bytes(cfg)
+            p["transformed"] = shape.train_rows * C * cfg.compute_bytes
         else:
             p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
         return p
@@ -101,7 +97,7 @@ class MLPNumpy:
         held, step = mlp_numpy_bytes(cfg, shape.width, nvec)
         rows = min(cfg.batch_size, shape.train_rows)
         return {"model_mlp": held, "model_mlp_step": step,
-                "activations": rows * activation_values(cfg, nvec) * _compute_bytes(cfg)}
+                "activations": rows * activation_values(cfg, nvec) * cfg.compute_bytes}
 
     @staticmethod
     def work(cfg, shape, fam, nvec, row_work, batch, steps) -> dict[str, float]:
@@ -120,7 +116,7 @@ def fresh_weights(cfg: RunConfig, layers: list[int]) -> int:
     """The weights of the layers whose arrays (in the compute dtype) are ``FRESH_LAYER_BYTES``
     or more: each step's temporaries of their size come as new zeroed pages
     (``time_features``' ``fresh_<family>``)."""
-    return sum(w for w in layers if w * _compute_bytes(cfg) >= FRESH_LAYER_BYTES)
+    return sum(w for w in layers if w * cfg.compute_bytes >= FRESH_LAYER_BYTES)
 
 
 def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
@@ -134,7 +130,7 @@ def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
     float64 whatever the weights' dtype. Measured: 2^20 x 64 float64 (512 MiB of
     weights) held 4.0x between steps and 7.0x at a step's peak; tests/unit/test_estimate.py
     checks both counts against scikit-learn with tracemalloc."""
-    cb = _compute_bytes(cfg)
+    cb = cfg.compute_bytes
     sizes = [width, *cfg.hidden_sizes, outputs]
     layers = [a * b for a, b in zip(sizes, sizes[1:])]
     biases = sum(sizes[1:])
@@ -146,7 +142,7 @@ def mlp_numpy_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, fl
     weights and Adam's two moments (3 copies, in the compute dtype); during a step one
     layer's gradient at a time (each is applied as soon as it is known) and one Adam
     temporary of the same size."""
-    cb = _compute_bytes(cfg)
+    cb = cfg.compute_bytes
     sizes = [width, *cfg.hidden_sizes, outputs]
     layers = [a * b for a, b in zip(sizes, sizes[1:])]
     biases = sum(sizes[1:])
@@ -163,7 +159,7 @@ def activation_values(cfg: RunConfig, outputs: int) -> float:
     widths = list(cfg.hidden_sizes)
     depth = len(widths)
     kept = set(kept_layers(depth, cfg.checkpoint))
-    mask = 1.0 / _compute_bytes(cfg)
+    mask = 1.0 / cfg.compute_bytes
     most = 0.0
     for i in range(depth, 0, -1):
         c = max((j for j in kept if j <= i), default=0)

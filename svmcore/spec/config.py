@@ -123,6 +123,11 @@ class RunConfig:
         return self.representation == Representation.DENSE
 
     @property
+    def compute_bytes(self) -> int:
+        """Bytes of a value as training computes on it: float64, or float32 for float32 and float16 storage."""
+        return 8 if self.precision == Precision.FLOAT64 else 4
+
+    @property
     def is_synthetic(self) -> bool:
         return self.dataset in ("sparse-text", "dense")
 

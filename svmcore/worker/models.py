@@ -93,7 +93,7 @@ def mlp_numpy(t: Trainer):
     from svmcore.worker.mlp_numpy import NumpyMLP
     c = t.cfg
     return NumpyMLP(t.n_features, c.hidden_sizes, t.classes, alpha=t.alpha, checkpoint=c.checkpoint, seed=c.seed,
-                    dtype=np.float64 if c.precision == "float64" else np.float32)
+                    dtype=np.dtype(f"f{c.compute_bytes}"))
 
 
 def mlp(t: Trainer):
