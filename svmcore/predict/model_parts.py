@@ -81,8 +81,7 @@ class MLP:
     @staticmethod
     def work(cfg, shape, fam, nvec, row_work, batch, steps) -> dict[str, float]:
         n = shape.train_rows
-        sizes = [shape.width, *cfg.hidden_sizes, nvec]
-        layers = [a * b for a, b in zip(sizes, sizes[1:])]
+        layers, _ = _layers(cfg, shape.width, nvec)
         step_rows = min(batch, 200)  # the MLP's own batch size (models.mlp)
         steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
         return _sgd_work(fam, n, cfg.epochs, row_work * cfg.hidden_sizes[0], sum(layers), steps,
@@ -119,6 +118,12 @@ def fresh_weights(cfg: RunConfig, layers: list[int]) -> int:
     return sum(w for w in layers if w * cfg.compute_bytes >= FRESH_LAYER_BYTES)
 
 
+def _layers(cfg: RunConfig, width: int, outputs: int) -> tuple[list[int], int]:
+    """An MLP's weights per layer and its biases, from ``width`` inputs to ``outputs``."""
+    sizes = [width, *cfg.hidden_sizes, outputs]
+    return [a * b for a, b in zip(sizes, sizes[1:])], sum(sizes[1:])
+
+
 def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
     """What scikit-learn's MLPClassifier (solver adam) holds: (between steps, added
     during a step). Weights are in the batch's dtype (float64, or float32 for float32
@@ -131,9 +136,7 @@ def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
     weights) held 4.0x between steps and 7.0x at a step's peak; tests/unit/test_estimate.py
     checks both counts against scikit-learn with tracemalloc."""
     cb = cfg.compute_bytes
-    sizes = [width, *cfg.hidden_sizes, outputs]
-    layers = [a * b for a, b in zip(sizes, sizes[1:])]
-    biases = sum(sizes[1:])
+    layers, biases = _layers(cfg, width, outputs)
     return 4.0 * (sum(layers) + biases) * cb, (sum(layers) + biases) * cb + 2.0 * max(layers) * 8
 
 
@@ -143,9 +146,7 @@ def mlp_numpy_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, fl
     layer's gradient at a time (each is applied as soon as it is known) and one Adam
     temporary of the same size."""
     cb = cfg.compute_bytes
-    sizes = [width, *cfg.hidden_sizes, outputs]
-    layers = [a * b for a, b in zip(sizes, sizes[1:])]
-    biases = sum(sizes[1:])
+    layers, biases = _layers(cfg, width, outputs)
     return 3.0 * (sum(layers) + biases) * cb, 2.0 * max(layers) * cb
 
 
