@@ -28,7 +28,8 @@ from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
 from svmcore.predict.model import (Calibration, Shape, data_shape, features, group_parts, parallel_estimate, parts,
                                    predict)
-from svmcore.spec.choices import DISK_MODES, Mode, Model, Monitor, Parser, Precision, Representation, Solver
+from svmcore.spec.registry import DISK_MODES, FLOAT32_STATE_SOLVERS
+from svmcore.spec.choices import ModelState, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB, apart
@@ -49,8 +50,8 @@ MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of t
 # Learn's reference are shown beside it, but its speeds varied 12.5x between identical runs on a shared
 # machine (bench/results/remedies.md), too much noise to rank by.
 COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "precision": (0, 0),
-        "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1), "stream": (0, 3),
-        "model": (2, 0), "hashing": (3, 0), "one-process": (0, 1)}
+        "model_state": (0, 0), "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1),
+        "stream": (0, 3), "model": (2, 0), "hashing": (3, 0), "one-process": (0, 1)}
 NARROW_BITS = 14  # data this narrow (2^14 columns or fewer) is not hashed further
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
 # the precision remedy's next step down, and the logging remedy's
@@ -191,8 +192,21 @@ def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str
                     f"2^{NARROW_BITS} columns) into fewer"),
         "model": ({"model": Model.KERNEL_APPROX}, "") if cfg.model == Model.KERNEL_SVM
         else (None, "the model is not the exact kernel SVM"),
+        "model_state": _float32_state(cfg),
     }
     return steps[key]
+
+
+def _float32_state(cfg: RunConfig) -> tuple[dict | None, str]:
+    """The model state remedy's step: float32 state, with a solver that keeps it where the run's does
+    not (the native one, whose floor is the lowest), for a linear model."""
+    if not (cfg.model_entry.linear or cfg.distill):
+        return None, f"{cfg.model} has no linear model's state (its weights follow the precision knob)"
+    if cfg.model_state == ModelState.FLOAT32:
+        return None, "the model's state is already float32"
+    if cfg.solver in FLOAT32_STATE_SOLVERS:
+        return {"model_state": ModelState.FLOAT32}, ""
+    return {"model_state": ModelState.FLOAT32, "solver": Solver.NATIVE}, ""
 
 
 def _checked(m: Move, cfg: RunConfig) -> Move:

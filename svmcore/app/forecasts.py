@@ -178,7 +178,7 @@ def calibration_work() -> tuple[int, ...]:
     out = []
     for values in calib.calibration_configs():
         cfg = validate(values)
-        rows = cfg.rows if cfg.dataset in ("sparse-text", "dense") else 1_800  # the built-in sets are small
+        rows = cfg.rows if cfg.is_synthetic else 1_800  # the built-in sets are small
         out.append(rows * cfg.epochs)
     return tuple(out + calib.lean_training_rows())  # then the lean runs (one pass each)
 

@@ -301,6 +301,30 @@ REMEDIES: tuple[Remedy, ...] = (
                        dict(_TEXT, features=1 << 24, solver="numba"), {"solver": "ftrl"},
                        why="where the model is most of the memory, with the same compiled floor on both sides")),
            knobs=("solver", "l1", "l2", "ftrl_alpha", "ftrl_beta"), shows_model=True),
+    Remedy("model_state", "Model state in float32",
+           "Keeps the linear model's trained state (the weights and their running average) in float32 instead of "
+           "float64: the half-precision idea applied to the model rather than the data (model_state=float32; the "
+           "numba and native solvers).",
+           "Averaged SGD holds two weight-sized arrays, 16 bytes a column in float64: 16 MiB at 2^20 columns, "
+           "256 MiB at 2^24. In float32 they take half. The steps are the same float64 arithmetic, each weight "
+           "rounded to float32 where it is stored, so the model keeps its accuracy; and a step reads half the "
+           "bytes. scikit-learn's SGD takes its weights' type from the data's and has no such setting; FTRL's "
+           "running sums would stall in float32.",
+           "The weights round to 7 significant digits at every update: they no longer match scikit-learn's "
+           "averaged SGD to rounding (the float64 default's promise). A compiled solver instead of "
+           "scikit-learn's (the numba one adds its compiler to the floor; the native one adds nothing).",
+           "half of the model", None, TRAINING,
+           (Experiment("default", "default setup, native solver", {"solver": "native"}, {"model_state": "float32"},
+                       default_setup=True, why="the default setup with the compiled solver the remedy needs "
+                                               "(scikit-learn's SGD keeps no float32 state of its own)"),
+            Experiment("2^24", "2^24 columns, native solver", dict(_TEXT, features=1 << 24, solver="native"),
+                       {"model_state": "float32"}, why="where the model is most of the memory"),
+            Experiment("2^24-numba", "2^24 columns, numba solver", dict(_TEXT, features=1 << 24, solver="numba"),
+                       {"model_state": "float32"}, why="the same on the numba solver")),
+           knobs=("model_state", "solver"), in_advice=False,
+           limits="Linear models trained by the numba or native SGD only: scikit-learn's solver keeps float32 "
+                  "weights only for float32 data (the precision knob), FTRL keeps float64 z and n, and the "
+                  "MLPs' weights follow the precision knob."),
     Remedy("model", "Approximate instead of exact kernel",
            "Replaces the exact RBF-kernel SVM by 256 Nystroem components and a linear SVM.",
            "libsvm keeps a kernel cache and all support vectors; the approximation keeps a fixed "

@@ -18,7 +18,7 @@ from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
 from svmcore.spec.units import MiB
 from svmcore.store.records import RunSummary
-from svmcore.spec.choices import MLP_MODELS
+from svmcore.spec.registry import MLP_MODELS
 
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
 

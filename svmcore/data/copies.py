@@ -21,6 +21,7 @@ import numpy as np
 from svmcore.data import disk
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
+from svmcore.spec.choices import Representation
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +151,7 @@ class BinaryData:
         m = self.meta[which]
         dtype = DTYPES[self.meta["dtype"]]
         y = self._map(f"{which}_y.i32", np.int32)
-        if self.meta["representation"] == "dense":
+        if self.meta["representation"] == Representation.DENSE:
             X = self._map(f"{which}_X.bin", dtype, (m["rows"], self.meta["features"]))
             return X, y
         data = self._map(f"{which}_data.bin", dtype)
@@ -166,7 +167,7 @@ def binary_copy_bytes(rows: int, nnz: int, features: int, dtype: str, representa
     """The bytes of ``binary_copy``'s files: labels, then CSR arrays (two row pointers,
     train and test) or a dense matrix."""
     value = np.dtype(DTYPES[dtype]).itemsize
-    if representation == "dense":
+    if representation == Representation.DENSE:
         return rows * (features * value + 4)
     return rows * 4 + nnz * (value + 4) + (rows + 2) * 8
 
@@ -202,11 +203,11 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
         class_arr = np.asarray(classes)
         files = {}
         for part in ("train", "test"):
-            names = ["y.i32"] + (["X.bin"] if representation == "dense" else ["data.bin", "indices.i32", "indptr.i64"])
+            names = ["y.i32"] + (["X.bin"] if representation == Representation.DENSE else ["data.bin", "indices.i32", "indptr.i64"])
             files[part] = {n: open(os.path.join(tmp, f"{part}_{n}"), "wb") for n in names}
         stats = {p: {"rows": 0, "nnz": 0} for p in ("train", "test")}
         for p in ("train", "test"):
-            if representation != "dense":
+            if representation != Representation.DENSE:
                 np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
         row0 = 0
         for k, (X, y) in enumerate(source.iter_chunks(CHUNK_ROWS, features)):
@@ -223,7 +224,7 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                 Xp = X[kept]
                 f = files[p]
                 yi[kept].tofile(f["y.i32"])
-                if representation == "dense":
+                if representation == Representation.DENSE:
                     (Xp.toarray() if sp.issparse(Xp) else Xp).astype(np_dtype).tofile(f["X.bin"])
                 else:
                     Xp = sp.csr_matrix(Xp)
@@ -240,7 +241,7 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
 
     need = binary_copy_bytes(rows, nnz, features, dtype, representation) if nnz is not None else None
     return BinaryData(folder, _cached_folder(folder, build, "memmap mode's binary copy of the rows", need,
-                                             need_is_bound=not nnz_exact and representation != "dense"))
+                                             need_is_bound=not nnz_exact and representation != Representation.DENSE))
 
 
 @dataclass

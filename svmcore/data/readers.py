@@ -10,6 +10,7 @@ line by line to say which line is wrong and why.
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import re
@@ -20,7 +21,9 @@ import numpy as np
 
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.svmlight_lines import explain_svmlight_line, why_not_a_number
+from svmcore.spec.choices import Parser
 from svmcore.spec.config import shown
+from svmcore.spec.registry import PARSERS
 from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES
 
@@ -379,8 +382,9 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
     compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``)."""
     rows = 0
     fmt = fmt or sniff_format(path)
-    if fmt == "svmlight" and parser in ("numba", "native"):
-        chunks = _iter_svmlight_fast(path, n_features, parser)
+    blocks = PARSERS[Parser(parser)].blocks
+    if fmt == "svmlight" and blocks:
+        chunks = _iter_svmlight_fast(path, n_features, blocks)
     else:
         chunks = _iter_format(path, chunk_rows, fmt, n_features, text_bits)
     for chunk in chunks:
@@ -390,11 +394,9 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
         raise DataError("the file has no data rows", path)
 
 
-def _iter_svmlight_fast(path: str, n_features: int | None, parser: str = "numba") -> Iterator[Chunk]:
-    if parser == "native":
-        from svmcore.data import nativesvm as fastsvm
-    else:
-        from svmcore.data import fastsvm
+def _iter_svmlight_fast(path: str, n_features: int | None, blocks: str) -> Iterator[Chunk]:
+    """Rows parsed by a compiled parser: ``blocks``, its module's ``iter_parsed_blocks``."""
+    fastsvm = importlib.import_module(blocks)
 
     for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES):
         width = n_features if n_features is not None else max(1, b.max_id)

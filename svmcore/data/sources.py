@@ -22,6 +22,7 @@ from svmcore.data.hashing import hashed_columns
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
 from svmcore.data.synthetic import iter_synthetic
+from svmcore.spec.choices import Model, Parser
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import ConfigError, DataChangedError, DataError
 
@@ -184,7 +185,7 @@ class Source:
 
     @property
     def dense_source(self) -> bool:
-        return self.cfg.dataset in ("dense", "digits", "breast-cancer") or self.fmt == "csv"
+        return self.cfg.dense_builtin or self.fmt == "csv"
 
     def _raw_chunks(self, chunk_rows: int, n_features: int | None) -> Iterator[tuple[object, np.ndarray]]:
         c = self.cfg
@@ -252,13 +253,13 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         return info
     if source.fmt == "synthetic" and not exact:
         features = (1 << c.hashing_bits) if c.hashing_bits else c.features
-        nnz = c.rows * (features if c.dataset == "dense" else c.nnz_per_row)
+        nnz = c.rows * (features if c.dense_builtin else c.nnz_per_row)
         return DataInfo(c.dataset, "synthetic", c.rows, features, nnz, [-1.0, 1.0], [],
-                        c.dataset == "dense", exact=False)
+                        c.dense_builtin, exact=False)
     rows = nnz = 0
     width = 0
     classes: dict = {}
-    native = source.fmt == "svmlight" and c.parser == "native" and not c.hashing_bits
+    native = source.fmt == "svmlight" and c.parser == Parser.NATIVE and not c.hashing_bits
     for X, y in (_native_counts(source) if native else source.iter_chunks(CHUNK_ROWS)):
         rows += X.shape[0]
         nnz += X.nnz if hasattr(X, "nnz") else int(np.count_nonzero(X))
@@ -323,7 +324,7 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
         from svmcore.spec.errors import ConfigError
         raise ConfigError("batch_size", f"{cfg.batch_size:,} is larger than the training data ({n_train:,} rows)",
                           fix={"batch_size": n_train})
-    if cfg.model == "kernel-svm":
+    if cfg.model == Model.KERNEL_SVM:
         from svmcore.spec.errors import ConfigError
         from svmcore.spec.knobs import MAX_KERNEL_SVM_ROWS
         if n_train > MAX_KERNEL_SVM_ROWS:

@@ -16,6 +16,7 @@ import uuid
 log = logging.getLogger(__name__)
 
 _MEMORY_ROOT = "/sys/fs/cgroup/memory"
+_MEMORY_CONTROLLER = "memory"  # cgroup v1 controller name in /proc/self/cgroup
 
 
 
@@ -35,7 +36,7 @@ def _own_memory_cgroup() -> str | None:
         with open("/proc/self/cgroup") as f:
             for line in f:
                 _, controllers, path = line.rstrip("\n").split(":", 2)
-                if "memory" in controllers.split(","):
+                if _MEMORY_CONTROLLER in controllers.split(","):
                     return os.path.join(_MEMORY_ROOT, path.lstrip("/"))
     except OSError:
         return None

@@ -113,8 +113,6 @@ def calibration_configs() -> list[dict]:
     ]
 
 
-
-
 LEAN_FILES = {"lean-20k.svm": (20_000, 1 << 18), "lean-40k-wide.svm": (40_000, 1 << 21)}  # rows, features
 # the lean runs: (training file, test file or None, knobs besides the lean pair's)
 LEAN_RUNS = [
@@ -294,7 +292,7 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
         nnz = None  # the scan's upper bound: measure as a prediction would
     shape = Shape(rows, train_rows, test_rows, width,
                   (nnz / rows) if nnz else data_shape(cfg).nnz_per_row, max(2, classes),
-                  bool(d.get("dense_source", cfg.dataset == "dense")))
+                  bool(d.get("dense_source", cfg.dense_builtin)))
     return shape
 
 

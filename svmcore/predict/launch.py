@@ -22,7 +22,8 @@ from svmcore.predict.model import (
     predict_train_s,
     round_or_none,
 )
-from svmcore.spec.choices import MLP_MODELS, Model
+from svmcore.spec.choices import Model
+from svmcore.spec.registry import MLP_MODELS
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import MiB, apart

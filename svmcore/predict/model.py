@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 
 from svmcore.data.shuffle_order import order_bytes
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, check_lean, n_test_rows, scan
-from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
+from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
+from svmcore.spec.registry import load, state_bytes
 from svmcore.spec.units import MiB
-from svmcore.spec.choices import EXPORTABLE_MODELS, LINEAR_MODELS
 
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
@@ -85,6 +85,10 @@ class Shape:
     file_format: str = ""  # a file's format (svmlight, text, csv, npz); "" for synthetic and shipped data
     text_bytes_per_row: float = 0.0  # a text file's bytes per row (its lines as a reader holds them)
 
+    def sparse_row(self, value_bytes: int) -> float:
+        """Bytes of a CSR row: a value and an int32 column id per nonzero, an int64 row pointer."""
+        return self.nnz_per_row * (value_bytes + 4) + 8
+
 
 def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
     """Rows, width and nonzeros per row of the data as a run would see them. Synthetic
@@ -96,13 +100,13 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
     src = Source(cfg)
     if cfg.is_synthetic:
         width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
-        if cfg.dataset == "dense":
+        if cfg.dense_builtin:
             nnz_row = float(width)
         else:
             sample = validate(dataset=cfg.dataset, rows=min(cfg.rows, 2000), features=cfg.features, seed=cfg.seed,
                               nnz_per_row=cfg.nnz_per_row, hashing_bits=cfg.hashing_bits, batch_size=1)
             nnz_row = _synthetic_nnz_per_row(sample, width)  # keyed by the data knobs alone
-        rows, classes, dense_src = cfg.rows, 2, cfg.dataset == "dense"
+        rows, classes, dense_src = cfg.rows, 2, cfg.dense_builtin
     else:
         info = scan(src, cache_dir)
         width, rows = info.features, info.rows
@@ -131,18 +135,18 @@ def _synthetic_nnz_per_row(sample_cfg: RunConfig, width: int) -> float:
 def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     """Bytes of each part of the run, before any calibration."""
     vb = BYTES_PER_VALUE[cfg.precision]
-    cb = 8 if cfg.precision == "float64" else 4
-    dense = cfg.representation == "dense"
-    z, w = shape.nnz_per_row, shape.width
-    sparse_row = lambda b: z * (b + 4) + 8  # noqa: E731 (value + int32 id, int64 row pointer)
+    cb = cfg.compute_bytes
+    dense, mode = cfg.dense, cfg.mode_entry
+    w = shape.width
+    sparse_row = shape.sparse_row
     row_store = w * vb if dense else sparse_row(vb)
     nvec = 1 if shape.classes == 2 else shape.classes
-    incremental = cfg.model != "kernel-svm"
+    incremental = cfg.model_entry.incremental
     test_rows = min(shape.test_rows, MAX_TEST_ROWS if not cfg.test_file else shape.test_rows)
-    dense_test = dense and cfg.mode == "memmap" and not cfg.test_file  # kept as stored: dense
+    dense_test = dense and mode.maps_copy and not cfg.test_file  # kept as stored: dense
     ddp = cfg.workers > 1  # the run's process coordinates: it neither holds nor trains on the rows
     p = {
-        "data": shape.train_rows * row_store if cfg.mode == "memory" and not ddp else 0.0,
+        "data": shape.train_rows * row_store if mode.holds_rows and not ddp else 0.0,
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb))
         if incremental and not ddp else 0.0,
@@ -160,32 +164,12 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     p["shuffle"] = shuffle_bytes(cfg, shape, row_store, sparse_row(8)) if incremental and not ddp else 0.0
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
-    # float64 arrays per weight: the weights (and their average) for SGD; for FTRL z and n
-    # (the compiled solvers score rows from these, with no copy of the weights)
-    copies = 2 if cfg.solver == "ftrl" else 2 if cfg.average else 1
-    compiled = compiled_key(cfg)
-    if cfg.model == "linear-svm":
-        p[compiled] = nvec * w * 8 * copies
-    elif cfg.model == "kernel-approx":
-        C = cfg.n_components
-        p[compiled] = nvec * C * 8 * copies
-        if cfg.approximation == "nystroem":
-            p["transform_nystroem"] = C * sparse_row(8) + 3 * C * C * 8
-        else:
-            p["transform_rff"] = w * C * 8
-        if cfg.mode == "memory" and not ddp and not cfg.distill:  # (the student needs the rows untransformed)
-            p["transformed"] = shape.train_rows * C * cb
-        else:
-            p["batch_transformed"] = min(cfg.batch_size, shape.train_rows) * C * 8
-    elif cfg.model == "mlp":
-        p["model_mlp"], p["model_mlp_step"] = mlp_bytes(cfg, w, nvec)
-    elif cfg.model == "mlp-numpy":
-        p["model_mlp"], p["model_mlp_step"] = mlp_numpy_bytes(cfg, w, nvec)
-        p["activations"] = min(cfg.batch_size, shape.train_rows) * activation_values(cfg, nvec) * cb
-    else:
-        p["model_svm"] = min(cfg.cache_size_mb * MiB, shape.train_rows ** 2 * 8) + shape.train_rows * sparse_row(8)
+    # the model's own parts (its registry entry's pricing): for a linear model its solver's state, in the
+    # model_state type (the weights and their average for SGD; for FTRL z and n, from which the compiled
+    # solvers score rows with no copy of the weights)
+    p.update(load(cfg.model_entry.pricing).parts(cfg, shape, nvec))
     # distill: the linear-svm student's weights over the input columns, beside the teacher
-    p["model_student"] = nvec * w * 8 * copies if cfg.distill else 0.0
+    p["model_student"] = state_bytes(cfg, w, nvec) if cfg.distill else 0.0
     # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
     # from the model (``coef_``) beside a float32 copy (the float32 check, then the float32 arrays written): 12 bytes
     # per weight of the exported model, the student's for a distilled run (the input width). The numba and native
@@ -194,34 +178,33 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     # runs export the mixed model in the run's own process too. The lean path's export is left to its own
     # calibration (its ``model_lean`` follows the same width): 0 here. FTRL computes its weights into z and lets
     # n go (8 bytes a weight) before the float32 copy (4): nothing above training (2^24 columns: train 697.3,
-    # evaluate 697.4 MiB).
-    per_weight = {"numba": 4.0, "native": 4.0, "ftrl": 0.0}.get(cfg.solver, 12.0)
-    p["model_export"] = nvec * w * per_weight if exports(cfg, shape) and not cfg.lean else 0.0
+    # evaluate 697.4 MiB). The solver's entry gives the bytes (``export_bytes``).
+    p["model_export"] = nvec * w * cfg.solver_entry.export_bytes if exports(cfg, shape) and not cfg.lean else 0.0
     if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
         ev = min(EVAL_SAMPLE_ROWS, test_rows)
         p["eval_sample"] = ev * (w * cb if dense_test else sparse_row(cb)) + (ev * w * cb if dense else 0.0)
-    source_is_text = not cfg.is_builtin or (cfg.mode == "stream" and not ddp)
+    source_is_text = not cfg.is_builtin or (mode.parses_text and not ddp)
     chunk = min(CHUNK_ROWS, shape.rows)
     # a chunk as read, and (memmap builds, dense loads) as converted to its stored form
     chunk_bytes = chunk * (w * 8 if shape.dense_source else sparse_row(8))
-    if dense and cfg.mode != "stream":
-        p["io_densify"] = chunk * w * (8.0 if cfg.mode == "memory" and not shape.dense_source else vb)
+    if dense and not mode.parses_text:
+        p["io_densify"] = chunk * w * (8.0 if mode.holds_rows and not shape.dense_source else vb)
     p["load_held"], p["io_densify_chunk"] = load_chunk_moment(cfg, shape, chunk) if dense and not ddp else (0.0, 0.0)
-    if source_is_text and cfg.parser in ("numba", "native") and shape.file_format in ("svmlight", ""):
+    if source_is_text and cfg.parser_entry.compiled and shape.file_format in ("svmlight", ""):
         p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
-        if cfg.mode == "stream" and not ddp:
+        if mode.parses_text and not ddp:
             p["io_parse_batch"] = min(cfg.batch_size, shape.train_rows) * row_read  # training parses by batches
     else:
         p["io_generate"] = chunk_bytes
-    if cfg.mode == "memmap" or (cfg.mode == "stream" and cfg.is_builtin and not ddp):
+    if mode.maps_copy or (mode.parses_text and cfg.is_builtin and not ddp):
         # prepare: the binary (memmap) or text (stream) copy, chunk by chunk; a sparse chunk costs many
         # times its bytes while it is generated or parsed, a dense source's about its bytes: apart
         p["io_build_dense" if shape.dense_source else "io_build"] = chunk_bytes
-    p["io_convert_file"] = convert_file_bytes(cfg, shape, chunk) if cfg.mode == "memmap" and dense else 0.0
+    p["io_convert_file"] = convert_file_bytes(cfg, shape, chunk) if mode.maps_copy and dense else 0.0
     return p
 
 
@@ -232,16 +215,17 @@ def shuffle_bytes(cfg: RunConfig, shape: Shape, row_store: float, parsed_row: fl
     if not cfg.shuffle:
         return 0.0
     window = min(cfg.shuffle_buffer, shape.train_rows)
-    if cfg.mode == "memory":
+    if cfg.mode_entry.holds_rows:
         return shape.train_rows * 8.0
-    held = window * row_store if cfg.mode == "memmap" else window * (shape.width * 8 if shape.dense_source else parsed_row)
-    return held + (order_bytes(shape.train_rows, cfg.shuffle_buffer) if cfg.mode == "memmap" else 0.0)
+    if cfg.mode_entry.maps_copy:
+        return window * row_store + order_bytes(shape.train_rows, cfg.shuffle_buffer)
+    return window * (shape.width * 8 if shape.dense_source else parsed_row)
 
 
 def exports(cfg: RunConfig, shape: Shape) -> bool:
     """Whether the run exports its model at the end (``model_export.not_exportable`` is None): a linear-svm
     model, or a distilled run's linear-svm student, not trained on raw text."""
-    return (cfg.model in EXPORTABLE_MODELS or cfg.distill) and shape.file_format != "text"
+    return (cfg.model_entry.exportable or cfg.distill) and shape.file_format != "text"
 
 
 def reads_lines(cfg: RunConfig, shape: Shape) -> bool:
@@ -250,7 +234,7 @@ def reads_lines(cfg: RunConfig, shape: Shape) -> bool:
     the chunk is used. (The compiled parsers read 8 MiB blocks; CSV rows are dense.)"""
     if shape.file_format == "text":
         return True
-    return shape.file_format == "svmlight" and cfg.parser not in ("numba", "native")
+    return shape.file_format == "svmlight" and not cfg.parser_entry.compiled
 
 
 def convert_file_bytes(cfg: RunConfig, shape: Shape, chunk: int) -> float:
@@ -275,7 +259,7 @@ def load_chunk_moment(cfg: RunConfig, shape: Shape, chunk: int) -> tuple[float, 
     full one or the last one; returns (the stored chunks held, the chunk's dense forms). Where it
     outweighs the stacking moment (float32 and float16: the float64 chunk is 2-4 times its stored
     form) the phase peaks here. (0, 0) for other runs and for one chunk (no stacking moment either)."""
-    if cfg.mode != "memory" or shape.dense_source or shape.rows <= chunk:
+    if not cfg.mode_entry.holds_rows or shape.dense_source or shape.rows <= chunk:
         return 0.0, 0.0
     vb = BYTES_PER_VALUE[cfg.precision]
     per_chunk = max(1, round(chunk * shape.train_rows / shape.rows))  # a chunk's training rows
@@ -295,56 +279,6 @@ def lean_test_file_bytes(cfg: RunConfig, shape: Shape) -> float:
     return shape.test_rows * (shape.nnz_per_row * 12.0 + 8.0)
 
 
-def mlp_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
-    """What scikit-learn's MLPClassifier (solver adam) holds: (between steps, added
-    during a step). Weights are in the batch's dtype (float64, or float32 for float32
-    and float16 storage). Per weight it keeps ``coefs_``, ``_best_coefs`` (a copy made
-    at the first partial_fit) and Adam's first and second moments: 4 copies. A step
-    adds the dense gradient (``X.T @ delta`` is layer-sized even for sparse X) and,
-    while Adam builds the update, 16 bytes per weight of the largest layer in
-    temporaries: Adam's learning rate is a numpy float64, so the update is computed in
-    float64 whatever the weights' dtype. Measured: 2^20 x 64 float64 (512 MiB of
-    weights) held 4.0x between steps and 7.0x at a step's peak; tests/unit/test_estimate.py
-    checks both counts against scikit-learn with tracemalloc."""
-    cb = 8 if cfg.precision == "float64" else 4
-    sizes = [width, *cfg.hidden_sizes, outputs]
-    layers = [a * b for a, b in zip(sizes, sizes[1:])]
-    biases = sum(sizes[1:])
-    return 4.0 * (sum(layers) + biases) * cb, (sum(layers) + biases) * cb + 2.0 * max(layers) * 8
-
-
-def mlp_numpy_bytes(cfg: RunConfig, width: int, outputs: int) -> tuple[float, float]:
-    """What the numpy MLP holds: (between steps, added during a step). Between steps the
-    weights and Adam's two moments (3 copies, in the compute dtype); during a step one
-    layer's gradient at a time (each is applied as soon as it is known) and one Adam
-    temporary of the same size."""
-    cb = 8 if cfg.precision == "float64" else 4
-    sizes = [width, *cfg.hidden_sizes, outputs]
-    layers = [a * b for a, b in zip(sizes, sizes[1:])]
-    biases = sum(sizes[1:])
-    return 3.0 * (sum(layers) + biases) * cb, 2.0 * max(layers) * cb
-
-
-def activation_values(cfg: RunConfig, outputs: int) -> float:
-    """Values per batch row (in the compute dtype) that the numpy MLP's step holds at its
-    fullest. The backward pass at hidden layer i holds the kept layers up to i, the
-    layers recomputed from the nearest kept one below i up to i, the delta coming down
-    (layer i+1's width, or the outputs') and the delta it makes (layer i's width) with
-    ReLU's mask (one byte a value). Without checkpointing that is every hidden layer
-    but the top one, from the second step of the backward pass on."""
-    widths = list(cfg.hidden_sizes)
-    depth = len(widths)
-    kept = set(kept_layers(depth, cfg.checkpoint))
-    mask = 1.0 / (8 if cfg.precision == "float64" else 4)
-    most = 0.0
-    for i in range(depth, 0, -1):
-        c = max((j for j in kept if j <= i), default=0)
-        held = sum(widths[j - 1] for j in kept if j <= c) + sum(widths[j - 1] for j in range(c + 1, i + 1))
-        coming = widths[i] if i < depth else outputs
-        most = max(most, held + coming + widths[i - 1] * (1 + mask))
-    return most
-
-
 def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
     """The regression features of each phase the run goes through: its parts, split by
     mode where the mode changes what a byte costs, and a constant (1 MiB)."""
@@ -353,8 +287,9 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     m = cfg.mode
     shuffle_key = f"shuffle_{m}"
     one = {f"const_{m}": MiB}
-    reader = cfg.threads > 1 and m == "stream"
-    data_kind = "data_dense" if cfg.representation == "dense" else f"data_{cfg.precision}"
+    text = cfg.mode_entry.parses_text
+    reader = cfg.threads > 1 and text
+    data_kind = "data_dense" if cfg.dense else f"data_{cfg.precision}"
     stacked = p["data_stacked"]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
@@ -374,19 +309,19 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
-                  "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if m == "stream" else 0.0,
+                  "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if text else 0.0,
                   **tf, "batch_transformed": p["batch_transformed"], shuffle_key: p["shuffle"],
                   "activations": p["activations"], "eval_sample": p["eval_sample"]},
         # what training freed is often kept by the allocator, so it shows here too
         "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
                      shuffle_key: p["shuffle"], "model_export": p["model_export"]},
     }
-    if cfg.model == "kernel-approx":
+    if cfg.model_entry.transform:
         phases["transform"] = {**one, **held, **tf, f"batch_{m}": p["batch"]}
     if cfg.distill:
         # the student trains over the same batches while the teacher labels them: what the train phase
         # holds, plus the student's weights (at a linear model's cost per byte); both models to the end
-        student = {compiled_key(cfg): p["model_student"]}
+        student = {cfg.solver_entry.model_part: p["model_student"]}
         phases["distill"] = _plus({k: v for k, v in phases["train"].items() if k != "activations"}, student)
         phases["evaluate"] = _plus(phases["evaluate"], student)
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
@@ -414,12 +349,6 @@ def _plus(features: dict[str, float], more: dict[str, float]) -> dict[str, float
     return {**features, **{k: features.get(k, 0.0) + v for k, v in more.items()}}
 
 
-def compiled_key(cfg: RunConfig) -> str:
-    """The model part a linear solver's weights are priced under."""
-    return {"numba": "model_linear_numba", "native": "model_linear_numba",
-            "ftrl": "model_linear_ftrl"}.get(cfg.solver, "model_linear")
-
-
 def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]:
     """The lean path's features, apart from the classic path's (its allocator is tuned, its
     floor is a third of theirs, it shares no code with them): fitted on the calibration's
@@ -442,16 +371,20 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
 def floor_key(cfg: RunConfig) -> str:
     if cfg.lean:
         return f"{cfg.model}+lean"
-    numba = cfg.parser == "numba" or (cfg.solver in ("numba", "ftrl") and (cfg.model in LINEAR_MODELS or cfg.distill))
-    return f"{cfg.model}+{'numba' if numba else 'base'}"
+    return f"{cfg.model}+{'numba' if loads_numba(cfg) else 'base'}"
+
+
+def loads_numba(cfg: RunConfig) -> bool:
+    """Whether the run's parser, or the solver of its linear model (or of its distilled student), is numba's."""
+    return cfg.parser_entry.numba or (cfg.solver_entry.numba and (cfg.model_entry.linear or cfg.distill))
 
 
 # ---------------------------------------------------------------- train time (rough)
 
 def time_family(cfg: RunConfig) -> str:
-    """Runs whose per-sample and per-step costs are alike."""
-    if cfg.model in LINEAR_MODELS and cfg.solver in ("numba", "ftrl", "native"):
-        return f"{cfg.model}+{'numba' if cfg.solver == 'native' else cfg.solver}"  # numba and native run alike
+    """Runs whose per-sample and per-step costs are alike (numba's and the native SGD are one family)."""
+    if cfg.model_entry.linear and cfg.solver_entry.family:
+        return f"{cfg.model}+{cfg.solver_entry.family}"
     return cfg.model
 
 
@@ -473,58 +406,16 @@ def time_features(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     - ``svm``: the exact kernel SVM, rows^2 x nonzeros;
     - ``const``: one per run."""
     fam = time_family(cfg)
-    f = {"const": 1.0}
-    n, z = shape.train_rows, shape.nnz_per_row
-    if cfg.model == "kernel-svm":
-        f["svm"] = float(n) ** 2 * z
-        return f
+    n = shape.train_rows
     nvec = 1 if shape.classes == 2 else shape.classes
-    row_work = shape.width if cfg.representation == "dense" else z
+    row_work = shape.width if cfg.dense else shape.nnz_per_row
     batch = min(cfg.batch_size, max(1, n))
     steps = cfg.epochs * -(-n // batch)
-    if cfg.model == "kernel-approx":
-        C = cfg.n_components
-        work, weights = C + (row_work * C if cfg.mode != "memory" else 0), nvec * C
-    elif cfg.model == "mlp":
-        sizes = [shape.width, *cfg.hidden_sizes, nvec]
-        work, weights = row_work * cfg.hidden_sizes[0], sum(a * b for a, b in zip(sizes, sizes[1:]))
-        step_rows = min(batch, 200)  # the MLP's own batch size (models.Trainer)
-        steps = cfg.epochs * (n // batch * -(-batch // step_rows) + -(-(n % batch) // step_rows))
-        fresh = fresh_weights(cfg, [a * b for a, b in zip(sizes, sizes[1:])])
-    elif cfg.model == "mlp-numpy":
-        h = list(cfg.hidden_sizes)
-        dense_products = [a * b for a, b in zip(h, h[1:] + [nvec])]
-        fresh = fresh_weights(cfg, [shape.width * h[0], *dense_products])
-        kept = set(kept_layers(len(h), cfg.checkpoint))
-        # hidden layers between kept ones are computed twice (layer j's product is h[j-2] x h[j-1])
-        again = sum(h[j - 2] * h[j - 1] if j > 1 else row_work * h[0] for j in range(1, len(h) + 1) if j not in kept)
-        work = row_work * h[0] + sum(dense_products) + again / 3.0  # a recomputed product: a third of a step's
-        weights = shape.width * h[0] + sum(dense_products)
-    else:
-        work, weights = row_work, nvec * shape.width
-    f[f"sample_{fam}"] = float(n) * cfg.epochs * work
-    f[f"step_{fam}"] = float(steps) * weights
-    if cfg.model in ("mlp", "mlp-numpy") and fresh:
-        f[f"fresh_{fam}"] = float(steps) * fresh
-    if cfg.mode == "stream":
-        f[f"parse_{cfg.parser}"] = float(n) * z
+    units = load(cfg.model_entry.pricing).work(cfg, shape, fam, nvec, row_work, batch, steps)
+    f = {"const": 1.0, **{k: v for k, v in units.items() if v or not k.startswith("fresh_")}}
+    if cfg.mode_entry.parses_text:
+        f[f"parse_{cfg.parser}"] = float(n) * shape.nnz_per_row
     return f
-
-
-
-
-# Arrays of 32 MiB or more (glibc's dynamic mmap threshold at its largest) are mapped afresh at every
-# allocation, smaller ones reuse the heap. Measured CPU per weight-step of an MLP step here: 23 ns for an
-# 8 MiB layer, 32 at 32 MiB, 35-40 from 64 MiB to 512 MiB: the cost levels off from 64 MiB.
-FRESH_LAYER_BYTES = 64 * MiB
-
-
-def fresh_weights(cfg: RunConfig, layers: list[int]) -> int:
-    """The weights of the layers whose arrays (in the compute dtype) are ``FRESH_LAYER_BYTES``
-    or more: each step's temporaries of their size come as new zeroed pages
-    (``time_features``' ``fresh_<family>``)."""
-    itemsize = 8 if cfg.precision == "float64" else 4
-    return sum(w for w in layers if w * itemsize >= FRESH_LAYER_BYTES)
 
 
 def predict_train_s(cfg: RunConfig, shape: Shape, time_coefs: dict[str, float]) -> float | None:
@@ -542,24 +433,6 @@ def duration_text(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"about {seconds / 60:,.0f} minutes"
     return f"about {seconds / 3600:,.1f} hours"
-
-
-# ---------------------------------------------------------------- calibration
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ---------------------------------------------------------------- prediction
@@ -609,21 +482,18 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
     as stored; stream mode with shuffling holds a window of its shard's rows (read, and
     stacked). The total is the coordinator (the run's process) plus every worker."""
     vb = BYTES_PER_VALUE[cfg.precision]
-    cb = 8 if cfg.precision == "float64" else 4
-    z, w = shape.nnz_per_row, shape.width
-    dense = cfg.representation == "dense"
-    sparse_row = lambda b: z * (b + 4) + 8  # noqa: E731
+    cb = cfg.compute_bytes
+    w, sparse_row, transform = shape.width, shape.sparse_row, cfg.model_entry.transform
     shard_rows = -(-shape.train_rows // cfg.workers)
     nvec = 1 if shape.classes == 2 else shape.classes
-    width = cfg.n_components if cfg.model == "kernel-approx" else w
     parts_b = {
-        "model": 2 * nvec * width * 8 * (2 if cfg.average else 1),
-        "batch": 2 * min(cfg.batch_size, shard_rows) * (w * cb if dense else sparse_row(cb)),
-        "data": shard_rows * sparse_row(vb) if cfg.mode == "memory" else 0.0,
+        "model": 2 * state_bytes(cfg, cfg.n_components if transform else w, nvec),
+        "batch": 2 * min(cfg.batch_size, shard_rows) * (w * cb if cfg.dense else sparse_row(cb)),
+        "data": shard_rows * sparse_row(vb) if cfg.mode_entry.holds_rows else 0.0,
         "shuffle": 2 * min(cfg.shuffle_buffer, shard_rows) * sparse_row(vb)
-        if cfg.shuffle and cfg.mode == "stream" else (shard_rows * 8.0 if cfg.shuffle else 0.0),
+        if cfg.shuffle and cfg.mode_entry.parses_text else (shard_rows * 8.0 if cfg.shuffle else 0.0),
     }
-    if cfg.model == "kernel-approx":
+    if transform:
         parts_b["transforms"] = (cfg.n_components * sparse_row(8) + 3 * cfg.n_components ** 2 * 8
                                  if cfg.approximation == "nystroem" else w * cfg.n_components * 8)
         parts_b["batch"] += min(cfg.batch_size, shard_rows) * cfg.n_components * 8
@@ -643,31 +513,18 @@ def round_or_none(v: float | None, digits: int = 1) -> float | None:
     return None if v is None else round(v, digits)
 
 
+# the part a feature folds back into: the first of these its name starts with, else "other"
+_GROUPS = (("activations", "activations"), ("eval_sample", "monitor"), ("test", "test"), ("data", "data"),
+           ("load_data", "data"), ("batch_transformed", "transforms"), ("batch", "batch"), ("model", "model"),
+           ("transform", "transforms"), ("io_", "io"), ("shuffle", "shuffle"))
+
+
 def group_parts(contrib: dict[str, float]) -> dict[str, float]:
     """Features folded back into the parts named in the output."""
-    out = {"data": 0.0, "test": 0.0, "batch": 0.0, "model": 0.0, "activations": 0.0, "transforms": 0.0, "io": 0.0,
-           "shuffle": 0.0, "monitor": 0.0, "other": 0.0}
+    out = dict.fromkeys(("data", "test", "batch", "model", "activations", "transforms", "io", "shuffle", "monitor",
+                         "other"), 0.0)
     for k, v in contrib.items():
-        if k == "activations":
-            out[k] += v
-        elif k == "eval_sample":
-            out["monitor"] += v
-        elif k in ("test", "test_lean_file", "test_lean_sample"):
-            out["test"] += v
-        elif k.startswith("data") or k.startswith("load_data"):
-            out["data"] += v
-        elif k.startswith("batch") and k != "batch_transformed":
-            out["batch"] += v
-        elif k.startswith("model"):
-            out["model"] += v
-        elif k.startswith("transform") or k == "batch_transformed":
-            out["transforms"] += v
-        elif k.startswith("io_"):
-            out["io"] += v
-        elif k.startswith("shuffle"):
-            out["shuffle"] += v
-        else:
-            out["other"] += v
+        out[next((part for prefix, part in _GROUPS if k.startswith(prefix)), "other")] += v
     return out
 
 
@@ -676,28 +533,17 @@ def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
     key = floor_key(cfg)
     if key in cal.floors:
         return cal.floors[key]
-    model, libs = key.split("+")
-    if libs == "lean":  # calibration runs are synthetic, never lean: the reference measurement
+    if cfg.lean:  # calibration runs are synthetic, never lean: the reference measurement
         return LEAN_FLOOR_MB
-    base = cal.floors.get(f"{model}+base", cal.floors.get("linear-svm+base", 0.0))
-    if libs == "numba":
+    base = cal.floors.get(f"{cfg.model}+base", cal.floors.get("linear-svm+base", 0.0))
+    if loads_numba(cfg):
         f = cal.floors
         have = "linear-svm+numba" in f and "linear-svm+base" in f
         base += f["linear-svm+numba"] - f["linear-svm+base"] if have else NUMBA_FLOOR_MB
     return base
 
 
-
-
-# ---------------------------------------------------------------- warnings before launch
-
-
-
-
-
-
-
-
+# ---------------------------------------------------------------- calibration
 
 @dataclass
 class Calibration:

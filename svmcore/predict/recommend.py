@@ -31,7 +31,9 @@ from svmcore.predict.model import Calibration, data_shape, predict
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, SvmcoreError
 from svmcore.spec.regularisation import regularisation
-from svmcore.spec.choices import LINEAR_MODELS
+from svmcore.spec.choices import Mode
+from svmcore.spec.knobs import KNOBS
+from svmcore.spec.registry import LINEAR_MODELS
 
 SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sparse text)
     ("memory", "sklearn", "sklearn"): 2, ("memmap", "sklearn", "sklearn"): 3, ("stream", "sklearn", "sklearn"): 0,
@@ -50,11 +52,11 @@ SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sp
 def candidates(base: dict) -> list[RunConfig]:
     cfg0 = validate(base)
     linear = cfg0.model in LINEAR_MODELS
-    modes = ["memory"] if cfg0.model == "kernel-svm" else ["memory", "memmap", "stream"]
+    modes = (Mode.MEMORY, Mode.MEMMAP, Mode.STREAM)  # those a model cannot train in fail validation below
     hashing = [cfg0.hashing_bits] + [b for b in (20, 18, 16) if b < (cfg0.hashing_bits or (cfg0.features - 1).bit_length())]
     depth = len(cfg0.hidden_sizes)
     checkpoints = sorted({cfg0.checkpoint, 2, max(2, round(depth ** 0.5))}) \
-        if cfg0.model == "mlp-numpy" and depth >= 2 else [cfg0.checkpoint]
+        if cfg0.model in KNOBS["checkpoint"].applies_to and depth >= 2 else [cfg0.checkpoint]
     out, seen = [], set()
     pairs = list(itertools.product(("sklearn", "numba"), ("sklearn", "numba", "ftrl") if linear else (cfg0.solver,)))
     if linear:
@@ -94,7 +96,7 @@ def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:
         cost += 3  # file order can leave the model on one class (balanced accuracy near 0.5)
     if cfg.hashing_bits != base.hashing_bits:
         cost += 1 + (20 - cfg.hashing_bits) // 2
-    if (cfg.solver == "ftrl") != (base.solver == "ftrl"):
+    if cfg.solver_entry.loss != base.solver_entry.loss:
         cost += 1  # another loss (logistic, not hinge) and regularisation than the user chose
     return cost
 
@@ -136,7 +138,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
                 "candidates": len(priced), "margin": margin_info}
 
     def speed(c: RunConfig) -> int:
-        return SPEED_RANK.get((c.mode, c.parser if c.mode == "stream" or not c.is_builtin else "sklearn",
+        return SPEED_RANK.get((c.mode, c.parser if c.mode_entry.parses_text or not c.is_builtin else "sklearn",
                                c.solver), 0) + (1 if c.batch_size >= 1024 else 0) - (1 if c.checkpoint > 1 else 0)
 
     if objective != "throughput":

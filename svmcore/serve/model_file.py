@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmcore.data.hashing import hashed_columns
-from svmcore.serve.model_folder import ModelFileError, check_meta, open_regular, read_json
+from svmcore.serve.model_folder import DENSE, ModelFileError, check_meta, open_regular, read_json
 
 FORMAT = "svmcore-linear/1"
 MODEL_DIR = "model"
@@ -75,7 +75,7 @@ def read_meta(folder: str) -> dict:
 def _layout(meta: dict) -> dict[str, tuple[tuple[int, ...], str]]:
     """The arrays model.json says the folder holds: name -> (shape, dtype)."""
     nvec, width, nnz = meta["vectors"], meta["width"], meta["nonzero_weights"]
-    if meta["storage"] == "dense":
+    if meta["storage"] == DENSE:
         return {"coef": ((nvec, width), meta["dtype"])}
     return {"indptr": ((nvec + 1,), "int64"), "indices": ((nnz,), "int32"), "values": ((nnz,), meta["dtype"])}
 

@@ -22,6 +22,8 @@ from typing import BinaryIO
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.json_values import JSONValueError, fits, kind_of, loads
 
+DENSE, SPARSE = "dense", "sparse"  # how an export stores its weights: a vector per class, or (column, value) pairs
+
 MAX_META_BYTES = 4 << 20  # model.json holds a few numbers per class; an export writes a few KiB
 _CHUNK = 1 << 20
 INPUT_PRECISIONS = ("float64", "float32", "float16")
@@ -141,7 +143,7 @@ def _wanted(hint) -> str:
 
 def _range_problem(meta: dict) -> str | None:
     nvec = meta["vectors"]
-    if meta["storage"] not in ("dense", "sparse"):
+    if meta["storage"] not in (DENSE, SPARSE):
         return f"storage {meta['storage']!r} is neither 'dense' nor 'sparse'"
     if meta["dtype"] not in ("float32", "float64"):
         return f"dtype {meta['dtype']!r} is neither 'float32' nor 'float64'"

@@ -16,11 +16,14 @@ from enum import StrEnum
 from typing import Any, Mapping
 
 from svmcore.spec.choices import (
-    BY_KNOB, BYTES_PER_VALUE, DISTILLABLE_MODELS, MIXABLE_MODELS, MIXABLE_SOLVERS, Mode, Model, Monitor, Parser,
-    Precision, Representation, Solver,
+    BY_KNOB, BYTES_PER_VALUE, Mode, Model, ModelState, Monitor, Parser, Precision, Representation, Solver,
+)
+from svmcore.spec.registry import (
+    DISTILLABLE_MODELS, FLOAT32_STATE_SOLVERS, MIXABLE_MODELS, MIXABLE_SOLVERS, MODELS, MODES, PARSERS, SOLVERS, ModeEntry, ModelEntry,
+    ParserEntry, SolverEntry,
 )
 from svmcore.spec.errors import ConfigError
-from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
+from svmcore.spec.knobs import BUILTIN_DATASETS, DENSE_DATASETS, KNOBS, MAX_KERNEL_SVM_ROWS
 from svmcore.spec.scheduler import parse_address
 
 DEFAULT_FEATURES = {"sparse-text": 1 << 20, "dense": 200}
@@ -53,6 +56,7 @@ class RunConfig:
     shuffle_buffer: int = 16_384
     alpha: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
     average: bool = True
+    model_state: ModelState = ModelState.FLOAT64
     solver: Solver = Solver.SKLEARN
     l1: float = 0.1
     l2: float | None = None  # None = auto: chosen from the training rows (spec.regularisation)
@@ -89,8 +93,39 @@ class RunConfig:
                 and not self.is_builtin)
 
     @property
+    def model_entry(self) -> ModelEntry:
+        return MODELS[self.model]
+
+    @property
+    def solver_entry(self) -> SolverEntry:
+        return SOLVERS[self.solver]
+
+    @property
+    def mode_entry(self) -> ModeEntry:
+        return MODES[self.mode]
+
+    @property
+    def parser_entry(self) -> ParserEntry:
+        return PARSERS[self.parser]
+
+    @property
     def is_builtin(self) -> bool:
         return self.dataset in BUILTIN_DATASETS
+
+    @property
+    def dense_builtin(self) -> bool:
+        """A built-in dataset of dense rows (synthetic dense data, or a shipped set)."""
+        return self.dataset in DENSE_DATASETS
+
+    @property
+    def dense(self) -> bool:
+        """Rows stored and batched dense (the representation knob)."""
+        return self.representation == Representation.DENSE
+
+    @property
+    def compute_bytes(self) -> int:
+        """Bytes of a value as training computes on it: float64, or float32 for float32 and float16 storage."""
+        return 8 if self.precision == Precision.FLOAT64 else 4
 
     @property
     def is_synthetic(self) -> bool:
@@ -107,7 +142,6 @@ def kept_layers(depth: int, checkpoint: int) -> list[int]:
     if checkpoint <= 1:
         return list(range(1, depth + 1))
     return [i for i in range(1, depth + 1) if i % checkpoint == 0]
-
 
 
 assert {f.name for f in dataclasses.fields(RunConfig)} == set(KNOBS), "RunConfig and KNOBS disagree"
@@ -233,6 +267,10 @@ def _check_combinations(cfg: RunConfig) -> None:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {cfg.rows:,} rows "
                               f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
     _check_workers(cfg)
+    reason = cfg.solver_entry.float32_state
+    if cfg.model_state != ModelState.FLOAT64 and reason and (cfg.model_entry.linear or cfg.distill):
+        raise ConfigError("model_state", f"{reason}; float32 state needs solver {' or '.join(FLOAT32_STATE_SOLVERS)}",
+                          fix={"model_state": ModelState.FLOAT64.value})
     if cfg.distill and cfg.model not in DISTILLABLE_MODELS:
         raise ConfigError("distill", f"distill trains a linear-svm student on a teacher's labels: the teacher is "
                           f"{' or '.join(DISTILLABLE_MODELS)}; {cfg.model} is already the student",
@@ -266,16 +304,12 @@ def _check_workers(cfg: RunConfig) -> None:
         raise ConfigError("scheduler", "a scheduler trains shards on Dask workers: set workers to 2 or more")
     if cfg.workers == 1:
         return
-    if cfg.model not in MIXABLE_MODELS:
-        why = ("trains on all the rows at once and cannot be split into shards" if cfg.model == Model.KERNEL_SVM
-               else "has no weight averaging here (its layers would need mixing of their own)")
+    if not cfg.model_entry.mixable:
         raise ConfigError("workers", f"workers={cfg.workers} trains {' or '.join(MIXABLE_MODELS)} only; "
-                          f"{cfg.model} {why}. Use workers=1.")
-    if cfg.solver not in MIXABLE_SOLVERS:
-        why = ("FTRL's state is per-coordinate z and n, which averaging weights across workers would not mix"
-               if cfg.solver == Solver.FTRL else "the native solver's C library is loaded in each process and is "
-               "not shipped to Dask workers")
-        raise ConfigError("workers", f"{why}; use solver {' or '.join(MIXABLE_SOLVERS)} with workers above 1")
+                          f"{cfg.model} {cfg.model_entry.not_mixable}. Use workers=1.")
+    if not cfg.solver_entry.mixable:
+        raise ConfigError("workers", f"{cfg.solver_entry.not_mixable}; use solver {' or '.join(MIXABLE_SOLVERS)} "
+                          "with workers above 1")
     if cfg.mode == Mode.MEMMAP:
         raise ConfigError("workers", "with workers above 1 the shards are the on-disk copy: use mode=stream "
                           "(each worker reads its shard a batch at a time) or memory (each worker holds its shard)")

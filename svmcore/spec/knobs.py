@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from svmcore.spec.choices import (
-    DISTILLABLE_MODELS, LINEAR_MODELS, MINIBATCH_MODELS, MIXABLE_MODELS, MLP_MODELS, Mode, Model, Monitor, Parser,
-    Precision, Representation, Solver, values,
+from svmcore.spec.choices import Mode, Model, ModelState, Monitor, Parser, Precision, Representation, Solver, values
+from svmcore.spec.registry import (
+    DISTILLABLE_MODELS, FLOAT32_STATE_SOLVERS, LINEAR_MODELS, MINIBATCH_MODELS, MIXABLE_MODELS, MLP_MODELS,
 )
 from svmcore.spec.regularisation import AUTO_L2_TEXT, AUTO_RULE_TEXT, MLP_ALPHA
 
 BUILTIN_DATASETS = ("sparse-text", "dense", "digits", "breast-cancer")
+DENSE_DATASETS = ("dense", "digits", "breast-cancer")  # built-in datasets whose rows are dense
 MAX_FEATURES = 1 << 26  # 67M columns; a model over more would not fit this machine class
 MAX_KERNEL_SVM_ROWS = 10_000
 
@@ -208,6 +209,16 @@ _KNOBS = [
     Knob("average", bool, True,
          help="Averaged SGD: predict with the mean of the weights seen, which is steadier.",
          trades="One extra copy of the weights in memory.", applies_to=LINEAR_MODELS),
+    Knob("model_state", str, "float64", group="memory", choices=values(ModelState),
+         help="The type the linear model's trained state is kept in: the weights and their running average "
+              "(averaged SGD). float64 keeps scikit-learn's averaged SGD to rounding. float32 halves it: the same "
+              "steps in float64 arithmetic, each weight rounded to float32 where it is stored (the half-precision "
+              "idea applied to the model, not the data). Solvers "
+              f"{' and '.join(FLOAT32_STATE_SOLVERS)} only.",
+         trades="float32 holds 4 bytes a weight instead of 8 (with averaging, 8 MiB less at 2^20 columns, 128 MiB "
+                "at 2^24) and reads half the bytes per step; its weights round to 7 significant digits at every "
+                "update, so they are no longer scikit-learn's to rounding.",
+         applies_to=LINEAR_MODELS),
     Knob("solver", str, "sklearn", choices=values(Solver),
          help="Who trains the linear model. sklearn: scikit-learn's SGDClassifier.partial_fit (hinge "
               "loss). numba and native: a compiled loop with the same algorithm (same weights to rounding; "

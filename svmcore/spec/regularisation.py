@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from svmcore.spec.choices import LINEAR_MODELS, MINIBATCH_MODELS, Solver
+from svmcore.spec.choices import Solver
+from svmcore.spec.registry import LINEAR_MODELS, MINIBATCH_MODELS
 
 AUTO_ALPHA_AT_1M = 1e-6  # the measured best at 10^6 training rows
 AUTO_ALPHA_POWER = 2 / 3

@@ -10,7 +10,7 @@ model sparse). The intercept is one more coordinate with value 1, not regularise
 Zero values (dense input) leave their coordinates untouched, so dense and sparse
 input of the same rows give the same weights.
 
-A ``solvers.Solver``: rows are visited in the order given, one vector per class for
+A ``solvers.LinearModel``: rows are visited in the order given, one vector per class for
 more than two classes (one-vs-rest).
 """
 
@@ -122,6 +122,10 @@ class CompiledFTRL(LinearSolver):
         self.zb = np.zeros(self.n_vectors)
         self.nb = np.zeros(self.n_vectors)
         self.t_ = 0  # rows seen
+
+    @classmethod
+    def from_config(cls, cfg, width: int, classes, alpha: float, l2: float | None) -> CompiledFTRL:
+        return cls(cfg.l1, l2, cfg.ftrl_alpha, cfg.ftrl_beta, width, classes)
 
     def _fit(self, batch: Batch, codes: np.ndarray) -> None:
         args = (self.z, self.n, self.zb, self.nb, self.l1, self.l2, self.alpha, self.beta)

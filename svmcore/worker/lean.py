@@ -39,7 +39,7 @@ from svmcore.spec.scores import confusion, scores
 from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.model_size import sparse_model_size
-from svmcore.worker.native_sgd import NativeSGD
+from svmcore.worker import solvers
 from svmcore.spec.result import TrainResult
 
 log = logging.getLogger(__name__)
@@ -449,7 +449,7 @@ def run(job: dict, events, phases) -> TrainResult:
 
     phases.start("load")
     n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
-    if cfg.mode == "memory":
+    if cfg.mode_entry.holds_rows:
         train = LeanArrays.load(data.source, cfg, n_features, classes, info.rows, not cfg.test_file)
         data.source.check_unchanged()  # the whole file read as it was scanned
         if train.n_rows != n_train:
@@ -467,7 +467,7 @@ def run(job: dict, events, phases) -> TrainResult:
     events.emit(LOADED, train_rows=n_train, test_rows=int(test_codes.shape[0]), train_data_bytes=train_bytes,
                 test_data_bytes=X_test.nbytes)
 
-    model = NativeSGD(alpha_for(cfg, n_train, info.class_counts), cfg.average, n_features, classes)
+    model = solvers.make(cfg, n_features, classes, alpha_for(cfg, n_train, info.class_counts), None)
     # the model predicts codes over the training classes; map them onto all_classes
     train_to_all = np.searchsorted(all_classes, classes)
 

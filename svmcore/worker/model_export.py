@@ -23,7 +23,6 @@ import logging
 import numpy as np
 
 from svmcore.serve import model_file, model_folder
-from svmcore.spec.choices import EXPORTABLE_MODELS
 from svmcore.spec.config import RunConfig
 
 log = logging.getLogger(__name__)
@@ -33,7 +32,7 @@ CHECK_ROWS = 2000
 
 def not_exportable(cfg: RunConfig) -> str | None:
     """Why a run's model cannot be exported, or None."""
-    if cfg.model not in EXPORTABLE_MODELS and not cfg.distill:  # a distilled run exports its linear-svm student
+    if not cfg.model_entry.exportable and not cfg.distill:  # a distilled run exports its linear-svm student
         return (f"{cfg.model} models are not exportable yet: only linear-svm is (kernel-approx would need its "
                 "fitted transformer in the serving process); with distill on, the run exports a linear-svm student")
     if not cfg.is_builtin:
@@ -103,22 +102,23 @@ def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
     own = np.asarray(model.decision_function(own_input), np.float64).reshape(-1, intercept.shape[0])
     # the run's last use of its model: our SGD and FTRL solvers compute the coefficients in place
     release = getattr(model, "release_coef", None)
-    coef = release() if release is not None else model.coef_
-    coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+    coef = np.atleast_2d(release() if release is not None else model.coef_)
+    if coef.dtype != np.float32:  # a float32 model state's coefficients are exact in float32: kept as they are
+        coef = np.asarray(coef, dtype=np.float64)
     nvec, width = coef.shape
     check = _check(coef, intercept, classes, width, own, parts)
     nnz = int(np.count_nonzero(coef))
-    sizes = {f"{layout}_{name}": model_file.weight_bytes(nvec, width, nnz, size, layout == "sparse")
-             for layout in ("dense", "sparse") for name, size in (("float64", 8), ("float32", 4))}
+    sizes = {f"{layout}_{name}": model_file.weight_bytes(nvec, width, nnz, size, layout == model_folder.SPARSE)
+             for layout in (model_folder.DENSE, model_folder.SPARSE) for name, size in (("float64", 8), ("float32", 4))}
     float32 = check["float32_vs_float64"]["changed_predictions"] == 0
     dtype = "float32" if float32 else "float64"
     sparse = sizes[f"sparse_{dtype}"] < sizes[f"dense_{dtype}"]
     arrays = _arrays(coef, np.float32 if float32 else np.float64, sparse)
     del coef
     meta = {"model": "linear-svm" if cfg.distill else cfg.model, "distilled_from": cfg.model if cfg.distill else None,
-            "solver": cfg.solver, "loss": "logistic" if cfg.solver == "ftrl" else "hinge",
+            "solver": cfg.solver, "loss": cfg.solver_entry.loss, "model_state": cfg.model_state,
             "classes": np.asarray(classes).tolist(), "width": width, "vectors": nvec,
-            "storage": "sparse" if sparse else "dense", "dtype": dtype, "intercept": intercept.tolist(),
+            "storage": model_folder.SPARSE if sparse else model_folder.DENSE, "dtype": dtype, "intercept": intercept.tolist(),
             "nonzero_weights": nnz, "hashing_bits": cfg.hashing_bits, "input_precision": cfg.precision,
             "dataset": cfg.dataset, "model_bytes": sizes[f"{'sparse' if sparse else 'dense'}_{dtype}"],
             "sizes": sizes, "check": check}

@@ -1,5 +1,6 @@
-"""Model factory: every model exposes the same small training surface; the linear models'
-solvers are ``solvers.Solver``s.
+"""Model factory: every model exposes the same small training surface; the linear models are
+``solvers.LinearModel``s. The ``Trainer`` makes its model with the factory its registry entry
+names (``spec.registry``): one of the functions below.
 
 Incremental models (linear-svm, kernel-approx, mlp, mlp-numpy) learn from one minibatch at a
 time with ``partial_fit``; the exact kernel SVM needs all rows at once (``fit_all``).
@@ -13,8 +14,9 @@ import scipy.sparse as sp
 from svmcore.spec.config import RunConfig
 from svmcore.spec.regularisation import alpha_for, l2_for, regularisation
 from svmcore.worker.model_size import sparse_model_size
-from svmcore.worker.solvers import LinearSolver, Solver
-from svmcore.spec.choices import LINEAR_MODELS
+from svmcore.spec.registry import load
+from svmcore.worker import solvers
+from svmcore.worker.solvers import LinearSolver
 
 KERNEL_SAMPLE_ROWS = 2000
 
@@ -34,39 +36,13 @@ class Trainer:
         self.l2 = l2_for(cfg, train_rows)
         self.classes = np.asarray(classes)
         self.n_features = n_features
-        self.incremental = cfg.model != "kernel-svm"
+        self.incremental = cfg.model_entry.incremental
         self.transformer = None
-        self.needs_transform_fit = cfg.model == "kernel-approx"
+        self.needs_transform_fit = cfg.model_entry.transform
         self.model = self._make()
 
     def _make(self):
-        c = self.cfg
-        if c.model in LINEAR_MODELS:
-            return self._solver(c.n_components if c.model == "kernel-approx" else self.n_features)
-        if c.model == "mlp-numpy":
-            from svmcore.worker.mlp_numpy import NumpyMLP
-            return NumpyMLP(self.n_features, c.hidden_sizes, self.classes, alpha=self.alpha, checkpoint=c.checkpoint,
-                            seed=c.seed, dtype=np.float64 if c.precision == "float64" else np.float32)
-        if c.model == "mlp":
-            from sklearn.neural_network import MLPClassifier
-            return MLPClassifier(hidden_layer_sizes=c.hidden_sizes, alpha=self.alpha,
-                                 batch_size=min(c.batch_size, 200), random_state=c.seed)
-        from sklearn.svm import SVC
-        return SVC(C=c.c, kernel="rbf", gamma="scale", cache_size=c.cache_size_mb)
-
-    def _solver(self, width: int) -> Solver:
-        c = self.cfg
-        if c.solver == "ftrl":
-            from svmcore.worker.ftrl import CompiledFTRL
-            return CompiledFTRL(c.l1, self.l2, c.ftrl_alpha, c.ftrl_beta, width, self.classes)
-        if c.solver == "native":
-            from svmcore.worker.native_sgd import NativeSGD
-            return NativeSGD(self.alpha, c.average, width, self.classes)
-        if c.solver == "numba":
-            from svmcore.worker.sgd import CompiledSGD
-            return CompiledSGD(self.alpha, c.average, width, self.classes)
-        from svmcore.worker.sklearn_sgd import SklearnSGD
-        return SklearnSGD(self.alpha, c.average, width, self.classes, seed=c.seed)
+        return load(self.cfg.model_entry.factory)(self)
 
     def fit_transform_on(self, X_sample) -> None:
         """Fit the kernel approximation on a sample of training rows."""
@@ -105,6 +81,32 @@ class Trainer:
         """Bytes held in the fitted model's and transformer's arrays."""
         total = sum(self.model.memory().values()) if isinstance(self.model, LinearSolver) else _array_bytes(self.model)
         return total + (_array_bytes(self.transformer) if self.transformer is not None else 0)
+
+
+def linear(t: Trainer) -> solvers.LinearModel:
+    """linear-svm, and kernel-approx's linear model over its components: the solver's."""
+    width = t.cfg.n_components if t.cfg.model_entry.transform else t.n_features
+    return solvers.make(t.cfg, width, t.classes, t.alpha, t.l2)
+
+
+def mlp_numpy(t: Trainer):
+    from svmcore.worker.mlp_numpy import NumpyMLP
+    c = t.cfg
+    return NumpyMLP(t.n_features, c.hidden_sizes, t.classes, alpha=t.alpha, checkpoint=c.checkpoint, seed=c.seed,
+                    dtype=np.dtype(f"f{c.compute_bytes}"))
+
+
+def mlp(t: Trainer):
+    from sklearn.neural_network import MLPClassifier
+    c = t.cfg
+    return MLPClassifier(hidden_layer_sizes=c.hidden_sizes, alpha=t.alpha, batch_size=min(c.batch_size, 200),
+                         random_state=c.seed)
+
+
+def kernel_svm(t: Trainer):
+    from sklearn.svm import SVC
+    c = t.cfg
+    return SVC(C=c.c, kernel="rbf", gamma="scale", cache_size=c.cache_size_mb)
 
 
 def _array_bytes(obj) -> int:

@@ -24,8 +24,8 @@ def _parts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 class NativeSGD(LazySGD):
     """Hinge-loss linear SVM with scikit-learn's SGD schedule, in the native library."""
 
-    def __init__(self, alpha: float, average: bool, n_features: int, classes):
-        super().__init__(alpha, average, n_features, classes)
+    def __init__(self, alpha: float, average: bool, n_features: int, classes, dtype=np.float64):
+        super().__init__(alpha, average, n_features, classes, dtype)
         binding.library()  # built (or found) now: a missing compiler is an error here, not mid-run
         self._bound: binding.SGDFit | None = None
 

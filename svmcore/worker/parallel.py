@@ -538,8 +538,8 @@ def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: in
         trainer, broadcast=True, hash=False, workers=[cluster.workers[k] for k in pending], timeout=STARTUP_TIMEOUT_S))
     for k in pending:
         task = {"shard": k, "epoch": epoch, "batch_size": cfg.batch_size, "precision": cfg.precision,
-                "dense": cfg.representation == "dense", "shuffle": cfg.shuffle, "seed": cfg.seed,
-                "window_rows": cfg.shuffle_buffer, "keep": cfg.mode == "memory",
+                "dense": cfg.dense, "shuffle": cfg.shuffle, "seed": cfg.seed,
+                "window_rows": cfg.shuffle_buffer, "keep": cfg.mode_entry.holds_rows,
                 "last": epoch == cfg.epochs - 1, "fault": fault, "take": cfg.mix_every or None, "mix": mix_round}
         futures[k] = cluster.guarded(doing, lambda k=k, task=task: cluster.client.submit(
             train_shard, shared, shards.shards[k], task, pure=False, workers=[cluster.workers[k]],

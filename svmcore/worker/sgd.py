@@ -12,6 +12,10 @@ what bounds scikit-learn's throughput, not the arithmetic.
 
 Rows are visited in the order given (scikit-learn's partial_fit shuffles within each
 batch); the data here arrive in a fixed order from a file or generator already.
+
+The weights and their average may be float32 (``model_state``): every product is taken in
+float64 (a weight is read as float64), as the native library's ``_s32`` kernels do, so the
+two solvers keep the same weights in either state.
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ def _fit_sparse(data, indices, indptr, codes, w, aw, st, t, alpha, optimal_init,
         for v in range(nvec):
             dot = 0.0
             for k in range(hi - lo):
-                dot += w[v, cols[k]] * vals[k]
+                dot += np.float64(w[v, cols[k]]) * vals[k]
             p = dot * st[v, _WSCALE] + st[v, _B]
             target = 1.0 if codes[i] == (1 if nvec == 1 else v) else -1.0
             _step(w, aw, st, v, target, p, eta, alpha, decay, average, t, cols, vals, hi - lo)
@@ -100,7 +104,7 @@ def _fit_dense(X, codes, w, aw, st, t, alpha, optimal_init, average):
         for v in range(nvec):
             dot = 0.0
             for k in range(nf):
-                dot += w[v, k] * vals[k]
+                dot += np.float64(w[v, k]) * vals[k]
             p = dot * st[v, _WSCALE] + st[v, _B]
             target = 1.0 if codes[i] == (1 if nvec == 1 else v) else -1.0
             _step(w, aw, st, v, target, p, eta, alpha, 1.0, average, t, cols, vals, nf)
@@ -152,5 +156,6 @@ class CompiledSGD(LazySGD):
 
 
 def warm_up() -> None:
-    """Compile (or load from the on-disk cache) the kernels now."""
-    exercise(CompiledSGD(1e-4, True, 3, [0, 1]))
+    """Compile (or load from the on-disk cache) the kernels of both model states now."""
+    for dtype in (np.float64, np.float32):
+        exercise(CompiledSGD(1e-4, True, 3, [0, 1], dtype))

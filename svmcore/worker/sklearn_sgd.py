@@ -1,4 +1,4 @@
-"""scikit-learn's ``SGDClassifier`` (hinge loss) as a ``solvers.Solver``: CSR parts become a
+"""scikit-learn's ``SGDClassifier`` (hinge loss) as a ``solvers.LinearModel``: CSR parts become a
 ``csr_matrix`` here, at the estimator's boundary, and its float arrays are the state that
 parameter mixing averages."""
 
@@ -21,6 +21,10 @@ class SklearnSGD(LinearSolver):
     def __init__(self, alpha: float, average: bool, n_features: int, classes, seed: int = 0):
         super().__init__(n_features, classes)
         self.estimator = SGDClassifier(loss="hinge", alpha=alpha, average=average, random_state=seed)
+
+    @classmethod
+    def from_config(cls, cfg, width: int, classes, alpha: float, l2: float | None) -> SklearnSGD:
+        return cls(alpha, cfg.average, width, classes, seed=cfg.seed)
 
     def _matrix(self, X):
         """What the estimator takes: parts as a csr_matrix (no copy), the rest as given,

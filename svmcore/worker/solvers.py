@@ -1,4 +1,5 @@
-"""What every linear solver offers the training loops (``Solver``), and the parts they share.
+"""What every linear solver offers the training loops (``LinearModel``), the parts they share,
+and ``make``: the solver of a run's config, from its registry entry (``spec.registry``).
 
 Four solvers train the linear models: scikit-learn's SGD (``sklearn_sgd.SklearnSGD``),
 the numba SGD (``sgd.CompiledSGD``), the same SGD in the native library
@@ -23,12 +24,13 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from svmcore.data.native.binding import AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT, INTERCEPT, SGD_STATE, WSCALE
+from svmcore.spec.registry import load
 
 SPARSE_INTERCEPT_DECAY = 0.01  # scikit-learn's, for sparse input
 
 
 @runtime_checkable
-class Solver(Protocol):
+class LinearModel(Protocol):
     """A linear classifier trained a batch at a time: one weight vector per class, or
     one in all for two classes (scikit-learn's one-vs-rest)."""
 
@@ -36,7 +38,7 @@ class Solver(Protocol):
     n_features: int
     t_: float  # the step count (rows seen): what sets SGD's learning rate
 
-    def partial_fit(self, X, y, classes=None) -> Solver:
+    def partial_fit(self, X, y, classes=None) -> LinearModel:
         """One pass over a batch, rows in the order given; ``classes`` is accepted for
         scikit-learn's signature (the solver's classes are fixed when it is made)."""
 
@@ -67,6 +69,12 @@ class Solver(Protocol):
 
     def memory(self) -> dict[str, int]:
         """The bytes of every array the solver holds, by name."""
+
+
+def make(cfg, width: int, classes, alpha: float, l2: float | None) -> LinearModel:
+    """The linear model ``cfg``'s solver trains, over ``width`` columns: its registry entry's
+    class, made from the config (``from_config``) with the run's regularisation."""
+    return load(cfg.solver_entry.factory).from_config(cfg, width, classes, alpha, l2)
 
 
 class Batch(NamedTuple):
@@ -124,7 +132,7 @@ def dense_to_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.ascontiguousarray(X[nz]), np.nonzero(nz)[1].astype(np.int32), indptr
 
 
-def exercise(solver: Solver) -> None:
+def exercise(solver: LinearModel) -> None:
     """Train and score a few rows of every kind of batch: a compiled solver's warm-up (each
     value and index type compiles or loads its own kernel)."""
     y = np.array([0, 1, 0])
@@ -214,11 +222,11 @@ class LinearSolver:
         if set(state) != {*arrays, "t_"}:
             raise ValueError(f"a state of {type(self).__name__} has {sorted({*arrays, 't_'})}, not {sorted(state)}")
         for name in arrays:
-            new, old = np.asarray(state[name], dtype=np.float64), getattr(self, name)
+            new, old = np.asarray(state[name]), getattr(self, name)
             if new.shape != old.shape:
                 raise ValueError(f"state {name!r} is of shape {new.shape}, the model's {old.shape}")
-        for name in arrays:
-            setattr(self, name, np.ascontiguousarray(state[name], dtype=np.float64))
+        for name in arrays:  # in the type the model keeps it in (its model state)
+            setattr(self, name, np.ascontiguousarray(state[name], dtype=getattr(self, name).dtype))
         self.t_ = type(self.t_)(state["t_"])
 
 
@@ -226,22 +234,28 @@ class LazySGD(LinearSolver):
     """The state of hinge-loss SGD with scikit-learn's optimal learning rate, shared by the
     numba and the native solver: the weights ``w`` with a lazy scale, their running
     average ``aw`` and one row of ``state`` (``binding.SGD_STATE``) per vector. The
-    subclass runs the steps (``_fit``, ``_scores``) and folds the scale (``_fold_scale``)."""
+    weights and their average are float64, or float32 (``model_state``: the steps are the
+    same float64 arithmetic, each weight rounded where it is stored); ``state`` is float64.
+    The subclass runs the steps (``_fit``, ``_scores``) and folds the scale (``_fold_scale``)."""
 
-    def __init__(self, alpha: float, average: bool, n_features: int, classes):
+    def __init__(self, alpha: float, average: bool, n_features: int, classes, dtype=np.float64):
         super().__init__(n_features, classes)
         self.alpha = float(alpha)
         if not self.alpha > 0:
             raise ValueError(f"alpha must be above 0, not {alpha}")
         self.average = bool(average)
-        self.w = np.zeros((self.n_vectors, self.n_features))
-        self.aw = np.zeros((self.n_vectors, self.n_features) if average else (self.n_vectors, 1))
+        self.w = np.zeros((self.n_vectors, self.n_features), dtype)
+        self.aw = np.zeros((self.n_vectors, self.n_features) if average else (self.n_vectors, 1), dtype)
         self.state = np.zeros((self.n_vectors, len(SGD_STATE)))
         self.state[:, WSCALE] = 1.0
         self.state[:, AVERAGE_B] = 1.0
         self.t_ = 1.0
         typw = math.sqrt(1.0 / math.sqrt(self.alpha))
         self.optimal_init = 1.0 / (typw * self.alpha)  # scikit-learn's, for the hinge loss
+
+    @classmethod
+    def from_config(cls, cfg, width: int, classes, alpha: float, l2: float | None) -> LazySGD:
+        return cls(alpha, cfg.average, width, classes, np.dtype(cfg.model_state.value))
 
     def _averaged(self) -> bool:
         return self.average and self.t_ > 1.0

@@ -31,7 +31,8 @@ from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.spec.result import TrainResult
-from svmcore.spec.choices import LINEAR_MODELS, Monitor, Parser
+from svmcore.spec.choices import Model, Monitor, Parser, Solver
+from svmcore.spec.registry import import_all, imports
 
 log = logging.getLogger(__name__)
 
@@ -39,32 +40,9 @@ SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test s
 
 
 def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn", distill: bool = False) -> None:
-    """Import what training needs, so that the imports phase is the floor (a distilled
-    run's linear student takes the run's solver, whatever the teacher)."""
-    if distill:
-        import_libraries("linear-svm", parser, solver)
-    if parser == "numba":
-        from svmcore.data import fastsvm
-        fastsvm.warm_up()  # compile (or load the cached code) now: it belongs to the floor
-    if solver == "numba" and model in LINEAR_MODELS:
-        from svmcore.worker import sgd
-        sgd.warm_up()
-    if solver == "ftrl" and model in LINEAR_MODELS:
-        from svmcore.worker import ftrl
-        ftrl.warm_up()
-    if "native" in (parser, solver):
-        from svmcore.data import native
-        native.lib()
-    import sklearn.linear_model  # noqa: F401
-    import threadpoolctl  # noqa: F401
-    if model == "mlp":
-        import sklearn.neural_network  # noqa: F401
-    if model == "mlp-numpy":
-        from svmcore.worker import mlp_numpy  # noqa: F401
-    if model == "kernel-svm":
-        import sklearn.svm  # noqa: F401
-    if model == "kernel-approx":
-        import sklearn.kernel_approximation  # noqa: F401
+    """Import what training needs (its registry entries': ``registry.imports``), so that the
+    imports phase is the floor."""
+    import_all(imports(Model(model), Parser(parser), Solver(solver), distill))
 
 
 def _nbytes(X) -> int:
@@ -146,7 +124,7 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
     source, info = prep.source, prep.info
     text_path = None
     before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
-    if cfg.mode == "stream" and cfg.workers == 1:
+    if cfg.mode_entry.parses_text and cfg.workers == 1:
         text_path = cache.text_copy(source, cache_dir, prep.classes, info.rows)
         ours = text_path != source.path  # a copy this product wrote
         prep.stream_src = _cached_copy(text_path, cfg, source, info.rows) if ours else source
@@ -154,9 +132,9 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
             prep.held_out = cache.held_out_copy(
                 prep.stream_src, cache_dir, prep.n_features, info.rows,
                 reader=(lambda: _copy_reader(text_path, cfg, source, info.rows)) if ours else None)
-    elif cfg.mode == "memmap":
+    elif cfg.mode_entry.maps_copy:
         prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
-                                          "dense" if cfg.representation == "dense" else "csr", info.rows,
+                                          "dense" if cfg.dense else "csr", info.rows,
                                           hold_out=not cfg.test_file, nnz=info.nnz, nnz_exact=info.exact,
                                           mixed=cfg.shuffle)
     events.emit(DATA, info=info.to_dict(), n_features=prep.n_features, text_path=text_path,
@@ -167,7 +145,7 @@ def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
 
 def _load_train(cfg: RunConfig, job: dict, prep: _Prepared, test_parts: list):
     """The training rows as the mode holds them, and the bytes they take in memory."""
-    source, info, n_features, dense = prep.source, prep.info, prep.n_features, cfg.representation == "dense"
+    source, info, n_features, dense = prep.source, prep.info, prep.n_features, cfg.dense
     shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
     if cfg.workers > 1:  # data-parallel: one pass writes the shards (and collects the held-out rows)
         from svmcore.worker import parallel
@@ -177,17 +155,17 @@ def _load_train(cfg: RunConfig, job: dict, prep: _Prepared, test_parts: list):
             os.path.join(job.get("run_dir") or job["cache_dir"], "shards"), cfg.precision, prep.classes, n_features,
             # on disk: each value and its int32 column id, and each row's int32 length and class code
             need_bytes=info.nnz * (np.dtype(STORE_DTYPES[cfg.precision]).itemsize + 4) + info.rows * 8)), 0
-    if cfg.mode == "memory":
+    if cfg.mode_entry.holds_rows:
         chunks = source.iter_chunks(CHUNK_ROWS, n_features)
         X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
                                    cfg.precision, dense, n_features)
         return ArrayData(X_train, y_train, n_features, cfg.precision, dense, shuffle), _nbytes(X_train)
-    if cfg.mode == "memmap":
+    if cfg.mode_entry.maps_copy:
         Xp, yi = prep.bin_data.part("train")
         return ArrayData(Xp, _LazyLabels(yi, prep.classes), n_features, cfg.precision, dense, shuffle), 0
     n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
     spill = None
-    if cfg.epochs > 1 and cfg.model != "kernel-svm" and job.get("run_dir"):
+    if cfg.epochs > 1 and cfg.model_entry.incremental and job.get("run_dir"):
         spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], prep.classes, n_features)
     return StreamData(prep.stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
                       hold_out=not cfg.test_file, spill=spill, shuffle=shuffle, total_rows=info.rows), 0
@@ -199,11 +177,11 @@ def _load_test(cfg: RunConfig, prep: _Prepared, test_parts: list):
     if cfg.test_file:
         X_test, y_test = _gather(prep.scanned.test_source.iter_chunks(CHUNK_ROWS, n_features), cfg.precision, False,
                                  n_features)
-    elif cfg.mode == "memmap":
+    elif cfg.mode_entry.maps_copy:
         Xp, yi = prep.bin_data.part("test")
         X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
         y_test = np.asarray(classes)[np.asarray(yi)]
-    elif cfg.mode == "memory" or cfg.workers > 1:
+    elif cfg.mode_entry.holds_rows or cfg.workers > 1:
         X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
         test_parts.clear()
     else:
@@ -223,7 +201,7 @@ def _fit_transform(cfg: RunConfig, trainer: Trainer, train, X_test, events):
     del sample_X
     pre_transformed = False
     # the in-memory pipeline transforms all rows up front (not when a student needs them as they are)
-    if isinstance(train, ArrayData) and cfg.mode == "memory" and not cfg.distill:
+    if isinstance(train, ArrayData) and cfg.mode_entry.holds_rows and not cfg.distill:
         X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
         train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
                           "float64" if cfg.precision == "float64" else "float32", False, train.shuffle)
@@ -278,7 +256,7 @@ def run(job: dict, events, phases) -> TrainResult:
 
     limiter = threadpool_limits(limits=cfg.threads)  # noqa: F841 (held for the whole run)
     np.random.seed(cfg.seed % 2**32)
-    dense = cfg.representation == "dense"
+    dense = cfg.dense
 
     phases.start("prepare")
     prep = _prepare(cfg, job["cache_dir"], events)

@@ -63,6 +63,9 @@ def _estimate(home, *flags):
     ("--rows=60000", "--mode=stream"),
     ("--rows=60000", "--mode=memmap", "--solver=numba", "--precision=float32"),
     ("--rows=2000", "--model=mlp", "--hashing-bits=18", "--hidden=64"),  # a 128 MiB first layer: 7 copies at a step
+    # float32 model state (issue 41): the weights and their average at 2^22 columns, 32 MiB instead of 64
+    ("--rows=60000", "--features=4194304", "--solver=numba", "--parser=numba", "--model-state=float32"),
+    ("--rows=60000", "--features=4194304", "--mode=stream", "--solver=native", "--model-state=float32"),
 ])
 def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
     pred = _estimate(calibrated, "--epochs=1", *flags)

@@ -7,8 +7,9 @@ import sqlite3
 
 import pytest
 
-from svmcore.spec import choices
-from svmcore.spec.choices import BY_KNOB, LINEAR_MODELS, MIXABLE_MODELS, Mode, Model, Solver
+from svmcore.spec import registry
+from svmcore.spec.choices import BY_KNOB, Mode, Model, Solver
+from svmcore.spec.registry import LINEAR_MODELS, MIXABLE_MODELS
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.knobs import KNOBS
 
@@ -46,10 +47,10 @@ def test_the_defaults_of_runconfig_are_members():
 
 def test_the_named_groups_hold_members_of_their_enumeration():
     for group in ("LINEAR_MODELS", "MLP_MODELS", "MINIBATCH_MODELS", "MIXABLE_MODELS"):
-        assert all(isinstance(m, Model) for m in getattr(choices, group)), group
-    assert all(isinstance(m, Solver) for m in choices.MIXABLE_SOLVERS)
-    assert all(isinstance(m, Mode) for m in choices.DISK_MODES)
-    assert Model.KERNEL_SVM not in choices.MINIBATCH_MODELS
+        assert all(isinstance(m, Model) for m in getattr(registry, group)), group
+    assert all(isinstance(m, Solver) for m in registry.MIXABLE_SOLVERS + registry.FLOAT32_STATE_SOLVERS)
+    assert all(isinstance(m, Mode) for m in registry.DISK_MODES)
+    assert Model.KERNEL_SVM not in registry.MINIBATCH_MODELS
     assert set(MIXABLE_MODELS) <= set(LINEAR_MODELS)
 
 

@@ -162,6 +162,7 @@ def test_every_choice_is_accepted(monkeypatch, name, value):
         ("cap_kind", "cgroup"): {"memory_cap_mb": 1024},
         ("model", "kernel-svm"): {"rows": MAX_KERNEL_SVM_ROWS},
         ("representation", "dense"): {"dataset": "dense"},
+        ("model_state", "float32"): {"solver": "native"},
     }.get((name, value), {})
     monkeypatch.setattr(limits, "cgroup_available", lambda: True)
     assert getattr(validate({name: value, **extra}), name) == value

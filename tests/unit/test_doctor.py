@@ -65,6 +65,23 @@ def test_each_remedy_says_why_it_cannot_apply():
     assert by_key["stream"].change is None and by_key["stream"].reason.startswith("not valid here")
 
 
+def test_float32_model_state_is_offered_where_the_model_is_the_peak():
+    """A linear run at 2^24 columns holds 256 MiB of weights and their average in its train phase:
+    the model state remedy halves them (with the native solver where the run's keeps no float32
+    state); a model without a linear model's state, or one already in float32, says why not."""
+    rec = _record(RunStatus.COMPLETED, {"rows": 20_000, "features": 1 << 24, "epochs": 1},
+                  {"imports": 137.0, "load": 150.0, "train": 420.0, "evaluate": 410.0})
+    d = diagnose(rec, 350, None, None)
+    step = next(r for r in d["remedies"] if r["remedy"] == "model_state")
+    assert step["change"] == {"model_state": "float32", "solver": "native"}
+    assert step["predicted_phase_saving_mb"] >= 128  # half of 256 MiB, at one byte of RSS per byte
+    by_key = {m.key: m for m in moves(validate(model="mlp"))}
+    assert by_key["model_state"].change is None and "no linear model" in by_key["model_state"].reason
+    by_key = {m.key: m for m in moves(validate(solver="numba", model_state="float32"))}
+    assert "already float32" in by_key["model_state"].reason
+    assert {m.key: m for m in moves(validate(solver="numba"))}["model_state"].change == {"model_state": "float32"}
+
+
 def test_fit_stops_without_a_run_when_no_remedy_reaches_a_budget_below_the_floor():
     launched = []
     result = fit({"rows": 20_000, "epochs": 1}, 64, lambda *a: launched.append(a), None, None)

@@ -96,7 +96,7 @@ def test_the_memory_model_counts_what_a_step_allocates(k):
     """predict.model's activations and step bytes against tracemalloc's peak of one step."""
     import tracemalloc
 
-    from svmcore.predict.model import activation_values, mlp_numpy_bytes
+    from svmcore.predict.model_parts import activation_values, mlp_numpy_bytes
     from svmcore.spec.config import validate
 
     rng = np.random.default_rng(0)

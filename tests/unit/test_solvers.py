@@ -1,6 +1,7 @@
 """Every linear solver through the same checks (scikit-learn's "common checks" idea): one
-fixture over the four solvers, each check run on each. Where solvers legitimately differ,
-the check says so."""
+fixture over the registry's solvers (``spec.registry.SOLVERS``), and each that keeps its state
+in float32 once more so (``name:float32``), each check run on each. Where solvers
+legitimately differ, the check says so."""
 
 from __future__ import annotations
 
@@ -10,28 +11,24 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore.worker import parallel
-from svmcore.worker.solvers import Solver
+from svmcore.spec.config import validate
+from svmcore.spec.registry import FLOAT32_STATE_SOLVERS, SOLVERS
+from svmcore.worker import parallel, solvers
+from svmcore.worker.solvers import LinearModel
 
-SOLVERS = ("sklearn", "numba", "native", "ftrl")
+VARIANTS = (*SOLVERS, *(f"{s}:float32" for s in FLOAT32_STATE_SOLVERS))
 WIDTH = 40
 
 
-def make(name: str, width: int = WIDTH, classes=(0, 1), average: bool = True, seed: int = 0) -> Solver:
-    if name == "sklearn":
-        from svmcore.worker.sklearn_sgd import SklearnSGD
-        return SklearnSGD(1e-4, average, width, classes, seed=seed)
-    if name == "numba":
-        from svmcore.worker.sgd import CompiledSGD
-        return CompiledSGD(1e-4, average, width, classes)
-    if name == "native":
-        from svmcore.worker.native_sgd import NativeSGD
-        return NativeSGD(1e-4, average, width, classes)
-    from svmcore.worker.ftrl import CompiledFTRL
-    return CompiledFTRL(0.01, 0.01, 0.5, 1.0, width, classes)
+def make(name: str, width: int = WIDTH, classes=(0, 1), average: bool = True, seed: int = 0) -> LinearModel:
+    """``name``: a solver, or ``solver:float32`` for its float32 model state; made as a run makes it."""
+    solver, _, state = name.partition(":")
+    cfg = validate(solver=solver, model_state=state or "float64", average=average, seed=seed, l1=0.01,
+                   ftrl_alpha=0.5, ftrl_beta=1.0)
+    return solvers.make(cfg, width, classes, alpha=1e-4, l2=0.01)
 
 
-@pytest.fixture(params=SOLVERS)
+@pytest.fixture(params=VARIANTS)
 def name(request) -> str:
     return request.param
 
@@ -55,7 +52,7 @@ def batches(X, y, size: int = 100):
         yield X[s:s + size], y[s:s + size]
 
 
-def trained(name: str, X, y, epochs: int = 5, classes=(0, 1)) -> Solver:
+def trained(name: str, X, y, epochs: int = 5, classes=(0, 1)) -> LinearModel:
     m = make(name, X.shape[1], classes)
     for _ in range(epochs):
         for Xb, yb in batches(X, y):
@@ -70,7 +67,7 @@ def parts(X):
 
 def test_every_solver_follows_the_protocol(name):
     """Once fitted (scikit-learn's estimator has no coef_ before its first batch)."""
-    assert isinstance(make(name).partial_fit(np.eye(WIDTH)[:2], [0, 1]), Solver)
+    assert isinstance(make(name).partial_fit(np.eye(WIDTH)[:2], [0, 1]), LinearModel)
 
 
 @pytest.mark.parametrize("classes", [2, 3])
@@ -149,10 +146,11 @@ def test_dense_rows_score_as_their_sparse_form_across_score_slices(name, monkeyp
 
 
 @pytest.mark.parametrize("average", [True, False])
-@pytest.mark.parametrize("which", ["numba", "native"])
+@pytest.mark.parametrize("which", ["numba", "native", "numba:float32", "native:float32"])
 def test_released_coefficients_are_coef_bit_for_bit_without_a_weight_sized_copy(which, average):
     """The model export's ``release_coef``: the coefficients folded into the weight array
-    itself, a block at a time; only a block's worth is allocated, and the solver is spent."""
+    itself (in its type: float32 state gives them rounded to float32), a block at a time; only
+    a block's worth is allocated, and the solver is spent."""
     import tracemalloc
     X, y = separable(classes=3)
     width = 1 << 16
@@ -166,7 +164,8 @@ def test_released_coefficients_are_coef_bit_for_bit_without_a_weight_sized_copy(
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    np.testing.assert_array_equal(coef, expected)
+    assert coef.dtype == np.dtype(which.partition(":")[2] or "float64")
+    np.testing.assert_array_equal(coef, expected.astype(coef.dtype))
     assert peak < expected.nbytes // 8, peak
     assert m.w is None and m.aw is None
 
@@ -235,7 +234,10 @@ def test_state_round_trips_and_a_mix_of_copies_is_the_model(name):
     before = m.decision_function(X)
     state = m.get_state()
     assert "t_" in state and all(isinstance(v, np.ndarray) for k, v in state.items() if k != "t_")
-    np.testing.assert_allclose(m.decision_function(X), before, rtol=1e-10, atol=1e-12)  # folding changes nothing
+    # folding changes nothing, but a float32 state's rounding of the folded weights
+    rtol = 1e-5 if name.endswith(":float32") else 1e-10
+    np.testing.assert_allclose(m.decision_function(X), before, rtol=rtol, atol=1e-12)
+    before = m.decision_function(X)
     other = make(name)
     other.partial_fit(X[:5], y[:5])  # scikit-learn's estimator has its arrays only once fitted
     other.set_state(copy.deepcopy(state))
@@ -331,3 +333,40 @@ def test_memory_description_is_the_arrays_held(name):
     assert all(isinstance(v, int) for v in mem.values())
     assert sum(mem.values()) == _held(m)
     assert sum(mem.values()) >= 3 * WIDTH * 8  # at least one float64 weight per feature and class
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_the_numba_and_the_native_sgd_keep_the_same_float32_state(dense):
+    """Float32 model state: both kernels take every product in float64 and round a weight where
+    it is stored, so they keep the same float32 weights, bit for bit, averaged or not."""
+    X, y = separable(classes=3)
+    rows = X.toarray() if dense else X
+    for average in (True, False):
+        a, b = (make(s, classes=(0, 1, 2), average=average) for s in ("numba:float32", "native:float32"))
+        for _ in range(3):
+            for Xb, yb in batches(rows, y):
+                a.partial_fit(Xb, yb)
+                b.partial_fit(Xb, yb)
+        assert a.w.dtype == b.w.dtype == np.float32 and a.aw.dtype == np.float32
+        assert np.array_equal(a.w, b.w) and np.array_equal(a.aw, b.aw) and np.array_equal(a.state, b.state)
+
+
+@pytest.mark.parametrize("solver", FLOAT32_STATE_SOLVERS)
+def test_float32_state_holds_half_the_weights_and_learns_the_float64_model(solver):
+    """Half the bytes of the weights and their average; the same steps, so the coefficients stay
+    within float32's rounding of the float64 model's and the predictions agree."""
+    X, y = separable(n=2000, width=400)
+    wide, narrow = trained(solver, X, y), trained(f"{solver}:float32", X, y)
+    assert narrow.memory()["w"] * 2 == wide.memory()["w"] and narrow.memory()["aw"] * 2 == wide.memory()["aw"]
+    scale = np.abs(wide.coef_).max()
+    assert np.abs(narrow.coef_ - wide.coef_).max() < 1e-4 * scale
+    assert (narrow.predict(X) == wide.predict(X)).mean() > 0.995
+
+
+def test_a_float32_state_mixes_into_float32():
+    """Parameter mixing hands a float32 model a mean of states (float64): it keeps its type."""
+    X, y = separable()
+    m = trained("numba:float32", X, y, epochs=1)
+    state = {k: (v.astype(np.float64) if isinstance(v, np.ndarray) else v) for k, v in m.get_state().items()}
+    m.set_state(state)
+    assert m.w.dtype == m.aw.dtype == np.float32

@@ -43,13 +43,11 @@ SIGNATURES = {
     "svm_scan": (_INT, [_P, _I64, _I64, _P, _P, _P, _P, _P]),
     "svm_write_rows": (_I64, [_P, _P, _P, _P, _P, _I64, _I64, _P, _I64]),
     "sgd_state_layout": (_I64, [_P, _P]),
-    "sgd_fold_scale": (None, [_P, _P, _P, _I64, _I64, _INT]),
-    "sgd_fit_f64": _FIT,
-    "sgd_fit_f32": _FIT,
-    "decision_f64": _DECISION,
-    "decision_f32": _DECISION,
-    "decision_avg_f64": _DECISION_AVG,
-    "decision_avg_f32": _DECISION_AVG,
+    # the SGD kernels, by the values' type (f64, f32) and the model state's (float64; _s32: float32)
+    **{f"sgd_fold_scale{s}": (None, [_P, _P, _P, _I64, _I64, _INT]) for s in ("", "_s32")},
+    **{f"{name}_{v}{s}": sig for name, sig in (("sgd_fit", _FIT), ("decision", _DECISION),
+                                               ("decision_avg", _DECISION_AVG))
+       for v in ("f64", "f32") for s in ("", "_s32")},
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
@@ -150,8 +148,20 @@ def _csr(data, indices, indptr) -> tuple[str, int, int, int, int]:
     return suffix, n, d, i, p
 
 
+STATE_SUFFIX = {np.dtype(np.float64): "", np.dtype(np.float32): "_s32"}  # the kernels of each model state
+
+
+def _state(w) -> str:
+    """The suffix of the kernels for weights ``w`` (float64 or float32)."""
+    suffix = STATE_SUFFIX.get(getattr(w, "dtype", None))
+    if suffix is None:
+        raise TypeError(f"the weights must be float64 or float32, not {getattr(w, 'dtype', type(w).__name__)}")
+    return suffix
+
+
 def _weights(w, aw, state, average: bool) -> tuple[int, int, int, int, int]:
-    """Checked weight arrays: (nvec, n_features, w, aw and state addresses)."""
+    """Checked weight arrays, ``aw`` of ``w``'s type: (nvec, n_features, w, aw and state addresses)."""
+    _state(w)
     if w.ndim != 2:
         raise ValueError(f"w must be (vectors, features), not of shape {w.shape}")
     nvec, nf = w.shape
@@ -159,7 +169,7 @@ def _weights(w, aw, state, average: bool) -> tuple[int, int, int, int, int]:
         raise ValueError(f"state must be of shape {(nvec, len(SGD_STATE))}, not {state.shape}")
     if average and aw.shape != w.shape:
         raise ValueError(f"aw must be of w's shape {w.shape} when averaging, not {aw.shape}")
-    return nvec, nf, _out(w, np.float64, "w"), _out(aw, np.float64, "aw"), _out(state, np.float64, "state")
+    return nvec, nf, _out(w, w.dtype, "w"), _out(aw, w.dtype, "aw"), _out(state, np.float64, "state")
 
 
 # ------------------------------------------------------------------ SGD
@@ -171,7 +181,7 @@ def sgd_fit(data, indices, indptr, codes, w, aw, state, t: float, alpha: float, 
     suffix, n, d, i, p = _csr(data, indices, indptr)
     _at_least(codes, n, "codes")
     nvec, nf, wp, ap, sp = _weights(w, aw, state, average)
-    fit = getattr(library(), f"sgd_fit_{suffix}")
+    fit = getattr(library(), f"sgd_fit_{suffix}{_state(w)}")
     return fit(d, i, p, n, _in(codes, np.int64, "codes"), wp, ap, sp, nvec, nf, t, alpha, optimal_init,
                decay, int(average))
 
@@ -194,8 +204,9 @@ class SGDFit:
         self._arrays = tuple(weakref.ref(a) for a in (w, aw, state))
         self._weights = _weights(w, aw, state, average)
         self._average = int(average)
-        cdll = library()
-        self._kernels = {np.dtype(np.float64): cdll.sgd_fit_f64, np.dtype(np.float32): cdll.sgd_fit_f32}
+        cdll, s = library(), _state(w)
+        self._kernels = {np.dtype(np.float64): getattr(cdll, f"sgd_fit_f64{s}"),
+                         np.dtype(np.float32): getattr(cdll, f"sgd_fit_f32{s}")}
 
     def bound_to(self, w, aw, state) -> bool:
         mine = self._arrays
@@ -228,7 +239,7 @@ class SGDFit:
 def sgd_fold_scale(w, aw, state, average: bool) -> None:
     """Fold every vector's lazy scale and average factors into ``w`` and ``aw``."""
     nvec, nf, wp, ap, sp = _weights(w, aw, state, average)
-    library().sgd_fold_scale(wp, ap, sp, nvec, nf, int(average))
+    getattr(library(), f"sgd_fold_scale{_state(w)}")(wp, ap, sp, nvec, nf, int(average))
 
 
 def decision(data, indices, indptr, coef, intercept, out) -> None:
@@ -237,7 +248,7 @@ def decision(data, indices, indptr, coef, intercept, out) -> None:
     nvec, nf = coef.shape
     if out.shape != (n, nvec) or intercept.shape != (nvec,):
         raise ValueError(f"out must be {(n, nvec)} and intercept {(nvec,)}, not {out.shape} and {intercept.shape}")
-    getattr(library(), f"decision_{suffix}")(d, i, p, n, _in(coef, np.float64, "coef"),
+    getattr(library(), f"decision_{suffix}{_state(coef)}")(d, i, p, n, _in(coef, coef.dtype, "coef"),
                                              _in(intercept, np.float64, "intercept"), nvec, nf,
                                              _out(out, np.float64, "out"))
 
@@ -249,8 +260,8 @@ def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
     nvec, nf = w.shape
     if aw.shape != w.shape or out.shape != (n, nvec) or not a.shape == b.shape == intercept.shape == (nvec,):
         raise ValueError(f"aw must be {w.shape}, out {(n, nvec)} and a, b, intercept {(nvec,)}")
-    getattr(library(), f"decision_avg_{suffix}")(
-        d, i, p, n, _in(w, np.float64, "w"), _in(aw, np.float64, "aw"), _in(a, np.float64, "a"),
+    getattr(library(), f"decision_avg_{suffix}{_state(w)}")(
+        d, i, p, n, _in(w, w.dtype, "w"), _in(aw, w.dtype, "aw"), _in(a, np.float64, "a"),
         _in(b, np.float64, "b"), _in(intercept, np.float64, "intercept"), nvec, nf, _out(out, np.float64, "out"))
 
 

@@ -20,28 +20,33 @@ int64_t sgd_state_layout(int64_t *fields, double *min_wscale) {
     return STATE_WIDTH;
 }
 
-static void reset_scale(double *w, double *aw, double *st, int64_t nf, int average) {
-    if (average) {
-        double a = st[AA], b = st[AB];
-        for (int64_t j = 0; j < nf; j++) aw[j] = (aw[j] + a * w[j]) / b;
-        st[AA] = 0.0;
-        st[AB] = 1.0;
-    }
-    double s = st[WSCALE];
-    for (int64_t j = 0; j < nf; j++) w[j] *= s;
-    st[WSCALE] = 1.0;
+/* Each kernel comes in a float64 and a float32 model state (W: the weights and their average; the
+ * arithmetic is double either way, a float32 weight rounded where it is stored), suffix _s32. */
+#define DEFINE_STATE(S, W)                                                                           \
+static void reset_scale##S(W *w, W *aw, double *st, int64_t nf, int average) {                       \
+    if (average) {                                                                                   \
+        double a = st[AA], b = st[AB];                                                               \
+        for (int64_t j = 0; j < nf; j++) aw[j] = (aw[j] + a * w[j]) / b;                             \
+        st[AA] = 0.0;                                                                                \
+        st[AB] = 1.0;                                                                                \
+    }                                                                                                \
+    double s = st[WSCALE];                                                                           \
+    for (int64_t j = 0; j < nf; j++) w[j] *= s;                                                      \
+    st[WSCALE] = 1.0;                                                                                \
+}                                                                                                    \
+/* Folds each vector's lazy scale (and average factors) into its weights: the same numbers,          \
+ * with wscale 1 and average_a 0, average_b 1 (what parameter mixing averages). */                  \
+void sgd_fold_scale##S(W *w, W *aw, double *st, int64_t nvec, int64_t nf, int average) {             \
+    for (int64_t v = 0; v < nvec; v++)                                                               \
+        reset_scale##S(w + v * nf, average ? aw + v * nf : aw, st + v * STATE_WIDTH, nf, average);   \
 }
 
-/* Folds each vector's lazy scale (and average factors) into its weights: the same numbers,
- * with wscale 1 and average_a 0, average_b 1 (what parameter mixing averages). */
-void sgd_fold_scale(double *w, double *aw, double *st, int64_t nvec, int64_t nf, int average) {
-    for (int64_t v = 0; v < nvec; v++)
-        reset_scale(w + v * nf, average ? aw + v * nf : aw, st + v * STATE_WIDTH, nf, average);
-}
+DEFINE_STATE(, double)
+DEFINE_STATE(_s32, float)
 
-#define DEFINE_FIT(NAME, T)                                                                          \
+#define DEFINE_FIT(NAME, T, S, W)                                                                    \
 double NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,            \
-            const int64_t *codes, double *w, double *aw, double *st, int64_t nvec, int64_t nf,       \
+            const int64_t *codes, W *w, W *aw, double *st, int64_t nvec, int64_t nf,                 \
             double t, double alpha, double optimal_init, double decay, int average) {                \
     for (int64_t i = 0; i < n_rows; i++) {                                                           \
         int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
@@ -50,16 +55,17 @@ double NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_
         int64_t n = hi - lo;                                                                         \
         double eta = 1.0 / (alpha * (optimal_init + t - 1.0));                                       \
         for (int64_t v = 0; v < nvec; v++) {                                                         \
-            double *wv = w + v * nf, *awv = average ? aw + v * nf : aw, *s_ = st + v * STATE_WIDTH;  \
+            W *wv = w + v * nf, *awv = average ? aw + v * nf : aw;                                   \
+            double *s_ = st + v * STATE_WIDTH;                                                       \
             double dot = 0.0;                                                                        \
-            for (int64_t k = 0; k < n; k++) dot += wv[cols[k]] * (double)vals[k];                    \
+            for (int64_t k = 0; k < n; k++) dot += (double)wv[cols[k]] * (double)vals[k];            \
             double p = dot * s_[WSCALE] + s_[B];                                                     \
             double target = codes[i] == (nvec == 1 ? 1 : v) ? 1.0 : -1.0;                            \
             double dloss = p * target <= 1.0 ? -target : 0.0;                                        \
             double update = -eta * dloss;                                                            \
             double f = 1.0 - eta * alpha;                                                            \
             s_[WSCALE] *= f > 0.0 ? f : 0.0;                                                         \
-            if (s_[WSCALE] < MIN_WSCALE) reset_scale(wv, awv, s_, nf, average);                      \
+            if (s_[WSCALE] < MIN_WSCALE) reset_scale##S(wv, awv, s_, nf, average);                   \
             double s = s_[WSCALE];                                                                   \
             if (update != 0.0) {                                                                     \
                 double c = update / s;                                                               \
@@ -82,26 +88,30 @@ double NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_
     return t;                                                                                        \
 }
 
-DEFINE_FIT(sgd_fit_f64, double)
-DEFINE_FIT(sgd_fit_f32, float)
+DEFINE_FIT(sgd_fit_f64, double, , double)
+DEFINE_FIT(sgd_fit_f32, float, , double)
+DEFINE_FIT(sgd_fit_f64_s32, double, _s32, float)
+DEFINE_FIT(sgd_fit_f32_s32, float, _s32, float)
 
 /* scores[i, v] = X[i] . coef[v] + intercept[v] over CSR rows. */
-#define DEFINE_DECISION(NAME, T)                                                                     \
+#define DEFINE_DECISION(NAME, T, W)                                                                   \
 void NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,             \
-          const double *coef, const double *intercept, int64_t nvec, int64_t nf, double *scores) {   \
+          const W *coef, const double *intercept, int64_t nvec, int64_t nf, double *scores) {        \
     for (int64_t i = 0; i < n_rows; i++) {                                                           \
         int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
         for (int64_t v = 0; v < nvec; v++) {                                                         \
-            const double *c = coef + v * nf;                                                         \
+            const W *c = coef + v * nf;                                                              \
             double s = 0.0;                                                                          \
-            for (int64_t k = lo; k < hi; k++) s += (double)data[k] * c[indices[k]];                  \
+            for (int64_t k = lo; k < hi; k++) s += (double)data[k] * (double)c[indices[k]];          \
             scores[i * nvec + v] = s + intercept[v];                                                 \
         }                                                                                            \
     }                                                                                                \
 }
 
-DEFINE_DECISION(decision_f64, double)
-DEFINE_DECISION(decision_f32, float)
+DEFINE_DECISION(decision_f64, double, double)
+DEFINE_DECISION(decision_f32, float, double)
+DEFINE_DECISION(decision_f64_s32, double, float)
+DEFINE_DECISION(decision_f32_s32, float, float)
 
 /* Rows `take` of a CSR matrix into preallocated arrays (out_indptr[0] = 0);
  * itemsize is the size of one stored value (8 or 4 bytes). */
@@ -120,26 +130,28 @@ void csr_gather(const void *data, const int32_t *indices, const int64_t *indptr,
 
 /* The averaged model's scores without materialising its weights:
  * scores[i, v] = (X[i] . aw[v] + a[v] * X[i] . w[v]) / b[v] + intercept[v]. */
-#define DEFINE_DECISION_AVG(NAME, T)                                                                 \
+#define DEFINE_DECISION_AVG(NAME, T, W)                                                              \
 void NAME(const T *data, const int32_t *indices, const int64_t *indptr, int64_t n_rows,             \
-          const double *w, const double *aw, const double *a, const double *b,                      \
+          const W *w, const W *aw, const double *a, const double *b,                                \
           const double *intercept, int64_t nvec, int64_t nf, double *scores) {                       \
     for (int64_t i = 0; i < n_rows; i++) {                                                           \
         int64_t lo = indptr[i], hi = indptr[i + 1];                                                  \
         for (int64_t v = 0; v < nvec; v++) {                                                         \
-            const double *wv = w + v * nf, *av = aw + v * nf;                                        \
+            const W *wv = w + v * nf, *av = aw + v * nf;                                             \
             double sw = 0.0, sa = 0.0;                                                               \
             for (int64_t k = lo; k < hi; k++) {                                                      \
-                sw += (double)data[k] * wv[indices[k]];                                              \
-                sa += (double)data[k] * av[indices[k]];                                              \
+                sw += (double)data[k] * (double)wv[indices[k]];                                      \
+                sa += (double)data[k] * (double)av[indices[k]];                                      \
             }                                                                                        \
             scores[i * nvec + v] = (sa + a[v] * sw) / b[v] + intercept[v];                           \
         }                                                                                            \
     }                                                                                                \
 }
 
-DEFINE_DECISION_AVG(decision_avg_f64, double)
-DEFINE_DECISION_AVG(decision_avg_f32, float)
+DEFINE_DECISION_AVG(decision_avg_f64, double, double)
+DEFINE_DECISION_AVG(decision_avg_f32, float, double)
+DEFINE_DECISION_AVG(decision_avg_f64_s32, double, float)
+DEFINE_DECISION_AVG(decision_avg_f32_s32, float, float)
 
 /* Rows of several CSR parts at once, without stacking them first: output row r is row
  * rows[r] of part parts[r]; data_p/indices_p/indptr_p hold each part's array addresses. */
