@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from svmcore.app.headlines import run_tag
 from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
 
@@ -128,13 +129,13 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go
 
 # ---------------------------------------------------------------- one run: its series
 
-def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None = None) -> dict:
+def memory_info(samples: Sequence, summary: RunSummary, prediction: Forecast | None = None) -> dict:
     """Series for the memory panel: sampled RSS split anon/file, phase bands, the exact
     peak, the cap, the floor and the predicted peak, all in MiB. A cgroup-capped run's
     samples also hold what its cgroup is charged, the quantity the cap limits: ``held``
     (what the kernel cannot reclaim) and ``cache`` (page cache, reclaimed before any
     kill), and ``cgroup_peak_mb`` is that charge's exact peak; empty lists otherwise."""
-    prediction = prediction or summary.prediction or {}
+    prediction = prediction or Forecast.from_dict(summary.prediction)
     capped = any(s.cgroup_bytes is not None for s in samples)  # a sample whose read failed is a gap
     return {
         "t": [round(s.t_s, 3) for s in samples],
@@ -149,7 +150,7 @@ def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None 
         "cap_mb": summary.cap_mb,
         "cgroup_peak_mb": summary.cgroup_peak_mb,
         "floor_mb": summary.floor_mb,
-        "predicted_mb": prediction.get("predicted_peak_mb"),
+        "predicted_mb": prediction.predicted_peak_mb if prediction else None,
     }
 
 
@@ -212,7 +213,7 @@ def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
 
 
 def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
-               prediction: dict | None = None, name: str = "", most: int = MAX_POINTS,
+               prediction: Forecast | None = None, name: str = "", most: int = MAX_POINTS,
                monitor: str | None = None, colour: str | None = None) -> dict:
     """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
     (seconds since launch) or "samples" (samples seen, between progress events).

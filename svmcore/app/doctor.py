@@ -221,8 +221,8 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
     floor, floor_basis = floor_for(cfg, cal)
     if cal is not None:
         pred = predict(cfg, cal, shape)
-        phases = {ph: {"mb": v["predicted_mb"], "parts_mb": {"floor": round(floor, 1), **v["parts_mb"]}}
-                  for ph, v in pred["phases"].items()}
+        phases = {ph: {"mb": mb, "parts_mb": {"floor": round(floor, 1), **pred.phase_parts[ph]}}
+                  for ph, mb in pred.phases_mb.items()}
         basis = "the memory model, calibrated on this machine"
     else:
         phases = {"imports": {"mb": floor, "parts_mb": {"floor": floor}}}
@@ -234,8 +234,8 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
                  f"{floor_basis}; calibrate for a forecast")
     if cfg.workers > 1:  # every process of the run at once: its coordinator's peak phase, and each worker's peak
         par = parallel_estimate(cfg, shape, max(v["mb"] for v in phases.values()))
-        phases[ALL_PROCESSES] = {"mb": par["total_mb"], "parts_mb": {
-            "coordinator": par["coordinator_mb"], "Dask workers": round(par["total_mb"] - par["coordinator_mb"], 1)}}
+        phases[ALL_PROCESSES] = {"mb": par.total_mb, "parts_mb": {
+            "coordinator": par.coordinator_mb, "Dask workers": round(par.total_mb - par.coordinator_mb, 1)}}
     peak_phase = max(phases, key=lambda p: phases[p]["mb"])
     return {"peak_mb": phases[peak_phase]["mb"], "peak_phase": peak_phase, "phases": phases, "basis": basis,
             "width": shape.width, "format": shape.file_format, "floor_mb": floor, "floor_basis": floor_basis,
