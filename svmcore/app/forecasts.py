@@ -26,7 +26,6 @@ from svmcore.predict.recommend import recommend
 from svmcore.spec.choices import Mode
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError
-from svmcore.spec.forecast import Forecast
 from svmcore.spec.mapping import MappingRecord
 from svmcore.store.sqlite import Store
 
@@ -69,14 +68,6 @@ class Preview:
 
     launch: Admitted  # the config and its data's scans, with the forecast (None: the model failed, logged)
     size: DataSize
-
-    @property
-    def config(self) -> RunConfig:
-        return self.launch.config
-
-    @property
-    def forecast(self) -> Forecast | None:
-        return self.launch.forecast
 
 
 def data_size(cfg: RunConfig, info: DataInfo) -> DataSize:
@@ -127,10 +118,9 @@ class Forecasts:
         forecast peak (a lower bound before calibration) above the memory available now or the
         run's cap, a train phase forecast to last more than a few minutes, or more threads than
         this machine's CPUs. They never block a launch."""
-        if preview.forecast is None:
-            return []
-        return launch.launch_warnings(preview.config, preview.forecast, hostinfo.available_memory_bytes(),
-                                      hostinfo.usable_cpus())
+        seen = preview.launch
+        return [] if seen.forecast is None else launch.launch_warnings(
+            seen.config, seen.forecast, hostinfo.available_memory_bytes(), hostinfo.usable_cpus())
 
     def floor_warning(self, configs: list) -> str | None:
         """For a sweep's valid combinations (RunConfigs): the warning when some have a memory

@@ -30,13 +30,13 @@ by this machine and the library versions, so it is done once.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from dataclasses import dataclass, field
 
 from svmcore.data.shuffle_order import order_bytes
-from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, DataInfo, Source, check_lean, n_test_rows, scan
+from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, DataInfo, Source, n_test_rows
+from svmcore.engine.admission import scanned
 from svmcore.spec.forecast import Forecast, ParallelForecast
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, kept_layers, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
@@ -94,14 +94,9 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None, scans: tuple[DataIn
     sparse data is measured on one generated chunk (duplicate tokens and hashing
     collisions make it a little sparser than ``nnz_per_row``); files are described by
     ``scans`` (the data's and the test file's, as a launch's admission read them), else
-    scanned (the scan is cached like the worker's). A file the lean path cannot read is
-    refused as the launch refuses it (``check_lean``): no forecast of a run that would not start."""
-    if scans is None:
-        check_lean(cfg)
-        test = dataclasses.replace(cfg, dataset=cfg.test_file, test_file=None) if cfg.test_file else None
-        scans = (scan(Source(cfg), cache_dir) if not cfg.is_synthetic else None,
-                 scan(Source(test), cache_dir) if test else None)
-    info, tinfo = scans
+    by admission's ``scanned`` (cached like the worker's scan; a file the lean path cannot
+    read is refused as the launch refuses it: no forecast of a run that would not start)."""
+    info, tinfo = scans or scanned(cfg, cache_dir).scans
     src = Source(cfg)
     if cfg.is_synthetic:
         width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
