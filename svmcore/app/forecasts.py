@@ -98,8 +98,7 @@ class Forecasts:
         page rerun with nothing changed forecasts nothing."""
         cfg = validate(self.folders.confined(values))
         cal = calib.load_calibration(self.home)
-        key = (cfg, *(FileStamp.of(p) for p in (cfg.dataset, cfg.test_file) if p and not cfg.is_builtin),
-               cal and cal.created)
+        key = (cfg, *(FileStamp.of(p) for p in (cfg.dataset, cfg.test_file) if p), cal and cal.created)
         with self._lock:
             kept = self._previews.get(key)
         if kept is not None:
