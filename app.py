@@ -98,22 +98,23 @@ with second if run_first else first:
     if run_first:
         st.subheader("Next run", help="What the knobs in the sidebar would take, before you launch them.")
     try:
-        size = lab.forecasts.data_size(values)
-        where = "held in memory" if size["resident"] else "on disk; one batch in memory at a time"
-        # KiB below one MiB: a small file read "0.0 MiB"
-        mib, batch = size_text(size["bytes"]), size_text(size["batch_bytes"])
-        dense = size["sizes"]["float64"]["dense"]
-        dense = f"{dense / 2**30:,.2f} GiB" if dense >= 2**30 else size_text(dense)
-        st.info(f"**Training data: {mib}** as {values['representation']} {values['precision']} "
-                f"({size['rows']:,} rows × {size['features']:,} features, "
-                f"{'' if size['exact'] else 'up to '}{size['nnz']:,} nonzeros), {where}. "
-                f"One batch of {values['batch_size']:,} rows: {batch}. "
-                f"Dense float64 would be {dense}.",
-                icon=":material/memory:")
+        preview = lab.forecasts.preview(values)
     except SvmcoreError as e:
         show_error(e, "warning")
     else:
-        forecast_mb = prediction_panel(lab, values)
+        size = preview.size
+        where = "held in memory" if size.resident else "on disk; one batch in memory at a time"
+        # KiB below one MiB: a small file read "0.0 MiB"
+        mib, batch = size_text(size.bytes), size_text(size.batch_bytes)
+        dense = size.sizes["float64"]["dense"]
+        dense = f"{dense / 2**30:,.2f} GiB" if dense >= 2**30 else size_text(dense)
+        st.info(f"**Training data: {mib}** as {values['representation']} {values['precision']} "
+                f"({size.rows:,} rows × {size.features:,} features, "
+                f"{'' if size.exact else 'up to '}{size.nnz:,} nonzeros), {where}. "
+                f"One batch of {values['batch_size']:,} rows: {batch}. "
+                f"Dense float64 would be {dense}.",
+                icon=":material/memory:")
+        forecast_mb = prediction_panel(lab, preview)
         budget_panel(lab, values, shown["id"] if shown else None, forecast_mb)
 
 with first if run_first else second:

@@ -177,9 +177,9 @@ def write(result: dict, out: str, home: str | None) -> None:
         from svmcore.predict import model
         for row in summary:
             pred = model.predict(validate({**base, "checkpoint": row["checkpoint"]}), cal)
-            row["predicted_train_mb"] = pred["phases"]["train"]["predicted_mb"]
-            row["predicted_peak_mb"] = pred["predicted_peak_mb"]
-            row["predicted_activations_mb"] = pred["phases"]["train"]["parts_mb"].get("activations")
+            row["predicted_train_mb"] = pred.phases_mb["train"]
+            row["predicted_peak_mb"] = pred.predicted_peak_mb
+            row["predicted_activations_mb"] = pred.phase_parts["train"].get("activations")
             row["forecast_error"] = row["predicted_train_mb"] / row["train_peak_mb"] - 1
         result["forecast_calibration"] = cal.fingerprint
     os.makedirs(out, exist_ok=True)

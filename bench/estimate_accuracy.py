@@ -216,7 +216,7 @@ def main() -> int:
     configs = held_out(home, data_file) if args.held_out else grid(data_file)
     for values in selected(configs, args.only):
         cfg = validate(values)
-        pred = estimate.predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
+        pred = estimate.predict(cfg, cal, cache_dir=os.path.join(home, "cache")).to_dict()
         run = Run(store, cfg).start()
         status = run.wait(900)
         measured = run.summary.get("peak_rss_mb")
@@ -226,7 +226,7 @@ def main() -> int:
                      "predicted_phase": pred["peak_phase"], "measured_mb": measured,
                      "measured_phase": run.summary.get("peak_phase"), "error": err,
                      "predicted_train_s": pred["predicted_train_s"], "train_s": run.summary.get("train_s")})
-        if "parallel" in pred and run.summary.get("parallel"):
+        if pred["parallel"] and run.summary.get("parallel"):
             worker_peaks = [w["peak_rss_mb"] for w in run.summary["parallel"]["per_worker"]]
             rows[-1]["per_worker"] = {"predicted_mb": pred["parallel"]["per_worker_mb"], "measured_mb": worker_peaks,
                                       "errors": [pred["parallel"]["per_worker_mb"] / m - 1 for m in worker_peaks],

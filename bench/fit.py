@@ -33,6 +33,7 @@ from svmcore.app.fit import fit  # noqa: E402
 from svmcore.app.reference import Reference, remedies_reference  # noqa: E402
 from svmcore.cli.run import execute  # noqa: E402
 from svmcore.predict.calibration import calibrate, load_calibration  # noqa: E402
+from svmcore.predict.launch import admit  # noqa: E402
 from svmcore.spec.config import RunConfig, validate  # noqa: E402
 from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
 
@@ -77,7 +78,7 @@ def run_one(home: str, values: dict, budget: int, parent=None, change=None):
     store = Store(home)
     cfg = values if isinstance(values, RunConfig) else validate(values, memory_cap_mb=budget)
     on_create = (lambda run_id: store.set_lineage(run_id, parent, change)) if change is not None else None
-    run = execute(cfg, home, show_progress=False, on_create=on_create)
+    run = execute(admit(cfg, home), home, show_progress=False, on_create=on_create)
     rec = store.get_run(run.run_id)
     store.close()
     return rec

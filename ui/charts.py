@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from svmcore.app.headlines import run_tag
 from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.units import MiB
 from svmcore.store.records import PhaseSpan, RunSummary
 
@@ -231,10 +232,10 @@ class RunSeries(NamedTuple):
     workers: WorkersInfo
 
 
-def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None = None) -> MemoryInfo:
+def memory_info(samples: Sequence, summary: RunSummary, prediction: Forecast | None = None) -> MemoryInfo:
     """The memory panel of one run: sampled RSS split anon/file (and a cgroup-capped run's
     charge), phase bands, the exact peak, the cap, the floor and the predicted peak."""
-    prediction = prediction or summary.prediction or {}
+    prediction = prediction or Forecast.from_dict(summary.prediction)
     capped = any(s.cgroup_bytes is not None for s in samples)  # a sample whose read failed is a gap
     line = MemoryLine(
         [round(s.t_s, 3) for s in samples], [s.rss_bytes / MiB for s in samples],
@@ -243,7 +244,7 @@ def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None 
         [None if s.cgroup_bytes is None else (s.cgroup_cache_bytes or 0) / MiB for s in samples] if capped else [])
     return MemoryInfo(line, [(p.name, p.start_s, p.end_s) for p in summary.phases if p.end_s is not None],
                       summary.peak_rss_mb, summary.cap_mb, summary.cgroup_peak_mb, summary.floor_mb,
-                      prediction.get("predicted_peak_mb"))
+                      prediction.predicted_peak_mb if prediction else None)
 
 
 def live_phases(events: list[dict], now_s: float) -> tuple[PhaseSpan, ...]:
@@ -304,7 +305,7 @@ def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
 
 
 def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
-               prediction: dict | None = None, name: str = "", most: int = MAX_POINTS,
+               prediction: Forecast | None = None, name: str = "", most: int = MAX_POINTS,
                monitor: str | None = None, colour: str | None = None) -> RunSeries:
     """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
     (seconds since launch) or "samples" (samples seen, between progress events).

@@ -9,9 +9,9 @@ import streamlit as st
 
 from svmcore.app.headlines import RunFacts, outcome_headline
 from svmcore.app.lab import Lab
+from svmcore.app.forecasts import Preview
 from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
-from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import PHASE_END, PROGRESS
 from svmcore.spec.outcomes import distillation_lines
 from svmcore.store.records import RunStatus
@@ -305,21 +305,12 @@ def run_panel(lab: Lab, run_id: int, key: str = "run", drawn_status: str | None 
     live()
 
 
-def launch_warnings(lab: Lab, values: dict) -> None:
-    """Why these knobs may not fit or may take long, shown before launch (it never blocks)."""
-    try:
-        warnings = lab.forecasts.launch_warnings(values)
-    except SvmcoreError as e:  # the launch will refuse it and say so next to the field
-        warnings = [f"No forecast for these knobs: {e}"]
-    for text in warnings:
+def prediction_panel(lab: Lab, preview: Preview) -> float | None:
+    """The memory model's forecast for the knobs in the sidebar, before launch, and the
+    warnings it gives (a lower bound of the peak before calibration); returns the forecast
+    peak (None before calibration)."""
+    for text in lab.forecasts.launch_warnings(preview):  # (they never block a launch)
         st.warning(text, icon=":material/warning:")
-
-
-def prediction_panel(lab: Lab, values: dict) -> float | None:
-    """The memory model's forecast for the knobs in the sidebar, before launch, and
-    the warnings it gives (with a lower bound of the peak before calibration); returns
-    the forecast peak (None before calibration)."""
-    launch_warnings(lab, values)
     state = lab.forecasts.calibration_state()
     if state["running"]:
         _calibration_progress(lab)
@@ -336,23 +327,23 @@ def prediction_panel(lab: Lab, values: dict) -> float | None:
             lab.forecasts.start_calibration()
             st.rerun()
         return None
-    pred = lab.forecasts.forecast(values)
+    pred = preview.launch.prediction
     if pred is None:
         return None
-    parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred["parts"].items() if v >= 0.5)
-    took = pred.get("predicted_train_s")
+    parts = " · ".join(f"{k} {v:,.0f}" for k, v in pred.parts.items() if v >= 0.5)
+    took = pred.predicted_train_s
     took = (f" Training: **{duration_text(took)} of CPU time** (a rough forecast from the calibration runs' "
             "per-sample and per-step costs; longer in wall time while other programs share the CPUs)."
             if took is not None else "")
-    st.info(f"**Predicted exact peak: {pred['predicted_peak_mb']:,.0f} MiB**, in the {pred['peak_phase']} phase "
+    st.info(f"**Predicted exact peak: {pred.predicted_peak_mb:,.0f} MiB**, in the {pred.peak_phase} phase "
             f"({parts} MiB). A forecast from the memory model calibrated on this machine; the run's measured "
             f"exact peak is shown beside it when it ends.{took}", icon=":material/query_stats:")
-    par = pred.get("parallel")
+    par = pred.parallel
     if par:
         st.caption(f"Data-parallel: that peak is the run's own process (the coordinator). Each of the "
-                   f"{par['workers']} Dask workers: **{par['per_worker_mb']:,.0f} MiB**; all processes: "
-                   f"**{par['total_mb']:,.0f} MiB** ({par['basis']}).")
-    return pred["predicted_peak_mb"]
+                   f"{par.workers} Dask workers: **{par.per_worker_mb:,.0f} MiB**; all processes: "
+                   f"**{par.total_mb:,.0f} MiB** ({par.basis}).")
+    return pred.predicted_peak_mb
 
 
 @st.fragment(run_every=1.0)

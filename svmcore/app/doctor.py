@@ -26,13 +26,13 @@ from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
 from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
-from svmcore.predict.model import (Calibration, Shape, data_shape, features, group_parts, parallel_estimate, parts,
-                                   predict)
+from svmcore.predict.launch import lower_bound
+from svmcore.predict.model import (Calibration, Shape, data_shape, parallel_estimate, predict)
 from svmcore.spec.registry import DISK_MODES, FLOAT32_STATE_SOLVERS
 from svmcore.spec.choices import ModelState, Mode, Model, Monitor, Parser, Precision, Representation, Solver
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.units import MiB, apart
+from svmcore.spec.units import apart
 from svmcore.store.records import RunRecord, RunStatus
 
 FLOOR = "libraries' floor"
@@ -233,23 +233,17 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
     reference floor, a lower bound (``basis`` says which)."""
     shape = shape or data_shape(cfg, cache_dir)
     floor, floor_basis = floor_for(cfg, cal)
-    if cal is not None:
-        pred = predict(cfg, cal, shape)
-        phases = {ph: {"mb": v["predicted_mb"], "parts_mb": {"floor": round(floor, 1), **v["parts_mb"]}}
-                  for ph, v in pred["phases"].items()}
-        basis = "the memory model, calibrated on this machine"
-    else:
-        phases = {"imports": {"mb": floor, "parts_mb": {"floor": floor}}}
-        for ph, f in features(cfg, parts(cfg, shape)).items():
-            grouped = group_parts({k: v / MiB for k, v in f.items() if not k.startswith("const_")})
-            phases[ph] = {"mb": round(floor + sum(grouped.values()), 1),
-                          "parts_mb": {"floor": floor, **{k: round(v, 1) for k, v in grouped.items()}}}
-        basis = (f"a lower bound of the memory model: not calibrated, each part at one byte per byte, the floor "
-                 f"{floor_basis}; calibrate for a forecast")
+    fc = predict(cfg, cal, shape) if cal is not None else lower_bound(cfg, shape)
+    above = 0.0 if cal is not None else floor  # a lower bound is the parts alone: the floor comes on top
+    phases = {ph: {"mb": round(mb + above, 1), "parts_mb": {"floor": round(floor, 1), **fc.phase_parts.get(ph, {})}}
+              for ph, mb in {"imports": 0.0, **fc.phases_mb}.items()}
+    basis = ("the memory model, calibrated on this machine" if cal is not None else
+             f"a lower bound of the memory model: not calibrated, each part at one byte per byte, the floor "
+             f"{floor_basis}; calibrate for a forecast")
     if cfg.workers > 1:  # every process of the run at once: its coordinator's peak phase, and each worker's peak
         par = parallel_estimate(cfg, shape, max(v["mb"] for v in phases.values()))
-        phases[ALL_PROCESSES] = {"mb": par["total_mb"], "parts_mb": {
-            "coordinator": par["coordinator_mb"], "Dask workers": round(par["total_mb"] - par["coordinator_mb"], 1)}}
+        phases[ALL_PROCESSES] = {"mb": par.total_mb, "parts_mb": {
+            "coordinator": par.coordinator_mb, "Dask workers": round(par.total_mb - par.coordinator_mb, 1)}}
     peak_phase = max(phases, key=lambda p: phases[p]["mb"])
     return {"peak_mb": phases[peak_phase]["mb"], "peak_phase": peak_phase, "phases": phases, "basis": basis,
             "width": shape.width, "format": shape.file_format, "floor_mb": floor, "floor_basis": floor_basis,

@@ -9,6 +9,7 @@ runs and reads them back.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 
@@ -18,7 +19,9 @@ from svmcore.app.remedies import REMEDIES, Experiment, Remedy
 from svmcore.app.remedy_results import setup_text
 from svmcore.engine.hostinfo import available_memory_bytes, usable_cpus
 from svmcore.engine.queue import RunQueue
-from svmcore.predict.launch import launch_forecast
+from svmcore.predict.calibration import load_calibration
+from svmcore.predict.launch import forecast
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import defaults
 from svmcore.spec.units import MiB
@@ -143,13 +146,14 @@ class Exercise:
         ahead = self.measured(key, quick)
         before, after = ahead or self.learn.run_remedy(choice.remedy, experiment=choice.experiment, quick=quick)[0]
         return {"remedy": choice.remedy, "title": choice.title, "guess_pct": float(guess_pct), "before": before,
-                "after": after, "forecast": (fb["peak_mb"], fa["peak_mb"]), "ahead": ahead is not None,
-                "lower_bound": bool(fb["lower_bound"] or fa["lower_bound"])}
+                "after": after, "forecast": (fb.predicted_peak_mb, fa.predicted_peak_mb), "ahead": ahead is not None,
+                "lower_bound": fb.lower_bound or fa.lower_bound}
 
-    def forecast(self, key: str, quick: bool = False) -> tuple[dict, dict]:
+    def forecast(self, key: str, quick: bool = False) -> tuple[Forecast, Forecast]:
         """The memory model's forecast of the choice's before and after runs."""
-        before_cfg, after_cfg = _configs(_choice(key), quick)
-        return launch_forecast(before_cfg, self.store.home), launch_forecast(after_cfg, self.store.home)
+        cal, cache_dir = load_calibration(self.store.home), os.path.join(self.store.home, "cache")
+        before, after = (forecast(cfg, cal, cache_dir=cache_dir) for cfg in _configs(_choice(key), quick))
+        return before, after
 
     def measured(self, key: str, quick: bool = False) -> tuple[int, int] | None:
         """The latest pair of the choice's runs on this machine, both completed, at the
@@ -179,7 +183,7 @@ class Exercise:
         peaks = []
         for k in keys:
             for f in self.forecast(k, quick):
-                peaks.append(f["peak_mb"] * (1.5 if f["lower_bound"] else 1.0))
+                peaks.append(f.predicted_peak_mb * (1.5 if f.lower_bound else 1.0))
         slots = prepare_slots(peaks, available_memory_bytes() / MiB, usable_cpus())
         with self._lock:
             if self._prepare_queue is None or self._prepare_queue.slots != slots:
@@ -213,8 +217,8 @@ class Exercise:
             measured = change_pct(b.result.peak_rss_mb, a.result.peak_rss_mb)
         fb, fa = self.forecast(key, quick)
         return {"key": key, "title": _choice(key).title, "guesses": pcts, "bins": tally(pcts), "runs": pair,
-                "measured_pct": measured, "forecast_pct": change_pct(fb["peak_mb"], fa["peak_mb"]),
-                "lower_bound": bool(fb["lower_bound"] or fa["lower_bound"]), "verdict": class_verdict(pcts, measured)}
+                "measured_pct": measured, "forecast_pct": change_pct(fb.predicted_peak_mb, fa.predicted_peak_mb),
+                "lower_bound": fb.lower_bound or fa.lower_bound, "verdict": class_verdict(pcts, measured)}
 
     def submit(self, key: str, guess_pct: float | None, who: str = "") -> int:
         """One learner's guess into the class's round; returns how many guesses it has."""

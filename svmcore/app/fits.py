@@ -15,11 +15,10 @@ from svmcore.app.fit_views import FIT_HARNESS, FitCard, fit_card
 from svmcore.app.headlines import RunFacts
 from svmcore.app.folders import DataFolders
 from svmcore.app.reference import remedies_reference
-from svmcore.engine.admission import admit
+from svmcore.engine import admission
 from svmcore.engine.queue import RunQueue
 from svmcore.predict import calibration as calib
-from svmcore.predict.launch import forecast
-from svmcore.spec.config import validate
+from svmcore.predict.launch import admit
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
 from svmcore.store.records import RunStatus
@@ -86,22 +85,21 @@ class Fits:
         with the same knobs (else the loop's first attempt that did not fit is).
         Raises ConfigError/DataError at once if the knobs cannot run at all."""
         values = self.folders.confined(values)
-        admit(values, self.folders.cache_dir)
+        first = admission.admit(values, self.folders.cache_dir)  # refused at once if the knobs cannot run at all
         fit_id = next(self._ids)
         rec = self.store.get_run(origin) if origin is not None else None
         # the run that did not fit is set beside the result when the loop starts from its setting and it did not fit
         # this budget (out of memory, or an exact peak above it)
         missed = rec is not None and (rec.status == RunStatus.OOM or (rec.status == RunStatus.COMPLETED and (
             rec.run_peak.mb or 0) > budget_mb))
-        origin = origin if missed and _same_setting(rec.config, validate(values).to_dict()) else None
+        origin = origin if missed and _same_setting(rec.config, first.config.to_dict()) else None
         state = {"running": True, "steps": [], "runs": [], "result": None, "error": None, "budget_mb": budget_mb,
                  "origin": origin, "values": dict(values), "started_at": time.monotonic(), "took_s": None}
         with self._lock:
             self._loops[fit_id] = state
 
         def launch(cfg, parent, change):
-            admit(cfg, self.folders.cache_dir)
-            run = self.queue.submit(cfg, label="fit", prediction=forecast(cfg, self.store.home))
+            run = self.queue.submit(admit(cfg, self.store.home), label="fit")
             self.store.set_lineage(run.run_id, parent, change)
             with self._lock:
                 state["runs"].append(run.run_id)

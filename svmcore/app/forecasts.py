@@ -15,20 +15,22 @@ import numpy as np
 from svmcore.app.folders import DataFolders
 from svmcore.app.reference import reference_under_forecasts
 from svmcore.data.files import memory_sizes
-from svmcore.data.sources import Source, check_lean, n_test_rows, scan
+from svmcore.data.sources import DataInfo, FileStamp, n_test_rows
 from svmcore.engine import hostinfo
+from svmcore.engine.admission import Admitted, scanned
 from svmcore.engine.runner import resolve_cap
 from svmcore.predict import calibration as calib
-from svmcore.predict import launch, model
+from svmcore.predict import launch
 from svmcore.predict.floors import cap_below_floor, floor_for, import_costs
 from svmcore.predict.recommend import recommend
 from svmcore.spec.choices import Mode
-from svmcore.spec.config import validate
+from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.mapping import MappingRecord
 from svmcore.store.sqlite import Store
 
 log = logging.getLogger(__name__)
+PREVIEWS_KEPT = 32  # previews kept for page reruns (every session's knobs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,46 +62,64 @@ class CalibrationState(MappingRecord):
     left_s: float | None
 
 
+@dataclass(frozen=True)
+class Preview:
+    """What the knobs in the sidebar would take, before launch."""
+
+    launch: Admitted  # the config and its data's scans, with the forecast (None: the model failed, logged)
+    size: DataSize
+
+
+def data_size(cfg: RunConfig, info: DataInfo) -> DataSize:
+    """Bytes the training data of ``info`` will take in memory for these knobs."""
+    rows = info.rows - (n_test_rows(info.rows) if cfg.test_file is None else 0)
+    nnz = int(info.nnz * rows / max(1, info.rows))
+    sizes = memory_sizes(rows, info.features, nnz)
+    chosen = sizes[cfg.precision][cfg.representation]
+    batch = memory_sizes(cfg.batch_size, info.features, int(nnz / max(1, rows) * cfg.batch_size))
+    return DataSize(rows=rows, features=info.features, nnz=nnz, exact=info.exact, bytes=chosen, sizes=sizes,
+                    batch_bytes=batch[cfg.precision][cfg.representation], resident=cfg.mode == Mode.MEMORY)
+
+
 class Forecasts:
     def __init__(self, store: Store, folders: DataFolders):
         self.store = store
         self.home = store.home
         self.folders = folders
         self._lock = threading.Lock()
+        self._previews: dict[tuple, Preview] = {}  # the last ``PREVIEWS_KEPT``, oldest first
         self._calibration = {"running": False, "done": 0, "total": 0, "error": None}
 
-    def data_size(self, values: dict) -> DataSize:
-        """Bytes the training data will take in memory for these knobs, before launch. Raises
-        ConfigError/DataError for data the launch would refuse (the lean path on raw text)."""
+    def preview(self, values: dict) -> Preview:
+        """The knobs in the sidebar before launch: validated once, their data scanned once (data
+        a launch would refuse on sight, such as the lean path on raw text, raises ConfigError/
+        DataError like ``launch``), its size in memory and the one forecast (a lower bound before
+        calibration). Kept by the knobs, the data files' identities and the calibration, so a
+        page rerun with nothing changed forecasts nothing."""
         cfg = validate(self.folders.confined(values))
-        check_lean(cfg)
-        info = scan(Source(cfg), self.folders.cache_dir)
-        rows = info.rows - (n_test_rows(info.rows) if cfg.test_file is None else 0)
-        nnz = int(info.nnz * rows / max(1, info.rows))
-        sizes = memory_sizes(rows, info.features, nnz)
-        chosen = sizes[cfg.precision][cfg.representation]
-        batch = memory_sizes(cfg.batch_size, info.features, int(nnz / max(1, rows) * cfg.batch_size))
-        return DataSize(rows=rows, features=info.features, nnz=nnz, exact=info.exact, bytes=chosen, sizes=sizes,
-                        batch_bytes=batch[cfg.precision][cfg.representation], resident=cfg.mode == Mode.MEMORY)
-
-    def forecast(self, values: dict) -> dict | None:
-        """The calibrated memory model's prediction for these knobs, or None before the
-        machine has been calibrated."""
-        values = self.folders.confined(values)
         cal = calib.load_calibration(self.home)
-        if cal is None:
-            return None
-        return model.predict(validate(values), cal, cache_dir=self.folders.cache_dir)
+        key = (cfg, *(FileStamp.of(p) for p in (cfg.dataset, cfg.test_file) if p), cal and cal.created)
+        with self._lock:
+            kept = self._previews.get(key)
+        if kept is not None:
+            return kept
+        seen = launch.forecast_of(scanned(cfg, self.folders.cache_dir), cal)
+        made = Preview(seen, data_size(cfg, seen.scan))
+        with self._lock:
+            self._previews[key] = made
+            while len(self._previews) > PREVIEWS_KEPT:
+                self._previews.pop(next(iter(self._previews)))
+        return made
 
-    def launch_warnings(self, values: dict) -> list[str]:
-        """Reasons to think twice before launching these knobs, one sentence each: the
-        forecast peak (a lower bound before calibration) above the memory available
-        now or the run's cap, a train phase forecast to last more than a few minutes, or more
-        threads than this machine's CPUs.
-        They never block a launch. Raises ConfigError/DataError like ``launch``."""
-        cfg = validate(self.folders.confined(values))
-        return launch.launch_warnings(cfg, launch.launch_forecast(cfg, self.home), hostinfo.available_memory_bytes(),
-                                     hostinfo.usable_cpus())
+    @staticmethod
+    def launch_warnings(preview: Preview) -> list[str]:
+        """Reasons to think twice before launching the previewed knobs, one sentence each: the
+        forecast peak (a lower bound before calibration) above the memory available now or the
+        run's cap, a train phase forecast to last more than a few minutes, or more threads than
+        this machine's CPUs. They never block a launch."""
+        seen = preview.launch
+        return [] if seen.forecast is None else launch.launch_warnings(
+            seen.config, seen.forecast, hostinfo.available_memory_bytes(), hostinfo.usable_cpus())
 
     def floor_warning(self, configs: list) -> str | None:
         """For a sweep's valid combinations (RunConfigs): the warning when some have a memory

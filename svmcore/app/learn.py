@@ -23,9 +23,8 @@ from svmcore.app.remedy_results import (
     side,
     speed_spread,
 )
-from svmcore.engine.admission import admit
 from svmcore.engine.queue import RunQueue
-from svmcore.predict.launch import forecast
+from svmcore.predict.launch import admit
 from svmcore.spec.errors import ConfigError
 from svmcore.store.records import RunRecord, RunStatus
 from svmcore.store.sqlite import Store
@@ -160,12 +159,11 @@ class Learn:
         pairs = []
         for e in chosen:
             before, after = e.configs(overrides, quick)
-            pairs.append((e, admit(before, self.folders.cache_dir), admit(after, self.folders.cache_dir)))
-        home, ids = self.store.home, []
+            pairs.append((e, admit(before, self.store.home), admit(after, self.store.home)))
+        ids = []
         for e, before, after in pairs:
-            ids.append(tuple((queue or self.queue).submit(cfg, label=run_label(r, e, which),
-                                                          prediction=forecast(cfg, home)).run_id
-                             for cfg, which in ((before, "before"), (after, "after"))))
+            ids.append(tuple((queue or self.queue).submit(launch, label=run_label(r, e, which)).run_id
+                             for launch, which in ((before, "before"), (after, "after"))))
         return ids
 
     def run_all(self, quick: bool = False) -> list[tuple[int, int]]:

@@ -14,12 +14,12 @@ from svmcore.app.noise import Noise, measured_noise, repeat_groups, setting_key,
 from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
                                    pick_baseline, read_knob)
 from svmcore.app.story import Slide, check_story, default_question, story_slides
-from svmcore.engine.admission import admit
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
 from svmcore.engine.registry import get_active
 from svmcore.engine.summary import MemorySample
-from svmcore.predict.launch import forecast
+from svmcore.predict.launch import admit
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
 from svmcore.spec.names import check_name, check_tag
@@ -47,7 +47,7 @@ class RunView:
     phase: str | None = None
     elapsed_s: float | None = None
     queue_position: int | None = None
-    prediction: dict | None = None
+    prediction: Forecast | None = None  # the calibrated forecast kept beside the measurement
     host: str | None = None
     remote: bool = False  # a Dask worker runs it: its samples and events arrive when it ends
     name: str | None = None  # the user's name for it
@@ -81,8 +81,8 @@ class Runs:
         """Admit and queue a run (named ``name`` if given); returns its id. Raises
         ConfigError/DataError."""
         name = check_name(name)  # refused before anything is queued
-        cfg = admit(self.folders.confined(values), self.folders.cache_dir)
-        run_id = self.queue.submit(cfg, label=label, prediction=forecast(cfg, self.store.home)).run_id
+        launch = admit(self.folders.confined(values), self.store.home)
+        run_id = self.queue.submit(launch, label=label).run_id
         if name:
             self.store.set_name(run_id, name)
         return run_id
@@ -142,7 +142,7 @@ class Runs:
         samples, bad_samples = self.store.read_samples(run_id)
         events, bad_events = self.store.read_events(run_id)
         return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in samples], events, rec.label,
-                       rec.created_at, None, None, self.queue.position(run_id), result.prediction, rec.host,
+                       rec.created_at, None, None, self.queue.position(run_id), Forecast.from_dict(result.prediction), rec.host,
                        self._remote.is_remote(rec.sweep_id), rec.shown_name, rec.colour,
                        (*rec.damage, *bad_events, *bad_samples))
 

@@ -18,7 +18,8 @@ from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
 from svmcore.cli.doctor import budget_arg
 from svmcore.cli.run import execute
 from svmcore.engine import interrupts
-from svmcore.engine.admission import admit
+from svmcore.engine import admission
+from svmcore.predict.launch import admit
 from svmcore.predict.calibration import load_calibration
 from svmcore.store.sqlite import RunStatus, Store
 
@@ -28,14 +29,13 @@ EXIT_NO_FIT = 3
 def cmd_fit(args, home: str) -> int:
     cache = os.path.join(home, "cache")
     values = knob_values(args)
-    admit(values, cache)  # exit 2 and nothing stored if the knobs cannot run at all
+    admission.admit(values, cache)  # exit 2 and nothing stored if the knobs cannot run at all
     capped(values, args.budget)  # nor under the budget as their cap
     store = Store(home)
     launched: list = []
 
     def launch(cfg, parent, change):
-        admit(cfg, cache)
-        run = execute(cfg, home, show_progress=False, on_create=lambda run_id: store.set_lineage(run_id, parent, change))
+        run = execute(admit(cfg, home), home, show_progress=False, on_create=lambda run_id: store.set_lineage(run_id, parent, change))
         rec = store.get_run(run.run_id)
         if not rec.status.is_finished():  # the store could not record the outcome (a full disk): the run's own
             rec = dataclasses.replace(rec, status=run.status, summary=run.summary)

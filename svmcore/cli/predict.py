@@ -11,11 +11,11 @@ from svmcore.app.reference import reference_under_forecasts
 from svmcore.cli.common import add_knob_flags, knob_values
 from svmcore.cli.run import execute
 from svmcore.engine import interrupts
-from svmcore.engine.admission import admit
+from svmcore.engine import admission
 from svmcore.predict import calibration as calib
-from svmcore.predict import model as estimate
+from svmcore.predict.launch import admit, forecast_of
+from svmcore.predict.model import duration_text
 from svmcore.predict.recommend import recommend
-from svmcore.spec.config import validate
 from svmcore.store.records import RunSummary
 from svmcore.store.sqlite import RunStatus, Store
 
@@ -40,33 +40,35 @@ def cmd_predict(args, home: str) -> int:
     values = knob_values(args)
     cache_dir = os.path.join(home, "cache")
     # what a launch would refuse, estimate refuses too, before calibrating (e.g. raw text on the lean path)
-    cfg = admit(values, cache_dir) if args.command == "estimate" else validate(values)
+    admitted = admission.admit(values, cache_dir) if args.command == "estimate" else None
     cal = calibration(home, quiet=args.json)
-    if args.command == "estimate":
-        pred = estimate.predict(cfg, cal, cache_dir=cache_dir)
+    if admitted is not None:
+        pred = forecast_of(admitted, cal).forecast
+        if pred is None:
+            print("svmcore: error: the memory model failed to price this run (logged above)", file=sys.stderr)
+            return 1
         if args.json:
-            print(json.dumps(pred))
+            print(json.dumps(pred.to_dict()))
         else:
-            print(f"predicted exact peak: {pred['predicted_peak_mb']:.0f} MiB, in {pred['peak_phase']}"
-                  + (" (the run's own process, which coordinates)" if "parallel" in pred else ""))
-            if "parallel" in pred:
-                par = pred["parallel"]
-                print(f"data-parallel on {par['workers']} Dask workers: {par['per_worker_mb']:.0f} MiB each, "
-                      f"{par['total_mb']:.0f} MiB in total ({par['basis']})")
-            if pred.get("predicted_train_s") is not None:
-                print(f"train phase: {estimate.duration_text(pred['predicted_train_s'])} of CPU time "
+            par = pred.parallel
+            print(f"predicted exact peak: {pred.predicted_peak_mb:.0f} MiB, in {pred.peak_phase}"
+                  + (" (the run's own process, which coordinates)" if par else ""))
+            if par:
+                print(f"data-parallel on {par.workers} Dask workers: {par.per_worker_mb:.0f} MiB each, "
+                      f"{par.total_mb:.0f} MiB in total ({par.basis})")
+            if pred.predicted_train_s is not None:
+                print(f"train phase: {duration_text(pred.predicted_train_s)} of CPU time "
                       "(a rough forecast from the calibration runs' per-sample and per-step costs)")
-            print("  " + ", ".join(f"{k} {v:.0f}" for k, v in pred["parts"].items() if v) + " (MiB)")
-            for ph, v in pred["phases"].items():
-                print(f"  {ph:9s} {v['predicted_mb']:8.0f} MiB")
+            print("  " + ", ".join(f"{k} {v:.0f}" for k, v in pred.parts.items() if v) + " (MiB)")
+            for ph, mb in pred.phases_mb.items():
+                print(f"  {ph:9s} {mb:8.0f} MiB")
         return 0
     store = Store(home)
     result = recommend(values, args.budget_mb, cal, args.objective, cache_dir, store.list_runs(damaged=False),
                        reference_under_forecasts())
     code = 0 if result["fits"] else 1
     if result["fits"] and args.verify:
-        best = admit(result["config"], cache_dir)
-        run = execute(best, home, show_progress=not args.json and sys.stderr.isatty())
+        run = execute(admit(result["config"], home), home, show_progress=not args.json and sys.stderr.isatty())
         interrupts.check()  # cancelled by a signal: the command ends as interrupted
         s = run.summary
         peak = RunSummary.from_dict(s).run_peak  # a data-parallel run: all its processes

@@ -5,17 +5,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 
 from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
 from svmcore.engine import hostinfo, interrupts
-from svmcore.engine.admission import admit
+from svmcore.engine.admission import Admitted
 from svmcore.engine.recovery import recover
 from svmcore.engine.runner import Run
-from svmcore.predict import launch
-from svmcore.predict.launch import forecast
-from svmcore.spec.config import RunConfig
+from svmcore.predict.launch import admit, launch_warnings
 from svmcore.spec.names import NAME_MOST, check_name, shown
 from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
@@ -47,14 +44,14 @@ def _bar(run) -> str:
     return "  ".join(parts)
 
 
-def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None = None, on_create=None):
-    """Start a run, show progress, cancel it on SIGINT/SIGTERM (``engine.interrupts``);
-    returns the finished Run (``cancelled`` after a signal: ``interrupts.received()``
-    says which). ``on_create(run_id)`` is called once the run's row exists, before its
-    worker starts."""
+def execute(launch: Admitted, home: str, show_progress: bool, on_create=None):
+    """Start an admitted launch (``predict.launch.admit``), show progress, cancel it on
+    SIGINT/SIGTERM (``engine.interrupts``); returns the finished Run (``cancelled`` after a
+    signal: ``interrupts.received()`` says which). ``on_create(run_id)`` is called once the
+    run's row exists, before its worker starts."""
     store = Store(home)
     recover(store)
-    run = Run(store, cfg, sweep_id=sweep_id, prediction=forecast(cfg, home))
+    run = Run(store, launch)
     try:
         with interrupts.shielded():
             if on_create is not None:
@@ -73,10 +70,12 @@ def execute(cfg: RunConfig, home: str, show_progress: bool, sweep_id: int | None
     return run
 
 
-def warn_before_launch(cfg: RunConfig, home: str) -> None:
+def warn_before_launch(launch: Admitted) -> None:
     """Print on stderr why the run may not fit or may take long (never blocks it)."""
-    for text in launch.launch_warnings(cfg, launch.launch_forecast(cfg, home), hostinfo.available_memory_bytes(),
-                                      hostinfo.usable_cpus()):
+    if launch.forecast is None:
+        return
+    for text in launch_warnings(launch.config, launch.forecast, hostinfo.available_memory_bytes(),
+                                hostinfo.usable_cpus()):
         print(f"svmcore: warning: {text}", file=sys.stderr)
 
 
@@ -132,14 +131,14 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
 
 def cmd_run(args, home: str) -> int:
     name = check_name(args.name)  # exit 2 and nothing stored for a name the rule refuses
-    cfg = admit(knob_values(args), os.path.join(home, "cache"))  # exit 2 and nothing stored if it cannot run
-    warn_before_launch(cfg, home)
+    launch = admit(knob_values(args), home)  # exit 2 and nothing stored if it cannot run
+    warn_before_launch(launch)
 
     def name_it(run_id: int) -> None:
         with contextlib.closing(Store(home)) as store:
             store.set_name(run_id, name)
 
-    run = execute(cfg, home, show_progress=sys.stderr.isatty() and not args.json, on_create=name_it if name else None)
+    run = execute(launch, home, show_progress=sys.stderr.isatty() and not args.json, on_create=name_it if name else None)
     summary = run.summary
     err = summary.get("error") or {}
     if run.status == RunStatus.FAILED and err.get("bad_input"):

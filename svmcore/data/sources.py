@@ -349,23 +349,3 @@ def check_lean(cfg: RunConfig) -> None:
             raise ConfigError("parser", f"{os.path.basename(path)} is {FORMAT_WORDS[fmt]} by its content, and the lean "
                               "path (parser native with solver native) reads svmlight files only; use parser sklearn",
                               fix={"parser": "sklearn"})
-
-
-def preflight(cfg: RunConfig, cache_dir: str | None = None) -> DataInfo:
-    """Everything a run would refuse because of its data, checked before it is launched
-    (``validate`` cannot know a file's rows or classes): reads the scan (cached by the
-    file's identity, and the worker reuses it), scans the test file, then applies
-    ``check_trainable`` (one class, batch size above the training rows, kernel-svm
-    above its row limit) and the need for held-out rows. Raises ConfigError/DataError;
-    returns the scan. The lean path is refused for data that is not svmlight (``check_lean``)."""
-    check_lean(cfg)
-    info = scan(Source(cfg), cache_dir)
-    if cfg.test_file:
-        from svmcore.spec.config import validate
-
-        scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
-    check_trainable(info, cfg)
-    if cfg.test_file is None and n_test_rows(info.rows) == 0:
-        raise DataError(f"no rows are left for testing ({info.rows:,} rows hold out none); "
-                        "give a test file or more rows")
-    return info

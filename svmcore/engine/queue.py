@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
+from svmcore.engine.admission import Admitted
 from svmcore.engine.runner import Run
 from svmcore.spec.config import RunConfig
 from svmcore.store.sqlite import Store
@@ -24,11 +25,10 @@ class RunQueue:
         self._thread = threading.Thread(target=self._dispatch, name="svmcore-queue", daemon=True)
         self._thread.start()
 
-    def submit(self, config: RunConfig, sweep_id: int | None = None, extra_env: dict | None = None,
-               label: str | None = None, prediction: dict | None = None) -> Run:
-        """Queue a run; it is in the store (status queued) when this returns. ``prediction``
-        is the memory model's forecast, kept beside the measurement."""
-        run = Run(self.store, config, sweep_id=sweep_id, extra_env=extra_env, label=label, prediction=prediction)
+    def submit(self, launch: Admitted | RunConfig, sweep_id: int | None = None, extra_env: dict | None = None,
+               label: str | None = None) -> Run:
+        """Queue a run (``Run``'s launch); it is in the store (status queued) when this returns."""
+        run = Run(self.store, launch, sweep_id=sweep_id, extra_env=extra_env, label=label)
         run.enqueue()
         with self._wake:
             self._pending.append(run)

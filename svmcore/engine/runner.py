@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from svmcore.data import disk
 from svmcore.engine import interrupts, limits, procfs, registry
+from svmcore.engine.admission import Admitted
 from svmcore.engine.hostinfo import this_host
 from svmcore.engine.leftovers import hold_reserve, release_leftovers
 from svmcore.engine.monitor import Monitor
@@ -82,25 +83,26 @@ def read_job(run_dir: str | None, run_id: int | None = None) -> dict:
 
 class Run:
     """A live run. ``start()`` spawns the worker; ``wait()`` blocks until it ended and its
-    outcome is in the store; ``cancel()`` kills it and every descendant. ``prediction`` is
-    the memory model's forecast (from the caller), kept beside the measurement."""
+    outcome is in the store; ``cancel()`` kills it and every descendant. ``launch`` is the
+    admitted launch (``admission.Admitted``: the worker receives its scans, and its forecast,
+    made by the caller, is kept beside the measurement), or a bare config."""
 
-    def __init__(self, store: Store, config: RunConfig, sweep_id: int | None = None,
-                 extra_env: dict[str, str | None] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None,
-                 prediction: dict | None = None):
+    def __init__(self, store: Store, launch: Admitted | RunConfig, sweep_id: int | None = None,
+                 extra_env: dict[str, str | None] | None = None, sample_hz: int = SAMPLE_HZ, label: str | None = None):
         self.store = store
         self.home = store.home
-        self.config = config
+        self.launch = launch if isinstance(launch, Admitted) else Admitted(launch)
+        self.config = self.launch.config
+        self.prediction = self.launch.prediction
         self.sweep_id = sweep_id
         self.extra_env = extra_env or {}
         self.sample_hz = sample_hz
         self.label = label
-        self.prediction = prediction
         self.run_id: int | None = None
         self.run_dir: str | None = None
         self.status = RunStatus.QUEUED
         self.summary: dict = {}
-        self.cap_kind, self.cap_bytes = resolve_cap(config)
+        self.cap_kind, self.cap_bytes = resolve_cap(self.config)
         self.worker: WorkerProcess | None = None
         self.monitor: Monitor | None = None
         self.store_error: str | None = None  # the last store write that failed (the run goes on)
@@ -153,7 +155,8 @@ class Run:
             self._t0 = time.time()
             job = {"config": self.config.to_dict(), "cache_dir": os.path.join(self.home, "cache"), "cgroup": cgroup,
                    "cap_kind": None if self.cap_kind == "none" else self.cap_kind, "cap_bytes": self.cap_bytes,
-                   "started_at": self._t0}  # whoever finishes the run after a restart times it from here
+                   "started_at": self._t0,  # whoever finishes the run after a restart times it from here
+                   **self.launch.job_scans()}
             self.worker = WorkerProcess.spawn(self.run_dir, job, self.extra_env)
             self.status = RunStatus.RUNNING
             try:
@@ -303,7 +306,7 @@ class Run:
             if peak:
                 self.summary["cgroup_peak_mb"] = peak / MiB
         if self.prediction:
-            self.summary["prediction"] = self.prediction
+            self.summary["prediction"] = self.prediction.to_dict()
 
     def _fail_to_start(self, message: str, bad_input: bool = False) -> None:
         self.status = RunStatus.FAILED

@@ -1,17 +1,22 @@
-"""What to say before a launch: the forecast stored with a run, a lower bound before
-calibration, and the warnings (memory above what is available or the cap, a long
-train phase)."""
+"""The one forecast of a launch, and what to say before it: a calibrated forecast or,
+before calibration, a lower bound, with the quantity the run's cap will limit; the
+warnings (memory above what is available or the cap, a long train phase); and ``admit``,
+the launch's admission (validated once, the data scanned once) with that forecast."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 import os
+from typing import Any, Mapping
 
-from svmcore.predict.calibration import load_calibration
+from svmcore.engine.admission import Admitted
+from svmcore.engine.admission import admit as admit_data
 from svmcore.engine.runner import resolve_cap
+from svmcore.predict.calibration import load_calibration
 from svmcore.predict.floors import cap_below_floor, floor_for, library_files_mb
 from svmcore.predict.model import (
+    Calibration,
     Shape,
     data_shape,
     duration_text,
@@ -26,28 +31,10 @@ from svmcore.spec.choices import Model
 from svmcore.spec.registry import MLP_MODELS
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.units import MiB, apart
 
 log = logging.getLogger(__name__)
-
-
-def forecast(cfg: RunConfig, home: str) -> dict | None:
-    """The compact prediction stored with a run, or None when this machine has no
-    calibration yet (a run never waits for one) or the data cannot be described."""
-    cal = load_calibration(home)
-    if cal is None:
-        return None
-    try:
-        pred = predict(cfg, cal, cache_dir=os.path.join(home, "cache"))
-    except SvmcoreError as e:  # bad data or knobs: the worker reports them properly; a forecast is optional
-        log.info("no forecast for this run: %s", e)
-        return None
-    except Exception:  # a bug in the model would silently remove every forecast: say so
-        log.exception("the memory model failed to price this run; it runs without a forecast")
-        return None
-    return {k: pred[k] for k in ("predicted_peak_mb", "peak_phase", "parts", "predicted_train_s")} | {
-        "phases_mb": {k: v["predicted_mb"] for k, v in pred["phases"].items()}}
-
 
 LONG_TRAIN_S = 180.0  # a forecast train phase longer than this is worth a warning
 
@@ -64,45 +51,59 @@ REFERENCE_TIME_COEFS = {
 }
 
 
-def lower_bound(cfg: RunConfig, shape: Shape) -> dict:
-    """Without a calibration: the largest phase's parts, each byte counted once, with
-    no floor and no allocator overhead. Every run needs at least this much."""
-    p = parts(cfg, shape)
-    phases = {ph: {k: v / MiB for k, v in f.items() if not k.startswith("const_")}
-              for ph, f in features(cfg, p).items()}
-    peak_phase = max(phases, key=lambda ph: sum(phases[ph].values()))
-    return {"peak_mb": round(sum(phases[peak_phase].values()), 1), "peak_phase": peak_phase,
-            "parts": {k: round(v, 1) for k, v in group_parts(phases[peak_phase]).items()}}
+def admit(values: Mapping[str, Any] | RunConfig, home: str) -> Admitted:
+    """A launch ready to run: ``engine.admission.admit`` (the knobs validated once, what
+    this machine and the data can refuse; the data scanned once) with ``forecast_of`` it,
+    or a ConfigError/DataError naming the problem."""
+    return forecast_of(admit_data(values, os.path.join(home, "cache")), load_calibration(home))
 
 
-def launch_forecast(cfg: RunConfig, home: str, shape: Shape | None = None) -> dict:
-    """What a warning before launch needs: the calibrated forecast of the exact peak
-    and of the train phase's seconds when this machine has a calibration; otherwise
-    the lower bound of the peak (``lower_bound`` True) and the time at the reference
-    machine's rates (``time_basis`` 'reference')."""
-    shape = shape or data_shape(cfg, os.path.join(home, "cache"))
-    cal = load_calibration(home)
+def forecast_of(launch: Admitted, cal: Calibration | None) -> Admitted:
+    """The launch with its forecast, made from its scans. A forecast the model fails to
+    make is logged and left out: a run never waits for one."""
+    try:
+        made = forecast(launch.config, cal, data_shape(launch.config, scans=launch.scans))
+    except Exception:  # its data was read already: a failure here is the model's own, say so
+        log.exception("the memory model failed to price this run; it runs without a forecast")
+        return launch
+    return dataclasses.replace(launch, forecast=made)
+
+
+def forecast(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None,
+             cache_dir: str | None = None) -> Forecast:
+    """The run's forecast: ``predict`` when this machine has a calibration, else
+    ``lower_bound``; with the cap the run will have and the quantity that cap limits (a
+    cgroup counts what is charged to the run's group: the peak less the library files that
+    other processes already hold in memory), and for a wide MLP the peak on fewer columns."""
+    shape = shape or data_shape(cfg, cache_dir)
+    fc = predict(cfg, cal, shape) if cal is not None else lower_bound(cfg, shape)
     floor, floor_basis = floor_for(cfg, cal)
-    # the cap the run will have, and what of its RSS a cgroup cap does not count
-    common = {"floor_mb": floor, "floor_basis": floor_basis, "cap_kind": resolve_cap(cfg)[0],
-              "library_files_mb": library_files_mb(cfg), "width": shape.width,
-              "narrower": narrower(cfg, cal, shape)}
-    if cal is not None:
-        pred = predict(cfg, cal, shape)
-        parts_mb = {k: v for k, v in pred["parts"].items() if k != "floor"}
-        return {"peak_mb": pred["predicted_peak_mb"], "peak_phase": pred["peak_phase"], "lower_bound": False,
-                "parts": parts_mb, "train_s": pred["predicted_train_s"], "time_basis": "calibrated", **common}
-    lb = lower_bound(cfg, shape)
-    return {"peak_mb": lb["peak_mb"], "peak_phase": lb["peak_phase"], "lower_bound": True, "parts": lb["parts"],
-            "train_s": round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)), "time_basis": "reference",
-            **common}
+    cap_kind = resolve_cap(cfg)[0]
+    charged = fc.predicted_peak_mb - (library_files_mb(cfg) if cap_kind == "cgroup" and cal is not None else 0.0)
+    return dataclasses.replace(fc, floor_mb=round(floor, 1), floor_basis=floor_basis, cap_kind=cap_kind,
+                               capped_mb=round(max(0.0, charged), 1), narrower_mb=narrower(cfg, cal, shape))
+
+
+def lower_bound(cfg: RunConfig, shape: Shape) -> Forecast:
+    """Without a calibration: each phase's parts, each byte counted once, with no floor
+    and no allocator overhead (every run needs at least this much), and the train time at
+    the reference machine's rates."""
+    phases = {ph: group_parts({k: v / MiB for k, v in f.items() if not k.startswith("const_")})
+              for ph, f in features(cfg, parts(cfg, shape)).items()}
+    totals = {ph: sum(v.values()) for ph, v in phases.items()}
+    peak_phase = max(totals, key=totals.get)
+    rounded = {ph: {k: round(x, 1) for k, x in v.items()} for ph, v in phases.items()}
+    return Forecast(predicted_peak_mb=round(totals[peak_phase], 1), peak_phase=peak_phase, parts=rounded[peak_phase],
+                    phases_mb={ph: round(v, 1) for ph, v in totals.items()}, phase_parts=rounded, lower_bound=True,
+                    width=shape.width,
+                    predicted_train_s=round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)))
 
 
 LARGE_MODEL_MB = 1024.0  # a model and its optimiser state this big are worth a word before launch, however much is free
 NARROWER_BITS = 16  # the columns an MLP's warning prices instead of a wide input
 
 
-def narrower(cfg: RunConfig, cal, shape: Shape) -> dict | None:
+def narrower(cfg: RunConfig, cal: Calibration | None, shape: Shape) -> float | None:
     """For an MLP on more than 2^16 input columns (its first layer a weight per column and
     hidden unit): the forecast peak with ``hashing_bits`` 16, the same rows on 2^16 columns.
     None for other runs."""
@@ -113,72 +114,64 @@ def narrower(cfg: RunConfig, cal, shape: Shape) -> dict | None:
     except SvmcoreError:
         return None
     folded = dataclasses.replace(shape, width=1 << NARROWER_BITS)
-    peak = predict(fewer, cal, folded)["predicted_peak_mb"] if cal is not None else lower_bound(fewer, folded)["peak_mb"]
-    return {"hashing_bits": NARROWER_BITS, "peak_mb": round(peak, 1)}
+    return (predict(fewer, cal, folded) if cal is not None else lower_bound(fewer, folded)).predicted_peak_mb
 
 
-def _large_model(cfg: RunConfig, forecast: dict, model_mb: float) -> str:
+def _large_model(cfg: RunConfig, fc: Forecast, model_mb: float) -> str:
     """The warning for a model (and its optimiser state) of ``LARGE_MODEL_MB`` or more."""
     words = (f"Memory: the model and its optimiser state alone are forecast to hold {model_mb:,.0f} MiB in the "
-             f"{forecast['peak_phase']} phase" + (" (a lower bound; calibrate for a forecast)"
-                                                  if forecast["lower_bound"] else ""))
-    if cfg.model in MLP_MODELS and forecast.get("width"):
+             f"{fc.peak_phase} phase" + (" (a lower bound; calibrate for a forecast)" if fc.lower_bound else ""))
+    if cfg.model in MLP_MODELS and fc.width:
         best = ", scikit-learn's copy of the best ones" if cfg.model == Model.MLP else ""
-        words += (f": an MLP's first layer has a weight for each of its {forecast['width']:,} input columns and "
+        words += (f": an MLP's first layer has a weight for each of its {fc.width:,} input columns and "
                   f"{cfg.hidden_sizes[0]:,} hidden units, kept several times over (the weights{best} and Adam's two "
                   "moments) and more during each step")
-    fewer = forecast.get("narrower")
-    if fewer:
-        words += (f"; with hashing_bits {fewer['hashing_bits']} ({1 << fewer['hashing_bits']:,} columns) the "
-                  f"forecast peak is about {fewer['peak_mb']:,.0f} MiB")
+    if fc.narrower_mb is not None:
+        words += (f"; with hashing_bits {NARROWER_BITS} ({1 << NARROWER_BITS:,} columns) the "
+                  f"forecast peak is about {fc.narrower_mb:,.0f} MiB")
     return words + "."
 
 
-def launch_warnings(cfg: RunConfig, forecast: dict, available_bytes: int | None,
-                    cpus: int | None = None) -> list[str]:
+def launch_warnings(cfg: RunConfig, fc: Forecast, available_bytes: int | None, cpus: int | None = None) -> list[str]:
     """One sentence per reason to think twice before launching: the forecast peak above
-    the memory available now or above the run's memory cap (a cap below the floor, what
-    the libraries alone hold, says so instead; under a cgroup cap, the forecast of what the
-    run's cgroup is charged: the peak less the library files other processes hold), a train phase forecast longer than
-    ``LONG_TRAIN_S``, or more threads than the ``cpus`` this machine gives the run.
-    ``forecast`` is ``launch_forecast``'s. Pure."""
+    the memory available now or the quantity the run's cap limits above that cap (a cap
+    below the floor, what the libraries alone hold, says so instead), a train phase forecast
+    longer than ``LONG_TRAIN_S``, or more threads than the ``cpus`` this machine gives the
+    run. Pure."""
     out = []
-    peak = forecast["peak_mb"]
+    peak = fc.predicted_peak_mb
     shown = apart(peak, cfg.memory_cap_mb)[0] if cfg.memory_cap_mb is not None else f"{peak:,.0f}"
-    if forecast["lower_bound"]:
+    if fc.lower_bound:
         what = (f"needs at least {shown} MiB (a lower bound: the parts' sizes alone, without the "
                 "interpreter's floor or any overhead; calibrate for a forecast)")
     else:
         what = f"is forecast to peak at {shown} MiB (exact peak, calibrated memory model)"
-    parts_mb = {k: v for k, v in (forecast.get("parts") or {}).items() if v}
+    parts_mb = {k: v for k, v in fc.parts.items() if v and k != "floor"}
     if parts_mb:
         big = max(parts_mb, key=parts_mb.get)
-        what += f", most of it {big} ({parts_mb[big]:,.0f} MiB) in the {forecast['peak_phase']} phase"
+        what += f", most of it {big} ({parts_mb[big]:,.0f} MiB) in the {fc.peak_phase} phase"
     if available_bytes is not None and peak * MiB > available_bytes:
         out.append(f"Memory: this run {what}; this machine has {available_bytes / MiB:,.0f} MiB available now. "
                    "It may be killed by the kernel's out-of-memory killer or slow the machine down.")
-    # a lower bound is the parts alone, without the floor and so without the library files: all of it is charged
-    cgroup = (forecast.get("cap_kind") == "cgroup" and forecast.get("library_files_mb") is not None
-              and not forecast["lower_bound"])
-    below_floor = (cap_below_floor(cfg, forecast["floor_mb"], forecast.get("floor_basis", ""),
-                                   forecast.get("cap_kind")) if forecast.get("floor_mb") is not None else None)
-    # a cgroup cap limits what is charged to the run's group: its RSS less the library files others hold
-    charged = max(0.0, peak - forecast["library_files_mb"]) if cgroup else peak
+    below_floor = (cap_below_floor(cfg, fc.floor_mb, fc.floor_basis, fc.cap_kind) if fc.floor_mb is not None
+                   else None)
+    capped = peak if fc.capped_mb is None else fc.capped_mb
     if below_floor:
         out.append(below_floor)
-    elif cfg.memory_cap_mb is not None and charged > cfg.memory_cap_mb:
+    elif cfg.memory_cap_mb is not None and capped > cfg.memory_cap_mb:
         how = (f"; under a cgroup cap what counts is what the kernel charges to the run's cgroup, forecast at "
-               f"{charged:,.0f} MiB (the peak less the {forecast['library_files_mb']:,.0f} MiB of library files that "
-               "other processes already hold in memory, charged to their groups)" if cgroup else "")
+               f"{capped:,.0f} MiB (the peak less the {library_files_mb(cfg):,.0f} MiB of library files that "
+               "other processes already hold in memory, charged to their groups)"
+               if fc.cap_kind == "cgroup" and not fc.lower_bound else "")
         out.append(f"Memory: this run {what}{how}; its memory cap is {cfg.memory_cap_mb:,} MiB, so it will "
                    "likely end out of memory.")
     if parts_mb.get("model", 0.0) >= LARGE_MODEL_MB and not out:  # (a memory warning above names it already)
-        out.append(_large_model(cfg, forecast, parts_mb["model"]))
-    train_s = forecast.get("train_s")
+        out.append(_large_model(cfg, fc, parts_mb["model"]))
+    train_s = fc.predicted_train_s
     if train_s is not None and train_s > LONG_TRAIN_S:
-        basis = ("fitted on this machine's calibration runs" if forecast["time_basis"] == "calibrated" else
-                 "measured on a reference machine, not this one; calibrate for this machine's")
-        cpu = " of CPU time" if forecast["time_basis"] == "calibrated" else ""
+        basis = ("measured on a reference machine, not this one; calibrate for this machine's" if fc.lower_bound
+                 else "fitted on this machine's calibration runs")
+        cpu = "" if fc.lower_bound else " of CPU time"
         out.append(f"Time: training alone is forecast to take {duration_text(train_s)}{cpu} (a rough forecast from "
                    f"per-sample and per-step costs {basis}).")
     if cpus and cfg.threads > cpus:

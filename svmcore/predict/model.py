@@ -35,7 +35,9 @@ import os
 from dataclasses import dataclass, field
 
 from svmcore.data.shuffle_order import order_bytes
-from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, Source, check_lean, n_test_rows, scan
+from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, DataInfo, Source, n_test_rows
+from svmcore.engine.admission import scanned
+from svmcore.spec.forecast import Forecast, ParallelForecast
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.registry import load, state_bytes
@@ -90,32 +92,31 @@ class Shape:
         return self.nnz_per_row * (value_bytes + 4) + 8
 
 
-def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
+def data_shape(cfg: RunConfig, cache_dir: str | None = None, scans: tuple[DataInfo, DataInfo | None] | None = None
+               ) -> Shape:
     """Rows, width and nonzeros per row of the data as a run would see them. Synthetic
     sparse data is measured on one generated chunk (duplicate tokens and hashing
-    collisions make it a little sparser than ``nnz_per_row``); files are scanned once
-    (the scan is cached like the worker's). A file the lean path cannot read is refused as
-    the launch refuses it (``check_lean``): no forecast of a run that would not start."""
-    check_lean(cfg)
+    collisions make it a little sparser than ``nnz_per_row``); files are described by
+    ``scans`` (the data's and the test file's, as a launch's admission read them), else
+    by admission's ``scanned`` (cached like the worker's scan; a file the lean path cannot
+    read is refused as the launch refuses it: no forecast of a run that would not start)."""
+    info, tinfo = scans or scanned(cfg, cache_dir).scans
     src = Source(cfg)
     if cfg.is_synthetic:
         width = (1 << cfg.hashing_bits) if cfg.hashing_bits else cfg.features
         if cfg.dense_builtin:
             nnz_row = float(width)
         else:
-            sample = validate(dataset=cfg.dataset, rows=min(cfg.rows, 2000), features=cfg.features, seed=cfg.seed,
-                              nnz_per_row=cfg.nnz_per_row, hashing_bits=cfg.hashing_bits, batch_size=1)
-            nnz_row = _synthetic_nnz_per_row(sample, width)  # keyed by the data knobs alone
+            nnz_row = _synthetic_nnz_per_row(cfg.dataset, min(cfg.rows, 2000), cfg.features, cfg.seed, cfg.nnz_per_row,
+                                             cfg.hashing_bits, width)  # keyed by the data knobs alone
         rows, classes, dense_src = cfg.rows, 2, cfg.dense_builtin
     else:
-        info = scan(src, cache_dir)
         width, rows = info.features, info.rows
         nnz_row = info.nnz / max(1, rows)
         classes, dense_src = max(2, len(info.classes)), info.dense_source
     file_format = src.fmt if src.is_file else ""
     text_row = os.path.getsize(src.path) / max(1, rows) if file_format in ("svmlight", "text", "csv") else 0.0
-    if cfg.test_file:
-        tinfo = scan(Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None)), cache_dir)
+    if tinfo is not None:
         test_rows, train_rows = tinfo.rows, rows
         width = max(width, tinfo.features)
     else:
@@ -125,10 +126,13 @@ def data_shape(cfg: RunConfig, cache_dir: str | None = None) -> Shape:
 
 
 @functools.lru_cache(maxsize=64)
-def _synthetic_nnz_per_row(sample_cfg: RunConfig, width: int) -> float:
+def _synthetic_nnz_per_row(dataset: str, rows: int, features: int, seed: int, nnz_per_row: int,
+                           hashing_bits: int | None, width: int) -> float:
     """Nonzeros per row of a generated sample chunk (a sweep forecasts many runs over the
     same data: measured once)."""
-    X, _ = next(iter(Source(sample_cfg).iter_chunks(2000, width)))
+    sample = validate(dataset=dataset, rows=rows, features=features, seed=seed, nnz_per_row=nnz_per_row,
+                      hashing_bits=hashing_bits, batch_size=1)
+    X, _ = next(iter(Source(sample).iter_chunks(2000, width)))
     return X.nnz / max(1, X.shape[0])
 
 
@@ -437,12 +441,12 @@ def duration_text(seconds: float) -> str:
 
 # ---------------------------------------------------------------- prediction
 
-def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_dir: str | None = None) -> dict:
-    """``predicted_peak_mb`` and its parts, per phase."""
+def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_dir: str | None = None) -> Forecast:
+    """The calibrated forecast: the exact peak, per phase, and its parts."""
     shape = shape or data_shape(cfg, cache_dir)
     p = parts(cfg, shape)
     floor = floor_mb(cal, cfg)
-    phases = {}
+    phases = {"imports": {}}
     by_phase = features(cfg, p)
     for phase, f in sorted(by_phase.items(), key=lambda kv: PHASES.index(kv[0])):
         coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
@@ -456,24 +460,24 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
             # model while it mixes them (one byte of RSS per byte: not calibrated)
             returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
             contrib["dask"] = DASK_COORDINATOR_MB + returned
-        phases[phase] = {"predicted_mb": floor + sum(contrib.values()), "parts_mb": group_parts(contrib)}
-    phases = {"imports": {"predicted_mb": floor, "parts_mb": {}}, **phases}
-    peak_phase = max(phases, key=lambda k: phases[k]["predicted_mb"])
-    return {
-        "predicted_peak_mb": round(phases[peak_phase]["predicted_mb"], 1),
-        "peak_phase": peak_phase,
-        "parts": {"floor": round(floor, 1), **{k: round(v, 1) for k, v in phases[peak_phase]["parts_mb"].items()}},
-        "phases": {k: {"predicted_mb": round(v["predicted_mb"], 1),
-                       "parts_mb": {n: round(x, 1) for n, x in v["parts_mb"].items()}} for k, v in phases.items()},
-        "predicted_train_s": round_or_none(predict_train_s(cfg, shape, cal.time_coefs)) if cfg.workers == 1 else None,
-        **({"parallel": parallel_estimate(cfg, shape, phases[peak_phase]["predicted_mb"])} if cfg.workers > 1 else {}),
-        "raw_bytes": {k: int(v) for k, v in p.items() if v},
-        "shape": shape.__dict__,
-        "calibration": {"fingerprint": cal.fingerprint, "runs": cal.runs},
-    }
+        phases[phase] = group_parts(contrib)
+    totals = {k: floor + sum(v.values()) for k, v in phases.items()}
+    peak_phase = max(totals, key=totals.get)
+    return Forecast(
+        predicted_peak_mb=round(totals[peak_phase], 1), peak_phase=peak_phase,
+        parts={"floor": round(floor, 1), **_rounded(phases[peak_phase])},
+        phases_mb={k: round(v, 1) for k, v in totals.items()},
+        phase_parts={k: _rounded(v) for k, v in phases.items()},
+        predicted_train_s=round_or_none(predict_train_s(cfg, shape, cal.time_coefs)) if cfg.workers == 1 else None,
+        floor_mb=round(floor, 1), width=shape.width,
+        parallel=parallel_estimate(cfg, shape, totals[peak_phase]) if cfg.workers > 1 else None)
 
 
-def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> dict:
+def _rounded(parts_mb: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 1) for k, v in parts_mb.items()}
+
+
+def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> ParallelForecast:
     """A data-parallel run's memory per Dask worker and in total (structural, not
     calibrated: the worker's floor as measured, plus its parts at one byte of RSS each).
 
@@ -498,15 +502,12 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> di
                                  if cfg.approximation == "nystroem" else w * cfg.n_components * 8)
         parts_b["batch"] += min(cfg.batch_size, shard_rows) * cfg.n_components * 8
     per_worker = DASK_WORKER_FLOOR_MB + sum(parts_b.values()) / MiB
-    return {
-        "workers": cfg.workers,
-        "per_worker_mb": round(per_worker, 1),
-        "per_worker_parts_mb": {"floor": DASK_WORKER_FLOOR_MB, **{k: round(v / MiB, 1) for k, v in parts_b.items()}},
-        "coordinator_mb": round(coordinator_mb, 1),
-        "total_mb": round(coordinator_mb + cfg.workers * per_worker, 1),
-        "basis": "per worker: its measured floor plus its parts (not calibrated); coordinator: the calibrated "
-                 "model of the run's process; total: the coordinator plus every worker, as if all peaked at once",
-    }
+    return ParallelForecast(
+        workers=cfg.workers, per_worker_mb=round(per_worker, 1),
+        per_worker_parts_mb={"floor": DASK_WORKER_FLOOR_MB, **{k: round(v / MiB, 1) for k, v in parts_b.items()}},
+        coordinator_mb=round(coordinator_mb, 1), total_mb=round(coordinator_mb + cfg.workers * per_worker, 1),
+        basis="per worker: its measured floor plus its parts (not calibrated); coordinator: the calibrated "
+              "model of the run's process; total: the coordinator plus every worker, as if all peaked at once")
 
 
 def round_or_none(v: float | None, digits: int = 1) -> float | None:

@@ -28,6 +28,7 @@ import itertools
 from svmcore.data.sources import Source, check_lean, check_trainable, n_test_rows, scan
 from svmcore.predict.margin import forecast_margin, statement
 from svmcore.predict.model import Calibration, data_shape, predict
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, SvmcoreError
 from svmcore.spec.regularisation import regularisation
@@ -79,15 +80,15 @@ def candidates(base: dict) -> list[RunConfig]:
 OBJECTIVES = ("accuracy", "balanced_accuracy", "throughput")
 
 
-def _budgeted(cfg: RunConfig, pred: dict) -> dict:
-    """The prediction with ``predicted_peak_mb`` as the budget sees it. A data-parallel
+def _budgeted(cfg: RunConfig, fc: Forecast) -> dict:
+    """The forecast with ``predicted_peak_mb`` as the budget sees it. A data-parallel
     run's own figure is its coordinator's; on this machine (a LocalCluster) the budget
     must hold every process, on a cluster's machines the largest one."""
-    par = pred.get("parallel")
+    par = fc.parallel
     if not par:
-        return pred
-    peak = par["total_mb"] if cfg.scheduler is None else max(par["coordinator_mb"], par["per_worker_mb"])
-    return dict(pred, predicted_peak_mb=peak, coordinator_peak_mb=pred["predicted_peak_mb"])
+        return fc.to_dict()
+    peak = par.total_mb if cfg.scheduler is None else max(par.coordinator_mb, par.per_worker_mb)
+    return dict(fc.to_dict(), predicted_peak_mb=peak, coordinator_peak_mb=fc.predicted_peak_mb)
 
 
 def _accuracy_cost(cfg: RunConfig, base: RunConfig) -> int:

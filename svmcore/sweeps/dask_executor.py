@@ -27,6 +27,7 @@ import uuid
 
 from svmcore.engine import procfs
 from svmcore.engine.registry import watch_remote
+from svmcore.engine.admission import Admitted
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.scheduler import unreachable_reason
@@ -109,9 +110,11 @@ class DaskExecutor:
         return {"executor": self.kind, "scheduler": self.scheduler or "a local cluster on this machine"}
 
     # ------------------------------------------------------------- runs
-    def submit(self, config: RunConfig, sweep_id: int | None = None, label: str | None = None,
+    def submit(self, launch: Admitted, sweep_id: int | None = None, label: str | None = None,
                extra_env: dict | None = None) -> RemoteRun:
-        """Queue a run; it is in the store (status queued) when this returns."""
+        """Queue a run; it is in the store (status queued) when this returns. A Dask worker runs
+        its config (its data, scans and forecast are that machine's)."""
+        config = launch.config
         run_id = self.store.create_run(config.to_dict(), status=RunStatus.QUEUED, sweep_id=sweep_id, label=label,
                                        runner_ctime=procfs.create_time(os.getpid()))  # its host: when it starts
         watch_remote(self.store.home, run_id)

@@ -16,8 +16,10 @@ import os
 from typing import Protocol
 
 from svmcore.engine.queue import RunQueue
-from svmcore.predict.launch import forecast
-from svmcore.spec.config import RunConfig, shown
+from svmcore.engine.admission import Admitted
+from svmcore.predict.calibration import load_calibration
+from svmcore.predict.launch import forecast_of
+from svmcore.spec.config import shown
 from svmcore.spec.errors import ConfigError
 from svmcore.store.sqlite import RunStatus, Store
 from svmcore.sweeps.dask_executor import DaskExecutor  # dask itself is imported only when it runs
@@ -40,7 +42,7 @@ class SweepExecutor(Protocol):
 
     def describe(self) -> dict: ...
 
-    def submit(self, config: RunConfig, sweep_id: int | None = None, label: str | None = None,
+    def submit(self, launch: Admitted, sweep_id: int | None = None, label: str | None = None,
                extra_env: dict | None = None) -> RunHandle: ...
 
     def cancel(self, run_id: int) -> bool: ...
@@ -62,10 +64,11 @@ class LocalExecutor:
     def describe(self) -> dict:
         return {"executor": self.kind}
 
-    def submit(self, config: RunConfig, sweep_id: int | None = None, label: str | None = None,
+    def submit(self, launch: Admitted, sweep_id: int | None = None, label: str | None = None,
                extra_env: dict | None = None):
-        run = self.queue.submit(config, sweep_id=sweep_id, extra_env=extra_env, label=label,
-                                prediction=forecast(config, self.queue.store.home))
+        """Queue the launch with its forecast, made from the scans its admission read."""
+        launch = forecast_of(launch, load_calibration(self.queue.store.home))
+        run = self.queue.submit(launch, sweep_id=sweep_id, extra_env=extra_env, label=label)
         self.runs.append(run)
         return run
 

@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from svmcore.engine.admission import admit
+from svmcore.engine.admission import Admitted, admit
 from svmcore.spec.config import RunConfig, coerce, shown
 from svmcore.spec.errors import ConfigError, SvmcoreError
 from svmcore.spec.knobs import KNOBS
@@ -54,8 +54,12 @@ def check_grid_size(grid: dict[str, list]) -> int:
 @dataclass
 class GridPoint:
     values: dict[str, Any]
-    config: RunConfig | None
+    launch: Admitted | None  # admitted (with the scans of its data when the data was checked), or refused:
     error: str | None = None
+
+    @property
+    def config(self) -> RunConfig | None:
+        return self.launch.config if self.launch is not None else None
 
 
 def random_combos(grid: dict[str, list], draws: int, seed: int = 0) -> list[tuple]:
@@ -94,8 +98,7 @@ def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None, draw
     for combo in combos:
         values = dict(zip(names, combo))
         try:
-            cfg = admit({**base, **values}, cache_dir)
-            points.append(GridPoint(values, cfg))
+            points.append(GridPoint(values, admit({**base, **values}, cache_dir)))
         except SvmcoreError as e:
             points.append(GridPoint(values, None, str(e)))
     return points

@@ -53,7 +53,7 @@ class Sweep:
                                                 **({"search": search} if search else {})})
             for p in self.points:
                 if p.config is not None:
-                    self.runs.append(executor.submit(p.config, sweep_id=self.sweep_id, extra_env=extra_env,
+                    self.runs.append(executor.submit(p.launch, sweep_id=self.sweep_id, extra_env=extra_env,
                                                      label=grid_label(p.values)))
         except BaseException:
             executor.close()  # a Dask cluster started for this sweep must not outlive it

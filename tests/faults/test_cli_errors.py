@@ -141,7 +141,7 @@ def test_bool_knob_flags_take_true_or_false():
     got = {}
     for name, (flags, _) in BOOL_FLAGS.items():
         args = build_parser().parse_args(["run", *flags, *TINY])
-        got[name] = admit(knob_values(args), None).average
+        got[name] = admit(knob_values(args), None).config.average
     assert got == {name: expect for name, (_, expect) in BOOL_FLAGS.items()}, got
 
 

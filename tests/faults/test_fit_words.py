@@ -110,10 +110,9 @@ def test_the_train_page_refuses_raw_text_on_the_lean_path_where_it_sizes_the_dat
     lab = Lab(home)
     upload = lab.folders.save_upload("SMSSpamCollection", open(sms_text(tmp_path / "sms"), "rb").read())
     lean = {"dataset": upload, "parser": "native", "solver": "native", "mode": "stream"}
-    for ask in (lab.forecasts.data_size, lab.forecasts.launch_warnings):  # (forecast: None before calibration)
-        with pytest.raises(ConfigError, match="is raw text .* by its content"):
-            ask(lean)
-    assert lab.forecasts.data_size({**lean, "parser": "sklearn"})["rows"] > 0
+    with pytest.raises(ConfigError, match="is raw text .* by its content"):
+        lab.forecasts.preview(lean)
+    assert lab.forecasts.preview({**lean, "parser": "sklearn"}).size.rows > 0
 
 
 def test_knobs_that_cannot_run_under_the_budget_as_their_cap_are_one_line_naming_the_budget(home):

@@ -104,8 +104,8 @@ def _good_dataset(lab, name="good.svm"):
     return path
 
 
-@pytest.mark.parametrize("how", ["launch", "start_sweep", "sweep_preview", "forecast", "data_size", "recommend",
-                                 "inspect", "run_remedy", "sweep_grid"])
+@pytest.mark.parametrize("how", ["launch", "start_sweep", "sweep_preview", "preview", "recommend", "inspect",
+                                 "run_remedy", "sweep_grid"])
 def test_test_file_symlink_to_a_system_file_is_refused_and_never_read(lab, how):
     good = _good_dataset(lab)
     link = _outward_link(lab)
@@ -114,8 +114,7 @@ def test_test_file_symlink_to_a_system_file_is_refused_and_never_read(lab, how):
         "launch": lambda: lab.runs.launch(values),
         "start_sweep": lambda: lab.sweeps.start(values, {"batch_size": [2, 4]}),
         "sweep_preview": lambda: lab.sweeps.preview(values, {"batch_size": [2, 4]}),
-        "forecast": lambda: lab.forecasts.forecast(values),
-        "data_size": lambda: lab.forecasts.data_size(values),
+        "preview": lambda: lab.forecasts.preview(values),
         "recommend": lambda: lab.forecasts.recommend(values, 500),
         "inspect": lambda: lab.folders.inspect(good, test_file=link),
         "run_remedy": lambda: lab.learn.run_remedy("batch", {"test_file": link}),
@@ -129,15 +128,14 @@ def test_test_file_symlink_to_a_system_file_is_refused_and_never_read(lab, how):
     assert not os.path.isdir(cache) or not os.listdir(cache), "the outside file was scanned"
 
 
-@pytest.mark.parametrize("how", ["launch", "start_sweep", "forecast", "data_size", "inspect"])
+@pytest.mark.parametrize("how", ["launch", "start_sweep", "preview", "inspect"])
 def test_dataset_symlink_to_a_system_file_is_refused(lab, how):
     link = _outward_link(lab)
     values = {"dataset": link}
     calls = {
         "launch": lambda: lab.runs.launch(values),
         "start_sweep": lambda: lab.sweeps.start(values, {"batch_size": [2, 4]}),
-        "forecast": lambda: lab.forecasts.forecast(values),
-        "data_size": lambda: lab.forecasts.data_size(values),
+        "preview": lambda: lab.forecasts.preview(values),
         "inspect": lambda: lab.folders.inspect(link),
     }
     with pytest.raises(ConfigError, match="outside the data folders") as err:
@@ -268,7 +266,7 @@ def test_libsvm_uploads_without_the_usual_extension_are_accepted_by_content(lab,
     info = lab.folders.inspect(path)
     assert (info["rows"], info["format"], sorted(info["classes"])) == (60, "svmlight", ["-1.0", "1.0"])
     assert path in lab.folders.files()
-    assert lab.forecasts.data_size({"dataset": path})["rows"] > 0  # trainable: the Train page sizes it
+    assert lab.forecasts.preview({"dataset": path}).size.rows > 0  # trainable: the Train page sizes it
 
 
 def test_other_formats_without_an_extension_are_sniffed(lab, tmp_path):

@@ -70,13 +70,13 @@ def _estimate(home, *flags):
 def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
     pred = _estimate(calibrated, "--epochs=1", *flags)
     assert {"floor", "data", "test", "batch", "model", "transforms", "io"} <= set(pred["parts"])
-    assert pred["phases"]["imports"]["predicted_mb"] == pred["parts"]["floor"]
+    assert pred["phases_mb"]["imports"] == pred["parts"]["floor"]
     proc = cli("run", "--json", "--epochs=1", *flags, home=calibrated, timeout=600)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["prediction"]["predicted_peak_mb"] == pred["predicted_peak_mb"]
     err = pred["predicted_peak_mb"] / summary["peak_rss_mb"] - 1
-    assert abs(err) <= 0.15, (pred["predicted_peak_mb"], summary["peak_rss_mb"], pred["phases"])
+    assert abs(err) <= 0.15, (pred["predicted_peak_mb"], summary["peak_rss_mb"], pred["phases_mb"])
     # the train time forecast is rough, and in CPU seconds (wall seconds count whatever else the two cores
     # run): where training takes seconds it has the right order of magnitude
     cpu = next(p["cpu_s"] for p in summary["phases"] if p["name"] == "train")
@@ -127,10 +127,10 @@ def test_the_lean_path_with_a_separate_test_file_is_priced_within_15_percent(lea
     flags = (f"--dataset={train}", f"--test-file={test}", "--mode=stream", "--parser=native", "--solver=native",
              "--epochs=1")
     pred = _estimate(lean_calibrated, *flags)
-    assert pred["phases"]["train"]["parts_mb"]["test"] > 5  # the whole file (~11 MiB), not a 2,000-row sample
+    assert pred["phase_parts"]["train"]["test"] > 5  # the whole file (~11 MiB), not a 2,000-row sample
     proc = cli("run", "--json", *flags, home=lean_calibrated, timeout=600)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["floor_mb"] < 80  # it ran on the lean path (numpy and the native library only)
     err = pred["predicted_peak_mb"] / summary["peak_rss_mb"] - 1
-    assert abs(err) <= 0.15, (pred["predicted_peak_mb"], summary["peak_rss_mb"], pred["phases"])
+    assert abs(err) <= 0.15, (pred["predicted_peak_mb"], summary["peak_rss_mb"], pred["phases_mb"])

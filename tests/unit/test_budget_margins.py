@@ -4,6 +4,8 @@ why an RSS peak can stand above a cgroup cap. Plain data, no run."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from svmcore.predict import launch
@@ -25,6 +27,7 @@ from svmcore.predict.margin import (
 )
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import validate
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.outcomes import rss_over_cap_note
 from svmcore.store.records import RunRecord, RunStatus
 
@@ -75,19 +78,20 @@ def test_cap_below_floor_warns_only_below_it(cap, expected):
 
 
 def test_launch_warnings_say_below_the_floor_instead_of_above_the_cap():
-    fc = {"peak_mb": 60.0, "peak_phase": "load", "lower_bound": True, "train_s": None, "parts": {"data": 50.0},
-          "time_basis": "reference", "floor_mb": REFERENCE_FLOORS_MB["base"], "floor_basis": REFERENCE_BASIS}
+    fc = Forecast(60.0, "load", {"data": 50.0}, lower_bound=True, floor_mb=REFERENCE_FLOORS_MB["base"],
+                  floor_basis=REFERENCE_BASIS)
     warns = launch.launch_warnings(validate(memory_cap_mb=100), fc, None)
     assert len(warns) == 1 and "below the floor of 128 MiB" in warns[0], warns
     # above the floor but below the forecast: the cap warning as before
-    warns = launch.launch_warnings(validate(memory_cap_mb=130), dict(fc, peak_mb=300.0), None)
+    warns = launch.launch_warnings(validate(memory_cap_mb=130), dataclasses.replace(fc, predicted_peak_mb=300.0), None)
     assert len(warns) == 1 and "its memory cap is 130 MiB" in warns[0], warns
-    assert launch.launch_warnings(validate(memory_cap_mb=400), dict(fc, peak_mb=300.0), None) == []
+    assert launch.launch_warnings(validate(memory_cap_mb=400), dataclasses.replace(fc, predicted_peak_mb=300.0),
+                                  None) == []
 
 
 def test_launch_forecast_carries_the_floor(tmp_path):
-    fc = launch.launch_forecast(validate(rows=2000, features=1024), str(tmp_path))
-    assert (fc["floor_mb"], fc["floor_basis"]) == (128.0, REFERENCE_BASIS)
+    fc = launch.forecast(validate(rows=2000, features=1024), None)
+    assert (fc.floor_mb, fc.floor_basis) == (128.0, REFERENCE_BASIS)
 
 
 # ---------------------------------------------------------------- margins

@@ -9,6 +9,7 @@ import pytest
 
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.events import EVAL, OUTCOME, PHASE_END, PHASE_START, PROGRESS
+from svmcore.spec.forecast import Forecast
 from svmcore.store.records import PhaseSpan, RunSummary
 from svmcore.sweeps.frontier import TradeoffPoint
 from ui.charts import (
@@ -117,8 +118,8 @@ def test_memory_info_leaves_out_phases_without_an_end():
 
 def test_memory_info_a_given_prediction_wins_over_the_stored_one():
     summary = RunSummary(prediction={"predicted_peak_mb": 120.0})
-    assert memory_info([], summary, {"predicted_peak_mb": 99.0}).predicted_mb == 99.0
-    assert memory_info([], summary, {}).predicted_mb == 120.0  # an empty one is no prediction
+    assert memory_info([], summary, Forecast(99.0)).predicted_mb == 99.0
+    assert memory_info([], summary, None).predicted_mb == 120.0
     assert memory_info([], RunSummary(prediction={"error": "not calibrated"})).predicted_mb is None
 
 
@@ -326,13 +327,13 @@ class LiveView:
     summary: RunSummary
     is_live: bool
     config: dict = field(default_factory=dict)
-    prediction: dict | None = None
+    prediction: Forecast | None = None
     colour: str | None = None
 
 
 def test_view_series_of_a_live_run_ends_its_open_phase_now_and_shows_its_cap_and_forecast():
     view = LiveView(5, SAMPLES, [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("load", 0.3)],
-                    RunSummary(), True, {"memory_cap_mb": 512}, {"predicted_peak_mb": 99.0})
+                    RunSummary(), True, {"memory_cap_mb": 512}, Forecast(99.0))
     series = view_series(view)
     assert series.phases == [("imports", 0.0, 0.3), ("load", 0.3, 1.0)]
     assert (series.cap_mb, series.floor_mb, series.predicted_mb, series.peak_mb) == (512, 38.0, 99.0, None)

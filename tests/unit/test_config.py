@@ -394,7 +394,7 @@ def test_cgroup_cap_follows_availability(monkeypatch, available):
     monkeypatch.setattr(limits, "cgroup_available", lambda: available)
     assert validate(cap_kind="cgroup", memory_cap_mb=256).cap_kind == "cgroup"
     if available:
-        assert admit({"cap_kind": "cgroup", "memory_cap_mb": 256}, None).cap_kind == "cgroup"
+        assert admit({"cap_kind": "cgroup", "memory_cap_mb": 256}, None).config.cap_kind == "cgroup"
     else:
         with pytest.raises(ConfigError, match=knob_error("cap_kind") + ".*rlimit"):
             admit({"cap_kind": "cgroup", "memory_cap_mb": 256}, None)

@@ -491,36 +491,6 @@ def test_memmap_conversion_of_a_file_changed_midway_fails_and_leaves_no_cache(tm
     assert not [n for n in os.listdir(tmp_path / "cache") if n.startswith("bin-")]
 
 
-# ---------------------------------------------------------------- preflight: the data's rules before launch
-
-def test_preflight_refuses_what_only_the_data_can_refuse(tmp_path):
-    from svmcore.data.sources import preflight
-
-    big = _svm_file(tmp_path / "big.svm", rows=20_000)
-    cache = str(tmp_path / "cache")
-    assert preflight(validate(dataset=str(big)), cache).rows == 20_000
-    with pytest.raises(ConfigError, match=r"^model: kernel-svm .* 16,000 rows is above its limit of 10,000"):
-        preflight(validate(dataset=str(big), model="kernel-svm"), cache)
-    with pytest.raises(ConfigError, match=r"^batch_size: 16,001 is larger than the training data \(16,000 rows\)"):
-        preflight(validate(dataset=str(big), batch_size=16_001), cache)
-    one = tmp_path / "one.svm"
-    one.write_text("1 1:1\n" * 50)
-    with pytest.raises(DataError, match="one class"):
-        preflight(validate(dataset=str(one), batch_size=1), cache)
-    few = tmp_path / "few.svm"
-    few.write_text("1 1:1\n-1 2:1\n")
-    with pytest.raises(DataError, match="no rows are left for testing"):
-        preflight(validate(dataset=str(few), batch_size=1), cache)
-    bad_test = tmp_path / "test.svm"
-    bad_test.write_text("1 1:1\n-1 2:x\n")
-    with pytest.raises(DataError, match="line 2"):
-        preflight(validate(dataset=str(big), test_file=str(bad_test)), cache)
-    # synthetic data: described from its knobs, no generation
-    with pytest.raises(ConfigError, match=r"^batch_size: "):
-        preflight(validate(rows=1000, batch_size=900))
-    preflight(validate(rows=1000, batch_size=800))
-
-
 def test_a_sorted_file_can_group_its_positives_by_kind_holding_about_a_chunk(tmp_path):
     """w8a's positives come in runs of rows that are alike (a source's pages): ``group_kinds``
     writes the positives grouped by the marker token that makes each one positive, each kind's

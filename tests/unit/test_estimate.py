@@ -13,6 +13,7 @@ from svmcore.predict import model as estimate
 from svmcore.predict.calibration import fit
 from svmcore.predict.model import Shape, features, parts, predict
 from svmcore.spec.config import validate
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.units import MiB
 
 SHAPE = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=1 << 20, nnz_per_row=46.0,
@@ -71,9 +72,9 @@ def test_distill_adds_its_phase_with_the_students_weights_and_keeps_rows_untrans
     # no calibration run distills: its phase is priced with the train phase's coefficients
     cal = calib.Calibration({"kernel-approx+base": 120.0}, {"train": {"model_linear": 1.0}}, calib.fingerprint(),
                             0.0, 1, {})
-    phases = predict(distilled, cal, SHAPE)["phases"]
+    phases = predict(distilled, cal, SHAPE).phases_mb
     assert list(phases) == ["imports", "prepare", "load", "transform", "train", "distill", "evaluate"]
-    assert phases["distill"]["predicted_mb"] == pytest.approx(phases["train"]["predicted_mb"] + student / MiB, abs=0.1)
+    assert phases["distill"] == pytest.approx(phases["train"] + student / MiB, abs=0.1)
 
 
 def test_the_model_export_follows_width_and_classes_in_the_evaluate_phase_of_runs_that_export(tmp_path):
@@ -96,9 +97,9 @@ def test_the_model_export_follows_width_and_classes_in_the_evaluate_phase_of_run
     assert all("model_export" not in f[ph] for ph in f if ph != "evaluate")
     # until a calibration fits it, one byte of RSS per byte
     cal = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
-    phases = predict(validate(), cal, SHAPE)["phases"]
-    assert phases["evaluate"]["predicted_mb"] == pytest.approx(120.0 + 12.0, abs=0.1)
-    assert phases["evaluate"]["parts_mb"]["model"] == pytest.approx(12.0, abs=0.1)
+    pred = predict(validate(), cal, SHAPE)
+    assert pred.phases_mb["evaluate"] == pytest.approx(120.0 + 12.0, abs=0.1)
+    assert pred.phase_parts["evaluate"]["model"] == pytest.approx(12.0, abs=0.1)
     # models that are not exported: kernel-approx, the MLPs, the exact kernel SVM, and raw text
     for model in ("kernel-approx", "mlp", "mlp-numpy", "kernel-svm"):
         cfg = validate(model=model, rows=3000)
@@ -145,19 +146,19 @@ def test_fit_recovers_the_coefficients_it_was_given():
     for cfg, s in obs:
         pred = predict(cfg, cal, calib._shape_from_summary(cfg, s))
         measured = max(p["peak_rss_mb"] for p in s["phases"])
-        assert pred["predicted_peak_mb"] == pytest.approx(measured, rel=1e-3)
+        assert pred.predicted_peak_mb == pytest.approx(measured, rel=1e-3)
 
 
 def test_prediction_reports_its_parts_and_every_phase(tmp_path):
     cal = calib.Calibration({"linear-svm+base": 124.0}, {"load": {"load_data_float64": 1.0, "test": 1.0}},
                                calib.fingerprint(), 0.0, 1, {})
     pred = predict(validate(rows=50_000), cal)
-    assert pred["peak_phase"] == "load"
-    assert set(pred["phases"]) >= {"imports", "prepare", "load", "train", "evaluate"}
-    assert pred["parts"]["floor"] == 124.0
-    total = sum(v for k, v in pred["parts"].items())
-    assert total == pytest.approx(pred["predicted_peak_mb"], abs=0.5)
-    assert pred["parts"]["data"] > 0 and pred["parts"]["test"] > 0
+    assert pred.peak_phase == "load"
+    assert set(pred.phases_mb) >= {"imports", "prepare", "load", "train", "evaluate"}
+    assert pred.parts["floor"] == pred.floor_mb == 124.0
+    total = sum(v for k, v in pred.parts.items())
+    assert total == pytest.approx(pred.predicted_peak_mb, abs=0.5)
+    assert pred.parts["data"] > 0 and pred.parts["test"] > 0
 
 
 def test_a_calibration_from_another_machine_or_version_is_not_used(tmp_path):
@@ -172,7 +173,6 @@ def test_a_calibration_from_another_machine_or_version_is_not_used(tmp_path):
     with open(calib.calibration_path(str(tmp_path)), "w") as f:
         f.write("{not json")
     assert calib.load_calibration(str(tmp_path)) is None
-    assert launch.forecast(validate(), str(tmp_path)) is None
 
 
 def test_unknown_library_sets_borrow_the_numba_cost():
@@ -265,9 +265,9 @@ def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_fir
     cfg = validate(model="mlp", hidden="64")
     layer = (1 << 20) * 64 * 8
     lb = launch.lower_bound(cfg, shape)
-    assert lb["peak_phase"] == "train"
-    assert 7 * layer / MiB <= lb["peak_mb"] < 3745  # a lower bound of the measured peak
-    assert max(lb["parts"], key=lb["parts"].get) == "model"
+    assert lb.peak_phase == "train" and lb.lower_bound
+    assert 7 * layer / MiB <= lb.predicted_peak_mb < 3745  # a lower bound of the measured peak
+    assert max(lb.parts, key=lb.parts.get) == "model"
 
 
 # ---------------------------------------------------------------- the train time forecast
@@ -306,9 +306,9 @@ def test_mlp_steps_follow_its_own_200_row_batches_and_its_weights():
 
 # ---------------------------------------------------------------- warnings before launch
 
-def _forecast(peak_mb=4000.0, train_s=600.0, lower=False, time_basis="calibrated", model_mb=3772.0):
-    return {"peak_mb": peak_mb, "peak_phase": "train", "lower_bound": lower, "train_s": train_s,
-            "parts": {"data": 14.0, "model": model_mb}, "time_basis": time_basis}
+def _forecast(peak_mb=4000.0, train_s=600.0, lower=False, model_mb=3772.0, **more):
+    return Forecast(peak_mb, "train", {"data": 14.0, "model": model_mb}, predicted_train_s=train_s, lower_bound=lower,
+                    **more)
 
 
 def test_launch_warnings_memory_above_what_is_available_now():
@@ -334,9 +334,10 @@ def test_under_a_cgroup_cap_the_warning_forecasts_what_the_cgroup_is_charged():
     processes already hold (measured: 56-58 MiB on scikit-learn's path) count in RSS, not against the cap.
     A 100 MiB cgroup cap below the 128 MiB floor was said to end "almost certainly" out of memory; the run
     completed, its cgroup charged 96 MiB."""
-    def fc(peak_mb, kind):
-        return dict(_forecast(peak_mb=peak_mb, train_s=None, model_mb=8.0), floor_mb=128.0, floor_basis="measured here",
-                    cap_kind=kind, library_files_mb=57.0)
+    def fc(peak_mb, kind, lower=False):
+        return _forecast(peak_mb=peak_mb, train_s=None, model_mb=8.0, floor_mb=128.0, floor_basis="measured here",
+                         cap_kind=kind, capped_mb=peak_mb - (57.0 if kind == "cgroup" and not lower else 0.0),
+                         lower=lower)
 
     assert launch.launch_warnings(validate(memory_cap_mb=100, cap_kind="cgroup"), fc(150.0, "cgroup"), None) == []
     [rlimit] = launch.launch_warnings(validate(memory_cap_mb=100, cap_kind="rlimit"), fc(150.0, "rlimit"), None)
@@ -349,7 +350,7 @@ def test_under_a_cgroup_cap_the_warning_forecasts_what_the_cgroup_is_charged():
     assert "below the 71 MiB that Python and the libraries" in floor and "charge to a cgroup" in floor, floor
     # a lower bound is the parts alone, without the floor and its library files: all of it is charged
     [bound] = launch.launch_warnings(validate(memory_cap_mb=100, cap_kind="cgroup"),
-                                     dict(fc(120.0, "cgroup"), lower_bound=True), None)
+                                     fc(120.0, "cgroup", lower=True), None)
     assert bound.startswith("Memory: this run needs at least 120 MiB") and "its memory cap is 100 MiB" in bound
     assert "forecast at" not in bound, bound
 
@@ -359,8 +360,7 @@ def test_launch_warnings_a_long_train_phase_in_minutes_and_says_it_is_rough():
     assert warns == ["Time: training alone is forecast to take about 10 minutes of CPU time (a rough forecast from "
                      "per-sample and per-step costs fitted on this machine's calibration runs)."]
     assert launch.launch_warnings(validate(), _forecast(peak_mb=300, train_s=170, model_mb=100.0), 10_000 * MiB) == []
-    ref = launch.launch_warnings(validate(), _forecast(peak_mb=300, train_s=9000, time_basis="reference",
-                                                       model_mb=100.0), None)
+    ref = launch.launch_warnings(validate(), _forecast(peak_mb=300, train_s=9000, lower=True, model_mb=100.0), None)
     assert "about 2.5 hours" in ref[0] and "a reference machine, not this one" in ref[0]
 
 
@@ -382,10 +382,24 @@ def test_launch_forecast_without_calibration_is_the_lower_bound(tmp_path):
     path = tmp_path / "raw.txt"
     path.write_text("".join(f"{'pos' if r % 2 else 'neg'}\tw{r % 7} w{r % 13} w{r}\n" for r in range(2000)))
     cfg = validate(dataset=str(path), model="mlp", hidden="64", batch_size=200)
-    fc = launch.launch_forecast(cfg, str(tmp_path / "home"))
-    assert fc["lower_bound"] and fc["time_basis"] == "reference"
-    assert fc["peak_mb"] >= 7 * (1 << 20) * 64 * 8 / MiB  # text is hashed to 2^20 columns by default
-    assert fc["train_s"] > 0
+    fc = launch.forecast(cfg, None, cache_dir=str(tmp_path / "cache"))
+    assert fc.lower_bound and "floor" not in fc.parts
+    assert fc.predicted_peak_mb >= 7 * (1 << 20) * 64 * 8 / MiB  # text is hashed to 2^20 columns by default
+    assert fc.predicted_train_s > 0  # at the reference machine's rates
+
+
+def test_the_forecast_says_what_the_runs_cap_will_limit(tmp_path):
+    """Under a cgroup cap, what the cgroup is charged: the calibrated peak less the library files other
+    processes hold (57 MiB on scikit-learn's path); a lower bound holds no floor, so all of it is charged."""
+    cal = calib.Calibration({"linear-svm+base": 128.0}, {}, "x", 0.0, 1, {})
+    cgroup, rlimit = validate(memory_cap_mb=100, cap_kind="cgroup"), validate(memory_cap_mb=100, cap_kind="rlimit")
+    fc = launch.forecast(cgroup, cal, SHAPE)
+    assert (fc.cap_kind, fc.floor_mb) == ("cgroup", 128.0)
+    assert fc.capped_mb == pytest.approx(fc.predicted_peak_mb - 57.0, abs=0.1)
+    assert launch.forecast(rlimit, cal, SHAPE).capped_mb == fc.predicted_peak_mb
+    bound = launch.forecast(cgroup, None, SHAPE)
+    assert bound.lower_bound and bound.capped_mb == bound.predicted_peak_mb
+    assert launch.forecast(validate(), None, SHAPE).cap_kind == "none"
 
 
 def test_a_forecast_that_fails_inside_the_model_is_logged_not_silently_dropped(tmp_path, caplog):
@@ -394,7 +408,7 @@ def test_a_forecast_that_fails_inside_the_model_is_logged_not_silently_dropped(t
     with open(calib.calibration_path(str(tmp_path)), "w") as f:
         json.dump(cal.to_dict(), f)
     with caplog.at_level("INFO", logger="svmcore.predict.launch"):
-        assert launch.forecast(validate(rows=2000), str(tmp_path)) is None
+        assert launch.admit(validate(rows=2000), str(tmp_path)).forecast is None
     [record] = [r for r in caplog.records if r.name == "svmcore.predict.launch"]
     assert record.levelname == "ERROR" and "failed to price this run" in record.getMessage() and record.exc_info
 
@@ -418,9 +432,9 @@ def test_the_lean_paths_test_file_is_priced_twice_in_every_phase_after_loading(t
     cal = calib.Calibration({"linear-svm+lean": 37.0}, {}, "x", 0.0, 1, {})
     a, b = predict(with_test, cal, shape), predict(validate(lean), cal, shape)
     for phase in ("load", "train", "evaluate"):
-        extra = a["phases"][phase]["predicted_mb"] - b["phases"][phase]["predicted_mb"]
+        extra = a.phases_mb[phase] - b.phases_mb[phase]
         assert extra == pytest.approx(2 * held / MiB, abs=0.2), phase
-    assert a["parts"]["test"] == pytest.approx(2 * held / MiB, abs=0.2)
+    assert a.parts["test"] == pytest.approx(2 * held / MiB, abs=0.2)
 
 
 def test_loading_dense_float32_peaks_while_a_chunk_is_made_dense_beside_the_chunks_before_it():
@@ -445,11 +459,11 @@ def test_loading_dense_float32_peaks_while_a_chunk_is_made_dense_beside_the_chun
     cal = calib.Calibration({"linear-svm+base": 120.0}, {"load": {"load_data_dense": 1.0}}, "x", 0.0, 1, {})
     for precision, peak_in_chunk in (("float32", True), ("float16", True), ("float64", False)):
         cfg = validate(rows=20_000, features=4096, representation="dense", precision=precision)
-        load = predict(cfg, cal, shape)["phases"]["load"]
+        load = predict(cfg, cal, shape).phases_mb["load"]
         pp = parts(cfg, shape)
         chunk_mb = (pp["load_held"] + pp["io_densify_chunk"]) / MiB
         stack_mb = pp["data_stacked"] / MiB
-        assert load["predicted_mb"] == pytest.approx(120 + max(chunk_mb, stack_mb), abs=0.2), precision
+        assert load == pytest.approx(120 + max(chunk_mb, stack_mb), abs=0.2), precision
         assert (chunk_mb >= stack_mb) == peak_in_chunk, precision  # float32: 500 MiB each at 1.0
 
 
@@ -461,7 +475,7 @@ def test_the_lean_floor_comes_from_the_calibration_when_it_measured_one(tmp_path
     new = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+lean": 36.5}, {}, "x", 0.0, 1, {})
     assert floor_for(cfg, old) == (estimate.LEAN_FLOOR_MB, REFERENCE_BASIS)
     assert floor_for(cfg, new) == (36.5, CALIBRATED_BASIS)
-    assert predict(cfg, new, SHAPE)["parts"]["floor"] == 36.5
+    assert predict(cfg, new, SHAPE).parts["floor"] == 36.5
     assert [r["floor_mb"] for r in import_costs(new) if "lean" in r["libraries"]] == [36.5]
 
 
@@ -480,8 +494,8 @@ def test_the_lean_calibration_runs_give_its_floor_and_move_no_classic_coefficien
     classic = {ph: {k: v for k, v in c.items() if "lean" not in k} for ph, c in with_lean.coefs.items()}
     for phase, coefs in without.coefs.items():  # its absurd phase peaks moved only the lean path's own coefficients
         assert classic[phase] == pytest.approx(coefs, abs=1e-6), phase
-    lean_train = predict(lean, with_lean, calib._shape_from_summary(lean, summary))["phases"]["train"]
-    assert lean_train["predicted_mb"] == pytest.approx(5000.0, rel=1e-3)  # and they fit it
+    lean_train = predict(lean, with_lean, calib._shape_from_summary(lean, summary)).phases_mb["train"]
+    assert lean_train == pytest.approx(5000.0, rel=1e-3)  # and they fit it
 
 
 def test_a_build_from_a_dense_source_is_priced_apart_from_a_sparse_one():

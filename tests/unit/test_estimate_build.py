@@ -39,7 +39,7 @@ def test_a_dense_memmap_build_from_a_text_file_holds_the_chunks_lines_arrays_and
     assert parts(cfg, DENSEISH)["io_convert_file"] == pytest.approx(held)
     prepare_features = features(cfg, parts(cfg, DENSEISH))["prepare"]
     assert prepare_features == {"const_memmap": MiB, "io_convert_file": pytest.approx(held)}
-    prepare = predict(cfg, CAL, DENSEISH)["phases"]["prepare"]["predicted_mb"]
+    prepare = predict(cfg, CAL, DENSEISH).phases_mb["prepare"]
     if precision == "float64":
         # what it holds (101 MiB, at one byte of RSS each: FIXED_COEFS), not 13.1 x 7.3 MiB + 1.61 x 45.8 MiB
         assert prepare == pytest.approx(FLOOR + held / MiB, abs=0.1)

@@ -81,9 +81,9 @@ def test_a_peak_just_above_the_budget_is_not_rounded_to_it():
 
 def test_a_forecast_just_above_the_cap_is_not_rounded_to_it():
     from svmcore.predict.launch import launch_warnings
+    from svmcore.spec.forecast import Forecast
 
-    forecast = {"peak_mb": 143.4, "peak_phase": "train", "lower_bound": False, "parts": {"model": 10.0},
-                "train_s": None, "time_basis": "calibrated", "floor_mb": 100.0, "floor_basis": "measured"}
+    forecast = Forecast(143.4, "train", {"model": 10.0}, floor_mb=100.0, floor_basis="measured")
     warns = launch_warnings(validate(memory_cap_mb=143), forecast, None)
     assert any("peak at 143.4 MiB" in w and "memory cap is 143 MiB" in w for w in warns), warns
 

@@ -132,12 +132,12 @@ def test_a_single_process_run_never_imports_dask():
 
 def test_a_budget_holds_every_process_of_a_local_data_parallel_run():
     from svmcore.predict.recommend import _budgeted
+    from svmcore.spec.forecast import Forecast, ParallelForecast
 
-    pred = {"predicted_peak_mb": 200.0,
-            "parallel": {"total_mb": 700.0, "per_worker_mb": 250.0, "coordinator_mb": 200.0}}
+    pred = Forecast(200.0, parallel=ParallelForecast(2, 250.0, {}, 200.0, 700.0, ""))
     assert _budgeted(validate(workers=2), pred)["predicted_peak_mb"] == 700.0
     assert _budgeted(validate(workers=2, scheduler="tcp://h:8786"), pred)["predicted_peak_mb"] == 250.0
-    assert _budgeted(validate({}), {"predicted_peak_mb": 200.0}) == {"predicted_peak_mb": 200.0}
+    assert _budgeted(validate({}), Forecast(200.0)) == Forecast(200.0).to_dict()
 
 
 def test_a_dask_call_that_waits_on_a_gone_worker_ends_as_that_workers_loss():

@@ -10,26 +10,26 @@ from svmcore.predict import launch
 from svmcore.predict.calibration import fit_train_time
 from svmcore.predict.model import time_features
 from svmcore.spec.config import validate
+from svmcore.spec.forecast import Forecast
 from svmcore.spec.units import MiB
 from tests.faults.test_fit_words import sms_text
 
 
 def test_an_mlp_on_two_to_the_twenty_hashed_columns_gets_a_memory_warning(tmp_path):
     cfg = validate(dataset=sms_text(tmp_path / "SMSSpamCollection"), model="mlp")  # raw text: 2^20 columns
-    fc = launch.launch_forecast(cfg, str(tmp_path / "home"))  # no calibration: the lower bound
-    assert fc["parts"]["model"] >= 4 * (1 << 20) * 64 * 8 / MiB  # weights, best copy, Adam's two moments
+    fc = launch.forecast(cfg, None, cache_dir=str(tmp_path / "cache"))  # no calibration: the lower bound
+    assert fc.parts["model"] >= 4 * (1 << 20) * 64 * 8 / MiB  # weights, best copy, Adam's two moments
     warns = launch.launch_warnings(cfg, fc, 64 * 1024 * MiB)  # plenty of memory available
     memory = [w for w in warns if w.startswith("Memory: ")]
     assert len(memory) == 1, warns
     assert "the model and its optimiser state" in memory[0] and "1,048,576 input columns" in memory[0], memory
     assert "hashing_bits 16" in memory[0], memory
-    narrower = fc["narrower"]
-    assert narrower["hashing_bits"] == 16 and narrower["peak_mb"] < fc["peak_mb"] / 8, narrower
+    assert fc.narrower_mb < fc.predicted_peak_mb / 8, fc.narrower_mb
 
 
 def test_a_small_model_gets_no_memory_warning(tmp_path):
     cfg = validate(dataset=sms_text(tmp_path / "sms"), hashing_bits=14, model="mlp")
-    fc = launch.launch_forecast(cfg, str(tmp_path / "home"))
+    fc = launch.forecast(cfg, None, cache_dir=str(tmp_path / "cache"))
     assert [w for w in launch.launch_warnings(cfg, fc, 64 * 1024 * MiB) if w.startswith("Memory: ")] == []
 
 
@@ -52,8 +52,7 @@ def test_the_time_model_is_fitted_on_cpu_seconds_where_a_run_recorded_them():
 
 
 def test_the_time_warning_says_cpu_time():
-    fc = {"peak_mb": 300.0, "peak_phase": "train", "lower_bound": False, "train_s": 600.0, "parts": {},
-          "time_basis": "calibrated"}
+    fc = Forecast(300.0, "train", predicted_train_s=600.0)
     (warn,) = launch.launch_warnings(validate(), fc, None)
     assert warn.startswith("Time: training alone is forecast to take about 10 minutes of CPU time"), warn
 

@@ -1,0 +1,61 @@
+"""Admission's data rules (what only the data can refuse, from one scan of the data and of
+its test file) and what the worker receives of that scan."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from svmcore.data.sources import Source, scan
+from svmcore.engine.admission import Admitted, check_data
+from svmcore.spec.config import validate
+from svmcore.spec.errors import ConfigError, DataError
+
+
+def _svm_file(path, rows=5000):
+    rng = np.random.default_rng(1)
+    ids = rng.integers(1, 300, size=rows)
+    path.write_text("".join(f"{1 if r % 2 else -1} {i}:1 {i + 1}:0.5\n" for r, i in enumerate(ids)))
+    return path
+
+
+def test_admission_refuses_what_only_the_data_can_refuse(tmp_path):
+    big = _svm_file(tmp_path / "big.svm", rows=20_000)
+    cache = str(tmp_path / "cache")
+    assert check_data(validate(dataset=str(big)), cache).scan.rows == 20_000
+    with pytest.raises(ConfigError, match=r"^model: kernel-svm .* 16,000 rows is above its limit of 10,000"):
+        check_data(validate(dataset=str(big), model="kernel-svm"), cache)
+    with pytest.raises(ConfigError, match=r"^batch_size: 16,001 is larger than the training data \(16,000 rows\)"):
+        check_data(validate(dataset=str(big), batch_size=16_001), cache)
+    one = tmp_path / "one.svm"
+    one.write_text("1 1:1\n" * 50)
+    with pytest.raises(DataError, match="one class"):
+        check_data(validate(dataset=str(one), batch_size=1), cache)
+    few = tmp_path / "few.svm"
+    few.write_text("1 1:1\n-1 2:1\n")
+    with pytest.raises(DataError, match="no rows are left for testing"):
+        check_data(validate(dataset=str(few), batch_size=1), cache)
+    bad_test = tmp_path / "test.svm"
+    bad_test.write_text("1 1:1\n-1 2:x\n")
+    with pytest.raises(DataError, match="line 2"):
+        check_data(validate(dataset=str(big), test_file=str(bad_test)), cache)
+    # synthetic data: described from its knobs, no generation
+    with pytest.raises(ConfigError, match=r"^batch_size: "):
+        check_data(validate(rows=1000, batch_size=900), None)
+    assert check_data(validate(rows=1000, batch_size=800), None).job_scans()["scan"]["rows"] == 1000
+
+
+def test_the_worker_receives_the_scans_unless_a_file_changed_since(tmp_path):
+    train, test = _svm_file(tmp_path / "train.svm"), _svm_file(tmp_path / "test.svm", rows=1000)
+    cfg = validate(dataset=str(train), test_file=str(test))
+    launch = check_data(cfg, str(tmp_path / "cache"))
+    assert launch.job_scans() == {"scan": scan(Source(cfg)).to_dict(),
+                                  "test_scan": scan(Source(validate(dataset=str(test)))).to_dict()}
+    with open(test, "a") as f:  # the test file grew while the run was queued: the worker scans it again
+        f.write("1 1:1\n")
+    assert launch.job_scans() == {}
+    assert Admitted(cfg).job_scans() == {}  # a run that was not admitted against its data: nothing handed down
+    os.truncate(test, os.path.getsize(test) - len("1 1:1\n"))
+    assert launch.job_scans() == {}  # (the same size again, but not the file that was scanned: rewritten since)
