@@ -33,7 +33,8 @@ from svmcore.app.reference import remedies_reference  # noqa: E402
 from svmcore.cli.run import execute  # noqa: E402
 from svmcore.predict.calibration import calibrate, load_calibration  # noqa: E402
 from svmcore.spec.config import RunConfig, validate  # noqa: E402
-from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
+from svmcore.spec.status import RunStatus  # noqa: E402
+from svmcore.store.sqlite import Store  # noqa: E402
 
 _MODES = {"mode": ["memory", "memmap", "stream"], "precision": ["float64", "float32"]}
 # name, starting knobs, budget (MiB), the sweep over the knobs fit may change there

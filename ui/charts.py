@@ -17,9 +17,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from svmcore.app.headlines import run_tag
-from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
+from svmcore.engine.summary import phase_spans
+from svmcore.spec.events import EVAL, PHASES, PROGRESS, WORKER_MEMORY
+from svmcore.spec.result import Prediction, RunSummary
 from svmcore.spec.units import MiB
-from svmcore.store.records import PhaseSpan, RunSummary
 
 # Distinct at a glance and readable on light and dark backgrounds; neighbours (runs
 # of one sweep have consecutive ids) differ in hue the most. 16 colours: a chart of up
@@ -128,13 +129,13 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 300) -> go
 
 # ---------------------------------------------------------------- one run: its series
 
-def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None = None) -> dict:
+def memory_info(samples: Sequence, summary: RunSummary, prediction: Prediction | None = None) -> dict:
     """Series for the memory panel: sampled RSS split anon/file, phase bands, the exact
     peak, the cap, the floor and the predicted peak, all in MiB. A cgroup-capped run's
     samples also hold what its cgroup is charged, the quantity the cap limits: ``held``
     (what the kernel cannot reclaim) and ``cache`` (page cache, reclaimed before any
     kill), and ``cgroup_peak_mb`` is that charge's exact peak; empty lists otherwise."""
-    prediction = prediction or summary.prediction or {}
+    prediction = prediction or summary.prediction
     capped = any(s.cgroup_bytes is not None for s in samples)  # a sample whose read failed is a gap
     return {
         "t": [round(s.t_s, 3) for s in samples],
@@ -149,21 +150,8 @@ def memory_info(samples: Sequence, summary: RunSummary, prediction: dict | None 
         "cap_mb": summary.cap_mb,
         "cgroup_peak_mb": summary.cgroup_peak_mb,
         "floor_mb": summary.floor_mb,
-        "predicted_mb": prediction.get("predicted_peak_mb"),
+        "predicted_mb": prediction.predicted_peak_mb if prediction else None,
     }
-
-
-def live_phases(events: list[dict], now_s: float) -> tuple[PhaseSpan, ...]:
-    """Phase spans from raw events while a run is going (the open phase ends 'now')."""
-    out: list[dict] = []
-    for e in events:
-        if e["kind"] == PHASE_START:
-            out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None, "wall_s": None, "peak_rss_mb": None})
-        elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
-            out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
-    if out and out[-1]["end_s"] is None:
-        out[-1]["end_s"] = now_s
-    return tuple(PhaseSpan(**p) for p in out)
 
 
 def throughput_info(events: list[dict], window: int = 3) -> dict:
@@ -212,7 +200,7 @@ def thin(values: Sequence[float], most: int = MAX_POINTS) -> list[int]:
 
 
 def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunSummary, x: str = "time",
-               prediction: dict | None = None, name: str = "", most: int = MAX_POINTS,
+               prediction: Prediction | None = None, name: str = "", most: int = MAX_POINTS,
                monitor: str | None = None, colour: str | None = None) -> dict:
     """Everything the stacked chart draws of one run, on one x unit: ``x`` is "time"
     (seconds since launch) or "samples" (samples seen, between progress events).
@@ -252,7 +240,7 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
         "phases": phases, "peak_mb": mem["peak_mb"], "peak_phase": summary.peak_phase, "cap_mb": mem["cap_mb"],
         "cap": summary.cap, "cgroup_peak_mb": mem["cgroup_peak_mb"], "floor_mb": mem["floor_mb"],
         "predicted_mb": mem["predicted_mb"],
-        "monitor": monitor or summary.extra.get("monitor") or "full",
+        "monitor": monitor or summary.monitor or "full",
         # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
         "workers": (workers_info(samples, events, most) if x == "time"
                     else {"workers": [], "total": {"t": [], "rss": []}}),
@@ -299,7 +287,7 @@ def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS, c
     monitor = view.config.get("monitor") or "full"
     if not view.is_live:
         return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor, colour)
-    phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
+    phases = phase_spans(view.events, end_s=view.samples[-1].t_s if view.samples else 0.0)  # the open one ends now
     charged = bool(view.samples) and view.samples[-1].cgroup_bytes is not None  # sampled only under a cgroup cap
     summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, cap="cgroup" if charged else None,
                          phases=phases, floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))

@@ -12,7 +12,7 @@ from svmcore.app.parallel import parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import (
     TradeoffPoint,

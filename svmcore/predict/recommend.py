@@ -174,7 +174,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
 def measured_of(rec) -> dict:
     """A run of the recommended setting as measured: its run peak (a data-parallel run's: all its
     processes, sampled) and scores."""
-    s, peak = rec.result, rec.run_peak
+    s, peak = rec.summary, rec.summary.run_peak
     return {"run_id": rec.id, "peak_mb": peak.mb, "peak_exact": peak.exact, "accuracy": s.accuracy,
             "balanced_accuracy": s.balanced_accuracy, "samples_per_s": s.samples_per_s}
 

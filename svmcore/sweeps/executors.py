@@ -19,7 +19,8 @@ from svmcore.engine.queue import RunQueue
 from svmcore.predict.launch import forecast
 from svmcore.spec.config import RunConfig, shown
 from svmcore.spec.errors import ConfigError
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from svmcore.sweeps.dask_executor import DaskExecutor  # dask itself is imported only when it runs
 
 EXECUTORS = ("local", "dask")

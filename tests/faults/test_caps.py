@@ -6,7 +6,7 @@ import json
 import pytest
 
 from svmcore.engine import limits
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import two_at_a_time
 from tests.helpers import _run
 
@@ -57,7 +57,7 @@ def test_a_cap_where_openblas_spins_is_oom_not_a_hang(store, monkeypatch):
     monkeypatch.setattr(runner, "IMPORTS_LIMIT_S", 4.0)
     run = _run(store, memory_cap_mb=100, cap_kind="rlimit")
     assert run.wait(60) == RunStatus.OOM, run.summary
-    assert run.summary["phase"] == "imports"
+    assert run.summary.phase == "imports"
 
 
 # ---------------------------------------------------------------- the kernel refusing memory under a cap
@@ -111,4 +111,4 @@ def test_threads_refused_in_a_later_phase_are_oom(store):
 def test_threads_refused_without_a_cap_stay_failed(store):
     run = _run(store, fault="die:libgomp: Thread creation failed: Resource temporarily unavailable@train")
     assert run.wait(120) == RunStatus.FAILED, run.summary
-    assert "Thread creation failed" in run.summary["error"]["message"]
+    assert "Thread creation failed" in run.summary.error.message
