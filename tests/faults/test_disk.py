@@ -289,5 +289,5 @@ def test_a_disk_that_fills_up_mid_run_is_one_outcome_everywhere(small_disk, comm
     listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)  # recovers first
     assert [(r["id"], r["status"]) for r in listed] == [(1, "failed")], listed
     error = Store(home).get_run(1).summary.error
-    assert error["type"] == "DiskFull" and error["message"].startswith(said), error
+    assert error.type == "DiskFull" and error.message.startswith(said), error
     assert_nothing_left(home)

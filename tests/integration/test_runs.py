@@ -208,8 +208,8 @@ def test_a_separate_test_file_means_every_row_trains(home, train_and_test_files,
     proc = cli("run", f"--dataset={train}", f"--test-file={test}", f"--mode={mode}", "--epochs=1",
                "--batch-size=100", "--json", home=home, check=0)
     s = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert s.train_rows == 2000 and s.test_rows == 300
-    assert s.samples_seen == 2000
+    assert s["train_rows"] == 2000 and s["test_rows"] == 300
+    assert s["samples_seen"] == 2000
 
 
 @pytest.mark.parametrize("command", ["show", "export", "delete"])
