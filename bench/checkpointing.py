@@ -29,7 +29,8 @@ sys.path.insert(0, ROOT)
 
 from svmcore.engine.runner import Run  # noqa: E402
 from svmcore.spec.config import validate  # noqa: E402
-from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
+from svmcore.spec.status import RunStatus  # noqa: E402
+from svmcore.store.sqlite import Store  # noqa: E402
 
 
 def machine() -> dict:
@@ -114,7 +115,7 @@ def main() -> int:
             cfg = validate({**base, "checkpoint": k})
             run = Run(store, cfg, label=f"checkpoint {k}").start()
             status = run.wait(1800)
-            s = run.summary
+            s = run.summary.to_dict()  # the summary's JSON, as stored
             if status != RunStatus.COMPLETED:
                 raise SystemExit(f"checkpoint {k}: run ended {status.value}: {s.get('error')}")
             row = {"checkpoint": k, "repeat": rep, "run_peak_mb": s["peak_rss_mb"], "peak_phase": s["peak_phase"],

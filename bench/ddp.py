@@ -54,7 +54,7 @@ def measure(store: Store, values: dict) -> dict:
     load_before = os.getloadavg()[0]
     run = Run(store, cfg).start()
     status = run.wait(1800)
-    s = run.summary
+    s = run.summary.to_dict()  # the summary's JSON, as stored
     par = s.get("parallel") or {}
     epochs_s = None
     if par:

@@ -37,7 +37,8 @@ from svmcore.engine.runner import Run  # noqa: E402
 from svmcore.predict import calibration as calib
 from svmcore.predict import model as estimate  # noqa: E402
 from svmcore.spec.config import validate  # noqa: E402
-from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
+from svmcore.spec.status import RunStatus  # noqa: E402
+from svmcore.store.sqlite import Store  # noqa: E402
 
 T = dict(dataset="sparse-text", epochs=1)
 
@@ -219,19 +220,20 @@ def main() -> int:
         pred = estimate.predict(cfg, cal, cache_dir=os.path.join(home, "cache")).to_dict()
         run = Run(store, cfg).start()
         status = run.wait(900)
-        measured = run.summary.get("peak_rss_mb")
+        summary = run.summary.to_dict()  # the summary's JSON, as stored
+        measured = summary.get("peak_rss_mb")
         err = pred["predicted_peak_mb"] / measured - 1 if measured and status == RunStatus.COMPLETED else None
         knobs = {k: (os.path.basename(v) if k in ("dataset", "test_file") else v) for k, v in values.items()}
         rows.append({"knobs": knobs, "status": status.value, "predicted_mb": pred["predicted_peak_mb"],
                      "predicted_phase": pred["peak_phase"], "measured_mb": measured,
-                     "measured_phase": run.summary.get("peak_phase"), "error": err,
-                     "predicted_train_s": pred["predicted_train_s"], "train_s": run.summary.get("train_s")})
-        if pred["parallel"] and run.summary.get("parallel"):
-            worker_peaks = [w["peak_rss_mb"] for w in run.summary["parallel"]["per_worker"]]
+                     "measured_phase": summary.get("peak_phase"), "error": err,
+                     "predicted_train_s": pred["predicted_train_s"], "train_s": summary.get("train_s")})
+        if pred["parallel"] and summary.get("parallel"):
+            worker_peaks = [w["peak_rss_mb"] for w in summary["parallel"]["per_worker"]]
             rows[-1]["per_worker"] = {"predicted_mb": pred["parallel"]["per_worker_mb"], "measured_mb": worker_peaks,
                                       "errors": [pred["parallel"]["per_worker_mb"] / m - 1 for m in worker_peaks],
                                       "total_predicted_mb": pred["parallel"]["total_mb"],
-                                      "total_measured_sampled_mb": run.summary["parallel"]["total_peak_sampled_mb"]}
+                                      "total_measured_sampled_mb": summary["parallel"]["total_peak_sampled_mb"]}
         e = f"{err * 100:+6.1f}%" if err is not None else "   n/a"
         print(f"{e}  predicted {pred['predicted_peak_mb']:7.1f}  measured {measured or 0:7.1f} MiB  {knobs}",
               flush=True)

@@ -35,7 +35,8 @@ from svmcore.cli.run import execute  # noqa: E402
 from svmcore.predict.calibration import calibrate, load_calibration  # noqa: E402
 from svmcore.predict.launch import admit  # noqa: E402
 from svmcore.spec.config import RunConfig, validate  # noqa: E402
-from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
+from svmcore.spec.status import RunStatus  # noqa: E402
+from svmcore.store.sqlite import Store  # noqa: E402
 
 _MODES = {"mode": ["memory", "memmap", "stream"], "precision": ["float64", "float32"]}
 # name, starting knobs, budget (MiB), the sweep over the knobs fit may change there
@@ -85,7 +86,7 @@ def run_one(home: str, values: dict, budget: int, parent=None, change=None):
 
 
 def figures(rec) -> dict:
-    s = rec.result
+    s = rec.summary
     return {"run_id": rec.id, "status": rec.status.value, "peak_mb": s.peak_rss_mb and round(s.peak_rss_mb, 1),
             "accuracy": s.accuracy, "balanced_accuracy": s.balanced_accuracy,
             "samples_per_s": s.samples_per_s and round(s.samples_per_s), "train_s": s.train_s}

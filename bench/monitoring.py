@@ -25,7 +25,8 @@ sys.path.insert(0, ROOT)
 from bench.checkpointing import machine, phase  # noqa: E402
 from svmcore.engine.runner import Run  # noqa: E402
 from svmcore.spec.config import validate  # noqa: E402
-from svmcore.store.sqlite import RunStatus, Store  # noqa: E402
+from svmcore.spec.status import RunStatus  # noqa: E402
+from svmcore.store.sqlite import Store  # noqa: E402
 
 SETUPS = {
     "default": ("default setup (sparse-text, 100,000 rows x 2^20 columns, sparse, in memory, 5 epochs)", {}),
@@ -42,7 +43,7 @@ def one(store: Store, values: dict, sample_hz: int = 50) -> dict:
     cfg = validate(values)
     run = Run(store, cfg, sample_hz=sample_hz).start()
     status = run.wait(1800)
-    s = run.summary
+    s = run.summary.to_dict()  # the summary's JSON, as stored
     if status != RunStatus.COMPLETED:
         raise SystemExit(f"{values}: run ended {status.value}: {s.get('error')}")
     kinds = [e["kind"] for e in store.events(run.run_id)]

@@ -152,7 +152,8 @@ def assert_nothing_left(home: str) -> None:
     sample, half a model export, its disk reserve) and no partial copy in the cache folder."""
     import json
 
-    from svmcore.store.sqlite import RunStatus, Store
+    from svmcore.spec.status import RunStatus
+    from svmcore.store.sqlite import Store
 
     copies = ("spill", "shards", "eval-sample", "model.tmp", "disk-reserve")
 

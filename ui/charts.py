@@ -18,10 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from svmcore.app.headlines import run_tag
-from svmcore.spec.events import EVAL, PHASE_END, PHASE_START, PHASES, PROGRESS, WORKER_MEMORY
-from svmcore.spec.forecast import Forecast
+from svmcore.engine.summary import phase_spans
+from svmcore.spec.events import EVAL, PHASES, PROGRESS, WORKER_MEMORY
+from svmcore.spec.result import Forecast, RunSummary
 from svmcore.spec.units import MiB
-from svmcore.store.records import PhaseSpan, RunSummary
 
 # Distinct at a glance and readable on light and dark backgrounds; neighbours (runs
 # of one sweep have consecutive ids) differ in hue the most. 16 colours: a chart of up
@@ -235,7 +235,7 @@ class RunSeries(NamedTuple):
 def memory_info(samples: Sequence, summary: RunSummary, prediction: Forecast | None = None) -> MemoryInfo:
     """The memory panel of one run: sampled RSS split anon/file (and a cgroup-capped run's
     charge), phase bands, the exact peak, the cap, the floor and the predicted peak."""
-    prediction = prediction or Forecast.from_dict(summary.prediction)
+    prediction = prediction or summary.prediction
     capped = any(s.cgroup_bytes is not None for s in samples)  # a sample whose read failed is a gap
     line = MemoryLine(
         [round(s.t_s, 3) for s in samples], [s.rss_bytes / MiB for s in samples],
@@ -245,19 +245,6 @@ def memory_info(samples: Sequence, summary: RunSummary, prediction: Forecast | N
     return MemoryInfo(line, [(p.name, p.start_s, p.end_s) for p in summary.phases if p.end_s is not None],
                       summary.peak_rss_mb, summary.cap_mb, summary.cgroup_peak_mb, summary.floor_mb,
                       prediction.predicted_peak_mb if prediction else None)
-
-
-def live_phases(events: list[dict], now_s: float) -> tuple[PhaseSpan, ...]:
-    """Phase spans from raw events while a run is going (the open phase ends 'now')."""
-    out: list[dict] = []
-    for e in events:
-        if e["kind"] == PHASE_START:
-            out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None, "wall_s": None, "peak_rss_mb": None})
-        elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
-            out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
-    if out and out[-1]["end_s"] is None:
-        out[-1]["end_s"] = now_s
-    return tuple(PhaseSpan(**p) for p in out)
 
 
 def throughput_info(events: list[dict], window: int = 3) -> ThroughputLine:
@@ -338,7 +325,7 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
         len(samples), len(drawn), thr, AccuracyLine(acc_x, acc.accuracy, acc.balanced, acc.rows),
         None if final is None else AccuracyLine(final_x, final[1], acc.final_balanced, final[2]),
         phases, mem.peak_mb, summary.peak_phase, mem.cap_mb, summary.cap, mem.cgroup_peak_mb, mem.floor_mb,
-        mem.predicted_mb, monitor or summary.extra.get("monitor") or "full",
+        mem.predicted_mb, monitor or summary.monitor or "full",
         # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
         workers_info(samples, events, most) if x == "time" else NO_WORKERS)
 
@@ -383,7 +370,7 @@ def view_series(view, x: str = "time", name: str = "", most: int = MAX_POINTS, c
     monitor = view.config.get("monitor") or "full"
     if not view.is_live:
         return run_series(view.id, view.samples, view.events, view.summary, x, None, name, most, monitor, colour)
-    phases = live_phases(view.events, view.samples[-1].t_s if view.samples else 0.0)
+    phases = phase_spans(view.events, end_s=view.samples[-1].t_s if view.samples else 0.0)  # the open one ends now
     charged = bool(view.samples) and view.samples[-1].cgroup_bytes is not None  # sampled only under a cgroup cap
     summary = RunSummary(cap_mb=view.config.get("memory_cap_mb") or None, cap="cgroup" if charged else None,
                          phases=phases, floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None))

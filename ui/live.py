@@ -13,8 +13,7 @@ from svmcore.app.forecasts import Preview
 from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.events import PHASE_END, PROGRESS
-from svmcore.spec.outcomes import distillation_lines
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from ui import charts as plots
 from ui.doctor import diagnosis_panel
 from ui.messages import plain, show_error
@@ -108,7 +107,7 @@ def announce(view: RunView) -> None:
     if st.session_state.get("announce") != view.id:
         return
     st.session_state.pop("announce")
-    err = (view.summary.error or {}).get("message")
+    err = view.summary.error_message
     text = outcome_headline(RunFacts.of(view.id, view.status.value, view.summary), plain(err) if err else None)
     icon = {"completed": ":material/check_circle:", "oom": ":material/memory:",
             "cancelled": ":material/cancel:"}.get(view.status.value, ":material/error:")
@@ -130,16 +129,15 @@ def outcome(view: RunView) -> None:
     elif view.status == RunStatus.CANCELLED:
         st.info(f"**{outcome_headline(facts)}**")
     else:
-        err = s.error or {}
         # the worker's message quotes the data (a bad line): shown as plain text
         st.error(f"**Run {view.id} {OUTCOME_TEXT.get(view.status.value, ('', view.status.value))[1]}**"
-                 + (f": {plain(err['message'])}" if err.get("message") else "")
+                 + (f": {plain(s.error_message)}" if s.error_message else "")
                  + (f" (phase {plain(s.phase)})" if s.phase else ""))
     if s.cap_note:
         st.caption(s.cap_note)
     if facts.one_time_mb is not None:
         st.info(f"**One-time preparation.** This run's prepare phase built copies of the data that later runs "
-                f"of the same data reuse ({plain(', '.join(s.extra['prepared_once']))}), and that phase owns the "
+                f"of the same data reuse ({plain(', '.join(s.prepared_once))}), and that phase owns the "
                 f"exact peak: {facts.one_time_mb:,.1f} MiB. Without it the run's exact peak is "
                 f"**{facts.own_peak_mb:,.1f} MiB** (the highest of its other phases, each the kernel's high-water "
                 "mark reset at its start): what every later run of this setting pays, and what Compare compares.",
@@ -185,10 +183,10 @@ def outcome(view: RunView) -> None:
             "arrays whatever is zero."))] if s.nonzero_weights is not None and s.weights else []))
     if s.upcast:
         u = s.upcast
-        st.caption(f"float16 is storage only: each of the {u['batches']:,} training batches was copied to float32 to "
-                   f"compute, {u['float16_bytes_per_batch'] / 1024:,.1f} KiB becoming "
-                   f"{u['float32_bytes_per_batch'] / 1024:,.1f} KiB (exact), in {u['seconds_per_batch'] * 1e6:,.0f} µs "
-                   f"a batch (measured; {u['seconds_total']:,.2f} s in all). Computing in half precision would need "
+        st.caption(f"float16 is storage only: each of the {u.batches:,} training batches was copied to float32 to "
+                   f"compute, {u.float16_bytes_per_batch / 1024:,.1f} KiB becoming "
+                   f"{u.float32_bytes_per_batch / 1024:,.1f} KiB (exact), in {u.seconds_per_batch * 1e6:,.0f} µs "
+                   f"a batch (measured; {u.seconds_total:,.2f} s in all). Computing in half precision would need "
                    "hardware and libraries this product does not use (GPU tensor cores or AVX512-FP16, and a framework "
                    "that computes in float16).")
 
@@ -197,19 +195,19 @@ def details(view: RunView) -> None:
     """What a finished run measured beyond the headline numbers."""
     s = view.summary
     for warning in s.score_warnings():
-        st.warning(warning["text"][0].upper() + warning["text"][1:] + ".", icon=":material/balance:")
+        st.warning(warning.text[0].upper() + warning.text[1:] + ".", icon=":material/balance:")
     if s.regularisation:
         reg = s.regularisation
-        st.caption(f"Regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']}).")
-    for line in distillation_lines(s.extra.get("distillation")):
+        st.caption(f"Regularisation: {reg.name} {reg.value:.3g} ({reg.why}).")
+    for line in s.distillation.lines() if s.distillation else ():
         st.caption(line[0].upper() + line[1:] + ".")
     conf = s.confusion
-    if conf and len(conf["classes"]) <= 10:
+    if conf and len(conf.classes) <= 10:
         with st.expander("Confusion matrix and per-class recall"):
             import pandas as pd
-            table = pd.DataFrame(conf["matrix"], index=[f"true {c}" for c in conf["classes"]],
-                                 columns=[f"predicted {c}" for c in conf["classes"]])
-            table["recall"] = [s.per_class_recall.get(c) for c in conf["classes"]]
+            table = pd.DataFrame(conf.matrix, index=[f"true {c}" for c in conf.classes],
+                                 columns=[f"predicted {c}" for c in conf.classes])
+            table["recall"] = [s.per_class_recall.get(c) for c in conf.classes]
             st.dataframe(table, key=f"confusion_{view.id}")
     phases = s.phases
     if phases:
@@ -219,31 +217,31 @@ def details(view: RunView) -> None:
                                 f" in {_fmt(p.wall_s, '.2f')} s{'** ← owns the peak' if p.name == owner else ''}"
                                 for p in phases))
     pred = s.prediction
-    if pred and s.peak_rss_mb:
-        err = pred["predicted_peak_mb"] / s.peak_rss_mb - 1
-        per_phase = " · ".join(f"{p.name} {_fmt(pred.get('phases_mb', {}).get(p.name), '.0f')}"
+    if pred and pred.predicted_peak_mb and s.peak_rss_mb:
+        err = pred.predicted_peak_mb / s.peak_rss_mb - 1
+        per_phase = " · ".join(f"{p.name} {_fmt((pred.phases_mb or {}).get(p.name), '.0f')}"
                                f" / {_fmt(p.peak_rss_mb, '.0f')}" for p in phases)
         took = ""
         cpu = next((p.cpu_s for p in phases if p.name == "train" and p.cpu_s is not None), None)
-        if pred.get("predicted_train_s") is not None and cpu is not None:
-            took = (f" Train phase forecast {pred['predicted_train_s']:,.1f} s of CPU time (rough) against "
+        if pred.predicted_train_s is not None and cpu is not None:
+            took = (f" Train phase forecast {pred.predicted_train_s:,.1f} s of CPU time (rough) against "
                     f"{cpu:,.1f} s measured ({s.train_s or 0:,.1f} s of wall time).")
-        st.caption(f"**Predicted before launch: {pred['predicted_peak_mb']:.0f} MiB** (in {pred['peak_phase']}) "
+        st.caption(f"**Predicted before launch: {pred.predicted_peak_mb:.0f} MiB** (in {pred.peak_phase}) "
                    f"against the measured exact {s.peak_rss_mb:.0f} MiB: **{err * 100:+.1f}%**. "
                    f"Predicted / measured per phase (MiB): {per_phase}.{took}")
-    par = s.extra.get("parallel")
+    par = s.parallel
     if par:
-        workers = " · ".join(f"{w['worker']}: {_fmt(w['peak_rss_mb'], ',.0f')} MiB ({w['rows']:,} rows)"
-                             for w in par["per_worker"])
-        st.caption(f"**Data-parallel on {par['workers']} Dask workers** ({plain(par['scheduler'])}; the cluster took "
-                   f"{_fmt(par['cluster_start_s'], '.1f')} s to start). Each worker's peak: {workers}; "
-                   f"{plain(par['worker_peak_source'])}. All processes together: "
-                   f"**{_fmt(par['total_peak_sampled_mb'], ',.0f')} MiB**; {plain(par['total_source'])}.")
-    rates = s.epoch_samples_per_s or []
+        workers = " · ".join(f"{w.worker}: {_fmt(w.peak_rss_mb, ',.0f')} MiB ({_fmt(w.rows, ',')} rows)"
+                             for w in par.per_worker)
+        st.caption(f"**Data-parallel on {par.workers} Dask workers** ({plain(par.scheduler)}; the cluster took "
+                   f"{_fmt(par.cluster_start_s, '.1f')} s to start). Each worker's peak: {workers}; "
+                   f"{plain(par.worker_peak_source)}. All processes together: "
+                   f"**{_fmt(par.total_peak_sampled_mb, ',.0f')} MiB**; {plain(par.total_source)}.")
+    rates = s.epoch_samples_per_s
     if len(rates) > 1:
         st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
                    + ("; later passes read the binary spill written in the first"
-                      if (s.spill or {}).get("read_back") else ""))
+                      if s.spill and s.spill.read_back else ""))
 
 
 def preload() -> None:

@@ -33,7 +33,8 @@ from svmcore.spec.choices import ModelState, Mode, Model, Monitor, Parser, Preci
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import apart
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 FLOOR = "libraries' floor"
 # What held the memory, in the words of the advice, from the model's parts.
@@ -418,7 +419,7 @@ def corrected_owner(view: dict, misses: dict[str, Miss] | None) -> str:
 def owner_phase(rec: RunRecord) -> tuple[str | None, float | None]:
     """The phase that owned the run's peak and that phase's measured exact peak: where an
     oom run died (its last reading), else the phase of the exact peak."""
-    s = rec.result
+    s = rec.summary
     name = s.phase if rec.status == RunStatus.OOM and s.phase else s.peak_phase
     return name, (s.phase_peak(name) if name else None)
 
@@ -427,7 +428,8 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
              cache_dir: str | None = None) -> dict:
     """The diagnosis of one finished run (plain data; ``text`` renders it). ``budget_mb``
     defaults to an oom run's cap."""
-    s, peak = rec.readable("diagnosed").result, rec.run_peak  # a data-parallel run: all its processes, its largest worker named
+    s = rec.readable("diagnosed").summary
+    peak = s.run_peak  # a data-parallel run: all its processes, its largest worker named
     cfg = validate(rec.config)
     budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
     owner, owner_mb = owner_phase(rec)

@@ -21,11 +21,11 @@ from svmcore.engine.hostinfo import available_memory_bytes, usable_cpus
 from svmcore.engine.queue import RunQueue
 from svmcore.predict.calibration import load_calibration
 from svmcore.predict.launch import forecast
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import defaults
 from svmcore.spec.units import MiB
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 
 
@@ -214,7 +214,7 @@ class Exercise:
         measured = None
         if pair:
             b, a = (self.store.get_run(i) for i in pair)
-            measured = change_pct(b.result.peak_rss_mb, a.result.peak_rss_mb)
+            measured = change_pct(b.summary.peak_rss_mb, a.summary.peak_rss_mb)
         fb, fa = self.forecast(key, quick)
         return {"key": key, "title": _choice(key).title, "guesses": pcts, "bins": tally(pcts), "runs": pair,
                 "measured_pct": measured, "forecast_pct": change_pct(fb.predicted_peak_mb, fa.predicted_peak_mb),
@@ -234,7 +234,7 @@ class Exercise:
         if any(not r.status.is_finished() for r in recs):
             return {"state": "measuring", "text": f"Measuring: runs {recs[0].id} (before) and {recs[1].id} (after)."}
         bad = next((r for r in recs if r.status != RunStatus.COMPLETED), None)
-        measured = None if bad else (recs[0].result.peak_rss_mb, recs[1].result.peak_rss_mb)
+        measured = None if bad else (recs[0].summary.peak_rss_mb, recs[1].summary.peak_rss_mb)
         out = reveal(started["guess_pct"], measured, tuple(started["forecast"]), started["lower_bound"])
         text = f"Run {bad.id} ended {bad.status.value}: nothing to compare." if bad else ""
         return {"state": "done", "text": text, "runs": (recs[0].id, recs[1].id)} | out

@@ -40,8 +40,9 @@ from svmcore.predict.floors import lean_floor, libraries
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError
+from svmcore.spec.status import RunStatus
 from svmcore.spec.units import apart
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.store.records import RunRecord
 
 MAX_ATTEMPTS = 5  # launched runs
 MAX_STEPS = 12  # remedies applied in all
@@ -111,7 +112,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         say(f"launching with a {cfg.memory_cap_mb} MiB cap; forecast {peak:,.0f} MiB")
         rec = launch(cfg, parent, change)
         launched.add(_key(cfg))
-        s, measured = rec.result, rec.run_peak  # a data-parallel run: all its processes
+        s, measured = rec.summary, rec.summary.run_peak  # a data-parallel run: all its processes
         attempt = {"run_id": rec.id, "parent_run_id": parent, "status": rec.status.value,
                    "peak_mb": None if measured.mb is None else round(measured.mb, 1), "peak_exact": measured.exact,
                    "phase": s.phase if rec.status == RunStatus.OOM else s.peak_phase, "change": change,

@@ -21,7 +21,7 @@ from svmcore.predict import calibration as calib
 from svmcore.predict.launch import admit
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 
 log = logging.getLogger(__name__)
@@ -55,9 +55,9 @@ class Fits:
         if rec is None or not rec.status.is_finished():
             return None
         fit_budget = (rec.change or {}).get("budget_mb")
-        peak = rec.run_peak.mb  # a data-parallel run: all its processes
+        peak = rec.summary.run_peak.mb  # a data-parallel run: all its processes
         if rec.status == RunStatus.OOM:
-            return fit_budget or rec.result.cap_mb
+            return fit_budget or rec.summary.cap_mb
         # a fit's budget judges the run's peak; a cap alone was met by a run that completed under it (a
         # cgroup cap limits the charge, which RSS may pass: docs/runs.md)
         if rec.status == RunStatus.COMPLETED and fit_budget is not None and peak is not None and peak > fit_budget:
@@ -91,7 +91,7 @@ class Fits:
         # the run that did not fit is set beside the result when the loop starts from its setting and it did not fit
         # this budget (out of memory, or an exact peak above it)
         missed = rec is not None and (rec.status == RunStatus.OOM or (rec.status == RunStatus.COMPLETED and (
-            rec.run_peak.mb or 0) > budget_mb))
+            rec.summary.run_peak.mb or 0) > budget_mb))
         origin = origin if missed and _same_setting(rec.config, first.config.to_dict()) else None
         state = {"running": True, "steps": [], "runs": [], "result": None, "error": None, "budget_mb": budget_mb,
                  "origin": origin, "values": dict(values), "started_at": time.monotonic(), "took_s": None}
@@ -140,7 +140,7 @@ class Fits:
             return None
         result, budget = state["result"], state["budget_mb"]
         recs = {i: self.store.get_run(i) for i in [state["origin"], *state["runs"]] if i is not None}
-        facts = {i: RunFacts.of(i, r.status.value, r.result, label=r.name or "") for i, r in recs.items() if r}
+        facts = {i: RunFacts.of(i, r.status.value, r.summary, label=r.name or "") for i, r in recs.items() if r}
         missed = [a["run_id"] for a in result["attempts"]
                   if a["status"] != "completed" or (a["peak_mb"] or 0) > budget]
         failed = facts.get(state["origin"]) or next((facts[i] for i in missed if i in facts), None)

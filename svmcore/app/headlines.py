@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from svmcore.app.noise import DEFAULT_NOISE, Noise, within
 from svmcore.spec.config import validate
 from svmcore.spec.knobs import KNOBS
-from svmcore.store.records import RunPeak, RunSummary
+from svmcore.spec.result import RunPeak, RunSummary
 
 MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
 
@@ -74,7 +74,7 @@ def one_time_preparation(s: RunSummary) -> tuple[float | None, float | None]:
     peak was its prepare phase building copies of the data that later runs reuse (the
     worker lists them as ``prepared_once``); (None, None) otherwise. Each phase's peak
     is the kernel's high-water mark reset at its start, so both are exact."""
-    if not s.extra.get("prepared_once") or s.peak_phase != "prepare":
+    if not s.prepared_once or s.peak_phase != "prepare":
         return None, None
     rest = [p.peak_rss_mb for p in s.phases if p.name != "prepare" and p.peak_rss_mb is not None]
     return (s.phase_peak("prepare"), max(rest)) if rest else (None, None)

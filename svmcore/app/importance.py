@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 OBJECTIVES = {"peak": ("peak_rss_mb", "exact peak (MiB)"), "speed": ("samples_per_s", "samples/s"),
               "accuracy": ("accuracy", "accuracy")}
@@ -46,14 +47,14 @@ def knob_importance(records: list[RunRecord], knobs: list[str], objective: str, 
     completed runs that measured ``objective`` ('peak', 'speed' or 'accuracy'); importances
     rounded to 4 decimals, the forest's ``seed`` fixed so the answer is the same each time."""
     key, label = OBJECTIVES[objective]
-    runs = [r for r in records if r.status == RunStatus.COMPLETED and getattr(r.result, key) is not None]
+    runs = [r for r in records if r.status == RunStatus.COMPLETED and getattr(r.summary, key) is not None]
     varied = [k for k in knobs if len({str(r.config.get(k)) for r in runs}) > 1]
     if len(runs) < MIN_RUNS:
         return Importance(objective, label, runs=len(runs),
                           why_none=f"{len(runs)} completed run(s) measured it; at least {MIN_RUNS} are needed")
     if not varied:
         return Importance(objective, label, runs=len(runs), why_none="no knob took more than one value")
-    y = [float(getattr(r.result, key)) for r in runs]
+    y = [float(getattr(r.summary, key)) for r in runs]
     if len(set(y)) == 1:
         return Importance(objective, label, runs=len(runs), why_none=f"every run measured the same {label}")
     from sklearn.ensemble import RandomForestRegressor

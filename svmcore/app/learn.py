@@ -26,7 +26,8 @@ from svmcore.app.remedy_results import (
 from svmcore.engine.queue import RunQueue
 from svmcore.predict.launch import admit
 from svmcore.spec.errors import ConfigError
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 from svmcore.store.sqlite import Store
 
 THIS_MACHINE = "this machine"
@@ -227,7 +228,7 @@ class Learn:
                 bad = b if b.status != RunStatus.COMPLETED else a
                 which = "before" if bad is b else "after"
                 error = f"the {which} run (run {bad.id}) ended {bad.status.value}" + (
-                    f" at an exact peak of {bad.result.peak_rss_mb:,.0f} MiB" if bad.result.peak_rss_mb else "")
+                    f" at an exact peak of {bad.summary.peak_rss_mb:,.0f} MiB" if bad.summary.peak_rss_mb else "")
             return ExperimentResult(r, e, THIS_MACHINE, f"this machine (runs {b.id} and {a.id})", before, after, cmp,
                                     tuple(lessons(r, cmp)), pending, error)
         ref = (self._reference.figures.get(r.key) or {}).get(e.key) if self._reference else None
@@ -238,7 +239,7 @@ class Learn:
         return ExperimentResult(r, e, None, "not measured yet", pending=pending)
 
     def _side(self, rec: RunRecord) -> dict:
-        return side(rec.config, rec.result, self.store.samples(rec.id), rec.id, rec.status.value)
+        return side(rec.config, rec.summary, self.store.samples(rec.id), rec.id, rec.status.value)
 
 
 def _latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[RunRecord, RunRecord] | None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 RESULTS = (("peak_rss_mb", "exact peak (MiB)"), ("samples_per_s", "samples/s"), ("accuracy", "accuracy"))
 
@@ -35,7 +36,7 @@ class ParallelInfo(NamedTuple):
 
 def _result(r: RunRecord, key: str):
     """A result of a run; its peak is the run's peak (a data-parallel run's: all its processes)."""
-    return r.run_peak.mb if key == "peak_rss_mb" else getattr(r.result, key)
+    return r.summary.run_peak.mb if key == "peak_rss_mb" else getattr(r.summary, key)
 
 
 RESULT_TICKS = 5
@@ -96,10 +97,10 @@ def parallel_info(records: list[RunRecord], knobs: list[str]) -> ParallelInfo:
     dims = []
     if drawn:
         dims = [_axis(k, [r.config.get(k) for r in drawn]) for k in knobs]
-        sampled = not all(r.run_peak.exact for r in drawn)  # a data-parallel run's peak is a sampled sum
+        sampled = not all(r.summary.run_peak.exact for r in drawn)  # a data-parallel run's peak is a sampled sum
         dims += [_axis("peak (MiB; data-parallel: all processes, sampled)" if key == "peak_rss_mb" and sampled
                        else label, [_result(r, key) for r in drawn], result=True) for key, label in RESULTS]
-    return ParallelInfo(dims, [r.id for r in drawn], [float(r.run_peak.mb) for r in drawn], left)
+    return ParallelInfo(dims, [r.id for r in drawn], [float(r.summary.run_peak.mb) for r in drawn], left)
 
 
 def _inside(value: float, ranges: list) -> bool:

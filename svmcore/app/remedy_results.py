@@ -17,7 +17,7 @@ from svmcore.app.noise import NO_SAVING_PCT, peak_within
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
 from svmcore.spec.units import MiB
-from svmcore.store.records import RunSummary
+from svmcore.spec.result import Parallel, ParallelPeaks, RunSummary
 from svmcore.spec.registry import MLP_MODELS
 
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
@@ -48,10 +48,9 @@ def changed_knobs(config: dict) -> dict:
     return {k: v for k, v in full.items() if base.get(k) != v}
 
 
-def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_id: int | None = None,
+def side(config: dict, s: RunSummary, samples: Sequence = (), run_id: int | None = None,
          status: str | None = None) -> dict:
     """One run's figures, as plain JSON-able data."""
-    s = summary if isinstance(summary, RunSummary) else RunSummary.from_dict(summary)
     return {
         "run_id": run_id, "status": status or s.status, "config": changed_knobs(config),
         "peak_mb": _round(s.peak_rss_mb), "peak_phase": s.peak_phase,
@@ -60,22 +59,19 @@ def side(config: dict, summary: dict | RunSummary, samples: Sequence = (), run_i
         "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
         "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
         "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
-        "batches": s.extra.get("batches"), "upcast": s.upcast, "train_data_bytes": s.extra.get("train_data_bytes"),
+        "batches": s.batches, "upcast": s.upcast and s.upcast.to_dict(), "train_data_bytes": s.train_data_bytes,
         "error": s.error_message,
-        **({"parallel": _parallel_side(s.extra["parallel"])} if s.extra.get("parallel") else {}),
+        **({"parallel": _parallel_side(s.parallel, s.parallel_peaks)} if s.parallel else {}),
     }
 
 
-def _parallel_side(par: dict) -> dict:
+def _parallel_side(par: Parallel, peaks: ParallelPeaks) -> dict:
     """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
-    started for the run, else sampled), the coordinator's and the sampled total."""
-    workers = par.get("per_worker") or []
-    # a run that failed before its workers were read has no peak for them (the Learn page raised on it)
-    largest = max((w["peak_rss_mb"] for w in workers if w.get("peak_rss_mb") is not None), default=None)
-    return {"workers": par.get("workers"), "worker_peak_mb": _round(largest),
-            "worker_peak_exact": all(w.get("peak_exact") for w in workers),
-            "total_sampled_mb": _round(par.get("total_peak_sampled_mb")),
-            "cluster_start_s": _round(par.get("cluster_start_s"), 2)}
+    started for the run, else sampled), the coordinator's and the sampled total (a run that
+    failed before its workers were read has no peak for them)."""
+    return {"workers": par.workers, "worker_peak_mb": _round(peaks.largest_worker_mb),
+            "worker_peak_exact": all(w.peak_exact for w in par.per_worker),
+            "total_sampled_mb": _round(peaks.all_processes_mb), "cluster_start_s": _round(par.cluster_start_s, 2)}
 
 
 def _round(v: float | None, digits: int = 1) -> float | None:

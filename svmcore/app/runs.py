@@ -19,12 +19,12 @@ from svmcore.engine.queue import RunQueue
 from svmcore.engine.registry import get_active
 from svmcore.engine.summary import MemorySample
 from svmcore.predict.launch import admit
-from svmcore.spec.forecast import Forecast
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
 from svmcore.spec.names import check_name, check_tag
 from svmcore.store.export import run_export, samples_csv
-from svmcore.store.records import RunStatus, RunSummary
+from svmcore.spec.result import Forecast, RunSummary
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import TradeoffPoint, tradeoff_points
 
@@ -130,7 +130,7 @@ class Runs:
         if run is not None and run.run_id == run_id and not run.is_finished():
             snap = run.snapshot()
             rec = self.store.get_run(run_id)
-            return RunView(run_id, snap.status, run.config.to_dict(), RunSummary.from_dict(snap.summary),
+            return RunView(run_id, snap.status, run.config.to_dict(), snap.summary,
                            snap.samples, snap.events, run.label, run.started_at or 0.0, snap.phase,
                            snap.elapsed_s if snap.status == RunStatus.RUNNING else None,
                            self.queue.position(run_id), run.prediction,
@@ -138,11 +138,11 @@ class Runs:
         rec = self.store.get_run(run_id)
         if rec is None:
             return None
-        result = rec.result
+        result = rec.summary
         samples, bad_samples = self.store.read_samples(run_id)
         events, bad_events = self.store.read_events(run_id)
         return RunView(rec.id, rec.status, rec.config, result, [MemorySample(*s) for s in samples], events, rec.label,
-                       rec.created_at, None, None, self.queue.position(run_id), Forecast.from_dict(result.prediction), rec.host,
+                       rec.created_at, None, None, self.queue.position(run_id), result.prediction, rec.host,
                        self._remote.is_remote(rec.sweep_id), rec.shown_name, rec.colour,
                        (*rec.damage, *bad_events, *bad_samples))
 
@@ -154,7 +154,7 @@ class Runs:
         rows = []
         tags = self.store.tags()
         for r in self.store.list_runs():
-            s = r.result
+            s = r.summary
             rows.append({
                 "id": r.id, "name": r.shown_name, "colour": r.colour, "status": r.status.value,
                 "started": r.created_at, "label": r.label or "",
@@ -195,8 +195,8 @@ class Runs:
         if baseline not in ids and ids:
             baseline = pick_baseline({r.id: r.config for r in recs})[0]
         names = names_against(ids, self.differing_knobs(ids), baseline)
-        facts = [RunFacts.of(r.id, r.status.value, r.result, names[r.id], r.shown_name,
-                             data_text(r.config.get("dataset"), r.result, r.config.get("rows"))) for r in recs]
+        facts = [RunFacts.of(r.id, r.status.value, r.summary, names[r.id], r.shown_name,
+                             data_text(r.config.get("dataset"), r.summary, r.config.get("rows"))) for r in recs]
         return compare(facts, baseline, noise_of(facts, {r.id: r.config for r in recs}))
 
     def changes_against(self, baseline: int, run_ids: list[int]) -> dict[int, str]:

@@ -24,6 +24,7 @@ from svmcore.engine.process import PACKAGE_PARENT
 from svmcore.serve.model_file import MODEL_DIR, check, read_meta
 from svmcore.serve.model_folder import check_digests, files
 from svmcore.spec.errors import DataError, SvmcoreError
+from svmcore.spec.result import ModelExport
 from svmcore.store.sqlite import Store
 
 MiB = 2**20
@@ -42,18 +43,18 @@ def model_of(store: Store, run_id: int) -> tuple[str, dict]:
     if rec is None:
         raise ServeError(f"no run with id {run_id}")
     rec.readable("served (its model is checked against its summary)")
-    export = (rec.summary or {}).get("model_export") or {}
+    export = rec.summary.model_export or ModelExport()
     if not rec.status.is_finished():
         raise ServeError(f"run {run_id} is still {rec.status.value}; serve it when it has finished")
     folder = os.path.join(rec.run_dir, MODEL_DIR) if rec.run_dir else None
     if folder is not None and os.path.islink(folder):
         raise ServeError(f"run {run_id}'s model folder {folder} is a link, not the folder its export wrote")
     if folder is None or not os.path.isdir(folder):
-        why = (export.get("reason") if export.get("exported") is False else
+        why = (export.reason if export.exported is False else
                f"it ended {rec.status.value}" if rec.status.value != "completed" else
                "it was trained before models were exported, or its folder was removed")
         raise ServeError(f"run {run_id} has no exported model: {why}")
-    recorded = export.get("files")
+    recorded = export.files
     if recorded is None:  # exported before models were bound to their runs: checked as far as it can be
         files(folder)
         meta = check(folder)
@@ -110,7 +111,7 @@ def serve(home: str, run_id: int, data: str, out: str | None = None, scores: boo
 def training_of(rec) -> dict:
     """The training run as the summary sets it beside the serving process: its run peak (for a
     data-parallel run all its processes, its largest worker named), speed, accuracy and floor."""
-    s, peak = rec.result, rec.run_peak
+    s, peak = rec.summary, rec.summary.run_peak
     return {"peak_mb": peak.mb, "peak_exact": peak.exact, "peak_text": peak.text(), "peak_rss_mb": s.peak_rss_mb,
             "samples_per_s": s.samples_per_s, "accuracy": s.accuracy, "floor_mb": s.floor_mb}
 

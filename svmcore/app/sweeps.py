@@ -14,7 +14,7 @@ from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS, defaults
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import (
     TradeoffPoint,

@@ -9,7 +9,8 @@ import sys
 
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
-from svmcore.store.sqlite import RunStatus, check_home_entries
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import check_home_entries
 
 EXIT = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1, RunStatus.OOM: 3, RunStatus.CANCELLED: 4,
         RunStatus.LOST: 1}

@@ -21,7 +21,8 @@ from svmcore.engine import interrupts
 from svmcore.engine import admission
 from svmcore.predict.launch import admit
 from svmcore.predict.calibration import load_calibration
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 
 EXIT_NO_FIT = 3
 
@@ -41,7 +42,8 @@ def cmd_fit(args, home: str) -> int:
             rec = dataclasses.replace(rec, status=run.status, summary=run.summary)
         launched.append(rec)
         if not args.json:
-            print(f"run {rec.id}: {rec.status.value}, {rec.run_peak.label} {rec.run_peak.text()}", file=sys.stderr)
+            peak = rec.summary.run_peak
+            print(f"run {rec.id}: {rec.status.value}, {peak.label} {peak.text()}", file=sys.stderr)
         interrupts.check()  # cancelled by a signal: no further attempt
         return rec
 
@@ -69,14 +71,14 @@ def cmd_fit(args, home: str) -> int:
     if result["fits"]:
         return 0
     last = launched[-1] if launched else None
-    if last is not None and last.status == RunStatus.FAILED and (last.summary.get("error") or {}).get("bad_input"):
+    if last is not None and last.status == RunStatus.FAILED and last.summary.error and last.summary.error.bad_input:
         return EXIT_BAD_INPUT  # its input, or a full disk, stopped it, as `run` says of the same run
     return EXIT_NO_FIT
 
 
 def _cancelled(e: interrupts.Interrupted, launched: list, as_json: bool) -> int:
     """A fit a signal stopped: one line (or one JSON object), the attempts so far kept in the history."""
-    kept = [{"run_id": r.id, "status": r.status.value, "peak_mb": r.result.peak_rss_mb} for r in launched]
+    kept = [{"run_id": r.id, "status": r.status.value, "peak_mb": r.summary.peak_rss_mb} for r in launched]
     if as_json:
         print(json.dumps({"fits": False, "cancelled": True, "signal": e.signal_name, "attempts": kept}))
     else:

@@ -16,8 +16,8 @@ from svmcore.predict import calibration as calib
 from svmcore.predict.launch import admit, forecast_of
 from svmcore.predict.model import duration_text
 from svmcore.predict.recommend import recommend
-from svmcore.store.records import RunSummary
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 
 
 def calibration(home: str, force: bool = False, quiet: bool = False):
@@ -71,12 +71,12 @@ def cmd_predict(args, home: str) -> int:
         run = execute(admit(result["config"], home), home, show_progress=not args.json and sys.stderr.isatty())
         interrupts.check()  # cancelled by a signal: the command ends as interrupted
         s = run.summary
-        peak = RunSummary.from_dict(s).run_peak  # a data-parallel run: all its processes
+        peak = s.run_peak  # a data-parallel run: all its processes
         measured = peak.mb
         result["verified"] = {
             "run_id": run.run_id, "status": run.status.value, "peak_mb": measured, "peak_exact": peak.exact,
-            "peak_text": peak.text(), "peak_rss_mb": s.get("peak_rss_mb"),
-            "accuracy": s.get("accuracy"), "samples_per_s": s.get("samples_per_s"),
+            "peak_text": peak.text(), "peak_rss_mb": s.peak_rss_mb, "accuracy": s.accuracy,
+            "samples_per_s": s.samples_per_s,
             "within_budget": bool(measured is not None and measured <= args.budget_mb),
             "prediction_error": (result["predicted_peak_mb"] / measured - 1) if measured else None}
         code = 0 if result["verified"]["within_budget"] and run.status == RunStatus.COMPLETED else 1

@@ -16,9 +16,9 @@ from svmcore.predict.launch import admit, launch_warnings
 from svmcore.spec.names import NAME_MOST, check_name, shown
 from svmcore.spec.choices import Monitor
 from svmcore.spec.events import EVAL, PROGRESS
-from svmcore.spec.outcomes import distillation_lines
-from svmcore.store.records import RunSummary
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 
 
 def _bar(run) -> str:
@@ -80,10 +80,10 @@ def warn_before_launch(launch: Admitted) -> None:
 
 
 def describe(summary: RunSummary, name: str | None = None) -> str:
-    status = summary.status
+    status = summary.status.value if summary.status else "unknown"
     lines = [f"run {summary.run_id}" + (f" ({shown(name)})" if name else "") + f": {status}"]
     if summary.error:
-        lines.append(f"  {summary.error.get('type')}: {summary.error_message}"
+        lines.append(f"  {summary.error.type}: {summary.error_message}"
                      + (f" (in phase {summary.phase})" if summary.phase else ""))
 
     def fmt(v, unit="", spec=".1f"):
@@ -106,23 +106,23 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
     if summary.nonzero_weights is not None:
         lines.append(f"  model: {summary.nonzero_weights:,} nonzero of {summary.weights:,} weights; a sparse copy "
                      f"(index + float64 value each) takes {summary.sparse_model_bytes / 2**20:,.2f} MiB, exact")
-    for line in distillation_lines(summary.extra.get("distillation")):
+    for line in summary.distillation.lines() if summary.distillation else ():
         lines.append(f"  {line}")
     if summary.upcast:
         u = summary.upcast
-        lines.append(f"  float16 upcast: {u['float32_bytes_per_batch'] / 1024:,.1f} KiB float32 per batch (exact), "
-                     f"{u['seconds_per_batch'] * 1e6:,.0f} µs per batch (measured), {u['batches']:,} batches")
+        lines.append(f"  float16 upcast: {u.float32_bytes_per_batch / 1024:,.1f} KiB float32 per batch (exact), "
+                     f"{u.seconds_per_batch * 1e6:,.0f} µs per batch (measured), {u.batches:,} batches")
     reg = summary.regularisation
     if reg:
-        lines.append(f"  regularisation: {reg['name']} {reg['value']:.3g} ({reg['why']})")
+        lines.append(f"  regularisation: {reg.name} {reg.value:.3g} ({reg.why})")
     for warning in summary.score_warnings():
-        lines.append(f"  WARNING: {warning['text']}")
-    par = summary.extra.get("parallel")
+        lines.append(f"  WARNING: {warning.text}")
+    par = summary.parallel
     if par:
-        kind = "exact" if all(w["peak_exact"] for w in par["per_worker"]) else "sampled"
-        lines.append(f"  data-parallel on {par['workers']} Dask workers ({par['scheduler']}; cluster start "
-                     f"{fmt(par['cluster_start_s'], ' s')}); workers' peaks " + ", ".join(fmt(w["peak_rss_mb"], " MiB") for w in par["per_worker"])
-                     + f" ({kind}); all processes together {fmt(par['total_peak_sampled_mb'], ' MiB')} (sampled sum)")
+        kind = "exact" if all(w.peak_exact for w in par.per_worker) else "sampled"
+        lines.append(f"  data-parallel on {par.workers} Dask workers ({par.scheduler}; cluster start "
+                     f"{fmt(par.cluster_start_s, ' s')}); workers' peaks " + ", ".join(fmt(w.peak_rss_mb, " MiB") for w in par.per_worker)
+                     + f" ({kind}); all processes together {fmt(par.total_peak_sampled_mb, ' MiB')} (sampled sum)")
     for ph in summary.phases:
         lines.append(f"    {ph.name:10s} {fmt(ph.wall_s, ' s', '8.2f')}  peak {fmt(ph.peak_rss_mb, ' MiB', '8.1f')}"
                      + ("   <- owns the peak" if ph.name == summary.peak_phase else ""))
@@ -140,19 +140,15 @@ def cmd_run(args, home: str) -> int:
 
     run = execute(launch, home, show_progress=sys.stderr.isatty() and not args.json, on_create=name_it if name else None)
     summary = run.summary
-    err = summary.get("error") or {}
-    if run.status == RunStatus.FAILED and err.get("bad_input"):
-        print(f"svmcore: error: {err.get('message')}", file=sys.stderr)
+    if run.status == RunStatus.FAILED and summary.error and summary.error.bad_input:
+        print(f"svmcore: error: {summary.error_message}", file=sys.stderr)
         code = EXIT_BAD_INPUT
     else:
         code = EXIT.get(run.status, 1)
     if not run.recorded:  # the store could not take it: say so, or the history would contradict this
         print(f"svmcore: warning: run {run.run_id}'s outcome could not be written to the run store "
               f"({run.store_error}); the history will show it as lost", file=sys.stderr)
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(describe(RunSummary.from_dict(summary), name))
+    print(json.dumps(summary.to_dict()) if args.json else describe(summary, name))
     return code
 
 

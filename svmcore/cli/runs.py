@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -15,7 +16,6 @@ from svmcore.engine.recovery import recover
 from svmcore.spec.names import check_tag, shown
 from svmcore.store.damage import damaged_runs, damaged_sweeps
 from svmcore.store.export import run_export, samples_csv
-from svmcore.store.records import RunSummary
 from svmcore.store.salvage import salvage
 from svmcore.store.sqlite import Store, StoreError
 
@@ -33,12 +33,12 @@ def cmd_runs(args, home: str) -> int:
         tags = store.tags()
         rows = [{"id": r.id, "name": r.name, "status": r.status.value, "created_at": r.created_at,
                  "dataset": r.config.get("dataset"), "mode": r.config.get("mode"), "model": r.config.get("model"),
-                 "peak_rss_mb": r.result.peak_rss_mb, "accuracy": r.result.accuracy,
-                 "balanced_accuracy": r.result.balanced_accuracy,
-                 "samples_per_s": r.result.samples_per_s, "wall_s": r.result.wall_s, "host": r.host,
-                 "tags": tags.get(r.id, []), "damage": list(r.damage), "cap": r.result.cap, "cap_mb": r.result.cap_mb,
-                 "cgroup_peak_mb": r.result.cgroup_peak_mb, "cgroup_held_peak_mb": r.result.cgroup_held_peak_mb,
-                 "run_peak_mb": r.run_peak.mb, "run_peak_exact": r.run_peak.exact}
+                 "peak_rss_mb": r.summary.peak_rss_mb, "accuracy": r.summary.accuracy,
+                 "balanced_accuracy": r.summary.balanced_accuracy,
+                 "samples_per_s": r.summary.samples_per_s, "wall_s": r.summary.wall_s, "host": r.host,
+                 "tags": tags.get(r.id, []), "damage": list(r.damage), "cap": r.summary.cap, "cap_mb": r.summary.cap_mb,
+                 "cgroup_peak_mb": r.summary.cgroup_peak_mb, "cgroup_held_peak_mb": r.summary.cgroup_held_peak_mb,
+                 "run_peak_mb": r.summary.run_peak.mb, "run_peak_exact": r.summary.run_peak.exact}
                 for r in runs]
         if args.json:
             print(json.dumps(rows))
@@ -62,7 +62,7 @@ def cmd_runs(args, home: str) -> int:
                     tagged += f" DAMAGED: {'; '.join(r['damage'])}"
                 # a cgroup cap's figure: the charge the kernel cannot reclaim (sampled); see docs/runs.md
                 held = f"{r['cgroup_held_peak_mb']:.1f}" if r["cgroup_held_peak_mb"] is not None else "-"
-                cap = rec.result.cap_text if rec.result.cap_text != "none" else "-"
+                cap = rec.summary.cap_text if rec.summary.cap_text != "none" else "-"
                 print(f"{r['id']:>5} {r['status']:10} {created:19} {name[:wide]:{wide}} {r['mode'] or '-':7} "
                       f"{r['model'] or '-':13} {peak:>9} {cap:15} {held:>8} {acc:>6} {bal:>7} {sps:>11}  "
                       f"{tagged.strip()}".rstrip())
@@ -94,7 +94,7 @@ def cmd_runs(args, home: str) -> int:
         if args.json:
             print(json.dumps(record))
         else:
-            print(describe(RunSummary.from_dict(rec.summary or {"run_id": rec.id, "status": rec.status.value}), rec.name))
+            print(describe(dataclasses.replace(rec.summary, run_id=rec.id, status=rec.status), rec.name))
             for line in record["damage"]:
                 print(f"  DAMAGED: {line}; shown without it")
             print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))

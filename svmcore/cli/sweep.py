@@ -10,7 +10,8 @@ from svmcore.cli.common import EXIT, add_knob_flags, knob_values
 from svmcore.engine import interrupts
 from svmcore.engine.recovery import recover
 from svmcore.spec.errors import ConfigError
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from svmcore.sweeps.frontier import tradeoff_points
 from svmcore.sweeps.grid import grid_label, parse_grid
 from svmcore.sweeps.sweep import start_sweep
@@ -55,10 +56,11 @@ def cmd_sweep(args, home: str) -> int:
     result = {"sweep_id": sweep.sweep_id, "grid": grid,
               "executor": executor.describe(),
               "runs": [{"run_id": r.id, "values": r.label, "status": r.status.value, "host": r.host,
-                        "peak_rss_mb": r.result.peak_rss_mb, "peak_mb": r.run_peak.mb, "peak_exact": r.run_peak.exact,
-                        "accuracy": r.result.accuracy,
-                        "balanced_accuracy": r.result.balanced_accuracy,
-                        "samples_per_s": r.result.samples_per_s} for r in records],
+                        "peak_rss_mb": r.summary.peak_rss_mb, "peak_mb": r.summary.run_peak.mb,
+                        "peak_exact": r.summary.run_peak.exact,
+                        "accuracy": r.summary.accuracy,
+                        "balanced_accuracy": r.summary.balanced_accuracy,
+                        "samples_per_s": r.summary.samples_per_s} for r in records],
               "skipped": [{"values": p.values, "reason": p.error} for p in points if p.error],
               "frontier": [p.run_id for p in pts if p.on_frontier]}
     if args.json:

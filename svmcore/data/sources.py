@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -25,6 +25,7 @@ from svmcore.data.synthetic import iter_synthetic
 from svmcore.spec.choices import Model, Parser
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import ConfigError, DataChangedError, DataError
+from svmcore.spec.result import DataInfo
 
 CHUNK_ROWS = 10_000  # rows per chunk when a whole dataset is read, converted or written
 MAX_TEST_ROWS = 20_000
@@ -52,28 +53,6 @@ def is_test_row(row: np.ndarray, rows: int) -> np.ndarray:
         return row % TEST_EVERY == TEST_EVERY - 1
     t = MAX_TEST_ROWS
     return ((row + 1) * t // rows > row * t // rows) & (row < rows)
-
-
-@dataclass(frozen=True)
-class DataInfo:
-    """What a dataset holds, before any precision or representation choice."""
-
-    name: str
-    format: str  # synthetic, shipped, svmlight, csv, npz, text
-    rows: int
-    features: int
-    nnz: int
-    classes: list
-    class_counts: list
-    dense_source: bool
-    exact: bool = True  # False: synthetic figures from the knobs, not counted
-
-    @property
-    def density(self) -> float:
-        return self.nnz / max(1, self.rows * self.features)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def hash_features(X: sp.csr_matrix | np.ndarray, bits: int) -> sp.csr_matrix:

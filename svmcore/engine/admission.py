@@ -21,7 +21,7 @@ from svmcore.data.sources import DataInfo, FileStamp, Source, check_lean, check_
 from svmcore.engine import limits
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, DataError
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 
 SCHEDULER_CONNECT_S = 10.0  # one TCP connection to a run's Dask scheduler before launch

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from svmcore.data import disk
 from svmcore.spec import outcomes
 from svmcore.spec.events import OUTCOME, PHASE_START, Event
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 
 IMPORTS_LIMIT_S = 30.0  # see runner: a worker still importing after this under a cap is oom
 
@@ -36,7 +36,7 @@ def classify(events: list[Event], ending: Ending) -> tuple[RunStatus, dict | Non
     outcome = next((e for e in reversed(events) if e["kind"] == OUTCOME), None)
     last_phase = next((e["phase"] for e in reversed(events) if e["kind"] == PHASE_START), None)
     error = None
-    if outcome is not None and outcome["status"] == "completed":
+    if outcome is not None and outcome["status"] == RunStatus.COMPLETED:
         return RunStatus.COMPLETED, None, last_phase
     if ending.cancelled:
         return RunStatus.CANCELLED, {"type": "Cancelled", "message": "cancelled by the user"}, last_phase

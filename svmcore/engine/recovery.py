@@ -10,7 +10,9 @@ import os
 from svmcore.engine import procfs, registry
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.runner import Run
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.result import RunError, RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +39,7 @@ def recover(store: Store) -> list[int]:
         if not rec.worker_pid or not rec.run_dir:
             why = ("queued when its runner stopped; never started" if rec.status == RunStatus.QUEUED else
                    "its runner stopped before the worker was recorded")
-            store.finish_run(rec.id, RunStatus.LOST, {"run_id": rec.id, "status": "lost",
-                                                      "error": {"type": "Lost", "message": why}})
+            store.finish_run(rec.id, RunStatus.LOST, RunSummary(rec.id, RunStatus.LOST, error=RunError("Lost", why)))
             release_leftovers(rec.run_dir)
         elif procfs.is_same_process(rec.worker_pid, rec.worker_ctime):
             Run.attach(store, rec)

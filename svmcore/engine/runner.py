@@ -13,7 +13,7 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from svmcore.data import disk
 from svmcore.engine import interrupts, limits, procfs, registry
@@ -23,13 +23,15 @@ from svmcore.engine.leftovers import hold_reserve, release_leftovers
 from svmcore.engine.monitor import Monitor
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.engine.process import WorkerProcess
-from svmcore.engine.summary import MemorySample, RunEnd, build_summary, phase_spans, tail_text
+from svmcore.engine.summary import MemorySample, RunEnd, build_summary, tail_text
 from svmcore.spec import events
 from svmcore.spec.config import RunConfig
 from svmcore.spec.events import OUTCOME, Event
 from svmcore.spec.monitor import SAMPLE_HZ
+from svmcore.spec.result import RunError, RunSummary
+from svmcore.spec.status import RunStatus
 from svmcore.spec.units import MiB
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.store.records import RunRecord
 from svmcore.store.sqlite import Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ class RunSnapshot:
     status: RunStatus
     samples: list[MemorySample]
     events: list[Event]
-    summary: dict
+    summary: RunSummary
     phase: str | None
     elapsed_s: float
 
@@ -101,7 +103,7 @@ class Run:
         self.run_id: int | None = None
         self.run_dir: str | None = None
         self.status = RunStatus.QUEUED
-        self.summary: dict = {}
+        self.summary = RunSummary()
         self.cap_kind, self.cap_bytes = resolve_cap(self.config)
         self.worker: WorkerProcess | None = None
         self.monitor: Monitor | None = None
@@ -140,8 +142,8 @@ class Run:
             registry.register(self)
         if self._cancel.is_set():  # cancelled while queued
             self.status = RunStatus.CANCELLED
-            self.summary = {"run_id": self.run_id, "status": "cancelled",
-                            "error": {"type": "Cancelled", "message": "cancelled before it started"}}
+            self.summary = RunSummary(self.run_id, RunStatus.CANCELLED,
+                                      error=RunError("Cancelled", "cancelled before it started"))
             self._finish()
             return self
         try:
@@ -229,7 +231,7 @@ class Run:
     def snapshot(self) -> RunSnapshot:
         b = self.monitor.buffers() if self.monitor else None
         return RunSnapshot(self.run_id, self.status, b.samples if b else [], b.events if b else [],
-                           dict(self.summary), b.phase if b else None, time.time() - self._t0)
+                           self.summary, b.phase if b else None, time.time() - self._t0)
 
     # ------------------------------------------------------------- monitor
     def _watch(self) -> None:
@@ -279,7 +281,7 @@ class Run:
             self.store_error = self.monitor.flush(self.store, self.run_id) or self.store_error
         except BaseException as e:  # never leave a run without an outcome
             log.exception("run %s: monitoring failed", self.run_id)
-            self.summary.setdefault("error", {"type": type(e).__name__, "message": str(e)})
+            self.summary = replace(self.summary, error=self.summary.error or RunError(type(e).__name__, str(e)))
             self.status = RunStatus.FAILED
         finally:
             self._finish()
@@ -295,23 +297,18 @@ class Run:
         status, error, last_phase = classify(b.events, ending)
         outcome = events.last(b.events, OUTCOME)
         self.status = status
-        self.summary = build_summary(RunEnd(self.run_id, status, b.events, b.samples, phase_spans(b.events),
-                                            outcome, error, last_phase, self.cap_kind, self.cap_bytes, exit_info,
-                                            time.time() - self._t0 if wall_s is None else wall_s,
-                                            self.sample_hz))
-        if cgroup and self.cap_kind == "cgroup":
-            # only a cgroup cap makes the group's peak a figure to compare: it counts the page cache
-            # the run's reads brought in (1,177 MiB for an uncapped lean run whose exact peak was 108)
-            peak = limits.cgroup_peak_bytes(cgroup)
-            if peak:
-                self.summary["cgroup_peak_mb"] = peak / MiB
-        if self.prediction:
-            self.summary["prediction"] = self.prediction.to_dict()
+        # only a cgroup cap makes the group's peak a figure to compare: it counts the page cache
+        # the run's reads brought in (1,177 MiB for an uncapped lean run whose exact peak was 108)
+        self.summary = build_summary(RunEnd(self.run_id, status, b.events, b.samples, outcome, error, last_phase,
+                                            self.cap_kind, self.cap_bytes, exit_info,
+                                            time.time() - self._t0 if wall_s is None else wall_s, self.sample_hz,
+                                            limits.cgroup_peak_bytes(cgroup) if cgroup and self.cap_kind == "cgroup"
+                                            else None, self.prediction))
 
     def _fail_to_start(self, message: str, bad_input: bool = False) -> None:
         self.status = RunStatus.FAILED
-        self.summary = {"run_id": self.run_id, "status": "failed", "error": {"type": "StartError", "message": message,
-                                                                             **({"bad_input": True} if bad_input else {})}}
+        self.summary = RunSummary(self.run_id, RunStatus.FAILED,
+                                  error=RunError("StartError", message, bad_input=bad_input or None))
         self._finish()
 
     def _finish(self) -> None:

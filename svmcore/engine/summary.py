@@ -1,17 +1,19 @@
-"""A run's summary from its events and memory samples: phases with their exact peaks,
-the phase that owns the peak, the floor, throughput and the scores."""
+"""A run's summary: the worker's result (``spec.result.RunSummary``) completed from its
+events and memory samples: phases with their exact peaks, the phase that owns the peak,
+the floor, the cap, throughput and the scores."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS, Event
+from svmcore.spec.result import PhaseSpan, Forecast, RunSummary
 from svmcore.spec.scores import quality_warnings
+from svmcore.spec.status import RunStatus
 from svmcore.spec.units import MiB
-from svmcore.store.records import parallel_peaks
-from svmcore.store.sqlite import RunStatus
-from svmcore.spec.result import TrainResult
 
 
 @dataclass(frozen=True)
@@ -45,32 +47,37 @@ def tail_text(path: str, n: int = 4000) -> str:
         return ""
 
 
-def phase_spans(events: list[Event]) -> list[dict]:
-    """Phase spans with their exact peaks; a phase the worker never ended (killed in it)
-    keeps its start and gets the end of the run, peak unknown (None)."""
+def phase_spans(events: list[Event], samples: Sequence[MemorySample] = (), end_s: float | None = None) -> list[PhaseSpan]:
+    """Phase spans with their exact peaks. A phase the worker never ended (killed in it) ends
+    at ``end_s`` (None: its end unknown, peak unknown) and its peak is the kernel's high-water
+    mark since the phase's reset as last read (exact up to the last 50 Hz reading)."""
     out: list[dict] = []
     for e in events:
         if e["kind"] == PHASE_START:
-            out.append({"name": e["phase"], "start_s": e["t_s"], "end_s": None, "wall_s": None,
-                        "peak_rss_mb": None})
+            out.append({"name": e["phase"], "start_s": e["t_s"]})
         elif e["kind"] == PHASE_END and out and out[-1]["name"] == e["phase"]:
-            out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB)
-            if e.get("cpu_s") is not None:
-                out[-1]["cpu_s"] = e["cpu_s"]
-    return out
+            out[-1].update(end_s=e["t_s"], wall_s=e["wall_s"], peak_rss_mb=e["peak_rss_bytes"] / MiB,
+                           cpu_s=e.get("cpu_s"))
+    for p in out:
+        if "end_s" not in p and end_s is not None:
+            p["end_s"] = max(end_s, p["start_s"])  # killed before the next sample: it ended as it began
+            p["wall_s"] = p["end_s"] - p["start_s"]
+            inside = [s.hwm_bytes for s in samples if s.t_s >= p["start_s"]]
+            p["peak_rss_mb"] = max(inside) / MiB if inside else None
+    return [PhaseSpan(**p) for p in out]
 
 
 @dataclass(frozen=True)
 class RunEnd:
     """What the parent knows of a run that has ended: its events and memory samples, the
-    worker's outcome event (with the worker's ``TrainResult`` as its ``summary``) and how
-    the run was classified."""
+    worker's outcome event (with the worker's ``RunSummary`` as its ``summary``), how the
+    run was classified, its cap and what the cap's cgroup was charged at its peak, and the
+    forecast made before it started."""
 
     run_id: int
     status: RunStatus
     events: list[dict]
     samples: list[MemorySample]
-    phases: list[dict]  # phase_spans(events)
     outcome: dict | None
     error: dict | None
     last_phase: str | None
@@ -79,78 +86,44 @@ class RunEnd:
     exit_info: dict | None
     wall_s: float
     sample_hz: float
+    cgroup_peak_bytes: int | None = None  # a cgroup cap's only: it counts the page cache the run's reads brought in
+    prediction: Forecast | None = None
 
 
-def build_summary(end: RunEnd) -> dict:
-    run_id, status, events, samples, phases = end.run_id, end.status, end.events, end.samples, end.phases
-    outcome, cap_bytes = end.outcome, end.cap_bytes
-    worker = (outcome or {}).get("summary") or {}
+def build_summary(end: RunEnd) -> RunSummary:
+    """The worker's result completed: how the run ended, its cap, wall time, phases and exact
+    peaks from the events and samples, throughput and the final scores from the events."""
+    events, samples, outcome = end.events, end.samples, end.outcome or {}
+    worker = RunSummary.from_dict(outcome.get("summary"))
+    phases = phase_spans(events, samples, samples[-1].t_s if samples else end.wall_s)
     # wait4's ru_maxrss is not used: Linux seeds it at exec with the RSS of the process
     # that forked the worker (a 700 MiB dashboard would show in every run). The worker's
     # own VmHWM, read at every phase end and at 50 Hz, is the exact figure.
-    phase_peaks = [p["peak_rss_mb"] for p in phases if p["peak_rss_mb"] is not None]
-    hwm_max = max((s.hwm_bytes for s in samples), default=0)
-    exact_bytes = max([hwm_max, (outcome or {}).get("peak_rss_bytes") or 0]
-                      + [int(p * MiB) for p in phase_peaks])
-    end_t = samples[-1].t_s if samples else end.wall_s
-    for p in phases:
-        if p["end_s"] is None:
-            p["end_s"] = max(end_t, p["start_s"])  # killed before the next sample: it ended as it began
-            p["wall_s"] = p["end_s"] - p["start_s"]
-            # killed inside this phase: the kernel's high-water mark since the phase's
-            # reset, as last read (exact up to the last 50 Hz reading)
-            inside = [s.hwm_bytes for s in samples if s.t_s >= p["start_s"]]
-            if inside:
-                p["peak_rss_mb"] = max(inside) / MiB
-    owner = max((p for p in phases if p["peak_rss_mb"] is not None), key=lambda p: p["peak_rss_mb"], default=None)
-    floor = next((p["peak_rss_mb"] for p in phases if p["name"] == "imports"), None)
-    final_eval = next((e for e in reversed(events) if e["kind"] == EVAL and e.get("final")), None)
-    last_eval = next((e for e in reversed(events) if e["kind"] == EVAL), None)
-    progress = next((e for e in reversed(events) if e["kind"] == PROGRESS), None)
-    data_ev = next((e for e in events if e["kind"] == DATA), None)
-    train_s = worker.get("train_s") or next((p["wall_s"] for p in phases if p["name"] == "train"), None)
-    samples_seen = worker.get("samples") or (progress or {}).get("samples")
-    summary = {
-        "run_id": run_id,
-        "status": status.value,
-        "peak_rss_mb": exact_bytes / MiB if exact_bytes else None,
-        "peak_rss_source": "the worker's kernel high-water mark (VmHWM at each phase end and at 50 Hz): exact",
-        "peak_sampled_mb": max((s.rss_bytes for s in samples), default=0) / MiB if samples else None,
-        "sample_hz": end.sample_hz,
-        "n_samples": len(samples),
-        "wall_s": end.wall_s,
-        "train_s": train_s,
-        "samples_per_s": (samples_seen / train_s) if samples_seen and train_s else None,
-        "samples_seen": samples_seen,
-        "accuracy": (final_eval or {}).get("accuracy"),
-        "balanced_accuracy": (final_eval or {}).get("balanced_accuracy"),
-        "last_accuracy": (last_eval or {}).get("accuracy"),
-        "phases": phases,
-        "peak_phase": owner["name"] if owner else None,
-        "floor_mb": floor,
-        "cap": end.cap_kind,
-        "cap_mb": cap_bytes / MiB if cap_bytes else None,
-        "phase": end.last_phase if status != RunStatus.COMPLETED else None,
-        "error": end.error,
-        "exit": end.exit_info,
-    }
-    summary.update(TrainResult.reported(worker))
-    if data_ev:
-        summary["data"] = data_ev.get("info")
-        if data_ev.get("prepared_once"):  # copies of the data its prepare phase built, later runs reuse
-            summary["prepared_once"] = data_ev["prepared_once"]
-    held = [s.held_bytes for s in samples if s.held_bytes is not None]
-    if held:  # a cgroup-capped run: the highest sampled charge less its page cache, and what RSS has besides
-        summary["cgroup_held_peak_mb"] = max(held) / MiB
-        summary["rss_file_mb"] = max(samples, key=lambda s: s.rss_bytes).file_bytes / MiB
-    peaks = parallel_peaks(summary.get("parallel"), summary["peak_rss_mb"])
-    if peaks:  # a data-parallel run's headline: all its processes, beside its largest worker and coordinator
-        summary.update(peak_all_processes_mb=peaks.all_processes_mb,
-                       peak_all_processes_source="every process of the run sampled at 50 Hz, summed: sampled",
-                       peak_largest_worker_mb=peaks.largest_worker_mb, peak_largest_worker=peaks.largest_worker,
-                       peak_largest_worker_source="exact (VmHWM)" if peaks.largest_worker_exact else "sampled",
-                       peak_coordinator_mb=peaks.coordinator_mb)
-    summary["warnings"] = quality_warnings(summary["accuracy"], summary["balanced_accuracy"],
-                                           summary.get("baseline_accuracy"), len(summary.get("per_class_recall") or {}),
-                                           summary.get("shuffle"))
-    return summary
+    exact_bytes = max([s.hwm_bytes for s in samples] + [outcome.get("peak_rss_bytes") or 0]
+                      + [int(p.peak_rss_mb * MiB) for p in phases if p.peak_rss_mb is not None])
+    owner = max((p for p in phases if p.peak_rss_mb is not None), key=lambda p: p.peak_rss_mb, default=None)
+    final_eval = next((e for e in reversed(events) if e["kind"] == EVAL and e.get("final")), {})
+    last_eval = next((e for e in reversed(events) if e["kind"] == EVAL), {})
+    progress = next((e for e in reversed(events) if e["kind"] == PROGRESS), {})
+    data_ev = next((e for e in events if e["kind"] == DATA), {})
+    train_s = worker.train_s or next((p.wall_s for p in phases if p.name == "train"), None)
+    samples_seen = worker.samples_seen or progress.get("samples")
+    held = [s.held_bytes for s in samples if s.held_bytes is not None]  # a cgroup-capped run's
+    accuracy, balanced = final_eval.get("accuracy"), final_eval.get("balanced_accuracy")
+    return dataclasses.replace(
+        worker, run_id=end.run_id, status=end.status, peak_rss_mb=exact_bytes / MiB if exact_bytes else None,
+        peak_sampled_mb=max(s.rss_bytes for s in samples) / MiB if samples else None, sample_hz=end.sample_hz,
+        n_samples=len(samples), floor_mb=next((p.peak_rss_mb for p in phases if p.name == "imports"), None),
+        peak_phase=owner.name if owner else None, phases=phases, cap=end.cap_kind,
+        cap_mb=end.cap_bytes / MiB if end.cap_bytes else None,
+        cgroup_peak_mb=end.cgroup_peak_bytes / MiB if end.cgroup_peak_bytes else None,
+        # the highest sampled charge less its page cache, and what RSS has besides
+        cgroup_held_peak_mb=max(held) / MiB if held else None,
+        rss_file_mb=max(samples, key=lambda s: s.rss_bytes).file_bytes / MiB if held else None,
+        phase=end.last_phase if end.status != RunStatus.COMPLETED else None, error=end.error, exit=end.exit_info,
+        wall_s=end.wall_s, train_s=train_s, samples_seen=samples_seen,
+        samples_per_s=samples_seen / train_s if samples_seen and train_s else None,
+        accuracy=accuracy, balanced_accuracy=balanced, last_accuracy=last_eval.get("accuracy"),
+        warnings=quality_warnings(accuracy, balanced, worker.baseline_accuracy, len(worker.per_class_recall),
+                                  worker.shuffle),
+        data=data_ev.get("info"), prepared_once=data_ev.get("prepared_once") or (), prediction=end.prediction)

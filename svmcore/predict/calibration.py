@@ -194,7 +194,8 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
     from concurrent.futures import ThreadPoolExecutor
 
     from svmcore.engine.runner import Run
-    from svmcore.store.sqlite import RunStatus, Store
+    from svmcore.spec.status import RunStatus
+    from svmcore.store.sqlite import Store
 
     store = Store(os.path.join(home, "calibration"))
     configs = calibration_configs() + lean_calibration_configs(home) if configs is None else configs
@@ -209,8 +210,8 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
             progress(i, len(configs), cfg)
         run = Run(store, cfg, label="calibration").start()
         if run.wait(600) != RunStatus.COMPLETED:
-            raise RuntimeError(f"calibration run {configs[i]} ended {run.status.value}: {run.summary.get('error')}")
-        return cfg, run.summary
+            raise RuntimeError(f"calibration run {configs[i]} ended {run.status.value}: {run.summary.error_message}")
+        return cfg, run.summary.to_dict()  # the fit reads the summary's JSON, as one stored before
 
     if at_once <= 1:
         observations = [measure(i) for i in range(len(configs))]
@@ -236,11 +237,11 @@ def _config_key(cfg: RunConfig) -> str:
 
 def _completed_runs(store) -> dict[str, dict]:
     """The newest completed run's summary per config in the calibration store."""
-    from svmcore.store.sqlite import RunStatus
+    from svmcore.spec.status import RunStatus
 
     out: dict[str, dict] = {}
     for rec in store.list_runs(status=[RunStatus.COMPLETED], damaged=False):  # newest first
-        out.setdefault(_config_key(validate(rec.config)), rec.summary)
+        out.setdefault(_config_key(validate(rec.config)), rec.summary.to_dict())
     return out
 
 

@@ -31,7 +31,7 @@ from svmcore.spec.choices import Model
 from svmcore.spec.registry import MLP_MODELS
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.units import MiB, apart
 
 log = logging.getLogger(__name__)

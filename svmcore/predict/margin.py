@@ -46,9 +46,8 @@ def under_forecasts(history) -> list[float]:
     for rec in history or []:
         if rec.status.value != "completed":
             continue
-        s = rec.summary or {}
-        pred = (s.get("prediction") or {}).get("predicted_peak_mb")
-        measured = s.get("peak_rss_mb")
+        s = rec.summary
+        pred, measured = s.prediction and s.prediction.predicted_peak_mb, s.peak_rss_mb
         if pred and measured:
             out.append(measured / pred - 1)
     return out

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from svmcore.data.shuffle_order import order_bytes
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, DataInfo, Source, n_test_rows
 from svmcore.engine.admission import scanned
-from svmcore.spec.forecast import Forecast, ParallelForecast
+from svmcore.spec.result import Forecast, ParallelForecast
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.registry import load, state_bytes

@@ -28,7 +28,7 @@ import itertools
 from svmcore.data.sources import Source, check_lean, check_trainable, n_test_rows, scan
 from svmcore.predict.margin import forecast_margin, statement
 from svmcore.predict.model import Calibration, data_shape, predict
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError, SvmcoreError
 from svmcore.spec.regularisation import regularisation
@@ -177,7 +177,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
 def measured_of(rec) -> dict:
     """A run of the recommended setting as measured: its run peak (a data-parallel run's: all its
     processes, sampled) and scores."""
-    s, peak = rec.result, rec.run_peak
+    s, peak = rec.summary, rec.summary.run_peak
     return {"run_id": rec.id, "peak_mb": peak.mb, "peak_exact": peak.exact, "accuracy": s.accuracy,
             "balanced_accuracy": s.balanced_accuracy, "samples_per_s": s.samples_per_s}
 

@@ -60,7 +60,7 @@ class PhaseEnd(Event):
 
 
 class Data(Event):
-    info: dict  # the scan of the data (data.sources' DataInfo.to_dict())
+    info: dict  # the scan of the data (spec.result.DataInfo.to_dict())
     n_features: int
     text_path: str | None
     binary_path: str | None

@@ -8,6 +8,8 @@ than met as a TypeError in whatever formats it.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import json
 import types
@@ -37,7 +39,7 @@ def kind_of(value: Any) -> str:
 def fits(value: Any, hint: Any) -> bool:
     """Whether a JSON value can stand for a field annotated ``hint``: a number for int or
     float alike (JSON keeps no difference; bool is no number), a JSON array for list or
-    tuple, an object for dict; a type not named here is not checked."""
+    tuple, an object for dict or a record, a text for an enum; a type not named here is not checked."""
     return fits_types(value, accepted(hint))
 
 
@@ -63,8 +65,10 @@ def accepted(hint: Any) -> tuple[type, ...]:
         return (hint,)
     if hint in (list, tuple) or origin in (list, tuple):
         return (list,)
-    if origin is dict:
+    if origin is dict or dataclasses.is_dataclass(hint):  # a record is read from an object
         return (dict,)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # by its value
+        return (str,)
     return (object,)
 
 

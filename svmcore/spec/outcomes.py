@@ -115,19 +115,6 @@ def rss_over_cap_note(peak_rss_mb: float | None, cap_mb: float | None, cap_kind:
             "its RSS, not against its cap: the cap bounds the memory this run added.")
 
 
-def distillation_lines(d: dict | None) -> list[str]:
-    """What a distilled run's summary says of its teacher and student (``TrainResult.distillation``)."""
-    if not d:
-        return []
-    t, s = d["teacher"], d["student"]
-    agree = "" if d.get("agreement") is None else f"; they agree on {d['agreement']:.1%} of the test rows"
-    return [f"distilled: the accuracy above is the student's, a linear-svm ({s['solver']} solver) trained on "
-            f"{d['labels']}: the model this run exports. Teacher {t['model']}: accuracy {t['accuracy']:.4f}, balanced "
-            f"{t['balanced_accuracy']:.4f}{agree}",
-            f"models in memory: teacher {size_text(t['model_bytes'])}, student {size_text(s['model_bytes'])} "
-            "(their arrays, exact)"]
-
-
 def size_text(n: float) -> str:
     """Bytes as MiB, or KiB below one MiB (a small model would read "0.00 MiB")."""
     return f"{n / 2**20:,.2f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"

@@ -1,66 +1,532 @@
-"""What a training run reports: ``TrainResult``, written by the worker into its outcome
-event (``to_dict``) and read back by the parent's summary (``reported``). Standard
-library only: the engine imports it without loading anything of the worker's."""
+"""A run's result, one typed shape from the worker to every reader: ``RunSummary``.
+
+The worker reports what it measured as a ``RunSummary`` (into its outcome event, with
+``to_dict``); the engine completes it (``engine.summary``: how it ended, the cap, the wall
+time, the exact peaks); the store keeps its JSON and gives it back typed (``from_dict``).
+Every part is a frozen ``Record``: a dict handed to one (the worker builds its parts as
+JSON) or read back becomes that part's record and a list a tuple; a key it does not name
+(an older or newer run's) is kept in ``extra`` and written back, so nothing stored is lost.
+Standard library and spec only: the lean worker imports it."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types
+import typing
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
-# fields the parent takes from elsewhere (the events, the phases), not from the worker's result
-_NOT_REPORTED = {"metadata": {"reported": False}}
+from svmcore.spec.json_values import fits, kind_of
+from svmcore.spec.outcomes import rss_over_cap_note, size_text
+from svmcore.spec.scores import quality_warnings
+from svmcore.spec.status import RunStatus
+
+VERSION = 2  # the shape to_dict writes; summaries without a version were written before it (1)
 
 
-@dataclass
-class TrainResult:
-    # the final evaluation (spec.scores.scores); the summary reads accuracy from the final eval event
-    accuracy: float | None = field(default=None, **_NOT_REPORTED)
-    balanced_accuracy: float | None = field(default=None, **_NOT_REPORTED)
+@dataclass(frozen=True)
+class Record:
+    """A frozen record of JSON the product wrote (see the module's docstring)."""
+
+    extra: dict = field(default_factory=dict, kw_only=True)  # keys this record does not name
+
+    def __post_init__(self):
+        for name, hint in _hints(type(self)).items():
+            object.__setattr__(self, name, _typed(getattr(self, name), _inner(hint)))
+
+    @classmethod
+    def from_dict(cls, d: dict | None):
+        """The record of ``d``: a null reads as the field's default (older runs wrote some)."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        d = {k: v for k, v in (d or {}).items() if k != "version"}
+        return cls(**{k: v for k, v in d.items() if k in names and v is not None},
+                   extra={k: v for k, v in d.items() if k not in names})
+
+    def to_dict(self) -> dict:
+        """The record as JSON: every field it names (nulls too), then ``extra``."""
+        return {**{f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "extra"},
+                **self.extra}
+
+    @classmethod
+    def problems(cls, d: dict, at: str = "") -> list[str]:
+        """What in ``d`` (decoded JSON) does not have the type this record reads it as
+        ('peak_rss_mb is the text 'abc'', 'phases[0].name is missing')."""
+        out = [f"{at}{f.name} is missing" for f in dataclasses.fields(cls)
+               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING and f.name not in d]
+        return out + [p for name, hint in _hints(cls).items() if name in d for p in _problems(d[name], hint, at + name)]
+
+
+@functools.cache
+def _hints(cls) -> dict[str, Any]:
+    return {k: v for k, v in typing.get_type_hints(cls).items() if k != "extra"}
+
+
+def _inner(hint):
+    """``X`` of ``X | None``."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1 else hint
+
+
+def _is(hint, base: type) -> bool:
+    return isinstance(hint, type) and issubclass(hint, base)
+
+
+def _typed(v, h):
+    """``v`` handed to a field of type ``h`` as the field holds it: a record, a member, a tuple."""
+    if isinstance(v, dict) and _is(h, Record):
+        return h.from_dict(v)
+    if isinstance(v, str) and _is(h, Enum) and v in h._value2member_map_:
+        return h(v)
+    if isinstance(v, (list, tuple)) and typing.get_origin(h) is tuple:
+        return tuple(_typed(x, typing.get_args(h)[0]) for x in v)
+    return v
+
+
+def _problems(value, hint, where: str) -> list[str]:
+    h = _inner(hint)
+    if not fits(value, hint):
+        return [f"{where} is {kind_of(value)}"]
+    if isinstance(value, dict) and _is(h, Record):
+        return h.problems(value, where + ".")
+    if isinstance(value, list) and typing.get_origin(h) is tuple:
+        return [p for i, x in enumerate(value) for p in _problems(x, typing.get_args(h)[0], f"{where}[{i}]")]
+    if isinstance(value, str) and _is(h, Enum) and value not in h._value2member_map_:
+        return [f"{where} is {kind_of(value)}, not a {h.__name__}"]
+    return []
+
+
+def _plain(v):
+    if isinstance(v, Record):
+        return v.to_dict()
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    return v.value if isinstance(v, Enum) else v
+
+
+# ---------------------------------------------------------------- the parts
+
+
+@dataclass(frozen=True)
+class PhaseSpan(Record):
+    """One phase of a run: when it ran and the kernel's exact peak inside it (None if the
+    worker was killed before it could be read)."""
+
+    name: str
+    start_s: float = 0.0
+    end_s: float | None = None
+    wall_s: float | None = None
+    peak_rss_mb: float | None = None
+    cpu_s: float | None = None  # the worker's CPU time in it, every thread (runs before issue 40: None)
+
+
+@dataclass(frozen=True)
+class RunError(Record):
+    """Why a run did not complete; ``bad_input``: its input or a full disk caused it (exit 2)."""
+
+    type: str | None = None
+    message: str | None = None
+    bad_input: bool | None = None
+    cause: str | None = None  # under a cap: the exception the cap raised
+    signal: str | None = None  # the signal that killed the worker
+    worker: str | None = None  # a data-parallel run: the Dask worker that died, and what it was doing
+    doing: str | None = None
+
+
+@dataclass(frozen=True)
+class ExitInfo(Record):
+    code: int | None = None  # None: a process that was not the runner's child
+    signal: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreWarning(Record):
+    text: str
+    kind: str | None = None  # 'near-chance'
+
+
+@dataclass(frozen=True)
+class Confusion(Record):
+    classes: tuple[str, ...] = ()
+    matrix: tuple[tuple[int, ...], ...] = ()  # rows true, columns predicted
+
+
+@dataclass(frozen=True)
+class DataInfo(Record):
+    """What a dataset holds, before any precision or representation choice."""
+
+    name: str | None = None
+    format: str | None = None  # synthetic, shipped, svmlight, csv, npz, text
+    rows: int | None = None
+    features: int | None = None
+    nnz: int | None = None
+    classes: list | None = None
+    class_counts: list | None = None
+    dense_source: bool | None = None
+    exact: bool = True  # False: synthetic figures from the knobs, not counted
+
+    @property
+    def density(self) -> float:
+        return self.nnz / max(1, self.rows * self.features)
+
+
+@dataclass(frozen=True)
+class Regularisation(Record):
+    name: str | None = None  # alpha (SGD) or l2 (FTRL)
+    value: float | None = None
+    source: str | None = None  # set, auto or default
+    why: str | None = None
+
+
+@dataclass(frozen=True)
+class SpillReport(Record):
+    """What stream mode's spill did: later passes read ``rows`` back from it, or parse again."""
+
+    rows: int | None = None
+    read_back: bool | None = None
+    failed: str | None = None  # why it could not be written
+
+
+@dataclass(frozen=True)
+class Upcast(Record):
+    """float16 storage: each batch's float32 copy to compute with, bytes exact, time measured."""
+
+    batches: int | None = None
+    float16_bytes_per_batch: float | None = None
+    float32_bytes_per_batch: float | None = None
+    float32_bytes_max: int | None = None
+    float32_bytes_total: int | None = None
+    seconds_per_batch: float | None = None
+    seconds_max: float | None = None
+    seconds_total: float | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Threads(Record):
+    requested: int | None = None
+    blas: list | None = None  # each BLAS or OpenMP pool: {api, num_threads}
+    os_threads: int | None = None
+    reader_thread: bool | None = None
+
+
+@dataclass(frozen=True)
+class ParallelWorker(Record):
+    worker: int | None = None  # 1-based
+    address: str | None = None
+    pid: int | None = None
+    rows: int | None = None
+    peak_rss_mb: float | None = None  # None: a failed run's worker that finished no task
+    peak_exact: bool | None = None  # its VmHWM (a LocalCluster started for the run), else its sampled maximum
+    peak_sampled_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class Parallel(Record):
+    """A data-parallel run's Dask workers and their memory (``worker.parallel``)."""
+
+    workers: int | None = None
+    scheduler: str | None = None
+    cluster_start_s: float | None = None
+    per_worker: tuple[ParallelWorker, ...] = ()
+    worker_peak_source: str | None = None
+    coordinator_peak_sampled_mb: float | None = None
+    total_peak_sampled_mb: float | None = None  # every process sampled at 50 Hz, summed at each instant
+    total_source: str | None = None
+    ended_early: bool | None = None  # the run failed: what was read until then
+
+    def peaks(self, coordinator_mb: float | None) -> ParallelPeaks:
+        read = [w for w in self.per_worker if w.peak_rss_mb is not None]
+        largest = max(read, key=lambda w: w.peak_rss_mb, default=ParallelWorker())
+        return ParallelPeaks(self.total_peak_sampled_mb, largest.worker, largest.peak_rss_mb,
+                             bool(largest.peak_exact), coordinator_mb)
+
+
+@dataclass(frozen=True)
+class ModelScores(Record):
+    model: str | None = None
+    solver: str | None = None
+    accuracy: float | None = None
+    balanced_accuracy: float | None = None
+    model_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Distillation(Record):
+    """A distilled run's teacher and student: their scores, how often they agree, their sizes."""
+
+    teacher: ModelScores = ModelScores()
+    student: ModelScores = ModelScores()
+    agreement: float | None = None
+    labels: str | None = None  # what the student was trained on
+
+    def lines(self) -> list[str]:
+        t, s = self.teacher, self.student
+        agree = "" if self.agreement is None else f"; they agree on {self.agreement:.1%} of the test rows"
+        return [f"distilled: the accuracy above is the student's, a linear-svm ({s.solver} solver) trained on "
+                f"{self.labels}: the model this run exports. Teacher {t.model}: accuracy {t.accuracy:.4f}, balanced "
+                f"{t.balanced_accuracy:.4f}{agree}",
+                f"models in memory: teacher {size_text(t.model_bytes)}, student {size_text(s.model_bytes)} "
+                "(their arrays, exact)"]
+
+
+@dataclass(frozen=True)
+class ModelExport(Record):
+    """What ``worker.model_export`` wrote for serving, or why it did not."""
+
+    exported: bool | None = None
+    reason: str | None = None
+    folder: str | None = None
+    files: dict | None = None  # each file's size and SHA-256: binds the model to its run
+    storage: str | None = None
+    dtype: str | None = None
+    model_bytes: int | None = None
+    sizes: dict | None = None
+    nonzero_weights: int | None = None
+    check: dict | None = None
+
+
+@dataclass(frozen=True)
+class ParallelForecast(Record):
+    """A data-parallel run's memory: each Dask worker, the run's own process (which
+    coordinates) and every process at once."""
+
+    workers: int
+    per_worker_mb: float
+    per_worker_parts_mb: dict
+    coordinator_mb: float
+    total_mb: float
+    basis: str
+
+
+@dataclass(frozen=True)
+class Forecast(Record):
+    """The memory model's word on one run before it is launched, in one shape for everyone
+    who reads it (the launch warnings, the Train page, ``svmcore estimate``, recommend) and
+    kept beside the run's measurement: exact peaks (MiB) calibrated on this machine, or a
+    ``lower_bound`` (no calibration yet: the parts' sizes alone, without the floor or any
+    overhead, and the train time at the reference machine's rates)."""
+
+    predicted_peak_mb: float  # the run's own process (a data-parallel run's coordinator)
+    peak_phase: str = ""
+    parts: dict = field(default_factory=dict)  # the peak phase's parts (MiB); calibrated, the floor among them
+    phases_mb: dict = field(default_factory=dict)  # each phase's peak
+    phase_parts: dict = field(default_factory=dict)  # each phase's parts above the floor
+    predicted_train_s: float | None = None  # CPU seconds of the train phase
+    lower_bound: bool = False
+    floor_mb: float | None = None  # what the libraries hold before any data
+    floor_basis: str = ""
+    width: int | None = None  # input columns, after hashing
+    cap_kind: str = "none"  # the cap the run will have: none, rlimit or cgroup
+    capped_mb: float | None = None  # the quantity its cap limits: a cgroup's charge leaves out library files others hold
+    parallel: ParallelForecast | None = None
+    narrower_mb: float | None = None  # an MLP on a wide input: the peak on ``NARROWER_BITS`` hashed columns
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> Forecast | None:
+        """A stored forecast, or None for none (runs stored before 12-06 may hold the
+        forecast's error in its place: it was a lower bound, or it failed)."""
+        return super().from_dict(d) if d and d.get("predicted_peak_mb") is not None else None
+
+    @classmethod
+    def problems(cls, d: dict, at: str = "") -> list[str]:
+        return super().problems(d, at) if d.get("predicted_peak_mb") is not None else []
+
+
+@dataclass(frozen=True)
+class DaskPlacement(Record):
+    """Where a run of a sweep on a Dask scheduler ran."""
+
+    worker: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+
+
+# ---------------------------------------------------------------- the run's peak
+
+
+@dataclass(frozen=True)
+class ParallelPeaks:
+    """A data-parallel run's memory as every summary heads it: all its processes together
+    (their 50 Hz samples summed at each instant: sampled), its largest Dask worker (exact on
+    a LocalCluster started for the run, else sampled) and the coordinator (exact)."""
+
+    all_processes_mb: float | None
+    largest_worker: int | None  # 1-based
+    largest_worker_mb: float | None
+    largest_worker_exact: bool
+    coordinator_mb: float | None
+
+    def text(self) -> str:
+        """'all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB (exact)'"""
+        worker = f" ({self.largest_worker})" if self.largest_worker else ""
+        return (f"all processes {_mib(self.all_processes_mb)} (sampled sum) · largest Dask worker{worker} "
+                f"{_mib(self.largest_worker_mb)} ({'exact' if self.largest_worker_exact else 'sampled'}) · "
+                f"coordinator {_mib(self.coordinator_mb)} (exact)")
+
+
+def _mib(v: float | None) -> str:
+    return "–" if v is None else f"{v:,.0f} MiB"
+
+
+@dataclass(frozen=True)
+class RunPeak:
+    """A run's peak: its worker's exact peak (the kernel's high-water mark); for a data-parallel
+    run, all its processes together (their 50 Hz samples summed: sampled), its largest Dask
+    worker and its coordinator named beside it (``parallel``). The machine holds every process
+    of a run at once, so a budget, a fit or a comparison judges this figure."""
+
+    mb: float | None
+    exact: bool
+    parallel: ParallelPeaks | None = None
+
+    @property
+    def label(self) -> str:
+        """What the figure is: 'exact peak', or 'peak of all processes (sampled sum)'."""
+        return "exact peak" if self.exact else "peak of all processes (sampled sum)"
+
+    def text(self) -> str:
+        """'252 MiB'; a data-parallel run: '620 MiB in all its processes (sampled sum; largest Dask
+        worker (2) 230 MiB, exact; coordinator 161 MiB, exact)'."""
+        par = self.parallel
+        if par is None:
+            return _mib(self.mb)
+        if self.exact:  # its workers were never read: the coordinator is all that is known
+            return f"{_mib(self.mb)} (its coordinator's alone: its Dask workers' memory was not read)"
+        return (f"{_mib(self.mb)} in all its processes (sampled sum; largest Dask worker"
+                f"{f' ({par.largest_worker})' if par.largest_worker else ''} {_mib(par.largest_worker_mb)}, "
+                f"{'exact' if par.largest_worker_exact else 'sampled'}; coordinator {_mib(par.coordinator_mb)}, exact)")
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True)
+class RunSummary(Record):
+    """What a run measured, as every reader reads it (see the module's docstring)."""
+
+    run_id: int | None = None
+    status: RunStatus | None = None
+    # memory; the exact peak is the worker's kernel high-water mark (VmHWM at each phase end and at 50 Hz)
+    peak_rss_mb: float | None = None
+    peak_sampled_mb: float | None = None  # the highest 50 Hz sample: can miss short spikes
+    sample_hz: int | None = None
+    n_samples: int = 0
+    floor_mb: float | None = None  # the imports phase's peak: interpreter and libraries
+    peak_phase: str | None = None  # the phase that owns the exact peak
+    phases: tuple[PhaseSpan, ...] = ()
+    cap: str | None = None  # none, rlimit or cgroup
+    cap_mb: float | None = None
+    cgroup_peak_mb: float | None = None  # cgroup-capped runs only: the group's exact peak charge, page cache included
+    cgroup_held_peak_mb: float | None = None  # cgroup-capped runs only: the charge less its page cache, sampled
+    rss_file_mb: float | None = None  # cgroup-capped runs only: file-backed pages of the highest RSS sample
+    # how it ended
+    phase: str | None = None  # where a run that did not complete ended
+    error: RunError | None = None
+    exit: ExitInfo | None = None
+    # time and throughput
+    wall_s: float | None = None
+    train_s: float | None = None
+    samples_seen: int | None = None
+    samples_per_s: float | None = None
+    epoch_samples_per_s: tuple[float, ...] = ()  # each pass's: the first parses
+    batches: int | None = None
+    monitor: str | None = None
+    lean: bool | None = None  # True: the lean configuration ran it (numpy and the native library only)
+    # scores (spec.scores): accuracy and balanced accuracy on every test row, last_accuracy the last evaluation's
+    accuracy: float | None = None
+    balanced_accuracy: float | None = None
+    last_accuracy: float | None = None
     f1: float | None = None
     f1_of: str | None = None
     baseline_accuracy: float | None = None
-    per_class_recall: dict | None = None
-    confusion: dict | None = None
-    # the training loop
-    samples: int = field(default=0, **_NOT_REPORTED)
-    batches: int = 0
-    train_s: float | None = field(default=None, **_NOT_REPORTED)
-    samples_per_s: float | None = field(default=None, **_NOT_REPORTED)
-    epoch_samples_per_s: list = field(default_factory=list)  # samples/s of each pass: the first parses
-    shuffle: bool | None = None
-    monitor: str | None = None
-    spill: dict | None = None  # rows, read_back, failed (stream mode with more than one pass)
-    upcast: dict | None = None  # float16 batches' upcast cost (upcast.METER)
-    threads: dict | None = None  # requested, blas pools, os_threads, reader_thread
-    parallel: dict | None = None  # a data-parallel run's workers and their memory
+    per_class_recall: dict = field(default_factory=dict)
+    confusion: Confusion | None = None
+    warnings: tuple[ScoreWarning, ...] | None = None  # None: stored before summaries listed them
     # the data and the model
+    data: DataInfo | None = None
+    prepared_once: tuple[str, ...] = ()  # copies of the data its prepare phase built, later runs reuse
     train_rows: int | None = None
     test_rows: int | None = None
     features: int | None = None
+    shuffle: bool | None = None
     train_data_bytes: int | None = None
     model_bytes: int | None = None
-    regularisation: dict | None = None
-    recomputed_layers: list | None = None
-    nonzero_weights: int | None = None
-    weights: int | None = None
-    sparse_model_bytes: int | None = None
-    distillation: dict | None = None  # a distilled run's teacher and student: scores, agreement, sizes
-    model_export: dict | None = None  # what svmcore.worker.model_export wrote for serving, or why not
-    data: dict | None = field(default=None, **_NOT_REPORTED)  # the summary takes it from the data event
-    pid: int | None = field(default=None, **_NOT_REPORTED)
-    lean: bool = field(default=False, **_NOT_REPORTED)  # the lean configuration (numpy and the native library only)
+    nonzero_weights: int | None = None  # a linear model's weights that are not zero (exact)
+    weights: int | None = None  # all its weights
+    sparse_model_bytes: int | None = None  # exact bytes of a sparse copy (indices, float64 values)
+    recomputed_layers: int | None = None  # mlp-numpy: hidden layers computed twice over all steps (checkpointing)
+    regularisation: Regularisation | None = None
+    spill: SpillReport | None = None
+    upcast: Upcast | None = None
+    threads: Threads | None = None
+    parallel: Parallel | None = None
+    distillation: Distillation | None = None
+    model_export: ModelExport | None = None
+    prediction: Forecast | None = None
+    dask: DaskPlacement | None = None
+    store_error: str | None = None  # a run of a Dask sweep whose outcome the store refused
 
-    def to_dict(self) -> dict[str, Any]:
-        """The outcome event's ``summary``: every field; ``parallel`` only for a data-parallel run."""
-        out = dataclasses.asdict(self)
-        if out["parallel"] is None:
-            del out["parallel"]
+    def to_dict(self) -> dict:
+        """The summary's JSON (what the store keeps, ``--json`` prints) with its ``version``, and
+        a data-parallel run's headline peaks (``parallel_peaks``) under the keys scripts read."""
+        out = dict(super().to_dict(), version=VERSION, peak_rss_source=PEAK_SOURCE)
+        par = self.parallel_peaks
+        if par is not None:
+            out.update(zip(_PARALLEL_KEYS, (par.all_processes_mb, ALL_PROCESSES_SOURCE, par.largest_worker_mb,
+                                            par.largest_worker,
+                                            "exact (VmHWM)" if par.largest_worker_exact else "sampled",
+                                            par.coordinator_mb)))
         return out
 
     @classmethod
-    def reported(cls, worker: dict) -> dict[str, Any]:
-        """The fields of an outcome's ``summary`` (a TrainResult's dict, or the part a failed
-        run wrote) that a run's summary shows as the worker reported them."""
-        return {f.name: worker[f.name] for f in dataclasses.fields(cls)
-                if f.metadata.get("reported", True) and f.name in worker}
+    def from_dict(cls, d: dict | None) -> RunSummary:
+        return super().from_dict({k: v for k, v in (d or {}).items() if k not in _PARALLEL_KEYS + ("peak_rss_source",)})
+
+    def score_warnings(self) -> list[ScoreWarning]:
+        """The scores' warnings (``spec.scores.quality_warnings``), worked out again for runs
+        stored before summaries listed them."""
+        if self.warnings is not None:
+            return list(self.warnings)
+        return [ScoreWarning(**w) for w in quality_warnings(self.accuracy, self.balanced_accuracy,
+                                                            self.baseline_accuracy, len(self.per_class_recall),
+                                                            self.shuffle)]
+
+    def phase_peak(self, name: str) -> float | None:
+        return next((p.peak_rss_mb for p in self.phases if p.name == name), None)
+
+    @property
+    def error_message(self) -> str | None:
+        return self.error.message if self.error else None
+
+    @property
+    def cap_text(self) -> str:
+        """'cgroup 150 MiB', 'rlimit 500 MiB' or 'none'."""
+        return f"{self.cap} {self.cap_mb:,.0f} MiB" if self.cap and self.cap != "none" and self.cap_mb else "none"
+
+    @property
+    def cap_note(self) -> str | None:
+        """What a cgroup cap limits and why the run's RSS differs (``spec.outcomes.rss_over_cap_note``)."""
+        return rss_over_cap_note(self.peak_rss_mb, self.cap_mb, self.cap, self.cgroup_peak_mb,
+                                 self.cgroup_held_peak_mb, self.rss_file_mb)
+
+    @property
+    def parallel_peaks(self) -> ParallelPeaks | None:
+        """A data-parallel run's headline peaks (None for a single-process run)."""
+        return self.parallel.peaks(self.peak_rss_mb) if self.parallel else None
+
+    @property
+    def run_peak(self) -> RunPeak:
+        """The run's peak, as every consumer judges and names it (``RunPeak``)."""
+        par = self.parallel_peaks
+        if par is not None and par.all_processes_mb is not None:
+            return RunPeak(par.all_processes_mb, False, par)
+        return RunPeak(self.peak_rss_mb, True, par)
+
+
+PEAK_SOURCE = "the worker's kernel high-water mark (VmHWM at each phase end and at 50 Hz): exact"
+ALL_PROCESSES_SOURCE = "every process of the run sampled at 50 Hz, summed: sampled"
+# what to_dict writes of a data-parallel run's peaks for scripts (docs/dask.md); read back, they are worked out again
+_PARALLEL_KEYS = ("peak_all_processes_mb", "peak_all_processes_source", "peak_largest_worker_mb", "peak_largest_worker",
+                  "peak_largest_worker_source", "peak_coordinator_mb")

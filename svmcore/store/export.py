@@ -16,7 +16,7 @@ def run_export(store: Store, run_id: int) -> dict:
     return {"id": rec.id, "status": rec.status.value, "created_at": rec.created_at, "finished_at": rec.finished_at,
             "host": rec.host, "host_cpus": rec.host_cpus, "host_memory_bytes": rec.host_memory_bytes,
             "parent_run_id": rec.parent_run_id, "change": rec.change,
-            "config": rec.config, "summary": rec.summary,
+            "config": rec.config, "summary": rec.summary.to_dict(),
             "samples": [dict(zip(SAMPLE_COLUMNS, s)) for s in store.samples(run_id)],
             "events": store.events(run_id), "damage": run_damage(store, run_id)}
 

@@ -16,9 +16,10 @@ import sqlite3
 import typing
 
 from svmcore.spec.events import event_problem
-from svmcore.spec.json_values import JSONValueError, accepted, fits, fits_types, kind_of, loads
-from svmcore.spec.result import TrainResult
-from svmcore.store.records import PhaseSpan, RunRecord, RunStatus, RunSummary
+from svmcore.spec.json_values import JSONValueError, accepted, fits_types, kind_of, loads
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 
 class Undecoded(str):
@@ -64,38 +65,6 @@ def json_column(text, expect: type = dict) -> tuple[typing.Any, str | None]:
         return None, str(e)
 
 
-# the summary's own fields, and the worker's result's that it keeps (model_export, threads, ...)
-_SUMMARY_HINTS = {k: v for k, v in {**typing.get_type_hints(TrainResult), **typing.get_type_hints(RunSummary)}.items()
-                  if k != "extra"}
-_SUMMARY_HINTS["n_samples"] = int | None  # summaries of older runs wrote null
-_SUMMARY_TYPES = {k: accepted(hint) for k, hint in _SUMMARY_HINTS.items()}
-_PHASE_TYPES = [(k, accepted(v | None)) for k, v in typing.get_type_hints(PhaseSpan).items() if k != "name"]
-# nested fields that renderers format, and what each must hold
-_NESTED = {"error": {"message": str | None, "type": str | None},
-           "regularisation": {"name": str | None, "value": float | None, "why": str | None}}
-
-
-def summary_problems(summary: dict) -> list[str]:
-    """What in a decoded summary does not have the type its renderers read it as."""
-    out = [f"{k} is {kind_of(v)}" for k, v in summary.items()
-           if k in _SUMMARY_TYPES and not fits_types(v, _SUMMARY_TYPES[k])]
-    phases = summary.get("phases")
-    for i, p in enumerate(phases if isinstance(phases, list) else ()):
-        if not (isinstance(p, dict) and isinstance(p.get("name"), str)
-                and all(fits_types(p.get(k), types_) for k, types_ in _PHASE_TYPES)):
-            out.append(f"phases[{i}] is not a phase")
-    for key, fields in _NESTED.items():
-        part = summary.get(key)
-        if isinstance(part, dict):
-            out += [f"{key}.{k} is {kind_of(part[k])}" for k, hint in fields.items()
-                    if k in part and not fits(part[k], hint)]
-    warnings = summary.get("warnings")
-    if isinstance(warnings, list) and not all(isinstance(w, dict) and isinstance(w.get("text"), str)
-                                              for w in warnings):
-        out.append("warnings holds an entry that is not a warning")
-    return out
-
-
 _SCALARS = [(c, accepted(hint)) for c, hint in typing.get_type_hints(RunRecord).items()
             if c not in ("id", "status", "config", "summary", "change", "damage")]
 
@@ -119,11 +88,11 @@ def run_record(row: sqlite3.Row | dict) -> RunRecord:
     for column, empty in (("config", {}), ("summary", {}), ("change", None)):
         value, problem = json_column(d.get(column))
         if problem is None and column == "summary" and value:
-            problem = "; ".join(summary_problems(value)) or None
+            problem = "; ".join(RunSummary.problems(value)) or None
         if problem:
             damage.append(f"{column}: {problem}")
         d[column] = empty if problem or value is None else value
-    return RunRecord(**d, damage=tuple(damage))
+    return RunRecord(**dict(d, summary=RunSummary.from_dict(d["summary"])), damage=tuple(damage))
 
 
 def event_row(seq, t_s, kind, data) -> tuple[dict | None, str | None]:

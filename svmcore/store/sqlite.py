@@ -39,7 +39,9 @@ from typing import Any, Iterable, Iterator
 
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.names import check_name, check_tag
-from svmcore.store.records import RunRecord, RunStatus, in_rowid_range
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord, in_rowid_range
 from svmcore.store.rows import (event_row, json_column, run_record, text_factory, unreadable_events,
                                 unreadable_samples)
 
@@ -371,7 +373,7 @@ class Store:
         ``summary``, ``samples`` (tuples as from ``samples``), ``events`` (dicts as from
         ``events``) and ``host``. All or nothing; False if the run had already finished."""
         status = RunStatus(record["status"])
-        summary = dict(record.get("summary") or {}, run_id=run_id, status=status.value)
+        summary = RunSummary.from_dict(dict(record.get("summary") or {}, run_id=run_id, status=status))
         host = record.get("host") or {}
         events = [(e["seq"], e["t_s"], e["kind"], {k: v for k, v in e.items() if k not in ("seq", "t_s", "kind")})
                   for e in record.get("events") or []]
@@ -380,7 +382,7 @@ class Store:
                 "UPDATE runs SET status=?, summary=?, finished_at=?, host=coalesce(?, host), "
                 "host_cpus=coalesce(?, host_cpus), host_memory_bytes=coalesce(?, host_memory_bytes) "
                 "WHERE id=? AND status IN (?, ?)",
-                (status.value, json.dumps(summary), time.time(), host.get("host"), host.get("cpus"),
+                (status.value, json.dumps(summary.to_dict()), time.time(), host.get("host"), host.get("cpus"),
                  host.get("memory_bytes"), run_id, RunStatus.RUNNING.value, RunStatus.QUEUED.value))
             if cur.rowcount != 1:
                 return False
@@ -432,11 +434,11 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
                            [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
 
-    def finish_run(self, run_id: int, status: RunStatus, summary: dict) -> bool:
+    def finish_run(self, run_id: int, status: RunStatus, summary: RunSummary) -> bool:
         """Set the outcome once. Returns False if the run had already finished."""
         with self._writing() as db:
             cur = db.execute("UPDATE runs SET status=?, summary=?, finished_at=? WHERE id=? AND status IN (?, ?)",
-                             (status.value, json.dumps(summary), time.time(), run_id,
+                             (status.value, json.dumps(summary.to_dict()), time.time(), run_id,
                               RunStatus.RUNNING.value, RunStatus.QUEUED.value))
             return cur.rowcount == 1
 

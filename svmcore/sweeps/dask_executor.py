@@ -30,8 +30,10 @@ from svmcore.engine.registry import watch_remote
 from svmcore.engine.admission import Admitted
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.result import RunSummary
 from svmcore.spec.scheduler import unreachable_reason
-from svmcore.store.sqlite import RunStatus, Store, StoreError
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store, StoreError
 from svmcore.sweeps import remote_run
 from svmcore.sweeps.remote_run import RESOURCE
 
@@ -56,7 +58,7 @@ class RemoteRun:
         self.label = label
         self.future = future
         self.status = RunStatus.QUEUED
-        self.summary: dict = {}
+        self.summary = RunSummary()
         self.host: str | None = None
         self.cancel_requested = False
         self._done = threading.Event()
@@ -227,11 +229,11 @@ class DaskExecutor:
         try:
             if not self.store.complete_imported(run.run_id, record):
                 rec = self.store.get_run(run.run_id)  # someone recorded it first: keep theirs
-                record = {"status": rec.status.value, "summary": rec.summary}
+                record = {"status": rec.status.value, "summary": rec.summary.to_dict()}
         except StoreError as e:
             record = dict(record, summary=dict(record.get("summary") or {}, store_error=str(e)))
         run.status = RunStatus(record["status"])
-        run.summary = dict(record.get("summary") or {}, run_id=run.run_id, status=run.status.value)
+        run.summary = RunSummary.from_dict(dict(record.get("summary") or {}, run_id=run.run_id, status=run.status))
         run.host = (record.get("host") or {}).get("host") or run.host
         watch_remote(self.store.home, run.run_id, watching=False)
         run._done.set()

@@ -21,7 +21,8 @@ from svmcore.predict.calibration import load_calibration
 from svmcore.predict.launch import forecast_of
 from svmcore.spec.config import shown
 from svmcore.spec.errors import ConfigError
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from svmcore.sweeps.dask_executor import DaskExecutor  # dask itself is imported only when it runs
 
 EXECUTORS = ("local", "dask")

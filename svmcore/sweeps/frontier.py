@@ -10,7 +10,8 @@ import statistics
 from dataclasses import dataclass
 
 from svmcore.spec.errors import ConfigError
-from svmcore.store.sqlite import RunRecord, RunStatus
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import RunRecord
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def tradeoff_points(records: list[RunRecord]) -> list[TradeoffPoint]:
     reached) so the view shows where the cap cut in."""
     pts = []
     for r in records:
-        s, peak = r.result, r.run_peak
+        s, peak = r.summary, r.summary.run_peak
         if r.status not in (RunStatus.COMPLETED, RunStatus.OOM) or not peak.mb:
             continue
         peaks = peak.parallel

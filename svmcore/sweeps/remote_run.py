@@ -17,6 +17,7 @@ prefix and the app's run id:
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import shutil
@@ -26,7 +27,9 @@ import time
 from svmcore.engine.hostinfo import this_host
 from svmcore.engine.runner import Run
 from svmcore.spec.config import RunConfig
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.result import DaskPlacement
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 
 POLL_S = 0.5
 RESOURCE = "svmcore_run"  # one unit per Dask worker: one run per worker at a time
@@ -95,8 +98,8 @@ def run_on_worker(config: dict, extra_env: dict, prefix: str, run_id: int) -> di
                 run.cancel()
                 run.wait()
         rec = store.get_run(run.run_id)
-        summary = dict(rec.summary, dask={"worker": worker.address, "started_at": began, "ended_at": time.time()})
-        return {"status": rec.status.value, "summary": summary, "samples": store.samples(rec.id),
+        summary = dataclasses.replace(rec.summary, dask=DaskPlacement(worker.address, began, time.time()))
+        return {"status": rec.status.value, "summary": summary.to_dict(), "samples": store.samples(rec.id),
                 "events": store.events(rec.id), "host": host}
     finally:
         if store is not None:

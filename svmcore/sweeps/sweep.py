@@ -9,7 +9,8 @@ import threading
 
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from svmcore.sweeps.executors import make_executor
 from svmcore.sweeps.grid import GridPoint, expand, grid_label
 

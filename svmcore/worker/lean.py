@@ -40,7 +40,7 @@ from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.model_size import sparse_model_size
 from svmcore.worker import solvers
-from svmcore.spec.result import TrainResult
+from svmcore.spec.result import RunSummary
 
 log = logging.getLogger(__name__)
 
@@ -430,7 +430,7 @@ def _load_test(cfg: RunConfig, data: loop.Scanned, held, all_classes: np.ndarray
     return X_test, test_codes
 
 
-def run(job: dict, events, phases) -> TrainResult:
+def run(job: dict, events, phases) -> RunSummary:
     cfg: RunConfig = validate(job["config"])
     cache_dir = job["cache_dir"]
 

@@ -1,13 +1,12 @@
 """The one training loop: passes over a run's batches with progress events, live
 evaluation on a held-out sample, gc and test-only fault injection, and what a run
-reports at its end (``TrainResult``). Both worker configurations use it: the classic
+reports at its end (``RunSummary``). Both worker configurations use it: the classic
 one (scipy and scikit-learn loaded, any model) and the lean one (numpy and the native
 library only). numpy and the standard library only, so the lean floor stays low."""
 
 from __future__ import annotations
 
 import gc
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -18,7 +17,7 @@ from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
-from svmcore.spec.result import TrainResult
+from svmcore.spec.result import RunSummary
 
 Score = Callable[[object, np.ndarray], dict]  # (rows, labels or codes) -> spec.scores.scores
 
@@ -154,11 +153,10 @@ def os_threads() -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
 
 
-def final_result(progress: Progress, train_s: float, final: dict, test_rows: int, events, **fields) -> TrainResult:
+def final_result(progress: Progress, train_s: float, final: dict, test_rows: int, events, **fields) -> RunSummary:
     """The final eval event, and the run's result from the loop's counts, the final scores and ``fields``."""
     events.emit(EVAL, samples=progress.samples, accuracy=final["accuracy"],
                 balanced_accuracy=final["balanced_accuracy"], rows=test_rows, final=True, train_elapsed_s=train_s)
-    return TrainResult(**final, samples=progress.samples, batches=progress.batches, train_s=train_s,
-                       samples_per_s=progress.samples / train_s if train_s > 0 else None,
-                       epoch_samples_per_s=progress.epoch_rates, monitor=progress.monitor, test_rows=test_rows,
-                       pid=os.getpid(), **fields)
+    return RunSummary(**final, samples_seen=progress.samples, batches=progress.batches, train_s=train_s,
+                      samples_per_s=progress.samples / train_s if train_s > 0 else None,
+                      epoch_samples_per_s=progress.epoch_rates, monitor=progress.monitor, test_rows=test_rows, **fields)

@@ -22,6 +22,7 @@ from svmcore.data import disk
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import cap_message, exception_refused_memory
+from svmcore.spec.status import RunStatus
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -219,7 +220,7 @@ def main(run_dir: str) -> int:
                     {"dataset": job["config"].get("dataset"), "test": job["config"].get("test_file")})
     phases = Phases(events, faults)
     events.emit(STARTED, pid=os.getpid(), cap_kind=job.get("cap_kind"), cap_bytes=job.get("cap_bytes"))
-    status, error = "completed", None
+    status, error = RunStatus.COMPLETED, None
     summary: dict = {}
     unexpected: BaseException | None = None
     try:
@@ -245,7 +246,7 @@ def main(run_dir: str) -> int:
             summary = {"parallel": e.parallel}
         capped = bool(job.get("cap_kind")) and bool(job.get("cap_bytes"))
         if exception_refused_memory(e, capped, phases.current):
-            status = "oom"
+            status = RunStatus.OOM
             if capped:
                 cause = type(e).__name__ + (f": {e}" if str(e) else "")
                 error = {"type": "OutOfMemory", "cause": cause,
@@ -254,25 +255,25 @@ def main(run_dir: str) -> int:
             else:
                 error = {"type": type(e).__name__, "message": str(e) or "out of memory"}
         elif disk.is_disk_full(e):  # a write no copy of ours turned into its own DiskFull line
-            status = "failed"
+            status = RunStatus.FAILED
             folder = os.path.dirname(os.path.abspath(e.filename)) if e.filename else run_dir
             error = {"type": "DiskFull", "bad_input": True, "message": disk.full_text(
                 folder, f"a write was refused ({e.strerror or e})", disk.free_bytes(folder))}
         else:
-            status = "failed"
+            status = RunStatus.FAILED
             error = {"type": type(e).__name__, "message": message, "bad_input": isinstance(e, SvmcoreError),
                      **getattr(e, "details", {})}
         if not isinstance(e, (SvmcoreError, MemoryError)) and not disk.is_disk_full(e):
             unexpected = e
     phase = phases.current
     phases.end()
-    events.emit(OUTCOME, status=status, phase=phase if status != "completed" else None, error=error,
+    events.emit(OUTCOME, status=status.value, phase=phase if status != RunStatus.COMPLETED else None, error=error,
                 summary=summary, peak_rss_bytes=phases.peak_kib * 1024)
     if unexpected is not None:  # after the outcome: printing can itself run out of memory under a cap
         import traceback
         traceback.print_exception(unexpected)
     # the CLI's codes: 2 for a failure the input caused (``bad_input``), as ``svmcore run`` exits then
-    return {"completed": 0, "oom": 3}.get(status, 2 if (error or {}).get("bad_input") else 1)
+    return {RunStatus.COMPLETED: 0, RunStatus.OOM: 3}.get(status, 2 if (error or {}).get("bad_input") else 1)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from svmcore.spec.scores import confusion, scores
 from svmcore.worker import loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
-from svmcore.spec.result import TrainResult
+from svmcore.spec.result import RunSummary
 from svmcore.spec.choices import Model, Monitor, Parser, Solver
 from svmcore.spec.registry import import_all, imports
 
@@ -249,7 +249,7 @@ def _train(cfg: RunConfig, trainer: Trainer, train, progress: loop.Progress, pha
     return None
 
 
-def run(job: dict, events, phases) -> TrainResult:
+def run(job: dict, events, phases) -> RunSummary:
     # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
     cfg: RunConfig = validate(job["config"])
     from threadpoolctl import threadpool_info, threadpool_limits

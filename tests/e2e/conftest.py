@@ -112,7 +112,7 @@ class Server:
         """Workers run in their own sessions and outlive a stopped server: kill the ones
         this server started that are still alive (checked by pid *and* start time)."""
         from svmcore.engine import procfs
-        from svmcore.store.sqlite import RunStatus
+        from svmcore.spec.status import RunStatus
 
         try:
             live = [r for r in self.runs() if r.status in (RunStatus.RUNNING, RunStatus.QUEUED)]

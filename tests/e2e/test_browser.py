@@ -316,7 +316,7 @@ def test_every_page_renders_and_is_screenshotted(history_server, page):
         if link == "Sweep":  # the prepared sweep: its trade-off chart and the answer under the budget
             wait_for_plot(page, lambda ps: any(t["name"] == "Pareto frontier" for p in ps for t in p["traces"]),
                           "prepared sweep's trade-off chart")
-            peaks = [(r.id, r.sweep_id, r.status.value, r.summary.get("peak_rss_mb")) for r in history_server.runs()]
+            peaks = [(r.id, r.sweep_id, r.status.value, r.summary.peak_rss_mb) for r in history_server.runs()]
             assert page.get_by_text(re.compile(r"Best under \d+ MiB")).count() == 1, (peaks, plots(page))
         if link == "Compare":
             compare_overlays_two_runs_and_lists_differing_knobs(page, history_server)

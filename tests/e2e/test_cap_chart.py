@@ -55,7 +55,7 @@ def capped_server(tmp_path, artifacts_dir):
 
 def test_a_cgroup_capped_runs_chart_draws_what_the_cap_limits_under_its_line(capped_server, page):
     [run] = capped_server.runs()
-    s = run.result
+    s = run.summary
     assert s.peak_rss_mb > CAP_MB >= s.cgroup_peak_mb, run.summary  # RSS above the cap line, the charge under it
     open_app(page, capped_server)
     settle(page)

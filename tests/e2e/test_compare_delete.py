@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from tests.e2e.test_browser import no_exception, open_app, rerun, settle
 

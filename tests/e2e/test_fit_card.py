@@ -53,7 +53,7 @@ def test_make_it_fits_card_is_in_view_when_it_ends_and_fills_the_sidebar(fresh_s
     expect(page.get_by_test_id("stAlert").filter(has_text="Run 1 completed")).to_be_visible(timeout=180_000)
     settle(page)
     [first] = server.runs()
-    assert first.result.peak_rss_mb > BUDGET + 5, first.result.peak_rss_mb  # it does not fit the budget
+    assert first.summary.peak_rss_mb > BUDGET + 5, first.summary.peak_rss_mb  # it does not fit the budget
 
     panel = page.get_by_text("Fit a memory budget", exact=True)
     panel.scroll_into_view_if_needed()
@@ -71,7 +71,7 @@ def test_make_it_fits_card_is_in_view_when_it_ends_and_fills_the_sidebar(fresh_s
     runs = {r.id: r for r in server.runs()}
     fitting = max(runs)
     expect(card).to_contain_text(f"Fits: run {fitting}")
-    assert runs[fitting].status.value == "completed" and runs[fitting].result.peak_rss_mb <= BUDGET
+    assert runs[fitting].status.value == "completed" and runs[fitting].summary.peak_rss_mb <= BUDGET
     expect(card).to_contain_text("Knobs changed, and why")
     screenshot(page, f"fit-card-{size[0]}x{size[1]}")
 

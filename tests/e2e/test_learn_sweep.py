@@ -146,7 +146,7 @@ def test_learn_teaches_on_first_open_and_replaces_the_reference_with_this_machin
     before, after = runs[2:]
     assert (before.status.value, after.status.value, before.config["mode"], after.config["mode"]) == (
         "completed", "completed", "memory", "stream")
-    measured = pct_text(change_pct(before.result.peak_rss_mb, after.result.peak_rss_mb))
+    measured = pct_text(change_pct(before.summary.peak_rss_mb, after.summary.peak_rss_mb))
     expect(verdict).to_contain_text(f"you said \u221240%, the exact peak changed {measured}")
     expect(page.get_by_text(re.compile(r"The memory model's lower bounds \(this machine is not calibrated\)"))
            ).to_be_visible()

@@ -397,12 +397,12 @@ def expected_headline(runs) -> re.Pattern:
     """The headline of the stream run against the memory run, from the store's numbers."""
     base, other = runs[1].summary, runs[0].summary  # newest first: [stream, memory]
     # the stream run's first preparation (writing the data file) is left out when it owns the peak
-    peak, once = other["peak_rss_mb"], ""
-    if other.get("prepared_once") and other["peak_phase"] == "prepare":
-        peak = max(p["peak_rss_mb"] for p in other["phases"] if p["name"] != "prepare")
-        once = f"; run {runs[0].id}'s one-time preparation ({other['peak_rss_mb']:,.0f} MiB) left out"
-    pct = (peak / base["peak_rss_mb"] - 1) * 100
-    ratio = other["samples_per_s"] / base["samples_per_s"]
+    peak, once = other.peak_rss_mb, ""
+    if other.prepared_once and other.peak_phase == "prepare":
+        peak = max(p.peak_rss_mb for p in other.phases if p.name != "prepare")
+        once = f"; run {runs[0].id}'s one-time preparation ({other.peak_rss_mb:,.0f} MiB) left out"
+    pct = (peak / base.peak_rss_mb - 1) * 100
+    ratio = other.samples_per_s / base.samples_per_s
     speed = ("same speed" if f"{max(ratio, 1 / ratio):.1f}" == "1.0" else f"{ratio:.1f}× faster" if ratio > 1
              else f"{1 / ratio:.1f}× slower")
 
@@ -413,9 +413,9 @@ def expected_headline(runs) -> re.Pattern:
     def noise(text, inside):  # issue 43: a delta within run-to-run noise (5%, 1.7x, 1.5 points) says so
         return text + " (within noise)" if inside and any(c in "123456789" for c in text.split("(")[0]) else text
 
-    acc, bal = other["accuracy"] - base["accuracy"], other["balanced_accuracy"] - base["balanced_accuracy"]
+    acc, bal = other.accuracy - base.accuracy, other.balanced_accuracy - base.balanced_accuracy
     text = (f"run {runs[0].id} · stream vs run {runs[1].id} · baseline: "
-            + noise(f"exact peak {signed(pct, '.0f')}% ({base['peak_rss_mb']:,.0f} → {peak:,.0f} MiB{once})",
+            + noise(f"exact peak {signed(pct, '.0f')}% ({base.peak_rss_mb:,.0f} → {peak:,.0f} MiB{once})",
                     abs(pct) < 5) + ", " + noise(speed, max(ratio, 1 / ratio) < 1.7) + ", "
             + noise(f"accuracy {signed(acc, '.3f')}", abs(acc) * 100 < 1.5) + ", "
             + noise(f"balanced accuracy {signed(bal, '.3f')}", abs(bal) * 100 < 1.5))
@@ -444,7 +444,7 @@ def test_compare_headline_chart_and_fit_and_the_presentation_view_offline(compar
     settle(page)
     numbers = page.locator(".st-key-bignumbers [data-testid='stMetricValue']")
     expect(numbers).to_have_count(8, timeout=30_000)
-    expect(page.locator(".st-key-bignumbers")).to_contain_text(f"{runs[1].summary['peak_rss_mb']:,.0f} MiB")
+    expect(page.locator(".st-key-bignumbers")).to_contain_text(f"{runs[1].summary.peak_rss_mb:,.0f} MiB")
     expect(page.get_by_role("button", name=re.compile("Delete"))).to_have_count(0)
     nothing_cut(page, "Compare, presentation view")
 

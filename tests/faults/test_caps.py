@@ -6,7 +6,7 @@ import json
 import pytest
 
 from svmcore.engine import limits
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import two_at_a_time
 from tests.helpers import _run
 
@@ -36,9 +36,9 @@ def test_cap_hit_in_each_phase_is_oom(store):
     for (kind, phase, _), (status, s) in zip(cases, ended):
         where = f"cap hit in {phase} under {kind}"
         assert status == RunStatus.OOM, (where, status, s)
-        assert s["phase"] == phase, (where, s)
-        assert s["cap"] == kind and s["cap_mb"] == 450, (where, s)
-        assert s["error"]["message"], (where, s)
+        assert s.phase == phase, (where, s)
+        assert s.cap == kind and s.cap_mb == 450, (where, s)
+        assert s.error.message, (where, s)
     assert store.integrity_ok()
 
 
@@ -46,7 +46,7 @@ def test_cap_below_the_libraries_is_oom_in_imports(store):
     ended = two_at_a_time(lambda kind: _ended(_run(store, memory_cap_mb=64, cap_kind=kind)), [(k,) for k in KINDS])
     for kind, (status, s) in zip(KINDS, ended):
         assert status == RunStatus.OOM, (kind, status, s)
-        assert s["phase"] == "imports", (kind, s)
+        assert s.phase == "imports", (kind, s)
 
 
 def test_a_cap_where_openblas_spins_is_oom_not_a_hang(store, monkeypatch):
@@ -57,7 +57,7 @@ def test_a_cap_where_openblas_spins_is_oom_not_a_hang(store, monkeypatch):
     monkeypatch.setattr(runner, "IMPORTS_LIMIT_S", 4.0)
     run = _run(store, memory_cap_mb=100, cap_kind="rlimit")
     assert run.wait(60) == RunStatus.OOM, run.summary
-    assert run.summary["phase"] == "imports"
+    assert run.summary.phase == "imports"
 
 
 # ---------------------------------------------------------------- the kernel refusing memory under a cap
@@ -104,11 +104,11 @@ def test_threads_refused_in_a_later_phase_are_oom(store):
         memory_cap_mb=600, cap_kind=kind)), [(k,) for k in KINDS])
     for kind, (status, s) in zip(KINDS, ended):
         assert status == RunStatus.OOM, (kind, status, s)
-        assert s["phase"] == "train", (kind, s)
-        assert "600 MiB" in s["error"]["message"], (kind, s)
+        assert s.phase == "train", (kind, s)
+        assert "600 MiB" in s.error.message, (kind, s)
 
 
 def test_threads_refused_without_a_cap_stay_failed(store):
     run = _run(store, fault="die:libgomp: Thread creation failed: Resource temporarily unavailable@train")
     assert run.wait(120) == RunStatus.FAILED, run.summary
-    assert "Thread creation failed" in run.summary["error"]["message"]
+    assert "Thread creation failed" in run.summary.error.message

@@ -9,7 +9,7 @@ import threading
 
 from svmcore.app.lab import Lab
 from svmcore.engine.registry import get_active
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import ROOT
 
 TINY = dict(rows=3_000, features=4096, nnz_per_row=20, epochs=1)
@@ -66,11 +66,11 @@ def test_sessions_and_cli_launching_together(home):
     assert len(set(all_ids)) == 11
     for rid in all_ids:
         rec = lab.store.get_run(rid)
-        assert rec.status == RunStatus.COMPLETED, (rid, rec.status, rec.summary.get("error"))
+        assert rec.status == RunStatus.COMPLETED, (rid, rec.status, rec.summary.error)
         started = next(e for e in lab.store.events(rid) if e["kind"] == "started")
         assert started["pid"] == rec.worker_pid  # the events are this run's own worker's
         t = [s[0] for s in lab.store.samples(rid)]
         # every sample the run's sampler took is stored, in order (a 0.2 s run under this load may have one)
-        assert t == sorted(t) and len(t) == rec.summary["n_samples"] >= 1
-        assert rec.summary["peak_rss_mb"] >= rec.summary["floor_mb"]
+        assert t == sorted(t) and len(t) == rec.summary.n_samples >= 1
+        assert rec.summary.peak_rss_mb >= rec.summary.floor_mb
     assert lab.store.integrity_ok()

@@ -8,7 +8,9 @@ import os
 import re
 import sqlite3
 
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from tests.conftest import cli, two_at_a_time
 
 # the lean path (a svmlight file, native parser and solver, stream mode): a worker with numpy only,
@@ -125,7 +127,7 @@ def test_a_store_open_elsewhere_follows_the_file_set_aside_by_another_process(ho
     app = Store(home)  # a long-lived process (the dashboard) with its connection open
     try:
         for i in range(40):
-            app.finish_run(app.create_run({"i": i, "payload": "x" * 2000}), RunStatus.COMPLETED, {"i": i})
+            app.finish_run(app.create_run({"i": i, "payload": "x" * 2000}), RunStatus.COMPLETED, RunSummary(extra={"i": i}))
         path = os.path.join(home, "runs.sqlite")
         app._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         os.truncate(path, os.path.getsize(path) // 2)

@@ -14,7 +14,7 @@ import pytest
 
 from svmcore.engine import limits
 from svmcore.spec.events import WORKER_MEMORY
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.helpers import _run
 
 pytestmark = pytest.mark.slow
@@ -90,7 +90,7 @@ def _assert_nothing_left(run, family):
 
 
 def _message(run):
-    message = run.summary["error"]["message"]
+    message = run.summary.error.message
     assert not [t for t in RAW_DASK if t in message], message
     return message
 
@@ -105,10 +105,11 @@ def test_worker_killed_during_a_mix_fails_the_run_naming_it(store, ddp_run):
     message = _message(run)
     assert "Dask worker 2 (tcp://127.0.0.1:" in message and f"pid {pid})" in message, message
     assert "died while training shard 2 in mix 3 of epoch 1" in message, message
-    assert run.summary.get("accuracy") is None
+    assert run.summary.accuracy is None
     # what the processes held until then heads the failed run too
-    assert run.summary["peak_all_processes_mb"] > run.summary["peak_coordinator_mb"] > 0
-    assert run.summary["peak_largest_worker_source"] == "sampled"  # its last task is not in it
+    peaks = run.summary.parallel_peaks
+    assert peaks.all_processes_mb > peaks.coordinator_mb > 0
+    assert not peaks.largest_worker_exact  # sampled: its last task is not in it
     _assert_nothing_left(run, family)
 
 
@@ -145,7 +146,7 @@ def test_a_worker_killed_at_the_cgroup_cap_is_oom_naming_it(store, ddp_run):
     message = _message(run)
     assert "Dask worker" in message and "OOM killer" in message and "340 MiB cgroup cap" in message, message
     # killed before any task finished: no worker was read, so no worker or total figure is made up
-    largest, total = run.summary["peak_largest_worker_mb"], run.summary["peak_all_processes_mb"]
+    largest, total = run.summary.parallel_peaks.largest_worker_mb, run.summary.parallel_peaks.all_processes_mb
     assert (largest is None) == (total is None) and (largest is None or total > largest > 0), run.summary
     assert not os.path.exists(os.path.join(run.run_dir, "shards"))
 
@@ -181,7 +182,7 @@ def test_a_worker_of_an_external_scheduler_that_dies_ends_the_run_naming_it(stor
 
         while time.monotonic() < deadline and not run.is_finished() and not shard_2_sleeps():
             time.sleep(0.1)
-        assert not run.is_finished(), (run.summary.get("error"), run.summary)
+        assert not run.is_finished(), (run.summary.error, run.summary)
         assert shard_2_sleeps(), "shard 2's task never reached a worker of the cluster"
         pids = client.run(os.getpid)
         family = set(pids.values())

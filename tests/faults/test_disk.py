@@ -8,7 +8,8 @@ import pytest
 from svmcore.app.lab import Lab
 from svmcore.spec.config import validate
 from svmcore.spec.errors import SvmcoreError
-from svmcore.store.sqlite import RunStatus, Store, StoreError
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store, StoreError
 from tests.conftest import cli
 from tests.helpers import SMALL
 
@@ -224,7 +225,7 @@ def test_a_copy_that_will_not_fit_is_refused_before_it_starts(small_disk, mode, 
     assert folder == os.path.join(home, "cache") and need > 40 > 3 > free, err[0]
     assert os.listdir(folder) == []  # nothing was written
     rec = Store(home).get_run(1)
-    assert rec.status == RunStatus.FAILED and rec.summary["error"]["message"] == err[0][len("svmcore: error: "):]
+    assert rec.status == RunStatus.FAILED and rec.summary.error.message == err[0][len("svmcore: error: "):]
     assert_nothing_left(home)
 
 
@@ -287,6 +288,6 @@ def test_a_disk_that_fills_up_mid_run_is_one_outcome_everywhere(small_disk, comm
         assert out.startswith("DOES NOT FIT: ") and said in out, out
     listed = json.loads(cli("runs", "list", "--json", home=home, check=0).stdout)  # recovers first
     assert [(r["id"], r["status"]) for r in listed] == [(1, "failed")], listed
-    error = Store(home).get_run(1).summary["error"]
-    assert error["type"] == "DiskFull" and error["message"].startswith(said), error
+    error = Store(home).get_run(1).summary.error
+    assert error.type == "DiskFull" and error.message.startswith(said), error
     assert_nothing_left(home)

@@ -100,7 +100,7 @@ def test_a_bad_input_failure_mid_run_has_one_exit_code_on_the_cli_and_in_its_jso
                env={"SVMCORE_FAULT": "truncate:0.5@load"})  # the file changes while the run reads it
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["error"]["bad_input"], summary["error"]
-    assert proc.returncode == 2 and summary["exit"] == {"code": 2}, (proc.returncode, summary["exit"])
+    assert proc.returncode == 2 and summary["exit"] == {"code": 2, "signal": None}, (proc.returncode, summary["exit"])
 
 
 def test_the_train_page_refuses_raw_text_on_the_lean_path_where_it_sizes_the_data(home, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from svmcore.engine import limits
 from svmcore.spec.outcomes import rss_over_cap_note
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import cli, two_at_a_time
 from tests.faults.test_cli_errors import one_line_error
 from tests.helpers import _run
@@ -112,9 +112,9 @@ def test_a_cgroup_peak_is_reported_only_for_a_cgroup_capped_run(store):
 
     free, capped = two_at_a_time(lambda knobs: finished(**knobs), [({},), ({"memory_cap_mb": 2000, "cap_kind": "cgroup"},)])
     assert free.status == RunStatus.COMPLETED, free.summary
-    assert free.summary["cap"] == "none" and "cgroup_peak_mb" not in free.summary, free.summary
+    assert free.summary.cap == "none" and free.summary.cgroup_peak_mb is None, free.summary
     assert capped.status == RunStatus.COMPLETED, capped.summary
-    assert capped.summary["cap"] == "cgroup" and capped.summary["cgroup_peak_mb"] > 0, capped.summary
+    assert capped.summary.cap == "cgroup" and capped.summary.cgroup_peak_mb > 0, capped.summary
     note = rss_over_cap_note(500.0, 400.0, "cgroup", 380.0)
     assert "the cgroup itself peaked at 380 MiB, page cache included" in note
 

@@ -13,7 +13,8 @@ import pytest
 
 from svmcore.engine import limits
 from svmcore.engine.recovery import recover
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
 from tests.conftest import ROOT, cli, two_at_a_time
 from tests.helpers import _run
 from tests.helpers import wait_until as _wait_until
@@ -180,7 +181,7 @@ def test_delete_keeps_a_run_folder_outside_the_home(home, store, tmp_path):
     (outside / "events.jsonl").write_text("")
     rid = store.create_run({"dataset": "sparse-text"})
     store.set_process(rid, str(outside), os.getpid(), None, os.getpid(), None)
-    store.finish_run(rid, RunStatus.FAILED, {})
+    store.finish_run(rid, RunStatus.FAILED, RunSummary())
     assert cli("runs", "delete", str(rid), home=home).returncode == 0
     assert store.get_run(rid) is None
     assert outside.is_dir()
@@ -198,7 +199,7 @@ def test_lab_delete_removes_the_folder_and_spill_inside_the_home_only(home, tmp_
     for folder in (inside, str(outside)):
         rid = lab.store.create_run({"dataset": "sparse-text"})
         lab.store.set_process(rid, folder, os.getpid(), None, os.getpid(), None)
-        lab.store.finish_run(rid, RunStatus.LOST, {})
+        lab.store.finish_run(rid, RunStatus.LOST, RunSummary())
         ids.append(rid)
     for rid in ids:
         lab.runs.delete(rid)

@@ -9,7 +9,7 @@ from svmcore.engine import procfs
 from svmcore.engine.recovery import recover
 from svmcore.engine.registry import get_active
 from svmcore.spec.config import validate
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import two_at_a_time
 from tests.helpers import SMALL, _run, _start_cli_run, _wait_for_phase, _wait_running
 
@@ -41,8 +41,8 @@ def test_worker_sigkilled_in_each_phase_is_failed_and_keeps_its_data(store):
     phases = ["load", "train", "evaluate"]
     for phase, (run, status) in zip(phases, two_at_a_time(lambda p: _killed_in(store, p), [(p,) for p in phases])):
         assert status == RunStatus.FAILED, (phase, status, run.summary)
-        assert run.summary["error"]["signal"] == "SIGKILL", (phase, run.summary)
-        assert run.summary["phase"] == phase, (phase, run.summary)
+        assert run.summary.error.signal == "SIGKILL", (phase, run.summary)
+        assert run.summary.phase == phase, (phase, run.summary)
         assert len(store.samples(run.run_id)) > 10, phase
         assert any(e["kind"] == "phase_start" and e["phase"] == phase for e in store.events(run.run_id)), phase
     assert store.integrity_ok()
@@ -70,7 +70,7 @@ def _runner_killed_worker_alive(home, store):
     run = get_active(store.home, rec.id)
     assert run is not None, "worker alive: not re-attached"
     assert run.wait(60) == RunStatus.COMPLETED, ("worker alive", run.summary)
-    assert store.get_run(rec.id).summary["accuracy"] > 0.5, "worker alive"
+    assert store.get_run(rec.id).summary.accuracy > 0.5, "worker alive"
 
 
 def test_runner_killed_then_worker_gone_is_lost_or_alive_is_monitored_again(tmp_path):
@@ -135,7 +135,7 @@ def _recovered_after_runner_killed(home, store, command, watched):
         _wait_until(lambda: not procfs.is_same_process(rec.worker_pid, rec.worker_ctime), "the worker ended", 120)
         assert recover(store) == [rec.id]
     after = store.get_run(rec.id)
-    s, samples = after.result, store.samples(rec.id)
+    s, samples = after.summary, store.samples(rec.id)
     case = f"{command}, {'re-attached' if watched else 'finished unwatched'}: {after.summary}"
     assert after.status == RunStatus.COMPLETED, case
     assert (s.cap, s.cap_mb) == ("cgroup", 600), case
@@ -183,5 +183,5 @@ def test_a_worker_oom_killed_while_no_runner_watched_is_oom_not_lost(home, store
     assert recover(store) == [rec.id]
     after = store.get_run(rec.id)
     assert after.status == RunStatus.OOM, after.summary
-    assert "OOM killer" in after.summary["error"]["message"], after.summary
-    assert (after.result.cap, after.result.cap_mb) == ("cgroup", 400)
+    assert "OOM killer" in after.summary.error.message, after.summary
+    assert (after.summary.cap, after.summary.cap_mb) == ("cgroup", 400)

@@ -14,7 +14,8 @@ import sys
 import psutil
 import pytest
 
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from tests.conftest import ROOT
 from tests.helpers import _run, assert_nothing_left, lean_model, wait_until
 
@@ -75,7 +76,7 @@ def test_a_worker_killed_while_it_builds_its_copy_leaves_no_partial_copy(store):
     run = _run(store, rows=1_000_000, nnz_per_row=10, mode="memmap", epochs=1)
     _wait_until(lambda: _cache_temporaries(store.home), what="the copy's build to begin")
     os.kill(run.pid, signal.SIGKILL)  # as the kernel's OOM killer or `kill -9` would
-    assert run.wait(120) == RunStatus.FAILED and run.summary["error"]["signal"] == "SIGKILL", run.summary
+    assert run.wait(120) == RunStatus.FAILED and run.summary.error.signal == "SIGKILL", run.summary
     assert_nothing_left(store.home)
 
 

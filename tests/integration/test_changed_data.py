@@ -8,7 +8,7 @@ import pytest
 
 from svmcore.engine.runner import Run
 from svmcore.spec.config import validate
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import cli
 
 ROWS = 20_000
@@ -39,14 +39,14 @@ def _run(store, fault, **knobs):
 
 def _assert_failed_with_change(run, size_before, path, phase):
     assert run.status == RunStatus.FAILED, run.summary
-    err = run.summary["error"]
-    assert err["bad_input"] and err["type"] == "DataChangedError", err
-    msg = err["message"]
+    err = run.summary.error
+    assert err.bad_input and err.type == "DataChangedError", err
+    msg = err.message
     assert msg.startswith(f"{path.name} changed while training: "), msg
     assert f"{size_before:,} bytes at the start, {os.path.getsize(path):,} now" in msg, msg
     assert msg.endswith("; re-run on a stable copy") and len(msg.splitlines()) == 1
-    assert run.summary["phase"] == phase
-    assert run.summary.get("accuracy") is None and run.summary.get("train_rows") is None
+    assert run.summary.phase == phase
+    assert run.summary.accuracy is None and run.summary.train_rows is None
 
 
 @pytest.mark.parametrize("fault", ["truncate:0.5@train", "append:300@train", "tear@train"])
@@ -63,7 +63,7 @@ def test_stream_run_over_an_unchanged_file_completes_with_every_row(store, train
     run = _run(store, None, dataset=str(train_file), mode="stream", parser=parser)
     assert run.status == RunStatus.COMPLETED, run.summary
     s = run.summary
-    assert s["train_rows"] == ROWS - ROWS // 5 and s["samples_seen"] == 2 * s["train_rows"]
+    assert s.train_rows == ROWS - ROWS // 5 and s.samples_seen == 2 * s.train_rows
 
 
 def test_memory_run_over_a_file_truncated_while_loading_fails(store, train_file):

@@ -23,7 +23,7 @@ def test_a_guess_is_measured_and_revealed(tmp_path):
     assert out["state"] == "done", out
     before, after = (lab.store.get_run(started[k]) for k in ("before", "after"))
     assert (before.config["mode"], after.config["mode"], before.config["rows"]) == ("memory", "stream", 10_000)
-    peaks = (before.result.peak_rss_mb, after.result.peak_rss_mb)
+    peaks = (before.summary.peak_rss_mb, after.summary.peak_rss_mb)
     assert out["rows"][2]["peak"] == f"{peaks[0]:,.0f} → {peaks[1]:,.0f} MiB"
     assert out["rows"][2]["change"] == pct_text(change_pct(*peaks))
     assert out["rows"][0]["change"] == "\u221240%" and out["verdict"].startswith(("Well judged", "Too"))
@@ -55,7 +55,7 @@ def test_measured_ahead_several_at_once_then_a_class_guesses_and_the_reveal_need
         lab.exercise.submit("gc:default", pct)
     view = lab.exercise.class_view("gc:default", quick=True)
     b, a = (lab.store.get_run(i) for i in pairs["gc:default"])
-    measured = change_pct(b.result.peak_rss_mb, a.result.peak_rss_mb)
+    measured = change_pct(b.summary.peak_rss_mb, a.summary.peak_rss_mb)
     assert view["measured_pct"] == measured and view["guesses"] == [-30.0, -10.0, 0.0]
     assert view["verdict"].startswith("The class's median guess was \u221210% (3 guesses")
     assert (b.config["rows"], b.config["gc_every"], a.config["gc_every"]) == (10_000, 0, 10)

@@ -15,7 +15,7 @@ import pytest
 
 from svmcore.app.lab import Lab
 from svmcore.engine.runner import Run
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.sweeps import dask_executor
 from svmcore.sweeps.dask_executor import SchedulerUnreachable
 from svmcore.sweeps.executors import make_executor
@@ -103,19 +103,19 @@ def test_sweep_on_dask_is_measured_like_a_local_run(home, address):
     local_kinds = {e["kind"] for e in lab.store.events(local.run_id)}
     spans: dict[str, list[tuple[float, float]]] = {}
     for rec in runs:
-        assert rec.status == RunStatus.COMPLETED, (rec.id, rec.summary.get("error"))
-        assert set(rec.summary) - {"dask"} == set(local_summary), set(rec.summary) ^ set(local_summary)
-        assert rec.summary["run_id"] == rec.id
-        assert [p["name"] for p in rec.summary["phases"]] == [p["name"] for p in local_summary["phases"]]
-        assert rec.summary["peak_rss_mb"] >= rec.summary["floor_mb"] > 50
-        assert 0.5 < rec.summary["accuracy"] <= 1.0
+        assert rec.status == RunStatus.COMPLETED, (rec.id, rec.summary.error)
+        assert rec.summary.extra == local_summary.extra == {} and local_summary.dask is None
+        assert rec.summary.run_id == rec.id
+        assert [p.name for p in rec.summary.phases] == [p.name for p in local_summary.phases]
+        assert rec.summary.peak_rss_mb >= rec.summary.floor_mb > 50
+        assert 0.5 < rec.summary.accuracy <= 1.0
         samples = lab.store.samples(rec.id)
         assert len(samples) > 10 and [s[0] for s in samples] == sorted(s[0] for s in samples)
         assert {e["kind"] for e in lab.store.events(rec.id)} == local_kinds
         assert (rec.host, rec.host_cpus) == (socket.gethostname(), os.cpu_count())
         assert rec.host_memory_bytes == psutil.virtual_memory().total
-        d = rec.summary["dask"]
-        spans.setdefault(d["worker"], []).append((d["started_at"], d["ended_at"]))
+        d = rec.summary.dask
+        spans.setdefault(d.worker, []).append((d.started_at, d.ended_at))
     assert len(spans) == 2, spans  # both workers ran runs
     for worker, times in spans.items():  # and each ran one at a time
         times.sort()
@@ -144,7 +144,7 @@ def test_dask_worker_killed_mid_run_loses_that_run_only(store, address, cluster)
     assert set(statuses.values()) == {RunStatus.COMPLETED}, statuses
     lost = store.get_run(lost_id)
     # the scheduler ran the task again elsewhere; that second attempt reported the loss
-    assert "Dask started it again" in lost.summary["error"]["message"], lost.summary["error"]
+    assert "Dask started it again" in lost.summary.error.message, lost.summary.error
     assert lost.host == socket.gethostname()  # where it ran is known from its start
     assert not _training_workers(marker)
 

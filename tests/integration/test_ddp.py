@@ -7,7 +7,7 @@ import psutil
 import pytest
 
 from svmcore.spec.events import WORKER_MEMORY
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.helpers import _run
 
 pytestmark = pytest.mark.slow
@@ -27,24 +27,24 @@ def test_two_workers_train_one_model_about_as_well_as_one_process(store):
     assert single.wait(120) == RunStatus.COMPLETED, single.summary
     ddp = _run(store, workers=2, mode="stream", **KNOBS)
     assert ddp.wait(180) == RunStatus.COMPLETED, ddp.summary
-    par = ddp.summary["parallel"]
-    assert [w["rows"] for w in par["per_worker"]] == [single.summary["train_rows"] // 2] * 2
-    assert all(w["peak_exact"] and w["peak_rss_mb"] > 50 for w in par["per_worker"])
-    assert par["total_peak_sampled_mb"] > max(w["peak_sampled_mb"] for w in par["per_worker"])
-    assert abs(ddp.summary["accuracy"] - single.summary["accuracy"]) < 0.03
+    par = ddp.summary.parallel
+    assert [w.rows for w in par.per_worker] == [single.summary.train_rows // 2] * 2
+    assert all(w.peak_exact and w.peak_rss_mb > 50 for w in par.per_worker)
+    assert par.total_peak_sampled_mb > max(w.peak_sampled_mb for w in par.per_worker)
+    assert abs(ddp.summary.accuracy - single.summary.accuracy) < 0.03
     events = [e for e in store.events(ddp.run_id) if e["kind"] == WORKER_MEMORY]
     assert sorted({(e["worker"], e["epoch"]) for e in events}) == [(w, e) for w in (1, 2) for e in (1, 2, 3)]
     assert all(len(e["dt"]) == len(e["rss_bytes"]) > 0 for e in events)
-    pids = {w["pid"] for w in par["per_worker"]}
+    pids = {w.pid for w in par.per_worker}
     assert not any(_alive(p) for p in pids), "the run's LocalCluster outlived it"
 
 
 def test_a_dask_worker_that_dies_mid_epoch_fails_the_run_naming_it(store):
     run = _run(store, fault="exit:9@shard2-epoch2", workers=2, **KNOBS)
     assert run.wait(180) == RunStatus.FAILED, run.summary
-    message = run.summary["error"]["message"]
+    message = run.summary.error.message
     assert "Dask worker 2" in message and "epoch 2" in message, message
-    assert run.summary.get("accuracy") is None  # no model is reported
+    assert run.summary.accuracy is None  # no model is reported
 
 
 def test_cancel_stops_the_cluster_and_leaves_no_process(store):
@@ -71,7 +71,7 @@ def test_mixing_every_k_batches_keeps_each_workers_place_in_its_shard(store):
     per_epoch = {}
     for e in events:
         per_epoch.setdefault((e["worker"], e["epoch"]), []).append(e["rows"])
-    shard_rows = [w["rows"] for w in run.summary["parallel"]["per_worker"]]
+    shard_rows = [w.rows for w in run.summary.parallel.per_worker]
     for (worker, _), rows in per_epoch.items():
         assert len(rows) > 1 and sum(rows) == shard_rows[worker - 1]  # several mixes, each row once a pass
-    assert run.summary["accuracy"] > 0.6
+    assert run.summary.accuracy > 0.6

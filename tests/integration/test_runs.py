@@ -9,7 +9,7 @@ import time
 import pytest
 
 from svmcore.engine import limits
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.conftest import ROOT, cli, two_at_a_time
 from tests.helpers import _processes_of, _run, _wait_for_phase
 
@@ -18,20 +18,20 @@ def test_completed_run_is_measured_and_stored(store):
     run = _run(store)
     assert run.wait(120) == RunStatus.COMPLETED, run.summary
     s = run.summary
-    names = [p["name"] for p in s["phases"]]
+    names = [p.name for p in s.phases]
     assert names == ["imports", "prepare", "load", "train", "evaluate"]
-    assert all(p["peak_rss_mb"] > 20 and p["wall_s"] >= 0 for p in s["phases"])
-    assert s["peak_rss_mb"] == pytest.approx(max(p["peak_rss_mb"] for p in s["phases"]), rel=0.02)
-    assert s["peak_phase"] in names
-    assert s["floor_mb"] == s["phases"][0]["peak_rss_mb"]
+    assert all(p.peak_rss_mb > 20 and p.wall_s >= 0 for p in s.phases)
+    assert s.peak_rss_mb == pytest.approx(max(p.peak_rss_mb for p in s.phases), rel=0.02)
+    assert s.peak_phase in names
+    assert s.floor_mb == s.phases[0].peak_rss_mb
     # the exact peak can only be at or above what sampling saw
-    assert s["peak_rss_mb"] >= s["peak_sampled_mb"] - 0.01
-    assert 0.6 < s["accuracy"] <= 1.0
-    assert s["samples_seen"] == 2 * s["train_rows"]
-    assert s["samples_per_s"] > 1000
-    assert s["cap"] == "none"
+    assert s.peak_rss_mb >= s.peak_sampled_mb - 0.01
+    assert 0.6 < s.accuracy <= 1.0
+    assert s.samples_seen == 2 * s.train_rows
+    assert s.samples_per_s > 1000
+    assert s.cap == "none"
     rec = store.get_run(run.run_id)
-    assert rec.status == RunStatus.COMPLETED and rec.summary["accuracy"] == s["accuracy"]
+    assert rec.status == RunStatus.COMPLETED and rec.summary.accuracy == s.accuracy
     samples = store.samples(run.run_id)
     assert len(samples) >= 20  # 50 Hz over more than a second
     assert all(anon + file <= rss * 1.01 + 4096 for _, rss, anon, file, *_ in samples)
@@ -45,27 +45,27 @@ def test_exact_peak_sees_a_short_spike(store):
     run = _run(store, fault="spike:400@train")
     assert run.wait(120) == RunStatus.COMPLETED, run.summary
     s = run.summary
-    train = next(p for p in s["phases"] if p["name"] == "train")
-    assert train["peak_rss_mb"] >= s["floor_mb"] + 380
-    assert s["peak_phase"] == "train"
-    assert s["peak_rss_mb"] >= train["peak_rss_mb"]
+    train = next(p for p in s.phases if p.name == "train")
+    assert train.peak_rss_mb >= s.floor_mb + 380
+    assert s.peak_phase == "train"
+    assert s.peak_rss_mb >= train.peak_rss_mb
 
 
 def test_failure_is_recorded_with_phase_and_message(store):
     run = _run(store, fault="raise@train")
     assert run.wait(120) == RunStatus.FAILED
-    assert run.summary["error"]["type"] == "RuntimeError"
-    assert "injected failure" in run.summary["error"]["message"]
-    assert run.summary["phase"] == "train"
+    assert run.summary.error.type == "RuntimeError"
+    assert "injected failure" in run.summary.error.message
+    assert run.summary.phase == "train"
 
 
 def test_rlimit_cap_ends_in_oom_with_phase_and_peak(store):
     run = _run(store, rows=400_000, features=1 << 20, nnz_per_row=50, memory_cap_mb=250, cap_kind="rlimit")
     assert run.wait(120) == RunStatus.OOM, run.summary
     s = run.summary
-    assert s["cap"] == "rlimit" and s["cap_mb"] == 250
-    assert s["phase"] == "load"
-    assert s["peak_rss_mb"] > 100
+    assert s.cap == "rlimit" and s.cap_mb == 250
+    assert s.phase == "load"
+    assert s.peak_rss_mb > 100
     assert store.get_run(run.run_id).status == RunStatus.OOM
 
 
@@ -73,15 +73,15 @@ def test_rlimit_cap_ends_in_oom_with_phase_and_peak(store):
 def test_cgroup_cap_ends_in_oom(store):
     run = _run(store, rows=400_000, features=1 << 20, nnz_per_row=50, memory_cap_mb=250, cap_kind="cgroup")
     assert run.wait(120) == RunStatus.OOM, run.summary
-    assert run.summary["cap"] == "cgroup"
-    assert run.summary["phase"] == "load"
-    assert "OOM killer" in run.summary["error"]["message"]
+    assert run.summary.cap == "cgroup"
+    assert run.summary.phase == "load"
+    assert "OOM killer" in run.summary.error.message
 
 
 def test_failed_thread_creation_under_a_cap_is_oom(store):
     run = _run(store, fault="threads:64@load", memory_cap_mb=400, cap_kind="rlimit")
     assert run.wait(120) == RunStatus.OOM, run.summary
-    assert run.summary["phase"] == "load"
+    assert run.summary.phase == "load"
 
 
 def test_cancel_kills_worker_and_every_descendant_within_2s(store):
@@ -234,14 +234,14 @@ def test_a_first_stream_run_says_which_copies_it_built_once_and_the_next_reuses_
 
     first = _run(store, mode="stream", rows=4_000, features=4_096, epochs=1)
     assert first.wait(120) == RunStatus.COMPLETED, first.summary
-    built = first.summary.get("prepared_once") or []
+    built = first.summary.prepared_once
     assert any(n.startswith("text-") for n in built) and any(n.startswith("heldout-") for n in built), built
     again = _run(store, mode="stream", rows=4_000, features=4_096, epochs=1)
     assert again.wait(120) == RunStatus.COMPLETED, again.summary
-    assert "prepared_once" not in again.summary
+    assert again.summary.prepared_once == ()
     rec = store.get_run(first.run_id)
-    facts = RunFacts.of(rec.id, rec.status.value, rec.result)
-    if rec.result.peak_phase == "prepare":  # then its own peak is the highest of the other phases
-        assert facts.own_peak_mb == max(p.peak_rss_mb for p in rec.result.phases if p.name != "prepare")
+    facts = RunFacts.of(rec.id, rec.status.value, rec.summary)
+    if rec.summary.peak_phase == "prepare":  # then its own peak is the highest of the other phases
+        assert facts.own_peak_mb == max(p.peak_rss_mb for p in rec.summary.phases if p.name != "prepare")
     else:
-        assert facts.one_time_mb is None and facts.compared_peak_mb == rec.result.peak_rss_mb
+        assert facts.one_time_mb is None and facts.compared_peak_mb == rec.summary.peak_rss_mb

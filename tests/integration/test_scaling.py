@@ -15,7 +15,9 @@ from svmcore.data.batches import split_chunks
 from svmcore.data.sources import Source
 from svmcore.engine.runner import Run
 from svmcore.spec.config import validate
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.result import RunSummary, SpillReport
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from tests.conftest import two_at_a_time
 
 pytestmark = pytest.mark.slow
@@ -33,7 +35,7 @@ def shared_store(tmp_path_factory):
     assert s.integrity_ok()
 
 
-_measured: dict[tuple, dict] = {}  # one real run per setting in this module: two tests read the 300k stream run
+_measured: dict[tuple, RunSummary] = {}  # one real run per setting in this module: two tests read the 300k stream run
 SMALL_ROWS, LARGE_ROWS = 100_000, 300_000
 
 
@@ -46,7 +48,7 @@ def _measure(store, **knobs):
     return _measured[key]
 
 
-def _measure_both(store, a: dict, b: dict) -> list[dict]:
+def _measure_both(store, a: dict, b: dict) -> list[RunSummary]:
     """Two settings at once: each peak is its own worker's VmHWM, so they do not measure each other."""
     return two_at_a_time(lambda knobs: _measure(store, **knobs), [(a,), (b,)])
 
@@ -54,22 +56,21 @@ def _measure_both(store, a: dict, b: dict) -> list[dict]:
 def test_stream_peak_does_not_grow_with_rows(shared_store):
     # from 100k rows on the held-out set is full (20,000 rows), so only the training rows grow
     small, large = _measure_both(shared_store, dict(rows=SMALL_ROWS, mode="stream"), dict(rows=LARGE_ROWS, mode="stream"))
-    train = {name: next(p for p in s["phases"] if p["name"] == "train")["peak_rss_mb"]
-             for name, s in (("small", small), ("large", large))}
-    assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.10, (small["peak_rss_mb"], large["peak_rss_mb"])
+    train = {name: s.phase_peak("train") for name, s in (("small", small), ("large", large))}
+    assert large.peak_rss_mb <= small.peak_rss_mb * 1.10, (small.peak_rss_mb, large.peak_rss_mb)
     assert train["large"] <= train["small"] * 1.10, train
 
 
 def test_stream_is_well_below_memory_once_the_data_outweighs_the_floor(shared_store):
     # 300k training rows x ~49 nonzeros x 12 bytes: ~150 MiB of float64 CSR, about the libraries' floor
     memory, stream = _measure_both(shared_store, dict(rows=LARGE_ROWS, mode="memory"), dict(rows=LARGE_ROWS, mode="stream"))
-    assert memory["train_data_bytes"] > 140 * 2**20
-    assert stream["peak_rss_mb"] < 0.6 * memory["peak_rss_mb"], (stream["peak_rss_mb"], memory["peak_rss_mb"])
+    assert memory.train_data_bytes > 140 * 2**20
+    assert stream.peak_rss_mb < 0.6 * memory.peak_rss_mb, (stream.peak_rss_mb, memory.peak_rss_mb)
     # above the libraries' floor stream holds the held-out rows and a chunk being parsed (~115 MiB,
     # the same at any size), memory mode the whole data (~340 MiB here, and growing with the rows)
-    above = {name: s["peak_rss_mb"] - s["floor_mb"] for name, s in (("memory", memory), ("stream", stream))}
-    assert above["stream"] < 0.5 * above["memory"], (above, memory["peak_rss_mb"], stream["peak_rss_mb"])
-    assert abs(stream["accuracy"] - memory["accuracy"]) < 0.005
+    above = {name: s.peak_rss_mb - s.floor_mb for name, s in (("memory", memory), ("stream", stream))}
+    assert above["stream"] < 0.5 * above["memory"], (above, memory.peak_rss_mb, stream.peak_rss_mb)
+    assert abs(stream.accuracy - memory.accuracy) < 0.005
 
 
 def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
@@ -86,22 +87,22 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
     X_te, y_te = sp.vstack([c[0] for c in te]).tocsr(), np.concatenate([c[1] for c in te])
     reference = LinearSVC().fit(X_tr, y_tr).score(X_te, y_te)
     assert run.wait(600) == RunStatus.COMPLETED, run.summary
-    assert abs(run.summary["accuracy"] - reference) <= 0.01, (run.summary["accuracy"], reference)
+    assert abs(run.summary.accuracy - reference) <= 0.01, (run.summary.accuracy, reference)
 
 
 def test_memmap_peak_does_not_grow_with_rows(shared_store):
     small, large = _measure_both(shared_store, dict(rows=SMALL_ROWS, mode="memmap"), dict(rows=LARGE_ROWS, mode="memmap"))
     # mapped pages are released behind the cursor, so three times the rows (~175 MB of
     # CSR) leave the peak where it was
-    assert large["peak_rss_mb"] <= small["peak_rss_mb"] * 1.1 + 8, (small["peak_rss_mb"], large["peak_rss_mb"])
+    assert large.peak_rss_mb <= small.peak_rss_mb * 1.1 + 8, (small.peak_rss_mb, large.peak_rss_mb)
 
 
 def test_compiled_stream_trains_later_passes_from_its_spill_like_memory_mode(shared_store):
     knobs = dict(rows=60_000, epochs=3, parser="numba", solver="numba", shuffle=False)
     stream, memory = _measure_both(shared_store, dict(knobs, mode="stream"), dict(knobs, mode="memory"))
-    assert stream["spill"] == {"rows": stream["train_rows"], "read_back": True, "failed": None}
-    assert len(stream["epoch_samples_per_s"]) == 3
+    assert stream.spill == SpillReport(stream.train_rows, True, None)
+    assert len(stream.epoch_samples_per_s) == 3
     # same rows, same (file) order, same algorithm: the same model
-    assert abs(stream["accuracy"] - memory["accuracy"]) <= 0.001, (stream["accuracy"], memory["accuracy"])
-    run_dir = shared_store.get_run(stream["run_id"]).run_dir
+    assert abs(stream.accuracy - memory.accuracy) <= 0.001, (stream.accuracy, memory.accuracy)
+    run_dir = shared_store.get_run(stream.run_id).run_dir
     assert not os.path.exists(os.path.join(run_dir, "spill"))

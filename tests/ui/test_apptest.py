@@ -21,7 +21,8 @@ from streamlit.testing.v1.element_tree import Block
 from svmcore.app.remedies import REMEDIES
 from svmcore.engine.registry import get_active
 from svmcore.spec.knobs import BUILTIN_DATASETS, KNOBS
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = {"rows": 20_000, "features": 65_536, "epochs": 2}  # a run of about a second
@@ -651,7 +652,7 @@ def test_a_warned_launch_still_runs_and_its_exact_peak_is_the_workers_not_the_da
     metrics = {m.label: m.value for m in at.metric}
     exact = float(metrics["exact peak"].split()[0].replace(",", ""))
     sampled = float(metrics["sampled max"].split()[0].replace(",", ""))
-    phases = [p["peak_rss_mb"] for p in store_runs(app_home)[0].summary["phases"] if p.get("peak_rss_mb")]
+    phases = [p.peak_rss_mb for p in store_runs(app_home)[0].summary.phases if p.peak_rss_mb]
     assert exact >= sampled - 1, ("exact peak", metrics)
     assert exact < 500 and abs(exact - max(phases)) < 50, ("exact peak: the worker's", metrics, phases)
 
@@ -696,7 +697,7 @@ def test_train_offers_calibration_then_shows_the_prediction_and_the_comparison(a
     at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT).run()
     assert any("Predicted before launch" in c.value for c in at.caption), [c.value for c in at.caption]
     rec = Store(app_home).get_run(run_id)
-    assert rec.summary["prediction"]["predicted_peak_mb"] > 124
+    assert rec.summary.prediction.predicted_peak_mb > 124
 
 
 # ---------------------------------------------------------------- Train: warnings before launch

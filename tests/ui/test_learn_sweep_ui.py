@@ -10,7 +10,7 @@ import re
 import time
 
 from svmcore.app.remedies import ADVICE
-from svmcore.store.sqlite import RunStatus
+from svmcore.spec.status import RunStatus
 from tests.ui.test_apptest import (
     assert_clean,
     chart,
@@ -132,7 +132,7 @@ def test_sweep_budget_starts_at_the_median_peak_and_states_the_speed_cost(histor
     assert any(t.startswith(("Speed cost: ", "Speed: ")) for t in texts(at.caption)), texts(at.caption)
     layout = chart(at, "tradeoff")["layout"]
     lo, hi = layout["xaxis"]["range"]
-    done = [r.summary["peak_rss_mb"] for r in peaks]
+    done = [r.summary.peak_rss_mb for r in peaks]
     assert lo < min(done) and hi > max(done) and hi - lo < 2 * (max(done) - min(done)) + 10
 
 

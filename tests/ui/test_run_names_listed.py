@@ -4,7 +4,8 @@ showed ids and labels only."""
 
 from __future__ import annotations
 
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import Store
 from tests.ui.test_apptest import assert_clean, chart, open_page, texts
 
 NAME = "<i>big</i> batch"

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from svmcore.app.headlines import RunFacts, comparison_headline, outcome_headline
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from tests.ui.test_apptest import ENTRY, SMALL, TIMEOUT, assert_clean, open_page, store_runs, texts, wait_run_finished
 
@@ -89,7 +89,7 @@ def test_the_launched_run_stays_shown_after_another_was_picked_and_its_end_is_a_
     assert_clean(at)
     assert at.selectbox(key="shown_run").value == new
     rec = next(r for r in store_runs(app_home) if r.id == new)
-    expected = outcome_headline(RunFacts.of(new, "completed", rec.result))
+    expected = outcome_headline(RunFacts.of(new, "completed", rec.summary))
     assert [t.value for t in at.toast] == [expected], [t.value for t in at.toast]
     assert expected.startswith(f"Run {new} completed: exact peak ") and ", owned by " in expected
     at.run()
@@ -111,7 +111,7 @@ def test_a_failed_run_says_why_in_plain_words(app_home):
 
 def facts(home: str, run_id: int, name: str) -> RunFacts:
     rec = next(r for r in store_runs(home) if r.id == run_id)
-    return RunFacts.of(run_id, rec.status.value, rec.result, name)
+    return RunFacts.of(run_id, rec.status.value, rec.summary, name)
 
 
 def headline_lines(at: AppTest) -> list[str]:

@@ -27,9 +27,11 @@ from svmcore.predict.margin import (
 )
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import validate
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.outcomes import rss_over_cap_note
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 
 def cal(floors):
@@ -97,7 +99,7 @@ def test_launch_forecast_carries_the_floor(tmp_path):
 # ---------------------------------------------------------------- margins
 
 def rec(i, predicted, measured, status=RunStatus.COMPLETED):
-    return RunRecord(i, 0.0, 1.0, status, {}, {"peak_rss_mb": measured, "prediction": {"predicted_peak_mb": predicted}},
+    return RunRecord(i, 0.0, 1.0, status, {}, RunSummary(peak_rss_mb=measured, prediction={"predicted_peak_mb": predicted}),
                      None, None, None, None, None, None, None, None)
 
 
@@ -116,7 +118,7 @@ def test_bound_is_the_order_statistic():
 
 def test_under_forecasts_take_completed_runs_with_a_forecast():
     history = [rec(1, 198.0, 207.0), rec(2, 100.0, 90.0), rec(3, 100.0, 300.0, RunStatus.OOM),
-               RunRecord(4, 0.0, 1.0, RunStatus.COMPLETED, {}, {"peak_rss_mb": 100.0}, *[None] * 8)]
+               RunRecord(4, 0.0, 1.0, RunStatus.COMPLETED, {}, RunSummary(peak_rss_mb=100.0), *[None] * 8)]
     assert under_forecasts(history) == pytest.approx([207 / 198 - 1, -0.1])
 
 

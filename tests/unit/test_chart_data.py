@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from svmcore.engine.summary import MemorySample
+from svmcore.engine.summary import MemorySample, phase_spans
 from svmcore.spec.events import EVAL, OUTCOME, PHASE_END, PHASE_START, PROGRESS
-from svmcore.spec.forecast import Forecast
-from svmcore.store.records import PhaseSpan, RunSummary
+from svmcore.spec.result import PhaseSpan, Forecast, RunSummary
 from svmcore.sweeps.frontier import TradeoffPoint
 from ui.charts import (
     NO_WORKERS,
@@ -37,7 +36,6 @@ from ui.charts import (
     accuracy_range,
     legend_grid,
     label_lanes,
-    live_phases,
     memory_info,
     monitoring_note,
     panel_domains,
@@ -118,7 +116,7 @@ def test_memory_info_leaves_out_phases_without_an_end():
 
 def test_memory_info_a_given_prediction_wins_over_the_stored_one():
     summary = RunSummary(prediction={"predicted_peak_mb": 120.0})
-    assert memory_info([], summary, Forecast(99.0)).predicted_mb == 99.0
+    assert memory_info([], summary, Forecast(predicted_peak_mb=99.0)).predicted_mb == 99.0
     assert memory_info([], summary, None).predicted_mb == 120.0
     assert memory_info([], RunSummary(prediction={"error": "not calibrated"})).predicted_mb is None
 
@@ -128,33 +126,33 @@ def test_memory_info_of_a_single_sample():
     assert (info.line, info.peak_mb) == (MemoryLine([2.0], [50.0], [45.0], [5.0], [], []), 55.0)
 
 
-# ---------------------------------------------------------------- live_phases
+# ---------------------------------------------------------------- a live run's phases (engine.summary.phase_spans)
 
 def test_live_phases_of_no_events_is_empty():
-    assert live_phases([], 3.0) == ()
+    assert phase_spans([], end_s=3.0) == []
 
 
 def test_live_phases_the_open_phase_ends_now():
     events = [start("imports", 0.1), end("imports", 0.6, 0.5, 80), start("load", 0.6),
               {"kind": PROGRESS, "t_s": 0.9, "samples": 0, "train_elapsed_s": 0.0}]
-    assert live_phases(events, 2.5) == (PhaseSpan("imports", 0.1, 0.6, 0.5, 80.0),
-                                         PhaseSpan("load", 0.6, 2.5, None, None))
+    assert phase_spans(events, end_s=2.5) == [PhaseSpan("imports", 0.1, 0.6, 0.5, 80.0),
+                                              PhaseSpan("load", 0.6, 2.5, pytest.approx(1.9), None)]
 
 
 def test_live_phases_of_a_run_whose_phases_all_ended_keep_their_ends():
     events = [start("imports", 0.1), end("imports", 0.6, 0.5, 80), start("train", 0.6), end("train", 2.0, 1.4, 96)]
-    assert live_phases(events, 9.0) == (PhaseSpan("imports", 0.1, 0.6, 0.5, 80.0),
-                                         PhaseSpan("train", 0.6, 2.0, 1.4, 96.0))
+    assert phase_spans(events, end_s=9.0) == [PhaseSpan("imports", 0.1, 0.6, 0.5, 80.0),
+                                              PhaseSpan("train", 0.6, 2.0, 1.4, 96.0)]
 
 
 def test_live_phases_ignore_an_end_of_another_phase():
     events = [start("load", 0.0), end("train", 1.0, 1.0, 50)]
-    assert live_phases(events, 1.5) == (PhaseSpan("load", 0.0, 1.5, None, None),)
+    assert phase_spans(events, end_s=1.5) == [PhaseSpan("load", 0.0, 1.5, 1.5, None)]
 
 
 def test_live_phases_feed_memory_info():
     events = [start("imports", 0.1), end("imports", 0.6, 0.5, 80), start("load", 0.6)]
-    summary = RunSummary(phases=live_phases(events, 1.0))
+    summary = RunSummary(phases=phase_spans(events, end_s=1.0))
     assert memory_info([], summary).phases == [("imports", 0.1, 0.6), ("load", 0.6, 1.0)]
 
 
@@ -333,7 +331,7 @@ class LiveView:
 
 def test_view_series_of_a_live_run_ends_its_open_phase_now_and_shows_its_cap_and_forecast():
     view = LiveView(5, SAMPLES, [start("imports", 0.0), end("imports", 0.3, 0.3, 38), start("load", 0.3)],
-                    RunSummary(), True, {"memory_cap_mb": 512}, Forecast(99.0))
+                    RunSummary(), True, {"memory_cap_mb": 512}, Forecast(predicted_peak_mb=99.0))
     series = view_series(view)
     assert series.phases == [("imports", 0.0, 0.3), ("load", 0.3, 1.0)]
     assert (series.cap_mb, series.floor_mb, series.predicted_mb, series.peak_mb) == (512, 38.0, 99.0, None)
@@ -547,11 +545,12 @@ def test_tradeoff_info_of_one_point():
 
 
 def test_tradeoff_info_reads_the_frontier_flags_of_tradeoff_points():
-    from svmcore.store.records import RunRecord, RunStatus
+    from svmcore.spec.status import RunStatus
+    from svmcore.store.records import RunRecord
     from svmcore.sweeps.frontier import tradeoff_points
 
     def rec(i, status, peak, acc):
-        return RunRecord(i, 0.0, 1.0, status, {}, {"peak_rss_mb": peak, "accuracy": acc, "samples_per_s": 10.0},
+        return RunRecord(i, 0.0, 1.0, status, {}, RunSummary(peak_rss_mb=peak, accuracy=acc, samples_per_s=10.0),
                          None, None, None, None, None, None, 1, None)
 
     points = tradeoff_points([rec(1, RunStatus.COMPLETED, 300.0, 0.9), rec(2, RunStatus.COMPLETED, 100.0, 0.8),

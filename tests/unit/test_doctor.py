@@ -9,7 +9,9 @@ from svmcore.app.doctor import diagnose, moves, text
 from svmcore.app.fit import fit
 from svmcore.app.reference import remedies_reference
 from svmcore.spec.config import validate
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 
 def _record(status: RunStatus, config: dict, phases: dict, **summary) -> RunRecord:
@@ -17,8 +19,8 @@ def _record(status: RunStatus, config: dict, phases: dict, **summary) -> RunReco
     peak_phase = max(phases, key=phases.get)
     s = {"status": status.value, "phases": spans, "peak_rss_mb": max(phases.values()), "peak_phase": peak_phase,
          "floor_mb": phases["imports"], **summary}
-    return RunRecord(7, time.time(), time.time(), status, validate(config).to_dict(), s, None, None, None, None,
-                     None, None, None, None)
+    return RunRecord(7, time.time(), time.time(), status, validate(config).to_dict(), RunSummary.from_dict(s), None,
+                     None, None, None, None, None, None, None)
 
 
 def test_an_oom_run_is_diagnosed_in_the_phase_it_died_in():

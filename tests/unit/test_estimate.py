@@ -13,7 +13,7 @@ from svmcore.predict import model as estimate
 from svmcore.predict.calibration import fit
 from svmcore.predict.model import Shape, features, parts, predict
 from svmcore.spec.config import validate
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.units import MiB
 
 SHAPE = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=1 << 20, nnz_per_row=46.0,
@@ -514,7 +514,9 @@ def test_a_build_from_a_dense_source_is_priced_apart_from_a_sparse_one():
 
 def test_calibrate_with_reuse_fits_on_the_runs_already_measured(tmp_path, monkeypatch):
     from svmcore.engine import runner
-    from svmcore.store.sqlite import RunStatus, Store
+    from svmcore.spec.result import RunSummary
+    from svmcore.spec.status import RunStatus
+    from svmcore.store.sqlite import Store
 
     configs = [validate(v) for v in [dict(rows=20_000, features=1 << 16), dict(rows=40_000, features=1 << 18),
                                       dict(rows=30_000, features=1 << 20)]]
@@ -522,7 +524,7 @@ def test_calibrate_with_reuse_fits_on_the_runs_already_measured(tmp_path, monkey
                         configs)
     store = Store(str(tmp_path / "calibration"))
     for cfg, summary in obs:
-        store.finish_run(store.create_run(cfg.to_dict()), RunStatus.COMPLETED, summary)
+        store.finish_run(store.create_run(cfg.to_dict()), RunStatus.COMPLETED, RunSummary.from_dict(summary))
 
     def no_new_runs(*a, **k):
         raise AssertionError("a measured config was run again")

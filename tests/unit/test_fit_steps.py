@@ -8,14 +8,17 @@ import time
 from svmcore.app.fit import _end
 from svmcore.spec.config import validate
 from svmcore.predict.model import Calibration
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 
 
 def _record(status: RunStatus, config: dict, phases: dict, run_id: int = 7, **summary) -> RunRecord:
     spans = [{"name": n, "start_s": 0.0, "end_s": 1.0, "wall_s": 1.0, "peak_rss_mb": v} for n, v in phases.items()]
     s = {"status": status.value, "phases": spans, "peak_rss_mb": max(phases.values()),
          "peak_phase": max(phases, key=phases.get), "floor_mb": phases["imports"], **summary}
-    return RunRecord(run_id, time.time(), time.time(), status, validate(config).to_dict(), s, None, None, None, None,
+    return RunRecord(run_id, time.time(), time.time(), status, validate(config).to_dict(), RunSummary.from_dict(s), None,
+                     None, None, None,
                      None, None, None, None)
 
 
@@ -81,7 +84,7 @@ def test_a_peak_just_above_the_budget_is_not_rounded_to_it():
 
 def test_a_forecast_just_above_the_cap_is_not_rounded_to_it():
     from svmcore.predict.launch import launch_warnings
-    from svmcore.spec.forecast import Forecast
+    from svmcore.spec.result import Forecast
 
     forecast = Forecast(143.4, "train", {"model": 10.0}, floor_mb=100.0, floor_basis="measured")
     warns = launch_warnings(validate(memory_cap_mb=143), forecast, None)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from svmcore.spec.errors import ConfigError
-from svmcore.store.records import RunRecord, RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 from svmcore.sweeps.frontier import (
     OBJECTIVES,
     TradeoffPoint,
@@ -25,7 +27,7 @@ def ids(points):
 
 def record(run_id, status, summary, label=None, host=None):
     return RunRecord(id=run_id, created_at=1000.0 + run_id, finished_at=1010.0 + run_id, status=status,
-                     config={}, summary=summary, run_dir=None, worker_pid=None, worker_ctime=None,
+                     config={}, summary=RunSummary.from_dict(summary), run_dir=None, worker_pid=None, worker_ctime=None,
                      runner_pid=None, runner_ctime=None, host=host, sweep_id=1, label=label)
 
 

@@ -22,7 +22,7 @@ from svmcore.app.headlines import (
     speed_text,
 )
 from svmcore.spec.config import validate
-from svmcore.store.records import PhaseSpan, RunPeak, RunSummary
+from svmcore.spec.result import PhaseSpan, RunPeak, RunSummary
 
 MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
                   balanced_accuracy=0.70, samples_per_s=280_000.0)

@@ -5,7 +5,8 @@ store, compared with ==."""
 from __future__ import annotations
 
 from svmcore.app.importance import Importance, knob_importance
-from svmcore.store.records import RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 
 
@@ -13,7 +14,7 @@ def _sweep(tmp_path, rows):
     store = Store(str(tmp_path))
     for config, status, summary in rows:
         rid = store.create_run(config)
-        store.finish_run(rid, status, dict(summary, run_id=rid, status=status.value))
+        store.finish_run(rid, status, RunSummary.from_dict(dict(summary, run_id=rid, status=status)))
     return store
 
 

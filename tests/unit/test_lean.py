@@ -122,7 +122,7 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
     # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
     assert "sklearn" in {m.split(".")[0] for m in modules} and "<libcrypto mapped>" in modules
-    for key in ("accuracy", "balanced_accuracy", "samples", "test_rows", "train_rows"):
+    for key in ("accuracy", "balanced_accuracy", "samples_seen", "test_rows", "train_rows"):
         assert lean["summary"][key] == classic["summary"][key], key
 
 
@@ -180,8 +180,8 @@ def test_lean_memory_mode_loads_only_numpy_and_trains_as_the_classic_memory_path
     assert heavy == [], heavy
     # the classic memory path on the same rows (scikit-learn's parser, the native solver): same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", **knobs)
-    assert "sklearn" in {m.split(".")[0] for m in modules} and classic["summary"]["lean"] is False
-    for key in ("accuracy", "balanced_accuracy", "samples", "batches", "test_rows", "train_rows", "nonzero_weights"):
+    assert "sklearn" in {m.split(".")[0] for m in modules} and not classic["summary"]["lean"]
+    for key in ("accuracy", "balanced_accuracy", "samples_seen", "batches", "test_rows", "train_rows", "nonzero_weights"):
         assert lean["summary"][key] == classic["summary"][key], key
     for s in (lean["summary"], classic["summary"]):  # the report's keys, the same in both configurations
         assert s["threads"]["os_threads"] >= 1 and s["threads"]["reader_thread"] is False

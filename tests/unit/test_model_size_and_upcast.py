@@ -8,15 +8,15 @@ from svmcore.app.remedies import remedy
 from svmcore.app.remedy_results import claims_row, compare, lessons, side
 from svmcore.data.batches import ArrayData, to_storage
 from svmcore.data.upcast import METER, to_compute
+from svmcore.spec.result import RunSummary
 from svmcore.spec.units import MiB
 
 PHASES = [{"name": "imports", "peak_rss_mb": 280.0}, {"name": "train", "peak_rss_mb": 400.0}]
 
 
-def _summary(**extra):
-    return {"status": "completed", "peak_rss_mb": 400.0, "peak_phase": "train", "floor_mb": 280.0,
-            "samples_per_s": 1e5, "accuracy": 0.8, "balanced_accuracy": 0.8, "train_s": 2.0, "batches": 100,
-            "phases": PHASES, **extra}
+def _summary(**extra) -> RunSummary:
+    return RunSummary(status="completed", peak_rss_mb=400.0, peak_phase="train", floor_mb=280.0, samples_per_s=1e5,
+                      accuracy=0.8, balanced_accuracy=0.8, train_s=2.0, batches=100, phases=PHASES, **extra)
 
 
 def test_the_upcast_is_counted_only_for_float16_batches():

@@ -8,7 +8,7 @@ import pytest
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import NULL_RETURN_MARKERS, OOM_MARKERS, REFUSAL_MARKERS
-from svmcore.store.records import RunStatus
+from svmcore.spec.status import RunStatus
 
 MiB = 2**20
 

@@ -132,7 +132,7 @@ def test_a_single_process_run_never_imports_dask():
 
 def test_a_budget_holds_every_process_of_a_local_data_parallel_run():
     from svmcore.predict.recommend import _budgeted
-    from svmcore.spec.forecast import Forecast, ParallelForecast
+    from svmcore.spec.result import Forecast, ParallelForecast
 
     pred = Forecast(200.0, parallel=ParallelForecast(2, 250.0, {}, 200.0, 700.0, ""))
     assert _budgeted(validate(workers=2), pred)["predicted_peak_mb"] == 700.0

@@ -4,7 +4,8 @@ from runs kept in the real SQLite store."""
 from __future__ import annotations
 
 from svmcore.app.parallel import Axis, ParallelInfo, parallel_info
-from svmcore.store.records import RunStatus
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 
 
@@ -19,7 +20,7 @@ def _runs(tmp_path):
              {"peak_rss_mb": 200.0, "samples_per_s": 2000.0})]
     for config, status, summary in made:
         rid = store.create_run(config)
-        store.finish_run(rid, status, dict(summary, run_id=rid, status=status.value))
+        store.finish_run(rid, status, RunSummary.from_dict(dict(summary, run_id=rid, status=status)))
     return store
 
 
@@ -43,7 +44,7 @@ def test_knobs_then_results_one_line_per_completed_run(tmp_path):
 def test_nothing_completed_draws_nothing(tmp_path):
     store = Store(str(tmp_path))
     rid = store.create_run({"batch_size": 256})
-    store.finish_run(rid, RunStatus.OOM, {"run_id": rid, "status": "oom", "peak_rss_mb": 99.0})
+    store.finish_run(rid, RunStatus.OOM, RunSummary(rid, RunStatus.OOM, 99.0))
     assert parallel_info(store.list_runs(), ["batch_size"]) == ParallelInfo([], [], [], [(1, "oom")])
     store.close()
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from svmcore.app.runs import RunView
-from svmcore.store.records import RunStatus, RunSummary
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
 from ui.live import progress_line
 
 

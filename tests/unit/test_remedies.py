@@ -24,6 +24,7 @@ from svmcore.app.remedy_results import (
 )
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.errors import ConfigError
+from svmcore.spec.result import RunSummary
 from ui.charts import RemedyPhasesInfo, remedy_phases_figure, remedy_phases_info
 from ui.claims import claims_table_html
 
@@ -112,7 +113,7 @@ def test_side_keeps_the_figures_and_the_knobs_that_differ_from_the_defaults():
                "samples_per_s": 141684.8, "accuracy": 0.80866, "balanced_accuracy": 0.8, "train_s": 2.83,
                "phases": [{"name": "imports", "peak_rss_mb": 128.0}, {"name": "load", "peak_rss_mb": 242.0},
                           {"name": "train", "peak_rss_mb": 243.2}]}
-    s = side({"batch_size": 256, "rows": 100_000}, summary, [(0.1, 240 * MiB, 200 * MiB, 40 * MiB, 0)], run_id=3)
+    s = side({"batch_size": 256, "rows": 100_000}, RunSummary.from_dict(summary), [(0.1, 240 * MiB, 200 * MiB, 40 * MiB, 0)], run_id=3)
     assert s["config"] == {"batch_size": 256}
     assert s["phases"] == {"imports": 128.0, "load": 242.0, "train": 243.2}
     assert (s["peak_mb"], s["peak_phase"], s["samples_per_s"], s["accuracy"]) == (243.2, "train", 141685.0, 0.8087)
@@ -303,7 +304,7 @@ def test_a_data_parallel_run_that_failed_before_its_workers_were_read_is_a_side_
     summary = {"status": "failed", "peak_rss_mb": 669.2, "parallel": {
         "workers": 2, "per_worker": [{"worker": 0, "peak_rss_mb": None}, {"worker": 1, "peak_rss_mb": None}],
         "total_peak_sampled_mb": None, "cluster_start_s": 6.7}}
-    got = side({"workers": 2}, summary, run_id=22, status="failed")
+    got = side({"workers": 2}, RunSummary.from_dict(summary), run_id=22, status="failed")
     assert got["parallel"]["worker_peak_mb"] is None and got["parallel"]["workers"] == 2
 
 

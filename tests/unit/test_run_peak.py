@@ -15,7 +15,9 @@ from svmcore.app.serving import text as serving_text
 from svmcore.app.serving import training_of
 from svmcore.app.story import story_slides
 from svmcore.spec.config import validate
-from svmcore.store.records import RunRecord, RunStatus, RunSummary
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.records import RunRecord
 from svmcore.sweeps.frontier import best_under, tradeoff_points
 
 PAR = {"workers": 2, "scheduler": "local", "cluster_start_s": 2.4, "total_peak_sampled_mb": 620.0,
@@ -32,18 +34,19 @@ def record(run_id=8, status=RunStatus.COMPLETED, parallel=PAR, coordinator_mb=16
                "floor_mb": 140.0, "accuracy": 0.8, "balanced_accuracy": 0.8, "samples_per_s": 1e4,
                **({"parallel": parallel} if parallel else {})}
     cfg = validate(dict({"rows": 2400, "epochs": 1, "workers": 2 if parallel else 1}, **config)).to_dict()
-    return RunRecord(run_id, time.time(), time.time(), status, cfg, summary, None, None, None, None, None, None,
+    return RunRecord(run_id, time.time(), time.time(), status, cfg, RunSummary.from_dict(summary), None, None, None, None,
+                     None, None,
                      None, None)
 
 
 def test_the_run_peak_of_a_data_parallel_run_is_all_its_processes_naming_its_largest_worker():
-    peak = record().run_peak
+    peak = record().summary.run_peak
     assert (peak.mb, peak.exact, peak.label) == (620.0, False, "peak of all processes (sampled sum)")
     assert peak.text() == WORDS
-    one = record(parallel=None, coordinator_mb=163.4).run_peak
+    one = record(parallel=None, coordinator_mb=163.4).summary.run_peak
     assert (one.mb, one.exact, one.text(), one.label) == (163.4, True, "163 MiB", "exact peak")
     unread = {**PAR, "total_peak_sampled_mb": None, "per_worker": [dict(w, peak_rss_mb=None) for w in PAR["per_worker"]]}
-    failed = record(parallel=unread).run_peak
+    failed = record(parallel=unread).summary.run_peak
     assert (failed.mb, failed.exact) == (161.0, True)
     assert failed.text() == "161 MiB (its coordinator's alone: its Dask workers' memory was not read)"
 
@@ -102,8 +105,8 @@ def test_predict_says_what_the_model_was_trained_in_for_all_the_runs_processes()
 
 
 def test_compare_and_story_weigh_a_data_parallel_run_by_all_its_processes():
-    base = RunFacts.of(1, "completed", record(1, parallel=None, coordinator_mb=250.0).result, "workers 1")
-    par = RunFacts.of(8, "completed", record().result, "workers 2")
+    base = RunFacts.of(1, "completed", record(1, parallel=None, coordinator_mb=250.0).summary, "workers 1")
+    par = RunFacts.of(8, "completed", record().summary, "workers 2")
     assert par.peak_mb == 620.0
     line = comparison_headline(base, par)
     assert f"peak +148% (250 → 620 MiB; run 8's: {WORDS})" in line, line

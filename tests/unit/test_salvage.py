@@ -13,8 +13,10 @@ import sqlite3
 
 import pytest
 
+from svmcore.spec.result import RunSummary
+from svmcore.spec.status import RunStatus
 from svmcore.store.salvage import SalvageError, salvage
-from svmcore.store.sqlite import RunStatus, Store
+from svmcore.store.sqlite import Store
 from tests.unit.test_store import progress
 
 PAGE = 4096
@@ -31,7 +33,7 @@ def make_store(home, runs=30, samples_each=300, events_each=40, delete=(3,)):
         rid = s.create_run({"r": r, "payload": "x" * 500}, sweep_id=sweep if r < 2 else None)
         s.add_samples(rid, [sample(i) for i in range(samples_each)])
         s.add_events(rid, [(i, i * 0.1, "progress", progress(i)) for i in range(events_each)])
-        s.finish_run(rid, RunStatus.COMPLETED, {"run_id": rid, "accuracy": 0.5, "big": "q" * 5000})
+        s.finish_run(rid, RunStatus.COMPLETED, RunSummary(rid, accuracy=0.5, extra={"big": "q" * 5000}))
     for rid in delete:
         s.delete_run(rid)
     s.close()
@@ -167,7 +169,7 @@ def test_import_keeps_free_ids_renumbers_taken_ones_and_never_copies_twice(intac
         assert result["run_ids"] == {1: 31}  # id 1 was taken; the others kept theirs
         assert s.get_run(mine).config == {"mine": True}
         moved = s.get_run(31)
-        assert moved.config["r"] == 0 and moved.summary["run_id"] == 31
+        assert moved.config["r"] == 0 and moved.summary.run_id == 31
         assert s.samples(31) == [sample(i) for i in range(300)]
         assert [e["samples"] for e in s.events(31)] == list(range(40))
         assert s.get_run(2).sweep_id == moved.sweep_id is not None
@@ -190,7 +192,7 @@ def test_imported_runs_that_never_finished_are_lost(tmp_path):
     try:
         s.import_rows(got["runs"], got["samples"], got["events"], got["sweeps"])
         rec = s.get_run(rid)
-        assert rec.status == RunStatus.LOST and "damaged store" in rec.summary["error"]["message"]
+        assert rec.status == RunStatus.LOST and "damaged store" in rec.summary.error_message
         assert s.samples(rid) == [sample(0)]
     finally:
         s.close()

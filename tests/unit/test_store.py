@@ -15,7 +15,9 @@ import time
 import pytest
 
 from svmcore.engine.hostinfo import this_host
-from svmcore.store.sqlite import RunRecord, RunStatus, Store, StoreError
+from svmcore.spec.result import PhaseSpan, RunError, RunSummary
+from svmcore.spec.status import RunStatus
+from svmcore.store.sqlite import RunRecord, Store, StoreError
 
 THREADS = 4
 PER_THREAD = 200
@@ -60,7 +62,7 @@ def test_create_and_get_run(run_store):
     assert rec.id == rid
     assert rec.status is RunStatus.RUNNING
     assert rec.config == config
-    assert rec.summary == {}
+    assert rec.summary == RunSummary()
     assert rec.finished_at is None
     assert rec.label == "first"
     assert rec.host == socket.gethostname()
@@ -90,7 +92,7 @@ def test_list_runs_order_filters_and_limit(run_store):
     a = run_store.create_run({"n": "a"})
     b = run_store.create_run({"n": "b"}, sweep_id=sweep)
     c = run_store.create_run({"n": "c"}, status=RunStatus.QUEUED, sweep_id=sweep)
-    assert run_store.finish_run(a, RunStatus.COMPLETED, {"accuracy": 0.9})
+    assert run_store.finish_run(a, RunStatus.COMPLETED, RunSummary(accuracy=0.9))
     assert [r.id for r in run_store.list_runs()] == [c, b, a]
     assert [r.id for r in run_store.list_runs(limit=2)] == [c, b]
     assert [r.id for r in run_store.list_runs(status=[RunStatus.COMPLETED])] == [a]
@@ -105,12 +107,12 @@ def test_runs_survive_reopening(tmp_path):
     s = Store(home)
     rid = s.create_run({"k": 1})
     s.add_samples(rid, [sample(0)])
-    s.finish_run(rid, RunStatus.FAILED, {"error": {"type": "RuntimeError", "message": "boom"}})
+    s.finish_run(rid, RunStatus.FAILED, RunSummary(error=RunError("RuntimeError", "boom")))
     s.close()
     s2 = Store(home)
     try:
         rec = s2.get_run(rid)
-        assert rec.status is RunStatus.FAILED and rec.summary == {"error": {"type": "RuntimeError", "message": "boom"}}
+        assert rec.status is RunStatus.FAILED and rec.summary == RunSummary(error=RunError("RuntimeError", "boom"))
         assert s2.samples(rid) == [sample(0)]
         assert s2.integrity_ok()
     finally:
@@ -175,25 +177,25 @@ def test_events_of_runs_are_separate(run_store):
 @pytest.mark.parametrize("first", [s for s in RunStatus if s.is_finished()])
 def test_finish_run_only_once(run_store, first):
     rid = run_store.create_run({})
-    assert run_store.finish_run(rid, first, {"why": "first"}) is True
+    assert run_store.finish_run(rid, first, RunSummary(extra={"why": "first"})) is True
     rec = run_store.get_run(rid)
-    assert rec.status is first and rec.summary == {"why": "first"} and rec.finished_at is not None
+    assert rec.status is first and rec.summary == RunSummary(extra={"why": "first"}) and rec.finished_at is not None
     for later in (RunStatus.COMPLETED, RunStatus.LOST, RunStatus.OOM):
-        assert run_store.finish_run(rid, later, {"why": "later"}) is False
+        assert run_store.finish_run(rid, later, RunSummary(extra={"why": "later"})) is False
     again = run_store.get_run(rid)
     assert again.status is first
-    assert again.summary == {"why": "first"}
+    assert again.summary == RunSummary(extra={"why": "first"})
     assert again.finished_at == rec.finished_at
 
 
 def test_finish_queued_run(run_store):
     rid = run_store.create_run({}, status=RunStatus.QUEUED)
-    assert run_store.finish_run(rid, RunStatus.CANCELLED, {})
+    assert run_store.finish_run(rid, RunStatus.CANCELLED, RunSummary())
     assert run_store.get_run(rid).status is RunStatus.CANCELLED
 
 
 def test_finish_missing_run_is_false(run_store):
-    assert run_store.finish_run(999, RunStatus.COMPLETED, {}) is False
+    assert run_store.finish_run(999, RunStatus.COMPLETED, RunSummary()) is False
 
 
 def test_racing_finishers_have_exactly_one_winner(run_store):
@@ -204,7 +206,7 @@ def test_racing_finishers_have_exactly_one_winner(run_store):
 
     def finish(i):
         barrier.wait()
-        results[i] = run_store.finish_run(rid, statuses[i], {"by": i})
+        results[i] = run_store.finish_run(rid, statuses[i], RunSummary(extra={"by": i}))
 
     threads = [threading.Thread(target=finish, args=(i,)) for i in range(len(statuses))]
     for t in threads:
@@ -214,7 +216,7 @@ def test_racing_finishers_have_exactly_one_winner(run_store):
     winners = [i for i, ok in results.items() if ok]
     assert len(results) == len(statuses) and len(winners) == 1
     rec = run_store.get_run(rid)
-    assert rec.summary == {"by": winners[0]} and rec.status is statuses[winners[0]]
+    assert rec.summary == RunSummary(extra={"by": winners[0]}) and rec.status is statuses[winners[0]]
 
 
 def test_run_status_is_finished():
@@ -246,7 +248,7 @@ def test_integrity_ok_after_many_writes(run_store):
     for i in range(20):
         rid = run_store.create_run({"i": i})
         run_store.add_samples(rid, [sample(j) for j in range(10)])
-        run_store.finish_run(rid, RunStatus.COMPLETED, {})
+        run_store.finish_run(rid, RunStatus.COMPLETED, RunSummary())
         if i % 3 == 0:
             run_store.delete_run(rid)
     assert run_store.integrity_ok() is True
@@ -416,7 +418,7 @@ def _store_with_runs(home, n=12, samples_each=400):
         rid = s.create_run({"r": r, "payload": "x" * 400})
         s.add_samples(rid, [sample(i) for i in range(samples_each)])
         s.add_events(rid, [(i, i * 0.1, "progress", progress(i)) for i in range(30)])
-        s.finish_run(rid, RunStatus.COMPLETED, {"accuracy": 0.5, "phases": [{"name": "x" * 1500}]})
+        s.finish_run(rid, RunStatus.COMPLETED, RunSummary(accuracy=0.5, phases=[PhaseSpan("x" * 1500)]))
         os.makedirs(home / "runs" / str(rid), exist_ok=True)
     s.close()
     return home / "runs.sqlite"
@@ -572,7 +574,7 @@ def test_complete_imported_fills_the_row_once(run_store):
     assert run_store.complete_imported(rid, _record())
     rec = run_store.get_run(rid)
     assert rec.status == RunStatus.COMPLETED and rec.finished_at is not None
-    assert rec.summary == {"run_id": rid, "status": "completed", "peak_rss_mb": 150.0}  # the app's id, not the worker's
+    assert rec.summary == RunSummary(rid, RunStatus.COMPLETED, 150.0)  # the app's id, not the worker's
     assert (rec.host, rec.host_cpus) == ("worker-7", 16)
     assert run_store.samples(rid) == [sample(i) for i in range(5)]
     assert [(e["seq"], e["kind"]) for e in run_store.events(rid)] == [(0, "started"), (1, "outcome")]
@@ -587,7 +589,7 @@ def test_complete_imported_without_host_keeps_the_started_one(run_store):
     run_store.set_started_on(rid, {"host": "worker-7", "cpus": 16, "memory_bytes": 1})
     assert run_store.complete_imported(rid, {"status": "lost", "summary": {"error": {"type": "Lost"}}})
     rec = run_store.get_run(rid)
-    assert (rec.status, rec.host, rec.summary["status"]) == (RunStatus.LOST, "worker-7", "lost")
+    assert (rec.status, rec.host, rec.summary.status) == (RunStatus.LOST, "worker-7", RunStatus.LOST)
 
 
 def test_complete_imported_is_all_or_nothing(run_store):

@@ -10,7 +10,7 @@ from svmcore.predict import launch
 from svmcore.predict.calibration import fit_train_time
 from svmcore.predict.model import time_features
 from svmcore.spec.config import validate
-from svmcore.spec.forecast import Forecast
+from svmcore.spec.result import Forecast
 from svmcore.spec.units import MiB
 from tests.faults.test_fit_words import sms_text
 
