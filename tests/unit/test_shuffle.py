@@ -452,3 +452,32 @@ def test_a_shuffled_memmap_run_reads_a_copy_whose_chunks_hold_their_rows_mixed(t
     assert (np.diff(chunk) >= 0).all()  # rows stay in their chunk
     pieces = np.asarray(mixed[:len(mixed) // 64 * 64]).reshape(-1, 64)
     assert np.median(pieces.max(axis=1) - pieces.min(axis=1)) > CHUNK_ROWS / 2  # not neighbours
+
+
+def test_a_shuffled_first_pass_reads_the_text_in_scattered_pieces_split_by_the_held_out_rule(tmp_path):
+    """Issue 40's open item: read in file order, the first pass could only mix rows within the
+    shuffle buffer's reach, so a file's first rows were all trained first. With the row index the
+    scan keeps beside its cache, the pass reads the text in pieces in an order drawn from (seed,
+    epoch): the first rows land all over the pass; every training row comes once, no held-out row
+    does (the rule on each piece's own row numbers); either parser gives the same order."""
+    from svmcore.data.sources import Source, is_test_row, row_index, scan
+
+    n, width = 60_000, 31
+    path = _id_file(tmp_path, n)
+    train = np.flatnonzero(~is_test_row(np.arange(n), n))
+    orders = []
+    for parser in ("native", "sklearn"):
+        cfg = validate(dataset=path, mode="stream", shuffle_buffer=4096, parser=parser)
+        source = Source(cfg)
+        scan(source, str(tmp_path / "cache"))
+        index = row_index(source, str(tmp_path / "cache"))
+        assert index is not None
+        feed = stream_feed(cfg, train.shape[0], None, Shuffle(0, 4096), hold_out=True, index=index)
+        ids = [i for X, _ in feed.batches(256, 0) for i in _row_ids(X, width)]
+        assert sorted(ids) == train.tolist()
+        orders.append(ids)
+    assert orders[0] == orders[1]
+    at = np.empty(n, int)
+    at[orders[0]] = np.arange(len(orders[0]))
+    first = at[train[train < 2000]] / len(orders[0])  # where the file's first 2,000 rows are trained
+    assert np.percentile(first, 5) < 0.1 and np.percentile(first, 95) > 0.8, np.percentile(first, [5, 95])
