@@ -1,7 +1,7 @@
 """A memory pool for batches (issue 21), measured on the lean and the classic path's loops: each batch
 gathered into fresh arrays (as the worker does today) against one set of preallocated
 buffers reused by every batch of every epoch; with the lean worker's malloc settings
-(``lean._steady_malloc``) and with glibc's defaults; without and with ``malloc_trim``
+(``floor.lean``) and with glibc's defaults; without and with ``malloc_trim``
 after each epoch. Per case, in a child process of its own: the exact peak (VmHWM), the
 RSS after each epoch, and what the allocator keeps free inside the heap (glibc's
 ``mallinfo2().fordblks``) after each epoch.
@@ -71,11 +71,11 @@ def child(path: str, loop: str, alloc: str, buffers: str, trim: bool, epochs: in
 
     from svmcore.data import native, nativesvm
     from svmcore.data.rows import Parts
-    from svmcore.worker import lean
+    from svmcore.worker import floor
     from svmcore.worker.native_sgd import NativeSGD
 
     if alloc == "lean":
-        lean._steady_malloc()
+        floor.lean()
     lib, libc = native.lib(), ctypes.CDLL(None)
     model = NativeSGD(1e-5, True, features, np.array([-1.0, 1.0]))
     pool = {"data": np.empty(0), "indices": np.empty(0, np.int32), "indptr": np.empty(batch_size + 1, np.int64)}
@@ -111,11 +111,11 @@ def classic_child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, 
     import scipy.sparse as sp
     from sklearn.datasets import load_svmlight_file
 
-    from svmcore.worker import lean
+    from svmcore.worker import floor
     from svmcore.worker.sklearn_sgd import SklearnSGD
 
     if alloc == "lean":
-        lean._steady_malloc()
+        floor.lean()
     libc = ctypes.CDLL(None)
     X, y = load_svmlight_file(path, n_features=features, dtype=np.float64)
     codes = (y > 0).astype(np.int64)

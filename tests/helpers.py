@@ -190,3 +190,30 @@ def lean_model(folder, rows: int) -> tuple[str, str]:
     cli("run", f"--dataset={data}", "--parser=native", "--solver=native", "--mode=stream", "--epochs=1",
         home=home, check=0)
     return home, data
+
+
+def stream_feed(cfg, train_rows: int, spill=None, shuffle=None, hold_out: bool = True, reader_thread: bool = False,
+                index: str | None = None):
+    """The run's streamed feed (``feeds.stream.Streamed``) over ``cfg``'s dataset, scanned here:
+    ``train_rows`` training rows, values in the run's storage and compute precisions."""
+    import numpy as np
+
+    from svmcore.data.feeds.source_rows import SourceRows
+    from svmcore.data.feeds.stream import Streamed
+    from svmcore.data.rows import COMPUTE_DTYPES, STORE_DTYPES
+    from svmcore.data.sources import Source, scan
+
+    source = Source(cfg)
+    info = scan(source)
+    rows = SourceRows(source, info.features, np.asarray(info.classes), info.rows)
+    return Streamed(rows, train_rows, STORE_DTYPES[cfg.precision], COMPUTE_DTYPES[cfg.precision], shuffle, spill,
+                    reader_thread, hold_out, index)
+
+
+def parts_of(X):
+    """A scipy CSR matrix's rows as ``rows.Parts`` (int32 columns, int64 row pointers)."""
+    import numpy as np
+
+    from svmcore.data.rows import Parts
+
+    return Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))

@@ -14,12 +14,11 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from svmcore.data import disk
-from svmcore.data.lazy_sparse import sp
+from svmcore.data.rows import Dense, Parts, block_of
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 from svmcore.spec.choices import Representation
 
@@ -54,8 +53,9 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None, r
                 room.rows_seen(X.shape[0])
                 if y.dtype.kind not in "fiub":
                     y = np.searchsorted(np.asarray(classes), y).astype(np.float64)
-                if fast is not None and sp.issparse(X) and X.dtype == np.float64 and X.format == "csr":
-                    job = pool.submit(fast.write_rows, X.data, X.indices, X.indptr, y)  # the same bytes
+                if fast is not None:  # dense rows too: their nonzeros, as scikit-learn writes them
+                    P = block_of(X).sparse()
+                    job = pool.submit(fast.write_rows, P.data, P.indices, P.indptr, y)  # the same bytes
                     if pending is not None:
                         f.write(room.checked(pending.result()))
                     pending = job
@@ -63,7 +63,7 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None, r
                     if pending is not None:
                         f.write(room.checked(pending.result()))
                         pending = None
-                    from sklearn.datasets import dump_svmlight_file  # dense rows, or no gcc: 2.5 s of imports
+                    from sklearn.datasets import dump_svmlight_file  # no gcc: 2.5 s of imports
 
                     dump_svmlight_file(X, y, f, zero_based=False)
                     if room.unchecked:  # written straight to the file: its size there
@@ -147,17 +147,14 @@ class BinaryData:
         return np.memmap(path, dtype=dtype, mode="r", shape=shape)
 
     def part(self, which: str):
-        """(X parts, y) for 'train' or 'test': X is (data, indices, indptr) or a dense matrix."""
+        """(rows, class codes) of 'train' or 'test', mapped: a ``rows.Dense`` block or ``rows.Parts``."""
         m = self.meta[which]
         dtype = DTYPES[self.meta["dtype"]]
-        y = self._map(f"{which}_y.i32", np.int32)
+        codes = self._map(f"{which}_y.i32", np.int32)
         if self.meta["representation"] == Representation.DENSE:
-            X = self._map(f"{which}_X.bin", dtype, (m["rows"], self.meta["features"]))
-            return X, y
-        data = self._map(f"{which}_data.bin", dtype)
-        indices = self._map(f"{which}_indices.i32", np.int32)
-        indptr = self._map(f"{which}_indptr.i64", np.int64)
-        return (data, indices, indptr), y
+            return Dense(self._map(f"{which}_X.bin", dtype, (m["rows"], self.meta["features"]))), codes
+        return Parts(self._map(f"{which}_data.bin", dtype), self._map(f"{which}_indices.i32", np.int32),
+                     self._map(f"{which}_indptr.i64", np.int64)), codes
 
 
 HOLD_OUT_RULE = 2  # in cache names: version of the held-out rule (datasets.is_test_row)
@@ -211,9 +208,10 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                 np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
         row0 = 0
         for k, (X, y) in enumerate(source.iter_chunks(CHUNK_ROWS, features)):
-            ids = np.arange(row0, row0 + X.shape[0])
+            X = block_of(X)
+            ids = np.arange(row0, row0 + X.n_rows)
             test = is_test_row(ids, rows) if hold_out else np.zeros(ids.shape, bool)
-            row0 += X.shape[0]
+            row0 += X.n_rows
             yi = np.searchsorted(class_arr, y).astype(np.int32)
             for p, mask in (("train", ~test), ("test", test)):
                 if not mask.any():
@@ -221,17 +219,17 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                 kept = np.flatnonzero(mask)
                 if mixed and p == "train":
                     kept = kept[np.random.default_rng([MIX_SEED, k]).permutation(kept.shape[0])]
-                Xp = X[kept]
+                Xp = X.gather(kept)
                 f = files[p]
                 yi[kept].tofile(f["y.i32"])
                 if representation == Representation.DENSE:
-                    (Xp.toarray() if sp.issparse(Xp) else Xp).astype(np_dtype).tofile(f["X.bin"])
+                    Xp.dense(features).astype(np_dtype).tofile(f["X.bin"])
                 else:
-                    Xp = sp.csr_matrix(Xp)
+                    Xp = Xp.sparse()
                     Xp.data.astype(np_dtype).tofile(f["data.bin"])
-                    Xp.indices.astype(np.int32).tofile(f["indices.i32"])
-                    (Xp.indptr[1:].astype(np.int64) + stats[p]["nnz"]).tofile(f["indptr.i64"])
-                    stats[p]["nnz"] += int(Xp.nnz)
+                    Xp.indices.tofile(f["indices.i32"])
+                    (Xp.indptr[1:] + stats[p]["nnz"]).tofile(f["indptr.i64"])
+                    stats[p]["nnz"] += Xp.nnz
                 stats[p]["rows"] += int(mask.sum())
         for part in files.values():
             for fh in part.values():
@@ -242,65 +240,6 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
     need = binary_copy_bytes(rows, nnz, features, dtype, representation) if nnz is not None else None
     return BinaryData(folder, _cached_folder(folder, build, "memmap mode's binary copy of the rows", need,
                                              need_is_bound=not nnz_exact and representation != Representation.DENSE))
-
-
-@dataclass
-class HeldOut:
-    """The held-out rows of a dataset as CSR arrays on disk (float64, as parsed)."""
-
-    folder: str
-    meta: dict
-
-    def load(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        def read(name, dtype):
-            return np.fromfile(os.path.join(self.folder, name), dtype=dtype)
-
-        X = sp.csr_matrix((read("data.f64", np.float64), read("indices.i32", np.int32), read("indptr.i64", np.int64)),
-                          shape=(self.meta["rows"], self.meta["features"]))
-        y = np.load(os.path.join(self.folder, "y.npy"), allow_pickle=False)
-        return X, y
-
-
-def held_out_copy(source: Source, cache_dir: str, features: int, rows: int,
-                  reader: Callable[[], Source] | None = None) -> HeldOut:
-    """The held-out rows of a streamed dataset, extracted once: they are spread over the
-    whole file, so finding them costs a full read, which later runs skip. ``reader`` gives
-    the source that reads them when they must be extracted (``source`` itself if None)."""
-    from svmcore.data.batches import split_chunks
-
-    folder = os.path.join(cache_dir, f"heldout-{source.key()}-h{HOLD_OUT_RULE}")
-
-    def build(tmp: str) -> dict:
-        chunks = (reader() if reader else source).iter_chunks(CHUNK_ROWS, features)
-        rows_ = ((_csr_parts(sp.csr_matrix(X)), y) for X, y in split_chunks(chunks, want_test=True, rows=rows))
-        return {"rows": write_held_out(tmp, rows_), "features": int(features)}
-
-    return HeldOut(folder, _cached_folder(folder, build, "the held-out rows"))
-
-
-def _csr_parts(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return X.data, X.indices, X.indptr
-
-
-def write_held_out(tmp: str, blocks) -> int:
-    """The held-out cache's files (``HeldOut``'s) in ``tmp``, from ``(CSR parts, labels)``
-    blocks in file order, each appended as it comes: the rows are never all in memory
-    (collected and stacked, they were 11 MiB at 10^6 rows of sparse-text, and the heap they
-    left behind raised a first run's train peak by 7 MiB). Returns the rows written."""
-    labels, nnz = [], 0
-    with open(os.path.join(tmp, "data.f64"), "wb") as fd, open(os.path.join(tmp, "indices.i32"), "wb") as fi, \
-            open(os.path.join(tmp, "indptr.i64"), "wb") as fp:
-        np.zeros(1, np.int64).tofile(fp)
-        for (data, indices, indptr), y in blocks:
-            lo, hi = int(indptr[0]), int(indptr[-1])
-            np.asarray(data[lo:hi], np.float64).tofile(fd)
-            np.asarray(indices[lo:hi], np.int32).tofile(fi)
-            (np.asarray(indptr[1:], np.int64) - lo + nnz).tofile(fp)
-            nnz += hi - lo
-            labels.append(np.asarray(y))
-    y = np.concatenate(labels) if labels else np.zeros(0)
-    np.save(os.path.join(tmp, "y.npy"), y, allow_pickle=False)
-    return int(y.shape[0])
 
 
 def _cached_folder(folder: str, build, what: str = "a copy of the data", need_bytes: int | None = None,

@@ -597,11 +597,11 @@ def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
     return iter_blocks(path, block_bytes, _rfind, _newlines)
 
 
-def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES
-                       ) -> Iterator[ParsedBlock]:
-    """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
-    A bad line raises :class:`DataError` naming its file line."""
-    blocks = iter_blocks(path, block_bytes, _rfind, _newlines, reuse=True)
+def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES,
+                       span: tuple | None = None) -> Iterator[ParsedBlock]:
+    """``parse_block`` over ``iter_svmlight_blocks`` (of ``span`` only, if given); blocks with
+    no rows are skipped. A bad line raises :class:`DataError` naming its file line."""
+    blocks = iter_blocks(path, block_bytes, _rfind, _newlines, reuse=True, span=span)
     return iter_parsed(path, blocks, lambda b: _parse(b, max_features))  # each block parsed before the next read
 
 

@@ -91,16 +91,20 @@ def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
     return iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines)
 
 
-def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES, scratch: bool = False
-                       ) -> Iterator[ParsedBlock]:
+def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES, scratch: bool = False,
+                       span: tuple | None = None, buffers: dict | None = None) -> Iterator[ParsedBlock]:
     """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
     A bad line raises :class:`DataError` naming its file line. With ``scratch`` every block
     is parsed into the same arrays (sized for the densest block) and copied out at its size,
     instead of into fresh arrays of that size, mapped and unmapped a block at a time: on a
     reader thread each map and unmap also stalled the training thread's page faults (the
-    lean path's first pass with 2 threads ran 15-20% faster, for about 1 MiB of peak)."""
-    blocks = iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines, reuse=True)
-    into: dict | None = {} if scratch else None
+    lean path's first pass with 2 threads ran 15-20% faster, for about 1 MiB of peak).
+    ``span``: a part of the file (``svmlight_lines.iter_blocks``); ``buffers``: a dict that
+    keeps the text buffer and the scratch arrays for the next call (a first pass that reads
+    the file in pieces)."""
+    kept = {} if buffers is None else buffers
+    blocks = iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines, reuse=kept, span=span)
+    into = kept.setdefault("scratch", {}) if scratch else None
     return iter_parsed(path, blocks, lambda b: _parse(b, max_features, into))  # each block parsed before the next read
 
 

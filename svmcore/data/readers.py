@@ -98,12 +98,20 @@ def _binary(head: bytes) -> str | None:
     return None
 
 
-def _data_lines(path: str, chunk_rows: int) -> Iterator[tuple[list[bytes], list[int]]]:
-    """Non-empty, non-comment lines in groups of ``chunk_rows``, with 1-based line numbers."""
+def _data_lines(path: str, chunk_rows: int, span: tuple | None = None) -> Iterator[tuple[list[bytes], list[int]]]:
+    """Non-empty, non-comment lines in groups of ``chunk_rows``, with 1-based line numbers;
+    of ``span`` ``(start, end, first_line)`` only, if given (``svmlight_lines.iter_blocks``)."""
     lines: list[bytes] = []
     numbers: list[int] = []
+    start, end, first_line = span or (0, None, 1)
     with open(path, "rb") as f:
-        for no, raw in enumerate(f, 1):
+        f.seek(start)
+        left = end - start if end is not None else None
+        for no, raw in enumerate(f, first_line):
+            if left is not None:
+                if left <= 0:
+                    break
+                left -= len(raw)
             s = raw.rstrip(b"\r\n")
             if no == 1:
                 s = s.removeprefix(BOM)
@@ -376,17 +384,20 @@ def _checked_csr(data, indices, indptr, shape, path) -> sp.csr_matrix:
 # ---------------------------------------------------------------- one entry point
 
 def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_features: int | None = None,
-                     text_bits: int = TEXT_DEFAULT_BITS, parser: str = "sklearn") -> Iterator[Chunk]:
+                     text_bits: int = TEXT_DEFAULT_BITS, parser: str = "sklearn", span: tuple | None = None
+                     ) -> Iterator[Chunk]:
     """Yield the rows of a data file in chunks; raise DataError at the first bad line,
     or if the file holds no data rows at all. ``parser='numba'`` parses svmlight with the
-    compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``)."""
+    compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``). ``span``
+    ``(start, end, first_line)``: the data lines in bytes [start, end) of a text file only,
+    ``start`` being where file line ``first_line`` (a data line) starts."""
     rows = 0
     fmt = fmt or sniff_format(path)
     blocks = PARSERS[Parser(parser)].blocks
     if fmt == "svmlight" and blocks:
-        chunks = _iter_svmlight_fast(path, n_features, blocks)
+        chunks = _iter_svmlight_fast(path, n_features, blocks, span)
     else:
-        chunks = _iter_format(path, chunk_rows, fmt, n_features, text_bits)
+        chunks = _iter_format(path, chunk_rows, fmt, n_features, text_bits, span)
     for chunk in chunks:
         rows += chunk.X.shape[0]
         yield chunk
@@ -394,11 +405,13 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
         raise DataError("the file has no data rows", path)
 
 
-def _iter_svmlight_fast(path: str, n_features: int | None, blocks: str) -> Iterator[Chunk]:
-    """Rows parsed by a compiled parser: ``blocks``, its module's ``iter_parsed_blocks``."""
+def _iter_svmlight_fast(path: str, n_features: int | None, blocks: str, span: tuple | None = None
+                        ) -> Iterator[Chunk]:
+    """Rows parsed by a compiled parser: ``blocks``, its module's ``iter_parsed_blocks``
+    (``span``: a byte range of the file, line-aligned)."""
     fastsvm = importlib.import_module(blocks)
 
-    for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES):
+    for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES, span=span):
         width = n_features if n_features is not None else max(1, b.max_id)
         if b.max_id > width:
             row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)
@@ -431,15 +444,15 @@ def _line_of_row(path: str, first_line: int, row: int) -> int | None:
     return None
 
 
-def _iter_format(path, chunk_rows, fmt, n_features, text_bits) -> Iterator[Chunk]:
+def _iter_format(path, chunk_rows, fmt, n_features, text_bits, span=None) -> Iterator[Chunk]:
     if fmt == "svmlight":
-        for lines, numbers in _data_lines(path, chunk_rows):
+        for lines, numbers in _data_lines(path, chunk_rows, span):
             X, y = parse_svmlight_lines(lines, numbers, path, n_features)
             yield Chunk(X, y, numbers[0])
     elif fmt == "csv":
         names, label_col, _ = _csv_header(path)
-        skipped_header = False
-        for lines, numbers in _data_lines(path, chunk_rows):
+        skipped_header = span is not None  # a span starts at a data row, after the header
+        for lines, numbers in _data_lines(path, chunk_rows, span):
             if not skipped_header:
                 lines, numbers = lines[1:], numbers[1:]
                 skipped_header = True
@@ -448,7 +461,7 @@ def _iter_format(path, chunk_rows, fmt, n_features, text_bits) -> Iterator[Chunk
             X, y = parse_csv_lines(lines, numbers, path, len(names), label_col)
             yield Chunk(X, y, numbers[0])
     elif fmt == "text":
-        for lines, numbers in _data_lines(path, chunk_rows):
+        for lines, numbers in _data_lines(path, chunk_rows, span):
             X, y = parse_text_lines(lines, numbers, path, text_bits)
             yield Chunk(X, y, numbers[0])
     elif fmt == "npz":

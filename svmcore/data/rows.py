@@ -1,21 +1,51 @@
-"""The one batch type of the training loop, without scipy: ``Rows``, CSR parts
-(``Parts``: data, indices int32, indptr int64 from 0) and the rows' class codes (int64
-indices into the run's sorted classes). The native parser's blocks, the spill, the
-shuffle buffer and the native solver all speak it; a scipy ``csr_matrix`` is built
-only where a scikit-learn estimator needs one (``Parts.csr``).
+"""The one batch type: ``Rows``, a block of rows and one class code a row (int64 indices
+into the run's sorted classes). Every feed yields it (in memory, memory-mapped, streamed, a
+data-parallel shard); the spill, the shuffle buffer and every solver take it.
 
-Both are NamedTuples, so ``(data, indices, indptr), codes = rows`` and ``parts[:3]``
-keep working wherever a plain tuple did.
+A block is stored in one of two forms that answer the same questions (``n_rows``, ``nbytes``,
+``nnz``, ``slice``, ``gather``/``take``) and give an estimator what it takes (``csr``,
+``dense``): ``Parts``, CSR (data, indices int32, indptr int64 from 0), or ``Dense``, a 2-D
+array (in memory or mapped: the dense representation's storage, which a learner compares).
+Values are kept in the storage precision (``stored``) and upcast a batch at a time to the
+compute precision (``compute``: float16 to float32, which scipy and scikit-learn take). A
+scipy matrix is built only in ``csr``, at a scikit-learn estimator's boundary; ``block_of``
+is the one boundary the other way, for the parsers that go through scikit-learn or scipy.
+
+``Parts`` is a NamedTuple, so ``(data, indices, indptr), codes = rows`` keeps working. Rows
+are gathered by the native library; where it cannot be built (no compiler) with numpy, the
+same rows, slower (``native``).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from svmcore.data.native import binding
-from svmcore.data.shuffle_order import buffer_rounds
+from svmcore.data.native import NativeBuildError, binding
+from svmcore.data.upcast import to_compute
+
+log = logging.getLogger(__name__)
+
+STORE_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
+COMPUTE_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float32}
+
+_native: bool | None = None
+
+
+def native() -> bool:
+    """Whether the native library loads (built on demand); where it cannot be built, rows are
+    gathered, moved and read with numpy instead, and the log says so once."""
+    global _native
+    if _native is None:
+        try:
+            binding.library()
+            _native = True
+        except NativeBuildError as e:
+            log.warning("the native library cannot be built (%s): rows are gathered with numpy, slower", e)
+            _native = False
+    return _native
 
 
 class Parts(NamedTuple):
@@ -33,10 +63,24 @@ class Parts(NamedTuple):
     def nbytes(self) -> int:
         return self.data.nbytes + self.indices.nbytes + self.indptr.nbytes
 
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1] - self.indptr[0])
+
     def slice(self, a: int, b: int) -> "Parts":
         """Rows [a, b), as views."""
         lo, hi = int(self.indptr[a]), int(self.indptr[b])
         return Parts(self.data[lo:hi], self.indices[lo:hi], self.indptr[a:b + 1] - lo)
+
+    def spans(self, a: int, b: int) -> list[tuple[np.ndarray, int, int]]:
+        """The ranges of the arrays that hold rows [a, b): (array, first item, end item)."""
+        lo, hi = int(self.indptr[a]), int(self.indptr[b])
+        return [(self.data, lo, hi), (self.indices, lo, hi), (self.indptr, a, b)]
+
+    def copy(self) -> "Parts":
+        """The rows in arrays of their own (out of a memory map), indptr from 0."""
+        lo = int(self.indptr[0])
+        return Parts(np.array(self.data), np.array(self.indices), np.array(self.indptr) - lo)
 
     def from_zero(self) -> "Parts":
         """These parts with an indptr that starts at 0 (a slice of a bigger block may not)."""
@@ -47,12 +91,13 @@ class Parts(NamedTuple):
 
     def gather(self, rows: np.ndarray) -> "Parts":
         """Rows ``rows`` (any order), copied into compact arrays by the native library."""
-        return Parts(*binding.gather_rows(*self, rows))
+        return Parts(*binding.gather_rows(*self, rows)) if native() else self.take(rows)
 
     def take(self, rows: np.ndarray) -> "Parts":
         """Rows ``rows`` (any order) in the parts' own dtype, numpy only (float16 too, which
         scipy cannot index, and memory-mapped parts)."""
         data, indices, indptr = self
+        rows = np.asarray(rows, np.int64)
         starts = np.asarray(indptr[rows], dtype=np.int64)
         lengths = np.asarray(indptr[rows + 1], dtype=np.int64) - starts
         out_ptr = np.zeros(rows.shape[0] + 1, np.int64)
@@ -60,12 +105,98 @@ class Parts(NamedTuple):
         pos = np.repeat(starts - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
         return Parts(data[pos], np.asarray(indices[pos]), out_ptr)
 
+    def stored(self, dtype) -> "Parts":
+        """The values in the storage precision ``dtype`` (rounded once, as the spill keeps them)."""
+        return self if self.data.dtype == dtype else Parts(self.data.astype(dtype), self.indices, self.indptr)
+
+    def compute(self, dtype) -> "Parts":
+        """The values in the compute precision ``dtype`` (a float16 upcast is measured: ``upcast``)."""
+        return self if self.data.dtype == dtype else Parts(to_compute(self.data, dtype), self.indices, self.indptr)
+
+    def sparse(self) -> "Parts":
+        return self
+
     def csr(self, n_features: int, dtype=None):
-        """A scipy CSR matrix over these arrays (the scikit-learn boundary: imports scipy)."""
+        """A scipy CSR matrix over these arrays (the scikit-learn boundary: imports scipy); float16
+        values as float32, which scipy takes."""
         import scipy.sparse as sp
 
+        dtype = dtype or (np.float32 if self.data.dtype == np.float16 else None)
         data = self.data if dtype is None else self.data.astype(dtype, copy=False)
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_rows, n_features))
+
+    def dense(self, n_features: int, dtype=None) -> np.ndarray:
+        """The rows as a dense array (an estimator's dense input; duplicate columns summed)."""
+        return self.csr(n_features, dtype).toarray()
+
+
+class Dense:
+    """Rows as a 2-D array, in memory or memory-mapped: the dense representation's storage."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    @property
+    def n_rows(self) -> int:
+        return self.array.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        return self.array.nbytes
+
+    @property
+    def nnz(self) -> int:
+        return int(np.count_nonzero(self.array))
+
+    def slice(self, a: int, b: int) -> "Dense":
+        return Dense(self.array[a:b])
+
+    def spans(self, a: int, b: int) -> list[tuple[np.ndarray, int, int]]:
+        return [(self.array, a, b)]
+
+    def copy(self) -> "Dense":
+        return Dense(np.array(self.array))
+
+    def from_zero(self) -> "Dense":
+        return self
+
+    def gather(self, rows: np.ndarray) -> "Dense":
+        return Dense(np.asarray(self.array[np.asarray(rows, np.int64)]))
+
+    take = gather
+
+    def stored(self, dtype) -> "Dense":
+        return self if self.array.dtype == dtype else Dense(self.array.astype(dtype))
+
+    def compute(self, dtype) -> "Dense":
+        return self if self.array.dtype == dtype else Dense(to_compute(self.array, dtype))
+
+    def sparse(self) -> Parts:
+        """The rows' nonzeros as CSR parts."""
+        X = np.asarray(self.array)
+        nz = X != 0
+        indptr = np.zeros(X.shape[0] + 1, np.int64)
+        np.cumsum(nz.sum(axis=1), out=indptr[1:])
+        return Parts(np.ascontiguousarray(X[nz]), np.nonzero(nz)[1].astype(np.int32), indptr)
+
+    def csr(self, n_features: int, dtype=None):
+        return self.sparse().csr(n_features, dtype)
+
+    def dense(self, n_features: int | None = None, dtype=None) -> np.ndarray:
+        return np.asarray(self.array, dtype)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return np.asarray(self.array, dtype)
+
+
+def block_of(X) -> "Parts | Dense":
+    """A parsed chunk as a block: a scipy CSR matrix (the parsers that go through scikit-learn
+    or scipy) as its parts, without a copy; anything else as a dense array."""
+    if hasattr(X, "indptr"):
+        return Parts(X.data, X.indices.astype(np.int32, copy=False), X.indptr.astype(np.int64, copy=False)).from_zero()
+    return Dense(np.asarray(X))
 
 
 class Rows(NamedTuple):
@@ -80,8 +211,10 @@ def as_parts(parts) -> Parts:
     return parts if isinstance(parts, Parts) else Parts(*parts[:3])
 
 
-def concat(parts: list) -> Parts:
-    """CSR parts (data, indices, indptr from 0) stacked by rows, as one set of parts."""
+def concat(parts: list) -> "Parts | Dense":
+    """Blocks stacked by rows, as one block: dense arrays, or CSR parts (indptr from 0)."""
+    if isinstance(parts[0], Dense):
+        return parts[0] if len(parts) == 1 else Dense(np.concatenate([p.array for p in parts]))
     if len(parts) == 1:
         return as_parts(parts[0])
     data = np.concatenate([p[0] for p in parts])
@@ -136,7 +269,8 @@ class Recycled:
     def gather(self, parts: Parts, rows: np.ndarray, codes: np.ndarray) -> Rows:
         """Rows ``rows`` of ``parts``, into the next set, with theirs of ``codes`` (a fresh
         array: a few KiB, and a caller may keep the codes of every batch)."""
-        return Rows(Parts(*binding.gather_rows(*parts, rows, self.take())), codes[rows])
+        X = Parts(*binding.gather_rows(*parts, rows, self.take())) if native() else parts.take(rows)
+        return Rows(X, codes[rows])
 
 
 class Picked:
@@ -161,6 +295,9 @@ class Pool:
         parts = [p.parts.from_zero() if isinstance(p, Picked) else as_parts(p).from_zero() for p in pieces]
         if len(pieces) == 1 and not isinstance(pieces[0], Picked):  # one CSR block (a spill's window): its rows
             self.whole = parts[0]  # are the pool's, gathered as one matrix's
+            return
+        if not native():  # numpy: the pieces' rows copied into one block
+            self.whole = concat([p.take(q.rows) if isinstance(q, Picked) else p for p, q in zip(parts, pieces)])
             return
         self.whole = None
         self.parts = binding.PartsGather(parts)  # (data, indices, indptr from 0) each
@@ -246,7 +383,7 @@ def rebatch(items, batch_size: int) -> Iterator[Rows]:
 
 
 class ShuffleArena:
-    """The lean path's shuffle buffer: its rows in one set of CSR arrays, each row copied in
+    """The shuffle buffer: its rows in one set of CSR arrays, each row copied in
     as it arrives, batches gathered from it, and the kept half pool moved to its front in
     place (``keep``). A round then holds the pool once (about 9 MiB at the default 16,384
     rows of 46 nonzeros), not the pool and a copy of its kept half in heap pieces.
@@ -291,8 +428,8 @@ class ShuffleArena:
         if isinstance(piece, Picked):
             m = piece.rows.shape[0]
             self._room(r + m, z + _nnz(piece))
-            binding.gather_rows_into(data, indices, indptr, piece.rows, self.data[z:], self.indices[z:],
-                                     self.indptr[r:r + m + 1])
+            _gather_into(Parts(data, indices, indptr), piece.rows, self.data[z:], self.indices[z:],
+                         self.indptr[r:r + m + 1])
             self.indptr[r:r + m + 1] += z
         else:  # whole parts: copied as they are
             m, lo = indptr.shape[0] - 1, int(indptr[0])
@@ -345,12 +482,30 @@ class ShuffleArena:
         src = placed[by_place]
         codes = self.codes[src]
         staged = np.arange(self.rows, self.rows + self.staged)  # after the pool: they follow the kept rows
-        binding.move_front(self.data, self.indices, self.indptr[:self.rows + self.staged + 1],
-                           np.concatenate([src, staged]) if self.staged else src)
+        _move_front(self.data, self.indices, self.indptr[:self.rows + self.staged + 1],
+                    np.concatenate([src, staged]) if self.staged else src)
         self.codes[:src.shape[0]] = codes
         self.rows = src.shape[0]
         self.order = np.empty(src.shape[0], np.int64)
         self.order[by_place] = np.arange(src.shape[0])  # kept row i now sits at order[i]
+
+
+def _gather_into(parts: Parts, rows: np.ndarray, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray) -> None:
+    """Rows ``rows`` of ``parts`` written to the front of ``data``, ``indices`` and ``indptr``."""
+    if native():
+        binding.gather_rows_into(*parts, rows, data, indices, indptr)
+        return
+    got = parts.take(rows)
+    data[:got.nnz], indices[:got.nnz], indptr[:] = got.data, got.indices, got.indptr
+
+
+def _move_front(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, rows: np.ndarray) -> None:
+    """Rows ``rows`` (increasing) of the parts moved, in that order, to rows 0, 1, ... in place."""
+    if native():
+        binding.move_front(data, indices, indptr, rows)
+        return
+    got = Parts(data, indices, indptr).take(rows)
+    data[:got.nnz], indices[:got.nnz], indptr[:rows.shape[0] + 1] = got.data, got.indices, got.indptr
 
 
 def _nnz(p) -> int:
@@ -361,11 +516,38 @@ def _nnz(p) -> int:
     return int((indptr[p.rows + 1] - indptr[p.rows]).sum())
 
 
+def buffer_round(have: int, pool_rows: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The shuffle buffer's rule (``buffer_rounds``), for a buffer of ``have`` rows that went over
+    ``pool_rows``: (the rows that leave now, in the order they leave; the half pool kept)."""
+    order = rng.permutation(have)
+    keep = pool_rows // 2
+    return order[:have - keep], order[have - keep:]
+
+
+def buffer_rounds(items, pool_rows: int, rng, buffer):
+    """The shuffle buffer over ``(rows, codes)`` items: each item goes into ``buffer``
+    (``buffer.add(rows, codes)``; ``buffer.rows`` counts them); once it holds more than
+    ``pool_rows`` rows, yields the order in which its leaving rows leave (read with the buffer's
+    own ``take``), then keeps the other half pool (``buffer.keep(rows)``: those rows, in that
+    order, become its first rows), so a row stays for a random number of rounds, as in a data
+    loader's shuffle buffer. The last rows leave together."""
+    for X, codes in items:
+        if codes.shape[0] == 0:
+            continue
+        buffer.add(X, codes)
+        if buffer.rows > pool_rows:
+            out, rest = buffer_round(buffer.rows, pool_rows, rng)
+            yield out
+            buffer.keep(rest)
+    if buffer.rows:
+        yield rng.permutation(buffer.rows)
+
+
 def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, staged: bool = False,
                  recycled: bool = False) -> Iterator[Rows]:
-    """``batches.pool_shuffle`` on ``Rows`` or ``batch_pieces`` (``buffer_rounds``: the same
-    rule and the same random draws) in a ``ShuffleArena``, the leaving rows handed out a batch
-    at a time. ``staged``: ``items`` are rows of any sizes, cut into ``batch_size`` batches
+    """The shuffle buffer (``buffer_rounds``) over ``Rows`` or ``batch_pieces`` in a
+    ``ShuffleArena``, the leaving rows handed out a batch at a time: rows in, the same rows out
+    in a random order, holding at most about ``pool_rows`` rows. ``staged``: ``items`` are rows of any sizes, cut into ``batch_size`` batches
     whose rows are copied in as each item comes (``staged_batches``). ``recycled``: each full batch is gathered into one of two
     sets of buffers used in turn (``Recycled``), so it is overwritten two full batches later:
     enough for ``rebatch``, whose pieces span at most one full batch (its remainder waits for

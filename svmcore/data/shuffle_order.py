@@ -19,11 +19,36 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
+from svmcore.data.native import binding
+from svmcore.data.rows import native
+
 log = logging.getLogger(__name__)
+
+
+def generator(entropy):
+    """``np.random.default_rng(entropy)``, or the native library's twin of it (the same draws for
+    ``permutation`` and ``shuffle``), so that a run that needs nothing else never loads numpy.random."""
+    return binding.Generator(entropy) if native() else np.random.default_rng(entropy)
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """How training rows are shuffled: every pass visits them in a new random order drawn from
+    (seed, epoch) only, so the same seed gives the same order; ``window_rows`` bounds what a
+    memory-mapped or streamed feed holds to shuffle."""
+
+    seed: int
+    window_rows: int
+    stage: int = 0  # 0: a run's own passes; a data-parallel shard's: its number
+
+    def rng(self, epoch: int):
+        """The pass's generator, seeded by (seed, epoch, stage)."""
+        return generator([self.seed, epoch, self.stage])
 
 # 50,000 label-sorted rows, seeds 0 and 1, default window (bench/label_sorted.py): 64 pieces of
 # 256 rows left memmap 2.5 points below memory mode, 256 pieces of 64 rows 0.6; a shuffled spill
@@ -95,28 +120,10 @@ def order_bytes(train_rows: int, window_rows: int) -> float:
     return -(-train_rows // piece_rows(window_rows)) * 4.0
 
 
-def buffer_round(have: int, pool_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The shuffle buffer's rule (``buffer_rounds``), for a
-    buffer of ``have`` rows that went over ``pool_rows``: (the rows that leave now, in the
-    order they leave; the half pool kept for later rounds)."""
-    order = rng.permutation(have)
-    keep = pool_rows // 2
-    return order[:have - keep], order[have - keep:]
-
-
-def buffer_rounds(items, pool_rows: int, rng: np.random.Generator, buffer):
-    """The shuffle buffer over ``(rows, labels)`` items, for both batch types: each item goes
-    into ``buffer`` (``buffer.add(rows, labels)``; ``buffer.rows`` counts them); once it holds
-    more than ``pool_rows`` rows, yields the order in which its leaving rows leave (read with
-    the buffer's own ``take``), then keeps the other half pool (``buffer.keep(rows)``: those
-    rows, in that order, become its first rows). The last rows leave together."""
-    for X, labels in items:
-        if labels.shape[0] == 0:
-            continue
-        buffer.add(X, labels)
-        if buffer.rows > pool_rows:
-            out, rest = buffer_round(buffer.rows, pool_rows, rng)
-            yield out
-            buffer.keep(rest)
-    if buffer.rows:
-        yield rng.permutation(buffer.rows)
+def block_windows(n_rows: int, block_rows: int, window_rows: int, rng) -> Iterator[list[tuple[int, int]]]:
+    """Blocks of ``block_rows`` consecutive rows in one random order over all rows, grouped
+    into windows of ``window_rows // block_rows`` blocks (at least one). Yields each
+    window's blocks as [(start, stop), ...], in file order within the window."""
+    n_blocks = -(-n_rows // block_rows)
+    for blocks in window_pieces(n_blocks, window_rows // block_rows, rng):
+        yield [(int(b) * block_rows, min(n_rows, (int(b) + 1) * block_rows)) for b in np.sort(blocks)]

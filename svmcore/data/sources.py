@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from svmcore.data import disk
+from svmcore.data import disk, text_index
 from svmcore.data.hashing import hashed_columns
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
@@ -166,7 +166,8 @@ class Source:
     def dense_source(self) -> bool:
         return self.cfg.dense_builtin or self.fmt == "csv"
 
-    def _raw_chunks(self, chunk_rows: int, n_features: int | None) -> Iterator[tuple[object, np.ndarray]]:
+    def _raw_chunks(self, chunk_rows: int, n_features: int | None, span: tuple | None = None
+                    ) -> Iterator[tuple[object, np.ndarray]]:
         c = self.cfg
         if self.fmt == "synthetic":
             yield from iter_synthetic(c.dataset, c.rows, c.features, c.nnz_per_row, c.seed)
@@ -176,19 +177,20 @@ class Source:
                 yield X[s:s + chunk_rows], y[s:s + chunk_rows]
         else:
             for ch in iter_file_chunks(self.path, chunk_rows, self.fmt, n_features, self.text_bits,
-                                       parser=self.cfg.parser):
+                                       parser=self.cfg.parser, span=span):
                 yield ch.X, ch.y
 
-    def iter_chunks(self, chunk_rows: int, n_features: int | None = None, hashed: bool = True
-                    ) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
+    def iter_chunks(self, chunk_rows: int, n_features: int | None = None, hashed: bool = True,
+                    span: tuple | None = None) -> Iterator[tuple[sp.csr_matrix | np.ndarray, np.ndarray]]:
         """(X, y) chunks in row order, hashed (if the config asks) unless ``hashed`` is
         False. Chunk sizes are the source's own (generation chunks, parse chunks), not
-        necessarily ``chunk_rows``."""
+        necessarily ``chunk_rows``. ``span``: a text file's lines in a byte range only
+        (``readers.iter_file_chunks``), not counted against the scan's rows."""
         bits = self.cfg.hashing_bits if self.fmt != "text" and hashed else 0
         guarded = self.stamp is not None
         rows = 0
         try:
-            for X, y in self._raw_chunks(chunk_rows, None if bits else n_features):
+            for X, y in self._raw_chunks(chunk_rows, None if bits else n_features, span):
                 if guarded:
                     self.check_unchanged()  # these rows were read from the file as it was scanned
                 rows += X.shape[0]
@@ -202,7 +204,7 @@ class Source:
                 self.check_unchanged()  # a line torn by a writer or a truncation: say so, not "bad line"
             raise
         if guarded:
-            self.check_unchanged(rows)  # a whole pass: same file, same rows as the scan
+            self.check_unchanged(None if span else rows)  # a whole pass: same file, same rows as the scan
 
 
 def _shipped(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -223,7 +225,7 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     c = source.cfg
     if source.is_file:
         source.pin()  # every read from here on (this scan's included) checks the file is the same
-    cache_file = os.path.join(cache_dir, f"scan-{source.key()}.json") if cache_dir else None
+    cache_file = scan_file(source, cache_dir)
     if cache_file and os.path.exists(cache_file):
         with open(cache_file) as f:
             info = DataInfo(**json.load(f))
@@ -257,6 +259,9 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         source.expected_rows = rows
     if cache_file and source.fmt not in ("synthetic", "shipped"):
         os.makedirs(cache_dir, exist_ok=True)
+        if source.fmt in INDEXED_FORMATS:
+            text_index.build(source.path, source.fmt, text_index.path_of(cache_file), rows)
+            source.check_unchanged()
         # unique per call: a dashboard's sessions are threads of one process, and two scanning the
         # same file at once wrote one temporary, then the second rename found it gone
         tmp = disk.temporary(cache_file)
@@ -264,6 +269,26 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
             json.dump(info.to_dict(), f)
         os.replace(tmp, cache_file)
     return info
+
+
+INDEXED_FORMATS = ("svmlight", "csv", "text")  # formats a stream run reads in pieces (``text_index``)
+
+
+def scan_file(source: Source, cache_dir: str | None) -> str | None:
+    """Where the scan of ``source`` is cached (its row index beside it: ``text_index.path_of``)."""
+    return os.path.join(cache_dir, f"scan-{source.key()}.json") if cache_dir else None
+
+
+def row_index(source: Source, cache_dir: str) -> str | None:
+    """The row index of a text file ``source`` (pinned by its scan), built now if the cache has
+    none (the scan was handed in, or cached before the index existed); None if its lines are
+    not the scan's rows (``text_index.build``)."""
+    path = text_index.path_of(scan_file(source, cache_dir))
+    if not os.path.exists(path):
+        os.makedirs(cache_dir, exist_ok=True)
+        text_index.build(source.path, source.fmt, path, source.expected_rows)
+        source.check_unchanged()
+    return path if os.path.exists(path) else None
 
 
 class _Counts:

@@ -22,30 +22,25 @@ they were 0.6 MiB each at 10^7 rows, 6 at 10^8).
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from svmcore.data.copies import remove_tree
-from svmcore.data.lazy_sparse import sp
-from svmcore.data.native import NativeBuildError, binding
+from svmcore.data.native import binding
+from svmcore.data.rows import Parts, Pool, Recycled, Rows, as_parts, native, reused
 from svmcore.data.shuffle_order import MIN_PIECE_ROWS, permutation32, piece_rows, window_pieces
-from svmcore.data.rows import Parts, Recycled, Rows, as_parts, concat, reused
 
-log = logging.getLogger(__name__)
 
 _FILES = ("data", "indices", "lengths", "codes")
 _INDEX = "starts"  # the first nonzero of rows 0, MIN_PIECE_ROWS, 2 * MIN_PIECE_ROWS, ... (int64)
 
 
 class Spill:
-    def __init__(self, folder: str, dtype, classes, n_features: int):
+    def __init__(self, folder: str, dtype):
         self.folder = folder
         self.dtype = np.dtype(dtype)
-        self.classes = np.asarray(classes)
-        self.n_features = n_features
         self.complete = False
         self.rows = 0
         self.failed: str | None = None
@@ -59,25 +54,14 @@ class Spill:
     def _path(self, name: str) -> str:
         return os.path.join(self.folder, f"{name}.bin")
 
-    def write_through(self, batches: Iterator) -> Iterator:
+    def write_through(self, batches: Iterator[Rows]) -> Iterator[Rows]:
         """Yield ``batches`` unchanged, writing each one to disk as it passes."""
-        recorder = self.recorder()
+        recorder = Recorder(self)
         return recorder.around(recorder.passing(batches))
 
-    def recorder(self) -> "Recorder":
-        """The first pass's writer, for a caller that writes rows where they are (the lean
-        path's shuffle buffer writes each batch's rows from its own arrays)."""
-        return Recorder(self)
-
-    def _write(self, files, Xb, yb) -> None:
-        if isinstance(Xb, tuple):  # Rows: CSR parts and class codes
-            data, indices, indptr = as_parts(Xb)
-            codes = yb
-        else:
-            X = Xb if sp.issparse(Xb) else sp.csr_matrix(Xb)
-            X = X.tocsr()
-            data, indices, indptr = X.data, X.indices, X.indptr
-            codes = np.searchsorted(self.classes, yb)
+    def _write(self, files, X, codes) -> None:
+        """A batch's CSR parts and class codes appended to the files."""
+        data, indices, indptr = as_parts(X)
         n = indptr.shape[0] - 1
         first = -(-self.rows // MIN_PIECE_ROWS) * MIN_PIECE_ROWS - self.rows  # this batch's first indexed row
         at = np.arange(first, n, MIN_PIECE_ROWS)
@@ -107,9 +91,8 @@ class Spill:
         for f in files.values():
             f.close()
 
-    def read(self, batch_size: int, parts: bool = False) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
-        """Batches in written order: (CSR, labels), or with ``parts`` ((data, indices,
-        indptr), class codes) without scipy."""
+    def read(self, batch_size: int) -> Iterator[Rows]:
+        """Batches in written order."""
         with open(self._path("data"), "rb") as fd, open(self._path("indices"), "rb") as fi, \
                 open(self._path("lengths"), "rb") as fl, open(self._path("codes"), "rb") as fc:
             left = self.rows
@@ -125,20 +108,13 @@ class Spill:
                 if data.shape[0] != nnz or indices.shape[0] != nnz or codes.shape[0] != n:
                     raise OSError(f"the spill file in {self.folder} is shorter than written")
                 left -= n
-                if parts:
-                    yield Rows(Parts(data, indices, indptr), codes)
-                    continue
-                yield sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features)), self.classes[codes]
+                yield Rows(Parts(data, indices, indptr), codes)
 
-    def read_windows(self, batch_size: int, window_rows: int, rng, gather=None, into: Recycled | None = None
-                     ) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+    def read_windows(self, batch_size: int, window_rows: int, rng, into: Recycled | None = None) -> Iterator[Rows]:
         """The rows shuffled: ``window_rows`` rows at a time read into memory, drawn from
         pieces (``shuffle_order.piece_rows``) picked at random across the whole spill,
-        shuffled together and cut into batches. With ``gather`` (``gather(list of CSR parts)``
-        -> an object whose ``.gather(rows)`` gives the window's rows as parts, without
-        stacking the pieces: the lean path) batches are CSR parts and class codes, and
-        scipy is never used; the order is the same. With ``into`` too (``gather=rows.Pool``),
-        each batch is gathered into its next set of buffers (``rows.Recycled``).
+        shuffled together and cut into batches; with ``into``, each batch is gathered into its
+        next set of buffers (``rows.Recycled``).
 
         The next window is planned (its pieces' bounds, row lengths, class codes and row
         order) halfway through this one's batches: with a reader thread that is done while
@@ -154,13 +130,13 @@ class Spill:
         try:
             plan = next(plans, None)
             while plan is not None:
-                cut = self._cutter([self._read_values(fds, plan, buffers)], plan.codes, gather, into)
+                pool = Pool([self._read_values(fds, plan, buffers)])
                 ids, planned = plan.ids, False
                 for s in range(0, ids.shape[0], batch_size):
-                    yield cut(ids[s:s + batch_size])
+                    yield pool.take(ids[s:s + batch_size], plan.codes, into)
                     if not planned and s >= ids.shape[0] // 2:
                         following, planned = next(plans, None), True
-                del cut
+                del pool
                 plan = following if planned else next(plans, None)
         finally:
             plans.close()
@@ -193,18 +169,6 @@ class Spill:
             raise OSError(f"the spill's index in {self.folder} is shorter than written")
         z0, z1 = bounds[0::2].copy(), np.where(inner, bounds[1::2], self.nnz)
         return r0, r1, z0, z1
-
-    def _cutter(self, blocks: list, codes: np.ndarray, gather, into: Recycled | None = None):
-        """take -> one batch of a window's rows: CSR parts and class codes with ``gather``
-        (in ``into``'s buffers if given), else a CSR matrix and labels."""
-        if gather is not None:
-            pool = gather(blocks)
-            return lambda take: pool.take(take, codes, into)
-        parts = concat(blocks)
-        if self.dtype == np.float16:  # scipy cannot index float16 rows (csr_row_index)
-            return lambda take: (parts.take(take).csr(self.n_features), self.classes[codes[take]])
-        X = parts.csr(self.n_features)
-        return lambda take: (X[take], self.classes[codes[take]])
 
     def _read_values(self, fds: list[int], plan: "_Plan", buffers: dict) -> Parts:
         """The planned window's rows as CSR parts, each piece's values and column ids read
@@ -241,7 +205,7 @@ class _Plan(NamedTuple):
 
 class Recorder:
     """Writes a first pass's rows to the spill, in the order given (``write``: a batch's CSR
-    parts and class codes, or a scipy/dense batch and labels). A full disk gives the spill
+    parts and class codes). A full disk gives the spill
     up and training goes on (``Spill.failed`` says why); ``around`` marks it complete when
     the pass it wraps ends, and closes the files if the pass is left early."""
 
@@ -249,14 +213,14 @@ class Recorder:
         self.spill = spill
         self.files: dict | None = None  # opened by ``around``; empty once given up or closed
 
-    def write(self, X, y) -> None:
+    def write(self, X, codes) -> None:
         spill = self.spill
         if self.files is None:
             raise RuntimeError("the spill's rows are written inside Recorder.around(), else they would be lost")
         if not self.files:  # given up after a full disk
             return
         try:
-            spill._write(self.files, X, y)
+            spill._write(self.files, X, codes)
         except OSError as e:  # a full disk: give up the spill, keep training
             spill.failed = f"could not write the spill in {spill.folder} ({e}); later passes parse the text again"
             self.close()
@@ -264,9 +228,9 @@ class Recorder:
 
     def passing(self, batches: Iterator) -> Iterator:
         """``batches`` unchanged, each written as it passes."""
-        for Xb, yb in batches:
-            self.write(Xb, yb)
-            yield Xb, yb
+        for rows in batches:
+            self.write(*rows)
+            yield rows
 
     def close(self) -> None:
         Spill._close(self.files or {})
@@ -284,11 +248,9 @@ class Recorder:
 
 
 def _read_ranges(fds: list[int], first: np.ndarray, end: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> bool:
-    """binding.read_ranges; where the native library cannot be built (no gcc: the classic
-    path does not need it otherwise), the same reads from Python, slower."""
-    got = _native(binding.read_ranges, fds, first, end, out_a, out_b)
-    if got is not _NO_LIBRARY:
-        return got
+    """binding.read_ranges; where the native library cannot be built, the same reads from Python."""
+    if native():
+        return binding.read_ranges(fds, first, end, out_a, out_b)
     at = 0
     for lo, hi in zip(first.tolist(), end.tolist()):
         for fd, a in zip(fds, (out_a, out_b)):
@@ -305,9 +267,8 @@ def _read_ranges(fds: list[int], first: np.ndarray, end: np.ndarray, out_a: np.n
 
 def _read_entries(fd: int, entries: np.ndarray) -> np.ndarray | None:
     """binding.read_entries, or the same reads from Python where the library cannot be built."""
-    got = _native(binding.read_entries, fd, entries)
-    if got is not _NO_LIBRARY:
-        return got
+    if native():
+        return binding.read_entries(fd, entries)
     out = np.empty(entries.shape[0], np.int64)
     for i, e in enumerate(entries.tolist()):
         got = os.pread(fd, 8, e * 8)
@@ -315,22 +276,3 @@ def _read_entries(fd: int, entries: np.ndarray) -> np.ndarray | None:
             return None
         out[i] = np.frombuffer(got, np.int64)[0]
     return out
-
-
-_NO_LIBRARY = object()
-
-
-def _native(read, *args):
-    """``read(*args)`` in the native library, or ``_NO_LIBRARY`` where it cannot be built (said
-    once in the log; the caller reads from Python instead)."""
-    global _native_reads
-    if _native_reads:
-        try:
-            return read(*args)
-        except NativeBuildError as e:
-            log.warning("reading the spill without the native library (%s): slower", e)
-            _native_reads = False
-    return _NO_LIBRARY
-
-
-_native_reads = True

@@ -274,8 +274,8 @@ class ParsedBlock(NamedTuple):
 
 
 def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray, int, int], int],
-                count_newlines: Callable[[np.ndarray, int], int], reuse: bool = False
-                ) -> Iterator[tuple[memoryview, int]]:
+                count_newlines: Callable[[np.ndarray, int], int], reuse: bool | dict = False,
+                span: tuple[int, int | None, int] | None = None) -> Iterator[tuple[memoryview, int]]:
     """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
     after a newline (the partial last line is carried into the next block; a line
     longer than ``block_bytes`` makes a bigger block), and the 1-based file line
@@ -286,31 +286,38 @@ def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray
     or -1; ``count_newlines(arr, hi)``: newlines in arr[:hi] (the compiled kernels).
     With ``reuse`` every block is read into one buffer, so a block is valid only until the
     next iteration (for a caller that parses each block at once: a fresh 1 MiB buffer a
-    block was faulted in and zeroed page by page, most of the read's cost in a first pass).
+    block was faulted in and zeroed page by page, most of the read's cost in a first pass);
+    a dict keeps that buffer for the next call too. ``span`` ``(start, end, first_line)``:
+    the lines in bytes [start, end) only (``end`` None: to the end of the file), ``start``
+    being the start of file line ``first_line``.
     """
     if block_bytes < 1:
         raise ValueError("block_bytes must be positive")
-    line_no = 1
+    first, last, line_no = span or (0, None, 1)
+    left = None if last is None else last - first
     carry = np.empty(0, dtype=np.uint8)
-    buf = None
+    kept = reuse if isinstance(reuse, dict) else {}
     with open(path, "rb", buffering=0) as f:
-        if f.read(3) != b"\xef\xbb\xbf":
+        f.seek(first)
+        if first == 0 and f.read(3) != b"\xef\xbb\xbf":
             f.seek(0)
         while True:
             # a fresh buffer per block (np.empty: no zero-fill), so yielded views stay valid; or one, reused
             size = max(block_bytes, 2 * carry.shape[0])
+            buf = kept.get("buf")
             if not reuse or buf is None or buf.shape[0] < size:
-                buf = np.empty(size, dtype=np.uint8)
+                buf = kept["buf"] = np.empty(size, dtype=np.uint8)
             arr = buf[:size]
             start = carry.shape[0]
             arr[:start] = carry
             end = start
             mv = memoryview(arr)
-            while end < size:
-                got = f.readinto(mv[end:])
+            while end < size and left != 0:
+                got = f.readinto(mv[end:end + (size - end if left is None else min(size - end, left))])
                 if not got:
                     break
                 end += got
+                left = None if left is None else left - got
             eof = end < size
             cut = rfind_newline(arr, start, end)  # the carry never holds a newline
             if cut < 0 and not eof:

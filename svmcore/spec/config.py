@@ -82,9 +82,9 @@ class RunConfig:
 
     @property
     def lean(self) -> bool:
-        """The lean worker path (svmcore/worker/lean.py): linear-svm in stream or memory
-        mode with the native parser and solver, sparse rows, no hashing, on a file. The
-        worker then loads only numpy and the native library. The path reads svmlight only:
+        """The lean floor, a configuration of the worker's one run (worker/training.py):
+        linear-svm in stream or memory mode with the native parser and solver, sparse rows,
+        no hashing, on a file. The run then loads only numpy and the native library. The path reads svmlight only:
         a file whose content is anything else is refused before launch, whatever its name
         (``data.sources.check_lean``)."""
         return (self.model == Model.LINEAR_SVM and self.mode in (Mode.STREAM, Mode.MEMORY)

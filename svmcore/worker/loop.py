@@ -1,8 +1,8 @@
-"""The one training loop: passes over a run's batches with progress events, live
-evaluation on a held-out sample, gc and test-only fault injection, and what a run
-reports at its end (``RunSummary``). Both worker configurations use it: the classic
-one (scipy and scikit-learn loaded, any model) and the lean one (numpy and the native
-library only). numpy and the standard library only, so the lean floor stays low."""
+"""The one training loop: passes over a feed's batches with progress events, live
+evaluation on a held-out sample, gc and test-only fault injection, the scores of test rows
+read a slice at a time, and what a run reports at its end (``RunSummary``). The run uses it,
+and so does each shard of a data-parallel run on its Dask worker. numpy and the standard
+library only, so the lean floor stays low."""
 
 from __future__ import annotations
 
@@ -13,13 +13,16 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from svmcore.data.shuffle_order import generator
 from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import EVAL, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
 from svmcore.spec.result import RunSummary
+from svmcore.spec.scores import confusion
 
-Score = Callable[[object, np.ndarray], dict]  # (rows, labels or codes) -> spec.scores.scores
+Score = Callable[[object, np.ndarray], dict]  # (rows, class codes) -> spec.scores.scores
+SCORE_SLICE_ROWS = 2048  # test rows scored at once, so a dense or transformed test set never exists whole
 
 
 @dataclass
@@ -43,11 +46,17 @@ class Scanned:
             src.check_unchanged()
 
 
-def scan_sources(cfg: RunConfig, cache_dir: str) -> Scanned:
-    """Scan (or read the cached scan of) the data and the test file; refuse data that cannot train."""
+def scan_sources(cfg: RunConfig, cache_dir: str, given: dict | None = None) -> Scanned:
+    """Scan (or read the cached scan of) the data and the test file, or take the data's scan the
+    parent ``given`` (a ``DataInfo`` dict); refuse data that cannot train. Either way the files
+    are pinned: every later read checks that they are unchanged."""
     source = Source(cfg)
     source.during = "training"
-    info = scan(source, cache_dir)  # pins the file: every later read checks it is unchanged
+    if given is not None:
+        info = DataInfo(**given)
+        source.pin(rows=info.rows)
+    else:
+        info = scan(source, cache_dir)
     out = Scanned(source, info, info.features)
     if cfg.test_file:
         out.test_source = Source(validate(cfg.to_dict(), dataset=cfg.test_file, test_file=None))
@@ -106,26 +115,42 @@ def live_evaluator(progress: Progress, score: Score, X_eval, y_eval) -> Callable
     return evaluate_now
 
 
-def eval_sample_rows(seed: int, n_test: int, generator=None) -> np.ndarray:
-    """The held-out rows scored live (sorted): the same sample in every configuration.
-    ``generator``: a twin of ``np.random.default_rng`` (the lean path's, without numpy.random)."""
-    rng = (generator or np.random.default_rng)([seed, 7])
-    return np.sort(rng.permutation(n_test)[:EVAL_SAMPLE_ROWS])
+def eval_sample_rows(seed: int, n_test: int) -> np.ndarray:
+    """The held-out rows scored live (sorted): the same sample whatever the feed."""
+    return np.sort(generator([seed, 7]).permutation(n_test)[:EVAL_SAMPLE_ROWS])
+
+
+def confusions(predicts: list[Callable], X, codes: np.ndarray, k: int) -> tuple[list[np.ndarray], int]:
+    """Each ``predict``'s confusion matrix over ``k`` classes (``predict(rows)``: the rows'
+    predicted class codes), scored a slice at a time (``X.slice_rows`` rows, or
+    ``SCORE_SLICE_ROWS``: rows on disk are read a slice at a time); and on how many rows the
+    first two agree."""
+    matrices = [np.zeros((k, k), np.int64) for _ in predicts]
+    agree = 0
+    step = getattr(X, "slice_rows", SCORE_SLICE_ROWS)
+    for s in range(0, codes.shape[0], step):
+        Xs = X.slice(s, min(codes.shape[0], s + step))
+        preds = [predict(Xs) for predict in predicts]
+        for matrix, pred in zip(matrices, preds):
+            matrix += confusion(codes[s:s + step], pred, k)
+        agree += int((preds[0] == preds[1]).sum()) if len(preds) > 1 else 0
+    return matrices, agree
 
 
 def train_passes(progress: Progress, batches_of: Callable[[int], Iterator], fit: Callable[[object, np.ndarray], None],
                  gc_every: int, faults=None) -> None:
-    """``progress.epochs`` passes, each over ``batches_of(epoch)``, each batch given to ``fit``."""
+    """``progress.epochs`` passes, each over ``batches_of(epoch)``, each batch (``rows.Rows``)
+    given to ``fit``."""
     every = progress.every_s
     for epoch in range(progress.epochs):
         if faults is not None:  # test-only fault injection: 'sleep:60@epoch2' waits before pass 2
             faults.fire(f"epoch{epoch + 1}")
         t_epoch, samples_epoch = time.monotonic(), progress.samples
-        for Xb, yb in batches_of(epoch):
-            fit(Xb, yb)
-            progress.samples += yb.shape[0]
+        for Xb, codes in batches_of(epoch):
+            fit(Xb, codes)
+            progress.samples += codes.shape[0]
             progress.batches += 1
-            del Xb, yb
+            del Xb, codes
             if gc_every and progress.batches % gc_every == 0:
                 gc.collect()
             if every is None:

@@ -23,6 +23,7 @@ from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import cap_message, exception_refused_memory
 from svmcore.spec.status import RunStatus
+from svmcore.worker.faults import Faults
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -61,7 +62,7 @@ def reset_peak() -> bool:
 class Phases:
     """Phase bookkeeping: the exact peak of each phase from VmHWM, reset between phases."""
 
-    def __init__(self, events: Events, faults: "Faults"):
+    def __init__(self, events: Events, faults: Faults):
         self.events = events
         self.faults = faults
         self.current: str | None = None
@@ -90,77 +91,6 @@ class Phases:
         self.events.emit(PHASE_END, phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
                          rss_bytes=_status_kib("VmRSS:") * 1024, cpu_s=time.process_time() - self.cpu_started)
         self.current = None
-
-
-class Faults:
-    """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'
-    (a phase name, or epochN: at the start of the Nth training pass).
-    Actions: spike:MB (touch MB then free at once), sleep:S, orphan (leave a
-    double-forked grandchild), threads:N (start N threads), exit:CODE, raise, hog:MB
-    (allocate MB and keep it), die:TEXT (print TEXT on stderr and exit 1, no outcome);
-    and changes to the run's data file, as another program would make them: truncate:FRACTION (cut the file to that fraction of its bytes,
-    mid-line), append:ROWS (append copies of its first line), tear (append half a
-    line, no newline: a writer caught mid-line). With a '-test' suffix (truncate-test,
-    ...) they change the test file instead."""
-
-    def __init__(self, spec: str, files: dict | None = None):
-        self.actions: dict[str, list[tuple[str, str]]] = {}
-        self.kept = []
-        self.files = files or {}  # "dataset" and "test" paths of the run
-        for item in filter(None, (s.strip() for s in spec.split(","))):
-            action, _, phase = item.partition("@")
-            name, _, arg = action.partition(":")
-            self.actions.setdefault(phase or "train", []).append((name, arg))
-
-    def fire(self, phase: str) -> None:
-        for name, arg in self.actions.get(phase, []):
-            if name == "spike":
-                block = bytearray(int(float(arg) * 2**20))
-                for i in range(0, len(block), 4096):
-                    block[i] = 1
-                del block
-            elif name == "hog":
-                block = bytearray(int(float(arg) * 2**20))
-                for i in range(0, len(block), 4096):
-                    block[i] = 1
-                self.kept.append(block)
-            elif name == "sleep":
-                time.sleep(float(arg))
-            elif name == "orphan":
-                if os.fork() == 0:
-                    if os.fork() == 0:
-                        os.setsid()
-                        time.sleep(600)
-                    os._exit(0)
-                os.wait()
-            elif name == "threads":
-                import threading
-                threading.stack_size(64 * 2**20)
-                for _ in range(int(arg)):
-                    t = threading.Thread(target=time.sleep, args=(600,), daemon=True)
-                    t.start()
-                    self.kept.append(t)
-            elif name == "exit":
-                os._exit(int(arg))
-            elif name == "die":  # like libgomp: a message on stderr, then exit without an exception
-                os.write(2, (arg + "\n").encode())
-                os._exit(1)
-            elif name == "raise":
-                raise RuntimeError("injected failure")
-            elif name.split("-")[0] in ("truncate", "append", "tear"):
-                self._change_file(name, arg)
-
-    def _change_file(self, name: str, arg: str) -> None:
-        action, _, which = name.partition("-")
-        path = self.files.get("test" if which == "test" else "dataset")
-        with open(path, "rb") as f:
-            line = f.readline()
-        line = line if line.endswith(b"\n") else line + b"\n"
-        if action == "truncate":
-            os.truncate(path, int(os.path.getsize(path) * float(arg)))
-        else:
-            with open(path, "ab") as f:
-                f.write(line * int(arg) if action == "append" else line[:len(line) // 2])
 
 
 class _NoPandas:
@@ -195,16 +125,6 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _without_openssl() -> None:
-    """Keep OpenSSL's libcrypto out of the lean worker (3.3 MiB of resident library pages
-    here, about 3 MiB of its exact peak): hashlib, imported by svmcore's cache keys (numpy.random,
-    which would import it too, is not loaded there), then uses CPython's own SHA implementations,
-    which give the same digests. Nothing the lean worker does needs an algorithm only
-    OpenSSL has. (A ``None`` in ``sys.modules`` makes that import fail, as hashlib expects
-    where OpenSSL is missing.)"""
-    sys.modules.setdefault("_hashlib", None)
-
-
 def main(run_dir: str) -> int:
     if os.environ.get("SVMCORE_DIE_WITH_PARENT"):
         _die_with_parent(int(os.environ["SVMCORE_DIE_WITH_PARENT"]))
@@ -227,19 +147,13 @@ def main(run_dir: str) -> int:
         phases.start("imports")
         from svmcore.spec.config import validate
 
-        if validate(job["config"]).lean:
-            _without_openssl()
-            from svmcore.worker import lean  # numpy and the native library only
+        if validate(job["config"]).lean:  # numpy and the native library only: set before anything loads hashlib
+            from svmcore.worker import floor
 
-            lean.import_libraries()
-            summary = lean.run(job, events, phases).to_dict()
-        else:
-            from svmcore.worker import (
-                training,  # numpy, scipy, scikit-learn: the worker's floor
-            )
-            training.import_libraries(job["config"]["model"], job["config"].get("parser", "sklearn"),
-                                       job["config"].get("solver", "sklearn"), bool(job["config"].get("distill")))
-            summary = training.run(job, events, phases).to_dict()
+            floor.lean()
+        from svmcore.worker import training
+
+        summary = training.run(job, events, phases).to_dict()
     except BaseException as e:  # the outcome event must be written whatever happened
         message = str(e) or type(e).__name__
         if getattr(e, "parallel", None):  # a data-parallel run's memory until it failed

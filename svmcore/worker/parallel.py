@@ -7,8 +7,11 @@ shard is a ``Spill``: CSR arrays in the storage precision). It then starts a
 LocalCluster of N single-threaded worker processes (its own children, so a cancel or
 a cgroup cap covers them) or connects to ``scheduler``, and runs each epoch as one
 task per shard, pinned to one Dask worker, carrying the current model. Each worker
-trains on its shard (streamed a batch at a time in stream mode; read once and kept in
-the worker's memory in memory mode) and sends its model back; the coordinator mixes
+trains on its shard through the run's own pass loop (``loop.train_passes``, the trainer's
+``fit``): the shard's spill read a batch at a time in stream mode (``feeds.stream.from_spill``),
+read once and kept in the worker's memory in memory mode (``feeds.memory.InMemory``),
+shuffled with the run's ``Shuffle`` (its stage: the shard's number); it sends its model back;
+the coordinator mixes
 the weights (a mean weighted by shard rows; with ``mix_every`` k, every k batches of
 each shard instead, the workers keeping their place in their pass between mixes), evaluates on the held-out rows as a
 single-process run does, and starts the next epoch from the mixed model.
@@ -39,12 +42,17 @@ import shutil
 import threading
 import time
 
+from itertools import islice
+
 import numpy as np
-import scipy.sparse as sp
 
 from svmcore.data import disk
-from svmcore.data.batches import COMPUTE_DTYPES, STORE_DTYPES
+from svmcore.data.feeds.memory import InMemory
+from svmcore.data.feeds.stream import from_spill
+from svmcore.data.rows import COMPUTE_DTYPES, Rows
+from svmcore.data.shuffle_order import Shuffle
 from svmcore.data.spill import Spill
+from svmcore.spec.choices import Monitor
 from svmcore.spec.errors import DiskFull, SvmcoreError
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
@@ -99,30 +107,25 @@ def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
 
 
 # ------------------------------------------------------------------ shards
-def write_shards(chunks, n_shards: int, folder: str, precision: str, classes, n_features: int,
-                 need_bytes: int | None = None) -> list[Spill]:
-    """Write training rows (row-ordered chunks) to ``n_shards`` spills, row i to shard
-    i mod n_shards. Holds one chunk at a time. A full disk removes what was written and
-    raises DiskFull naming ``folder`` and the space the shards need (``need_bytes``,
-    when known)."""
-    shards = [Spill(os.path.join(folder, f"shard-{k}"), STORE_DTYPES[precision], classes, n_features)
-              for k in range(n_shards)]
+def write_shards(blocks, n_shards: int, folder: str, dtype, need_bytes: int | None = None) -> list[Spill]:
+    """Write training rows (row-ordered ``(block, codes)``) to ``n_shards`` spills (values in
+    ``dtype``), row i to shard i mod n_shards. Holds one block at a time. A full disk removes
+    what was written and raises DiskFull naming ``folder`` and the space the shards need
+    (``need_bytes``, when known)."""
+    shards = [Spill(os.path.join(folder, f"shard-{k}"), dtype) for k in range(n_shards)]
     row0 = 0
     files = []
     try:
         for s in shards:
             files.append(s._open())
-        for X, y in chunks:
-            X = X if sp.issparse(X) else sp.csr_matrix(X)
-            X = X.tocsr()
-            n = X.shape[0]
-            first = (-row0) % n_shards  # the row of this chunk that goes to shard 0
+        for X, codes in blocks:
+            X, n = X.sparse(), codes.shape[0]
+            first = (-row0) % n_shards  # the row of this block that goes to shard 0
             for k in range(n_shards):
                 start = (first + k) % n_shards
-                if start >= n:
-                    continue
-                take = slice(start, n, n_shards)
-                shards[k]._write(files[k], X[take], np.asarray(y)[take])
+                if start < n:
+                    take = np.arange(start, n, n_shards)
+                    shards[k]._write(files[k], X.gather(take), codes[take])
             row0 += n
         for f in files:
             Spill._close(f)
@@ -156,17 +159,22 @@ def _disk_full(folder: str, files: list[dict], need_bytes: int | None) -> DiskFu
 
 
 class Shards:
-    """The training rows as shards on disk: what ``training.run`` holds in place of its
-    in-memory or streamed data when the run has workers."""
+    """The training rows as shards on disk: the feed of a run with workers (its process holds
+    none of the rows: ``nbytes`` 0)."""
 
-    def __init__(self, shards: list[Spill]):
+    spill = None
+    reader_thread = False
+    nbytes = 0
+
+    def __init__(self, shards: list[Spill], cdtype):
         self.shards = shards
+        self.cdtype = cdtype
         self.n_rows = sum(s.rows for s in shards)
-        self.reader_thread = False
 
-    def batches(self, batch_size: int, epoch: int = 0):
-        """Rows of the first shard (the kernel approximation's sample)."""
-        return self.shards[0].read(batch_size)
+    def head(self, n: int) -> Rows:
+        """The first ``n`` rows of the first shard, compute-ready (the kernel approximation's sample)."""
+        X, codes = next(iter(self.shards[0].read(n)))
+        return Rows(X.compute(self.cdtype), codes)
 
     def discard(self) -> None:
         for s in self.shards:
@@ -179,8 +187,8 @@ class Shards:
 
 
 # ------------------------------------------------------------------ on the Dask worker
-_HELD: dict[str, tuple] = {}  # memory mode: a shard read once and kept by the worker process
-_PASSES: dict[tuple, object] = {}  # mix_every: a shard's pass in progress, kept between mixes
+_HELD: dict[str, InMemory] = {}  # memory mode: a shard read once and kept by the worker process
+_PASSES: dict[tuple, tuple] = {}  # mix_every: a shard's pass in progress and its rows so far, kept between mixes
 
 
 def _status_bytes(field: bytes) -> int:
@@ -218,72 +226,46 @@ class _Sampler:
 
 
 def _shard_batches(spill: Spill, task: dict):
-    batch_size, epoch = task["batch_size"], task["epoch"]
-    rng = np.random.default_rng([task["seed"], epoch, task["shard"], 11]) if task["shuffle"] else None
+    """The shard's pass of epoch ``task["epoch"]``, compute-ready."""
+    cdtype = COMPUTE_DTYPES[task["precision"]]
+    shuffle = Shuffle(task["seed"], task["window_rows"], stage=task["shard"] + 1) if task["shuffle"] else None
     if task["keep"]:
         held = _HELD.get(spill.folder)
         if held is None:
-            parts = list(spill.read(max(1, spill.rows)))
-            held = _HELD[spill.folder] = parts[0] if parts else (None, np.zeros(0))
-        X, y = held
-        order = rng.permutation(y.shape[0]) if rng is not None else None
-        for s in range(0, y.shape[0], batch_size):
-            rows = order[s:s + batch_size] if order is not None else slice(s, s + batch_size)
-            yield X[rows], y[rows]
-    elif rng is not None:
-        yield from spill.read_windows(batch_size, task["window_rows"], rng)
-    else:
-        yield from spill.read(batch_size)
+            X, codes = next(iter(spill.read(max(1, spill.rows))))
+            held = _HELD[spill.folder] = InMemory(X, codes, cdtype, shuffle)
+        return held.batches(task["batch_size"], task["epoch"])
+    return (Rows(X.compute(cdtype), codes) for X, codes in from_spill(spill, task["batch_size"], shuffle, task["epoch"]))
 
 
 def train_shard(trainer, spill: Spill, task: dict) -> dict:
-    """One epoch of ``trainer`` on one shard, on a Dask worker. Returns the model, the
+    """One epoch of ``trainer`` on one shard (or, with ``task["take"]``, its next batches up
+    to the next mix), on a Dask worker, through the run's pass loop. Returns the model, the
     rows trained on, this process's memory samples and its VmHWM."""
+    from svmcore.worker import loop
+    from svmcore.worker.faults import Faults
+
     sampler = _Sampler()
     at = f"shard{task['shard'] + 1}-epoch{task['epoch'] + 1}"
-    _fire(task.get("fault") or "", at, f"{at}-mix{task.get('mix', 1)}")
-    cdtype = COMPUTE_DTYPES[task["precision"]]
-    rows = 0
-    take = task.get("take")  # batches before the next mix; None: the whole pass
+    faults = Faults(task.get("fault") or "")  # test-only: 'exit:CODE@shard2-epoch2', 'sleep:S@shard1-epoch1-mix3'
+    faults.fire(at)
+    faults.fire(f"{at}-mix{task.get('mix', 1)}")
     key = (spill.folder, task["epoch"])
-    done = True
     try:
-        batches = _PASSES.pop(key, None) or _shard_batches(spill, task)
-        n = 0
-        for Xb, yb in batches:
-            if task["dense"]:
-                Xb = Xb.toarray().astype(cdtype, copy=False)
-            elif Xb.dtype != cdtype:
-                Xb = Xb.astype(cdtype)
-            trainer.partial_fit(Xb, yb)
-            rows += yb.shape[0]
-            n += 1
-            if take is not None and n >= take:
-                _PASSES[key] = batches  # the rest of this pass, for the next mix's task
-                done = False
-                break
-        if done and task["last"]:
+        batches, before = _PASSES.pop(key, None) or (_shard_batches(spill, task), 0)
+        take = task.get("take")  # batches before the next mix; None: the whole pass
+        progress = loop.Progress(None, 1, spill.rows, Monitor.OFF)
+        loop.train_passes(progress, lambda _: islice(batches, take) if take else batches, trainer.fit, 0)
+        rows, done = progress.samples, before + progress.samples >= spill.rows
+        if not done:
+            _PASSES[key] = (batches, before + rows)  # the rest of this pass, for the next mix's task
+        elif task["last"]:
             _HELD.pop(spill.folder, None)
     finally:
         sampler.stop()
     return {"model": trainer.model, "rows": rows, "done": done, "t0": sampler.t0, "dt": sampler.dt,
             "rss": sampler.rss, "hwm_bytes": _status_bytes(b"VmHWM:"), "pid": os.getpid(),
             "seconds": time.time() - sampler.t0}
-
-
-def _fire(spec: str, *where: str) -> None:
-    """Test-only faults of SVMCORE_FAULT aimed at a shard's task ('exit:CODE@shard2-epoch2':
-    the Dask worker process exits at once, as if killed; 'sleep:S@shard1-epoch1-mix3') or
-    at the coordinator's start of a mix ('sleep:S@epoch1-mix3', before the model is sent)."""
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        action, _, at = item.partition("@")
-        name, _, arg = action.partition(":")
-        if at not in where:
-            continue
-        if name == "exit":
-            os._exit(int(arg))
-        elif name == "sleep":
-            time.sleep(float(arg))
 
 
 def _worker_pid() -> int:
@@ -465,12 +447,13 @@ def total_peak(series: list[tuple[list, list]], step_s: float = 1.0 / SAMPLE_HZ)
     return int(total.max())
 
 
-def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str | None) -> dict:
+def train(cfg, trainer, shards: Shards, progress, faults) -> dict:
     """Train ``trainer`` for ``cfg.epochs`` epochs over ``shards`` on Dask, mixing after
     each epoch, or every ``cfg.mix_every`` batches of each shard (each worker keeps its
-    place in its shard's pass between mixes). ``evaluate()`` scores the coordinator's
-    (mixed) model after each epoch; ``on_epoch(epoch, rows, seconds)`` reports progress.
-    Returns the run's ``parallel`` summary."""
+    place in its shard's pass between mixes). Each epoch is one pass of ``progress``
+    (``loop.Progress``: its events, and the live evaluation of the coordinator's mixed model);
+    ``faults`` (``faults.Faults``) fire at each mix and go to the shards. Returns the run's
+    ``parallel`` summary."""
     n = cfg.workers
     coordinator = _Sampler()
     t_start = time.monotonic()
@@ -486,10 +469,11 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
             mix_round = 0
             while pending:
                 mix_round += 1
-                pending = _mix_round(cfg, cluster, trainer, shards, events, epoch, mix_round, pending, fault,
-                                     worker_t, worker_rss, hwm)
-            on_epoch(epoch, sum(s.rows for s in shards.shards), time.monotonic() - t_epoch)
-            evaluate()
+                pending = _mix_round(cfg, cluster, trainer, shards, progress.events, epoch, mix_round, pending,
+                                     faults, worker_t, worker_rss, hwm)
+            progress.samples += shards.n_rows
+            progress.batches += sum(-(-s.rows // cfg.batch_size) for s in shards.shards)
+            progress.pass_done(epoch, shards.n_rows, time.monotonic() - t_epoch)
     except Exception as e:
         # what the processes measured until then goes with the failure (the run's summary heads it)
         coordinator.stop()
@@ -506,14 +490,14 @@ def train(cfg, trainer, shards: Shards, events, evaluate, on_epoch, fault: str |
 
 
 def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: int, mix_round: int,
-               pending: list[int], fault, worker_t, worker_rss, hwm) -> list[int]:
+               pending: list[int], faults, worker_t, worker_rss, hwm) -> list[int]:
     """One task per pending shard from the current model, then the mix. Returns the
     shards whose pass has batches left (none when mixing once per epoch). Every wait on
     Dask is watched: a worker of the run that is gone ends it at once (WorkerLost)."""
     from svmcore.spec.events import WORKER_MEMORY
 
     where = f"mix {mix_round} of epoch {epoch + 1}" if cfg.mix_every else f"epoch {epoch + 1}"
-    _fire(fault or "", f"epoch{epoch + 1}-mix{mix_round}")
+    faults.fire(f"epoch{epoch + 1}-mix{mix_round}")  # test-only: 'sleep:S@epoch1-mix3', before the model is sent
     futures: dict[int, object] = {}
     finished: set[int] = set()
 
@@ -538,9 +522,9 @@ def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: in
         trainer, broadcast=True, hash=False, workers=[cluster.workers[k] for k in pending], timeout=STARTUP_TIMEOUT_S))
     for k in pending:
         task = {"shard": k, "epoch": epoch, "batch_size": cfg.batch_size, "precision": cfg.precision,
-                "dense": cfg.dense, "shuffle": cfg.shuffle, "seed": cfg.seed,
-                "window_rows": cfg.shuffle_buffer, "keep": cfg.mode_entry.holds_rows,
-                "last": epoch == cfg.epochs - 1, "fault": fault, "take": cfg.mix_every or None, "mix": mix_round}
+                "shuffle": cfg.shuffle, "seed": cfg.seed, "window_rows": cfg.shuffle_buffer,
+                "keep": cfg.mode_entry.holds_rows, "last": epoch == cfg.epochs - 1, "fault": faults.spec,
+                "take": cfg.mix_every or None, "mix": mix_round}
         futures[k] = cluster.guarded(doing, lambda k=k, task=task: cluster.client.submit(
             train_shard, shared, shards.shards[k], task, pure=False, workers=[cluster.workers[k]],
             allow_other_workers=False, key=f"svmcore-shard{k + 1}-epoch{epoch + 1}-mix{mix_round}-{os.getpid()}"))

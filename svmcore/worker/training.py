@@ -1,224 +1,287 @@
-"""What the worker does between its imports and its outcome: prepare, load,
-transform, train, evaluate. Runs inside the child process only."""
+"""The one training run of the worker: imports, prepare, load, transform (when the model fits
+one), train, distill (with ``distill``), evaluate, and the model's export at its end. Runs
+inside the child process only.
+
+What differs between runs is chosen from the config, here once: the feed that reads the
+training rows (``data.feeds``: in memory, memory-mapped, streamed from the text, data-parallel
+shards), the model and solver (``models.Trainer``), and the libraries the imports phase loads:
+a run whose feed and solver need only numpy and the native library (``RunConfig.lean``) loads
+nothing else, with the process settings of ``floor``. The test rows are the held-out rows left
+on disk (or a test file's, or the memory-mapped copy's, in memory), scored a slice at a time.
+"""
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from svmcore.data import copies as cache
-from svmcore.data.batches import (
-    COMPUTE_DTYPES,
-    STORE_DTYPES,
-    ArrayData,
-    Shuffle,
-    StreamData,
-    split_both,
-    to_storage,
-)
-from svmcore.data.sources import CHUNK_ROWS, Source, n_test_rows
+from svmcore.data import copies
+from svmcore.data.feeds.held_out import OnDisk, drop_sample, held_out, sample_on_disk
+from svmcore.data.feeds.memory import InMemory
+from svmcore.data.feeds.source_rows import SourceRows
+from svmcore.data.feeds.stream import Streamed
+from svmcore.data.rows import COMPUTE_DTYPES, STORE_DTYPES, Dense, class_codes, concat, native
+from svmcore.data.shuffle_order import Shuffle
+from svmcore.data.sources import Source, n_test_rows, row_index
 from svmcore.data.spill import Spill
 from svmcore.data.upcast import METER as UPCASTS
+from svmcore.spec.choices import Model, Monitor, Parser, Representation
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.errors import DataChangedError, DataError
 from svmcore.spec.events import DATA, LOADED, TRANSFORMED
 from svmcore.spec.monitor import live_evaluation
-from svmcore.spec.scores import confusion, scores
-from svmcore.worker import loop
+from svmcore.spec.scores import scores
+from svmcore.worker import floor, loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.spec.result import RunSummary
-from svmcore.spec.choices import Model, Monitor, Parser, Solver
 from svmcore.spec.registry import import_all, imports
 
-log = logging.getLogger(__name__)
 
-SCORE_SLICE_ROWS = 2048  # rows scored at once, so a dense or transformed test set never exists whole
-
-
-def import_libraries(model: str, parser: str = "sklearn", solver: str = "sklearn", distill: bool = False) -> None:
-    """Import what training needs (its registry entries': ``registry.imports``), so that the
-    imports phase is the floor."""
-    import_all(imports(Model(model), Parser(parser), Solver(solver), distill))
-
-
-def _nbytes(X) -> int:
-    if isinstance(X, tuple):
-        return sum(a.nbytes for a in X if hasattr(a, "nbytes"))
-    if sp.issparse(X):
-        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    return int(X.nbytes)
-
-
-def _gather(chunks, precision: str, dense: bool, n_features: int):
-    """All chunks in one storage array (the memory-mode load)."""
-    Xs, ys = [], []
-    for X, y in chunks:
-        Xs.append(to_storage(X, precision, dense))
-        ys.append(y)
-    if not ys:
-        return None, np.zeros(0)
-    y = np.concatenate(ys)
-    if dense:
-        X = np.vstack(Xs) if len(Xs) > 1 else Xs[0]
-    elif isinstance(Xs[0], tuple):  # float16 parts
-        data = np.concatenate([p[0] for p in Xs])
-        indices = np.concatenate([p[1] for p in Xs])
-        offsets = np.cumsum([0] + [p[2][-1] for p in Xs[:-1]])
-        indptr = np.concatenate([np.zeros(1, np.int64)] + [p[2][1:] + off for p, off in zip(Xs, offsets)])
-        X = (data, indices, indptr)
-    else:
-        X = sp.vstack(Xs, format="csr") if len(Xs) > 1 else Xs[0]
-        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
-    del Xs
-    return X, y
-
-
-def _as_compute(X, precision: str, dense: bool, n_features: int):
-    """A stored test set in compute form."""
-    cdtype = COMPUTE_DTYPES[precision]
-    if isinstance(X, tuple):
-        data, indices, indptr = X
-        X = sp.csr_matrix((np.asarray(data, dtype=cdtype), np.asarray(indices), np.asarray(indptr)),
-                          shape=(len(indptr) - 1, n_features))
-    elif sp.issparse(X):
-        X = X.astype(cdtype, copy=False)
-    else:
-        X = np.asarray(X, dtype=cdtype)
-    if dense and sp.issparse(X):
-        X = X.toarray()
-    return X
+def import_libraries(cfg: RunConfig) -> None:
+    """Import what the run's feed, solver and model need (their registry entries':
+    ``registry.imports``), so that the imports phase is the floor: the native library always
+    (a lean run needs nothing else)."""
+    native()
+    if not cfg.lean:
+        import_all(imports(cfg.model, cfg.parser, cfg.solver, cfg.distill))
 
 
 @dataclass
-class _Prepared:
-    """What the prepare phase found and built: the scanned sources and the data's copies."""
+class _Data:
+    """What the prepare phase found and built: the scanned sources, the rows the run trains on
+    (``rows``: the source's, or its text copy's), the held-out rows on disk, the binary copy."""
 
     scanned: loop.Scanned
-    stream_src: Source | None = None
-    held_out: object = None
-    bin_data: object = None
-
-    @property
-    def source(self) -> Source:
-        return self.scanned.source
+    rows: SourceRows
+    held: OnDisk | None = None
+    bin_data: copies.BinaryData | None = None
+    index: str | None = None  # the text's row index, for a shuffled first pass in pieces
 
     @property
     def info(self):
         return self.scanned.info
 
     @property
-    def n_features(self) -> int:
-        return self.scanned.n_features
-
-    @property
-    def classes(self) -> list:
-        return list(self.scanned.info.classes)
+    def classes(self) -> np.ndarray:
+        return np.asarray(self.scanned.info.classes)
 
 
-def _prepare(cfg: RunConfig, cache_dir: str, events) -> _Prepared:
-    prep = _Prepared(loop.scan_sources(cfg, cache_dir))
-    source, info = prep.source, prep.info
-    text_path = None
-    before = cache.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
+def _prepare(cfg: RunConfig, job: dict, events) -> _Data:
+    cache_dir = job["cache_dir"]
+    scanned = loop.scan_sources(cfg, cache_dir, job.get("scan"))
+    source, info, n_features = scanned.source, scanned.info, scanned.n_features
+    classes = np.asarray(info.classes)
+    before = copies.cache_entries(cache_dir)  # what this run builds here, later runs of the data reuse
+    data = _Data(scanned, SourceRows(source, n_features, classes, info.rows))
+    reader, text_path = source, None
     if cfg.mode_entry.parses_text and cfg.workers == 1:
-        text_path = cache.text_copy(source, cache_dir, prep.classes, info.rows)
-        ours = text_path != source.path  # a copy this product wrote
-        prep.stream_src = _cached_copy(text_path, cfg, source, info.rows) if ours else source
-        if not cfg.test_file:
-            prep.held_out = cache.held_out_copy(
-                prep.stream_src, cache_dir, prep.n_features, info.rows,
-                reader=(lambda: _copy_reader(text_path, cfg, source, info.rows)) if ours else None)
-    elif cfg.mode_entry.maps_copy:
-        prep.bin_data = cache.binary_copy(source, cache_dir, prep.classes, prep.n_features, cfg.precision,
-                                          "dense" if cfg.dense else "csr", info.rows,
-                                          hold_out=not cfg.test_file, nnz=info.nnz, nnz_exact=info.exact,
-                                          mixed=cfg.shuffle)
-    events.emit(DATA, info=info.to_dict(), n_features=prep.n_features, text_path=text_path,
-                binary_path=prep.bin_data.folder if prep.bin_data else None,
-                prepared_once=sorted(cache.cache_entries(cache_dir) - before))
-    return prep
-
-
-def _load_train(cfg: RunConfig, job: dict, prep: _Prepared, test_parts: list):
-    """The training rows as the mode holds them, and the bytes they take in memory."""
-    source, info, n_features, dense = prep.source, prep.info, prep.n_features, cfg.dense
-    shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
-    if cfg.workers > 1:  # data-parallel: one pass writes the shards (and collects the held-out rows)
-        from svmcore.worker import parallel
-        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
-        return parallel.Shards(parallel.write_shards(
-            chunks if cfg.test_file else split_both(chunks, test_parts, info.rows), cfg.workers,
-            os.path.join(job.get("run_dir") or job["cache_dir"], "shards"), cfg.precision, prep.classes, n_features,
-            # on disk: each value and its int32 column id, and each row's int32 length and class code
-            need_bytes=info.nnz * (np.dtype(STORE_DTYPES[cfg.precision]).itemsize + 4) + info.rows * 8)), 0
-    if cfg.mode_entry.holds_rows:
-        chunks = source.iter_chunks(CHUNK_ROWS, n_features)
-        X_train, y_train = _gather(chunks if cfg.test_file else split_both(chunks, test_parts, info.rows),
-                                   cfg.precision, dense, n_features)
-        return ArrayData(X_train, y_train, n_features, cfg.precision, dense, shuffle), _nbytes(X_train)
+        text_path = copies.text_copy(source, cache_dir, list(classes), info.rows)
+        if text_path != source.path:  # a copy this product wrote: valid svmlight, read by the C parser if it can
+            copy = _cached_copy(text_path, cfg, source, info.rows)
+            data.rows = SourceRows(copy, n_features, classes, info.rows, cfg.batch_size)
+            reader = _cached_copy(text_path, validate(cfg.to_dict(), parser=Parser.NATIVE.value), source, info.rows) \
+                if native() else copy
+        else:
+            data.rows = SourceRows(source, n_features, classes, info.rows, cfg.batch_size)
+        if cfg.shuffle:
+            data.index = row_index(data.rows.source, cache_dir)
     if cfg.mode_entry.maps_copy:
-        Xp, yi = prep.bin_data.part("train")
-        return ArrayData(Xp, _LazyLabels(yi, prep.classes), n_features, cfg.precision, dense, shuffle), 0
-    n_train = info.rows - n_test_rows(info.rows) if not cfg.test_file else info.rows
+        data.bin_data = copies.binary_copy(source, cache_dir, list(classes), n_features, cfg.precision,
+                                           "dense" if cfg.representation == Representation.DENSE else "csr",
+                                           info.rows, hold_out=not cfg.test_file, nnz=info.nnz, nnz_exact=info.exact,
+                                           mixed=cfg.shuffle)
+    elif not cfg.test_file:
+        data.held = held_out(SourceRows(reader, n_features, classes, info.rows), cache_dir)
+    events.emit(DATA, info=info.to_dict(), n_features=n_features, text_path=text_path,
+                binary_path=data.bin_data.folder if data.bin_data else None,
+                prepared_once=sorted(copies.cache_entries(cache_dir) - before))
+    return data
+
+
+def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:
+    """The source over a cached text copy of ``source``, pinned as it is now, and named after
+    the dataset in messages."""
+    copy = Source(validate(cfg.to_dict(), dataset=text_path))
+    copy.pin(rows=rows)
+    copy.name, copy.during = source.name, source.during
+    return copy
+
+
+def _feed(cfg: RunConfig, job: dict, data: _Data):
+    """The training rows as the mode holds them."""
+    shuffle = Shuffle(cfg.seed, cfg.shuffle_buffer) if cfg.shuffle else None
+    sdtype, cdtype = np.dtype(STORE_DTYPES[cfg.precision]), np.dtype(COMPUTE_DTYPES[cfg.precision])
+    info, hold_out = data.info, not cfg.test_file
+    n_train = info.rows - n_test_rows(info.rows) if hold_out else info.rows
+    if cfg.workers > 1:  # data-parallel: one pass writes the shards
+        from svmcore.worker import parallel
+        return parallel.Shards(parallel.write_shards(
+            data.rows.rows(False if hold_out else None), cfg.workers,
+            os.path.join(job.get("run_dir") or job["cache_dir"], "shards"), sdtype,
+            # on disk: each value and its int32 column id, and each row's int32 length and class code
+            need_bytes=info.nnz * (sdtype.itemsize + 4) + info.rows * 8), cdtype)
+    if cfg.mode_entry.maps_copy:
+        return InMemory(*data.bin_data.part("train"), cdtype, shuffle)
+    if cfg.mode_entry.holds_rows:
+        dense = data.scanned.n_features if cfg.representation == Representation.DENSE else None
+        feed = InMemory.load(data.rows.rows(False if hold_out else None), sdtype, cdtype, dense, shuffle)
+        data.rows.source.check_unchanged()  # the whole file read as it was scanned
+        if feed.n_rows != n_train:
+            data.scanned.check_unchanged()
+            source = data.rows.source
+            raise DataChangedError(f"{source.name} changed while training: {n_train:,} training rows at the start, "
+                                   f"{feed.n_rows:,} read; re-run on a stable copy", source.path)
+        return feed
     spill = None
     if cfg.epochs > 1 and cfg.model_entry.incremental and job.get("run_dir"):
-        spill = Spill(os.path.join(job["run_dir"], "spill"), STORE_DTYPES[cfg.precision], prep.classes, n_features)
-    return StreamData(prep.stream_src, n_train, n_features, cfg.precision, dense, cfg.threads > 1,
-                      hold_out=not cfg.test_file, spill=spill, shuffle=shuffle, total_rows=info.rows), 0
+        spill = Spill(os.path.join(job["run_dir"], "spill"), sdtype)
+    return Streamed(data.rows, n_train, sdtype, cdtype, shuffle, spill, cfg.threads > 1, hold_out, data.index)
 
 
-def _load_test(cfg: RunConfig, prep: _Prepared, test_parts: list):
-    """The held-out (or test file's) rows, in compute form."""
-    n_features, classes = prep.n_features, prep.classes
-    if cfg.test_file:
-        X_test, y_test = _gather(prep.scanned.test_source.iter_chunks(CHUNK_ROWS, n_features), cfg.precision, False,
-                                 n_features)
-    elif cfg.mode_entry.maps_copy:
-        Xp, yi = prep.bin_data.part("test")
-        X_test = tuple(np.array(a) for a in Xp) if isinstance(Xp, tuple) else np.array(Xp)
-        y_test = np.asarray(classes)[np.asarray(yi)]
-    elif cfg.mode_entry.holds_rows or cfg.workers > 1:
-        X_test, y_test = _gather(iter(test_parts), cfg.precision, False, n_features)
-        test_parts.clear()
+class _Test:
+    """The test rows: the held-out rows on disk (their codes and row index let go while
+    training), or a test file's or a memory-mapped copy's in memory; class codes over
+    ``all_classes`` (the training classes and any label only a test file has)."""
+
+    def __init__(self, cfg: RunConfig, data: _Data):
+        self.data = data
+        test_info = data.scanned.test_info
+        self.all_classes = np.unique(np.concatenate([data.classes, np.asarray(test_info.classes if test_info else [])]))
+        if cfg.test_file:
+            rows = SourceRows(data.scanned.test_source, data.scanned.n_features, self.all_classes, test_info.rows)
+            blocks = list(rows.rows(None))
+            self.X = concat([X.sparse() for X, _ in blocks])
+            self._codes = np.concatenate([c for _, c in blocks])
+        elif cfg.mode_entry.maps_copy:
+            X, codes = data.bin_data.part("test")
+            self.X, self._codes = X.copy(), np.searchsorted(self.all_classes, data.classes)[np.asarray(codes)]
+        else:
+            self.X, self._codes = data.held, None
+        self.n_rows = self.X.n_rows
+        if self.n_rows == 0:
+            raise DataError("no rows are left for testing; give a test file or more rows")
+
+    def codes(self) -> np.ndarray:
+        if self._codes is not None:
+            return self._codes
+        codes, bad = class_codes(self.all_classes, self.X.labels())
+        if bad.shape[0]:
+            raise DataError("the cached held-out rows have a label the scan did not see; delete the cache folder",
+                            self.X.folder)
+        return codes
+
+    def release(self) -> None:
+        """Let the rows on disk's index go while training (0.46 MiB at the 20,000-row cap)."""
+        if isinstance(self.X, OnDisk):
+            self.X.release()
+
+
+def run(job: dict, events, phases) -> RunSummary:
+    # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
+    cfg: RunConfig = validate(job["config"])
+    import_libraries(cfg)
+    blas = None
+    if not cfg.lean:
+        from threadpoolctl import threadpool_info, threadpool_limits
+
+        limiter = threadpool_limits(limits=cfg.threads)  # noqa: F841 (held for the whole run)
+        blas = threadpool_info
+
+    phases.start("prepare")
+    data = _prepare(cfg, job, events)
+    floor.trim()  # a first run scans the file and extracts the held-out rows: give that memory back
+
+    phases.start("load")
+    feed = _feed(cfg, job, data)
+    test = _Test(cfg, data)
+    events.emit(LOADED, train_rows=feed.n_rows, test_rows=test.n_rows, train_data_bytes=feed.nbytes,
+                test_data_bytes=test.X.nbytes)
+    trainer = Trainer(cfg, data.classes, data.scanned.n_features, feed.n_rows, data.info.class_counts)
+    k = test.all_classes.shape[0]
+    sdtype, cdtype = STORE_DTYPES[cfg.precision], COMPUTE_DTYPES[cfg.precision]
+    to_all = np.searchsorted(test.all_classes, data.classes)  # a model's class codes as codes of all_classes
+
+    def predicts(*models: Trainer):
+        # in the storage precision, then the compute one (not metered: these are not training batches)
+        return [lambda X, m=m: to_all[m.predict_codes(X.stored(sdtype).stored(cdtype))] for m in models]
+
+    def score(X, codes) -> dict:
+        return scores(loop.confusions(predicts(trainer), X, codes, k)[0][0], test.all_classes)
+
+    X_eval = c_eval = None
+    if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
+        eval_rows = loop.eval_sample_rows(cfg.seed, test.n_rows)
+        X_eval, c_eval = test.X.gather(eval_rows), test.codes()[eval_rows]
+        if job.get("run_dir"):
+            X_eval = sample_on_disk(os.path.join(job["run_dir"], "eval-sample"), X_eval, c_eval)
+    test.release()
+    transformed = False
+    if trainer.needs_transform_fit:
+        phases.start("transform")
+        feed, transformed = _fit_transform(cfg, trainer, feed)
+        events.emit(TRANSFORMED, components=int(trainer.transform(test.X.slice(0, 1)).shape[1]))
+
+    phases.start("train")
+    UPCASTS.reset()  # the train phase's batches only (the load and a transform sample are not batches)
+    progress = loop.Progress(events, cfg.epochs if trainer.incremental else 1,
+                             feed.n_rows * (cfg.epochs if trainer.incremental else 1), cfg.monitor)
+    if c_eval is not None:
+        progress.evaluate = loop.live_evaluator(progress, score, X_eval, c_eval)
+    parallel_info = _train(cfg, trainer, feed, progress, phases, transformed)
+    train_s = progress.train_s
+    upcast = UPCASTS.summary()
+    drop_sample(X_eval)
+    student = None
+    if cfg.distill:
+        phases.start("distill")
+        student = _distill(cfg, trainer, feed, data, events, phases.faults)
+    data.scanned.check_unchanged()
+    spill = loop.spill_report(feed.spill)
+    threads = {"requested": cfg.threads, "os_threads": loop.os_threads(), "reader_thread": feed.reader_thread,
+               "blas": [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")} for d in blas()]
+               if blas else []}
+
+    phases.start("evaluate")
+    served = student or trainer  # a distilled run's model is its student: scored, reported and exported
+    codes = test.codes()
+    if student is None:
+        final, distillation = score(test.X, codes), None
     else:
-        X_test, y_test = _gather(iter([prep.held_out.load()]), cfg.precision, False, n_features)
-    if y_test.shape[0] == 0:
-        from svmcore.spec.errors import DataError
-        raise DataError("no rows are left for testing; give a test file or more rows")
-    return _as_compute(X_test, cfg.precision, False, n_features), y_test
+        final, distillation = _distilled_scores(trainer, student, loop.confusions(
+            predicts(trainer, student), test.X, codes, k), test.all_classes, test.n_rows)
+    return loop.final_result(
+        progress, train_s, final, test.n_rows, events,
+        shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
+        train_rows=feed.n_rows, features=data.scanned.n_features, regularisation=served.regularisation,
+        train_data_bytes=feed.nbytes, model_bytes=trainer.model_bytes() + (student.model_bytes() if student else 0),
+        **served.sparse_model(), upcast=upcast, distillation=distillation, threads=threads,
+        data=data.info.to_dict(), parallel=parallel_info, lean=cfg.lean,
+        **save_model(job.get("run_dir"), served.model, cfg, served.classes, test.X))
 
 
-def _fit_transform(cfg: RunConfig, trainer: Trainer, train, X_test, events):
-    """kernel-approx: the transform fitted on a sample of training rows; in memory mode all
-    rows transformed up front (then the batches are fitted as they are). Returns (train, transformed)."""
-    sample_X, _ = train.batch(0, min(KERNEL_SAMPLE_ROWS, train.n_rows)) if isinstance(train, ArrayData) \
-        else train.sample(min(KERNEL_SAMPLE_ROWS, train.n_rows))
-    trainer.fit_transform_on(sample_X)
-    del sample_X
-    pre_transformed = False
-    # the in-memory pipeline transforms all rows up front (not when a student needs them as they are)
-    if isinstance(train, ArrayData) and cfg.mode_entry.holds_rows and not cfg.distill:
-        X_all = train.X if not isinstance(train.X, tuple) else train.batch(0, train.n_rows)[0]
-        train = ArrayData(trainer.transform(X_all), train.y, trainer.cfg.n_components,
-                          "float64" if cfg.precision == "float64" else "float32", False, train.shuffle)
-        del X_all
-        pre_transformed = True
-    events.emit(TRANSFORMED, components=int(trainer.transform(X_test[:1]).shape[1]))
-    return train, pre_transformed
+def _fit_transform(cfg: RunConfig, trainer: Trainer, feed):
+    """kernel-approx: the transform fitted on the first training rows; in memory mode all rows
+    transformed up front (not when a student needs them as they are). Returns (feed, whether
+    its rows are transformed)."""
+    trainer.fit_transform_on(feed.head(min(KERNEL_SAMPLE_ROWS, feed.n_rows)).X)
+    if not cfg.mode_entry.holds_rows or cfg.distill or cfg.workers > 1:
+        return feed, False
+    rows = feed.head(feed.n_rows)
+    Z = trainer.transform(rows.X)
+    return InMemory(Dense(Z), rows.codes, Z.dtype, feed.shuffle), True
 
 
-def _train(cfg: RunConfig, trainer: Trainer, train, progress: loop.Progress, phases, pre_transformed: bool):
-    """Every pass of training (or the one fit of a model that needs all rows); a
-    data-parallel run's report, or None."""
+def _train(cfg: RunConfig, trainer: Trainer, feed, progress: loop.Progress, phases, transformed: bool):
+    """Every pass of training (or the one fit of a model that needs all rows); a data-parallel
+    run's report, or None."""
     if not trainer.incremental:
-        X_all, y_all = train.batch(0, train.n_rows)
-        trainer.fit_all(X_all, y_all)
-        del X_all
-        progress.samples = progress.batches = train.n_rows
+        rows = feed.head(feed.n_rows)
+        trainer.fit_all(rows.X, rows.codes)
+        del rows
+        progress.samples = progress.batches = feed.n_rows
         if progress.every_s is not None:
             progress.emit(0)
         if progress.evaluate is not None:
@@ -226,185 +289,41 @@ def _train(cfg: RunConfig, trainer: Trainer, train, progress: loop.Progress, pha
         return None
     if cfg.workers > 1:
         from svmcore.worker import parallel
-
-        def on_epoch(epoch: int, rows: int, seconds: float) -> None:
-            progress.samples += rows
-            progress.batches += sum(-(-s.rows // cfg.batch_size) for s in train.shards)
-            progress.epoch_rates.append(rows / seconds if seconds > 0 else None)
-            if progress.every_s is not None:
-                progress.emit(epoch, epoch_samples_per_s=progress.epoch_rates[-1])
-
         try:
-            return parallel.train(cfg, trainer, train, progress.events, progress.evaluate or (lambda: None),
-                                  on_epoch, os.environ.get("SVMCORE_FAULT"))
+            return parallel.train(cfg, trainer, feed, progress, phases.faults)
         finally:
-            train.discard()
-    if pre_transformed:
-        fit, classes = trainer.model.partial_fit, trainer.classes
-        step = lambda Xb, yb: fit(Xb, yb, classes=classes)  # noqa: E731
-    else:
-        step = trainer.partial_fit
-    loop.train_passes(progress, lambda epoch: train.batches(cfg.batch_size, epoch), step, cfg.gc_every,
-                 getattr(phases, "faults", None))
+            feed.discard()
+    fit = (lambda X, codes: trainer.fit(X, codes, transformed=True)) if transformed else trainer.fit
+    loop.train_passes(progress, lambda epoch: feed.batches(cfg.batch_size, epoch), fit, cfg.gc_every, phases.faults)
     return None
 
 
-def run(job: dict, events, phases) -> RunSummary:
-    # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
-    cfg: RunConfig = validate(job["config"])
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    limiter = threadpool_limits(limits=cfg.threads)  # noqa: F841 (held for the whole run)
-    np.random.seed(cfg.seed % 2**32)
-    dense = cfg.dense
-
-    phases.start("prepare")
-    prep = _prepare(cfg, job["cache_dir"], events)
-
-    phases.start("load")
-    test_parts: list = []  # memory mode and data-parallel runs collect the held-out rows in their one pass
-    train, train_bytes = _load_train(cfg, job, prep, test_parts)
-    X_test, y_test = _load_test(cfg, prep, test_parts)
-    events.emit(LOADED, train_rows=train.n_rows, test_rows=int(y_test.shape[0]),
-                train_data_bytes=train_bytes, test_data_bytes=_nbytes(X_test))
-
-    trainer = Trainer(cfg, prep.classes, prep.n_features, train.n_rows, prep.info.class_counts)
-    score_classes = _score_classes(prep.classes, y_test)
-
-    def score(X, y) -> dict:
-        return scores(_confusions([trainer], X, y, dense, score_classes)[0][0], score_classes)
-
-    X_eval = y_eval = None
-    if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
-        eval_rows = loop.eval_sample_rows(cfg.seed, y_test.shape[0])
-        X_eval, y_eval = X_test[eval_rows], y_test[eval_rows]
-    pre_transformed = False
-    if trainer.needs_transform_fit:
-        phases.start("transform")
-        train, pre_transformed = _fit_transform(cfg, trainer, train, X_test, events)
-
-    phases.start("train")
-    UPCASTS.reset()  # the train phase's batches only (the load and a transform sample are not batches)
-    progress = loop.Progress(events, cfg.epochs if trainer.incremental else 1,
-                             train.n_rows * (1 if not trainer.incremental else cfg.epochs), cfg.monitor)
-    if y_eval is not None:
-        progress.evaluate = loop.live_evaluator(progress, score, X_eval, y_eval)
-    parallel_info = _train(cfg, trainer, train, progress, phases, pre_transformed)
-    train_s = progress.train_s
-    upcast = UPCASTS.summary()
-    student = None
-    if cfg.distill:
-        phases.start("distill")
-        student = _distill(cfg, trainer, train, prep, events, getattr(phases, "faults", None))
-    prep.scanned.check_unchanged()
-    spill = loop.spill_report(getattr(train, "spill", None))
-    threads_info = [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")}
-                    for d in threadpool_info()]
-
-    phases.start("evaluate")
-    served = student or trainer  # a distilled run's model is its student: scored, reported and exported
-    final, distillation = (_distilled_scores(trainer, student, X_test, y_test, dense, score_classes) if student
-                           else (score(X_test, y_test), None))
-    return loop.final_result(
-        progress, train_s, final, int(y_test.shape[0]), events,
-        shuffle=cfg.shuffle, recomputed_layers=getattr(trainer.model, "recomputed_layers", None), spill=spill,
-        train_rows=train.n_rows, features=prep.n_features, regularisation=served.regularisation,
-        train_data_bytes=train_bytes, model_bytes=trainer.model_bytes() + (student.model_bytes() if student else 0),
-        **served.sparse_model(), upcast=upcast, distillation=distillation,
-        threads={"requested": cfg.threads, "blas": threads_info, "os_threads": loop.os_threads(),
-                 "reader_thread": isinstance(train, StreamData) and train.reader_thread},
-        data=prep.info.to_dict(), parallel=parallel_info,
-        **save_model(job.get("run_dir"), served.model, cfg, served.classes, X_test))
-
-
-def _distill(cfg: RunConfig, teacher: Trainer, train, prep: _Prepared, events, faults) -> Trainer:
+def _distill(cfg: RunConfig, teacher: Trainer, feed, data: _Data, events, faults) -> Trainer:
     """The distill stage: a linear-svm student (the run's solver, epochs and batches, its own
     alpha for the rows) trained on the teacher's predictions for each training batch. Its
     passes draw their own shuffles (epochs after the teacher's) and emit no progress events:
     the live charts stay the teacher's."""
-    student = Trainer(validate(cfg.to_dict(), model="linear-svm", distill=False), prep.classes, prep.n_features,
-                      train.n_rows, prep.info.class_counts)
-    progress = loop.Progress(events, cfg.epochs, train.n_rows * cfg.epochs, Monitor.OFF)
+    student = Trainer(validate(cfg.to_dict(), model=Model.LINEAR_SVM.value, distill=False), data.classes,
+                      data.scanned.n_features, feed.n_rows, data.info.class_counts)
+    progress = loop.Progress(events, cfg.epochs, feed.n_rows * cfg.epochs, Monitor.OFF)
 
-    def step(Xb, yb) -> None:
-        student.partial_fit(Xb, teacher.model.predict(teacher.transform(Xb)))
+    def step(X, codes) -> None:
+        student.fit(X, teacher.predict_codes(X))
 
-    loop.train_passes(progress, lambda epoch: train.batches(cfg.batch_size, cfg.epochs + epoch), step, cfg.gc_every,
+    loop.train_passes(progress, lambda epoch: feed.batches(cfg.batch_size, cfg.epochs + epoch), step, cfg.gc_every,
                       faults)
     return student
 
 
-def _distilled_scores(teacher: Trainer, student: Trainer, X_test, y_test, dense: bool,
-                      classes: np.ndarray) -> tuple[dict, dict]:
+def _distilled_scores(teacher: Trainer, student: Trainer, scored, classes: np.ndarray, n_test: int
+                      ) -> tuple[dict, dict]:
     """The student's scores on the test rows (the run's), and the distillation: the teacher's scores
-    beside them, how often the two agree, their sizes. One pass: each model predicts each row once."""
-    (mt, ms), agree = _confusions([teacher, student], X_test, y_test, dense, classes)
+    beside them, how often the two agree, their sizes (``scored``: both models' confusions in one pass)."""
+    (mt, ms), agree = scored
     t, s = scores(mt, classes), scores(ms, classes)
     return s, {"teacher": {"model": teacher.cfg.model, "accuracy": t["accuracy"],
                            "balanced_accuracy": t["balanced_accuracy"], "model_bytes": teacher.model_bytes()},
-               "student": {"model": "linear-svm", "solver": student.cfg.solver, "accuracy": s["accuracy"],
+               "student": {"model": Model.LINEAR_SVM.value, "solver": student.cfg.solver, "accuracy": s["accuracy"],
                            "balanced_accuracy": s["balanced_accuracy"], "model_bytes": student.model_bytes()},
-               "agreement": agree / y_test.shape[0] if y_test.shape[0] else None,
+               "agreement": agree / n_test if n_test else None,
                "labels": "the teacher's predicted classes (hard targets)"}
-
-
-def _cached_copy(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:
-    """The stream source over a cached text copy of ``source``, pinned as it is now, and
-    named after the dataset in messages."""
-    copy = Source(validate(cfg.to_dict(), dataset=text_path))
-    copy.pin(rows=rows)
-    copy.name, copy.during = source.name, source.during
-    return copy
-
-
-def _copy_reader(text_path: str, cfg: RunConfig, source: Source, rows: int) -> Source:
-    """The source that reads the held-out rows out of a text copy this product wrote. The copy
-    is valid svmlight by construction, so the C parser reads it, whatever the run's parser:
-    its rows are scikit-learn's to the bit, in a tenth of the time (a 50,000-row copy: 3 s
-    with scikit-learn's parser, the full read a first stream run spends before training)."""
-    if cfg.parser != Parser.NATIVE:
-        try:
-            from svmcore.data import native
-            native.lib()
-        except Exception as e:  # no gcc: the run's own parser reads it, slower, the same rows
-            log.warning("native parser unavailable (%s); the held-out rows are read with the %s parser", e,
-                        cfg.parser)
-        else:
-            cfg = validate(cfg.to_dict(), parser=Parser.NATIVE.value)
-    return _cached_copy(text_path, cfg, source, rows)
-
-
-def _score_classes(classes: list, y_test: np.ndarray) -> np.ndarray:
-    """The training classes and any label only the test set has (never predicted, but
-    its rows count as errors)."""
-    return np.unique(np.concatenate([np.asarray(classes), np.asarray(y_test)]))
-
-
-def _confusions(models: list[Trainer], X, y, dense: bool, classes: np.ndarray) -> tuple[list[np.ndarray], int]:
-    """Each model's confusion matrix over ``classes``, scored in slices so that a dense or
-    transformed test set never exists whole; and on how many rows the first two models agree."""
-    k = classes.shape[0]
-    matrices = [np.zeros((k, k), np.int64) for _ in models]
-    agree = 0
-    for s in range(0, y.shape[0], SCORE_SLICE_ROWS):
-        Xs = X[s:s + SCORE_SLICE_ROWS]
-        if dense and sp.issparse(Xs):
-            Xs = Xs.toarray()
-        truth = np.searchsorted(classes, y[s:s + SCORE_SLICE_ROWS])
-        preds = [m.model.predict(m.transform(Xs)) for m in models]
-        for matrix, pred in zip(matrices, preds):
-            matrix += confusion(truth, np.searchsorted(classes, pred), k)
-        agree += int((preds[0] == preds[1]).sum()) if len(preds) > 1 else 0
-    return matrices, agree
-
-
-class _LazyLabels:
-    """Class labels over a memory-mapped array of class indices, decoded per batch."""
-
-    def __init__(self, yi, classes):
-        self.yi = yi
-        self.classes = np.asarray(classes)
-        self.shape = yi.shape
-
-    def __getitem__(self, s):
-        return self.classes[np.asarray(self.yi[s])]

@@ -88,35 +88,33 @@ def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small
     import scipy.sparse as sp
 
     from svmcore.data.spill import Spill
+    from tests.helpers import parts_of
 
     X = sp.random(20_000, 1000, density=0.02, format="csr", random_state=0)  # ~4.8 MB spilled
     y = np.arange(20_000) % 2
-    spill = Spill(os.path.join(small_disk, "spill"), np.float64, [0, 1], 1000)
-    seen = sum(b[0].shape[0] for b in spill.write_through((X[s:s + 1000], y[s:s + 1000])
-                                                          for s in range(0, 20_000, 1000)))
+    spill = Spill(os.path.join(small_disk, "spill"), np.float64)
+    seen = sum(b[0].n_rows for b in spill.write_through((parts_of(X[s:s + 1000]), y[s:s + 1000])
+                                                        for s in range(0, 20_000, 1000)))
     assert seen == 20_000
     assert not spill.complete and "could not write the spill" in spill.failed
     assert not os.path.exists(os.path.join(small_disk, "spill"))
 
 
-def test_the_lean_shuffle_buffer_drops_a_spill_that_fills_the_disk_and_trains_every_row(small_disk, tmp_path):
-    """The lean path spills each shuffled batch as it is trained: a full disk drops the spill
+def test_the_shuffle_buffer_drops_a_spill_that_fills_the_disk_and_trains_every_row(small_disk, tmp_path):
+    """A shuffled stream spills each batch as it is trained: a full disk drops the spill
     mid-pass and every row still trains."""
     import numpy as np
 
     from svmcore.data.files import make_dataset
-    from svmcore.data.sources import Source
+    from svmcore.data.shuffle_order import Shuffle
     from svmcore.data.spill import Spill
-    from svmcore.worker import lean
+    from tests.helpers import stream_feed
 
     path = str(tmp_path / "d.svm")
     make_dataset("sparse-text", rows=20_000, features=3000, nnz_per_row=20, seed=5, out=path)  # ~4.8 MB spilled
-    cfg = validate({"dataset": path, "mode": "stream", "shuffle_buffer": 2048})
-    source = Source(cfg)
-    source.pin()
-    classes = np.array([-1.0, 1.0])
-    spill = Spill(os.path.join(small_disk, "spill"), np.float64, classes, 3000)
-    stream = lean.LeanStream(source, 20_000, 3000, cfg, classes, 20_000, False, spill)
+    cfg = validate({"dataset": path, "mode": "stream", "shuffle_buffer": 2048, "parser": "native"})
+    spill = Spill(os.path.join(small_disk, "spill"), np.float64)
+    stream = stream_feed(cfg, 20_000, spill, Shuffle(cfg.seed, 2048), hold_out=False)
     codes = np.concatenate([b.codes for b in stream.batches(256, 0)])
     assert codes.shape[0] == 20_000
     assert not spill.complete and "could not write the spill" in spill.failed
@@ -126,18 +124,19 @@ def test_the_lean_shuffle_buffer_drops_a_spill_that_fills_the_disk_and_trains_ev
 
 
 def test_a_live_sample_the_disk_cannot_take_stays_in_memory(small_disk, caplog):
-    """The lean path writes its live-evaluation sample to the run's folder; on a full disk it
+    """A run writes its live-evaluation sample to the run's folder; on a full disk it
     keeps the sample in memory (and says so in the log) instead of failing the run."""
     import numpy as np
     import scipy.sparse as sp
 
-    from svmcore.worker import lean
+    from svmcore.data.feeds.held_out import sample_on_disk
+    from tests.helpers import parts_of
 
     _fill(small_disk)
     X = sp.random(2000, 400, density=0.05, random_state=1, format="csr")
-    parts = lean.Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
+    parts = parts_of(X)
     with caplog.at_level("WARNING"):
-        got = lean._sample_on_disk(os.path.join(small_disk, "eval-sample"), parts, np.zeros(2000, np.int64))
+        got = sample_on_disk(os.path.join(small_disk, "eval-sample"), parts, np.zeros(2000, np.int64))
     assert got is parts
     assert "kept the live-evaluation sample in memory" in caplog.text
     assert not os.path.exists(os.path.join(small_disk, "eval-sample"))
@@ -168,14 +167,15 @@ def test_shards_that_fill_the_disk_say_disk_full_with_the_folder_and_the_space_a
     import scipy.sparse as sp
 
     from svmcore.worker.parallel import DiskFull, write_shards
+    from tests.helpers import parts_of
 
     X = sp.random(20_000, 1000, density=0.02, format="csr", random_state=0)  # ~4.8 MB in shards
     y = np.arange(20_000) % 2
     folder = os.path.join(small_disk, "runs", "1", "shards")
     need = X.nnz * 12 + 20_000 * 8
     with pytest.raises(DiskFull) as err:
-        write_shards(((X[s:s + 1000], y[s:s + 1000]) for s in range(0, 20_000, 1000)), 2, folder, "float64",
-                     [0, 1], 1000, need_bytes=need)
+        write_shards(((parts_of(X[s:s + 1000]), y[s:s + 1000]) for s in range(0, 20_000, 1000)), 2, folder,
+                     np.float64, need_bytes=need)
     message = str(err.value)
     assert message.startswith("disk full: ") and folder in message, message
     assert f"need about {need / 2**20:,.1f} MiB" in message, message
@@ -265,7 +265,9 @@ def test_a_disk_that_fills_up_mid_run_is_one_outcome_everywhere(small_disk, comm
     from tests.helpers import assert_nothing_left
 
     home = os.path.join(small_disk, "home")
-    args = [command, "--rows=5000", "--epochs=1"] + (["--budget=400"] if command == "fit" else [])
+    # monitor light: with full monitoring the live sample waits on disk and is deleted when training ends,
+    # which gives the filled disk back a MiB for the run's last writes
+    args = [command, "--rows=5000", "--epochs=1", "--monitor=light"] + (["--budget=400"] if command == "fit" else [])
     env = dict(os.environ, PYTHONPATH=ROOT, SVMCORE_FAULT="sleep:2@train")
     proc = subprocess.Popen([sys.executable, "-m", "svmcore", "--home", home, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)

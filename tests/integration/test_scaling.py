@@ -11,7 +11,8 @@ import os
 import numpy as np
 import pytest
 
-from svmcore.data.batches import split_chunks
+from svmcore.data.feeds.source_rows import numbered, split
+from svmcore.data.rows import Rows, block_of
 from svmcore.data.sources import Source
 from svmcore.engine.runner import Run
 from svmcore.spec.config import validate
@@ -81,10 +82,12 @@ def test_linear_svm_matches_liblinear_on_the_default_dataset(home):
     import scipy.sparse as sp
 
     src = Source(cfg)
-    tr = list(split_chunks(src.iter_chunks(10_000, cfg.features), want_test=False, rows=cfg.rows))
-    te = list(split_chunks(src.iter_chunks(10_000, cfg.features), want_test=True, rows=cfg.rows))
-    X_tr, y_tr = sp.vstack([c[0] for c in tr]).tocsr(), np.concatenate([c[1] for c in tr])
-    X_te, y_te = sp.vstack([c[0] for c in te]).tocsr(), np.concatenate([c[1] for c in te])
+    def part(want_test: bool):
+        blocks = (Rows(block_of(X), y) for X, y in src.iter_chunks(10_000, cfg.features))
+        got = list(split(numbered(blocks), want_test, cfg.rows))
+        return sp.vstack([X.csr(cfg.features) for X, _ in got]).tocsr(), np.concatenate([y for _, y in got])
+
+    (X_tr, y_tr), (X_te, y_te) = part(False), part(True)
     reference = LinearSVC().fit(X_tr, y_tr).score(X_te, y_te)
     assert run.wait(600) == RunStatus.COMPLETED, run.summary
     assert abs(run.summary.accuracy - reference) <= 0.01, (run.summary.accuracy, reference)

@@ -1,4 +1,6 @@
-"""svmcore.batches: rebatch, split_chunks, ArrayData."""
+"""The one batch type's plumbing: ``rows.rebatch``, the held-out split (``feeds.source_rows.split``),
+the in-memory feed (``feeds.memory.InMemory``: storage and compute precisions, CSR parts or a
+dense block) and a streamed pass counted against the scan."""
 
 from __future__ import annotations
 
@@ -8,16 +10,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore.data.batches import (
-    COMPUTE_DTYPES,
-    STORE_DTYPES,
-    ArrayData,
-    cut_rows,
-    rebatch,
-    split_chunks,
-    to_storage,
-)
+from svmcore.data.feeds.memory import InMemory
+from svmcore.data.feeds.source_rows import numbered, split
+from svmcore.data.rows import COMPUTE_DTYPES, STORE_DTYPES, Dense, Parts, Rows, block_of, rebatch
 from svmcore.data.sources import MAX_TEST_ROWS, TEST_EVERY, is_test_row
+from tests.helpers import parts_of
 
 
 def source_matrix(rows=1000, cols=40, seed=0) -> sp.csr_matrix:
@@ -34,38 +31,36 @@ def source_matrix(rows=1000, cols=40, seed=0) -> sp.csr_matrix:
 
 
 def chunked(X, y, sizes):
-    """Row chunks of (X, y) with the given sizes (cycled until the rows run out)."""
+    """Row chunks of (X, y) with the given sizes (cycled until the rows run out), as blocks."""
     out, start, i = [], 0, 0
     while start < X.shape[0]:
         n = sizes[i % len(sizes)]
-        out.append((X[start:start + n], y[start:start + n]))
+        out.append(Rows(block_of(X[start:start + n]), y[start:start + n]))
         start += n
         i += 1
     return out
 
 
 def to_dense(X) -> np.ndarray:
-    return X.toarray() if sp.issparse(X) else np.asarray(X)
+    return X.toarray() if sp.issparse(X) else X.dense(40) if hasattr(X, "dense") else np.asarray(X)
 
 
 # ---------------------------------------------------------------- rebatch
 
-@pytest.mark.parametrize("kind", ["sparse", "dense"])
 @pytest.mark.parametrize("chunk_sizes", [[1000], [1], [7], [333, 1, 50], [999, 1], [2000]])
 @pytest.mark.parametrize("batch_size", [1, 10, 64, 999, 1000, 1001, 5000])
-def test_rebatch_yields_exact_batch_sizes_and_every_row_once(kind, chunk_sizes, batch_size):
+def test_rebatch_yields_exact_batch_sizes_and_every_row_once(chunk_sizes, batch_size):
     X = source_matrix(1000)
     y = np.arange(1000)
-    Xs = X if kind == "sparse" else X.toarray()
-    batches = list(rebatch(iter(chunked(Xs, y, chunk_sizes)), batch_size))
-    sizes = [b[0].shape[0] for b in batches]
-    assert all(b[1].shape[0] == s for b, s in zip(batches, sizes))
+    batches = list(rebatch(iter(chunked(X, y, chunk_sizes)), batch_size))
+    sizes = [b.X.n_rows for b in batches]
+    assert all(b.codes.shape[0] == s for b, s in zip(batches, sizes))
     assert sizes[:-1] == [batch_size] * (len(sizes) - 1)
     assert 1 <= sizes[-1] <= batch_size
     assert sum(sizes) == 1000
-    assert all(sp.issparse(b[0]) == (kind == "sparse") for b in batches)
-    np.testing.assert_array_equal(np.concatenate([b[1] for b in batches]), y)
-    np.testing.assert_array_equal(np.vstack([to_dense(b[0]) for b in batches]), X.toarray())
+    assert all(isinstance(b.X, Parts) for b in batches)
+    np.testing.assert_array_equal(np.concatenate([b.codes for b in batches]), y)
+    np.testing.assert_array_equal(np.vstack([to_dense(b.X) for b in batches]), X.toarray())
 
 
 def test_rebatch_of_nothing_is_nothing():
@@ -73,25 +68,30 @@ def test_rebatch_of_nothing_is_nothing():
 
 
 def test_rebatch_skips_empty_chunks():
-    X = np.arange(20.0).reshape(10, 2)
+    X = np.arange(1.0, 21.0).reshape(10, 2)
     y = np.arange(10)
-    chunks = [(X[:0], y[:0]), (X[:4], y[:4]), (X[4:4], y[4:4]), (X[4:], y[4:])]
+    P = Dense(X).sparse()
+    chunks = [(P.slice(0, 0), y[:0]), (P.slice(0, 4), y[:4]), (P.slice(4, 4), y[4:4]), (P.slice(4, 10), y[4:])]
     batches = list(rebatch(iter(chunks), 3))
-    assert [b[0].shape[0] for b in batches] == [3, 3, 3, 1]
-    np.testing.assert_array_equal(np.vstack([b[0] for b in batches]), X)
+    assert [b.X.n_rows for b in batches] == [3, 3, 3, 1]
+    np.testing.assert_array_equal(np.vstack([b.X.dense(2) for b in batches]), X)
 
 
-# ---------------------------------------------------------------- split_chunks
+# ---------------------------------------------------------------- split
+
+def split_chunks(chunks, want_test: bool, rows: int):
+    return split(numbered(chunks), want_test, rows)
+
 
 def run_split(n_rows, chunk_sizes):
     y = np.arange(n_rows)
-    X = y.reshape(-1, 1).astype(np.float64)
-    train = list(split_chunks(iter(chunked(X, y, chunk_sizes)), want_test=False, rows=n_rows))
-    test = list(split_chunks(iter(chunked(X, y, chunk_sizes)), want_test=True, rows=n_rows))
+    X = Dense((y + 1).reshape(-1, 1).astype(np.float64))
+    train = list(split_chunks(iter(chunked(X.array, y, chunk_sizes)), want_test=False, rows=n_rows))
+    test = list(split_chunks(iter(chunked(X.array, y, chunk_sizes)), want_test=True, rows=n_rows))
     train_rows = np.concatenate([c[1] for c in train]) if train else np.zeros(0, int)
     test_rows = np.concatenate([c[1] for c in test]) if test else np.zeros(0, int)
     for X_, y_ in train + test:
-        np.testing.assert_array_equal(X_[:, 0], y_)  # X and y rows stay paired
+        np.testing.assert_array_equal(X_.dense(1)[:, 0], y_ + 1)  # rows and codes stay paired
     return train_rows, test_rows
 
 
@@ -126,7 +126,7 @@ def test_split_chunks_test_pass_stops_reading_after_the_last_test_row():
         for k in range(101):
             read.append(k)
             rows = np.arange(k * 10_000, min(n_rows, (k + 1) * 10_000))
-            yield rows.reshape(-1, 1), rows
+            yield Rows(Dense(rows.reshape(-1, 1)), rows)
 
     test = list(split_chunks(chunks(), want_test=True, rows=n_rows))
     assert sum(c[1].size for c in test) == MAX_TEST_ROWS
@@ -142,113 +142,89 @@ def test_split_chunks_keeps_sparse_chunks_sparse():
     y = np.arange(100)
     for want_test in (False, True):
         out = list(split_chunks(iter(chunked(X, y, [30])), want_test, rows=100))
-        assert all(sp.issparse(c[0]) for c in out)
-        got = sp.vstack([c[0] for c in out]).toarray()
+        assert all(isinstance(c[0], Parts) for c in out)
+        got = np.vstack([c[0].dense(40) for c in out])
         keep = is_test_row(np.arange(100), 100) if want_test else ~is_test_row(np.arange(100), 100)
         np.testing.assert_array_equal(got, X.toarray()[keep])
 
 
-# ---------------------------------------------------------------- ArrayData
+# ---------------------------------------------------------------- InMemory
 
 PRECISIONS = ["float64", "float32", "float16"]
 
 
 def stored(X: sp.csr_matrix, storage: str, precision: str):
-    """X in a storage form ArrayData takes: CSR matrix, CSR parts (data, indices,
-    indptr) as memory mode keeps float16 and memmap mode keeps every precision, or dense."""
-    if storage == "dense":
-        return to_storage(X, precision, dense=True)
-    if storage == "csr":
-        return to_storage(X, precision, dense=False)
-    return (X.data.astype(STORE_DTYPES[precision]), X.indices.astype(np.int32), X.indptr.astype(np.int64))
+    """X as memory mode keeps it: CSR parts or a dense block, in the storage precision."""
+    block = Dense(X.toarray()) if storage == "dense" else parts_of(X)
+    return block.stored(STORE_DTYPES[precision])
 
 
-STORAGE_CASES = [(s, p) for s in ("csr", "parts", "dense") for p in PRECISIONS if not (s == "csr" and p == "float16")]
+STORAGE_CASES = [(s, p) for s in ("parts", "dense") for p in PRECISIONS]
 
 
 @pytest.mark.parametrize("storage,precision", STORAGE_CASES)
-@pytest.mark.parametrize("dense_batches", [False, True], ids=["sparse-batches", "dense-batches"])
 @pytest.mark.parametrize("batch_size", [1, 64, 1000, 4096])
-def test_array_data_batches_agree_with_the_source_rows(storage, precision, dense_batches, batch_size):
+def test_in_memory_batches_agree_with_the_source_rows(storage, precision, batch_size):
     X = source_matrix(1000)
-    y = np.where(np.arange(1000) % 3 == 0, 1.0, -1.0)
-    data = ArrayData(stored(X, storage, precision), y, X.shape[1], precision, dense_batches)
-    assert data.n_rows == 1000
-    expected_dense = storage == "dense" or dense_batches
+    codes = (np.arange(1000) % 3 == 0).astype(np.int64)
     cdtype = COMPUTE_DTYPES[precision]
+    data = InMemory(stored(X, storage, precision), codes, cdtype)
+    assert data.n_rows == 1000 and data.nbytes == stored(X, storage, precision).nbytes
     seen = 0
-    for Xb, yb in data.batches(batch_size):
-        n = Xb.shape[0]
+    for Xb, cb in data.batches(batch_size):
+        n = Xb.n_rows
         assert n == min(batch_size, 1000 - seen)
-        assert Xb.shape[1] == X.shape[1]
-        assert (not sp.issparse(Xb)) == expected_dense
-        assert Xb.dtype == cdtype, (Xb.dtype, cdtype)
-        np.testing.assert_array_equal(to_dense(Xb), X[seen:seen + n].toarray().astype(cdtype))
-        np.testing.assert_array_equal(yb, y[seen:seen + n])
+        assert isinstance(Xb, Dense if storage == "dense" else Parts)  # dense stays dense in storage
+        assert (Xb.array if storage == "dense" else Xb.data).dtype == cdtype
+        np.testing.assert_array_equal(Xb.dense(40), X[seen:seen + n].toarray().astype(cdtype))
+        np.testing.assert_array_equal(cb, codes[seen:seen + n])
         seen += n
     assert seen == 1000
 
 
 @pytest.mark.parametrize("storage,precision", STORAGE_CASES)
-def test_array_data_single_batch_anywhere(storage, precision):
+def test_a_block_slices_and_gathers_anywhere(storage, precision):
     X = source_matrix(300)
-    y = np.arange(300.0)
-    data = ArrayData(stored(X, storage, precision), y, X.shape[1], precision, False)
+    block = stored(X, storage, precision)
     for start, stop in [(0, 1), (17, 18), (100, 250), (0, 300), (299, 300)]:
-        Xb, yb = data.batch(start, stop)
-        np.testing.assert_array_equal(to_dense(Xb), X[start:stop].toarray())
-        np.testing.assert_array_equal(yb, y[start:stop])
+        np.testing.assert_array_equal(block.slice(start, stop).dense(40), X[start:stop].toarray())
+    rows = np.array([299, 0, 17, 17, 150])
+    for got in (block.gather(rows), block.take(rows)):
+        np.testing.assert_array_equal(got.dense(40), X[rows].toarray())
+        np.testing.assert_array_equal(got.csr(40).toarray(), X[rows].toarray())
 
 
 def test_float16_storage_rounds_values_and_computes_in_float32():
     X = sp.csr_matrix(np.array([[0.1, 0, 1 / 3], [0, 2049.0, 0]]))
     parts = stored(X, "parts", "float16")
-    assert parts[0].dtype == np.float16
-    Xb, _ = ArrayData(parts, np.array([1.0, -1.0]), 3, "float16", False).batch(0, 2)
-    assert Xb.dtype == np.float32
-    np.testing.assert_array_equal(Xb.toarray(), X.toarray().astype(np.float16).astype(np.float32))
-    assert Xb[1, 1] == 2048.0  # float16 keeps ~3 significant digits
+    assert parts.data.dtype == np.float16
+    Xb, _ = next(InMemory(parts, np.array([1, 0]), np.float32).batches(2))
+    assert Xb.data.dtype == np.float32
+    np.testing.assert_array_equal(Xb.csr(3).toarray(), X.toarray().astype(np.float16).astype(np.float32))
+    assert Xb.csr(3)[1, 1] == 2048.0  # float16 keeps ~3 significant digits
 
 
-@pytest.mark.parametrize("precision", PRECISIONS)
-def test_to_storage_forms(precision):
-    X = source_matrix(50)
-    dense = to_storage(X, precision, dense=True)
-    assert isinstance(dense, np.ndarray) and dense.dtype == STORE_DTYPES[precision] and dense.flags.c_contiguous
-    np.testing.assert_array_equal(dense, X.toarray().astype(STORE_DTYPES[precision]))
-    sparse = to_storage(X.toarray(), precision, dense=False)
-    if precision == "float16":
-        data, indices, indptr, width = sparse
-        assert data.dtype == np.float16 and width == X.shape[1]
-        np.testing.assert_array_equal(cut_rows((data, indices, indptr), 0, 50, width, precision, True),
-                                      X.toarray())
-    else:
-        assert sp.issparse(sparse) and sparse.dtype == STORE_DTYPES[precision]
-        np.testing.assert_array_equal(sparse.toarray(), X.toarray())
-
-
-def test_cut_rows_of_empty_rows():
+def test_empty_rows_slice_to_an_empty_block():
     X = sp.csr_matrix((5, 4))
-    parts = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
-    Xb = cut_rows(parts, 1, 4, 4, "float32", False)
-    assert Xb.shape == (3, 4) and Xb.nnz == 0 and Xb.dtype == np.float32
+    Xb = parts_of(X).slice(1, 4).compute(np.float32)
+    assert Xb.n_rows == 3 and Xb.nnz == 0 and Xb.data.dtype == np.float32 and Xb.csr(4).shape == (3, 4)
 
 
-# ---------------------------------------------------------------- StreamData: a pass against the scan
+# ---------------------------------------------------------------- a streamed pass against the scan
 
 def _stream(tmp_path, n_rows=None, reader_thread=False, rows=3000):
-    from svmcore.data.batches import StreamData
-    from svmcore.data.sources import Source, n_test_rows, scan
+    from svmcore.data.sources import n_test_rows, scan, Source
     from svmcore.spec.config import validate
+    from tests.helpers import stream_feed
 
     path = tmp_path / "train.svm"
     path.write_text("".join(f"{1 if r % 2 else -1} {r % 97 + 1}:1\n" for r in range(rows)))
-    source = Source(validate(dataset=str(path)))
-    source.during = "training"
-    info = scan(source)
+    cfg = validate(dataset=str(path))
+    info = scan(Source(cfg))
     train_rows = info.rows - n_test_rows(info.rows)
-    return StreamData(source, train_rows if n_rows is None else n_rows, info.features, "float64", False,
-                      reader_thread), path, train_rows
+    feed = stream_feed(cfg, train_rows if n_rows is None else n_rows, reader_thread=reader_thread)
+    feed.rows.source.during = "training"
+    return feed, path, train_rows
 
 
 @pytest.mark.parametrize("reader_thread", [False, True])

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from svmcore.data import synthetic
-from svmcore.data.batches import rebatch
+from svmcore.data.rows import block_of, rebatch
 from svmcore.data.sources import (
     MAX_TEST_ROWS,
     TEST_EVERY,
@@ -134,9 +134,9 @@ def test_making_a_chunk_holds_a_few_times_the_chunk_not_ten():
 def test_synthetic_rows_do_not_depend_on_chunking(kind, features, chunk_rows, batch_size):
     cfg = synth_cfg(kind, rows=25_000, features=features, nnz=10, seed=5)
     ref_X, ref_y = all_rows(Source(cfg).iter_chunks(10_000))
-    batches = list(rebatch(Source(cfg).iter_chunks(chunk_rows), batch_size))
-    assert all(b[0].shape[0] == batch_size for b in batches[:-1])
-    X, y = all_rows(batches)
+    batches = list(rebatch(((block_of(X).sparse(), y) for X, y in Source(cfg).iter_chunks(chunk_rows)), batch_size))
+    assert all(b.X.n_rows == batch_size for b in batches[:-1])
+    X, y = all_rows((b.X.csr(features) if sp.issparse(ref_X) else b.X.dense(features), b.codes) for b in batches)
     assert same_matrix(X, ref_X)
     np.testing.assert_array_equal(y, ref_y)
 
@@ -295,8 +295,8 @@ def test_scan_cache_is_used_and_keyed_by_file_identity(tmp_path):
     p.write_text("1 1:1\n-1 2:1\n")
     cache = tmp_path / "cache"
     first = scan(Source(validate(dataset=str(p))), str(cache))
-    files = os.listdir(cache)
-    assert len(files) == 1 and files[0].startswith("scan-")
+    files = sorted(os.listdir(cache))  # the scan, and the text's row index beside it (text_index)
+    assert len(files) == 2 and files[0].startswith("scan-") and files[1] == files[0][:-len(".json")] + ".rows"
     assert json.loads((cache / files[0]).read_text())["rows"] == 2
     assert scan(Source(validate(dataset=str(p))), str(cache)) == first
     p.write_text("1 1:1\n-1 2:1\n1 3:1\n")  # a changed file is a new key

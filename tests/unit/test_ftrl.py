@@ -107,17 +107,20 @@ def test_knobs_validate():
 
 
 def test_the_same_seed_gives_the_same_weights_with_shuffling():
-    from svmcore.data.batches import ArrayData, Shuffle
+    from svmcore.data.feeds.memory import InMemory
+    from svmcore.data.shuffle_order import Shuffle
+    from tests.helpers import parts_of
 
     X, y = problem(rows=400, d=60)
+    classes = np.array([0, 1])
 
     def train(seed, precision):
-        m = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1])
-        Xs = X.astype(np.float32) if precision == "float32" else X
-        data = ArrayData(Xs, y, X.shape[1], precision, False, Shuffle(seed, 128))
+        m = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], classes)
+        dtype = np.float32 if precision == "float32" else np.float64
+        data = InMemory(parts_of(X.tocsr()).stored(dtype), np.searchsorted(classes, y), dtype, Shuffle(seed, 128))
         for epoch in range(2):
-            for Xb, yb in data.batches(50, epoch):
-                m.partial_fit(Xb, yb)
+            for Xb, codes in data.batches(50, epoch):
+                m.partial_fit(Xb.csr(X.shape[1]), classes[codes])
         return m.coef_.copy()
 
     for precision in ("float64", "float32"):

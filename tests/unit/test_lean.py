@@ -1,6 +1,7 @@
-"""The lean worker path: the native library (built on demand), its SGD against the
-numba solver, its svmlight writer against scikit-learn's, and a whole lean run that
-loads neither scipy, scikit-learn nor numba and trains exactly as the classic path."""
+"""The lean floor, a configuration of the one run: the native library (built on demand),
+its SGD against the numba solver, its svmlight writer against scikit-learn's, and a run
+whose reader and solver need only numpy and the native library, which loads neither scipy,
+scikit-learn nor numba and trains exactly as the same run with scikit-learn's parser."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 from svmcore.data import nativesvm
+from svmcore.data.rows import Rows
 from svmcore.worker.native_sgd import NativeSGD
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -102,7 +104,7 @@ def _run_worker(tmp_path, name: str, **knobs) -> tuple[dict, list]:
     return events[-1], json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
+def test_lean_run_loads_only_numpy_and_trains_as_with_scikit_learns_parser(tmp_path):
     from svmcore.data.files import make_dataset
 
     make_dataset("sparse-text", rows=6000, features=5000, nnz_per_row=20, seed=1, out=str(tmp_path / "d.svm"))
@@ -112,14 +114,15 @@ def test_lean_run_loads_only_numpy_and_trains_as_the_classic_path(tmp_path):
     heavy = [m for m in modules if m.split(".")[0] in ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl",
                                                         "pandas", "joblib")]
     assert heavy == [], heavy
-    assert "<libcrypto mapped>" not in modules  # OpenSSL's: ~3 MiB of resident pages (main._without_openssl)
+    assert "<libcrypto mapped>" not in modules  # OpenSSL's: ~3 MiB of resident pages (floor.lean)
     # modules only other paths need, imported where they are used: 2.4 MiB of the floor (shutil comes in at the
     # end, to write the model and drop the spill)
     assert not {"zipfile", "subprocess", "socket", "concurrent.futures", "uuid"} & set(modules)
     assert "numpy.random" not in modules  # its seeded permutations come from the native library (2.2 MiB)
-    assert "<huge pages advised>" not in modules  # a 2 MiB page for each parsed block's arrays (lean._small_pages)
+    assert "<huge pages advised>" not in modules  # a 2 MiB page for each parsed block's arrays (floor._small_pages)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
-    # the classic path on the same rows (scikit-learn's parser, the native solver): same order, same model
+    # the same run with scikit-learn's parser (and so scipy and scikit-learn loaded): same rows in the same
+    # order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
     assert "sklearn" in {m.split(".")[0] for m in modules} and "<libcrypto mapped>" in modules
     for key in ("accuracy", "balanced_accuracy", "samples_seen", "test_rows", "train_rows"):
@@ -167,7 +170,7 @@ def test_data_make_writes_the_same_bytes_as_scikit_learn(tmp_path):
 
 
 @pytest.mark.parametrize("shuffle", [True, False])
-def test_lean_memory_mode_loads_only_numpy_and_trains_as_the_classic_memory_path(tmp_path, shuffle):
+def test_lean_memory_mode_loads_only_numpy_and_trains_as_with_scikit_learns_parser(tmp_path, shuffle):
     from svmcore.data.files import make_dataset
 
     make_dataset("sparse-text", rows=6000, features=5000, nnz_per_row=20, seed=1, out=str(tmp_path / "d.svm"))
@@ -178,7 +181,7 @@ def test_lean_memory_mode_loads_only_numpy_and_trains_as_the_classic_memory_path
     heavy = [m for m in modules if m.split(".")[0] in ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl",
                                                         "pandas", "joblib")]
     assert heavy == [], heavy
-    # the classic memory path on the same rows (scikit-learn's parser, the native solver): same order, same model
+    # the same run with scikit-learn's parser: same rows in the same order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", **knobs)
     assert "sklearn" in {m.split(".")[0] for m in modules} and not classic["summary"]["lean"]
     for key in ("accuracy", "balanced_accuracy", "samples_seen", "batches", "test_rows", "train_rows", "nonzero_weights"):
@@ -195,25 +198,26 @@ def test_parse_ahead_gives_the_same_rows_with_only_the_parse_on_the_reader_threa
     passes: test_later_passes_read_the_spill_ahead_in_the_same_order)."""
     import threading
 
+    from svmcore.data.feeds.source_rows import SourceRows
     from svmcore.data.files import make_dataset
     from svmcore.data.sources import Source
     from svmcore.spec.config import validate
-    from svmcore.worker import lean
 
     path = str(tmp_path / "d.svm")
     # more 1 MiB text blocks than the reader's queue holds (two), so the reader is still putting blocks
     # when the first one is read: with fewer it could finish before the check below
     make_dataset("sparse-text", rows=20_000, features=5000, nnz_per_row=20, seed=3, out=path)
-    source = Source(validate({"dataset": path}))
+    source = Source(validate({"dataset": path, "parser": "native"}))
     source.pin()
-    classes = np.array([-1.0, 1.0])
-    plain = list(lean._text_rows(source, 5000, classes, 20_000, False))
+    rows = SourceRows(source, 5000, np.array([-1.0, 1.0]), 20_000)
+    plain = [Rows(*r) for r in rows.rows(False)]
     assert len(plain) > 3
     seen_reader = []
     ahead = []
-    for rows in lean._text_rows(source, 5000, classes, 20_000, False, parse_ahead=True):
+    for r in rows.rows(False, parse_ahead=True):
+        rows_ = Rows(*r)
         seen_reader.append(any(t.name == "svmcore-reader" for t in threading.enumerate()))
-        ahead.append(rows)
+        ahead.append(rows_)
     assert any(seen_reader)
     assert len(ahead) == len(plain)
     for a, b in zip(ahead, plain):
@@ -227,19 +231,16 @@ def test_later_passes_read_the_spill_ahead_in_the_same_order(tmp_path):
     import threading
 
     from svmcore.data.files import make_dataset
-    from svmcore.data.sources import Source
+    from svmcore.data.shuffle_order import Shuffle
     from svmcore.data.spill import Spill
     from svmcore.spec.config import validate
-    from svmcore.worker import lean
+    from tests.helpers import stream_feed
 
     path = str(tmp_path / "d.svm")
     make_dataset("sparse-text", rows=9000, features=3000, nnz_per_row=20, seed=5, out=path)
-    cfg = validate({"dataset": path, "mode": "stream", "shuffle_buffer": 2048, "threads": 2})
-    source = Source(cfg)
-    source.pin()
-    classes = np.array([-1.0, 1.0])
-    spill = Spill(str(tmp_path / "spill"), np.float64, classes, 3000)
-    stream = lean.LeanStream(source, 9000, 3000, cfg, classes, 9000, False, spill)
+    cfg = validate({"dataset": path, "mode": "stream", "shuffle_buffer": 2048, "threads": 2, "parser": "native"})
+    spill = Spill(str(tmp_path / "spill"), np.float64)
+    stream = stream_feed(cfg, 9000, spill, Shuffle(cfg.seed, 2048), hold_out=False, reader_thread=True)
     assert sum(b.codes.shape[0] for b in stream.batches(128, 0)) == 9000 and spill.complete
     assert stream._later_ahead(128) == 8  # half the window's 16 batches
     seen_reader, ahead = [], []
@@ -262,24 +263,24 @@ def test_held_out_rows_wait_on_disk_while_training(tmp_path):
     """The held-out rows' index is read when rows are and let go while training (the
     index, labels and codes of up to 20,000 rows: 0.46 MiB of the peak); read again, the same rows; a cache folder
     whose labels no longer match its rows is named."""
+    from svmcore.data.feeds.held_out import held_out
+    from svmcore.data.feeds.source_rows import SourceRows
     from svmcore.data.files import make_dataset
     from svmcore.data.sources import Source
     from svmcore.spec.config import validate
     from svmcore.spec.errors import DataError
-    from svmcore.worker import lean
 
     path = str(tmp_path / "d.svm")
     make_dataset("sparse-text", rows=5000, features=800, nnz_per_row=8, seed=2, out=path)
-    source = Source(validate({"dataset": path}))
+    source = Source(validate({"dataset": path, "parser": "native"}))
     source.pin()
-    classes = np.array([-1.0, 1.0])
-    held = lean._held_out(source, str(tmp_path / "cache"), 800, 5000, classes)
+    held = held_out(SourceRows(source, 800, np.array([-1.0, 1.0]), 5000), str(tmp_path / "cache"))
     assert held.n_rows > 0 and held._indptr is None
     rows = np.arange(0, held.n_rows, 7)
-    first = held.rows(rows)
+    first = held.gather(rows)
     held.release()
     assert held._indptr is None
-    again = held.rows(rows)
+    again = held.gather(rows)
     assert held._indptr is not None
     for a, b in zip(first, again):
         assert np.array_equal(a, b)
@@ -293,25 +294,27 @@ def test_held_out_rows_wait_on_disk_while_training(tmp_path):
 def test_the_live_sample_scored_from_disk_scores_as_in_memory(tmp_path):
     """The live-evaluation sample waits in the run's folder and is read back 256 rows at a
     time when scored: the same confusion matrix as the rows held in memory."""
-    from svmcore.worker import lean
+    from svmcore.data.feeds.held_out import SAMPLE_SLICE_ROWS, drop_sample, sample_on_disk
+    from svmcore.worker.loop import confusions
+    from tests.helpers import parts_of
 
     rng = np.random.default_rng(3)
     X = sp.random(2000, 400, density=0.05, random_state=3, format="csr")
-    parts = lean.Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
+    parts = parts_of(X)
     codes = rng.integers(0, 3, 2000)
     w = rng.normal(size=(400, 3))
 
     def predict(Xs):
         return np.argmax(sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=(Xs.n_rows, 400)) @ w, axis=1)
 
-    on_disk = lean._sample_on_disk(str(tmp_path / "eval-sample"), parts, codes)
+    on_disk = sample_on_disk(str(tmp_path / "eval-sample"), parts, codes)
     seen = []
-    in_memory = lean._confusion(predict, parts, codes, 3)
+    in_memory = confusions([predict], parts, codes, 3)[0][0]
     assert in_memory.sum() == 2000 and np.trace(in_memory) < 2000
-    assert np.array_equal(lean._confusion(lambda Xs: seen.append(Xs.n_rows) or predict(Xs), on_disk, codes, 3),
+    assert np.array_equal(confusions([lambda Xs: seen.append(Xs.n_rows) or predict(Xs)], on_disk, codes, 3)[0][0],
                           in_memory)
-    assert max(seen) == lean.SAMPLE_SLICE_ROWS and sum(seen) == 2000
-    lean._drop_sample(on_disk)
+    assert max(seen) == SAMPLE_SLICE_ROWS and sum(seen) == 2000
+    drop_sample(on_disk)
     assert not (tmp_path / "eval-sample").exists()
 
 
@@ -320,25 +323,27 @@ def test_the_held_out_rows_are_extracted_in_big_blocks_and_training_reads_small_
     first run's peak at 10^7 rows in 1 MiB blocks): it reads 8 MiB blocks; the first pass
     keeps 1 MiB ones (each parsed block is held while it waits)."""
     from svmcore.data import nativesvm
+    from svmcore.data.feeds.held_out import HELD_OUT_BLOCK_BYTES, held_out
+    from svmcore.data.feeds.source_rows import SourceRows
     from svmcore.data.files import make_dataset
     from svmcore.data.sources import Source
     from svmcore.spec.config import validate
-    from svmcore.worker import lean
 
     make_dataset("sparse-text", rows=3000, features=500, nnz_per_row=5, seed=1, out=str(tmp_path / "d.svm"))
     seen = []
     real = nativesvm.iter_parsed_blocks
 
-    def recorded(path, max_features, block_bytes=nativesvm.DEFAULT_BLOCK_BYTES, scratch=False):
+    def recorded(path, max_features, block_bytes=nativesvm.DEFAULT_BLOCK_BYTES, scratch=False, *more):
         seen.append(block_bytes)
-        return real(path, max_features, block_bytes, scratch=scratch)
+        return real(path, max_features, block_bytes, scratch, *more)
 
     monkeypatch.setattr(nativesvm, "iter_parsed_blocks", recorded)
     source = Source(validate({"dataset": str(tmp_path / "d.svm"), "parser": "native", "solver": "native",
                               "mode": "stream"}))
-    held = lean._held_out(source, str(tmp_path / "cache"), 500, 3000, np.array([-1.0, 1.0]))
-    assert seen == [lean.HELD_OUT_BLOCK_BYTES] == [8 << 20] and held.labels().shape[0] > 0
-    list(lean._text_rows(source, 500, np.array([-1.0, 1.0]), 3000, False))
+    rows = SourceRows(source, 500, np.array([-1.0, 1.0]), 3000)
+    held = held_out(rows, str(tmp_path / "cache"))
+    assert seen == [HELD_OUT_BLOCK_BYTES] == [8 << 20] and held.labels().shape[0] > 0
+    list(rows.rows(False))
     assert seen[1:] == [nativesvm.DEFAULT_BLOCK_BYTES]
 
 

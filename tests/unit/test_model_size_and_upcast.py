@@ -6,10 +6,12 @@ import scipy.sparse as sp
 
 from svmcore.app.remedies import remedy
 from svmcore.app.remedy_results import claims_row, compare, lessons, side
-from svmcore.data.batches import ArrayData, to_storage
+from svmcore.data.feeds.memory import InMemory
+from svmcore.data.rows import Dense
 from svmcore.data.upcast import METER, to_compute
 from svmcore.spec.result import RunSummary
 from svmcore.spec.units import MiB
+from tests.helpers import parts_of
 
 PHASES = [{"name": "imports", "peak_rss_mb": 280.0}, {"name": "train", "peak_rss_mb": 400.0}]
 
@@ -35,12 +37,12 @@ def test_float16_batches_in_memory_pass_through_the_meter():
     X = sp.random(100, 50, density=0.2, format="csr", random_state=0)
     for dense in (False, True):
         METER.reset()
-        stored = to_storage(X, "float16", dense)
-        data = ArrayData(stored if dense else stored[:3], np.zeros(100), 50, "float16", dense)
+        stored = (Dense(X.toarray()) if dense else parts_of(X)).stored(np.float16)
+        data = InMemory(stored, np.zeros(100, np.int64), np.float32)
         batches = list(data.batches(30))
         u = METER.summary()
         assert u["batches"] == len(batches) == 4
-        nbytes = sum((b.data if sp.issparse(b) else b).nbytes for b, _ in batches)
+        nbytes = sum((b.array if dense else b.data).nbytes for b, _ in batches)
         assert u["float32_bytes_total"] == nbytes
 
 

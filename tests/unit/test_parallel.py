@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
 from svmcore.worker import parallel
+from tests.helpers import parts_of
 
 
 def test_mix_is_the_row_weighted_mean_of_weights_and_steps():
@@ -65,13 +66,14 @@ def test_compiled_state_folds_the_scale_and_keeps_the_predictions():
 
 def test_shards_stripe_the_rows_and_hold_them_all(tmp_path):
     X, y = _data(n=103)
-    chunks = [(X[s:s + 17], y[s:s + 17]) for s in range(0, 103, 17)]
-    shards = parallel.write_shards(iter(chunks), 3, str(tmp_path), "float32", [-1, 1], X.shape[1])
+    codes = np.searchsorted([-1, 1], y)
+    chunks = [(parts_of(X[s:s + 17]), codes[s:s + 17]) for s in range(0, 103, 17)]
+    shards = parallel.write_shards(iter(chunks), 3, str(tmp_path), np.float32)
     assert [s.rows for s in shards] == [35, 34, 34]
     for k, s in enumerate(shards):
-        (Xs, ys), = list(s.read(1000))
-        np.testing.assert_array_equal(ys, y[k::3])
-        np.testing.assert_allclose(Xs.toarray(), X[k::3].toarray().astype(np.float32))
+        (Xs, cs), = list(s.read(1000))
+        np.testing.assert_array_equal(cs, codes[k::3])
+        np.testing.assert_allclose(Xs.csr(X.shape[1]).toarray(), X[k::3].toarray().astype(np.float32))
 
 
 def test_total_peak_sums_series_at_each_instant():

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from svmcore.data.batches import read_ahead
+from svmcore.data.feeds.ahead import read_ahead
 
 
 class _Counted:

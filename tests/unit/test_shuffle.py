@@ -10,26 +10,35 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from svmcore.data.batches import (
-    ArrayData,
-    Shuffle,
-    StreamData,
-    block_windows,
-    pool_shuffle,
-    rebatch,
-)
+from svmcore.data.feeds.memory import InMemory
 from svmcore.data.native import binding
-from svmcore.data.shuffle_order import order_bytes, piece_rows
-from svmcore.data.sources import Source
-from svmcore.data.rows import Pool
+from svmcore.data.rows import COMPUTE_DTYPES, Dense, Parts, Rows, pool_shuffle, rebatch
+from svmcore.data.shuffle_order import Shuffle, block_windows, order_bytes, piece_rows
 from svmcore.data.spill import Spill
 from svmcore.predict.model import Shape, parts
 from svmcore.spec.config import validate
+from tests.helpers import parts_of, stream_feed
 from tests.unit.test_batches import STORAGE_CASES, source_matrix, stored, to_dense
 
 
 def _ids(batches) -> np.ndarray:
     return np.concatenate([yb for _, yb in batches])
+
+
+def ArrayData(X, codes, precision: str = "float64", shuffle: Shuffle | None = None) -> InMemory:
+    """The in-memory feed over ``X`` (a block, a CSR matrix, or mapped CSR arrays) with ``codes``
+    (here each row's id, or its label as a code)."""
+    if sp.issparse(X):
+        X = parts_of(X)
+    elif isinstance(X, tuple):
+        X = Parts(*X)
+    codes = codes if isinstance(codes, np.memmap) else np.asarray(codes).astype(np.int64)
+    return InMemory(X, codes, COMPUTE_DTYPES[precision], shuffle)
+
+
+def _written(X, y, size):
+    """A CSR matrix's rows and their codes as ``Rows`` of ``size`` rows."""
+    return iter([Rows(parts_of(X[s:s + size]), y[s:s + size]) for s in range(0, X.shape[0], size)])
 
 
 def _memmapped(tmp_path, X: sp.csr_matrix, y: np.ndarray):
@@ -47,15 +56,15 @@ def _memmapped(tmp_path, X: sp.csr_matrix, y: np.ndarray):
 def test_in_memory_epochs_are_permutations_with_rows_intact(storage, precision, batch_size):
     X = source_matrix(1000)
     y = np.arange(1000.0)
-    data = ArrayData(stored(X, storage, precision), y, X.shape[1], precision, False, Shuffle(seed=3, window_rows=100))
-    ref = ArrayData(stored(X, storage, precision), y, X.shape[1], precision, False)
+    data = ArrayData(stored(X, storage, precision), y, precision, Shuffle(seed=3, window_rows=100))
+    ref = ArrayData(stored(X, storage, precision), y, precision)
     orders = []
     for epoch in range(2):
         batches = list(data.batches(batch_size, epoch))
         ids = _ids(batches)
         assert sorted(ids.tolist()) == list(range(1000))  # every row once
         got = np.vstack([to_dense(b[0]) for b in batches])
-        want = np.vstack([to_dense(ref.batch(int(i), int(i) + 1)[0]) for i in ids])
+        want = np.vstack([to_dense(ref.X.slice(int(i), int(i) + 1)) for i in ids])
         np.testing.assert_array_equal(got, want)  # each row's values travel with its label
         orders.append(ids)
     assert not np.array_equal(orders[0], orders[1])  # a new order every epoch
@@ -67,7 +76,7 @@ def test_same_seed_same_order_other_seed_other_order():
     y = np.arange(500.0)
 
     def order(seed, epoch):
-        return _ids(ArrayData(X, y, X.shape[1], "float64", False, Shuffle(seed, 64)).batches(50, epoch))
+        return _ids(ArrayData(X, y, "float64", Shuffle(seed, 64)).batches(50, epoch))
 
     np.testing.assert_array_equal(order(1, 2), order(1, 2))
     assert not np.array_equal(order(1, 2), order(2, 2))
@@ -76,7 +85,7 @@ def test_same_seed_same_order_other_seed_other_order():
 def test_no_shuffle_keeps_file_order():
     X = source_matrix(300)
     y = np.arange(300.0)
-    assert _ids(ArrayData(X, y, X.shape[1], "float64", False).batches(64)).tolist() == list(range(300))
+    assert _ids(ArrayData(X, y).batches(64)).tolist() == list(range(300))
 
 
 @pytest.mark.parametrize("n,block,window", [(1000, 64, 256), (1000, 100, 50), (7, 3, 100), (1, 1, 1)])
@@ -94,7 +103,7 @@ def test_memmapped_rows_are_shuffled_window_by_window(tmp_path):
     X = source_matrix(2000)
     y = np.arange(2000, dtype=np.int32)
     parts, ym = _memmapped(tmp_path, X, y)
-    data = ArrayData(parts, ym, X.shape[1], "float64", False, Shuffle(seed=0, window_rows=256))
+    data = ArrayData(parts, ym, "float64", Shuffle(seed=0, window_rows=256))
     batches = list(data.batches(64))
     ids = _ids(batches)
     assert sorted(ids.tolist()) == list(range(2000))
@@ -110,12 +119,12 @@ def test_memmapped_rows_are_shuffled_window_by_window(tmp_path):
 def test_pool_shuffle_is_a_permutation_within_reach():
     n, pool = 5000, 500
     y = np.arange(n)
-    X = y.reshape(-1, 1).astype(float)
-    chunks = [(X[s:s + 100], y[s:s + 100]) for s in range(0, n, 100)]
-    out = list(pool_shuffle(iter(chunks), pool, np.random.default_rng(0)))
+    X = Dense((y + 1).reshape(-1, 1).astype(float)).sparse()
+    chunks = [Rows(X.slice(s, s + 100), y[s:s + 100]) for s in range(0, n, 100)]
+    out = list(pool_shuffle(iter(chunks), pool, np.random.default_rng(0), 100))
     ids = np.concatenate([c[1] for c in out])
     assert sorted(ids.tolist()) == list(range(n))
-    np.testing.assert_array_equal(np.concatenate([c[0][:, 0] for c in out]), ids)  # rows stay paired
+    np.testing.assert_array_equal(np.concatenate([c[0].data for c in out]), ids + 1)  # rows stay paired
     # bounded: a row leaves the pool no earlier than about a pool's reach before it is read
     position = np.empty(n, int)
     position[ids] = np.arange(n)
@@ -129,10 +138,10 @@ def test_pool_shuffle_holds_at_most_a_pool_and_a_chunk():
     def chunks():
         for s in range(0, 10_000, 100):
             read.append(s + 100)
-            yield np.zeros((100, 1)), np.arange(s, s + 100)
+            yield Rows(Parts(np.ones(100), np.zeros(100, np.int32), np.arange(101)), np.arange(s, s + 100))
 
     emitted = 0
-    for X, y in pool_shuffle(chunks(), 1000, np.random.default_rng(1)):
+    for X, y in pool_shuffle(chunks(), 1000, np.random.default_rng(1), 100):
         emitted += y.shape[0]
         assert read[-1] - emitted <= 1000 + 100  # rows read but not yet given out
 
@@ -140,30 +149,29 @@ def test_pool_shuffle_holds_at_most_a_pool_and_a_chunk():
 def _spill_with(tmp_path, n=3000, batch=100):
     X = source_matrix(n)
     y = np.arange(n)  # each row its own label: ids in the output
-    spill = Spill(str(tmp_path / "spill"), np.float32, list(range(n)), X.shape[1])
-    list(spill.write_through(iter([(X[s:s + batch], y[s:s + batch]) for s in range(0, n, batch)])))
+    spill = Spill(str(tmp_path / "spill"), np.float32)
+    list(spill.write_through(_written(X, y, batch)))
     return X, y, spill
 
 
 def test_spill_read_in_windows_is_a_permutation_of_the_rows(tmp_path):
     X, y, spill = _spill_with(tmp_path)
     batches = list(spill.read_windows(128, 1024, np.random.default_rng(5)))
-    assert all(b[0].shape[0] <= 128 for b in batches)
-    got = sp.vstack([b[0] for b in batches]).toarray()
+    assert all(b[0].n_rows <= 128 for b in batches)
+    got = np.vstack([b[0].dense(40) for b in batches])
     ids = _ids(batches)
     assert sorted(ids.tolist()) == list(range(X.shape[0]))
     assert ids.tolist() != list(range(X.shape[0]))
     np.testing.assert_array_equal(got, X.astype(np.float32).toarray()[ids])
     again = list(spill.read_windows(128, 1024, np.random.default_rng(5)))
-    np.testing.assert_array_equal(sp.vstack([b[0] for b in again]).toarray(), got)
+    np.testing.assert_array_equal(np.vstack([b[0].dense(40) for b in again]), got)
 
 
-@pytest.mark.parametrize("gather", [None, Pool])
-def test_spill_windows_come_in_the_order_drawn_for_them(tmp_path, gather):
+def test_spill_windows_come_in_the_order_drawn_for_them(tmp_path):
     """The pieces' order is drawn first, then one row order a window, window after window: the
     next window is planned while this one's batches go out, and that must not move a draw."""
     X, y, spill = _spill_with(tmp_path, n=3000)
-    got = _ids(list(spill.read_windows(128, 1024, np.random.default_rng(5), gather)))
+    got = _ids(list(spill.read_windows(128, 1024, np.random.default_rng(5))))
     rng, prow = np.random.default_rng(5), piece_rows(1024)
     order, per, want = rng.permutation(-(-3000 // prow)), 1024 // prow, []
     for w in range(0, order.shape[0], per):
@@ -173,10 +181,10 @@ def test_spill_windows_come_in_the_order_drawn_for_them(tmp_path, gather):
 
 
 def test_spill_windows_kept_after_later_windows_are_read_still_hold_their_own_rows(tmp_path):
-    """A pass refills one window's arrays for every window: the lean path's batches (gathered
-    CSR parts and class codes) must be copies, whole after the windows after them are read."""
+    """A pass refills one window's arrays for every window: its batches (gathered CSR parts and
+    class codes, without ``into``) must be copies, whole after the windows after them are read."""
     X, y, spill = _spill_with(tmp_path)
-    batches = list(spill.read_windows(128, 1024, np.random.default_rng(5), Pool))  # 3 windows, all kept
+    batches = list(spill.read_windows(128, 1024, np.random.default_rng(5)))  # 3 windows, all kept
     ids = np.concatenate([codes for _, codes in batches])
     assert sorted(ids.tolist()) == list(range(X.shape[0]))
     dense = X.astype(np.float32).toarray()
@@ -193,13 +201,13 @@ def test_stream_shuffles_the_text_pass_and_the_spill_passes(tmp_path):
     path = tmp_path / "d.svm"
     dump_svmlight_file(X, y, str(path), zero_based=False)
     cfg = validate(dataset=str(path), mode="stream")
-    spill = Spill(str(tmp_path / "spill"), np.float64, [0.0, 1.0], 31)
-    data = StreamData(Source(cfg), n, 31, "float64", False, reader_thread=False, hold_out=False, spill=spill,
-                      shuffle=Shuffle(seed=0, window_rows=256))
+    spill = Spill(str(tmp_path / "spill"), np.float64)
+    data = stream_feed(cfg, n, spill, Shuffle(seed=0, window_rows=256), hold_out=False)
     orders = []
     for epoch in range(3):
-        batches = list(data.batches(100, epoch))
-        rows = np.vstack([to_dense(b[0]) for b in batches])
+        # a shuffled batch lives in buffers later batches reuse: each is read while it is the current one
+        batches = [(b.X.dense(31), b.codes) for b in data.batches(100, epoch)]
+        rows = np.vstack([b[0] for b in batches])
         ids = (rows[:, -1] - 1).astype(int).tolist()
         np.testing.assert_array_equal(rows, X.toarray()[ids])
         np.testing.assert_array_equal(_ids(batches), y[ids])
@@ -220,15 +228,15 @@ def test_label_sorted_rows_come_out_mixed_in_every_scheme(tmp_path):
     def last_quarter_positive_share(epochs):
         return float(np.mean([np.mean(_ids(b)[-n // 4:] > 0) for b in epochs]))
 
-    plain = ArrayData(X, y, 1, "float64", False)
+    plain = ArrayData(X, y)
     assert last_quarter_positive_share(plain.batches(256, e) for e in range(10)) == 0.0
-    memory = ArrayData(X, y, 1, "float64", False, shuffle)
+    memory = ArrayData(X, y, "float64", shuffle)
     assert last_quarter_positive_share(memory.batches(256, e) for e in range(10)) > 0.02
     parts, ym = _memmapped(tmp_path, X, y)
-    memmap = ArrayData(parts, ym, 1, "float64", False, shuffle)
+    memmap = ArrayData(parts, ym, "float64", shuffle)
     assert last_quarter_positive_share(memmap.batches(256, e) for e in range(10)) > 0.01
-    chunks = rebatch(iter([(X[s:s + 1000], y[s:s + 1000]) for s in range(0, n, 1000)]), 256)
-    spill = Spill(str(tmp_path / "spill"), np.float64, [-1.0, 1.0], 1)
+    chunks = rebatch(_written(X, y, 1000), 256)
+    spill = Spill(str(tmp_path / "spill"), np.float64)
     list(spill.write_through(chunks))
     assert last_quarter_positive_share(spill.read_windows(256, 2048, shuffle.rng(e)) for e in range(10)) > 0.01
 
@@ -243,8 +251,8 @@ def test_the_first_window_of_epoch_2_draws_from_the_whole_spill(tmp_path):
     n = 20_000
     X = sp.csr_matrix(np.ones((n, 1)))
     y = np.arange(n)
-    spill = Spill(str(tmp_path / "spill"), np.float32, list(range(n)), 1)
-    list(spill.write_through(iter([(X[s:s + 1000], y[s:s + 1000]) for s in range(0, n, 1000)])))
+    spill = Spill(str(tmp_path / "spill"), np.float32)
+    list(spill.write_through(_written(X, y, 1000)))
     shuffle = Shuffle(seed=0, window_rows=2048)
     assert piece_rows(2048) == 64
     batches = list(spill.read_windows(256, shuffle.window_rows, shuffle.rng(1)))
@@ -260,7 +268,7 @@ def test_the_first_memmap_window_draws_from_the_whole_map(tmp_path):
     X = sp.csr_matrix(np.ones((n, 1)))
     y = np.arange(n, dtype=np.int32)
     parts, ym = _memmapped(tmp_path, X, y)
-    data = ArrayData(parts, ym, 1, "float64", False, Shuffle(seed=0, window_rows=2048))
+    data = ArrayData(parts, ym, "float64", Shuffle(seed=0, window_rows=2048))
     batches = list(data.batches(1024, epoch=1))
     first = _ids(batches[:2])
     assert len(_tenths(first, n)) >= 8  # two 1,024-row blocks would reach 2
@@ -271,19 +279,18 @@ def test_spill_pieces_keep_rows_intact_across_odd_batches_and_float16(tmp_path):
     """Pieces start every 64 rows whatever the written batch sizes (here 37 and 100)."""
     X = source_matrix(1500, cols=30)
     y = np.arange(1500)
-    spill = Spill(str(tmp_path / "spill"), np.float16, list(range(1500)), 30)
+    spill = Spill(str(tmp_path / "spill"), np.float16)
     sizes = [37, 100] * 20
     cuts = np.cumsum([0] + sizes)
     cuts = cuts[cuts < 1500].tolist() + [1500]
-    list(spill.write_through(iter([(X[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])])))
+    list(spill.write_through(iter([Rows(parts_of(X[a:b]), y[a:b]) for a, b in zip(cuts, cuts[1:])])))
     assert spill.entries == -(-1500 // 64)  # one index entry per 64 rows, on disk
     assert os.path.getsize(tmp_path / "spill" / "starts.bin") == 8 * spill.entries
     batches = list(spill.read_windows(50, 256, np.random.default_rng(3)))
     ids = _ids(batches)
     assert sorted(ids.tolist()) == list(range(1500))
     assert all(b[0].data.dtype == np.float16 for b in batches)
-    got = np.vstack([sp.csr_matrix((b[0].data.astype(np.float32), b[0].indices, b[0].indptr), shape=b[0].shape)
-                     .toarray() for b in batches])  # scipy cannot densify float16
+    got = np.vstack([b[0].dense(30) for b in batches])  # as float32: scipy cannot densify float16
     np.testing.assert_array_equal(got, X.toarray().astype(np.float16).astype(np.float32)[ids])
 
 
@@ -294,10 +301,10 @@ def test_a_label_block_reaches_most_windows_of_every_pass(tmp_path):
     y = np.where((np.arange(n) >= 200) & (np.arange(n) < 800), 1.0, -1.0)
     X = sp.csr_matrix(np.ones((n, 1)))
     shuffle = Shuffle(seed=0, window_rows=2048)
-    spill = Spill(str(tmp_path / "spill"), np.float64, [-1.0, 1.0], 1)
-    list(spill.write_through(rebatch(iter([(X[s:s + 1000], y[s:s + 1000]) for s in range(0, n, 1000)]), 256)))
+    spill = Spill(str(tmp_path / "spill"), np.float64)
+    list(spill.write_through(rebatch(_written(X, y, 1000), 256)))
     parts, ym = _memmapped(tmp_path, X, y)
-    memmap = ArrayData(parts, ym, 1, "float64", False, shuffle)
+    memmap = ArrayData(parts, ym, "float64", shuffle)
 
     def windows_with_positives(batches):
         labels = _ids(batches)
@@ -313,8 +320,8 @@ def test_the_spill_index_on_disk_gives_each_piece_its_nonzeros(tmp_path):
     nonzero) and a piece past the end of the index."""
     X = source_matrix(1000, cols=30)
     y = np.arange(1000)
-    spill = Spill(str(tmp_path / "spill"), np.float64, list(range(1000)), 30)
-    list(spill.write_through(iter([(X[a:a + 100], y[a:a + 100]) for a in range(0, 1000, 100)])))
+    spill = Spill(str(tmp_path / "spill"), np.float64)
+    list(spill.write_through(_written(X, y, 100)))
     starts = np.fromfile(tmp_path / "spill" / "starts.bin", np.int64)
     np.testing.assert_array_equal(starts, X.indptr[0:1000:64])
     pieces = np.array([0, 1, 2, 9, 15])  # 16 pieces of 64 rows; piece 15 is rows 960-999
@@ -344,8 +351,8 @@ def test_a_shuffled_spill_pass_holds_no_order_or_index_and_cleans_up(tmp_path):
     X = source_matrix(3000, cols=20)
     y = np.arange(3000)
     folder = tmp_path / "spill"
-    spill = Spill(str(folder), np.float64, list(range(3000)), 20)
-    list(spill.write_through(iter([(X[a:a + 500], y[a:a + 500]) for a in range(0, 3000, 500)])))
+    spill = Spill(str(folder), np.float64)
+    list(spill.write_through(_written(X, y, 500)))
     assert not hasattr(spill, "_starts")
     batches = spill.read_windows(100, 1024, np.random.default_rng(0))
     first = [next(batches)]
@@ -395,36 +402,27 @@ def _id_file(tmp_path, n: int, cols: int = 30) -> str:
 
 
 def _row_ids(X, width: int) -> list[int]:
-    """The row numbers of a batch of ``_id_file``'s rows (a CSR matrix or CSR parts)."""
-    X = X if sp.issparse(X) else sp.csr_matrix(tuple(X), shape=(X[2].shape[0] - 1, width))
-    return (X[:, width - 1].toarray().ravel() - 1).astype(int).tolist()
+    """The row numbers of a batch of ``_id_file``'s rows (a block)."""
+    return (X.csr(width)[:, width - 1].toarray().ravel() - 1).astype(int).tolist()
 
 
-@pytest.mark.parametrize("lean", [False, True])
-def test_a_shuffled_first_pass_spills_its_rows_in_the_order_it_trains_them(tmp_path, lean):
+@pytest.mark.parametrize("parser", ["sklearn", "native"])
+def test_a_shuffled_first_pass_spills_its_rows_in_the_order_it_trains_them(tmp_path, parser):
     """Later passes read the spill in pieces of 64 rows. Written in file order, a piece is 64
     neighbours, and in many files neighbours are alike (w8a: 31% of features shared one row
     apart, 9% at 64 rows, 5% at random), so a window held a few kinds of rows: on w8a the lean
     path's balanced accuracy was 1.2 points below the same solver's full permutation (0.789 vs
     0.802, 5 seeds), 0.801 once spilled in the order trained. Written in the order the first
-    pass trains them, a piece holds rows from across the shuffle buffer's reach. Both stream
-    paths, with and without shuffling."""
-    from svmcore.worker import lean as lean_path
-
+    pass trains them, a piece holds rows from across the shuffle buffer's reach. Either parser,
+    with and without shuffling."""
     n, width = 3000, 31
-    cfg = validate(dataset=_id_file(tmp_path, n), mode="stream", shuffle_buffer=512)
-    classes = np.array([0.0, 1.0])
+    cfg = validate(dataset=_id_file(tmp_path, n), mode="stream", shuffle_buffer=512, parser=parser)
     for shuffle in (True, False):
-        spill = Spill(str(tmp_path / f"spill-{shuffle}"), np.float64, classes, width)
-        if lean:
-            data = lean_path.LeanStream(Source(cfg), n, width, validate(cfg.to_dict() | {"shuffle": shuffle}),
-                                        classes, n, False, spill)
-        else:
-            data = StreamData(Source(cfg), n, width, "float64", False, reader_thread=False, hold_out=False,
-                              spill=spill, shuffle=Shuffle(seed=0, window_rows=512) if shuffle else None)
+        spill = Spill(str(tmp_path / f"spill-{shuffle}"), np.float64)
+        data = stream_feed(cfg, n, spill, Shuffle(seed=0, window_rows=512) if shuffle else None, hold_out=False)
         trained = [i for X, _ in data.batches(100, 0) for i in _row_ids(X, width)]  # ids read before the next batch
         assert spill.complete and sorted(trained) == list(range(n))
-        written = [i for X, _ in spill.read(100, parts=lean) for i in _row_ids(X, width)]
+        written = [i for X, _ in spill.read(100) for i in _row_ids(X, width)]
         assert written == trained
         assert (trained != list(range(n))) == shuffle
 
@@ -435,7 +433,7 @@ def test_a_shuffled_memmap_run_reads_a_copy_whose_chunks_hold_their_rows_mixed(t
     64-row piece of it is 64 rows from across a chunk, not 64 neighbours. An unshuffled run maps
     a copy in file order, in a folder of its own; the held-out rows stay in file order in both."""
     from svmcore.data import copies
-    from svmcore.data.sources import CHUNK_ROWS, is_test_row
+    from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 
     n, width = 25_000, 31
     cfg = validate(dataset=_id_file(tmp_path, n), mode="memmap")
@@ -454,3 +452,32 @@ def test_a_shuffled_memmap_run_reads_a_copy_whose_chunks_hold_their_rows_mixed(t
     assert (np.diff(chunk) >= 0).all()  # rows stay in their chunk
     pieces = np.asarray(mixed[:len(mixed) // 64 * 64]).reshape(-1, 64)
     assert np.median(pieces.max(axis=1) - pieces.min(axis=1)) > CHUNK_ROWS / 2  # not neighbours
+
+
+def test_a_shuffled_first_pass_reads_the_text_in_scattered_pieces_split_by_the_held_out_rule(tmp_path):
+    """Issue 40's open item: read in file order, the first pass could only mix rows within the
+    shuffle buffer's reach, so a file's first rows were all trained first. With the row index the
+    scan keeps beside its cache, the pass reads the text in pieces in an order drawn from (seed,
+    epoch): the first rows land all over the pass; every training row comes once, no held-out row
+    does (the rule on each piece's own row numbers); either parser gives the same order."""
+    from svmcore.data.sources import Source, is_test_row, row_index, scan
+
+    n, width = 60_000, 31
+    path = _id_file(tmp_path, n)
+    train = np.flatnonzero(~is_test_row(np.arange(n), n))
+    orders = []
+    for parser in ("native", "sklearn"):
+        cfg = validate(dataset=path, mode="stream", shuffle_buffer=4096, parser=parser)
+        source = Source(cfg)
+        scan(source, str(tmp_path / "cache"))
+        index = row_index(source, str(tmp_path / "cache"))
+        assert index is not None
+        feed = stream_feed(cfg, train.shape[0], None, Shuffle(0, 4096), hold_out=True, index=index)
+        ids = [i for X, _ in feed.batches(256, 0) for i in _row_ids(X, width)]
+        assert sorted(ids) == train.tolist()
+        orders.append(ids)
+    assert orders[0] == orders[1]
+    at = np.empty(n, int)
+    at[orders[0]] = np.arange(len(orders[0]))
+    first = at[train[train < 2000]] / len(orders[0])  # where the file's first 2,000 rows are trained
+    assert np.percentile(first, 5) < 0.1 and np.percentile(first, 95) > 0.8, np.percentile(first, [5, 95])

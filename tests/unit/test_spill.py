@@ -5,34 +5,36 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from svmcore.data.batches import ArrayData, StreamData, _release_rows
-from svmcore.data.sources import Source
+from svmcore.data.feeds.memory import InMemory
+from svmcore.data.rows import Dense, Parts
+from svmcore.data.shuffle_order import Shuffle
 from svmcore.data.spill import Spill
 from svmcore.spec.config import validate
+from tests.helpers import parts_of, stream_feed
 
 
 def _batches(n=1000, f=50, size=128, seed=0):
     X = sp.random(n, f, density=0.1, format="csr", random_state=seed)
-    y = np.where(np.arange(n) % 3 == 0, "spam", "ham")
-    return X, y, [(X[s:s + size], y[s:s + size]) for s in range(0, n, size)]
+    y = (np.arange(n) % 3 == 0).astype(np.int64)  # class codes
+    return X, y, [(parts_of(X[s:s + size]), y[s:s + size]) for s in range(0, n, size)]
 
 
 def test_write_through_passes_batches_unchanged_and_reads_them_back(tmp_path):
     X, y, batches = _batches()
-    spill = Spill(str(tmp_path / "spill"), np.float32, ["ham", "spam"], X.shape[1])
+    spill = Spill(str(tmp_path / "spill"), np.float32)
     seen = list(spill.write_through(iter(batches)))
     assert all(a[0] is b[0] for a, b in zip(seen, batches))
     assert spill.complete and spill.rows == X.shape[0]
     back = list(spill.read(300))  # another batch size
-    assert [b[0].shape[0] for b in back] == [300, 300, 300, 100]
-    Xb = sp.vstack([b[0] for b in back]).tocsr()
+    assert [b.X.n_rows for b in back] == [300, 300, 300, 100]
+    Xb = sp.vstack([b.X.csr(X.shape[1]) for b in back]).tocsr()
     np.testing.assert_array_equal(Xb.toarray(), X.astype(np.float32).toarray())
     np.testing.assert_array_equal(np.concatenate([b[1] for b in back]), y)
 
 
 def test_an_unfinished_first_pass_is_never_read_back(tmp_path):
     _, _, batches = _batches()
-    spill = Spill(str(tmp_path / "spill"), np.float64, ["ham", "spam"], 50)
+    spill = Spill(str(tmp_path / "spill"), np.float64)
     it = spill.write_through(iter(batches))
     next(it)
     it.close()  # the consumer stopped early (cancel, error)
@@ -41,7 +43,7 @@ def test_an_unfinished_first_pass_is_never_read_back(tmp_path):
 
 def test_discard_removes_the_files(tmp_path):
     _, _, batches = _batches()
-    spill = Spill(str(tmp_path / "spill"), np.float64, ["ham", "spam"], 50)
+    spill = Spill(str(tmp_path / "spill"), np.float64)
     list(spill.write_through(iter(batches)))
     spill.discard()
     assert not os.path.exists(tmp_path / "spill") and not spill.complete
@@ -54,16 +56,16 @@ def test_stream_epochs_after_the_first_read_the_spill_and_match(tmp_path):
     y = np.arange(700) % 2
     dump_svmlight_file(X, y, str(path), zero_based=False)
     cfg = validate(dataset=str(path), mode="stream", precision="float32")
-    spill = Spill(str(tmp_path / "spill"), np.float32, [0.0, 1.0], 40)
-    data = StreamData(Source(cfg), 560, 40, "float32", False, reader_thread=False, spill=spill)
+    spill = Spill(str(tmp_path / "spill"), np.float32)
+    data = stream_feed(cfg, 560, spill)
     first = list(data.batches(64, epoch=0))
     os.rename(path, str(path) + ".gone")  # later epochs must not touch the text
     second = list(data.batches(64, epoch=1))
     assert len(first) == len(second)
     for (a, ya), (b, yb) in zip(first, second):
-        np.testing.assert_array_equal(a.toarray(), b.toarray())
+        np.testing.assert_array_equal(a.dense(40), b.dense(40))
         np.testing.assert_array_equal(ya, yb)
-        assert b.dtype == np.float32
+        assert b.data.dtype == np.float32
 
 
 def test_memory_mapped_rows_are_released_behind_the_cursor(tmp_path):
@@ -81,7 +83,7 @@ def test_memory_mapped_rows_are_released_behind_the_cursor(tmp_path):
     base = rss_file_kb()
     assert float(m.sum()) == n  # touches every page: ~3 MiB mapped in
     touched = rss_file_kb()
-    _release_rows(m, np.zeros(0), 0, n)
+    InMemory(Dense(m), np.zeros(0, np.int32), np.float64)._release(0, n)
     released = rss_file_kb()
     assert touched - base > 2500, (base, touched)
     assert released - base < 200, (base, touched, released)
@@ -95,8 +97,8 @@ def test_array_batches_release_mapped_pages_as_they_go(tmp_path):
     x.flush()
     del x
     X = np.load(str(tmp_path / "x.npy"), mmap_mode="r")
-    data = ArrayData(X, np.zeros(n), f, "float64", False)
-    total = sum(float(b[0].sum()) for b in data.batches(1000))
+    data = InMemory(Dense(X), np.zeros(n, np.int64), np.float64)
+    total = sum(float(b.X.array.sum()) for b in data.batches(1000))
     assert total == 2.0 * n * f
     with open("/proc/self/smaps") as fh:
         text = fh.read()
@@ -109,8 +111,6 @@ def test_float16_stream_reads_back_shuffled_and_dense(tmp_path):
     """Issue 18: a shuffled float16 pass over the spill failed in scipy's csr_row_index
     ("Output dtype not compatible with inputs"), and a dense one in csr_todense. Every
     row comes back once, its values rounded to float16 and upcast to float32."""
-    from svmcore.data.batches import Shuffle
-
     path = tmp_path / "d.svm"
     from sklearn.datasets import dump_svmlight_file
     X, _, _ = _batches(n=700, f=40)
@@ -119,12 +119,11 @@ def test_float16_stream_reads_back_shuffled_and_dense(tmp_path):
     cfg = validate(dataset=str(path), mode="stream", precision="float16")
     expected = X.toarray().astype(np.float16).astype(np.float32)
     for dense in (False, True):
-        spill = Spill(str(tmp_path / f"spill{dense}"), np.float16, [0.0, 1.0], 40)
-        data = StreamData(Source(cfg), 700, 40, "float16", dense, reader_thread=False, hold_out=False, spill=spill,
-                          shuffle=Shuffle(seed=1, window_rows=256))
+        spill = Spill(str(tmp_path / f"spill{dense}"), np.float16)
+        data = stream_feed(cfg, 700, spill, Shuffle(seed=1, window_rows=256), hold_out=False)
         for epoch in (0, 1):  # the text, then the spill
-            got = list(data.batches(64, epoch=epoch))
-            rows = np.vstack([b[0] if dense else b[0].toarray() for b in got])
+            # a shuffled batch lives in buffers later batches reuse: read each while it is the current one
+            rows = np.vstack([b.X.dense(40) if dense else b.X.csr(40).toarray() for b in data.batches(64, epoch=epoch)])
             assert rows.dtype == np.float32 and rows.shape == (700, 40)
             # rows come shuffled: compare them as a set, sorted the same way
             np.testing.assert_array_equal(np.unique(rows, axis=0), np.unique(expected, axis=0))
@@ -134,20 +133,17 @@ def test_a_window_read_without_the_native_library_is_the_same(tmp_path, monkeypa
     """Shuffled windows are read by the native library in one call a window; where it cannot
     be built (the classic path does not need it otherwise) Python reads the same pieces."""
     from svmcore.data import spill as spill_module
-    from svmcore.data.batches import Shuffle
-    from svmcore.data.rows import Pool
-
     X, y, batches = _batches(n=3000, f=60, size=100)
-    spill = Spill(str(tmp_path / "spill"), np.float64, ["ham", "spam"], X.shape[1])
+    spill = Spill(str(tmp_path / "spill"), np.float64)
     list(spill.write_through(iter(batches)))
 
     def windows():
-        got = list(spill.read_windows(128, 1024, Shuffle(seed=3, window_rows=1024).rng(1), Pool))
+        got = list(spill.read_windows(128, 1024, Shuffle(seed=3, window_rows=1024).rng(1)))
         return [(b.X.data, b.X.indices, b.X.indptr, b.codes) for b in got]
 
     native = windows()
     assert sum(b[3].shape[0] for b in native) == 3000
-    monkeypatch.setattr(spill_module, "_native_reads", False)
+    monkeypatch.setattr(spill_module, "native", lambda: False)
     python = windows()
     assert len(python) == len(native)
     for a, b in zip(native, python):
@@ -163,11 +159,10 @@ def test_the_recorder_writes_only_inside_its_pass(tmp_path):
     ended complete: that is refused, not ignored."""
     import pytest
 
-    from svmcore.data.rows import Parts
-    from svmcore.data.spill import Spill
+    from svmcore.data.spill import Recorder
 
-    spill = Spill(str(tmp_path / "spill"), np.float64, [0, 1], 10)
-    recorder = spill.recorder()
+    spill = Spill(str(tmp_path / "spill"), np.float64)
+    recorder = Recorder(spill)
     rows = Parts(np.ones(3), np.arange(3, dtype=np.int32), np.array([0, 1, 3], np.int64))
     with pytest.raises(RuntimeError, match="inside Recorder.around"):
         recorder.write(rows, np.array([0, 1]))
@@ -177,4 +172,4 @@ def test_the_recorder_writes_only_inside_its_pass(tmp_path):
         yield rows, np.array([0, 1])
     assert len(list(recorder.around(batches()))) == 1
     assert spill.complete and spill.rows == 2
-    assert [b.codes.tolist() for b in spill.read(8, parts=True)] == [[0, 1]]
+    assert [b.codes.tolist() for b in spill.read(8)] == [[0, 1]]

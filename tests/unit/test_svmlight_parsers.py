@@ -664,19 +664,24 @@ def test_readers_parser_matches_sklearn_parser_and_names_bad_lines(block_parser,
 
 def test_a_stream_runs_held_out_rows_read_from_its_text_copy_are_the_runs_parsers_to_the_bit(tmp_path):
     """The held-out rows of a text copy the product wrote are read with the C parser whatever the
-    run's parser (training.py ``_copy_reader``): they must be the rows scikit-learn's parser reads."""
+    run's parser (training.py ``_prepare``): they must be the rows scikit-learn's parser reads."""
     from svmcore.data import copies
+    from svmcore.data.feeds.held_out import held_out
+    from svmcore.data.feeds.source_rows import SourceRows
     from svmcore.data.sources import Source
     from svmcore.spec.config import validate
-    from svmcore.worker.training import _cached_copy, _copy_reader
+    from svmcore.worker.training import _cached_copy
 
     cfg = validate({"rows": 6_000, "features": 1 << 16, "mode": "stream"})  # parser sklearn, the default
     src = Source(cfg)
     path = copies.text_copy(src, str(tmp_path / "cache"), [-1, 1])
-    fast, slow = _copy_reader(path, cfg, src, 6_000), _cached_copy(path, cfg, src, 6_000)
+    fast = _cached_copy(path, validate(cfg.to_dict(), parser="native"), src, 6_000)
+    slow = _cached_copy(path, cfg, src, 6_000)
     assert (fast.cfg.parser, slow.cfg.parser) == ("native", "sklearn")
-    got = [copies.held_out_copy(reader, str(tmp_path / name), cfg.features, 6_000).load()
-           for name, reader in (("native", fast), ("sklearn", slow))]
+    got = []
+    for name, reader in (("native", fast), ("sklearn", slow)):
+        rows = held_out(SourceRows(reader, cfg.features, np.array([-1.0, 1.0]), 6_000), str(tmp_path / name))
+        got.append((rows.slice(0, rows.n_rows).csr(cfg.features), rows.labels()))
     (Xa, ya), (Xb, yb) = got
     assert Xa.shape == Xb.shape and Xa.shape[0] == 1_200
     for a, b in ((Xa.data, Xb.data), (Xa.indices, Xb.indices), (Xa.indptr, Xb.indptr), (ya, yb)):

@@ -1,0 +1,62 @@
+"""The process settings of a run that loads numpy and the native library only
+(``RunConfig.lean``), so its floor and peak stay near what is live; the MiB each one saves
+were measured at 10^6 rows of sparse-text (docs/lean.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import sys
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+# Arrays from this size up are mapped on their own and unmapped when freed; smaller ones come from the heap,
+# whose freed space is reused. At 256 KiB every batch's values and every parsed block's were mapped, faulted
+# in and unmapped (5-10% slower passes for the same peak); 1 MiB was no faster and up to 2.6 MiB higher;
+# glibc's own rising threshold was 15-35% faster and 18-30 MiB higher.
+MMAP_THRESHOLD = 512 * 1024
+# Free space at the top of the heap above this is given back. At 1 MiB a later pass with 2 threads gave back and
+# faulted in again 55-80 MiB of pages a pass (its batches ahead are made and freed in turn at the top of the heap);
+# at 4 MiB, as at 8, the later passes ran 8% faster for the same peak; the lower of the two keeps less resident.
+TRIM_THRESHOLD = 4 << 20
+
+
+def lean() -> None:
+    """glibc's malloc told to keep the peak near what is live (a fixed mmap threshold, a low
+    trim threshold, one arena: the reader thread would otherwise get its own, with its own free
+    space); numpy's huge-page advice off; OpenSSL's libcrypto kept out."""
+    try:
+        libc = ctypes.CDLL(None)
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+        libc.mallopt(M_ARENA_MAX, 1)
+    except (OSError, AttributeError):  # not glibc: the default allocator's behaviour
+        pass
+    _small_pages()
+    # hashlib (svmcore's cache keys) then uses CPython's own SHA code, the same digests, without OpenSSL's
+    # libcrypto (3.3 MiB of resident library pages); a None in sys.modules fails that import as hashlib expects
+    sys.modules.setdefault("_hashlib", None)
+
+
+def _small_pages() -> None:
+    """Turn off numpy's huge-page advice (madvise MADV_HUGEPAGE on every array of 4 MiB or
+    more). The parser sizes a block's arrays for the densest block it could meet (4 MiB each
+    at 1 MiB of text) and writes about a tenth of them; with that advice the first write to an
+    aligned 2 MiB range faults in a whole 2 MiB page (3.4 MiB of the exact peak at 1 thread)."""
+    setter = getattr(np._core.multiarray, "_set_madvise_hugepage", None)
+    if setter is None:
+        log.warning("numpy %s has no _set_madvise_hugepage: arrays of 4 MiB or more may use huge pages",
+                    np.__version__)
+        return
+    setter(False)
+
+
+def trim() -> None:
+    """Return the heap's free pages to the kernel (glibc's malloc_trim)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
