@@ -1,4 +1,5 @@
 import os
+import signal
 import subprocess
 import sys
 
@@ -7,6 +8,13 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+# Ctrl-C is tested as a terminal delivers it. A test run started in the background by a
+# non-interactive shell (`make test &`) inherits SIGINT ignored, and so would every command it
+# starts (an ignored signal stays ignored across exec; a handled one is reset to the default):
+# its Ctrl-C tests then saw a command that never stopped.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # The longest files first, longest first (per-file time of a full run): `make test` runs two pytest

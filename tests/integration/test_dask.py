@@ -53,11 +53,15 @@ def _worker_pids(client) -> set[int]:
 
 
 def _training_workers(marker: str) -> list[psutil.Process]:
-    """Live `python -m svmcore.worker` processes started with this test's fault spec."""
+    """Live `python -m svmcore.worker` processes of a Dask task's throwaway home started with
+    this test's fault spec (a test in the other pytest process may run local workers with the
+    same spec: CI saw one of them taken for a task's, whose home is no task's)."""
     out = []
     for p in psutil.process_iter(["cmdline"]):
         try:
-            if "svmcore.worker" in (p.info["cmdline"] or []) and p.environ().get("SVMCORE_FAULT") == marker:
+            cmd = p.info["cmdline"] or []
+            if ("svmcore.worker" in cmd and _task_home(cmd[-1]).startswith("svmcore-")
+                    and p.environ().get("SVMCORE_FAULT") == marker):
                 out.append(p)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
@@ -83,10 +87,14 @@ def _wait_training(marker: str, n: int, timeout: float = 60) -> list[psutil.Proc
     raise AssertionError(f"{n} training workers never reached the train phase")
 
 
+def _task_home(run_dir: str) -> str:
+    """The name of a run's home: a Dask task's is svmcore-PREFIX-RUNID-xxxx (.../runs/1)."""
+    return os.path.basename(os.path.dirname(os.path.dirname(run_dir)))
+
+
 def _app_run_id(proc: psutil.Process) -> int:
-    """The app's run id, from the task's throwaway home: .../svmcore-PREFIX-RUNID-xxxx/runs/1."""
-    home = os.path.basename(os.path.dirname(os.path.dirname(proc.cmdline()[-1])))
-    return int(home.split("-")[2])
+    """The app's run id, from the task's throwaway home."""
+    return int(_task_home(proc.cmdline()[-1]).split("-")[2])
 
 
 def test_sweep_on_dask_is_measured_like_a_local_run(home, address):
