@@ -129,7 +129,7 @@ def classic_child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, 
         for s in range(0, n, batch_size):
             e = min(n, s + batch_size)
             if buffers == "per-batch":
-                Xb = X[s:e]  # what ArrayData.batch does: a row slice, new arrays
+                Xb = X[s:e]  # a scipy row slice: new arrays for every batch
             else:
                 lo, hi = int(X.indptr[s]), int(X.indptr[e])
                 if pool["data"].shape[0] < hi - lo:

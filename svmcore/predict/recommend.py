@@ -115,7 +115,7 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
     shapes: dict[int, object] = {}
     priced = []
     for cfg in candidates(base):
-        try:  # never recommend what preflight would refuse (the lean path on a file that is not svmlight too)
+        try:  # never recommend what admission would refuse (the lean path on a file that is not svmlight too)
             check_trainable(info, cfg)
             check_lean(cfg)
         except SvmcoreError:

@@ -86,7 +86,7 @@ def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None, draw
     """Every combination of the grid over the base knobs (or ``draws`` of them at random,
     ``random_combos``). Impossible combinations are kept as points with the reason, so the
     user sees what was skipped and why. With ``cache_dir`` (launching), the data's rules are
-    checked too (``preflight``: e.g. kernel-svm on more rows than its limit, a batch larger
+    checked too (``admission.check_data``: e.g. kernel-svm on more rows than its limit, a batch larger
     than the data)."""
     names = list(grid)
     if draws is not None:
