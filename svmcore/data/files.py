@@ -9,6 +9,7 @@ import zipfile
 
 import numpy as np
 
+from svmcore.data import disk
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.sources import CHUNK_ROWS, Source, scan
 from svmcore.spec.config import BYTES_PER_VALUE, validate
@@ -96,7 +97,7 @@ def make_dataset(kind: str, rows, features, nnz_per_row, seed, out: str, fmt: st
 def _write_text(source: Source, out: str) -> int:
     """Raw text 'label<TAB>text': each nonzero becomes its token word, repeated by weight."""
     rows = 0
-    tmp = out + ".tmp"
+    tmp = disk.temporary(out)
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             for X, y in source.iter_chunks(CHUNK_ROWS):
@@ -118,6 +119,7 @@ def _write_text(source: Source, out: str) -> int:
 def _write_npz(source: Source, out: str) -> int:
     """CSR arrays and y in an .npz, streamed through temporary raw files."""
     work = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(out)))
+    tmp = disk.temporary(out)
     try:
         names = {"data": np.float64, "indices": np.int32, "indptr": np.int64, "y": np.float64}
         files = {n: open(os.path.join(work, n), "wb") for n in names}
@@ -136,7 +138,6 @@ def _write_npz(source: Source, out: str) -> int:
         for fh in files.values():
             fh.close()
         counts = {"data": nnz, "indices": nnz, "indptr": rows + 1, "y": rows}
-        tmp = out + ".tmp"
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
             for n, dtype in names.items():
                 with z.open(n + ".npy", "w", force_zip64=True) as member:
@@ -151,8 +152,8 @@ def _write_npz(source: Source, out: str) -> int:
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        if os.path.exists(out + ".tmp"):  # a failed write leaves no half file behind
-            os.remove(out + ".tmp")
+        if os.path.exists(tmp):  # a failed write leaves no half file behind
+            os.remove(tmp)
 
 
 def inspect_dataset(dataset: str, cache_dir: str | None = None, **knobs) -> dict:

@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from svmcore.data import disk
 from svmcore.data.svmlight_lines import iter_blocks
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ class RowIndex:
         self.pos += arr.shape[0]
 
     def write(self, out: str) -> None:
-        tmp = f"{out}.{os.getpid()}.tmp"
+        tmp = disk.temporary(out)  # unique per call: sessions of one dashboard are threads of one process
         np.concatenate(self.entries or [np.zeros((0, 2), np.int64)]).tofile(tmp)
         os.replace(tmp, out)
 

@@ -188,6 +188,7 @@ def fresh_server(tmp_path, artifacts_dir, request):
         servers.append(server)
         return server
 
+    make.servers = servers
     yield make
     for s in servers:
         s.stop()
@@ -209,6 +210,23 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     setattr(item, f"rep_{rep.when}", rep)
+    if rep.failed and rep.when == "call":
+        # the app's own traceback is in its server's log, which CI does not keep: put it in the report
+        for server in _servers_of(item):
+            rep.sections.append((f"streamlit log {os.path.basename(server.log_path)} (tail)",
+                                 server.log()[-LOG_TAIL:]))
+
+
+LOG_TAIL = 6000
+
+
+def _servers_of(item) -> list:
+    servers = []
+    for value in getattr(item, "funcargs", {}).values():
+        if isinstance(value, Server):
+            servers.append(value)
+        servers.extend(getattr(value, "servers", []))
+    return servers
 
 
 @pytest.fixture

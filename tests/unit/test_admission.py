@@ -59,3 +59,37 @@ def test_the_worker_receives_the_scans_unless_a_file_changed_since(tmp_path):
     assert Admitted(cfg).job_scans() == {}  # a run that was not admitted against its data: nothing handed down
     os.truncate(test, os.path.getsize(test) - len("1 1:1\n"))
     assert launch.job_scans() == {}  # (the same size again, but not the file that was scanned: rewritten since)
+
+
+def test_two_sessions_scanning_one_new_file_at_once_both_get_its_scan(tmp_path):
+    """A dashboard's sessions (and a rerun Streamlit starts before the run it stops has left a
+    scan) are threads of one process: each scan of a file not yet cached writes the scan and
+    the row index beside it under a name of its own. CI saw a launch fail with the app's
+    error page when two wrote one index temporary and the second rename found it gone."""
+    import threading
+
+    path = str(tmp_path / "d.svm")
+    with open(path, "w") as f:
+        for i in range(20_000):
+            f.write(f"{1 if i % 2 else -1} 1:{i % 7 + 1} 3:{(i * 13) % 5 + 0.5}\n")
+    cfg = validate({"dataset": path})
+    failures, infos = [], []
+    go = threading.Barrier(6)
+
+    def one(cache: str) -> None:
+        go.wait()
+        try:
+            infos.append(scan(Source(cfg), cache))
+        except Exception as e:  # the failure is the test's finding: kept and asserted below
+            failures.append(repr(e))
+
+    for attempt in range(5):
+        cache = str(tmp_path / f"cache{attempt}")
+        threads = [threading.Thread(target=one, args=(cache,)) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert failures == []
+    assert {i.rows for i in infos} == {20_000}
+    assert not [n for n in os.listdir(tmp_path / "cache0") if n.endswith(".tmp")]
