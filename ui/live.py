@@ -240,7 +240,10 @@ def details(view: RunView) -> None:
     rates = s.epoch_samples_per_s
     if len(rates) > 1:
         st.caption("Samples/s per pass: " + " · ".join(f"{i + 1}: {_fmt(r, ',.0f')}" for i, r in enumerate(rates))
-                   + ("; later passes read the binary spill written in the first"
+                   + ("; every pass read the binary spill, written before the first (the file's labels come "
+                      "in long runs: a pass over the text would bring each run's rows together)"
+                      if s.spill and s.spill.read_back and s.spill.filled_first else
+                      "; later passes read the binary spill written in the first"
                       if s.spill and s.spill.read_back else ""))
 
 

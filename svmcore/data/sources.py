@@ -229,9 +229,10 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     if cache_file and os.path.exists(cache_file):
         with open(cache_file) as f:
             info = DataInfo(**json.load(f))
-        if source.is_file:
-            source.expected_rows = info.rows
-        return info
+        if info.label_runs is not None or source.fmt in ("synthetic", "shipped"):  # else: scanned before runs were counted
+            if source.is_file:
+                source.expected_rows = info.rows
+            return info
     if source.fmt == "synthetic" and not exact:
         features = (1 << c.hashing_bits) if c.hashing_bits else c.features
         nnz = c.rows * (features if c.dense_builtin else c.nnz_per_row)
@@ -240,9 +241,13 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     rows = nnz = 0
     width = 0
     classes: dict = {}
+    runs, last = 0, None
     native = source.fmt == "svmlight" and c.parser == Parser.NATIVE and not c.hashing_bits
     for X, y in (_native_counts(source) if native else source.iter_chunks(CHUNK_ROWS)):
         rows += X.shape[0]
+        if y.shape[0]:
+            runs += int(np.count_nonzero(y[1:] != y[:-1])) + int(last is None or y[0] != last)
+            last = y[-1]
         nnz += X.nnz if hasattr(X, "nnz") else int(np.count_nonzero(X))
         width = max(width, X.shape[1])
         vals, counts = np.unique(y, return_counts=True)
@@ -254,7 +259,7 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
     if source.fmt == "synthetic":
         width = (1 << c.hashing_bits) if c.hashing_bits else c.features
     info = DataInfo(os.path.basename(source.path or c.dataset), source.fmt, rows, width, nnz,
-                    keys, [classes[k] for k in keys], source.dense_source)
+                    keys, [classes[k] for k in keys], source.dense_source, label_runs=runs)
     if source.is_file:
         source.expected_rows = rows
     if cache_file and source.fmt not in ("synthetic", "shipped"):
@@ -265,9 +270,13 @@ def scan(source: Source, cache_dir: str | None = None, exact: bool = False) -> D
         # unique per call: a dashboard's sessions are threads of one process, and two scanning the
         # same file at once wrote one temporary, then the second rename found it gone
         tmp = disk.temporary(cache_file)
-        with open(tmp, "w") as f:
-            json.dump(info.to_dict(), f)
-        os.replace(tmp, cache_file)
+        try:
+            with open(tmp, "w") as f:
+                json.dump(info.to_dict(), f)
+            os.replace(tmp, cache_file)
+        finally:
+            if os.path.exists(tmp):  # a failed write leaves no half file behind
+                os.remove(tmp)
     return info
 
 

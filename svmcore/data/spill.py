@@ -44,6 +44,7 @@ class Spill:
         self.complete = False
         self.rows = 0
         self.failed: str | None = None
+        self.filled_first = False
         self.nnz = 0
 
     @property

@@ -184,7 +184,9 @@ _KNOBS = [
               "seed gives the same order). memory: a full permutation. memmap: a window of shuffle_buffer "
               "rows at a time, drawn from small pieces (shuffle_buffer / 256 rows, at least 64) picked "
               "across the whole file, shuffled together. stream: a shuffle buffer of shuffle_buffer rows "
-              "over the text, then windows drawn the same way from the spill.",
+              "over the text, then windows drawn the same way from the spill (a file whose labels come "
+              "in long runs, as a file sorted by label does, is copied to the spill first: every pass "
+              "reads it so).",
          trades="Files are often sorted by label; without shuffling SGD ends on one class and accuracy can "
                 "hide a useless model. Costs 8 bytes a row in memory mode and a window of rows in stream "
                 "and memmap mode, and random rather than sequential reads within a window."),

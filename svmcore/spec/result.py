@@ -165,10 +165,21 @@ class DataInfo(Record):
     class_counts: list | None = None
     dense_source: bool | None = None
     exact: bool = True  # False: synthetic figures from the knobs, not counted
+    label_runs: int | None = None  # runs of one label in file order (a file sorted by label: one per class)
 
     @property
     def density(self) -> float:
         return self.nnz / max(1, self.rows * self.features)
+
+    @property
+    def labels_in_long_runs(self) -> bool:
+        """The file's labels come in runs far longer than a file in random order has (sorted by
+        label, as many public libsvm files are): fewer than a quarter of the runs such a file's
+        class shares would give, 1 + (1 - sum of squared shares) x (rows - 1) on average."""
+        if self.label_runs is None or not self.rows or not self.class_counts:
+            return False
+        shares = [n / self.rows for n in self.class_counts]
+        return self.label_runs < (1 + (1 - sum(p * p for p in shares)) * (self.rows - 1)) / 4
 
 
 @dataclass(frozen=True)
@@ -186,6 +197,7 @@ class SpillReport(Record):
     rows: int | None = None
     read_back: bool | None = None
     failed: str | None = None  # why it could not be written
+    filled_first: bool | None = None  # written in the load phase, so the first pass read it too
 
 
 @dataclass(frozen=True)

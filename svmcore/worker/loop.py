@@ -168,7 +168,8 @@ def spill_report(spill) -> dict | None:
     """What the spill did (and its files deleted), or None without one."""
     if spill is None:
         return None
-    info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed}
+    info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed,
+            "filled_first": spill.filled_first and spill.complete}
     spill.discard()
     return info
 

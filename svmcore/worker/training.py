@@ -138,7 +138,10 @@ def _feed(cfg: RunConfig, job: dict, data: _Data):
     spill = None
     if cfg.epochs > 1 and cfg.model_entry.incremental and job.get("run_dir"):
         spill = Spill(os.path.join(job["run_dir"], "spill"), sdtype)
-    return Streamed(data.rows, n_train, sdtype, cdtype, shuffle, spill, cfg.threads > 1, hold_out, data.index)
+    feed = Streamed(data.rows, n_train, sdtype, cdtype, shuffle, spill, cfg.threads > 1, hold_out, data.index)
+    if spill is not None and shuffle is not None and info.labels_in_long_runs:
+        feed.fill_spill(cfg.batch_size)
+    return feed
 
 
 class _Test:

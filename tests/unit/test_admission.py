@@ -93,3 +93,36 @@ def test_two_sessions_scanning_one_new_file_at_once_both_get_its_scan(tmp_path):
     assert failures == []
     assert {i.rows for i in infos} == {20_000}
     assert not [n for n in os.listdir(tmp_path / "cache0") if n.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("parser", ["sklearn", "native"])
+def test_the_scan_counts_runs_of_one_label_and_tells_a_label_sorted_file(tmp_path, parser):
+    """Runs are counted across the scan's chunks (a run that spans two chunks is one run);
+    a file sorted by label has one run per class, far below the ~2pq(n-1) changes of a file in
+    random order, and is told apart by ``labels_in_long_runs``; a random order is not."""
+    rng = np.random.default_rng(0)
+    labels = np.where(rng.random(150_000) < 0.03, 1, -1)
+    for name, ys in (("sorted", np.sort(labels)[::-1]), ("random", labels)):
+        path = tmp_path / name
+        path.write_text("".join(f"{y} {i % 50 + 1}:1\n" for i, y in enumerate(ys.tolist())))
+        info = scan(Source(validate(dataset=str(path), parser=parser)), str(tmp_path / "cache"))
+        assert info.label_runs == 1 + int(np.count_nonzero(ys[1:] != ys[:-1]))
+        assert info.labels_in_long_runs is (name == "sorted")
+
+
+def test_a_scan_cached_before_label_runs_were_counted_is_scanned_again(tmp_path):
+    import json
+
+    path = _svm_file(tmp_path / "d.svm", rows=3000)
+    cache = str(tmp_path / "cache")
+    src = Source(validate(dataset=str(path)))
+    first = scan(src, cache)
+    cached = os.path.join(cache, next(n for n in os.listdir(cache) if n.endswith(".json")))
+    with open(cached) as f:
+        old = json.load(f)
+    old.pop("label_runs")
+    with open(cached, "w") as f:
+        json.dump(old, f)
+    assert scan(Source(validate(dataset=str(path))), cache).label_runs == first.label_runs > 1
+    with open(cached) as f:
+        assert json.load(f)["label_runs"] == first.label_runs

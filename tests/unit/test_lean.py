@@ -121,6 +121,7 @@ def test_lean_run_loads_only_numpy_and_trains_as_with_scikit_learns_parser(tmp_p
     assert "numpy.random" not in modules  # its seeded permutations come from the native library (2.2 MiB)
     assert "<huge pages advised>" not in modules  # a 2 MiB page for each parsed block's arrays (floor._small_pages)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
+    assert lean["summary"]["spill"]["filled_first"] is False  # labels in random order: the first pass trains
     # the same run with scikit-learn's parser (and so scipy and scikit-learn loaded): same rows in the same
     # order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)
