@@ -67,18 +67,23 @@ def phase_spans(events: list[Event], samples: Sequence[MemorySample] = (), end_s
     return [PhaseSpan(**p) for p in out]
 
 
-def pass_memory(events: list[Event]) -> tuple[PassMemory, ...]:
-    """The memory retained at the end of each pass of the train phase, from its pass_end events
-    (a distilled run's student trains in a phase of its own, after it)."""
+def train_pass_ends(events: list[Event]) -> list[Event]:
+    """The pass_end events of the train phase (a distilled run's student trains in a phase of its own, after it)."""
     out, in_train = [], False
     for e in events:
         if e["kind"] == PHASE_START:
             in_train = e["phase"] == "train"
         elif e["kind"] == PASS_END and in_train:
-            out.append(PassMemory(e["epoch"], e["rss_bytes"] / MiB, e["anon_bytes"] / MiB,
-                                  workers_rss_mb=tuple(b / MiB for b in e.get("workers_rss_bytes", ())),
-                                  workers_anon_mb=tuple(b / MiB for b in e.get("workers_anon_bytes", ()))))
-    return tuple(out)
+            out.append(e)
+    return out
+
+
+def pass_memory(events: list[Event]) -> tuple[PassMemory, ...]:
+    """The memory retained at the end of each pass of the train phase."""
+    return tuple(PassMemory(e["epoch"], e["rss_bytes"] / MiB, e["anon_bytes"] / MiB,
+                            workers_rss_mb=tuple(b / MiB for b in e.get("workers_rss_bytes", ())),
+                            workers_anon_mb=tuple(b / MiB for b in e.get("workers_anon_bytes", ())))
+                 for e in train_pass_ends(events))
 
 
 @dataclass(frozen=True)

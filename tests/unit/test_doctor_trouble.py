@@ -75,3 +75,14 @@ def test_without_a_pass_the_kind_is_not_told_and_an_old_run_says_so():
     assert t["kind"] is None and "ended before its first pass did" in t["why_unknown"]
     old = diagnose(_record(None), 150, None, None)
     assert old["trouble"] == {"kind": None, "growth": "retained memory not recorded (a run stored before it was)"}
+
+
+def test_the_short_answer_of_a_growing_run_says_so_and_puts_the_remedies_that_stop_it_first():
+    from svmcore.app.fit_views import diagnosis_answer
+
+    rec = _record([120.0, 128.0, 136.0, 144.0], {**PHASES, "evaluate": 201.0})
+    answer = diagnosis_answer(diagnose(rec, 190, None, None))
+    assert answer.verdict.endswith("It grows pass after pass (a cache or a leak): +8.0 MiB a pass (8.0 to 8.0 over 4 "
+                                   "passes): the 190 MiB budget is reached in pass 3, one of the run's own 4 passes.")
+    assert answer.remedies[0].title == "Periodic gc.collect()" and answer.remedies[0].change == {"gc_every": 10}
+    assert answer.remedies[0].text.startswith("gc every 10: stops what reference cycles hold")

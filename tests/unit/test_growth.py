@@ -85,3 +85,15 @@ def test_the_engine_reads_the_train_phases_pass_ends_only():
     got = pass_memory(events)
     assert [p.epoch for p in got] == [1, 2] and got[1].workers_rss_mb == (200.0,) and got[1].anon_mb == 121.0
     assert pass_memory([]) == ()
+
+
+def test_the_memory_chart_marks_what_each_training_pass_retained():
+    from ui.charts import pass_marks
+
+    events = [_ev("phase_start", phase="train", rss_bytes=0) | {"t_s": 1.0},
+              _ev("progress", samples=0, batches=0, epoch=1, epochs=2, total=200, train_elapsed_s=0.0) | {"t_s": 1.0},
+              _ev("pass_end", epoch=1, rss_bytes=160 * MiB, anon_bytes=120 * MiB) | {"t_s": 2.0},
+              _ev("progress", samples=200, batches=2, epoch=2, epochs=2, total=200, train_elapsed_s=2.0) | {"t_s": 3.0},
+              _ev("pass_end", epoch=2, rss_bytes=168 * MiB, anon_bytes=128 * MiB) | {"t_s": 3.0}]
+    assert pass_marks(events) == ([2.0, 3.0], [120.0, 128.0])
+    assert pass_marks(events, "samples") == ([100.0, 200.0], [120.0, 128.0])
