@@ -535,8 +535,7 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     else:
         out["verdict"] = f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no memory diagnosis'}"
         out["healthy"] = True
-    limit = (("budget", budget) if budget_mb is not None else ("cap", s.cap_mb) if s.cap_mb else
-             ("budget", budget) if budget is not None else None)
+    limit = ("budget", budget_mb) if budget_mb is not None else ("cap", s.cap_mb) if s.cap_mb else None
     out["trouble"] = trouble(rec, owner, owner_mb, limit)
     if out["trouble"]["kind"] == GROWTH:
         out["growth_remedies"] = growth_remedies(cfg, reference)
