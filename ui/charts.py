@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from svmcore.app.headlines import run_tag
-from svmcore.engine.summary import phase_spans
+from svmcore.engine.summary import phase_spans, train_pass_ends
 from svmcore.spec.events import EVAL, PHASES, PROGRESS, WORKER_MEMORY
 from svmcore.spec.result import Forecast, RunSummary
 from svmcore.spec.units import MiB
@@ -230,6 +230,7 @@ class RunSeries(NamedTuple):
     predicted_mb: float | None
     monitor: str
     workers: WorkersInfo
+    passes: Curve = Curve([], [])  # the anonymous memory retained at the end of each pass (``pass_marks``)
 
 
 def memory_info(samples: Sequence, summary: RunSummary, prediction: Forecast | None = None) -> MemoryInfo:
@@ -327,7 +328,15 @@ def run_series(run_id: int, samples: Sequence, events: list[dict], summary: RunS
         phases, mem.peak_mb, summary.peak_phase, mem.cap_mb, summary.cap, mem.cgroup_peak_mb, mem.floor_mb,
         mem.predicted_mb, monitor or summary.monitor or "full",
         # a data-parallel run's workers and total, on the time axis only (they report no samples seen)
-        workers_info(samples, events, most) if x == "time" else NO_WORKERS)
+        workers_info(samples, events, most) if x == "time" else NO_WORKERS, pass_marks(events, x))
+
+
+def pass_marks(events: list[dict], x: str = "time") -> Curve:
+    """The run's process's anonymous memory (MiB) at the end of each training pass, an exact
+    reading, at the pass's end on the chart's ``x`` (seconds since launch, or samples seen)."""
+    ends = train_pass_ends(events)
+    t = [round(e["t_s"], 3) for e in ends]
+    return Curve(samples_at(events, t) if x == "samples" else t, [e["anon_bytes"] / MiB for e in ends])
 
 
 def workers_info(samples: Sequence, events: list[dict], most: int = MAX_POINTS) -> WorkersInfo:
@@ -696,6 +705,11 @@ def _draw_run(fig: go.Figure, s: RunSeries, axis: dict, lo: float, hi: float, si
                 fig.add_trace(_line(par.total.t, par.total.rss, yaxis=y,
                                     name="all processes (sampled sum; a worker counts from its first task)",
                                     line=dict(color=c, width=2, dash="dashdot"), hovertemplate=mib, legendrank=3))
+        if single and s.passes.t:
+            fig.add_trace(go.Scatter(x=s.passes.t, y=s.passes.rss, mode="markers", yaxis=y,
+                                     name="anonymous memory retained after each pass (exact reading)",
+                                     marker=dict(color=c, size=9, symbol="diamond-open", line=dict(width=2)),
+                                     hovertemplate="retained %{y:,.1f} MiB", legendrank=3))
         refs = [("peak_mb", "exact peak {:,.0f} MiB", dict(color=c, dash="dash", width=1.5))]
         if single:
             refs += [("predicted_mb", "predicted {:,.0f} MiB",

@@ -51,8 +51,9 @@ def diagnosis_panel(lab: Lab, view: RunView) -> None:
     with st.container(border=True, key=f"diagnosis_{view.id}"):
         st.markdown(f"**Why it did not fit.** {plain(answer.verdict)}")
         if answer.remedies:
-            st.markdown(f"**What would fit, best first** (acting on the {plain(d['owner'])} phase, which held the "
-                        "peak):")
+            first = "what stops the growth first, then what is " if d.get("growth_remedies") else ""
+            st.markdown(f"**What would fit, best first** ({first}acting on the {plain(d['owner'])} phase, which "
+                        "held the peak):")
         for r in answer.remedies:
             c1, c2 = st.columns([5, 1], vertical_alignment="center")
             c1.markdown(f"{r.rank}. **{plain(r.title)}** → {plain(r.text)}")

@@ -135,6 +135,13 @@ def outcome(view: RunView) -> None:
                  + (f" (phase {plain(s.phase)})" if s.phase else ""))
     if s.cap_note:
         st.caption(s.cap_note)
+    growth = s.growth
+    if growth is not None:  # a line under the outcome; a run that grows is a warning doctor explains
+        line = growth.text()[0].upper() + growth.text()[1:] + "."
+        if growth.grows:
+            st.warning(f"{line} `doctor {view.id}` says when it meets a cap or budget.", icon=":material/trending_up:")
+        else:
+            st.caption(line)
     if facts.one_time_mb is not None:
         st.info(f"**One-time preparation.** This run's prepare phase built copies of the data that later runs "
                 f"of the same data reuse ({plain(', '.join(s.prepared_once))}), and that phase owns the "

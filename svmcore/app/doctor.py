@@ -9,6 +9,11 @@ floor) beside the measured per-phase peaks, and every remedy of Learn's list
 with the saving the memory model predicts for this config and the saving Learn's
 reference measured, ranked; the ones that cannot help, with the reason.
 
+For every finished run (``trouble``), which of three its trouble is, with the figures that
+decide it: growth pass after pass (a cache or a leak; the pass in which it meets the cap or
+budget, and first the remedies that stop accumulation: ``Remedy.stops_growth``), a transient
+peak in a phase (a batch problem), or a floor held throughout.
+
 Pure: the caller hands in the run record, the calibration (or None: then the model's
 parts are priced at one byte of RSS each, a lower bound, and said so) and the
 reference measurements. ``fit`` (``svmcore.app.fit``) picks its next step from the
@@ -22,6 +27,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from svmcore.app.noise import NO_SAVING_PCT
 from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
 from svmcore.data.sources import FORMAT_WORDS
@@ -414,6 +420,78 @@ def corrected_owner(view: dict, misses: dict[str, Miss] | None) -> str:
     return max(view["phases"], key=lambda name: corrected(name, view, misses))
 
 
+# ---------------------------------------------------------------- which trouble
+
+PEAK, GROWTH, FLOOR = "transient peak", "growth", "floor"
+HORIZON_PASSES = 1000  # a limit further than this many passes away is not met
+
+
+def trouble(rec: RunRecord, owner: str | None, owner_mb: float | None, limit: tuple[str, float] | None) -> dict:
+    """Which of three the run's trouble is, with the figures that decide it (``kind`` None when
+    they cannot): ``growth``, its retained memory rising pass after pass (``spec.growth``: a
+    cache or a leak), with the pass in which it meets ``limit`` ((name, MiB): the cap or the
+    budget); else a ``transient peak``, the owning phase's exact peak more than run-to-run noise
+    (``noise.NO_SAVING_PCT``) above what the run retained after its last pass (a batch problem:
+    memory held for a moment); else a ``floor``, the peak within that of what it held steadily
+    (the libraries, the data and the model at their size), which no knob acting on a moment moves."""
+    s = rec.summary
+    g = s.growth
+    out = {"kind": None, "growth": g.text() if g is not None else "retained memory not recorded (a run stored "
+                                                                   "before it was)"}
+    if g is not None and g.grows:
+        out.update(kind=GROWTH, per_pass_mb=round(g.per_pass_mb, 1), passes=g.passes)
+        out["reach"] = _reach_words(rec, g, limit)
+        return out
+    last = s.passes[-1].all_rss_mb if s.passes else None
+    if last is None or owner_mb is None:
+        if s.passes is not None:
+            out["why_unknown"] = "the run ended before its first pass did: what it retains is not known"
+        return out
+    above = owner_mb - last
+    out.update(retained_mb=round(last, 1), peak_mb=round(owner_mb, 1), above_mb=round(above, 1))
+    if above / owner_mb * 100 >= NO_SAVING_PCT:
+        out.update(kind=PEAK, words=f"a transient peak in {owner}: its exact peak of {owner_mb:,.0f} MiB is "
+                                    f"{above:,.0f} MiB above the {last:,.0f} MiB the run retained after its last pass "
+                                    "(memory held for a moment: a batch problem)")
+    else:
+        floor = f", {s.floor_mb:,.0f} MiB of it the libraries' floor" if s.floor_mb else ""
+        out.update(kind=FLOOR, words=f"a floor: the exact peak of {owner_mb:,.0f} MiB is within {NO_SAVING_PCT:g}% of "
+                                     f"the {last:,.0f} MiB the run still held after its last pass{floor}: what it "
+                                     "holds throughout (the libraries, the data and the model at their size), which "
+                                     "no knob acting on a moment (batch size, gc, monitoring) moves")
+    return out
+
+
+def _reach_words(rec: RunRecord, g, limit: tuple[str, float] | None) -> str:
+    """'+12.0 MiB a pass: the 300 MiB cap is reached in pass 9' and its like: the run's exact peak
+    after its last pass, raised by the growth per pass."""
+    s = rec.summary
+    rate = f"{g.per_pass_mb:+.1f} MiB a pass ({g.lo_mb:.1f} to {g.hi_mb:.1f} over {g.passes} passes)"
+    if limit is None:
+        return f"{rate}; no cap or budget to meet (give --budget to see when it would)"
+    name, mb = limit
+    if rec.status == RunStatus.OOM and s.phase == "train":
+        return f"{rate}: the {mb:,.0f} MiB {name} was reached in pass {g.passes + 1}, where the run ran out of memory"
+    k = g.reaching(mb, s.run_peak.mb or 0.0)
+    epochs = rec.config.get("epochs") or g.passes
+    if k <= 1:
+        return f"{rate}: the run was above the {mb:,.0f} MiB {name} from its first pass, before it grew"
+    if k - g.passes > HORIZON_PASSES:
+        return f"{rate}: the {mb:,.0f} MiB {name} is not reached within {HORIZON_PASSES:,} more passes"
+    tail = (f", beyond the run's {epochs} passes" if k > epochs else
+            f", one of the run's own {epochs} passes" if k <= g.passes else "")
+    return f"{rate}: the {mb:,.0f} MiB {name} is reached in pass {k}{tail}"
+
+
+def growth_remedies(cfg: RunConfig, reference: dict | None) -> list[dict]:
+    """The remedies that stop accumulation (``Remedy.stops_growth``) that apply to ``cfg``,
+    cheapest first, each with the accumulation it stops and what Learn measured of it."""
+    found = [(m, r) for m in moves(cfg) for r in [remedy_of(m.key)] if m.change is not None and r and r.stops_growth]
+    return [{"remedy": m.key, "title": m.title, "change": m.change, "stops": r.stops_growth, "cost": list(m.cost),
+             "measured": measured_saving(m.key, reference, m.change)}
+            for m, r in sorted(found, key=lambda mr: mr[0].cost)]
+
+
 # ---------------------------------------------------------------- one run
 
 def owner_phase(rec: RunRecord) -> tuple[str | None, float | None]:
@@ -457,6 +535,10 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     else:
         out["verdict"] = f"run {rec.id} ended {rec.status.value}: {s.error_message or 'no memory diagnosis'}"
         out["healthy"] = True
+    limit = ("budget", budget_mb) if budget_mb is not None else ("cap", s.cap_mb) if s.cap_mb else None
+    out["trouble"] = trouble(rec, owner, owner_mb, limit)
+    if out["trouble"]["kind"] == GROWTH:
+        out["growth_remedies"] = growth_remedies(cfg, reference)
     if out.get("healthy"):
         return out
     others = {k: v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None}
@@ -518,9 +600,30 @@ def _miss_words(d: dict) -> str:
     return head + f" ({miss.ratio:.2f}x) short there, and the savings below are corrected by that)"
 
 
+def trouble_lines(d: dict) -> list[str]:
+    """Which of three the trouble is, its figures, and for growth the remedies that stop it."""
+    t = d.get("trouble")
+    if t is None:
+        return []
+    lines = [t["growth"][0].upper() + t["growth"][1:] + "."]
+    if t["kind"] is None:
+        return lines + ([f"Not told whether its trouble is a transient peak, growth or a floor: {t['why_unknown']}."]
+                        if t.get("why_unknown") else [])
+    if t["kind"] != GROWTH:
+        return lines + [f"Its trouble is {t['words']}."]
+    lines.append(f"Its trouble is growth, memory retained pass after pass (a cache or a leak): {t['reach']}.")
+    if not d.get("growth_remedies"):
+        return lines + ["No knob of the list stops this accumulation for this config: it is the code's own (a cache "
+                        "or references kept from pass to pass); tracing the run shows the sites that grew."]
+    lines.append("Remedies that stop accumulation, cheapest first:")
+    lines += [f"  {i}. {r['title']}: {change_words(r['change'])} — stops {r['stops']}; {_measured_words(r['measured'])}"
+              for i, r in enumerate(d["growth_remedies"], 1)]
+    return lines
+
+
 def text(d: dict) -> str:
     """The diagnosis in lines, for the terminal and the run panel."""
-    lines = [d["verdict"] + "."]
+    lines = [d["verdict"] + "."] + trouble_lines(d)
     if "model" not in d:
         return "\n".join(lines)
     m = d["model"]

@@ -59,9 +59,12 @@ def _cost_words(measured: dict | None) -> str:
 
 
 def diagnosis_answer(d: dict, most: int = TOP_REMEDIES) -> DiagnosisAnswer:
-    """The doctor's report (``doctor.diagnose``) as a short ranked answer."""
-    lines = []
-    for i, r in enumerate(d.get("remedies") or [], 1):
+    """The doctor's report (``doctor.diagnose``) as a short ranked answer; a run that grows
+    pass after pass says so, and the remedies that stop accumulation come first."""
+    lines = [RemedyLine(i, r["title"], dict(r["change"]), f"{change_text(r['change'])}: stops {r['stops']}", False)
+             for i, r in enumerate(d.get("growth_remedies") or [], 1)]
+    stopping = len(lines)
+    for i, r in enumerate(d.get("remedies") or [], stopping + 1):
         if i > most:
             break
         fits = " — fits the budget" if r["fits"] else ""
@@ -74,8 +77,10 @@ def diagnosis_answer(d: dict, most: int = TOP_REMEDIES) -> DiagnosisAnswer:
         "No knob lowers what Python and its libraries take before any data (the floor), except the lean path "
         "(native parser and solver on a svmlight file)." if d.get("owner") == "imports"
         else f"No remedy of the list acts on the {d.get('owner') or 'peak'} phase for this run.")
-    return DiagnosisAnswer(d["verdict"][0].upper() + d["verdict"][1:] + ".", tuple(lines),
-                           max(0, len(remedies) - most), len(d.get("useless") or []), none_why)
+    trouble = d.get("trouble") or {}
+    grows = f" It grows pass after pass (a cache or a leak): {trouble['reach']}." if "reach" in trouble else ""
+    return DiagnosisAnswer(d["verdict"][0].upper() + d["verdict"][1:] + "." + grows, tuple(lines),
+                           max(0, len(remedies) - (len(lines) - stopping)), len(d.get("useless") or []), none_why)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,8 @@ class Remedy:
     shows_model: bool = False  # its lessons give the model's nonzero weights and sparse size
     shows_upcast: bool = False  # its lessons give what the float16 upcast cost per batch
     measured_by: str | None = None  # a remedy that is no before/after pair of runs: its benchmark (bench/NAME.py)
+    # the accumulation it stops, in words (doctor ranks these first for a run that grows pass after pass); None: none
+    stops_growth: str | None = None
 
     @property
     def runnable(self) -> bool:
@@ -244,7 +246,9 @@ REMEDIES: tuple[Remedy, ...] = (
            "15–30%", (15, 30), TRAINING,
            (Experiment("default", "default setup", DEFAULT_SETUP, {"gc_every": 10},
                        default_setup=True, why="what the default setup sees"),),
-           knobs=("gc_every",)),
+           knobs=("gc_every",),
+           stops_growth="what reference cycles hold, which Python's collector reaches late when few, large arrays "
+                        "make the cycles; what plain references hold, no collection frees"),
     Remedy("memmap", "Memory-mapped files (memmap)",
            "Converts the data once to a binary CSR file and maps it into memory.",
            "Mapped pages are file-backed: the kernel reads them on demand, and the trainer releases "

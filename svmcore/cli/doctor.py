@@ -1,5 +1,6 @@
 """``svmcore doctor RUN_ID``: why a run ran out of memory or went over a budget, and
-which remedies act on the phase that held the peak (``svmcore.app.doctor``)."""
+which remedies act on the phase that held the peak; for any run, whether its trouble is a
+transient peak, growth pass after pass or a floor (``svmcore.app.doctor``)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def budget_arg(text_: str) -> float:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("doctor", help="diagnose a run that ran out of memory or went over a budget")
+    p = sub.add_parser("doctor", help="diagnose a run that ran out of memory or went over a budget, or grows "
+                                      "pass after pass")
     p.add_argument("run_id", type=run_id_arg, help="the run to diagnose")
     p.add_argument("--budget", type=budget_arg, default=None, metavar="MB",
                    help="memory budget in MiB (default: an oom run's cap)")

@@ -97,6 +97,8 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
                  f"floor {fmt(summary.floor_mb, ' MiB')}; cap {summary.cap_text}")
     if summary.cap_note:
         lines.append(f"  {summary.cap_note}")
+    if summary.growth is not None:
+        lines.append(f"  {summary.growth.text()}")
     lines.append(f"  wall {fmt(summary.wall_s, ' s')}, train {fmt(summary.train_s, ' s')}, "
                  f"{fmt(summary.samples_per_s, ' samples/s', ',.0f')}")
     lines.append(f"  accuracy {fmt(summary.accuracy, '', '.4f')}, "

@@ -1,6 +1,6 @@
 """A run's summary: the worker's result (``spec.result.RunSummary``) completed from its
 events and memory samples: phases with their exact peaks, the phase that owns the peak,
-the floor, the cap, throughput and the scores."""
+the floor, the memory retained after each pass, the cap, throughput and the scores."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from svmcore.spec.events import DATA, EVAL, PHASE_END, PHASE_START, PROGRESS, Event
-from svmcore.spec.result import PhaseSpan, Forecast, RunSummary
+from svmcore.spec.events import DATA, EVAL, PASS_END, PHASE_END, PHASE_START, PROGRESS, Event
+from svmcore.spec.result import PassMemory, PhaseSpan, Forecast, RunSummary
 from svmcore.spec.scores import quality_warnings
 from svmcore.spec.status import RunStatus
 from svmcore.spec.units import MiB
@@ -65,6 +65,25 @@ def phase_spans(events: list[Event], samples: Sequence[MemorySample] = (), end_s
             inside = [s.hwm_bytes for s in samples if s.t_s >= p["start_s"]]
             p["peak_rss_mb"] = max(inside) / MiB if inside else None
     return [PhaseSpan(**p) for p in out]
+
+
+def train_pass_ends(events: list[Event]) -> list[Event]:
+    """The pass_end events of the train phase (a distilled run's student trains in a phase of its own, after it)."""
+    out, in_train = [], False
+    for e in events:
+        if e["kind"] == PHASE_START:
+            in_train = e["phase"] == "train"
+        elif e["kind"] == PASS_END and in_train:
+            out.append(e)
+    return out
+
+
+def pass_memory(events: list[Event]) -> tuple[PassMemory, ...]:
+    """The memory retained at the end of each pass of the train phase."""
+    return tuple(PassMemory(e["epoch"], e["rss_bytes"] / MiB, e["anon_bytes"] / MiB,
+                            workers_rss_mb=tuple(b / MiB for b in e.get("workers_rss_bytes", ())),
+                            workers_anon_mb=tuple(b / MiB for b in e.get("workers_anon_bytes", ())))
+                 for e in train_pass_ends(events))
 
 
 @dataclass(frozen=True)
@@ -126,4 +145,5 @@ def build_summary(end: RunEnd) -> RunSummary:
         accuracy=accuracy, balanced_accuracy=balanced, last_accuracy=last_eval.get("accuracy"),
         warnings=quality_warnings(accuracy, balanced, worker.baseline_accuracy, len(worker.per_class_recall),
                                   worker.shuffle),
-        data=data_ev.get("info"), prepared_once=data_ev.get("prepared_once") or (), prediction=end.prediction)
+        data=data_ev.get("info"), prepared_once=data_ev.get("prepared_once") or (), prediction=end.prediction,
+        passes=pass_memory(events))

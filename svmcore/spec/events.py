@@ -28,6 +28,7 @@ PROGRESS = "progress"
 EVAL = "eval"
 WORKER_MEMORY = "worker_memory"
 OUTCOME = "outcome"
+PASS_END = "pass_end"
 
 PHASES = ("imports", "prepare", "load", "transform", "train", "distill", "evaluate")
 
@@ -114,6 +115,18 @@ class WorkerMemory(Event):
     seconds: float
 
 
+class PassEnd(Event):
+    """The memory the worker retained at the end of a training pass: VmRSS and RssAnon of
+    /proc/self/status read at that moment (exact readings, not a peak); a data-parallel run's
+    Dask workers' at the end of their shard's pass, one each."""
+
+    epoch: int  # the pass, 1-based
+    rss_bytes: int
+    anon_bytes: int
+    workers_rss_bytes: NotRequired[list[int]]
+    workers_anon_bytes: NotRequired[list[int]]
+
+
 class Outcome(Event):
     status: str
     phase: str | None
@@ -124,7 +137,7 @@ class Outcome(Event):
 
 RECORDS: dict[str, type[Event]] = {STARTED: Started, PHASE_START: PhaseStart, PHASE_END: PhaseEnd, DATA: Data,
                                    LOADED: Loaded, TRANSFORMED: Transformed, PROGRESS: Progress, EVAL: Eval,
-                                   WORKER_MEMORY: WorkerMemory, OUTCOME: Outcome}
+                                   WORKER_MEMORY: WorkerMemory, OUTCOME: Outcome, PASS_END: PassEnd}
 _BASE = frozenset(Event.__required_keys__)
 REQUIRED = {kind: frozenset(rec.__required_keys__) - _BASE for kind, rec in RECORDS.items()}
 _HINTS = {kind: typing.get_type_hints(rec) for kind, rec in RECORDS.items()}

@@ -16,12 +16,15 @@ import types
 import typing
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svmcore.spec.json_values import fits, kind_of
 from svmcore.spec.outcomes import rss_over_cap_note, size_text
 from svmcore.spec.scores import quality_warnings
 from svmcore.spec.status import RunStatus
+
+if TYPE_CHECKING:
+    from svmcore.spec.growth import Growth
 
 VERSION = 2  # the shape to_dict writes; summaries without a version were written before it (1)
 
@@ -347,6 +350,32 @@ class Forecast(Record):
 
 
 @dataclass(frozen=True)
+class PassMemory(Record):
+    """The memory a run retained at the end of one training pass, read from /proc/self/status at
+    that moment (exact readings, not peaks): its worker's RSS and the anonymous part of it
+    (RssAnon: what the process allocated, without file-backed pages such as the libraries'
+    code or a memory-mapped dataset); the heap its allocation tracker saw, for a traced run (else
+    None); a data-parallel run's Dask workers' RSS and anonymous memory at the end of their
+    shard's pass, one each."""
+
+    epoch: int  # the pass, 1-based
+    rss_mb: float | None = None
+    anon_mb: float | None = None
+    heap_mb: float | None = None
+    workers_rss_mb: tuple[float, ...] = ()
+    workers_anon_mb: tuple[float, ...] = ()
+
+    @property
+    def all_rss_mb(self) -> float | None:
+        """Every process of the run: the worker's RSS and its Dask workers'."""
+        return None if self.rss_mb is None else self.rss_mb + sum(self.workers_rss_mb)
+
+    @property
+    def all_anon_mb(self) -> float | None:
+        return None if self.anon_mb is None else self.anon_mb + sum(self.workers_anon_mb)
+
+
+@dataclass(frozen=True)
 class DaskPlacement(Record):
     """Where a run of a sweep on a Dask scheduler ran."""
 
@@ -479,11 +508,14 @@ class RunSummary(Record):
     prediction: Forecast | None = None
     dask: DaskPlacement | None = None
     store_error: str | None = None  # a run of a Dask sweep whose outcome the store refused
+    passes: tuple[PassMemory, ...] | None = None  # retained at the end of each training pass; None: not recorded
 
     def to_dict(self) -> dict:
         """The summary's JSON (what the store keeps, ``--json`` prints) with its ``version``, and
         a data-parallel run's headline peaks (``parallel_peaks``) under the keys scripts read."""
         out = dict(super().to_dict(), version=VERSION, peak_rss_source=PEAK_SOURCE)
+        if self.growth is not None:
+            out[_GROWTH_KEY] = self.growth.to_dict()
         par = self.parallel_peaks
         if par is not None:
             out.update(zip(_PARALLEL_KEYS, (par.all_processes_mb, ALL_PROCESSES_SOURCE, par.largest_worker_mb,
@@ -494,7 +526,8 @@ class RunSummary(Record):
 
     @classmethod
     def from_dict(cls, d: dict | None) -> RunSummary:
-        return super().from_dict({k: v for k, v in (d or {}).items() if k not in _PARALLEL_KEYS + ("peak_rss_source",)})
+        return super().from_dict({k: v for k, v in (d or {}).items()
+                                  if k not in _PARALLEL_KEYS + ("peak_rss_source", _GROWTH_KEY)})
 
     def score_warnings(self) -> list[ScoreWarning]:
         """The scores' warnings (``spec.scores.quality_warnings``), worked out again for runs
@@ -529,6 +562,17 @@ class RunSummary(Record):
         return self.parallel.peaks(self.peak_rss_mb) if self.parallel else None
 
     @property
+    def growth(self) -> Growth | None:
+        """Growth per pass from the memory retained after each (``spec.growth``); None when not recorded."""
+        if self.passes is None:
+            return None
+        from svmcore.spec.growth import growth_of  # here: the worker, which loads this module, never reads it
+
+        every = any(p.workers_anon_mb for p in self.passes)
+        return growth_of([p.all_anon_mb for p in self.passes],
+                         "anonymous memory of all its processes, summed" if every else "anonymous memory")
+
+    @property
     def run_peak(self) -> RunPeak:
         """The run's peak, as every consumer judges and names it (``RunPeak``)."""
         par = self.parallel_peaks
@@ -542,3 +586,4 @@ ALL_PROCESSES_SOURCE = "every process of the run sampled at 50 Hz, summed: sampl
 # what to_dict writes of a data-parallel run's peaks for scripts (docs/dask.md); read back, they are worked out again
 _PARALLEL_KEYS = ("peak_all_processes_mb", "peak_all_processes_source", "peak_largest_worker_mb", "peak_largest_worker",
                   "peak_largest_worker_source", "peak_coordinator_mb")
+_GROWTH_KEY = "growth_per_pass"  # what to_dict writes of ``growth`` for scripts; read back, it is worked out again

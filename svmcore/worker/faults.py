@@ -9,7 +9,8 @@ import time
 
 class Faults:
     """Test-only fault injection from SVMCORE_FAULT, e.g. 'spike:300@train,sleep:5@load'
-    (a phase name, or epochN: at the start of the Nth training pass).
+    (a phase name; epochN: at the start of the Nth training pass; epochs: at the start of
+    every pass, so 'hog:8@epochs' leaks 8 MiB a pass).
     Actions: spike:MB (touch MB then free at once), sleep:S, orphan (leave a
     double-forked grandchild), threads:N (start N threads), exit:CODE, raise, hog:MB
     (allocate MB and keep it), die:TEXT (print TEXT on stderr and exit 1, no outcome);

@@ -16,7 +16,7 @@ import numpy as np
 from svmcore.data.shuffle_order import generator
 from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
-from svmcore.spec.events import EVAL, PROGRESS
+from svmcore.spec.events import EVAL, PASS_END, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
 from svmcore.spec.result import RunSummary
 from svmcore.spec.scores import confusion
@@ -82,6 +82,7 @@ class Progress:
     last_progress: float = 0.0
     last_eval: float = 0.0
     evaluate: Callable[[], None] | None = None  # a live evaluation now, or None when not monitored
+    retained: dict = field(default_factory=dict)  # the memory held at the end of the last pass (``pass_end``)
 
     @property
     def every_s(self) -> float | None:
@@ -91,13 +92,24 @@ class Progress:
         self.events.emit(PROGRESS, samples=self.samples, batches=self.batches, epoch=epoch + 1, epochs=self.epochs,
                          total=self.total, train_elapsed_s=time.monotonic() - self.t_train, **extra)
 
-    def pass_done(self, epoch: int, rows: int, seconds: float) -> None:
-        """A pass of ``rows`` rows ended after ``seconds``: its rate, a progress event, a live evaluation."""
+    def pass_done(self, epoch: int, rows: int, seconds: float, **workers) -> None:
+        """A pass of ``rows`` rows ended after ``seconds``: its rate, the memory it retained
+        (``pass_end``), a progress event, a live evaluation."""
         self.epoch_rates.append(rows / seconds if seconds > 0 else None)
+        self.pass_end(epoch, **workers)
         if self.every_s is not None:
             self.emit(epoch, epoch_samples_per_s=self.epoch_rates[-1])
         if self.evaluate is not None:
             self.evaluate()
+
+    def pass_end(self, epoch: int, **workers) -> None:
+        """The memory this process retained at the end of pass ``epoch`` (0-based), read once
+        from /proc/self/status before the live evaluation allocates (a pass_end event when
+        there are events; ``workers``: a data-parallel run's Dask workers' readings)."""
+        rss_kib, anon_kib = status_kib(b"VmRSS:", b"RssAnon:")
+        self.retained = {"rss_bytes": rss_kib * 1024, "anon_bytes": anon_kib * 1024}
+        if self.events is not None:
+            self.events.emit(PASS_END, epoch=epoch + 1, **self.retained, **workers)
 
     @property
     def train_s(self) -> float:
@@ -143,8 +155,9 @@ def train_passes(progress: Progress, batches_of: Callable[[int], Iterator], fit:
     given to ``fit``."""
     every = progress.every_s
     for epoch in range(progress.epochs):
-        if faults is not None:  # test-only fault injection: 'sleep:60@epoch2' waits before pass 2
+        if faults is not None:  # test-only: 'sleep:60@epoch2' waits before pass 2, 'hog:8@epochs' before each
             faults.fire(f"epoch{epoch + 1}")
+            faults.fire("epochs")
         t_epoch, samples_epoch = time.monotonic(), progress.samples
         for Xb, codes in batches_of(epoch):
             fit(Xb, codes)
@@ -174,9 +187,19 @@ def spill_report(spill) -> dict | None:
     return info
 
 
+def status_kib(*names: bytes) -> list[int]:
+    """Fields of /proc/self/status (``b"VmRSS:"``: kB, or a count), in the order asked, 0 if absent."""
+    found = dict.fromkeys(names, 0)
+    with open("/proc/self/status", "rb") as f:
+        for line in f:
+            key = line.split(maxsplit=1)[0]
+            if key in found:
+                found[key] = int(line.split()[1])
+    return [found[n] for n in names]
+
+
 def os_threads() -> int:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+    return status_kib(b"Threads:")[0]
 
 
 def final_result(progress: Progress, train_s: float, final: dict, test_rows: int, events, **fields) -> RunSummary:

@@ -263,7 +263,8 @@ def train_shard(trainer, spill: Spill, task: dict) -> dict:
             _HELD.pop(spill.folder, None)
     finally:
         sampler.stop()
-    return {"model": trainer.model, "rows": rows, "done": done, "t0": sampler.t0, "dt": sampler.dt,
+    return {"model": trainer.model, "rows": rows, "done": done, "retained": progress.retained, "t0": sampler.t0,
+            "dt": sampler.dt,
             "rss": sampler.rss, "hwm_bytes": _status_bytes(b"VmHWM:"), "pid": os.getpid(),
             "seconds": time.time() - sampler.t0}
 
@@ -462,6 +463,7 @@ def train(cfg, trainer, shards: Shards, progress, faults) -> dict:
     worker_t: list[list] = [[] for _ in range(n)]
     worker_rss: list[list] = [[] for _ in range(n)]
     hwm = [0] * n
+    retained = [{"rss_bytes": 0, "anon_bytes": 0} for _ in range(n)]  # each worker's at the end of its shard's pass
     try:
         for epoch in range(cfg.epochs):
             t_epoch = time.monotonic()
@@ -470,10 +472,12 @@ def train(cfg, trainer, shards: Shards, progress, faults) -> dict:
             while pending:
                 mix_round += 1
                 pending = _mix_round(cfg, cluster, trainer, shards, progress.events, epoch, mix_round, pending,
-                                     faults, worker_t, worker_rss, hwm)
+                                     faults, worker_t, worker_rss, hwm, retained)
             progress.samples += shards.n_rows
             progress.batches += sum(-(-s.rows // cfg.batch_size) for s in shards.shards)
-            progress.pass_done(epoch, shards.n_rows, time.monotonic() - t_epoch)
+            progress.pass_done(epoch, shards.n_rows, time.monotonic() - t_epoch,
+                               workers_rss_bytes=[r["rss_bytes"] for r in retained],
+                               workers_anon_bytes=[r["anon_bytes"] for r in retained])
     except Exception as e:
         # what the processes measured until then goes with the failure (the run's summary heads it)
         coordinator.stop()
@@ -490,7 +494,7 @@ def train(cfg, trainer, shards: Shards, progress, faults) -> dict:
 
 
 def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: int, mix_round: int,
-               pending: list[int], faults, worker_t, worker_rss, hwm) -> list[int]:
+               pending: list[int], faults, worker_t, worker_rss, hwm, retained) -> list[int]:
     """One task per pending shard from the current model, then the mix. Returns the
     shards whose pass has batches left (none when mixing once per epoch). Every wait on
     Dask is watched: a worker of the run that is gone ends it at once (WorkerLost)."""
@@ -540,6 +544,8 @@ def _mix_round(cfg, cluster: Cluster, trainer, shards: Shards, events, epoch: in
         worker_t[k].extend(r["t0"] + d for d in r["dt"])
         worker_rss[k].extend(r["rss"])
         hwm[k] = max(hwm[k], r["hwm_bytes"])
+        if r["done"]:
+            retained[k] = r["retained"]
     trained = [r for r in results if r["rows"]]  # a shard that had no batch left is the model as sent
     if trained:
         mixed = mix([r["model"].get_state() for r in trained], [r["rows"] for r in trained], start_t)

@@ -285,6 +285,7 @@ def _train(cfg: RunConfig, trainer: Trainer, feed, progress: loop.Progress, phas
         trainer.fit_all(rows.X, rows.codes)
         del rows
         progress.samples = progress.batches = feed.n_rows
+        progress.pass_end(0)
         if progress.every_s is not None:
             progress.emit(0)
         if progress.evaluate is not None:

@@ -35,6 +35,9 @@ def test_two_workers_train_one_model_about_as_well_as_one_process(store):
     events = [e for e in store.events(ddp.run_id) if e["kind"] == WORKER_MEMORY]
     assert sorted({(e["worker"], e["epoch"]) for e in events}) == [(w, e) for w in (1, 2) for e in (1, 2, 3)]
     assert all(len(e["dt"]) == len(e["rss_bytes"]) > 0 for e in events)
+    # what each pass retained: the coordinator's, and each Dask worker's at the end of its shard's pass
+    assert [p.epoch for p in ddp.summary.passes] == [1, 2, 3]
+    assert all(len(p.workers_anon_mb) == 2 and min(p.workers_anon_mb) > 20 for p in ddp.summary.passes)
     pids = {w.pid for w in par.per_worker}
     assert not any(_alive(p) for p in pids), "the run's LocalCluster outlived it"
 
@@ -74,4 +77,6 @@ def test_mixing_every_k_batches_keeps_each_workers_place_in_its_shard(store):
     shard_rows = [w.rows for w in run.summary.parallel.per_worker]
     for (worker, _), rows in per_epoch.items():
         assert len(rows) > 1 and sum(rows) == shard_rows[worker - 1]  # several mixes, each row once a pass
+    # a shard's pass ends at its last mix: the worker's reading is the one taken then
+    assert all(len(p.workers_anon_mb) == 2 and min(p.workers_anon_mb) > 20 for p in run.summary.passes)
     assert run.summary.accuracy > 0.6

@@ -122,6 +122,10 @@ def test_lean_run_loads_only_numpy_and_trains_as_with_scikit_learns_parser(tmp_p
     assert "<huge pages advised>" not in modules  # a 2 MiB page for each parsed block's arrays (floor._small_pages)
     assert lean["summary"]["spill"]["read_back"]  # later passes read the spill, shuffled
     assert lean["summary"]["spill"]["filled_first"] is False  # labels in random order: the first pass trains
+    # the memory each pass retained, read without a new import (the floor's modules are checked above)
+    ends = [json.loads(line) for line in (tmp_path / "lean" / "events.jsonl").read_text().splitlines()
+            if '"pass_end"' in line]
+    assert [e["epoch"] for e in ends] == [1, 2, 3] and all(0 < e["anon_bytes"] < e["rss_bytes"] for e in ends)
     # the same run with scikit-learn's parser (and so scipy and scikit-learn loaded): same rows in the same
     # order, same model
     classic, modules = _run_worker(tmp_path, "classic", parser="sklearn", solver="native", threads=1)

@@ -150,7 +150,7 @@ def test_the_summary_of_a_completed_run():
         confusion=Confusion(("0", "1"), ((90, 10), (15, 85))), warnings=(), data=DataInfo.from_dict(DATA_INFO),
         train_rows=800, test_rows=200, features=64, shuffle=True, train_data_bytes=4096, model_bytes=512,
         regularisation=Regularisation("alpha", 4e-5, "auto", "auto: ..."), spill=SpillReport(800, True),
-        threads=Threads(1, [], 1, False))
+        threads=Threads(1, [], 1, False), passes=())
 
 
 def test_the_data_copies_a_run_built_once_are_in_its_summary():
@@ -313,7 +313,7 @@ def test_a_run_that_measured_nothing():
     summary = build_summary(RunEnd(9, RunStatus.LOST, [], [], None, {"type": "Lost", "message": "m"}, None,
                                    "none", None, {"code": None}, 0.0, 50))
     assert summary == RunSummary(9, RunStatus.LOST, sample_hz=50, cap="none", error=RunError("Lost", "m"),
-                                 exit=ExitInfo(), wall_s=0.0, warnings=())
+                                 exit=ExitInfo(), wall_s=0.0, warnings=(), passes=())
 
 
 def test_the_outcome_peak_alone_is_the_exact_peak():
