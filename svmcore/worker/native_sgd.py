@@ -33,6 +33,7 @@ class NativeSGD(LazySGD):
         """``LazySGD.fit_codes``; CSR parts of the kernel's types (the lean path's batches) go
         straight to the kernel, through weights checked once (``binding.SGDFit``)."""
         if isinstance(X, tuple) and len(X) == 3 and self.w is not None:
+            self._begin_call()
             bound = self._bound
             if bound is None or not bound.bound_to(self.w, self.aw, self.state):
                 bound = self._bound = binding.SGDFit(self.w, self.aw, self.state, self.average)

@@ -181,8 +181,12 @@ class LinearSolver:
             raise ValueError("an empty batch (no rows) cannot be trained on")
         if codes.shape != (batch.rows,):
             raise ValueError(f"{batch.rows} rows but {codes.shape[0]} labels")
+        self._begin_call()
         self._fit(batch, codes)
         return self
+
+    def _begin_call(self) -> None:
+        """Before each batch (one ``partial_fit`` call): nothing, but in ``LazySGD``."""
 
     def decision_function(self, X) -> np.ndarray:
         """Scores; dense rows are scored as CSR parts of at most ``DENSE_SCORE_CELLS`` cells
@@ -259,6 +263,15 @@ class LazySGD(LinearSolver):
 
     def _averaged(self) -> bool:
         return self.average and self.t_ > 1.0
+
+    def _begin_call(self) -> None:
+        """scikit-learn's ``partial_fit`` of a two-class averaged model starts every call's plain
+        intercept at its initial 0 (it keeps the plain intercept only before averaging begins,
+        which is at once), and so does this: both train the same model batch after batch. On a
+        file with 3% positives that intercept, held near 0, scored 1.5 points more balanced
+        accuracy than one learnt across calls (docs/data.md)."""
+        if self.average and self.n_vectors == 1:
+            self.state[0, INTERCEPT] = 0.0
 
     def _coef_block(self, lo: int, hi: int) -> np.ndarray:
         """Coefficients of columns lo:hi, in the kernels' order of operations."""

@@ -38,22 +38,36 @@ def test_plain_sgd_matches_scikit_learn_over_many_batches(classes, dense):
     assert (b.predict(X) == a.predict(X)).all()
 
 
-@pytest.mark.parametrize("classes", [2, 3])
 @pytest.mark.parametrize("dense", [False, True])
-def test_averaged_sgd_matches_scikit_learn_in_one_call(classes, dense):
-    # Across several partial_fit calls scikit-learn restarts the averaged run's plain
-    # intercept from its value after the first call (it only stores it while the
-    # average is not yet in use), so the comparison is one call.
-    X, y = _data(classes=classes, seed=1)
-    a, b = _pair(X, y, classes, average=True, batch=X.shape[0], dense=dense)
+@pytest.mark.parametrize("batch", [97, 256, 2000])
+def test_averaged_two_class_sgd_matches_scikit_learn_over_many_batches(dense, batch):
+    # scikit-learn keeps a two-class averaged model's plain intercept only before averaging
+    # begins (at once), so every partial_fit call starts it at 0 again; so does CompiledSGD
+    X, y = _data(seed=1)
+    a, b = _pair(X, y, 2, average=True, batch=batch, dense=dense)
+    assert a._standard_intercept.tolist() == [0.0]
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-9)
+    assert (b.predict(X) == a.predict(X)).all()
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_averaged_multiclass_sgd_matches_scikit_learn_in_one_call(dense):
+    # Across several partial_fit calls scikit-learn restarts a multiclass averaged run's plain
+    # intercepts from their values after the first call and writes them over its averaged ones
+    # from the second call on; CompiledSGD keeps averaging them, so the comparison is one call.
+    X, y = _data(classes=3, seed=1)
+    a, b = _pair(X, y, 3, average=True, batch=X.shape[0], dense=dense)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-9)
 
 
-def test_averaged_weights_do_not_depend_on_batch_size():
-    X, y = _data(seed=2)
-    one = CompiledSGD(1e-4, True, X.shape[1], [0, 1]).partial_fit(X, y)
-    many = CompiledSGD(1e-4, True, X.shape[1], [0, 1])
+@pytest.mark.parametrize("average, classes", [(False, 2), (True, 3)])
+def test_weights_do_not_depend_on_batch_size(average, classes):
+    """Where scikit-learn restarts nothing per call, the batches are one pass."""
+    X, y = _data(classes=classes, seed=2)
+    one = CompiledSGD(1e-4, average, X.shape[1], np.arange(classes)).partial_fit(X, y)
+    many = CompiledSGD(1e-4, average, X.shape[1], np.arange(classes))
     for s in range(0, X.shape[0], 97):
         many.partial_fit(X[s:s + 97], y[s:s + 97])
     np.testing.assert_allclose(many.coef_, one.coef_, rtol=1e-9, atol=1e-12)
@@ -94,3 +108,17 @@ def test_string_labels_and_unknown_labels():
 def test_one_class_is_refused():
     with pytest.raises(ValueError, match="two classes"):
         CompiledSGD(1e-4, False, 3, [1])
+
+
+def test_the_native_solver_matches_scikit_learn_over_many_batches_on_its_fast_path():
+    from svmcore.worker.native_sgd import NativeSGD
+
+    X, y = _data(seed=1)
+    a = SGDClassifier(loss="hinge", alpha=1e-4, average=True, shuffle=False)
+    b = NativeSGD(1e-4, True, X.shape[1], np.arange(2))
+    for s in range(0, X.shape[0], 256):
+        Xb = X[s:s + 256]
+        a.partial_fit(Xb, y[s:s + 256], classes=np.arange(2))
+        b.fit_codes((Xb.data, Xb.indices, Xb.indptr.astype(np.int64)), y[s:s + 256].astype(np.int64))
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-9)
