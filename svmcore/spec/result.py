@@ -189,6 +189,22 @@ class SpillReport(Record):
 
 
 @dataclass(frozen=True)
+class Kept(Record):
+    """What the accumulation knobs kept while training (bytes exact: their arrays' own): the cache of
+    transformed rows (``transform_cache``), the history of batch arrays (``history``)."""
+
+    cache: str | None = None  # memory or disk
+    cache_rows: int | None = None
+    cache_bytes: int | None = None
+    cache_failed: str | None = None  # why the disk cache could not be written
+    history: str | None = None  # refs or cycles
+    history_batches: int | None = None
+    history_bytes: int | None = None  # every batch's copy together
+    history_most_held_batches: int | None = None  # alive at once, at most (cycles: until the collector ran)
+    history_most_held_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class Upcast(Record):
     """float16 storage: each batch's float32 copy to compute with, bytes exact, time measured."""
 
@@ -467,6 +483,7 @@ class RunSummary(Record):
     prediction: Forecast | None = None
     dask: DaskPlacement | None = None
     store_error: str | None = None  # a run of a Dask sweep whose outcome the store refused
+    kept: Kept | None = None  # what the accumulation knobs kept while training
 
     def to_dict(self) -> dict:
         """The summary's JSON (what the store keeps, ``--json`` prints) with its ``version``, and
