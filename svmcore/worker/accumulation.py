@@ -68,7 +68,7 @@ class Cache:
 
     def _keep(self, Z: np.ndarray, codes: np.ndarray) -> None:
         if not self.on_disk:
-            self.blocks.append((Z, codes))
+            self.blocks.append((Z, codes.astype(np.int32, copy=False)))
         elif self._files:
             try:
                 np.ascontiguousarray(Z).tofile(self._files[0])
@@ -83,7 +83,7 @@ class Cache:
         else:
             return
         self.rows += Z.shape[0]
-        self.bytes += Z.nbytes + codes.shape[0] * (4 if self.on_disk else codes.itemsize)
+        self.bytes += Z.nbytes + codes.shape[0] * 4  # int32 class codes
         self._width, self._dtype = Z.shape[1], Z.dtype
 
     def _open(self) -> None:
