@@ -242,8 +242,14 @@ REMEDIES: tuple[Remedy, ...] = (
     Remedy("gc", "Periodic gc.collect()",
            "Calls Python's garbage collector every 10 batches.",
            "Only frees objects caught in reference cycles; numpy and scipy buffers are freed as soon "
-           "as their last reference goes, so expect little or no saving here. Measured, not assumed.",
-           "A small time cost per collection.",
+           "as their last reference goes, so expect little or no saving here. Measured, not assumed: nothing on "
+           "the default setup (218 MiB either way) nor with a history of plain references (406 either way: "
+           "nothing is garbage); 16% of the peak (261 to 218 MiB, the train phase 25%) where the same history is "
+           "kept in reference cycles, which Python's own collector reaches only after a count of new objects "
+           "(it let at most 131 batches' copies, 72 MiB, wait between two of its runs). The seed's 15-30% is true only where the "
+           "garbage is cyclic.",
+           "A full collection every 10 batches: measured, the default setup's train phase took 3.0 s instead of "
+           "2.0, and 5.9 instead of 1.6 with a cyclic history (each collection walks every object).",
            "15–30%", (15, 30), TRAINING,
            (Experiment("default", "default setup", DEFAULT_SETUP, {"gc_every": 10},
                        default_setup=True, why="what the default setup sees"),
@@ -370,7 +376,9 @@ CACHE = Remedy(
     "A cache in memory grows by one row's components (n_components x 8 bytes in float64, 4 in float32) for every "
     "training row through the first pass, and is held to the end of training: 24,000 rows x 256 components is "
     "47 MiB, a million rows 1.9 GiB. On disk, the later passes read the same rows back a batch at a time and hold "
-    "one batch; without a cache they transform every batch again.",
+    "one batch; without a cache they transform every batch again. Measured (30,000 rows, 3 passes): the cache "
+    "took the train phase from 161 to 202-216 MiB, and the later passes ran at 133-235k rows/s from the cache in "
+    "memory, 207-243k from disk, 58-77k transforming again (the first pass, parsing and transforming: 10-13k).",
     "On disk: the cache's size in disk space (deleted when the run ends) and a batch's reads per step. Without a "
     "cache: the transform's time in every pass, which is what the cache saved (the later passes' speed below).",
     "no figure given", None, ("train",),
@@ -394,8 +402,10 @@ HISTORY = Remedy(
     "A history holds a copy of every batch it was given: with plain references, the whole training data again for "
     "every pass, held to the end of training (gc.collect() frees none of it: nothing is garbage). Kept in "
     "reference cycles and dropped at once, the copies are garbage that only Python's collector frees, and it runs "
-    "after a count of new objects, not bytes: one record a batch, so about 700 batches can wait for it. Keep the "
-    "numbers the plot needs (a loss, an accuracy), not the arrays.",
+    "after a count of new objects, not bytes: one record a batch, so up to 700 batches can wait for it. Measured on "
+    "the default setup (395 batches, 0.55 MiB of copies each): references held all of them, 216 MiB, and the peak "
+    "was 406 MiB against 218 (the first copies reused memory the load phase had freed); cycles at most 131 at a time "
+    "(72 MiB), a peak of 261 MiB. Keep the numbers the plot needs (a loss, an accuracy), not the arrays.",
     "None for training; the plot keeps scalars only.",
     "no figure given", None, TRAINING,
     (Experiment("default-refs", "default setup, a history of references", {"history": "refs"}, {"history": "none"},

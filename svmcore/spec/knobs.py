@@ -156,7 +156,9 @@ _KNOBS = [
                 "first run, which also spends ~9 s compiling); native adds only a 24 KiB library."),
     Knob("gc_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
          help="Run Python's garbage collector every k batches; 0 = never force it.",
-         trades="Frees cyclic garbage sooner at a small time cost; numpy buffers are freed anyway."),
+         trades="Frees cyclic garbage sooner, at the time of a full collection each time; numpy buffers are freed "
+                "anyway. Measured: it saves nothing on the default setup, 16% of the peak where a history is kept "
+                "in reference cycles (history=cycles), nothing where it is kept by plain references."),
     Knob("memory_cap_mb", int, None, group="memory", optional=True, min=64, max=1_000_000, unit="MB",
          help="Optional memory cap for the training process. Hitting it ends the run as 'oom'.",
          trades="Protects the machine; a run that needs more ends early."),
@@ -319,8 +321,8 @@ _KNOBS = [
               "itself and is dropped after its step; reference counting cannot free a cycle, so it waits for "
               "Python's garbage collector (see gc_every). none: nothing kept.",
          trades="refs: memory grows by a batch's copy at every step, through every pass. cycles: the garbage "
-                "waits for the collector, which runs after a count of new objects, not bytes (each record is 2 "
-                "objects holding a whole batch); gc_every = k frees it every k batches. A teaching knob: the "
+                "waits for the collector, which runs after a count of new objects, not bytes (each record is one "
+                "object holding a whole batch); gc_every = k frees it every k batches. A teaching knob: the "
                 "two ways intermediate arrays are kept by mistake."),
 ]
 
