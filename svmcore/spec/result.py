@@ -203,6 +203,21 @@ class Kept(Record):
     history_most_held_batches: int | None = None  # alive at once, at most (cycles: until the collector ran)
     history_most_held_bytes: int | None = None
 
+    def lines(self) -> list[str]:
+        """What was kept, in words (``runs show``, the run panel)."""
+        out = []
+        if self.cache:
+            where = ("held in memory to the end of training" if self.cache == "memory"
+                     else "written to disk, read back a batch at a time, deleted when training ended")
+            out.append(f"cache of transformed rows ({self.cache}): {self.cache_rows or 0:,} rows, "
+                       f"{size_text(self.cache_bytes or 0)}, {where} (its arrays, exact)"
+                       + (f"; {self.cache_failed}" if self.cache_failed else ""))
+        if self.history:
+            out.append(f"history of batch copies ({self.history}): {self.history_batches or 0:,} batches, "
+                       f"{size_text(self.history_bytes or 0)} in all; at most {self.history_most_held_batches or 0:,} "
+                       f"({size_text(self.history_most_held_bytes or 0)}) alive at once (its arrays, exact)")
+        return out
+
 
 @dataclass(frozen=True)
 class Upcast(Record):

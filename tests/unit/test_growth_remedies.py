@@ -84,3 +84,16 @@ def test_fit_turns_the_growing_cache_off_before_anything_else():
     [(cfg, change)] = launched
     assert [c["remedy"] for c in change["changes"]] == ["cache"], change
     assert cfg.transform_cache == "disk" and cfg.mode == "stream" and cfg.precision == "float64"
+
+
+def test_what_a_run_kept_is_said_with_its_exact_bytes():
+    from svmcore.cli.run import describe
+
+    kept = {"cache": "disk", "cache_rows": 24_000, "cache_bytes": 49_248_000, "history": "cycles",
+            "history_batches": 395, "history_bytes": 227 * MiB, "history_most_held_batches": 131,
+            "history_most_held_bytes": 72 * MiB}
+    text_ = describe(RunSummary.from_dict({"run_id": 3, "status": "completed", "kept": kept}))
+    assert ("kept while training: cache of transformed rows (disk): 24,000 rows, 46.97 MiB, written to disk, read "
+            "back a batch at a time, deleted when training ended (its arrays, exact)") in text_, text_
+    assert "history of batch copies (cycles): 395 batches, 227.00 MiB in all; at most 131 (72.00 MiB) alive" in text_
+    assert "kept" not in describe(RunSummary.from_dict({"run_id": 4, "status": "completed"}))
