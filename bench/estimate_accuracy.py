@@ -110,6 +110,16 @@ def grid(data_file: str) -> list[dict]:
          "shuffle": False, "batch_size": 8192},
         {"dataset": data_file, "epochs": 2, "mode": "stream", "parser": "native", "solver": "native",
          "precision": "float32", "shuffle_buffer": 50_000},
+        # the two accumulation causes (issue 42): a history of batch copies, a cache of transformed rows
+        {**T, "epochs": 5, "history": "refs"},
+        {**T, "rows": 50_000, "epochs": 3, "history": "refs"},
+        {**T, "rows": 50_000, "epochs": 3, "history": "refs", "gc_every": 10},
+        {**T, "rows": 50_000, "epochs": 3, "history": "cycles"},  # priced as every batch held: an upper bound
+        {**T, "rows": 50_000, "epochs": 3, "history": "cycles", "gc_every": 10},
+        {**T, "rows": 30_000, "epochs": 3, "model": "kernel-approx", "mode": "stream", "transform_cache": "memory"},
+        {**T, "rows": 30_000, "epochs": 3, "model": "kernel-approx", "mode": "stream", "transform_cache": "disk"},
+        {**T, "rows": 30_000, "epochs": 2, "model": "kernel-approx", "mode": "memmap", "n_components": 512,
+         "transform_cache": "memory"},
     ]
 
 

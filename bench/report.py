@@ -101,6 +101,13 @@ SECTIONS = [
       "the lean malloc settings save about 2 MiB of peak and the RSS growth after the first epoch.")),
     ("estimate-accuracy-held-out-distill.md", "python bench/estimate_accuracy.py --held-out --only distill",
      "The memory model's forecast for distilled runs (the distill knob), held out of the calibration."),
+    ("estimate-accuracy-history-transform-cache.md",
+     "python bench/estimate_accuracy.py --only history,transform_cache --calibration-from "
+     "bench/results/estimate-accuracy.json",
+     "The memory model's forecast for the two accumulation causes (issue 42: a history of batch copies, a cache of "
+     "transformed rows), what they keep priced at one byte of RSS a byte in the train phase. A cyclic history "
+     "without gc_every is priced as every batch held (up to the collector's 700): an upper bound, since Python's "
+     "collector may run sooner."),
     ("distill.md", "python bench/distill.py",
      ("Distillation (issue 21): teachers (kernel-approx, mlp-numpy) trained with `--distill`, their linear-svm "
       "students against the teacher and against the same student trained on the labels alone; the training run's "

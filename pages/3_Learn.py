@@ -18,7 +18,10 @@ st.markdown(
     "Each remedy below is measured before and after, changing only its own knobs, on stated setups; the default "
     "setup (sparse data, in memory) is always one of them. **Where the peak happens decides what a remedy can "
     "save**: a run's peak is its highest phase, so a remedy that acts on training cannot lower a peak that loading "
-    "owns, and no remedy goes below the floor that Python and the libraries take before any data.")
+    "owns, and no remedy goes below the floor that Python and the libraries take before any data. Two causes of "
+    "memory that *grows* while training can be switched on and measured too: a cache of transformed rows "
+    "(`transform_cache`) and a history of batch arrays (`history`, kept by references or in reference cycles: "
+    "the one case where periodic `gc.collect()` saves memory).")
 
 SIZES = {"stated": "the stated setups", "quick": "quick: a tenth of the rows (savings differ)"}
 

@@ -188,6 +188,8 @@ def outcome(view: RunView) -> None:
             f"(int32 index + float64 value each) takes {s.sparse_model_bytes / 2**20:,.2f} MiB, against "
             f"{s.weights * 8 / 2**20:,.2f} MiB dense. That is the saved model; training holds the solver's full "
             "arrays whatever is zero."))] if s.nonzero_weights is not None and s.weights else []))
+    if s.kept:
+        st.caption("Kept while training: " + "; ".join(s.kept.lines()) + ".")
     if s.upcast:
         u = s.upcast
         st.caption(f"float16 is storage only: each of the {u.batches:,} training batches was copied to float32 to "

@@ -35,7 +35,9 @@ from svmcore.predict.floors import floor_for
 from svmcore.predict.launch import lower_bound
 from svmcore.predict.model import (Calibration, Shape, data_shape, parallel_estimate, predict)
 from svmcore.spec.registry import DISK_MODES, FLOAT32_STATE_SOLVERS
-from svmcore.spec.choices import ModelState, Mode, Model, Monitor, Parser, Precision, Representation, Solver
+from svmcore.spec.choices import (
+    History, ModelState, Mode, Model, Monitor, Parser, Precision, Representation, Solver, TransformCache,
+)
 from svmcore.spec.config import DEFAULT_FEATURES, RunConfig, validate
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.units import apart
@@ -46,6 +48,7 @@ FLOOR = "libraries' floor"
 # What held the memory, in the words of the advice, from the model's parts.
 HELD = {"data as stored": ("data", "test", "shuffle"),
         "batch in compute form": ("batch", "activations", "transforms", "io", "monitor"),
+        "kept while training (a cache, a history)": ("kept",),
         "model and optimiser state": ("model",),
         FLOOR: ("floor",),
         "the run's coordinator": ("coordinator",),
@@ -58,7 +61,11 @@ MIN_SAVING_MB = 1.0  # a predicted saving below this is no saving (rounding of t
 # machine (bench/results/remedies.md), too much noise to rank by.
 COST = {"logging": (0, 0), "sparse": (0, 0), "threads": (0, 1), "gc": (0, 1), "precision": (0, 0),
         "model_state": (0, 0), "memmap": (0, 1), "batch": (0, 2), "checkpointing": (0, 2), "lean": (0, 1),
-        "stream": (0, 3), "model": (2, 0), "hashing": (3, 0), "one-process": (0, 1)}
+        "stream": (0, 3), "model": (2, 0), "hashing": (3, 0), "one-process": (0, 1), "cache": (0, 1),
+        "history": (0, 0)}
+# Remedies that stop memory growing while training (a cache, a history): ranked before the others that fit
+# alike, and taken by fit before it reaches for streaming
+STOPS_GROWTH = frozenset(r.key for r in REMEDIES if r.stops_growth)
 NARROW_BITS = 14  # data this narrow (2^14 columns or fewer) is not hashed further
 FLOAT16_COST = (1, 0)  # float16 storage rounds the values to ~3 digits
 # the precision remedy's next step down, and the logging remedy's
@@ -115,6 +122,7 @@ class Option:
     predicted_peak_phase_after: str | None = None
     fits: bool | None = None
     cost: tuple[int, int] | None = None
+    stops_growth: bool | None = None  # True: it ends memory that grows while training
 
     def to_dict(self) -> dict:
         """As the diagnosis carries it (JSON, the run panel): the judged fields only."""
@@ -200,6 +208,10 @@ def _step(key: str, cfg: RunConfig, width: int | None) -> tuple[dict | None, str
         "model": ({"model": Model.KERNEL_APPROX}, "") if cfg.model == Model.KERNEL_SVM
         else (None, "the model is not the exact kernel SVM"),
         "model_state": _float32_state(cfg),
+        "cache": ({"transform_cache": TransformCache.DISK}, "") if cfg.transform_cache == TransformCache.MEMORY
+        else (None, "no cache of transformed rows is held in memory"),
+        "history": ({"history": History.NONE}, "") if cfg.history != History.NONE
+        else (None, "no history of batch arrays is kept"),
     }
     return steps[key]
 
@@ -341,7 +353,7 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             row, predicted_peak_before_mb=round(b_peak, 1), predicted_peak_after_mb=round(a_peak, 1),
             predicted_saving_mb=round(b_peak - a_peak, 1), predicted_phase_saving_mb=round(b_phase - a_phase, 1),
             predicted_peak_phase_after=after["peak_phase"], fits=budget_mb is not None and a_peak <= budget_mb,
-            cost=m.cost)
+            cost=m.cost, stops_growth=m.key in STOPS_GROWTH or None)
         if row.predicted_phase_saving_mb < MIN_SAVING_MB:
             useless.append(dataclasses.replace(row, why=f"acts on the {owner} phase, but the memory model predicts no "
                                                         f"saving there for this config "
@@ -351,18 +363,20 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
     for key, why in NOT_FOR_ONE_RUN.items():
         r = remedy_of(key)
         useless.append(Option(key, r.title, tuple(r.acts_on), None, measured_saving(key, reference), why=why))
-    helps.sort(key=lambda r: (0, *r.cost, -r.predicted_saving_mb) if r.fits else (1, -r.predicted_saving_mb, *r.cost))
+    helps.sort(key=lambda r: (0, not r.stops_growth, *r.cost, -r.predicted_saving_mb) if r.fits
+               else (1, not r.stops_growth, -r.predicted_saving_mb, *r.cost))
     return helps, useless
 
 
 def lowering(helps: list[Option]) -> list[Option]:
     """Of ``options``' remedies, those whose forecast lowers the run's peak (by at least
     ``MIN_SAVING_MB``: one that lowers its phase while another phase holds or takes the peak
-    is no step), in the order ``fit`` takes them: predicted to fit, cheapest first; then those
-    that keep accuracy, largest saving first; then the rest, largest saving first."""
+    is no step), in the order ``fit`` takes them: predicted to fit, those that stop growth
+    first, then cheapest first; then those that keep accuracy (those that stop growth first),
+    largest saving first; then the rest, largest saving first."""
     down = [o for o in helps if o.predicted_saving_mb >= MIN_SAVING_MB]
-    return sorted(down, key=lambda o: (0, *o.cost, -o.predicted_saving_mb) if o.fits
-                  else (1, o.cost[0], -o.predicted_saving_mb, o.cost[1]))
+    return sorted(down, key=lambda o: (0, not o.stops_growth, *o.cost, -o.predicted_saving_mb) if o.fits
+                  else (1, o.cost[0], not o.stops_growth, -o.predicted_saving_mb, o.cost[1]))
 
 
 @dataclass(frozen=True)
@@ -641,6 +655,7 @@ def text(d: dict) -> str:
         lines.append("Remedies that act on this phase, best first:")
         for i, r in enumerate(d["remedies"], 1):
             fit = " (fits the budget)" if r["fits"] else ""
+            fit += " [stops growth]" if r.get("stops_growth") else ""
             lines.append(f"  {i}. {r['title']}: {change_words(r['change'])} — predicted peak "
                          f"{r['predicted_peak_before_mb']:,.0f} → {r['predicted_peak_after_mb']:,.0f} MiB "
                          f"(saves {r['predicted_saving_mb']:,.0f}; {r['predicted_phase_saving_mb']:,.0f} in "

@@ -201,7 +201,13 @@ def _steps(cfg: RunConfig, view: dict, budget_mb: float, cal: Calibration | None
             step = after[0]
         return 1, 0, peak
 
-    return sorted(helps, key=ending)
+    return sorted(helps, key=lambda o: _growth_first(o, ending(o)))
+
+
+def _growth_first(option: Option, end: tuple) -> tuple:
+    """Where ``option`` leads (``_steps``' ending: whether it fits, the accuracy given up, the
+    peak reached), a remedy that stops growth (a cache, a history) before others that end alike."""
+    return (*end[:2], not option.stops_growth, *end[2:])
 
 
 def _apply(cfg: RunConfig, pick: Option) -> RunConfig:
@@ -216,7 +222,7 @@ def _key(cfg: RunConfig) -> str:
 PART_WORDS = {"floor": "the libraries' floor", "data": "the training rows", "test": "the held-out rows",
               "batch": "the batch", "model": "the model and its optimiser state", "activations": "the activations",
               "transforms": "the kernel approximation", "io": "reading", "shuffle": "the shuffle's rows",
-              "monitor": "the live evaluation's sample", "other": "other"}
+              "monitor": "the live evaluation's sample", "kept": "what a cache or a history kept", "other": "other"}
 
 
 def _most_of(view: dict, phase: str) -> str:

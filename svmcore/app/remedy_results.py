@@ -57,6 +57,7 @@ def side(config: dict, s: RunSummary, samples: Sequence = (), run_id: int | None
         "phases": {p.name: _round(p.peak_rss_mb) for p in s.phases if p.peak_rss_mb is not None},
         "floor_mb": _round(s.floor_mb), "at_peak": peak_moment(samples),
         "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
+        "epoch_samples_per_s": [_round(v, 0) for v in s.epoch_samples_per_s],  # each pass's: a cache's later ones
         "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
         "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
         "batches": s.batches, "upcast": s.upcast and s.upcast.to_dict(), "train_data_bytes": s.train_data_bytes,

@@ -110,6 +110,8 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
                      f"(index + float64 value each) takes {summary.sparse_model_bytes / 2**20:,.2f} MiB, exact")
     for line in summary.distillation.lines() if summary.distillation else ():
         lines.append(f"  {line}")
+    for line in summary.kept.lines() if summary.kept else ():
+        lines.append(f"  kept while training: {line}")
     if summary.upcast:
         u = summary.upcast
         lines.append(f"  float16 upcast: {u.float32_bytes_per_batch / 1024:,.1f} KiB float32 per batch (exact), "

@@ -19,7 +19,9 @@ named parts computed from the config and the data's shape:
   window of mapped rows (memmap), a shuffle buffer of parsed rows (stream);
 - ``activations``: the numpy MLP's layer activations for one batch that its backward
   pass holds at once (fewer with gradient checkpointing);
-- ``eval_sample``: the held-out rows scored live while training (monitor=full only).
+- ``eval_sample``: the held-out rows scored live while training (monitor=full only);
+- ``kept``: what the accumulation knobs keep while training (``kept_bytes``): the cache of
+  transformed rows, the history of batch copies.
 
 How many bytes of RSS each byte of a part costs (copies, allocator slack, the
 temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
@@ -38,6 +40,7 @@ from svmcore.data.shuffle_order import order_bytes
 from svmcore.data.sources import CHUNK_ROWS, MAX_TEST_ROWS, DataInfo, Source, n_test_rows
 from svmcore.engine.admission import scanned
 from svmcore.spec.result import Forecast, ParallelForecast
+from svmcore.spec.choices import History, TransformCache
 from svmcore.spec.config import BYTES_PER_VALUE, RunConfig, validate
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.registry import load, state_bytes
@@ -61,8 +64,13 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
 # 2^22 columns (48.8 MiB; 4 bytes for the numba and native solvers, which give their weights up to it), one byte of
 # RSS per byte until a calibration fits it.
+# What the accumulation knobs keep (``kept_bytes``) is plain arrays, one byte of RSS a byte (no calibration run
+# keeps any): measured within 15% of the exact peak (bench/results/remedies.md, tests/unit/test_accumulation_price.py).
 FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
-               "model_export": 1.0}
+               "model_export": 1.0, "kept_cache": 1.0, "kept_history": 1.0}
+# Python's collector looks for cycles once this many new container objects outlive their step (gc's first
+# threshold, 700): a cyclic history adds one a batch, so without gc_every that many batches can wait for it
+GC_FIRST_GENERATION = 700
 LEAN_FLOOR_MB = 30.0  # the lean path's floor (Python, numpy, the native library; no OpenSSL or numpy.random), 29.2-29.4 measured here
 NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
@@ -166,6 +174,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["test"] = min(test_rows, EVAL_SAMPLE_ROWS) * sparse_row(cb) if live_evaluation(cfg.monitor) else 0.0
         p["test_lean_file"] = lean_test_file_bytes(cfg, shape)
     p["shuffle"] = shuffle_bytes(cfg, shape, row_store, sparse_row(8)) if incremental and not ddp else 0.0
+    p["kept_cache"], p["kept_history"] = kept_bytes(cfg, shape)
     # loading stacks the chunks into one array: two copies at that moment, unless one chunk
     p["data_stacked"] = p["data"] * (2 if shape.rows > CHUNK_ROWS else 1)
     # the model's own parts (its registry entry's pricing): for a linear model its solver's state, in the
@@ -224,6 +233,28 @@ def shuffle_bytes(cfg: RunConfig, shape: Shape, row_store: float, parsed_row: fl
     if cfg.mode_entry.maps_copy:
         return window * row_store + order_bytes(shape.train_rows, cfg.shuffle_buffer)
     return window * (shape.width * 8 if shape.dense_source else parsed_row)
+
+
+def kept_bytes(cfg: RunConfig, shape: Shape) -> tuple[float, float]:
+    """What the accumulation knobs keep at their fullest (``worker.accumulation``): the cache in
+    memory, every training row's components and int32 class code; the history, a copy of each
+    batch as its step took it (CSR parts, or dense rows: the components where rows are transformed)
+    and its class codes, for every batch of every pass (references), or for the batches between two
+    collections (cycles: every gc_every batches, else when the collector's first generation fills)."""
+    n, cb = shape.train_rows, cfg.compute_bytes
+    cache = n * (cfg.n_components * cb + 4.0) if cfg.transform_cache == TransformCache.MEMORY else 0.0
+    if cfg.history == History.NONE:
+        return cache, 0.0
+    steps = -(-n // max(1, min(cfg.batch_size, n)))
+    transformed = cfg.model_entry.transform and (cfg.transform_cache != TransformCache.NONE
+                                                 or (cfg.mode_entry.holds_rows and not cfg.distill))
+    width = cfg.n_components if transformed else shape.width
+    row = width * cb if transformed or cfg.dense else shape.sparse_row(cb)
+    per_batch = n / steps * (row + 4.0) + 8.0
+    batches = cfg.epochs * steps
+    if cfg.history == History.CYCLES:
+        batches = min(batches, cfg.gc_every or GC_FIRST_GENERATION)
+    return cache, batches * per_batch
 
 
 def exports(cfg: RunConfig, shape: Shape) -> bool:
@@ -315,7 +346,8 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
                   "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if text else 0.0,
                   **tf, "batch_transformed": p["batch_transformed"], shuffle_key: p["shuffle"],
-                  "activations": p["activations"], "eval_sample": p["eval_sample"]},
+                  "activations": p["activations"], "eval_sample": p["eval_sample"],
+                  "kept_cache": p["kept_cache"], "kept_history": p["kept_history"]},
         # what training freed is often kept by the allocator, so it shows here too
         "evaluate": {**one, **held, **model, **tf, f"batch_{m}": p["batch"], "io_parse_batch": p["io_parse_batch"],
                      shuffle_key: p["shuffle"], "model_export": p["model_export"]},
@@ -366,7 +398,7 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
         "prepare": one,
         "load": {**one, **held},
         "train": {**one, **held, "model_lean": p["model_linear_numba"], "batch_lean": batch,
-                  "shuffle_lean": p["shuffle"]},
+                  "shuffle_lean": p["shuffle"], "kept_history": p["kept_history"]},
         "evaluate": {**one, **held, "model_lean": p["model_linear_numba"], "shuffle_lean": p["shuffle"]},
     }
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
@@ -517,13 +549,13 @@ def round_or_none(v: float | None, digits: int = 1) -> float | None:
 # the part a feature folds back into: the first of these its name starts with, else "other"
 _GROUPS = (("activations", "activations"), ("eval_sample", "monitor"), ("test", "test"), ("data", "data"),
            ("load_data", "data"), ("batch_transformed", "transforms"), ("batch", "batch"), ("model", "model"),
-           ("transform", "transforms"), ("io_", "io"), ("shuffle", "shuffle"))
+           ("transform", "transforms"), ("io_", "io"), ("shuffle", "shuffle"), ("kept", "kept"))
 
 
 def group_parts(contrib: dict[str, float]) -> dict[str, float]:
     """Features folded back into the parts named in the output."""
     out = dict.fromkeys(("data", "test", "batch", "model", "activations", "transforms", "io", "shuffle", "monitor",
-                         "other"), 0.0)
+                         "kept", "other"), 0.0)
     for k, v in contrib.items():
         out[next((part for prefix, part in _GROUPS if k.startswith(prefix)), "other")] += v
     return out

@@ -1,5 +1,6 @@
 """The values of the knobs that take one of a fixed set: model, mode, representation,
-precision, parser, solver, model state and monitor.
+precision, parser, solver, model state, monitor, and the two accumulation causes (the cache
+of transformed rows, the history of batch arrays).
 
 Each is a ``StrEnum``, so a member equals its text (``Model.LINEAR_SVM == "linear-svm"``)
 and JSON, SQLite, the job file and the command line keep the same strings. The knob
@@ -62,10 +63,23 @@ class Monitor(StrEnum):
     OFF = "off"
 
 
+class TransformCache(StrEnum):
+    NONE = "none"
+    MEMORY = "memory"
+    DISK = "disk"
+
+
+class History(StrEnum):
+    NONE = "none"
+    REFS = "refs"
+    CYCLES = "cycles"
+
+
 # the knob each enumeration gives the values of
 BY_KNOB: dict[str, type[StrEnum]] = {"model": Model, "mode": Mode, "representation": Representation,
                                      "precision": Precision, "parser": Parser, "solver": Solver,
-                                     "monitor": Monitor, "model_state": ModelState}
+                                     "monitor": Monitor, "model_state": ModelState,
+                                     "transform_cache": TransformCache, "history": History}
 
 BYTES_PER_VALUE = {Precision.FLOAT64: 8, Precision.FLOAT32: 4, Precision.FLOAT16: 2}
 

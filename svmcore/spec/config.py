@@ -13,10 +13,11 @@ import numbers
 import os
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from svmcore.spec.choices import (
-    BY_KNOB, BYTES_PER_VALUE, Mode, Model, ModelState, Monitor, Parser, Precision, Representation, Solver,
+    BY_KNOB, BYTES_PER_VALUE, History, Mode, Model, ModelState, Monitor, Parser, Precision, Representation, Solver,
+    TransformCache,
 )
 from svmcore.spec.registry import (
     DISTILLABLE_MODELS, FLOAT32_STATE_SOLVERS, MIXABLE_MODELS, MIXABLE_SOLVERS, MODELS, MODES, PARSERS, SOLVERS, ModeEntry, ModelEntry,
@@ -71,6 +72,8 @@ class RunConfig:
     distill: bool = False
     monitor: Monitor = Monitor.FULL
     threads: int = 1
+    transform_cache: TransformCache = TransformCache.NONE
+    history: History = History.NONE
 
     def to_dict(self) -> dict[str, Any]:
         """The knobs as plain values: a choice knob's member as its text (the wire form, also what
@@ -91,6 +94,11 @@ class RunConfig:
                 and self.parser == Parser.NATIVE and self.solver == Solver.NATIVE
                 and self.representation == Representation.SPARSE and not self.hashing_bits
                 and not self.is_builtin)
+
+    @property
+    def accumulates(self) -> "Accumulates":
+        """Which of the two accumulation causes the run switches on (falsy: neither)."""
+        return Accumulates(self.transform_cache != TransformCache.NONE, self.history != History.NONE)
 
     @property
     def model_entry(self) -> ModelEntry:
@@ -134,6 +142,14 @@ class RunConfig:
     @property
     def hidden_sizes(self) -> tuple[int, ...]:
         return tuple(int(x) for x in self.hidden.split(","))
+
+
+class Accumulates(NamedTuple):
+    cache: bool
+    history: bool
+
+    def __bool__(self) -> bool:
+        return self.cache or self.history
 
 
 def kept_layers(depth: int, checkpoint: int) -> list[int]:
@@ -267,6 +283,7 @@ def _check_combinations(cfg: RunConfig) -> None:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {cfg.rows:,} rows "
                               f"is above its limit of {MAX_KERNEL_SVM_ROWS:,}. Use kernel-approx.")
     _check_workers(cfg)
+    _check_accumulation(cfg)
     reason = cfg.solver_entry.float32_state
     if cfg.model_state != ModelState.FLOAT64 and reason and (cfg.model_entry.linear or cfg.distill):
         raise ConfigError("model_state", f"{reason}; float32 state needs solver {' or '.join(FLOAT32_STATE_SOLVERS)}",
@@ -316,3 +333,28 @@ def _check_workers(cfg: RunConfig) -> None:
     if cfg.is_synthetic and cfg.rows < cfg.workers * cfg.batch_size:
         raise ConfigError("workers", f"{cfg.rows:,} rows in {cfg.workers} shards give less than one batch "
                           f"({cfg.batch_size:,} rows) each; use fewer workers or a smaller batch_size")
+
+
+def _check_accumulation(cfg: RunConfig) -> None:
+    """The cache of transformed rows needs a transform made again every pass; the history needs batches."""
+    if cfg.transform_cache != TransformCache.NONE:
+        off = {"transform_cache": TransformCache.NONE.value}
+        if not cfg.model_entry.transform:
+            raise ConfigError("transform_cache", f"{cfg.model} has no transform to cache: the cache keeps kernel-approx's "
+                              "transformed rows. (Feature hashing is applied as rows are read: memory mode holds the "
+                              "hashed rows, stream mode's spill keeps them for later passes.)", fix=off)
+        if cfg.mode_entry.holds_rows and not cfg.distill:
+            raise ConfigError("transform_cache", "memory mode transforms every training row once, before the first "
+                              "pass, and holds them: there is no transform in later passes to cache; use mode=stream "
+                              "or memmap", fix=off)
+        if cfg.workers > 1:
+            raise ConfigError("transform_cache", "data-parallel shards are transformed on their Dask workers; the "
+                              "cache is the run's own process's: use workers=1", fix=off)
+    if cfg.history != History.NONE:
+        off = {"history": History.NONE.value}
+        if not cfg.model_entry.incremental:
+            raise ConfigError("history", f"{cfg.model} trains once on all rows: there are no batches to keep a "
+                              "history of", fix=off)
+        if cfg.workers > 1:
+            raise ConfigError("history", "data-parallel shards train on their Dask workers; the history is kept by "
+                              "the run's own process: use workers=1", fix=off)

@@ -204,6 +204,37 @@ class SpillReport(Record):
 
 
 @dataclass(frozen=True)
+class Kept(Record):
+    """What the accumulation knobs kept while training (bytes exact: their arrays' own): the cache of
+    transformed rows (``transform_cache``), the history of batch arrays (``history``)."""
+
+    cache: str | None = None  # memory or disk
+    cache_rows: int | None = None
+    cache_bytes: int | None = None
+    cache_failed: str | None = None  # why the disk cache could not be written
+    history: str | None = None  # refs or cycles
+    history_batches: int | None = None
+    history_bytes: int | None = None  # every batch's copy together
+    history_most_held_batches: int | None = None  # alive at once, at most (cycles: until the collector ran)
+    history_most_held_bytes: int | None = None
+
+    def lines(self) -> list[str]:
+        """What was kept, in words (``runs show``, the run panel)."""
+        out = []
+        if self.cache:
+            where = ("held in memory to the end of training" if self.cache == "memory"
+                     else "written to disk, read back a batch at a time, deleted when training ended")
+            out.append(f"cache of transformed rows ({self.cache}): {self.cache_rows or 0:,} rows, "
+                       f"{size_text(self.cache_bytes or 0)}, {where} (its arrays, exact)"
+                       + (f"; {self.cache_failed}" if self.cache_failed else ""))
+        if self.history:
+            out.append(f"history of batch copies ({self.history}): {self.history_batches or 0:,} batches, "
+                       f"{size_text(self.history_bytes or 0)} in all; at most {self.history_most_held_batches or 0:,} "
+                       f"({size_text(self.history_most_held_bytes or 0)}) alive at once (its arrays, exact)")
+        return out
+
+
+@dataclass(frozen=True)
 class Upcast(Record):
     """float16 storage: each batch's float32 copy to compute with, bytes exact, time measured."""
 
@@ -509,6 +540,7 @@ class RunSummary(Record):
     dask: DaskPlacement | None = None
     store_error: str | None = None  # a run of a Dask sweep whose outcome the store refused
     passes: tuple[PassMemory, ...] | None = None  # retained at the end of each training pass; None: not recorded
+    kept: Kept | None = None  # what the accumulation knobs kept while training
 
     def to_dict(self) -> dict:
         """The summary's JSON (what the store keeps, ``--json`` prints) with its ``version``, and

@@ -136,7 +136,7 @@ def _feed(cfg: RunConfig, job: dict, data: _Data):
                                    f"{feed.n_rows:,} read; re-run on a stable copy", source.path)
         return feed
     spill = None
-    if cfg.epochs > 1 and cfg.model_entry.incremental and job.get("run_dir"):
+    if cfg.epochs > 1 and cfg.model_entry.incremental and job.get("run_dir") and not cfg.accumulates.cache:
         spill = Spill(os.path.join(job["run_dir"], "spill"), sdtype)
     feed = Streamed(data.rows, n_train, sdtype, cdtype, shuffle, spill, cfg.threads > 1, hold_out, data.index)
     if spill is not None and shuffle is not None and info.labels_in_long_runs:
@@ -233,7 +233,8 @@ def run(job: dict, events, phases) -> RunSummary:
                              feed.n_rows * (cfg.epochs if trainer.incremental else 1), cfg.monitor)
     if c_eval is not None:
         progress.evaluate = loop.live_evaluator(progress, score, X_eval, c_eval)
-    parallel_info = _train(cfg, trainer, feed, progress, phases, transformed)
+    parallel_info, kept = _train(cfg, trainer, feed, progress, phases, transformed,
+                                 os.path.join(job.get("run_dir") or job["cache_dir"], "spill"))
     train_s = progress.train_s
     upcast = UPCASTS.summary()
     drop_sample(X_eval)
@@ -261,7 +262,7 @@ def run(job: dict, events, phases) -> RunSummary:
         train_rows=feed.n_rows, features=data.scanned.n_features, regularisation=served.regularisation,
         train_data_bytes=feed.nbytes, model_bytes=trainer.model_bytes() + (student.model_bytes() if student else 0),
         **served.sparse_model(), upcast=upcast, distillation=distillation, threads=threads,
-        data=data.info.to_dict(), parallel=parallel_info, lean=cfg.lean,
+        data=data.info.to_dict(), parallel=parallel_info, lean=cfg.lean, kept=kept,
         **save_model(job.get("run_dir"), served.model, cfg, served.classes, test.X))
 
 
@@ -277,9 +278,10 @@ def _fit_transform(cfg: RunConfig, trainer: Trainer, feed):
     return InMemory(Dense(Z), rows.codes, Z.dtype, feed.shuffle), True
 
 
-def _train(cfg: RunConfig, trainer: Trainer, feed, progress: loop.Progress, phases, transformed: bool):
+def _train(cfg: RunConfig, trainer: Trainer, feed, progress: loop.Progress, phases, transformed: bool,
+           cache_folder: str):
     """Every pass of training (or the one fit of a model that needs all rows); a data-parallel
-    run's report, or None."""
+    run's report, or None, and what the accumulation knobs kept (``accumulation``), or None."""
     if not trainer.incremental:
         rows = feed.head(feed.n_rows)
         trainer.fit_all(rows.X, rows.codes)
@@ -290,16 +292,25 @@ def _train(cfg: RunConfig, trainer: Trainer, feed, progress: loop.Progress, phas
             progress.emit(0)
         if progress.evaluate is not None:
             progress.evaluate()
-        return None
+        return None, None
     if cfg.workers > 1:
         from svmcore.worker import parallel
         try:
-            return parallel.train(cfg, trainer, feed, progress, phases.faults)
+            return parallel.train(cfg, trainer, feed, progress, phases.faults), None
         finally:
             feed.discard()
     fit = (lambda X, codes: trainer.fit(X, codes, transformed=True)) if transformed else trainer.fit
-    loop.train_passes(progress, lambda epoch: feed.batches(cfg.batch_size, epoch), fit, cfg.gc_every, phases.faults)
-    return None
+    batches_of = lambda epoch: feed.batches(cfg.batch_size, epoch)  # noqa: E731
+    if not cfg.accumulates:
+        loop.train_passes(progress, batches_of, fit, cfg.gc_every, phases.faults)
+        return None, None
+    from svmcore.worker import accumulation  # only when a knob asks: the floor does not grow
+    batches_of, fit, release = accumulation.wrap(cfg, trainer, batches_of, fit, cache_folder)
+    try:
+        loop.train_passes(progress, batches_of, fit, cfg.gc_every, phases.faults)
+    finally:
+        kept = release()
+    return None, kept
 
 
 def _distill(cfg: RunConfig, teacher: Trainer, feed, data: _Data, events, faults) -> Trainer:

@@ -66,6 +66,8 @@ def _estimate(home, *flags):
     # float32 model state (issue 41): the weights and their average at 2^22 columns, 32 MiB instead of 64
     ("--rows=60000", "--features=4194304", "--solver=numba", "--parser=numba", "--model-state=float32"),
     ("--rows=60000", "--features=4194304", "--mode=stream", "--solver=native", "--model-state=float32"),
+    # a history of batch copies (issue 42): memory that grows with every batch of the three passes, ~40 MiB
+    ("--rows=30000", "--epochs=3", "--history=refs"),
 ])
 def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
     pred = _estimate(calibrated, "--epochs=1", *flags)

@@ -163,6 +163,8 @@ def test_every_choice_is_accepted(monkeypatch, name, value):
         ("model", "kernel-svm"): {"rows": MAX_KERNEL_SVM_ROWS},
         ("representation", "dense"): {"dataset": "dense"},
         ("model_state", "float32"): {"solver": "native"},
+        ("transform_cache", "memory"): {"model": "kernel-approx", "mode": "stream"},
+        ("transform_cache", "disk"): {"model": "kernel-approx", "mode": "memmap"},
     }.get((name, value), {})
     monkeypatch.setattr(limits, "cgroup_available", lambda: True)
     assert getattr(validate({name: value, **extra}), name) == value
