@@ -84,11 +84,10 @@ def test_every_mode_lands_within_a_point_of_memory_mode_when_the_positives_come_
     accuracy on a label-sorted file whose positives come by kind (all positives first, as in the
     file of issue 20, and each kind together). Measured on this file at 200,000 rows (seeds 0-2,
     bench/results/label-sorted.md): memmap +0.1 (its copy holds each chunk's rows mixed); stream and
-    lean, whose first pass read the text in pieces, 4.6 and 4.3 points below, now +0.3 and +0.0:
+    lean, whose first pass read the text in pieces, were 4.6 and 4.3 points below, now +0.3 and -0.1:
     the file's labels come in long runs, so it is copied to the spill before the first pass and
-    every pass reads windows drawn across it. (At 50,000 rows, 10 seeds: lean 1.8 points below,
-    as its solver in memory mode is, 1.5: scikit-learn's partial_fit restarts its plain intercept
-    on every call, docs/data.md.)"""
+    every pass reads windows drawn across it (lean's solver also restarts its plain intercept on
+    every batch, as scikit-learn's does, docs/data.md)."""
     runs = _near_memory_mode(home, kinds_file, 0.01)
     # its labels come in long runs: the stream modes copy it to the spill before the first pass
     assert [runs[c]["spill"]["filled_first"] for c in ("stream", "lean")] == [True, True]
