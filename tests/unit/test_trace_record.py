@@ -49,3 +49,46 @@ def test_the_summary_keeps_its_trace_through_json():
 def test_frames_are_named_as_a_reader_knows_them():
     assert short_path("/x/.venv/lib/python3.11/site-packages/numpy/_core/numeric.py") == "numpy/_core/numeric.py"
     assert short_path("<frozen importlib._bootstrap>") == "<frozen importlib._bootstrap>"
+
+
+def test_doctor_shows_the_owning_phases_top_lines():
+    import time
+
+    from svmcore.app.doctor import diagnose, text
+    from svmcore.spec.config import validate
+    from svmcore.spec.status import RunStatus
+    from svmcore.store.records import RunRecord
+
+    held = Site(40 * MiB, 1, "load", "svmcore/data/feeds/memory.py", 88, native="array_empty")
+    trace = Trace(file="trace.bin", allocations=9, peaks=(
+        PeakSites(None, 2.0, 60 * MiB, (held,)), PeakSites("load", 2.0, 60 * MiB, (held,)),
+        PeakSites("train", 3.0, 30 * MiB, (Site(9 * MiB, 1, "fit", "svmcore/worker/sgd.py", 5),))))
+    spans = [{"name": n, "start_s": 0.0, "end_s": 1.0, "wall_s": 1.0, "peak_rss_mb": v}
+             for n, v in {"imports": 137.0, "load": 240.0, "train": 200.0}.items()]
+    s = RunSummary.from_dict({"status": "completed", "phases": spans, "peak_rss_mb": 240.0, "peak_phase": "load",
+                              "floor_mb": 137.0, "trace": trace.to_dict()})
+    rec = RunRecord(7, time.time(), time.time(), RunStatus.COMPLETED, validate({"rows": 100_000}).to_dict(), s,
+                    None, None, None, None, None, None, None, None)
+    d = diagnose(rec, 200, None, None)
+    assert d["sites"]["phase"] == "load" and d["sites"]["lines"] == [
+        "40.0 MiB  svmcore/data/feeds/memory.py:88 in load [array_empty]"]
+    assert ("The lines that held the memory at load's traced peak (60.0 MiB traced by memray):\n"
+            "  40.0 MiB  svmcore/data/feeds/memory.py:88 in load [array_empty]") in text(d)
+    assert "sites" in diagnose(rec, 300, None, None)  # a healthy run's too
+
+
+def test_the_icicle_sums_each_call_path_and_compare_lines_up_two_runs():
+    from ui.sites import compare_rows, icicle_info
+
+    a = Site(30 * MiB, 1, "load", "svmcore/data/feeds/memory.py", 88, stack=("run (t.py:1)", "load (m.py:88)"))
+    b = Site(10 * MiB, 1, "fit", "svmcore/worker/sgd.py", 5, stack=("run (t.py:1)", "fit (s.py:5)"))
+    info = icicle_info(PeakSites(None, 1.0, 50 * MiB, (a, b)))
+    values = dict(zip(info.ids, info.values_mib))
+    assert values["the run's peak"] == 40.0 and values["the run's peak\nrun (t.py:1)"] == 40.0
+    assert values["the run's peak\nrun (t.py:1)\nload (m.py:88)"] == 30.0
+    assert info.parents[info.ids.index("the run's peak\nrun (t.py:1)\nfit (s.py:5)")] == "the run's peak\nrun (t.py:1)"
+    before = Trace(peaks=(PeakSites(None, 1.0, 50 * MiB, (a, b)),))
+    after = Trace(peaks=(PeakSites(None, 1.0, 12 * MiB, (b,)),))
+    rows = compare_rows((1, before), (2, after))
+    assert rows[0] == {"line": a.where, "run 1 MiB": 30.0, "run 2 MiB": 0.0, "change MiB": -30.0}
+    assert rows[1]["change MiB"] == 0.0
