@@ -214,6 +214,18 @@ class Learn:
         return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
                             "exact peaks; see docs/benchmarks.md):", tuple(ref.figures["lessons"]))
 
+    def see_also(self, r: Remedy) -> BenchFinding | None:
+        """The benchmark Learn shows beside a remedy (``see_also``: what tracing costs, beside the
+        monitoring's cost); None for the others."""
+        if not r.see_also:
+            return None
+        ref = read(r.see_also, self._reference_dir)
+        if ref is None:
+            return BenchFinding(f"Not measured yet: `python bench/{r.see_also}.py`.", ())
+        return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
+                            f"exact peaks; see docs/benchmarks.md): {ref.figures['row']['verdict']}.",
+                            tuple(ref.figures["lessons"]))
+
     def _result(self, r: Remedy, e: Experiment, by_label: dict[str, list[RunRecord]]) -> ExperimentResult:
         befores = by_label.get(run_label(r, e, "before"), [])
         afters = by_label.get(run_label(r, e, "after"), [])

@@ -93,6 +93,7 @@ class Remedy:
     shows_model: bool = False  # its lessons give the model's nonzero weights and sparse size
     shows_upcast: bool = False  # its lessons give what the float16 upcast cost per batch
     measured_by: str | None = None  # a remedy that is no before/after pair of runs: its benchmark (bench/NAME.py)
+    see_also: str | None = None  # a benchmark of a kindred cost Learn shows beside it (bench/NAME.py)
 
     @property
     def runnable(self) -> bool:
@@ -224,7 +225,7 @@ REMEDIES: tuple[Remedy, ...] = (
                        default_setup=True, why="progress only, no live accuracy"),
             Experiment("dense-stream", "dense batches, streamed", _DENSE_STREAM, {"monitor": "off"},
                        why="where the live evaluation's sample is large: 2,000 dense rows of 4,096 columns")),
-           knobs=("monitor",)),
+           knobs=("monitor",), see_also="trace_overhead"),
     Remedy("threads", "Fewer threads",
            "Runs BLAS/OpenMP and the reader with one thread instead of two.",
            "Every thread has its own stack and buffers, and a reader thread keeps a queue of parsed "

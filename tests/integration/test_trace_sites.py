@@ -6,6 +6,7 @@ from svmcore.data.files import make_dataset
 from svmcore.engine import traces
 from svmcore.spec.status import RunStatus
 from svmcore.spec.units import MiB
+from tests.conftest import cli
 from tests.helpers import _run
 
 
@@ -30,5 +31,10 @@ def test_a_traced_run_names_the_lines_that_held_its_memory(store, tmp_path):
     line = t.reconciliation(s.peak_rss_mb)
     assert line.startswith(f"exact peak {round(s.peak_rss_mb):,} MiB (VmHWM)")
     assert f"{round(t.rss_bytes / MiB):,} MiB resident" in line
+    shown = cli("runs", "show", str(run.run_id), home=store.home, check=0).stdout
+    assert line in shown and f"at load's traced peak, {load.traced_bytes / MiB:,.1f} MiB held:" in shown
+    assert f"    {load.sites[0].text()}" in shown
+    doctor = cli("doctor", str(run.run_id), "--budget", "16", home=store.home, check=0).stdout
+    assert f"The lines that held the memory at {s.peak_phase}'s traced peak" in doctor
     html = traces.flamegraph(run.run_dir)
     assert open(html).read(200).lstrip().lower().startswith("<!doctype html")

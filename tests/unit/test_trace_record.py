@@ -92,3 +92,32 @@ def test_the_icicle_sums_each_call_path_and_compare_lines_up_two_runs():
     rows = compare_rows((1, before), (2, after))
     assert rows[0] == {"line": a.where, "run 1 MiB": 30.0, "run 2 MiB": 0.0, "change MiB": -30.0}
     assert rows[1]["change MiB"] == 0.0
+
+
+def test_learn_shows_what_tracing_costs_beside_the_monitoring_remedy(tmp_path):
+    from svmcore.app.reference import Reference
+    from svmcore.app.remedies import remedy
+    from tests.helpers import learn_reading
+
+    ref = Reference("trace_overhead", "a machine", "2026-12-06", "python bench/trace_overhead.py", 60.0,
+                    {"row": {"verdict": "tracing costs speed and memory: lean 0.56x the rows/s, +15 MiB"},
+                     "lessons": ["lean path: tracing trained at 0.56x"]})
+    learn = learn_reading(tmp_path, ref)
+    found = learn.see_also(remedy("logging"))
+    assert found.caption.endswith("tracing costs speed and memory: lean 0.56x the rows/s, +15 MiB.")
+    assert found.lessons == ("lean path: tracing trained at 0.56x",)
+    assert learn.see_also(remedy("batch")) is None
+    (tmp_path / "none").mkdir()
+    assert learn_reading(tmp_path / "none", Reference("x", "", None, "python bench/x.py", None, {})) \
+        .see_also(remedy("logging")).caption == "Not measured yet: `python bench/trace_overhead.py`."
+
+
+def test_the_memory_model_prices_the_tracker_into_every_phase():
+    from svmcore.predict.model import TRACER_MB, Calibration, floor_mb
+    from svmcore.predict.floors import floor_for
+    from svmcore.spec.config import validate
+
+    cal = Calibration({"linear-svm+base": 126.0}, {}, "f", 0.0, 1, {})
+    plain, traced = validate({"rows": 5000}), validate({"rows": 5000, "trace": True})
+    assert floor_mb(cal, traced) - floor_mb(cal, plain) == TRACER_MB["base"]
+    assert floor_for(traced, None)[0] - floor_for(plain, None)[0] == TRACER_MB["base"]
