@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,7 +22,10 @@ from svmcore.spec.result import TRACE_FILE, PeakSites, PhaseSpan, Site, Trace
 log = logging.getLogger(__name__)
 
 TOP_SITES = 10
-STACK_FRAMES = 16  # Python frames kept of a site's call path (its innermost ones)
+STACK_FRAMES = 16  # Python frames kept of a site's call path: its outer ones, '…', its inner ones
+OUTER_FRAMES = 6
+# the worker process's own frames above its run: every call path starts below them
+_HARNESS = ("svmcore/worker/__main__.py", "svmcore/worker/main.py", "svmcore/worker/tracing.py")
 FLAMEGRAPH_FILE = "flamegraph.html"
 _SVMCORE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ROOT = os.path.dirname(_SVMCORE)
@@ -30,6 +34,7 @@ _ALLOCATORS = ("malloc", "calloc", "realloc", "free", "posix_memalign", "aligned
                "mmap", "default_malloc", "default_calloc", "default_realloc", "PyDataMem_", "PyMem_", "_PyMem_",
                "_PyObject_", "PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "pymalloc_", "new_arena",
                "allocate_from_new_pool", "operator new")
+_STDLIB = re.compile(r"/lib/python3\.\d+/")
 _CPYTHON = ("Objects/", "Python/", "Include/", "./Include/", "Modules/", "Parser/")
 
 
@@ -38,7 +43,10 @@ def short_path(path: str) -> str:
     for marker in ("site-packages/", "dist-packages/"):
         if marker in path:
             return path.split(marker, 1)[1]
-    return os.path.relpath(path, _ROOT) if path.startswith(_ROOT + os.sep) else path
+    if path.startswith(_ROOT + os.sep):
+        return os.path.relpath(path, _ROOT)
+    stdlib = _STDLIB.search(path)  # the standard library's: 'importlib/__init__.py'
+    return path[stdlib.end():] if stdlib else path
 
 
 def _native(hybrid: list, python: list) -> str | None:
@@ -72,9 +80,21 @@ def _site(record, size: int, n: int) -> Site:
     function, file, line = python[0] if python else (native or "(no Python frame)", "", 0)
     ours = None if file.startswith(_SVMCORE) else next(
         (f"{short_path(f)}:{n} in {fn}" for fn, f, n in python[1:] if f.startswith(_SVMCORE)), None)
-    stack = tuple(f"{fn} ({short_path(f)}:{n})" for fn, f, n in reversed(python[:STACK_FRAMES]))
     return Site(bytes=size, allocations=n, function=function, file=short_path(file), line=line, ours=ours,
-                native=native, stack=stack + ((native,) if native else ()))
+                native=native, stack=_call_path(python) + ((native,) if native else ()))
+
+
+def _call_path(python: list) -> tuple[str, ...]:
+    """A site's Python frames, outermost first, from the worker's run on (its process's harness
+    left out, so that every site's path starts at ``training.run``); a deep one keeps its outer and
+    inner frames with '…' between them."""
+    frames = [(fn, f, n) for fn, f, n in reversed(python)]
+    while frames and (frames[0][1].startswith("<frozen runpy>") or short_path(frames[0][1]) in _HARNESS):
+        frames.pop(0)
+    named = [f"{fn} ({short_path(f)}:{n})" for fn, f, n in frames]
+    if len(named) > STACK_FRAMES:
+        named = named[:OUTER_FRAMES] + ["…"] + named[OUTER_FRAMES - STACK_FRAMES + 1:]
+    return tuple(named)
 
 
 def sites_at(records: Sequence, k: int, cache: dict, top: int = TOP_SITES) -> tuple[Site, ...]:

@@ -1,6 +1,6 @@
 """The trace knob in a real browser: a traced run's allocation sites under its memory chart (the
-table, the icicle, a phase's peak picked), memray's flame graph downloaded, and Compare putting two
-traced runs' top lines side by side."""
+table, the icicle, a phase's peak picked), memray's flame graph downloaded, Compare putting two
+traced runs' top lines side by side, and Learn showing what tracing costs beside monitoring."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Server
-from tests.e2e.test_browser import download_text, no_exception, open_app, settle
+from tests.e2e.test_browser import download_text, no_exception, open_app, screenshot, settle
+from tests.e2e.test_learn_sweep import choose
 from tests.helpers import make_history
 
 pytestmark = pytest.mark.e2e
@@ -49,12 +50,19 @@ def test_a_traced_runs_sites_are_drawn_downloaded_and_compared(tmp_path, artifac
         panel.get_by_role("radio", name="train's peak").click()
         settle(page)
         expect(panel.get_by_text("train's peak:", exact=False)).to_be_visible()
+        screenshot(page, "sites-panel")
         html = download_text(page, "memray's flame graph (HTML)", str(tmp_path / "flame.html"))
         assert "memray" in html.lower() and len(html) > 10_000
         page.goto(f"{server.url}/Compare?runs={made['runs'][0]},{made['runs'][1]}")
         expect(page.get_by_role("heading", name="Allocation sites at each run's traced peak")).to_be_visible(
             timeout=60_000)
         expect(page.locator(".st-key-cmp_sites [data-testid='stDataFrame']")).to_be_visible()
+        no_exception(page)
+        page.goto(f"{server.url}/Learn")
+        choose(page, "Remedy", "Turning off logging and visualisation callbacks")
+        also = page.locator(".st-key-learn_see_also")
+        expect(also.get_by_text("Beside it: allocation tracing (the trace knob).")).to_be_visible(timeout=60_000)
+        expect(also.get_by_text("the untraced rows per CPU second", exact=False).first).to_be_visible()
         no_exception(page)
     finally:
         server.stop()

@@ -49,6 +49,7 @@ def test_the_summary_keeps_its_trace_through_json():
 def test_frames_are_named_as_a_reader_knows_them():
     assert short_path("/x/.venv/lib/python3.11/site-packages/numpy/_core/numeric.py") == "numpy/_core/numeric.py"
     assert short_path("<frozen importlib._bootstrap>") == "<frozen importlib._bootstrap>"
+    assert short_path("/root/.pyenv/versions/3.11.7/lib/python3.11/importlib/__init__.py") == "importlib/__init__.py"
 
 
 def test_doctor_shows_the_owning_phases_top_lines():
@@ -121,3 +122,19 @@ def test_the_memory_model_prices_the_tracker_into_every_phase():
     plain, traced = validate({"rows": 5000}), validate({"rows": 5000, "trace": True})
     assert floor_mb(cal, traced) - floor_mb(cal, plain) == TRACER_MB["base"]
     assert floor_for(traced, None)[0] - floor_for(plain, None)[0] == TRACER_MB["base"]
+
+
+def test_a_call_path_starts_at_the_run_and_keeps_both_ends_of_a_deep_stack():
+    import os
+
+    from svmcore.engine.traces import STACK_FRAMES, _call_path
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    w = os.path.join(root, "svmcore", "worker")
+    inner = [(f"f{i}", os.path.join(root, "svmcore", "x.py"), i) for i in range(30)]  # innermost first
+    harness = [("_run", f"{w}/main.py", 131), ("traced_run", f"{w}/tracing.py", 21), ("main", f"{w}/main.py", 166),
+               ("<module>", f"{w}/__main__.py", 5), ("_run_code", "<frozen runpy>", 88)]
+    path = _call_path(inner + harness)
+    assert len(path) == STACK_FRAMES and path[0] == "f29 (svmcore/x.py:29)" and path[6] == "…"
+    assert path[-1] == "f0 (svmcore/x.py:0)"
+    assert _call_path(inner[:3]) == ("f2 (svmcore/x.py:2)", "f1 (svmcore/x.py:1)", "f0 (svmcore/x.py:0)")
