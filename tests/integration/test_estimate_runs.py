@@ -66,6 +66,7 @@ def _estimate(home, *flags):
     # float32 model state (issue 41): the weights and their average at 2^22 columns, 32 MiB instead of 64
     ("--rows=60000", "--features=4194304", "--solver=numba", "--parser=numba", "--model-state=float32"),
     ("--rows=60000", "--features=4194304", "--mode=stream", "--solver=native", "--model-state=float32"),
+    ("--rows=20000", "--trace"),  # issue 42: memray's tracker in the worker, priced as what it adds to the floor
 ])
 def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
     pred = _estimate(calibrated, "--epochs=1", *flags)
