@@ -9,6 +9,7 @@ memray is imported here only when a traced run is read."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -118,6 +119,19 @@ def sites_at(records: Sequence, k: int, cache: dict, top: int = TOP_SITES) -> tu
     return tuple(_site(rec, size, n) for size, n, rec, _ in best)
 
 
+def heap_by_interval(records: Sequence, n: int) -> list[int]:
+    """The traced heap at the high-water mark of each of memray's intervals, summed from the
+    records' own intervals. memray's list of the same (``hwm``) stops short in a file whose
+    writer was killed: its last, unfinished interval keeps the figure before the last allocations."""
+    change = [0] * (max([n] + [i.allocated_before_snapshot + 1 for r in records for i in r.intervals]) + 1)
+    for rec in records:
+        for i in rec.intervals:
+            change[i.allocated_before_snapshot] += i.n_bytes
+            if i.deallocated_before_snapshot is not None:
+                change[i.deallocated_before_snapshot] -= i.n_bytes
+    return list(itertools.accumulate(change))[:-1]
+
+
 def _peak_in(hwm: list[int], bounds: list[float], start_s: float, end_s: float | None) -> int | None:
     """The interval of the highest heap among those inside [start_s, end_s] (interval k runs from
     bounds[k] to bounds[k + 1]); a span shorter than an interval: those it overlaps."""
@@ -138,10 +152,13 @@ def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence
         with memray.FileReader(path) as reader:
             meta = reader.metadata
             # memray's interval k ends at its k-th memory snapshot (the last one at the tracker's end)
-            bounds = ([meta.start_time.timestamp() - t0] + [s.time / 1000 - t0 for s in reader.get_memory_snapshots()]
-                      + [meta.end_time.timestamp() - t0])
+            snaps = [s.time / 1000 - t0 for s in reader.get_memory_snapshots()]
+            # (a killed writer's file has no end time: its last snapshot ends it)
+            bounds = [meta.start_time.timestamp() - t0] + snaps + [max([meta.end_time.timestamp() - t0] + snaps)]
             records, hwm = reader.get_temporal_high_water_mark_allocation_records(merge_threads=True)
             records = list(records)
+            hwm = heap_by_interval(records, len(hwm))
+            bounds += [bounds[-1]] * max(0, len(hwm) + 1 - len(bounds))  # (a killed writer's file)
             cache: dict = {}
             peaks = []
             for name, start, end in [(None, float("-inf"), None)] + [(p.name, p.start_s, p.end_s) for p in phases]:

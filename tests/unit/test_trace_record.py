@@ -138,3 +138,15 @@ def test_a_call_path_starts_at_the_run_and_keeps_both_ends_of_a_deep_stack():
     assert len(path) == STACK_FRAMES and path[0] == "f29 (svmcore/x.py:29)" and path[6] == "…"
     assert path[-1] == "f0 (svmcore/x.py:0)"
     assert _call_path(inner[:3]) == ("f2 (svmcore/x.py:2)", "f1 (svmcore/x.py:1)", "f0 (svmcore/x.py:0)")
+
+
+def test_the_heap_of_each_interval_is_summed_from_the_records_intervals():
+    from types import SimpleNamespace as NS
+
+    from svmcore.engine.traces import heap_by_interval
+
+    a = NS(intervals=[NS(allocated_before_snapshot=1, deallocated_before_snapshot=3, n_bytes=10)])
+    b = NS(intervals=[NS(allocated_before_snapshot=2, deallocated_before_snapshot=None, n_bytes=5)])
+    assert heap_by_interval([a, b], 4) == [0, 10, 15, 5]
+    late = NS(intervals=[NS(allocated_before_snapshot=4, deallocated_before_snapshot=None, n_bytes=40)])
+    assert heap_by_interval([a, b, late], 4) == [0, 10, 15, 5, 45]  # past memray's list: a killed writer's
