@@ -86,6 +86,9 @@ SECTIONS = [
      "How often the data-parallel workers' weights are mixed, against accuracy (simulated in one process)."),
     ("estimate-accuracy-native.md", "python bench/estimate_accuracy.py --only native",
      "The memory model's forecast for the lean path."),
+    ("trace-overhead.md", "python bench/trace_overhead.py",
+     "What the trace knob costs (memray's tracker in the worker): rows/s, exact peak and floor traced against "
+     "untraced on the default setup and the lean path, the trace file's size and the parent's time to read it."),
     ("remedies.md", "python bench/remedies.py",
      "Every remedy of the common memory advice, measured before and after on stated setups (the Learn page's "
      "reference)."),

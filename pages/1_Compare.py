@@ -6,7 +6,7 @@ import streamlit as st
 from svmcore.app.headlines import run_tag
 from svmcore.spec.errors import SvmcoreError
 from ui import charts as plots
-from ui import compare, deletion, sweep_views
+from ui import compare, deletion, sites, sweep_views
 from ui.live import X_CHOICES
 from ui.messages import show_error
 from ui.state import page_setup
@@ -117,6 +117,7 @@ if not present:
         st.dataframe(compare.knob_frame(diff, selected), key="diff")
     elif len(selected) > 1:
         st.caption("The selected runs have identical knobs.")
+    sites.compare_panel(views, baseline)
 
 st.subheader("Export" if present else "Export and delete")
 hosts = {r["id"]: r["host"] for r in rows}

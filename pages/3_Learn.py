@@ -76,6 +76,18 @@ def advice_table(results) -> None:
         st.caption(speed)
 
 
+def see_also(r) -> None:
+    """What tracing costs, beside what monitoring costs (the remedy's ``see_also`` benchmark)."""
+    also = lab.learn.see_also(r)
+    if also:
+        with st.container(border=True, key="learn_see_also"):
+            st.markdown("**Beside it: allocation tracing (the trace knob).** A traced run names the lines that held "
+                        "its memory; the tracker costs speed and memory while it records.")
+            st.caption(also.caption)
+            for line in also.lessons:
+                st.markdown(f"- {line}")
+
+
 def one_remedy(results, size: str, pending: list[int]) -> None:
     st.subheader("One remedy, phase by phase")
     remedies = lab.learn.remedies()
@@ -96,6 +108,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
     else:
         st.button(f"Measure {r.title.lower()} on this machine", key=f"learn_measure_{r.key}", on_click=_measure,
                   args=(r.key, size == "quick"), disabled=bool(pending))
+    see_also(r)
     mine = [x for x in results if x.remedy.key == r.key]
     for x in mine:
         with st.container(border=True):

@@ -17,6 +17,7 @@ from svmcore.spec.status import RunStatus
 from ui import charts as plots
 from ui.doctor import diagnosis_panel
 from ui.messages import plain, show_error
+from ui.sites import sites_panel
 
 OUTCOME_TEXT = {
     "completed": ("", "completed"),
@@ -287,6 +288,7 @@ def run_panel(lab: Lab, run_id: int, key: str = "run", drawn_status: str | None 
         if not view.damage:
             outcome(view)
         chart(view, key, x_choice(key))
+        sites_panel(lab, view, key)
         details(view)
         if not view.damage:
             diagnosis_panel(lab, view)

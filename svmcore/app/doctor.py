@@ -553,6 +553,8 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     out["trouble"] = trouble(rec, owner, owner_mb, limit)
     if out["trouble"]["kind"] == GROWTH:
         out["growth_remedies"] = growth_remedies(cfg, reference)
+    if s.trace is not None:
+        out["sites"] = traced_sites(s, owner)
     if out.get("healthy"):
         return out
     others = {k: v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None}
@@ -582,6 +584,24 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     helps, useless = options(cfg, owner, view, budget, cal, reference, cache_dir, {owner: miss})
     out["remedies"], out["useless"] = [o.to_dict() for o in helps], [o.to_dict() for o in useless]
     return out
+
+
+def traced_sites(s, owner: str | None, top: int = 5) -> dict:
+    """A traced run's top lines at its owning phase's traced peak (the run's, if that phase has
+    none), and the line that reconciles the traced heap with the exact peak."""
+    at = s.trace.at(owner) or s.trace.at(None)
+    return {"phase": at.phase if at else None, "traced_mb": _r(at.traced_bytes / 2**20) if at else None,
+            "lines": [site.text().strip() for site in at.sites[:top]] if at else [],
+            "reconciliation": s.trace.reconciliation(s.peak_rss_mb)}
+
+
+def _sites_lines(d: dict) -> list[str]:
+    sites = d.get("sites")
+    if not sites or not sites["lines"]:
+        return [f"Allocation sites: {sites['reconciliation']}."] if sites else []
+    return ([f"The lines that held the memory at {sites['phase'] or 'the run'}'s traced peak "
+             f"({sites['traced_mb']:,.1f} MiB traced by memray):"] + [f"  {line}" for line in sites["lines"]]
+            + [f"  ({sites['reconciliation']})"])
 
 
 # ---------------------------------------------------------------- words
@@ -637,7 +657,7 @@ def trouble_lines(d: dict) -> list[str]:
 
 def text(d: dict) -> str:
     """The diagnosis in lines, for the terminal and the run panel."""
-    lines = [d["verdict"] + "."] + trouble_lines(d)
+    lines = [d["verdict"] + "."] + trouble_lines(d) + _sites_lines(d)
     if "model" not in d:
         return "\n".join(lines)
     m = d["model"]

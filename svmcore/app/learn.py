@@ -206,13 +206,21 @@ class Learn:
 
     def measured_by_bench(self, r: Remedy) -> BenchFinding | None:
         """What the benchmark of a remedy that is no pair of runs measured; None for the others."""
-        if not r.measured_by:
-            return None
-        ref = read(r.measured_by, self._reference_dir)
+        return self._bench_finding(r.measured_by) if r.measured_by else None
+
+    def see_also(self, r: Remedy) -> BenchFinding | None:
+        """The benchmark Learn shows beside a remedy (``see_also``: what tracing costs, beside the
+        monitoring's cost); None for the others."""
+        return self._bench_finding(r.see_also, verdict=True) if r.see_also else None
+
+    def _bench_finding(self, name: str, verdict: bool = False) -> BenchFinding:
+        """What bench/NAME.py measured, from the reference data (with its verdict: the caption ends on it)."""
+        ref = read(name, self._reference_dir)
         if ref is None:
-            return BenchFinding(f"Not measured yet: `python bench/{r.measured_by}.py`.", ())
+            return BenchFinding(f"Not measured yet: `python bench/{name}.py`.", ())
         return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
-                            "exact peaks; see docs/benchmarks.md):", tuple(ref.figures["lessons"]))
+                            "exact peaks; see docs/benchmarks.md):"
+                            + (f" {ref.figures['row']['verdict']}." if verdict else ""), tuple(ref.figures["lessons"]))
 
     def _result(self, r: Remedy, e: Experiment, by_label: dict[str, list[RunRecord]]) -> ExperimentResult:
         befores = by_label.get(run_label(r, e, "before"), [])

@@ -95,6 +95,7 @@ class Remedy:
     measured_by: str | None = None  # a remedy that is no before/after pair of runs: its benchmark (bench/NAME.py)
     # the accumulation it stops, in words (doctor ranks these first for a run that grows pass after pass); None: none
     stops_growth: str | None = None
+    see_also: str | None = None  # a benchmark of a kindred cost Learn shows beside it (bench/NAME.py)
 
     @property
     def runnable(self) -> bool:
@@ -228,7 +229,7 @@ REMEDIES: tuple[Remedy, ...] = (
                        default_setup=True, why="progress only, no live accuracy"),
             Experiment("dense-stream", "dense batches, streamed", _DENSE_STREAM, {"monitor": "off"},
                        why="where the live evaluation's sample is large: 2,000 dense rows of 4,096 columns")),
-           knobs=("monitor",)),
+           knobs=("monitor",), see_also="trace_overhead"),
     Remedy("threads", "Fewer threads",
            "Runs BLAS/OpenMP and the reader with one thread instead of two.",
            "Every thread has its own stack and buffers, and a reader thread keeps a queue of parsed "

@@ -14,6 +14,7 @@ from svmcore.app.noise import Noise, measured_noise, repeat_groups, setting_key,
 from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
                                    pick_baseline, read_knob)
 from svmcore.app.story import Slide, check_story, default_question, story_slides
+from svmcore.engine import traces
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
 from svmcore.engine.registry import get_active
@@ -243,6 +244,17 @@ class Runs:
             text = samples_csv(rec)
             out.write(text if i == 0 else text.split("\n", 1)[1])
         return out.getvalue().encode()
+
+    def flamegraph(self, run_id: int) -> bytes:
+        """memray's flame graph of a traced run (HTML), made once in its folder."""
+        rec = self.store.get_run(run_id)
+        if rec is None:
+            raise ConfigError("run", f"there is no run {run_id}")
+        try:
+            with open(traces.flamegraph(rec.run_dir or ""), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, RuntimeError) as e:
+            raise ConfigError("trace", f"run {run_id}: {e}") from None
 
     def delete(self, run_id: int) -> None:
         rec = self.store.get_run(run_id)

@@ -130,6 +130,8 @@ def describe(summary: RunSummary, name: str | None = None) -> str:
     for ph in summary.phases:
         lines.append(f"    {ph.name:10s} {fmt(ph.wall_s, ' s', '8.2f')}  peak {fmt(ph.peak_rss_mb, ' MiB', '8.1f')}"
                      + ("   <- owns the peak" if ph.name == summary.peak_phase else ""))
+    if summary.trace:
+        lines += [f"  {line}" for line in summary.trace.lines(summary.peak_rss_mb)]
     return "\n".join(lines)
 
 

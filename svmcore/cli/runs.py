@@ -99,6 +99,9 @@ def cmd_runs(args, home: str) -> int:
                 print(f"  DAMAGED: {line}; shown without it")
             print("  config: " + ", ".join(f"{k}={v}" for k, v in rec.config.items()))
             print(f"  {len(record['samples'])} memory samples, {len(record['events'])} events")
+            if rec.summary.trace and rec.summary.trace.file and rec.run_dir:
+                path = os.path.join(rec.run_dir, rec.summary.trace.file)
+                print(f"  memray's file: {path} (its flame graph: python -m memray flamegraph {path})")
         return 0
     if args.format == "json":
         print(json.dumps(record))

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, replace
 
 from svmcore.data import disk
-from svmcore.engine import interrupts, limits, procfs, registry
+from svmcore.engine import interrupts, limits, procfs, registry, traces
 from svmcore.engine.admission import Admitted
 from svmcore.engine.hostinfo import this_host
 from svmcore.engine.leftovers import hold_reserve, release_leftovers
@@ -304,6 +304,9 @@ class Run:
                                             time.time() - self._t0 if wall_s is None else wall_s, self.sample_hz,
                                             limits.cgroup_peak_bytes(cgroup) if cgroup and self.cap_kind == "cgroup"
                                             else None, self.prediction))
+        if self.config.trace and self.run_dir:  # read once, here: the summary keeps the sites
+            self.summary = replace(self.summary, trace=traces.read(self.run_dir, self._t0, self.summary.phases,
+                                                                   b.samples))
 
     def _fail_to_start(self, message: str, bad_input: bool = False) -> None:
         self.status = RunStatus.FAILED

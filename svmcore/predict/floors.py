@@ -4,7 +4,7 @@ reference measurement; and the warning for a memory cap below it."""
 
 from __future__ import annotations
 
-from svmcore.predict.model import LEAN_FLOOR_MB, Calibration, floor_key, floor_mb
+from svmcore.predict.model import LEAN_FLOOR_MB, Calibration, floor_key, floor_mb, tracer_mb
 from svmcore.spec.config import RunConfig
 
 # Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the
@@ -32,10 +32,11 @@ def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
     With the numba path and no calibration this is the cached-code floor: the first run
     that compiles it goes higher (``REFERENCE_FLOORS_MB['numba_first_compile']``)."""
     if floor_key(cfg).endswith("+lean"):
-        return lean_floor(cal)
+        lean, basis = lean_floor(cal)
+        return lean + tracer_mb(cfg), basis
     if cal is not None and cal.floors:
         return floor_mb(cal, cfg), CALIBRATED_BASIS
-    return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"], REFERENCE_BASIS
+    return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"] + tracer_mb(cfg), REFERENCE_BASIS
 
 
 def lean_floor(cal: Calibration | None) -> tuple[float, str]:

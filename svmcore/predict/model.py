@@ -78,6 +78,11 @@ NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration t
 # scikit-learn, dask.distributed), and what Dask's scheduler, nannies and client add to the run's
 # own process during training.
 DASK_WORKER_FLOOR_MB = 250.0
+# What tracing adds to the floor (the trace knob): the imports phase's exact peak traced against
+# untraced, median of 2 pairs, bench/results/trace-overhead.md (2026-12-06). The run's exact peak rose
+# by as much on the lean path (+14.9) and by more on scikit-learn's (+29.7 at 100,000 rows: the
+# tracker's tables grow with the allocations it records), so a traced run there is priced up to ~4% low.
+TRACER_MB = {"base": 20.0, "lean": 14.0}
 DASK_COORDINATOR_MB = 18.0
 
 
@@ -562,18 +567,25 @@ def group_parts(contrib: dict[str, float]) -> dict[str, float]:
 
 
 def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
-    """The floor (MiB) of a run of ``cfg``: its library set's measured floor, or the nearest one."""
+    """The floor (MiB) of a run of ``cfg``: its library set's measured floor, or the nearest one,
+    and the tracker's when the run is traced."""
     key = floor_key(cfg)
     if key in cal.floors:
-        return cal.floors[key]
+        return cal.floors[key] + tracer_mb(cfg)
     if cfg.lean:  # calibration runs are synthetic, never lean: the reference measurement
-        return LEAN_FLOOR_MB
+        return LEAN_FLOOR_MB + tracer_mb(cfg)
     base = cal.floors.get(f"{cfg.model}+base", cal.floors.get("linear-svm+base", 0.0))
     if loads_numba(cfg):
         f = cal.floors
         have = "linear-svm+numba" in f and "linear-svm+base" in f
         base += f["linear-svm+numba"] - f["linear-svm+base"] if have else NUMBA_FLOOR_MB
-    return base
+    return base + tracer_mb(cfg)
+
+
+def tracer_mb(cfg: RunConfig) -> float:
+    """What the trace knob adds to the floor, and so to every phase: memray's library and its
+    tracker's tables in the worker (none when the knob is off)."""
+    return (TRACER_MB["lean"] if cfg.lean else TRACER_MB["base"]) if cfg.trace else 0.0
 
 
 # ---------------------------------------------------------------- calibration

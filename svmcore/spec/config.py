@@ -74,6 +74,7 @@ class RunConfig:
     threads: int = 1
     transform_cache: TransformCache = TransformCache.NONE
     history: History = History.NONE
+    trace: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The knobs as plain values: a choice knob's member as its text (the wire form, also what
@@ -295,6 +296,9 @@ def _check_combinations(cfg: RunConfig) -> None:
     if cfg.distill and cfg.workers > 1:
         raise ConfigError("distill", "the student trains in the run's own process on the teacher's labels; "
                           "use workers=1", fix={"workers": 1})
+    if cfg.trace and cfg.workers > 1:
+        raise ConfigError("trace", "the tracker follows the run's own process; the Dask workers that train a "
+                          "data-parallel run's shards are not traced: use workers=1", fix={"workers": 1})
     if cfg.cap_kind != "auto" and cfg.memory_cap_mb is None:
         raise ConfigError("cap_kind", "set memory_cap_mb to choose how to cap")
     if cfg.representation == Representation.DENSE:

@@ -326,6 +326,14 @@ _KNOBS = [
                 "waits for the collector, which runs after a count of new objects, not bytes (each record is one "
                 "object holding a whole batch); gc_every = k frees it every k batches. A teaching knob: the "
                 "two ways intermediate arrays are kept by mistake."),
+    Knob("trace", bool, False, group="memory",
+         help="Run the training process under memray's allocation tracker (Python and native frames): the run "
+              "then names the code that held its memory at its peak and at each phase's peak (the top "
+              "allocation sites), reconciled with the exact peak, and keeps memray's file in the run's folder "
+              "for its flame graph. Off by default: it costs speed; one process only (workers = 1).",
+         trades="Every allocation is recorded with its stack: training runs slower (measured in "
+                "bench/trace_overhead.py) and the process holds memray's library and buffers; the file grows "
+                "with the number of allocations."),
 ]
 
 KNOBS: dict[str, Knob] = {k.name: k for k in _KNOBS}

@@ -471,6 +471,103 @@ class RunPeak:
                 f"{'exact' if par.largest_worker_exact else 'sampled'}; coordinator {_mib(par.coordinator_mb)}, exact)")
 
 
+TRACE_FILE = "trace.bin"  # memray's file of a traced run (the trace knob), in the run's folder
+
+
+@dataclass(frozen=True)
+class Site(Record):
+    """One allocation site of a traced run at a peak: the bytes its allocations still held there,
+    its Python line (the innermost frame), the nearest line of svmcore's beneath a library's
+    (``ours``), the native function the line called that allocated (``native``: numpy's, scipy's,
+    scikit-learn's, our C library's) and its Python call path, outermost first (``stack``)."""
+
+    bytes: int = 0
+    allocations: int = 0
+    function: str = ""
+    file: str = ""
+    line: int = 0
+    ours: str | None = None
+    native: str | None = None
+    stack: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """'svmcore/data/feeds/memory.py:88 in load'."""
+        return f"{self.file}:{self.line} in {self.function}" if self.file else self.function or "(no Python frame)"
+
+    def text(self) -> str:
+        """'8.0 MiB  sklearn/…/_stochastic_gradient.py:268 in _allocate_parameter_mem [array_zeros] ←
+        svmcore/worker/sklearn_sgd.py:48 in partial_fit'."""
+        return (f"{self.bytes / 2**20:7,.1f} MiB  {self.where}" + (f" [{self.native}]" if self.native else "")
+                + (f" <- {self.ours}" if self.ours else ""))
+
+
+@dataclass(frozen=True)
+class PeakSites(Record):
+    """The top sites at one peak of the tracked heap: the run's (``phase`` None) or a phase's; ``t_s``
+    the end of the 10 ms interval of memray's that held it, ``traced_bytes`` the heap there."""
+
+    phase: str | None = None
+    t_s: float | None = None
+    traced_bytes: int = 0
+    sites: tuple[Site, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trace(Record):
+    """What memray's tracker saw of a traced run: the top sites at the run's peak and at each
+    phase's, and the 50 Hz sample nearest the traced peak (resident, anonymous and file-backed
+    bytes) that reconciles it with the exact peak; ``error`` if the file could not be read."""
+
+    file: str | None = None
+    allocations: int | None = None  # allocations the tracker recorded
+    peaks: tuple[PeakSites, ...] = ()
+    sample_t_s: float | None = None
+    rss_bytes: int | None = None
+    anon_bytes: int | None = None
+    file_backed_bytes: int | None = None
+    error: str | None = None
+
+    def at(self, phase: str | None = None) -> PeakSites | None:
+        """The sites at the run's peak (None) or at that phase's."""
+        return next((p for p in self.peaks if p.phase == phase), None)
+
+    def lines(self, exact_peak_mb: float | None, top: int = 3) -> list[str]:
+        """What ``runs show`` and ``svmcore run`` print: the reconciliation, the top lines at the run's
+        peak and at each phase's."""
+        out = [f"allocation sites (memray; {self.allocations or 0:,} allocations traced): "
+               + self.reconciliation(exact_peak_mb)]
+        for p in self.peaks:
+            out.append(f"  at {'the run' if p.phase is None else p.phase}'s traced peak, "
+                       f"{p.traced_bytes / 2**20:,.1f} MiB held:")
+            out += [f"    {site.text()}" for site in p.sites[:top]]
+        return out
+
+    def reconciliation(self, exact_peak_mb: float | None) -> str:
+        """The traced heap and the exact peak in one line, every figure a part of the one before."""
+        top = self.at(None)
+        if self.error or top is None:
+            return f"no allocation sites: {self.error or 'the trace recorded no peak'}"
+        heap = round(top.traced_bytes / 2**20)
+        if self.rss_bytes is None:
+            return f"traced heap at its peak {heap:,} MiB; no 50 Hz memory sample near it to set beside the exact peak"
+        rss, anon = round(self.rss_bytes / 2**20), round(self.anon_bytes / 2**20)
+        peak = round(exact_peak_mb) if exact_peak_mb is not None else None
+        line = (f"at the traced peak ({self.sample_t_s:.2f} s, the nearest 50 Hz sample) {rss:,} MiB resident = "
+                f"{rss - anon:,} MiB file-backed (library code, mapped files: pages, which the tracker does not see) + "
+                f"{anon:,} MiB anonymous")
+        if heap <= anon:
+            line += (f", of which {heap:,} MiB the tracker saw allocated and {anon - heap:,} MiB it did not "
+                     "(allocator slack, the interpreter's and the tracker's own memory)")
+        else:
+            line += (f"; the tracker saw {heap:,} MiB allocated, {heap - anon:,} MiB more than is resident "
+                     "(allocated pages never written are not resident)")
+        if peak is not None:
+            line = f"exact peak {peak:,} MiB (VmHWM); {line}" + (
+                f"; the other {peak - rss:,} MiB of the exact peak were held at another moment" if peak > rss else "")
+        return line
+
+
 # ---------------------------------------------------------------- the run
 
 
@@ -541,6 +638,7 @@ class RunSummary(Record):
     store_error: str | None = None  # a run of a Dask sweep whose outcome the store refused
     passes: tuple[PassMemory, ...] | None = None  # retained at the end of each training pass; None: not recorded
     kept: Kept | None = None  # what the accumulation knobs kept while training
+    trace: Trace | None = None  # a traced run's allocation sites (the trace knob)
 
     def to_dict(self) -> dict:
         """The summary's JSON (what the store keeps, ``--json`` prints) with its ``version``, and

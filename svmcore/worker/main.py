@@ -125,6 +125,12 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def _run(job: dict, events: Events, phases: Phases):
+    from svmcore.worker import training
+
+    return training.run(job, events, phases)
+
+
 def main(run_dir: str) -> int:
     if os.environ.get("SVMCORE_DIE_WITH_PARENT"):
         _die_with_parent(int(os.environ["SVMCORE_DIE_WITH_PARENT"]))
@@ -147,13 +153,17 @@ def main(run_dir: str) -> int:
         phases.start("imports")
         from svmcore.spec.config import validate
 
-        if validate(job["config"]).lean:  # numpy and the native library only: set before anything loads hashlib
+        cfg = validate(job["config"])
+        if cfg.lean:  # numpy and the native library only: set before anything loads hashlib
             from svmcore.worker import floor
 
             floor.lean()
-        from svmcore.worker import training
+        run = _run
+        if cfg.trace:  # from here: the libraries' imports are traced too
+            from svmcore.worker import tracing
 
-        summary = training.run(job, events, phases).to_dict()
+            run = tracing.traced(run_dir, _run)
+        summary = run(job, events, phases).to_dict()
     except BaseException as e:  # the outcome event must be written whatever happened
         message = str(e) or type(e).__name__
         if getattr(e, "parallel", None):  # a data-parallel run's memory until it failed

@@ -68,6 +68,7 @@ def _estimate(home, *flags):
     ("--rows=60000", "--features=4194304", "--mode=stream", "--solver=native", "--model-state=float32"),
     # a history of batch copies (issue 42): memory that grows with every batch of the three passes, ~40 MiB
     ("--rows=30000", "--epochs=3", "--history=refs"),
+    ("--rows=20000", "--trace"),  # issue 42: memray's tracker in the worker, priced as what it adds to the floor
 ])
 def test_predicted_peak_is_within_15_percent_of_the_measured_exact_peak(calibrated, flags):
     pred = _estimate(calibrated, "--epochs=1", *flags)

@@ -114,6 +114,7 @@ def test_lean_run_loads_only_numpy_and_trains_as_with_scikit_learns_parser(tmp_p
     heavy = [m for m in modules if m.split(".")[0] in ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl",
                                                         "pandas", "joblib")]
     assert heavy == [], heavy
+    assert "memray" not in modules  # the trace knob is off: its tracker is never loaded
     assert "<libcrypto mapped>" not in modules  # OpenSSL's: ~3 MiB of resident pages (floor.lean)
     # modules only other paths need, imported where they are used: 2.4 MiB of the floor (shutil comes in at the
     # end, to write the model and drop the spill)

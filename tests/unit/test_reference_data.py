@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from bench import distill, estimate_accuracy, fit, memory_pool, serve
+from bench import distill, estimate_accuracy, fit, memory_pool, serve, trace_overhead
 from bench.remedies import REFERENCE_DATA, write_reference
 from svmcore.app.learn import Learn, SourcesNote, loop_note, queued_note
 from svmcore.app.reference import Reference, read, reference_under_forecasts, remedies_reference
@@ -40,7 +40,7 @@ def test_the_library_names_no_path_into_the_repository():
 
 def test_the_reference_data_is_a_package_folder_of_one_format():
     names = sorted(n[:-5] for n in os.listdir(REFERENCE_DATA) if n.endswith(".json"))
-    assert names == ["distill", "estimate-accuracy", "fit", "memory_pool", "remedies", "serve"]
+    assert names == ["distill", "estimate-accuracy", "fit", "memory_pool", "remedies", "serve", "trace_overhead"]
     assert os.path.exists(os.path.join(REFERENCE_DATA, "__init__.py"))
     for name in names:
         ref = read(name)
@@ -48,7 +48,8 @@ def test_the_reference_data_is_a_package_folder_of_one_format():
 
 
 @pytest.mark.parametrize("bench, stem", [(serve, "serve"), (memory_pool, "memory-pool"), (distill, "distill"),
-                                         (fit, "fit"), (estimate_accuracy, "estimate-accuracy")])
+                                         (fit, "fit"), (estimate_accuracy, "estimate-accuracy"),
+                                         (trace_overhead, "trace-overhead")])
 def test_each_file_is_what_its_benchmark_writes_from_its_committed_results(bench, stem):
     with open(os.path.join(RESULTS, f"{stem}.json")) as f:
         made = bench.reference(json.load(f))

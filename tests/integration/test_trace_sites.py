@@ -1,0 +1,40 @@
+"""The trace knob on a real run: memray's tracker in the worker, its sites read back by the engine."""
+
+import os
+
+from svmcore.data.files import make_dataset
+from svmcore.engine import traces
+from svmcore.spec.status import RunStatus
+from svmcore.spec.units import MiB
+from tests.conftest import cli
+from tests.helpers import _run
+
+
+def test_a_traced_run_names_the_lines_that_held_its_memory(store, tmp_path):
+    make_dataset("sparse-text", rows=8000, features=4000, nnz_per_row=40, seed=1, out=str(tmp_path / "d.svm"))
+    run = _run(store, dataset=str(tmp_path / "d.svm"), mode="memory", parser="native", solver="native", epochs=1,
+               monitor="off", trace=True)
+    assert run.wait(180) == RunStatus.COMPLETED, run.summary
+    s = store.get_run(run.run_id).summary  # as the store keeps it
+    t = s.trace
+    assert t is not None and t.error is None and t.allocations > 0, t
+    assert os.path.exists(os.path.join(run.run_dir, t.file))
+    assert [p.phase for p in t.peaks] == [None] + [p.name for p in s.phases]
+    # the load phase holds the training rows: our own reader's lines hold them at its peak
+    load = t.at("load")
+    ours = [site for site in load.sites if site.file.startswith("svmcore/data/")]
+    assert sum(site.bytes for site in ours) >= 0.5 * s.train_data_bytes, load.sites
+    assert all(site.stack and site.allocations >= 1 for site in load.sites)
+    assert t.at(None).traced_bytes == max(p.traced_bytes for p in t.peaks)
+    # the traced heap beside the exact peak: the sample at the traced peak is within it, its parts add up
+    assert t.rss_bytes <= s.peak_rss_mb * MiB + 4096 and t.file_backed_bytes <= t.rss_bytes - t.anon_bytes + 4096
+    line = t.reconciliation(s.peak_rss_mb)
+    assert line.startswith(f"exact peak {round(s.peak_rss_mb):,} MiB (VmHWM)")
+    assert f"{round(t.rss_bytes / MiB):,} MiB resident" in line
+    shown = cli("runs", "show", str(run.run_id), home=store.home, check=0).stdout
+    assert line in shown and f"at load's traced peak, {load.traced_bytes / MiB:,.1f} MiB held:" in shown
+    assert f"    {load.sites[0].text()}" in shown
+    doctor = cli("doctor", str(run.run_id), "--budget", "16", home=store.home, check=0).stdout
+    assert f"The lines that held the memory at {s.peak_phase}'s traced peak" in doctor
+    html = traces.flamegraph(run.run_dir)
+    assert open(html).read(200).lstrip().lower().startswith("<!doctype html")
