@@ -23,7 +23,7 @@ from svmcore.engine.leftovers import hold_reserve, release_leftovers
 from svmcore.engine.monitor import Monitor
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.engine.process import WorkerProcess
-from svmcore.engine.summary import MemorySample, RunEnd, build_summary, tail_text
+from svmcore.engine.summary import MemorySample, RunEnd, build_summary, tail_text, train_pass_ends
 from svmcore.spec import events
 from svmcore.spec.config import RunConfig
 from svmcore.spec.events import OUTCOME, Event
@@ -305,8 +305,11 @@ class Run:
                                             limits.cgroup_peak_bytes(cgroup) if cgroup and self.cap_kind == "cgroup"
                                             else None, self.prediction))
         if self.config.trace and self.run_dir:  # read once, here: the summary keeps the sites
+            heaps = traces.heap_at(self.run_dir, self._t0, [e["t_s"] for e in train_pass_ends(b.events)])
             self.summary = replace(self.summary, trace=traces.read(self.run_dir, self._t0, self.summary.phases,
-                                                                   b.samples))
+                                                                   b.samples),
+                                   passes=tuple(replace(p, heap_mb=h) for p, h in
+                                                zip(self.summary.passes or (), heaps)) or self.summary.passes)
 
     def _fail_to_start(self, message: str, bad_input: bool = False) -> None:
         self.status = RunStatus.FAILED

@@ -9,6 +9,7 @@ memray is imported here only when a traced run is read."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import os
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.result import TRACE_FILE, PeakSites, PhaseSpan, Site, Trace
+from svmcore.spec.units import MiB
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +178,21 @@ def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence
     near = min(samples, key=lambda s: abs(s.t_s - top.t_s))
     return Trace(**{**trace.to_dict(), "sample_t_s": near.t_s, "rss_bytes": near.rss_bytes,
                     "anon_bytes": near.anon_bytes, "file_backed_bytes": near.file_bytes})
+
+
+def heap_at(run_dir: str, t0: float, times: Sequence[float]) -> list[float | None]:
+    """The traced heap (MiB) at each of ``times`` (seconds after ``t0``): memray's memory snapshot
+    (one each 10 ms) last taken by then; None before the first, or where the file cannot be read."""
+    import memray
+
+    try:
+        with memray.FileReader(os.path.join(run_dir, TRACE_FILE)) as reader:
+            snaps = [(s.time / 1000 - t0, s.heap) for s in reader.get_memory_snapshots()]
+    except (OSError, RuntimeError, ValueError) as e:
+        log.warning("could not read the trace's snapshots in %s: %s", run_dir, e)
+        return [None] * len(times)
+    at = [t for t, _ in snaps]
+    return [snaps[k - 1][1] / MiB if (k := bisect.bisect_right(at, t)) else None for t in times]
 
 
 def flamegraph(run_dir: str) -> str:

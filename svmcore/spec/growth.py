@@ -37,6 +37,7 @@ class Growth:
     lo_mb: float | None
     hi_mb: float | None
     of: str = "anonymous memory"  # a data-parallel run's: of all its processes, summed
+    heap_mb: tuple[float, ...] = ()  # a traced run's: the heap its tracker saw after each pass
 
     @property
     def passes(self) -> int:
@@ -63,6 +64,8 @@ class Growth:
         if not self.retained_mb:
             return "retained after each pass: no pass ended"
         head = f"retained after each pass: {_list(self.retained_mb)} MiB ({self.of}, exact readings)"
+        if self.heap_mb:
+            head += f", of which the traced heap {_list(self.heap_mb)} MiB"
         if self.per_pass_mb is None:
             return f"{head}; one pass: growth is not measurable"
         rate = f"{self.per_pass_mb:+.1f} MiB a pass"
@@ -78,16 +81,18 @@ class Growth:
 
     def to_dict(self) -> dict:
         return {"retained_anon_mb": [round(v, 1) for v in self.retained_mb], "per_pass_mb": _round(self.per_pass_mb),
-                "lo_mb": _round(self.lo_mb), "hi_mb": _round(self.hi_mb), "grows": self.grows, "judged": self.judged}
+                "lo_mb": _round(self.lo_mb), "hi_mb": _round(self.hi_mb), "grows": self.grows, "judged": self.judged,
+                **({"traced_heap_mb": [round(v, 1) for v in self.heap_mb]} if self.heap_mb else {})}
 
 
-def growth_of(retained_mb: list[float | None], of: str = "anonymous memory") -> Growth:
-    """The growth of a run that retained ``retained_mb`` (``of`` what) after its passes (unread passes left out)."""
+def growth_of(retained_mb: list[float | None], of: str = "anonymous memory", heap_mb: tuple = ()) -> Growth:
+    """The growth of a run that retained ``retained_mb`` (``of`` what) after its passes (unread passes
+    left out); ``heap_mb``: a traced run's heap after each pass, shown beside."""
     got = tuple(v for v in retained_mb if v is not None)
     diffs = [b - a for a, b in zip(got, got[1:])]
     if not diffs:
-        return Growth(got, None, None, None, of)
-    return Growth(got, _median(diffs), min(diffs), max(diffs), of)
+        return Growth(got, None, None, None, of, tuple(heap_mb))
+    return Growth(got, _median(diffs), min(diffs), max(diffs), of, tuple(heap_mb))
 
 
 def _median(values: list[float]) -> float:

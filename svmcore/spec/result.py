@@ -699,8 +699,10 @@ class RunSummary(Record):
         from svmcore.spec.growth import growth_of  # here: the worker, which loads this module, never reads it
 
         every = any(p.workers_anon_mb for p in self.passes)
+        heaps = tuple(p.heap_mb for p in self.passes)
         return growth_of([p.all_anon_mb for p in self.passes],
-                         "anonymous memory of all its processes, summed" if every else "anonymous memory")
+                         "anonymous memory of all its processes, summed" if every else "anonymous memory",
+                         heaps if None not in heaps else ())
 
     @property
     def run_peak(self) -> RunPeak:

@@ -12,7 +12,7 @@ from tests.helpers import _run
 
 def test_a_traced_run_names_the_lines_that_held_its_memory(store, tmp_path):
     make_dataset("sparse-text", rows=8000, features=4000, nnz_per_row=40, seed=1, out=str(tmp_path / "d.svm"))
-    run = _run(store, dataset=str(tmp_path / "d.svm"), mode="memory", parser="native", solver="native", epochs=1,
+    run = _run(store, dataset=str(tmp_path / "d.svm"), mode="memory", parser="native", solver="native", epochs=2,
                monitor="off", trace=True)
     assert run.wait(180) == RunStatus.COMPLETED, run.summary
     s = store.get_run(run.run_id).summary  # as the store keeps it
@@ -36,5 +36,9 @@ def test_a_traced_run_names_the_lines_that_held_its_memory(store, tmp_path):
     assert f"    {load.sites[0].text()}" in shown
     doctor = cli("doctor", str(run.run_id), "--budget", "16", home=store.home, check=0).stdout
     assert f"The lines that held the memory at {s.peak_phase}'s traced peak" in doctor
+    # the heap the tracker saw at the end of each pass, beside the pass's RSS (issue 42)
+    assert [p.epoch for p in s.passes] == [1, 2]
+    assert all(0 < p.heap_mb * MiB <= t.at(None).traced_bytes for p in s.passes), s.passes
+    assert f"of which the traced heap {s.passes[0].heap_mb:,.0f}, {s.passes[1].heap_mb:,.0f} MiB" in shown
     html = traces.flamegraph(run.run_dir)
     assert open(html).read(200).lstrip().lower().startswith("<!doctype html")
