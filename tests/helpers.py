@@ -106,6 +106,75 @@ def make_history(script: str, home: str, small: dict) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def shared_history(tmp_path_factory, name: str, build) -> tuple[dict, str]:
+    """A history home made once for the whole test session, across pytest-xdist's processes, and
+    this process's own copy of it: ``(build(home)'s result, the copy's home)``.
+
+    ``make test`` runs two test processes and both need the same shared histories (they used to make
+    one each: the same real runs twice, ~10 s of CPU for the browser suite's, ~5 s for AppTest's).
+    The first process to ask makes it (under a file lock in the session's shared temporary folder),
+    the other waits for it and copies it. Each process gets a copy of its own, with every absolute
+    path of the home (run folders, model folders, cache folder) rewritten to the copy, so a
+    process's tests change only its own copy, as before."""
+    import fcntl
+    import json
+    import shutil
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's, across processes
+    master = str(shared / f"shared-{name}")
+    made_json = os.path.join(master, "made.json")
+    with open(str(shared / f"shared-{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not os.path.exists(made_json):
+                shutil.rmtree(master, ignore_errors=True)  # a build that failed half-way
+                os.makedirs(os.path.join(master, "home"))
+                made = build(os.path.join(master, "home"))
+                with open(made_json + ".part", "w") as f:
+                    json.dump(made, f)
+                os.replace(made_json + ".part", made_json)
+            with open(made_json) as f:
+                made = json.load(f)
+            src = os.path.join(master, "home")
+            home = str(tmp_path_factory.mktemp(f"{name}-copy") / "home")
+            shutil.copytree(src, home)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    _rehome(src, home)
+    return made, home
+
+
+def _rehome(src: str, home: str) -> None:
+    """The copy ``home`` of the home ``src``: every mention of ``src`` in its store and in its runs'
+    text files says ``home`` instead."""
+    import sqlite3
+
+    db = sqlite3.connect(os.path.join(home, "runs.sqlite"))
+    try:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for col in [r[1] for r in db.execute(f"PRAGMA table_info('{table}')")]:
+                db.execute(f'UPDATE "{table}" SET "{col}" = replace("{col}", ?, ?) '
+                           f'WHERE typeof("{col}") = \'text\' AND instr("{col}", ?) > 0', (src, home, src))
+        db.commit()
+        left = [t for t in tables for col in [r[1] for r in db.execute(f"PRAGMA table_info('{t}')")]
+                if db.execute(f'SELECT count(*) FROM "{t}" WHERE typeof("{col}") = \'text\' AND instr("{col}", ?) > 0',
+                              (src,)).fetchone()[0]]
+        assert not left, left
+    finally:
+        db.close()
+    for folder, _, files in os.walk(home):
+        for fname in files:
+            if fname.endswith((".json", ".jsonl", ".txt", ".csv")):
+                path = os.path.join(folder, fname)
+                with open(path, "rb") as f:
+                    data = f.read()
+                if src.encode() in data:
+                    with open(path, "wb") as f:
+                        f.write(data.replace(src.encode(), home.encode()))
+
+
 # dense rows hashed to 2^11 columns in memmap: fit takes sparse rows, and a first run then peaks in prepare,
 # where it builds the on-disk copy, above what its other phases (and a rerun with the copy cached) need
 COPY_BUILD_START = ["--rows", "30000", "--epochs", "1", "--mode", "memmap", "--representation", "dense",

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tests.helpers import make_history  # noqa: E402
+from tests.helpers import make_history, shared_history  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -165,10 +165,8 @@ def artifacts_dir():
 
 @pytest.fixture(scope="session")
 def history_server(tmp_path_factory, artifacts_dir):
-    base = tmp_path_factory.mktemp("e2e-history")
-    home = str(base / "home")
-    os.makedirs(home)
-    prepared = _prepare_history(home)
+    # made once for both test processes, each its own copy (see shared_history)
+    prepared, home = shared_history(tmp_path_factory, "e2e-history", _prepare_history)
     server = Server(home, os.path.join(artifacts_dir, "streamlit-history.log"))
     server.prepared = prepared
     yield server

@@ -9,7 +9,7 @@ import os
 import pytest
 import streamlit
 
-from tests.helpers import make_history
+from tests.helpers import make_history, shared_history
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = {"rows": 20_000, "features": 65_536, "epochs": 2}
@@ -63,14 +63,17 @@ def history(tmp_path_factory):
     run (rlimit cap) and a completed two-point sweep. Made by the Lab API in a separate
     small process, so that the test process (its size, its table of active runs) has no
     part in them. Returns dict(home, completed, oom, sweep, sweep_runs)."""
-    home = str(tmp_path_factory.mktemp("history") / "home")
-    os.makedirs(home)
+    made, home = shared_history(tmp_path_factory, "ui-history", _make_history)  # once for both test processes
+    return dict(made, home=home)
+
+
+def _make_history(home: str) -> dict:
     made = make_history(HISTORY_SCRIPT, home, SMALL)
     statuses = made.pop("statuses")
     assert statuses == {str(made["completed"]): "completed", str(made["oom"]): "oom",
                         **{str(i): "completed" for i in made["sweep_runs"]}}, statuses
     assert len(made["sweep_runs"]) == 2
-    return dict(made, home=home)
+    return made
 
 
 @pytest.fixture
