@@ -555,6 +555,8 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
         out["growth_remedies"] = growth_remedies(cfg, reference)
     if s.trace is not None:
         out["sites"] = traced_sites(s, owner)
+        if out["trouble"]["kind"] == GROWTH:
+            out["grew_lines"] = s.trace.grew_lines(top=5)
     if out.get("healthy"):
         return out
     others = {k: v for k, v in measured.items() if k not in ("prepare", "imports") and v is not None}
@@ -646,6 +648,7 @@ def trouble_lines(d: dict) -> list[str]:
     if t["kind"] != GROWTH:
         return lines + [f"Its trouble is {t['words']}."]
     lines.append(f"Its trouble is growth, memory retained pass after pass (a cache or a leak): {t['reach']}.")
+    lines += [f"The lines that {line.strip()}" if i == 0 else line for i, line in enumerate(d.get("grew_lines", []))]
     if not d.get("growth_remedies"):
         return lines + ["No knob of the list stops this accumulation for this config: it is the code's own (a cache "
                         "or references kept from pass to pass); tracing the run shows the sites that grew."]

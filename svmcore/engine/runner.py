@@ -305,9 +305,10 @@ class Run:
                                             limits.cgroup_peak_bytes(cgroup) if cgroup and self.cap_kind == "cgroup"
                                             else None, self.prediction))
         if self.config.trace and self.run_dir:  # read once, here: the summary keeps the sites
-            heaps = traces.heap_at(self.run_dir, self._t0, [e["t_s"] for e in train_pass_ends(b.events)])
+            ends = [e["t_s"] for e in train_pass_ends(b.events)]
+            heaps = traces.heap_at(self.run_dir, self._t0, ends)
             self.summary = replace(self.summary, trace=traces.read(self.run_dir, self._t0, self.summary.phases,
-                                                                   b.samples),
+                                                                   b.samples, ends),
                                    passes=tuple(replace(p, heap_mb=h) for p, h in
                                                 zip(self.summary.passes or (), heaps)) or self.summary.passes)
 

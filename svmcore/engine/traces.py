@@ -25,6 +25,8 @@ from svmcore.spec.units import MiB
 log = logging.getLogger(__name__)
 
 TOP_SITES = 10
+GREW_SITES = 5  # lines kept of those that grew between two pass ends
+GREW_LEAST_BYTES = 64 << 10  # less growth than this is no line's to name (a run's last scores, a model copy)
 STACK_FRAMES = 16  # Python frames kept of a site's call path: its outer ones, '…', its inner ones
 OUTER_FRAMES = 6
 # the worker process's own frames above its run: every call path starts below them
@@ -100,9 +102,9 @@ def _call_path(python: list) -> tuple[str, ...]:
     return tuple(named)
 
 
-def sites_at(records: Sequence, k: int, cache: dict, top: int = TOP_SITES) -> tuple[Site, ...]:
-    """The ``top`` lines by bytes held at the high-water mark of memray's interval ``k``; each
-    described by the call path of its largest share (resolving every path would cost seconds)."""
+def _held_at(records: Sequence, k: int, cache: dict) -> dict[tuple, list]:
+    """Per line: [bytes, allocations, the record of its largest share, that share] held at the
+    high-water mark of memray's interval ``k``."""
     held: dict[tuple, list] = {}
     for rec in records:
         size = n = 0
@@ -117,8 +119,24 @@ def sites_at(records: Sequence, k: int, cache: dict, top: int = TOP_SITES) -> tu
             entry[1] += n
             if size > entry[3]:
                 entry[2], entry[3] = rec, size
-    best = sorted(held.values(), key=lambda e: -e[0])[:top]
+    return held
+
+
+def sites_at(records: Sequence, k: int, cache: dict, top: int = TOP_SITES) -> tuple[Site, ...]:
+    """The ``top`` lines by bytes held at the high-water mark of memray's interval ``k``; each
+    described by the call path of its largest share (resolving every path would cost seconds)."""
+    best = sorted(_held_at(records, k, cache).values(), key=lambda e: -e[0])[:top]
     return tuple(_site(rec, size, n) for size, n, rec, _ in best)
+
+
+def sites_grown(records: Sequence, k0: int, k1: int, cache: dict, top: int = GREW_SITES) -> tuple[Site, ...]:
+    """The ``top`` lines whose bytes held grew most from snapshot ``k0`` to ``k1`` of ``records``
+    (memray's temporal allocation records; a Site's bytes and allocations: the growth)."""
+    before, after = _held_at(records, k0, cache), _held_at(records, k1, cache)
+    grew = [(e[0] - before.get(key, [0, 0])[0], e[1] - before.get(key, [0, 0])[1], e[2])
+            for key, e in after.items()]
+    best = sorted((g for g in grew if g[0] >= GREW_LEAST_BYTES), key=lambda g: -g[0])[:top]
+    return tuple(_site(rec, size, n) for size, n, rec in best)
 
 
 def heap_by_interval(records: Sequence, n: int) -> list[int]:
@@ -143,8 +161,10 @@ def _peak_in(hwm: list[int], bounds: list[float], start_s: float, end_s: float |
     return max(inside, key=lambda k: hwm[k]) if inside else None
 
 
-def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence[MemorySample]) -> Trace:
-    """The ``Trace`` of the run whose folder is ``run_dir``, started at ``t0`` (epoch seconds)."""
+def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence[MemorySample],
+         pass_ends: Sequence[float] = ()) -> Trace:
+    """The ``Trace`` of the run whose folder is ``run_dir``, started at ``t0`` (epoch seconds); with
+    two or more ``pass_ends`` (seconds after ``t0``), the lines that grew from the first to the last."""
     path = os.path.join(run_dir, TRACE_FILE)
     if not os.path.exists(path):
         return Trace(error=f"the worker wrote no trace file ({path}): it ended before its tracker started")
@@ -168,10 +188,18 @@ def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence
                 if k is not None:
                     peaks.append(PeakSites(phase=name, t_s=bounds[k + 1], traced_bytes=hwm[k],
                                            sites=sites_at(records, k, cache)))
+            grew = ()
+            if len(pass_ends) > 1 and snaps:
+                # what each line held at the memory snapshot last taken by the first and the last pass's end
+                # (memray's plain temporal records: the heap at each snapshot, not its high-water mark)
+                first, last = (max(0, bisect.bisect_right(snaps, t) - 1) for t in (pass_ends[0], pass_ends[-1]))
+                grew = sites_grown(list(reader.get_temporal_allocation_records(merge_threads=True)), first, last,
+                                   cache)
     except (OSError, RuntimeError, ValueError) as e:  # a truncated or damaged file
         log.warning("could not read the trace %s: %s", path, e)
         return Trace(file=TRACE_FILE, error=f"memray could not read {path}: {e}")
-    trace = Trace(file=TRACE_FILE, allocations=meta.total_allocations, peaks=tuple(peaks))
+    trace = Trace(file=TRACE_FILE, allocations=meta.total_allocations, peaks=tuple(peaks), grew=grew,
+                  grew_passes=(1, len(pass_ends)) if grew else None)
     top = trace.at(None)
     if top is None or top.t_s is None or not samples:
         return trace

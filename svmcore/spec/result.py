@@ -527,6 +527,9 @@ class Trace(Record):
     anon_bytes: int | None = None
     file_backed_bytes: int | None = None
     error: str | None = None
+    # the lines whose bytes held grew most from the end of one pass to the end of another (bytes: the growth)
+    grew: tuple[Site, ...] = ()
+    grew_passes: tuple[int, ...] | None = None  # (first, last): the passes whose ends they are measured at
 
     def at(self, phase: str | None = None) -> PeakSites | None:
         """The sites at the run's peak (None) or at that phase's."""
@@ -541,7 +544,15 @@ class Trace(Record):
             out.append(f"  at {'the run' if p.phase is None else p.phase}'s traced peak, "
                        f"{p.traced_bytes / 2**20:,.1f} MiB held:")
             out += [f"    {site.text()}" for site in p.sites[:top]]
-        return out
+        return out + self.grew_lines(top)
+
+    def grew_lines(self, top: int = 3) -> list[str]:
+        """The lines that grew between two pass ends, in words ([] when none did or it was not measured)."""
+        if not self.grew or not self.grew_passes:
+            return []
+        first, last = self.grew_passes
+        return ([f"  grew from the end of pass {first} to the end of pass {last}:"]
+                + [f"    {site.text()}" for site in self.grew[:top]])
 
     def reconciliation(self, exact_peak_mb: float | None) -> str:
         """The traced heap and the exact peak in one line, every figure a part of the one before."""

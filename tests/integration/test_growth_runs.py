@@ -38,3 +38,23 @@ def test_each_pass_records_what_it_retained_and_doctor_tells_growth_from_a_stead
     assert [r["remedy"] for r in d["growth_remedies"]] == ["gc"]
     steady_d = json.loads(cli("doctor", str(s["run_id"]), "--json", home=home, check=0).stdout)
     assert steady_d["trouble"]["kind"] in ("transient peak", "floor")
+
+
+def test_a_traced_run_that_grows_names_the_lines_that_grew(home):
+    """Traced, the leaking run's growth comes with the lines that held more at the end of its last
+    pass than at the end of its first: the fault's allocations, 3 x 8 MiB. They are read at memray's
+    memory snapshots (one each 10 ms) last taken by each pass's end, and these passes take a few ms
+    each: a pass's 8 MiB more or less can fall on either side."""
+    proc = cli("run", *SMALL, "--epochs", "4", "--parser", "native", "--solver", "native", "--trace", "--json",
+               home=home, env={"SVMCORE_FAULT": "hog:8@epochs"}, check=0)
+    s = json.loads(proc.stdout)
+    assert s["growth_per_pass"]["grows"], s["growth_per_pass"]
+    t = s["trace"]
+    assert t["grew_passes"] == [1, 4]
+    top = t["grew"][0]
+    assert top["file"] == "svmcore/worker/faults.py" and top["function"] == "fire", t["grew"]
+    assert round(top["bytes"] / 2**20) in (16, 24, 32) and top["bytes"] % (8 * 2**20) < 64, top
+    assert all(p["heap_mb"] > 0 for p in s["passes"])
+    d = cli("doctor", str(s["run_id"]), "--budget", str(round(s["peak_rss_mb"] + 20)), home=home, check=0).stdout
+    grew = d.split("The lines that grew from the end of pass 1 to the end of pass 4:\n", 1)
+    assert len(grew) == 2 and grew[1].startswith(f"    {round(top['bytes'] / 2**20)}") or "faults.py:" in grew[1][:200], d
