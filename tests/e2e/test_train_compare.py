@@ -400,7 +400,8 @@ def expected_headline(runs) -> re.Pattern:
     peak, once = other.peak_rss_mb, ""
     if other.prepared_once and other.peak_phase == "prepare":
         peak = max(p.peak_rss_mb for p in other.phases if p.name != "prepare")
-        once = f"; run {runs[0].id}'s one-time preparation ({other.peak_rss_mb:,.0f} MiB) left out"
+        # the preparation's figure is its phase's exact peak (the run's VmHWM may be read a moment later)
+        once = f"; run {runs[0].id}'s one-time preparation ({other.phase_peak('prepare'):,.0f} MiB) left out"
     pct = (peak / base.peak_rss_mb - 1) * 100
     ratio = other.samples_per_s / base.samples_per_s
     speed = ("same speed" if f"{max(ratio, 1 / ratio):.1f}" == "1.0" else f"{ratio:.1f}× faster" if ratio > 1
