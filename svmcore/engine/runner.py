@@ -305,12 +305,11 @@ class Run:
                                             limits.cgroup_peak_bytes(cgroup) if cgroup and self.cap_kind == "cgroup"
                                             else None, self.prediction))
         if self.config.trace and self.run_dir:  # read once, here: the summary keeps the sites
-            ends = [e["t_s"] for e in train_pass_ends(b.events)]
-            heaps = traces.heap_at(self.run_dir, self._t0, ends)
-            self.summary = replace(self.summary, trace=traces.read(self.run_dir, self._t0, self.summary.phases,
-                                                                   b.samples, ends),
+            got = traces.read(self.run_dir, self._t0, self.summary.phases, b.samples,
+                              [e["t_s"] for e in train_pass_ends(b.events)])
+            self.summary = replace(self.summary, trace=got.trace,
                                    passes=tuple(replace(p, heap_mb=h) for p, h in
-                                                zip(self.summary.passes or (), heaps)) or self.summary.passes)
+                                                zip(self.summary.passes or (), got.pass_heaps_mb)) or self.summary.passes)
 
     def _fail_to_start(self, message: str, bad_input: bool = False) -> None:
         self.status = RunStatus.FAILED

@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from svmcore.engine.summary import MemorySample
 from svmcore.spec.result import TRACE_FILE, PeakSites, PhaseSpan, Site, Trace
@@ -161,20 +162,34 @@ def _peak_in(hwm: list[int], bounds: list[float], start_s: float, end_s: float |
     return max(inside, key=lambda k: hwm[k]) if inside else None
 
 
+class Read(NamedTuple):
+    """A traced run read back: its ``Trace``, and the traced heap (MiB) at each pass's end (memray's
+    memory snapshot, one each 10 ms, last taken by then; None before the first or unread)."""
+
+    trace: Trace
+    pass_heaps_mb: list[float | None]
+
+
 def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence[MemorySample],
-         pass_ends: Sequence[float] = ()) -> Trace:
-    """The ``Trace`` of the run whose folder is ``run_dir``, started at ``t0`` (epoch seconds); with
-    two or more ``pass_ends`` (seconds after ``t0``), the lines that grew from the first to the last."""
+         pass_ends: Sequence[float] = ()) -> Read:
+    """The run whose folder is ``run_dir``, started at ``t0`` (epoch seconds), read back; with two
+    or more ``pass_ends`` (seconds after ``t0``), its trace names the lines that grew from the first
+    to the last."""
     path = os.path.join(run_dir, TRACE_FILE)
+    unread = [None] * len(pass_ends)
     if not os.path.exists(path):
-        return Trace(error=f"the worker wrote no trace file ({path}): it ended before its tracker started")
+        return Read(Trace(error=f"the worker wrote no trace file ({path}): it ended before its tracker started"),
+                    unread)
     import memray
 
     try:
         with memray.FileReader(path) as reader:
             meta = reader.metadata
             # memray's interval k ends at its k-th memory snapshot (the last one at the tracker's end)
-            snaps = [s.time / 1000 - t0 for s in reader.get_memory_snapshots()]
+            snapshots = list(reader.get_memory_snapshots())
+            snaps = [s.time / 1000 - t0 for s in snapshots]
+            at_ends = [bisect.bisect_right(snaps, t) - 1 for t in pass_ends]  # -1: before the first
+            heaps = [snapshots[k].heap / MiB if k >= 0 else None for k in at_ends]
             # (a killed writer's file has no end time: its last snapshot ends it)
             bounds = [meta.start_time.timestamp() - t0] + snaps + [max([meta.end_time.timestamp() - t0] + snaps)]
             records, hwm = reader.get_temporal_high_water_mark_allocation_records(merge_threads=True)
@@ -192,35 +207,20 @@ def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence
             if len(pass_ends) > 1 and snaps:
                 # what each line held at the memory snapshot last taken by the first and the last pass's end
                 # (memray's plain temporal records: the heap at each snapshot, not its high-water mark)
-                first, last = (max(0, bisect.bisect_right(snaps, t) - 1) for t in (pass_ends[0], pass_ends[-1]))
+                first, last = (max(0, k) for k in (at_ends[0], at_ends[-1]))
                 grew = sites_grown(list(reader.get_temporal_allocation_records(merge_threads=True)), first, last,
                                    cache)
     except (OSError, RuntimeError, ValueError) as e:  # a truncated or damaged file
         log.warning("could not read the trace %s: %s", path, e)
-        return Trace(file=TRACE_FILE, error=f"memray could not read {path}: {e}")
+        return Read(Trace(file=TRACE_FILE, error=f"memray could not read {path}: {e}"), unread)
     trace = Trace(file=TRACE_FILE, allocations=meta.total_allocations, peaks=tuple(peaks), grew=grew,
                   grew_passes=(1, len(pass_ends)) if grew else None)
     top = trace.at(None)
     if top is None or top.t_s is None or not samples:
-        return trace
+        return Read(trace, heaps)
     near = min(samples, key=lambda s: abs(s.t_s - top.t_s))
-    return Trace(**{**trace.to_dict(), "sample_t_s": near.t_s, "rss_bytes": near.rss_bytes,
-                    "anon_bytes": near.anon_bytes, "file_backed_bytes": near.file_bytes})
-
-
-def heap_at(run_dir: str, t0: float, times: Sequence[float]) -> list[float | None]:
-    """The traced heap (MiB) at each of ``times`` (seconds after ``t0``): memray's memory snapshot
-    (one each 10 ms) last taken by then; None before the first, or where the file cannot be read."""
-    import memray
-
-    try:
-        with memray.FileReader(os.path.join(run_dir, TRACE_FILE)) as reader:
-            snaps = [(s.time / 1000 - t0, s.heap) for s in reader.get_memory_snapshots()]
-    except (OSError, RuntimeError, ValueError) as e:
-        log.warning("could not read the trace's snapshots in %s: %s", run_dir, e)
-        return [None] * len(times)
-    at = [t for t, _ in snaps]
-    return [snaps[k - 1][1] / MiB if (k := bisect.bisect_right(at, t)) else None for t in times]
+    return Read(Trace(**{**trace.to_dict(), "sample_t_s": near.t_s, "rss_bytes": near.rss_bytes,
+                         "anon_bytes": near.anon_bytes, "file_backed_bytes": near.file_bytes}), heaps)
 
 
 def flamegraph(run_dir: str) -> str:

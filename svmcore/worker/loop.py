@@ -20,6 +20,7 @@ from svmcore.spec.events import EVAL, PASS_END, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
 from svmcore.spec.result import RunSummary
 from svmcore.spec.scores import confusion
+from svmcore.worker.proc_status import status_kib
 
 Score = Callable[[object, np.ndarray], dict]  # (rows, class codes) -> spec.scores.scores
 SCORE_SLICE_ROWS = 2048  # test rows scored at once, so a dense or transformed test set never exists whole
@@ -185,17 +186,6 @@ def spill_report(spill) -> dict | None:
             "filled_first": spill.filled_first and spill.complete}
     spill.discard()
     return info
-
-
-def status_kib(*names: bytes) -> list[int]:
-    """Fields of /proc/self/status (``b"VmRSS:"``: kB, or a count), in the order asked, 0 if absent."""
-    found = dict.fromkeys(names, 0)
-    with open("/proc/self/status", "rb") as f:
-        for line in f:
-            key = line.split(maxsplit=1)[0]
-            if key in found:
-                found[key] = int(line.split()[1])
-    return [found[n] for n in names]
 
 
 def os_threads() -> int:

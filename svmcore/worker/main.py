@@ -24,6 +24,7 @@ from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import cap_message, exception_refused_memory
 from svmcore.spec.status import RunStatus
 from svmcore.worker.faults import Faults
+from svmcore.worker.proc_status import status_kib
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -38,14 +39,6 @@ class Events:
         data["ts"] = time.time()
         self.f.write(json.dumps(data) + "\n")
         self.f.flush()
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1])
-    return 0
 
 
 def reset_peak() -> bool:
@@ -78,18 +71,18 @@ class Phases:
         self.current = name
         self.started = time.monotonic()
         self.cpu_started = time.process_time()
-        self.events.emit(PHASE_START, phase=name, rss_bytes=_status_kib("VmRSS:") * 1024)
+        self.events.emit(PHASE_START, phase=name, rss_bytes=status_kib(b"VmRSS:")[0] * 1024)
         self.faults.fire(name)
 
     def end(self) -> None:
         if not self.current:
             return
-        hwm = _status_kib("VmHWM:")
+        [hwm] = status_kib(b"VmHWM:")
         self.peak_kib = max(self.peak_kib, hwm)
         wall = time.monotonic() - self.started
         self.walls[self.current] = wall
         self.events.emit(PHASE_END, phase=self.current, wall_s=wall, peak_rss_bytes=hwm * 1024,
-                         rss_bytes=_status_kib("VmRSS:") * 1024, cpu_s=time.process_time() - self.cpu_started)
+                         rss_bytes=status_kib(b"VmRSS:")[0] * 1024, cpu_s=time.process_time() - self.cpu_started)
         self.current = None
 
 
