@@ -231,9 +231,6 @@ def concat(parts: list) -> "Parts | Dense":
     return Parts(data, indices, indptr)
 
 
-EMPTY = Parts(np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int64))
-
-
 def reused(buffers: dict):
     """take(name, n, dtype) -> the first ``n`` items of buffer ``name`` kept in ``buffers``,
     grown (to 1/8 more than asked, so slightly bigger requests do not regrow it) when too
