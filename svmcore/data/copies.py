@@ -184,14 +184,9 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
     is refused before anything is written.
 
     ``mixed`` (shuffled runs): each chunk's training rows are written in a random order drawn
-    from (``MIX_SEED``, the chunk's number), which costs nothing here (the chunk's rows are
-    copied out of it either way). A shuffled pass reads the copy in pieces of 64 rows
-    (``shuffle_order``); in file order a piece is 64 neighbours, which in many files are alike
-    (w8a, sorted by label and its positives by kind: 34% of features shared at one row apart,
-    10% at 64, 5% at random), so a window of pieces held a few kinds of rows, and balanced
-    accuracy fell 2.4 points below memory mode's full permutation there. Mixed, a piece is 64
-    rows from across its chunk. Unshuffled runs read the rows in file order, from a copy of
-    their own."""
+    from (``MIX_SEED``, the chunk's number), at no cost here, so that a shuffled pass's pieces
+    of 64 rows (``shuffle_order``) are not 64 neighbours, which in many files are alike.
+    Unshuffled runs read the rows in file order, from a copy of their own."""
     folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}"
                           + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all") + ("-mixed" if mixed else ""))
 

@@ -248,10 +248,8 @@ class Recycled:
     """Batches gathered into ``sets`` sets of buffers used in turn: a batch's arrays are
     overwritten ``sets`` batches later, so it must be let go by then (a training loop that
     takes a batch only once it is done with the one before, with ``sets`` counting every batch
-    made and not yet done). Made fresh and freed a batch at a time, batches of ~0.55 MiB
-    (under the mmap threshold, so from the heap) interleaved with the reader thread's parsed
-    blocks and, in about one run in ten, grew the heap by 1.5-2.5 MiB that stayed resident
-    instead of reusing its free space."""
+    made and not yet done). Batches made fresh and freed, interleaved with the reader thread's
+    parsed blocks, grew the heap by 1.5-2.5 MiB in one run in ten (docs/lean.md)."""
 
     def __init__(self, sets: int):
         self._sets = [{} for _ in range(sets)]

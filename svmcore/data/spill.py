@@ -16,8 +16,7 @@ For shuffled passes, a fifth file indexes where every ``MIN_PIECE_ROWS``-th row'
 nonzeros start (int64), so a pass can read small pieces of rows from anywhere in the file
 and shuffle a window of them in memory (``shuffle_order``: each window drawn from pieces
 across the whole file). The index, like the pieces' order, stays on disk and is read a
-window at a time: what a shuffled pass holds does not grow with the rows (in memory
-they were 0.6 MiB each at 10^7 rows, 6 at 10^8).
+window at a time: what a shuffled pass holds does not grow with the rows.
 """
 
 from __future__ import annotations
