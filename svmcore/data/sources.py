@@ -334,11 +334,9 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
         raise DataError(f"{what} has only one class (label {only}); a classifier needs at least two")
     n_train = info.rows - n_test_rows(info.rows) if cfg.test_file is None else info.rows
     if cfg.batch_size > n_train:
-        from svmcore.spec.errors import ConfigError
         raise ConfigError("batch_size", f"{cfg.batch_size:,} is larger than the training data ({n_train:,} rows)",
                           fix={"batch_size": n_train})
     if cfg.model == Model.KERNEL_SVM:
-        from svmcore.spec.errors import ConfigError
         from svmcore.spec.knobs import MAX_KERNEL_SVM_ROWS
         if n_train > MAX_KERNEL_SVM_ROWS:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {n_train:,} rows is "
