@@ -55,9 +55,28 @@ class Spill:
         return os.path.join(self.folder, f"{name}.bin")
 
     def write_through(self, batches: Iterator[Rows]) -> Iterator[Rows]:
-        """Yield ``batches`` unchanged, writing each one to disk as it passes."""
-        recorder = Recorder(self)
-        return recorder.around(recorder.passing(batches))
+        """Yield ``batches`` unchanged, writing each one to disk as it passes; the spill is
+        complete when they end (not when the pass is left early). A full disk gives the spill
+        up and training goes on (``failed`` says why)."""
+        files = self._open()
+        try:
+            for rows in batches:
+                if files:
+                    try:
+                        self._write(files, *rows)
+                    except OSError as e:  # a full disk: give up the spill, keep training
+                        self.failed = (f"could not write the spill in {self.folder} ({e}); "
+                                       "later passes parse the text again")
+                        Spill._close(files)
+                        files = {}
+                        self.discard()
+                yield rows
+            if files:
+                Spill._close(files)
+                files = {}
+                self.complete = True
+        finally:
+            Spill._close(files)
 
     def _write(self, files, X, codes) -> None:
         """A batch's CSR parts and class codes appended to the files."""
@@ -201,50 +220,6 @@ class _Plan(NamedTuple):
     lengths: np.ndarray
     codes: np.ndarray
     ids: np.ndarray
-
-
-class Recorder:
-    """Writes a first pass's rows to the spill, in the order given (``write``: a batch's CSR
-    parts and class codes). A full disk gives the spill
-    up and training goes on (``Spill.failed`` says why); ``around`` marks it complete when
-    the pass it wraps ends, and closes the files if the pass is left early."""
-
-    def __init__(self, spill: Spill):
-        self.spill = spill
-        self.files: dict | None = None  # opened by ``around``; empty once given up or closed
-
-    def write(self, X, codes) -> None:
-        spill = self.spill
-        if self.files is None:
-            raise RuntimeError("the spill's rows are written inside Recorder.around(), else they would be lost")
-        if not self.files:  # given up after a full disk
-            return
-        try:
-            spill._write(self.files, X, codes)
-        except OSError as e:  # a full disk: give up the spill, keep training
-            spill.failed = f"could not write the spill in {spill.folder} ({e}); later passes parse the text again"
-            self.close()
-            spill.discard()
-
-    def passing(self, batches: Iterator) -> Iterator:
-        """``batches`` unchanged, each written as it passes."""
-        for rows in batches:
-            self.write(*rows)
-            yield rows
-
-    def close(self) -> None:
-        Spill._close(self.files or {})
-        self.files = {}
-
-    def around(self, batches: Iterator) -> Iterator:
-        self.files = self.spill._open()
-        try:
-            yield from batches
-            if self.files:
-                self.close()
-                self.spill.complete = True
-        finally:
-            self.close()
 
 
 def _read_ranges(fds: list[int], first: np.ndarray, end: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> bool:
