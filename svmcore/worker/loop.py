@@ -18,7 +18,7 @@ from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import EVAL, PASS_END, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
-from svmcore.spec.result import RunSummary
+from svmcore.spec.result import RunSummary, SpillReport
 from svmcore.spec.scores import confusion
 from svmcore.worker.proc_status import status_kib
 
@@ -178,12 +178,11 @@ def train_passes(progress: Progress, batches_of: Callable[[int], Iterator], fit:
         progress.pass_done(epoch, progress.samples - samples_epoch, time.monotonic() - t_epoch)
 
 
-def spill_report(spill) -> dict | None:
+def spill_report(spill) -> SpillReport | None:
     """What the spill did (and its files deleted), or None without one."""
     if spill is None:
         return None
-    info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed,
-            "filled_first": spill.filled_first and spill.complete}
+    info = SpillReport(spill.rows, spill.complete, spill.failed, spill.filled_first and spill.complete)
     spill.discard()
     return info
 
