@@ -20,7 +20,7 @@ from svmcore.spec.events import EVAL, PASS_END, PROGRESS
 from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
 from svmcore.spec.result import RunSummary, SpillReport
 from svmcore.spec.scores import confusion
-from svmcore.worker.proc_status import status_kib
+from svmcore.data.proc_status import status_kib
 
 Score = Callable[[object, np.ndarray], dict]  # (rows, class codes) -> spec.scores.scores
 SCORE_SLICE_ROWS = 2048  # test rows scored at once, so a dense or transformed test set never exists whole

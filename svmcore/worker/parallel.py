@@ -45,7 +45,7 @@ from svmcore.spec.errors import DiskFull, SvmcoreError
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
-from svmcore.worker.proc_status import status_kib
+from svmcore.data.proc_status import status_kib
 
 log = logging.getLogger(__name__)
 
