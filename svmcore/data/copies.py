@@ -18,13 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmcore.data import disk
-from svmcore.data.rows import Dense, Parts, block_of
+from svmcore.data.rows import STORE_DTYPES, Dense, Parts, block_of
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 from svmcore.spec.choices import Representation
 
 log = logging.getLogger(__name__)
-
-DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 
 def write_svmlight(source: Source, out_path: str, classes: list | None = None, rows: int | None = None,
@@ -149,7 +147,7 @@ class BinaryData:
     def part(self, which: str):
         """(rows, class codes) of 'train' or 'test', mapped: a ``rows.Dense`` block or ``rows.Parts``."""
         m = self.meta[which]
-        dtype = DTYPES[self.meta["dtype"]]
+        dtype = STORE_DTYPES[self.meta["dtype"]]
         codes = self._map(f"{which}_y.i32", np.int32)
         if self.meta["representation"] == Representation.DENSE:
             return Dense(self._map(f"{which}_X.bin", dtype, (m["rows"], self.meta["features"]))), codes
@@ -163,7 +161,7 @@ HOLD_OUT_RULE = 2  # in cache names: version of the held-out rule (datasets.is_t
 def binary_copy_bytes(rows: int, nnz: int, features: int, dtype: str, representation: str) -> int:
     """The bytes of ``binary_copy``'s files: labels, then CSR arrays (two row pointers,
     train and test) or a dense matrix."""
-    value = np.dtype(DTYPES[dtype]).itemsize
+    value = np.dtype(STORE_DTYPES[dtype]).itemsize
     if representation == Representation.DENSE:
         return rows * (features * value + 4)
     return rows * 4 + nnz * (value + 4) + (rows + 2) * 8
@@ -191,7 +189,7 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                           + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all") + ("-mixed" if mixed else ""))
 
     def build(tmp: str) -> dict:
-        np_dtype = DTYPES[dtype]
+        np_dtype = STORE_DTYPES[dtype]
         class_arr = np.asarray(classes)
         files = {}
         for part in ("train", "test"):

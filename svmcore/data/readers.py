@@ -34,6 +34,7 @@ MAX_NPZ_RATIO = 200
 MAX_NPZ_DENSE_MEMBER = 16 * 2**20  # a member may pack tighter than MAX_NPZ_RATIO up to this size
 ZIP_MAGIC = b"PK\x03\x04"  # an .npz is a zip archive
 FORMAT_EXT = {"svmlight": ".svm", "csv": ".csv", "text": ".txt", "npz": ".npz"}  # a file name for each format
+EXT_FORMAT = {".npz": "npz", ".csv": "csv", ".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight"}
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: editors on Windows start text files with it; every reader skips it
 
 
@@ -49,14 +50,8 @@ def sniff_format(path: str, by_content: bool = False) -> str:
     else from the content: the zip magic of an .npz, then the first data line. Files
     without an extension (libsvm's ``a9a``) or with another one (``a9a.t``) are
     sniffed; binary files are refused with a DataError."""
-    if not by_content:
-        ext = os.path.splitext(path)[1].lower()
-        if ext == ".npz":
-            return "npz"
-        if ext == ".csv":
-            return "csv"
-        if ext in (".svm", ".svmlight", ".libsvm"):
-            return "svmlight"
+    if not by_content and (fmt := EXT_FORMAT.get(os.path.splitext(path)[1].lower())):
+        return fmt
     with open(path, "rb") as f:
         head = f.read(65536)
     if head.startswith(ZIP_MAGIC):
