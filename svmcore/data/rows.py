@@ -347,7 +347,7 @@ def batch_pieces(items, batch_size: int) -> Iterator[tuple[list, np.ndarray]]:
 def staged_batches(items, batch_size: int, arena: "ShuffleArena") -> Iterator[tuple[None, np.ndarray]]:
     """``batch_pieces``'s batches for ``arena``: every item's rows copied in (``stage``) as soon
     as it comes, so no item is held while the next is fetched or while a round is trained;
-    each batch comes out as ``(None, its codes)`` for ``arena.add``."""
+    each batch comes out as ``(None, its codes)``."""
     pend_c: list = []
     have = 0
     for X, c in items:
@@ -435,12 +435,8 @@ class ShuffleArena:
             self.indptr[r + 1:r + m + 1] = indptr[1:] - lo + z
         self.staged += m
 
-    def add(self, X, codes: np.ndarray) -> None:
-        """Rows in: CSR parts, a list of ``Picked`` pieces (``batch_pieces``) gathered straight
-        into place, or None for the first ``len(codes)`` rows staged (``stage``); ``codes``
-        are theirs."""
-        for piece in ([] if X is None else X if isinstance(X, list) else [as_parts(X)]):
-            self.stage(piece)
+    def add(self, codes: np.ndarray) -> None:
+        """The first ``len(codes)`` rows staged (``stage``) into the pool; ``codes`` are theirs."""
         n, r = codes.shape[0], self.rows
         if n > self.staged:
             raise ValueError(f"{n} codes for {self.staged} staged rows")
@@ -520,16 +516,16 @@ def buffer_round(have: int, pool_rows: int, rng) -> tuple[np.ndarray, np.ndarray
 
 
 def buffer_rounds(items, pool_rows: int, rng, buffer):
-    """The shuffle buffer over ``(rows, codes)`` items: each item goes into ``buffer``
-    (``buffer.add(rows, codes)``; ``buffer.rows`` counts them); once it holds more than
+    """The shuffle buffer over ``(None, codes)`` items of staged rows: each goes into ``buffer``
+    (``buffer.add(codes)``; ``buffer.rows`` counts them); once it holds more than
     ``pool_rows`` rows, yields the order in which its leaving rows leave (read with the buffer's
     own ``take``), then keeps the other half pool (``buffer.keep(rows)``: those rows, in that
     order, become its first rows), so a row stays for a random number of rounds, as in a data
     loader's shuffle buffer. The last rows leave together."""
-    for X, codes in items:
+    for _, codes in items:
         if codes.shape[0] == 0:
             continue
-        buffer.add(X, codes)
+        buffer.add(codes)
         if buffer.rows > pool_rows:
             out, rest = buffer_round(buffer.rows, pool_rows, rng)
             yield out
@@ -538,20 +534,18 @@ def buffer_rounds(items, pool_rows: int, rng, buffer):
         yield rng.permutation(buffer.rows)
 
 
-def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, staged: bool = False,
+def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int,
                  recycled: bool = False) -> Iterator[Rows]:
-    """The shuffle buffer (``buffer_rounds``) over ``Rows`` or ``batch_pieces`` in a
-    ``ShuffleArena``, the leaving rows handed out a batch at a time: rows in, the same rows out
-    in a random order, holding at most about ``pool_rows`` rows. ``staged``: ``items`` are rows of any sizes, cut into ``batch_size`` batches
-    whose rows are copied in as each item comes (``staged_batches``). ``recycled``: each full batch is gathered into one of two
-    sets of buffers used in turn (``Recycled``), so it is overwritten two full batches later:
-    enough for ``rebatch``, whose pieces span at most one full batch (its remainder waits for
-    the next), and for a loop that lets each batch go before it takes the next."""
+    """The shuffle buffer (``buffer_rounds``) over rows of any sizes (``Rows`` or ``Picked``
+    rows with their codes), each item's rows copied into a ``ShuffleArena`` as it comes
+    (``staged_batches``), the leaving rows handed out a batch at a time: the same rows out in a
+    random order, holding at most about ``pool_rows`` rows. ``recycled``: each full batch is
+    gathered into one of two sets of buffers used in turn (``Recycled``), so it is overwritten
+    two full batches later: enough for ``rebatch``, whose pieces span at most one full batch,
+    and for a loop that lets each batch go before it takes the next."""
     arena = ShuffleArena()
     ring = Recycled(2) if recycled else None
-    if staged:
-        items = staged_batches(items, batch_size, arena)
-    for out in buffer_rounds(items, pool_rows, rng, arena):
+    for out in buffer_rounds(staged_batches(items, batch_size, arena), pool_rows, rng, arena):
         for s in range(0, out.shape[0], batch_size):
             take = out[s:s + batch_size]
             yield arena.take(take, ring if take.shape[0] == batch_size else None)

@@ -41,7 +41,7 @@ from svmcore.data.rows import COMPUTE_DTYPES, Rows
 from svmcore.data.shuffle_order import Shuffle
 from svmcore.data.spill import Spill
 from svmcore.spec.choices import Monitor
-from svmcore.spec.errors import DiskFull, SvmcoreError
+from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
@@ -118,7 +118,12 @@ def write_shards(blocks, n_shards: int, folder: str, dtype, need_bytes: int | No
     except OSError as e:
         if not disk.is_disk_full(e):
             raise
-        raise _disk_full(folder, files, need_bytes) from None
+        for f in files:
+            _close_quietly(f)
+        written = disk.tree_bytes(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise disk.disk_full("the shards of the training rows (a copy of them on disk)", folder, need_bytes, written,
+                             removed="the partial shards were removed", plural=True) from None
     finally:
         for f in files:
             _close_quietly(f)
@@ -133,15 +138,6 @@ def _close_quietly(files: dict) -> None:
             f.close()
         except OSError as e:  # a full disk refuses the last buffered bytes: the shards go anyway
             log.debug("closing %s: %s", f.name, e)
-
-
-def _disk_full(folder: str, files: list[dict], need_bytes: int | None) -> DiskFull:
-    for f in files:
-        _close_quietly(f)
-    written = disk.tree_bytes(folder)
-    shutil.rmtree(folder, ignore_errors=True)
-    return disk.disk_full("the shards of the training rows (a copy of them on disk)", folder, need_bytes, written,
-                          removed="the partial shards were removed", plural=True)
 
 
 class Shards:

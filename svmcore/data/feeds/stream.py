@@ -85,7 +85,7 @@ class Streamed:
         else:
             text = self.rows.rows(False if self.hold_out else None, parse_ahead=ahead, picked=True)
         # each block's rows copied into the shuffle buffer as it comes: no block held on
-        return pool_shuffle(text, self.shuffle.window_rows, rng, batch_size, staged=True, recycled=True)
+        return pool_shuffle(text, self.shuffle.window_rows, rng, batch_size, recycled=True)
 
     def fill_spill(self, batch_size: int) -> None:
         """Write the first pass's rows to the spill without training on them, so that every pass
