@@ -341,11 +341,7 @@ def _check_npz_headers(path: str, infos) -> None:
                 if not info.filename.endswith(".npy"):
                     continue
                 with z.open(info) as member:
-                    version = np.lib.format.read_magic(member)
-                    if version == (1, 0):
-                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-                    else:
-                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                    shape, _, dtype = npy_header(member)
                 if dtype.hasobject:
                     raise DataError(f"array {shown(info.filename[:-4])} holds Python objects; "
                                     "pickled data is refused", path)
@@ -357,6 +353,13 @@ def _check_npz_headers(path: str, infos) -> None:
         raise
     except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, TypeError) as e:
         raise DataError(f"could not be read safely: {e}", path) from None
+
+
+def npy_header(f) -> tuple:
+    """(shape, fortran order, dtype) from an .npy file's header, the array itself not read."""
+    if np.lib.format.read_magic(f) == (1, 0):
+        return np.lib.format.read_array_header_1_0(f)
+    return np.lib.format.read_array_header_2_0(f)
 
 
 def _checked_csr(data, indices, indptr, shape, path) -> sp.csr_matrix:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmcore.data.hashing import hashed_columns
+from svmcore.data.readers import npy_header
 from svmcore.data.rows import STORE_DTYPES
 from svmcore.serve.model_folder import DENSE, ModelFileError, check_meta, open_regular, read_json
 
@@ -86,10 +87,7 @@ def _load(folder: str, name: str, shape: tuple[int, ...], dtype: str, header_onl
     path = os.path.join(folder, name + ".npy")
     try:
         with open_regular(path) as f:
-            version = np.lib.format.read_magic(f)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            found, _, found_dtype = read_header(f)
+            found, _, found_dtype = npy_header(f)
             if tuple(found) != shape or found_dtype != np.dtype(dtype):
                 raise ModelFileError(f"the model's {name}.npy holds {tuple(found)} {found_dtype}, which does not "
                                      f"match model.json ({shape} {dtype}); export the run again")
