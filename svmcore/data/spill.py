@@ -46,11 +46,6 @@ class Spill:
         self.filled_first = False
         self.nnz = 0
 
-    @property
-    def entries(self) -> int:
-        """Entries of the index file: one per ``MIN_PIECE_ROWS`` rows written."""
-        return -(-self.rows // MIN_PIECE_ROWS)
-
     def _path(self, name: str) -> str:
         return os.path.join(self.folder, f"{name}.bin")
 

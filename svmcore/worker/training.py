@@ -79,13 +79,12 @@ def _prepare(cfg: RunConfig, job: dict, events) -> _Data:
     reader, text_path = source, None
     if cfg.mode_entry.parses_text and cfg.workers == 1:
         text_path = copies.text_copy(source, cache_dir, list(classes), info.rows)
+        copy = source
         if text_path != source.path:  # a copy this product wrote: valid svmlight, read by the C parser if it can
             copy = _cached_copy(text_path, cfg, source, info.rows)
-            data.rows = SourceRows(copy, n_features, classes, info.rows, cfg.batch_size)
             reader = _cached_copy(text_path, validate(cfg.to_dict(), parser=Parser.NATIVE.value), source, info.rows) \
                 if native() else copy
-        else:
-            data.rows = SourceRows(source, n_features, classes, info.rows, cfg.batch_size)
+        data.rows = SourceRows(copy, n_features, classes, info.rows, cfg.batch_size)
         if cfg.shuffle:
             data.index = row_index(data.rows.source, cache_dir)
     if cfg.mode_entry.maps_copy:
