@@ -191,14 +191,12 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
     def build(tmp: str) -> dict:
         np_dtype = STORE_DTYPES[dtype]
         class_arr = np.asarray(classes)
-        files = {}
-        for part in ("train", "test"):
-            names = ["y.i32"] + (["X.bin"] if representation == Representation.DENSE else ["data.bin", "indices.i32", "indptr.i64"])
-            files[part] = {n: open(os.path.join(tmp, f"{part}_{n}"), "wb") for n in names}
+        dense = representation == Representation.DENSE
+        names = ["y.i32"] + (["X.bin"] if dense else ["data.bin", "indices.i32", "indptr.i64"])
+        files = {p: {n: open(os.path.join(tmp, f"{p}_{n}"), "wb") for n in names} for p in ("train", "test")}
         stats = {p: {"rows": 0, "nnz": 0} for p in ("train", "test")}
-        for p in ("train", "test"):
-            if representation != Representation.DENSE:
-                np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
+        for f in ([] if dense else files.values()):  # CSR: each part's row pointers start at 0
+            np.zeros(1, np.int64).tofile(f["indptr.i64"])
         row0 = 0
         for k, (X, y) in enumerate(source.iter_chunks(CHUNK_ROWS, features)):
             X = block_of(X)
@@ -215,7 +213,7 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                 Xp = X.gather(kept)
                 f = files[p]
                 yi[kept].tofile(f["y.i32"])
-                if representation == Representation.DENSE:
+                if dense:
                     Xp.dense(features).astype(np_dtype).tofile(f["X.bin"])
                 else:
                     Xp = Xp.sparse()
