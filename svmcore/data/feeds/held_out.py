@@ -61,6 +61,8 @@ class OnDisk:
     rows when scored). Their row index is read when rows are (``release`` lets it go while
     training: 8 bytes a held-out row, 0.15 MiB at the 20,000-row cap)."""
 
+    nbytes = 0  # held in memory: none
+
     def __init__(self, folder: str, slice_rows: int = SCORE_SLICE_ROWS):
         self.folder = folder
         self.slice_rows = slice_rows
@@ -103,10 +105,6 @@ class OnDisk:
             if sel.shape[0]:
                 out.append(self.slice(s, e).gather(sel - s))
         return concat(out)
-
-    @property
-    def nbytes(self) -> int:
-        return 0
 
 
 def sample_on_disk(folder: str, X, codes: np.ndarray):
