@@ -128,13 +128,9 @@ class Spill:
         """The rows shuffled: ``window_rows`` rows at a time read into memory, drawn from
         pieces (``shuffle_order.piece_rows``) picked at random across the whole spill,
         shuffled together and cut into batches; with ``into``, each batch is gathered into its
-        next set of buffers (``rows.Recycled``).
-
-        The next window is planned (its pieces' bounds, row lengths, class codes and row
-        order) halfway through this one's batches: with a reader thread that is done while
-        the queue is full of batches to train on, and a window's boundary, where training
-        waits for the next window, only reads its values and column ids. The random draws
-        come in the same order as when each window was planned at its start."""
+        next set of buffers (``rows.Recycled``). The next window is planned (bounds, lengths,
+        codes, order; the same draws in the same order) halfway through this one, so that at a
+        window's boundary, where training waits, only its values and column ids are read."""
         prow = piece_rows(window_rows)
         n_pieces = -(-self.rows // prow)
         fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES + (_INDEX,)]
@@ -186,11 +182,9 @@ class Spill:
 
     def _read_values(self, fds: list[int], plan: "_Plan", buffers: dict) -> Parts:
         """The planned window's rows as CSR parts, each piece's values and column ids read
-        straight into their place by the native library (one call a window: a positioned read
-        of each file a piece, no Python call per read, which was most of a shuffled pass's
-        reading). The arrays are views of buffers kept in ``buffers`` and refilled by the next
-        window: a window's batches are copies (gathered), so none outlives it, and the pass does
-        not map, fault in and unmap a fresh window (~16 MB at 10^7 rows) several hundred times."""
+        straight into place by the native library (one call a window). The arrays are views of
+        ``buffers``, refilled by the next window (its batches are gathered copies), so the pass
+        does not fault in a fresh window several hundred times."""
         take = reused(buffers)
         rows = plan.lengths.shape[0]
         indptr = take("indptr", rows + 1, np.int64)
