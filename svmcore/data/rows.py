@@ -1,19 +1,13 @@
 """The one batch type: ``Rows``, a block of rows and one class code a row (int64 indices
-into the run's sorted classes). Every feed yields it (in memory, memory-mapped, streamed, a
-data-parallel shard); the spill, the shuffle buffer and every solver take it.
+into the run's sorted classes). Every feed yields it; the spill, the shuffle buffer and every
+solver take it.
 
-A block is stored in one of two forms that answer the same questions (``n_rows``, ``nbytes``,
-``nnz``, ``slice``, ``gather``/``take``) and give an estimator what it takes (``csr``,
-``dense``): ``Parts``, CSR (data, indices int32, indptr int64 from 0), or ``Dense``, a 2-D
-array (in memory or mapped: the dense representation's storage, which a learner compares).
-Values are kept in the storage precision (``stored``) and upcast a batch at a time to the
-compute precision (``compute``: float16 to float32, which scipy and scikit-learn take). A
-scipy matrix is built only in ``csr``, at a scikit-learn estimator's boundary; ``block_of``
-is the one boundary the other way, for the parsers that go through scikit-learn or scipy.
-
-``Parts`` is a NamedTuple, so ``(data, indices, indptr), codes = rows`` keeps working. Rows
-are gathered by the native library; where it cannot be built (no compiler) with numpy, the
-same rows, slower (``native``).
+A block is ``Parts``, CSR (data, indices int32, indptr int64 from 0), or ``Dense``, a 2-D
+array (in memory or mapped: the dense representation's storage); both answer the same
+questions and give an estimator what it takes (``csr``, ``dense``: a scipy matrix is built
+only there; ``block_of`` is the way back from a parser's). Values are kept in the storage
+precision (``stored``) and upcast a batch at a time (``compute``). Rows are gathered by the
+native library, or where it cannot be built, with numpy, slower (``native``).
 """
 
 from __future__ import annotations
