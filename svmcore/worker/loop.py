@@ -13,11 +13,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from svmcore.data.shuffle_order import generator
 from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import EVAL, PASS_END, PROGRESS
-from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
+from svmcore.spec.monitor import EVAL_EVERY_S, PROGRESS_EVERY_S
 from svmcore.spec.result import RunSummary, SpillReport
 from svmcore.spec.scores import confusion
 from svmcore.data.proc_status import status_kib
@@ -128,11 +127,6 @@ def live_evaluator(progress: Progress, score: Score, X_eval, y_eval) -> Callable
     return evaluate_now
 
 
-def eval_sample_rows(seed: int, n_test: int) -> np.ndarray:
-    """The held-out rows scored live (sorted): the same sample whatever the feed."""
-    return np.sort(generator([seed, 7]).permutation(n_test)[:EVAL_SAMPLE_ROWS])
-
-
 def confusions(predicts: list[Callable], X, codes: np.ndarray, k: int) -> tuple[list[np.ndarray], int]:
     """Each ``predict``'s confusion matrix over ``k`` classes (``predict(rows)``: the rows'
     predicted class codes), scored a slice at a time (``X.slice_rows`` rows, or
@@ -185,10 +179,6 @@ def spill_report(spill) -> SpillReport | None:
     info = SpillReport(spill.rows, spill.complete, spill.failed, spill.filled_first and spill.complete)
     spill.discard()
     return info
-
-
-def os_threads() -> int:
-    return status_kib(b"Threads:")[0]
 
 
 def final_result(progress: Progress, train_s: float, final: dict, test_rows: int, events, **fields) -> RunSummary:
