@@ -48,7 +48,7 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None, r
         with open(tmp, "wb") as f, ThreadPoolExecutor(max_workers=1) as pool:
             pending = None
             for X, y in source.iter_chunks(CHUNK_ROWS, hashed=False):
-                room.rows_seen(X.shape[0])
+                room.first_rows = room.first_rows or X.shape[0]
                 if y.dtype.kind not in "fiub":
                     y = np.searchsorted(np.asarray(classes), y).astype(np.float64)
                 if fast is not None:  # dense rows too: their nonzeros, as scikit-learn writes them
@@ -95,9 +95,6 @@ class _Room:
     @property
     def unchecked(self) -> bool:
         return bool(self.rows) and self.need_bytes is None
-
-    def rows_seen(self, n: int) -> None:
-        self.first_rows = self.first_rows or n
 
     def check(self, chunk_bytes: int, written_bytes: int = 0) -> None:
         if self.unchecked and self.first_rows:

@@ -35,14 +35,9 @@ class Scanned:
     test_source: Source | None = None
     test_info: DataInfo | None = None
 
-    @property
-    def read_sources(self) -> list:
-        """The file sources this run reads: checked again when training ends."""
-        return [self.source] + ([self.test_source] if self.test_source is not None else [])
-
     def check_unchanged(self) -> None:
         """Trained on the files as scanned, to the end (no line torn by a writer since)."""
-        for src in self.read_sources:
+        for src in filter(None, (self.source, self.test_source)):
             src.check_unchanged()
 
 
