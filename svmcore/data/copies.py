@@ -232,13 +232,11 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
 
 def _cached_folder(folder: str, build, what: str = "a copy of the data", need_bytes: int | None = None,
                    need_is_bound: bool = False) -> dict:
-    """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns
-    the meta) if it is not there yet. Built in a temporary folder named after this process
-    (``disk.temporary``) and renamed into place, so a run that dies while building leaves
-    nothing half-built (what a killed one leaves, the leftovers check removes), and two
-    runs building the same folder at once both end with the one that won. ``need_bytes``
-    (``need_is_bound``: at most): refused before it starts if the disk has less free; a
-    disk that fills up is one DiskFull line naming ``what`` and the folder."""
+    """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns the
+    meta) if it is not there yet, in a temporary folder (``disk.temporary``) renamed into place:
+    nothing is left half-built, and of two runs building it at once the one that won is kept.
+    ``need_bytes`` (``need_is_bound``: at most) is checked against the free space first; a disk
+    that fills up is one DiskFull line naming ``what`` and the folder."""
     meta_path = os.path.join(folder, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
