@@ -106,13 +106,10 @@ def describe_change(name: str, during: str, before: FileStamp, now: FileStamp | 
 
 
 class Source:
-    """Rows of one dataset as chunks. ``features`` is the width after hashing.
-
-    A file source is pinned by ``scan``: its identity (size, modification time, inode)
-    and row count are recorded, and every later read checks them after each chunk and
-    at the end of a complete pass, raising ``DataChangedError`` if the file changed.
-    A run therefore never trains on a file that was truncated, appended to (a torn last
-    line included) or replaced while it read it."""
+    """Rows of one dataset as chunks. A file source is pinned by ``scan`` (its identity and
+    row count), and every later read checks them after each chunk and at the end of a whole
+    pass (``DataChangedError``): a run never trains on a file truncated, appended to or
+    replaced while it read it."""
 
     def __init__(self, cfg: RunConfig, path: str | None = None):
         self.cfg = cfg
