@@ -18,13 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmcore.data import disk
-from svmcore.data.rows import Dense, Parts, block_of
+from svmcore.data.rows import STORE_DTYPES, Dense, Parts, block_of
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row
 from svmcore.spec.choices import Representation
 
 log = logging.getLogger(__name__)
-
-DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 
 def write_svmlight(source: Source, out_path: str, classes: list | None = None, rows: int | None = None,
@@ -50,7 +48,7 @@ def write_svmlight(source: Source, out_path: str, classes: list | None = None, r
         with open(tmp, "wb") as f, ThreadPoolExecutor(max_workers=1) as pool:
             pending = None
             for X, y in source.iter_chunks(CHUNK_ROWS, hashed=False):
-                room.rows_seen(X.shape[0])
+                room.first_rows = room.first_rows or X.shape[0]
                 if y.dtype.kind not in "fiub":
                     y = np.searchsorted(np.asarray(classes), y).astype(np.float64)
                 if fast is not None:  # dense rows too: their nonzeros, as scikit-learn writes them
@@ -97,9 +95,6 @@ class _Room:
     @property
     def unchecked(self) -> bool:
         return bool(self.rows) and self.need_bytes is None
-
-    def rows_seen(self, n: int) -> None:
-        self.first_rows = self.first_rows or n
 
     def check(self, chunk_bytes: int, written_bytes: int = 0) -> None:
         if self.unchecked and self.first_rows:
@@ -149,7 +144,7 @@ class BinaryData:
     def part(self, which: str):
         """(rows, class codes) of 'train' or 'test', mapped: a ``rows.Dense`` block or ``rows.Parts``."""
         m = self.meta[which]
-        dtype = DTYPES[self.meta["dtype"]]
+        dtype = STORE_DTYPES[self.meta["dtype"]]
         codes = self._map(f"{which}_y.i32", np.int32)
         if self.meta["representation"] == Representation.DENSE:
             return Dense(self._map(f"{which}_X.bin", dtype, (m["rows"], self.meta["features"]))), codes
@@ -163,7 +158,7 @@ HOLD_OUT_RULE = 2  # in cache names: version of the held-out rule (datasets.is_t
 def binary_copy_bytes(rows: int, nnz: int, features: int, dtype: str, representation: str) -> int:
     """The bytes of ``binary_copy``'s files: labels, then CSR arrays (two row pointers,
     train and test) or a dense matrix."""
-    value = np.dtype(DTYPES[dtype]).itemsize
+    value = np.dtype(STORE_DTYPES[dtype]).itemsize
     if representation == Representation.DENSE:
         return rows * (features * value + 4)
     return rows * 4 + nnz * (value + 4) + (rows + 2) * 8
@@ -184,28 +179,21 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
     is refused before anything is written.
 
     ``mixed`` (shuffled runs): each chunk's training rows are written in a random order drawn
-    from (``MIX_SEED``, the chunk's number), which costs nothing here (the chunk's rows are
-    copied out of it either way). A shuffled pass reads the copy in pieces of 64 rows
-    (``shuffle_order``); in file order a piece is 64 neighbours, which in many files are alike
-    (w8a, sorted by label and its positives by kind: 34% of features shared at one row apart,
-    10% at 64, 5% at random), so a window of pieces held a few kinds of rows, and balanced
-    accuracy fell 2.4 points below memory mode's full permutation there. Mixed, a piece is 64
-    rows from across its chunk. Unshuffled runs read the rows in file order, from a copy of
-    their own."""
+    from (``MIX_SEED``, the chunk's number), at no cost here, so that a shuffled pass's pieces
+    of 64 rows (``shuffle_order``) are not 64 neighbours, which in many files are alike.
+    Unshuffled runs read the rows in file order, from a copy of their own."""
     folder = os.path.join(cache_dir, f"bin-{source.key()}-{dtype}-{representation}"
                           + (f"-h{HOLD_OUT_RULE}" if hold_out else "-all") + ("-mixed" if mixed else ""))
 
     def build(tmp: str) -> dict:
-        np_dtype = DTYPES[dtype]
+        np_dtype = STORE_DTYPES[dtype]
         class_arr = np.asarray(classes)
-        files = {}
-        for part in ("train", "test"):
-            names = ["y.i32"] + (["X.bin"] if representation == Representation.DENSE else ["data.bin", "indices.i32", "indptr.i64"])
-            files[part] = {n: open(os.path.join(tmp, f"{part}_{n}"), "wb") for n in names}
+        dense = representation == Representation.DENSE
+        names = ["y.i32"] + (["X.bin"] if dense else ["data.bin", "indices.i32", "indptr.i64"])
+        files = {p: {n: open(os.path.join(tmp, f"{p}_{n}"), "wb") for n in names} for p in ("train", "test")}
         stats = {p: {"rows": 0, "nnz": 0} for p in ("train", "test")}
-        for p in ("train", "test"):
-            if representation != Representation.DENSE:
-                np.zeros(1, np.int64).tofile(files[p]["indptr.i64"])
+        for f in ([] if dense else files.values()):  # CSR: each part's row pointers start at 0
+            np.zeros(1, np.int64).tofile(f["indptr.i64"])
         row0 = 0
         for k, (X, y) in enumerate(source.iter_chunks(CHUNK_ROWS, features)):
             X = block_of(X)
@@ -222,7 +210,7 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
                 Xp = X.gather(kept)
                 f = files[p]
                 yi[kept].tofile(f["y.i32"])
-                if representation == Representation.DENSE:
+                if dense:
                     Xp.dense(features).astype(np_dtype).tofile(f["X.bin"])
                 else:
                     Xp = Xp.sparse()
@@ -244,13 +232,11 @@ def binary_copy(source: Source, cache_dir: str, classes: list, features: int, dt
 
 def _cached_folder(folder: str, build, what: str = "a copy of the data", need_bytes: int | None = None,
                    need_is_bound: bool = False) -> dict:
-    """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns
-    the meta) if it is not there yet. Built in a temporary folder named after this process
-    (``disk.temporary``) and renamed into place, so a run that dies while building leaves
-    nothing half-built (what a killed one leaves, the leftovers check removes), and two
-    runs building the same folder at once both end with the one that won. ``need_bytes``
-    (``need_is_bound``: at most): refused before it starts if the disk has less free; a
-    disk that fills up is one DiskFull line naming ``what`` and the folder."""
+    """The meta of a cache folder, built by ``build(tmp)`` (which fills ``tmp`` and returns the
+    meta) if it is not there yet, in a temporary folder (``disk.temporary``) renamed into place:
+    nothing is left half-built, and of two runs building it at once the one that won is kept.
+    ``need_bytes`` (``need_is_bound``: at most) is checked against the free space first; a disk
+    that fills up is one DiskFull line naming ``what`` and the folder."""
     meta_path = os.path.join(folder, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:

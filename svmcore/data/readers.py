@@ -34,6 +34,7 @@ MAX_NPZ_RATIO = 200
 MAX_NPZ_DENSE_MEMBER = 16 * 2**20  # a member may pack tighter than MAX_NPZ_RATIO up to this size
 ZIP_MAGIC = b"PK\x03\x04"  # an .npz is a zip archive
 FORMAT_EXT = {"svmlight": ".svm", "csv": ".csv", "text": ".txt", "npz": ".npz"}  # a file name for each format
+EXT_FORMAT = {".npz": "npz", ".csv": "csv", ".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight"}
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: editors on Windows start text files with it; every reader skips it
 
 
@@ -49,14 +50,8 @@ def sniff_format(path: str, by_content: bool = False) -> str:
     else from the content: the zip magic of an .npz, then the first data line. Files
     without an extension (libsvm's ``a9a``) or with another one (``a9a.t``) are
     sniffed; binary files are refused with a DataError."""
-    if not by_content:
-        ext = os.path.splitext(path)[1].lower()
-        if ext == ".npz":
-            return "npz"
-        if ext == ".csv":
-            return "csv"
-        if ext in (".svm", ".svmlight", ".libsvm"):
-            return "svmlight"
+    if not by_content and (fmt := EXT_FORMAT.get(os.path.splitext(path)[1].lower())):
+        return fmt
     with open(path, "rb") as f:
         head = f.read(65536)
     if head.startswith(ZIP_MAGIC):
@@ -346,11 +341,7 @@ def _check_npz_headers(path: str, infos) -> None:
                 if not info.filename.endswith(".npy"):
                     continue
                 with z.open(info) as member:
-                    version = np.lib.format.read_magic(member)
-                    if version == (1, 0):
-                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-                    else:
-                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                    shape, _, dtype = npy_header(member)
                 if dtype.hasobject:
                     raise DataError(f"array {shown(info.filename[:-4])} holds Python objects; "
                                     "pickled data is refused", path)
@@ -362,6 +353,13 @@ def _check_npz_headers(path: str, infos) -> None:
         raise
     except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, TypeError) as e:
         raise DataError(f"could not be read safely: {e}", path) from None
+
+
+def npy_header(f) -> tuple:
+    """(shape, fortran order, dtype) from an .npy file's header, the array itself not read."""
+    if np.lib.format.read_magic(f) == (1, 0):
+        return np.lib.format.read_array_header_1_0(f)
+    return np.lib.format.read_array_header_2_0(f)
 
 
 def _checked_csr(data, indices, indptr, shape, path) -> sp.csr_matrix:

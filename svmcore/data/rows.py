@@ -1,19 +1,13 @@
 """The one batch type: ``Rows``, a block of rows and one class code a row (int64 indices
-into the run's sorted classes). Every feed yields it (in memory, memory-mapped, streamed, a
-data-parallel shard); the spill, the shuffle buffer and every solver take it.
+into the run's sorted classes). Every feed yields it; the spill, the shuffle buffer and every
+solver take it.
 
-A block is stored in one of two forms that answer the same questions (``n_rows``, ``nbytes``,
-``nnz``, ``slice``, ``gather``/``take``) and give an estimator what it takes (``csr``,
-``dense``): ``Parts``, CSR (data, indices int32, indptr int64 from 0), or ``Dense``, a 2-D
-array (in memory or mapped: the dense representation's storage, which a learner compares).
-Values are kept in the storage precision (``stored``) and upcast a batch at a time to the
-compute precision (``compute``: float16 to float32, which scipy and scikit-learn take). A
-scipy matrix is built only in ``csr``, at a scikit-learn estimator's boundary; ``block_of``
-is the one boundary the other way, for the parsers that go through scikit-learn or scipy.
-
-``Parts`` is a NamedTuple, so ``(data, indices, indptr), codes = rows`` keeps working. Rows
-are gathered by the native library; where it cannot be built (no compiler) with numpy, the
-same rows, slower (``native``).
+A block is ``Parts``, CSR (data, indices int32, indptr int64 from 0), or ``Dense``, a 2-D
+array (in memory or mapped: the dense representation's storage); both answer the same
+questions and give an estimator what it takes (``csr``, ``dense``: a scipy matrix is built
+only there; ``block_of`` is the way back from a parser's). Values are kept in the storage
+precision (``stored``) and upcast a batch at a time (``compute``). Rows are gathered by the
+native library, or where it cannot be built, with numpy, slower (``native``).
 """
 
 from __future__ import annotations
@@ -231,9 +225,6 @@ def concat(parts: list) -> "Parts | Dense":
     return Parts(data, indices, indptr)
 
 
-EMPTY = Parts(np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int64))
-
-
 def reused(buffers: dict):
     """take(name, n, dtype) -> the first ``n`` items of buffer ``name`` kept in ``buffers``,
     grown (to 1/8 more than asked, so slightly bigger requests do not regrow it) when too
@@ -251,10 +242,8 @@ class Recycled:
     """Batches gathered into ``sets`` sets of buffers used in turn: a batch's arrays are
     overwritten ``sets`` batches later, so it must be let go by then (a training loop that
     takes a batch only once it is done with the one before, with ``sets`` counting every batch
-    made and not yet done). Made fresh and freed a batch at a time, batches of ~0.55 MiB
-    (under the mmap threshold, so from the heap) interleaved with the reader thread's parsed
-    blocks and, in about one run in ten, grew the heap by 1.5-2.5 MiB that stayed resident
-    instead of reusing its free space."""
+    made and not yet done). Batches made fresh and freed, interleaved with the reader thread's
+    parsed blocks, grew the heap by 1.5-2.5 MiB in one run in ten (docs/lean.md)."""
 
     def __init__(self, sets: int):
         self._sets = [{} for _ in range(sets)]
@@ -352,7 +341,7 @@ def batch_pieces(items, batch_size: int) -> Iterator[tuple[list, np.ndarray]]:
 def staged_batches(items, batch_size: int, arena: "ShuffleArena") -> Iterator[tuple[None, np.ndarray]]:
     """``batch_pieces``'s batches for ``arena``: every item's rows copied in (``stage``) as soon
     as it comes, so no item is held while the next is fetched or while a round is trained;
-    each batch comes out as ``(None, its codes)`` for ``arena.add``."""
+    each batch comes out as ``(None, its codes)``."""
     pend_c: list = []
     have = 0
     for X, c in items:
@@ -440,12 +429,8 @@ class ShuffleArena:
             self.indptr[r + 1:r + m + 1] = indptr[1:] - lo + z
         self.staged += m
 
-    def add(self, X, codes: np.ndarray) -> None:
-        """Rows in: CSR parts, a list of ``Picked`` pieces (``batch_pieces``) gathered straight
-        into place, or None for the first ``len(codes)`` rows staged (``stage``); ``codes``
-        are theirs."""
-        for piece in ([] if X is None else X if isinstance(X, list) else [as_parts(X)]):
-            self.stage(piece)
+    def add(self, codes: np.ndarray) -> None:
+        """The first ``len(codes)`` rows staged (``stage``) into the pool; ``codes`` are theirs."""
         n, r = codes.shape[0], self.rows
         if n > self.staged:
             raise ValueError(f"{n} codes for {self.staged} staged rows")
@@ -525,16 +510,16 @@ def buffer_round(have: int, pool_rows: int, rng) -> tuple[np.ndarray, np.ndarray
 
 
 def buffer_rounds(items, pool_rows: int, rng, buffer):
-    """The shuffle buffer over ``(rows, codes)`` items: each item goes into ``buffer``
-    (``buffer.add(rows, codes)``; ``buffer.rows`` counts them); once it holds more than
+    """The shuffle buffer over ``(None, codes)`` items of staged rows: each goes into ``buffer``
+    (``buffer.add(codes)``; ``buffer.rows`` counts them); once it holds more than
     ``pool_rows`` rows, yields the order in which its leaving rows leave (read with the buffer's
     own ``take``), then keeps the other half pool (``buffer.keep(rows)``: those rows, in that
     order, become its first rows), so a row stays for a random number of rounds, as in a data
     loader's shuffle buffer. The last rows leave together."""
-    for X, codes in items:
+    for _, codes in items:
         if codes.shape[0] == 0:
             continue
-        buffer.add(X, codes)
+        buffer.add(codes)
         if buffer.rows > pool_rows:
             out, rest = buffer_round(buffer.rows, pool_rows, rng)
             yield out
@@ -543,20 +528,18 @@ def buffer_rounds(items, pool_rows: int, rng, buffer):
         yield rng.permutation(buffer.rows)
 
 
-def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int, staged: bool = False,
+def pool_shuffle(items, pool_rows: int, rng: np.random.Generator, batch_size: int,
                  recycled: bool = False) -> Iterator[Rows]:
-    """The shuffle buffer (``buffer_rounds``) over ``Rows`` or ``batch_pieces`` in a
-    ``ShuffleArena``, the leaving rows handed out a batch at a time: rows in, the same rows out
-    in a random order, holding at most about ``pool_rows`` rows. ``staged``: ``items`` are rows of any sizes, cut into ``batch_size`` batches
-    whose rows are copied in as each item comes (``staged_batches``). ``recycled``: each full batch is gathered into one of two
-    sets of buffers used in turn (``Recycled``), so it is overwritten two full batches later:
-    enough for ``rebatch``, whose pieces span at most one full batch (its remainder waits for
-    the next), and for a loop that lets each batch go before it takes the next."""
+    """The shuffle buffer (``buffer_rounds``) over rows of any sizes (``Rows`` or ``Picked``
+    rows with their codes), each item's rows copied into a ``ShuffleArena`` as it comes
+    (``staged_batches``), the leaving rows handed out a batch at a time: the same rows out in a
+    random order, holding at most about ``pool_rows`` rows. ``recycled``: each full batch is
+    gathered into one of two sets of buffers used in turn (``Recycled``), so it is overwritten
+    two full batches later: enough for ``rebatch``, whose pieces span at most one full batch,
+    and for a loop that lets each batch go before it takes the next."""
     arena = ShuffleArena()
     ring = Recycled(2) if recycled else None
-    if staged:
-        items = staged_batches(items, batch_size, arena)
-    for out in buffer_rounds(items, pool_rows, rng, arena):
+    for out in buffer_rounds(staged_batches(items, batch_size, arena), pool_rows, rng, arena):
         for s in range(0, out.shape[0], batch_size):
             take = out[s:s + batch_size]
             yield arena.take(take, ring if take.shape[0] == batch_size else None)

@@ -3,14 +3,12 @@
 A window of ``window_rows`` rows is what a pass holds in memory to shuffle. Read as a
 few batch-sized blocks, a window can only mix rows that lay together in the file: on a
 label-sorted file the whole minority class sits in one or two blocks, lands in one or
-two windows an epoch, and SGD drifts to the majority class in between (balanced accuracy
-3-9 points below memory mode's full permutation, bench/results/label-sorted-before.md).
-So each window is drawn from ``PIECES_PER_WINDOW`` small pieces picked at random across
+two windows an epoch, and SGD drifts to the majority class in between
+(bench/results/label-sorted-before.md). So each window is drawn from ``PIECES_PER_WINDOW`` small pieces picked at random across
 the whole file, and what it holds is unchanged (the window's rows, plus one piece while it
 is read). Smaller pieces mean more reads (a seek and a read of each of the spill's four
 files a piece). A window is then close to a random sample of the rows only if a piece's rows
-are not neighbours of the file, which in many files are alike (on w8a 31% of features are
-shared one row apart, 9% at 64 rows, 5% at random): the spill is written in the first
+are not neighbours of the file, which in many files are alike: the spill is written in the first
 pass's shuffled order (``spill``), and a shuffled memmap run maps a copy whose chunks hold
 their rows mixed (``copies.binary_copy``).
 """
@@ -50,9 +48,7 @@ class Shuffle:
         """The pass's generator, seeded by (seed, epoch, stage)."""
         return generator([self.seed, epoch, self.stage])
 
-# 50,000 label-sorted rows, seeds 0 and 1, default window (bench/label_sorted.py): 64 pieces of
-# 256 rows left memmap 2.5 points below memory mode, 256 pieces of 64 rows 0.6; a shuffled spill
-# pass then reads ~270k rows/s (1,024-row blocks: ~440k; the scipy row gather is most of it)
+# 64 pieces of 256 rows left memmap 2.5 points below memory mode, 256 of 64 rows 0.6 (bench/label_sorted.py)
 PIECES_PER_WINDOW = 256
 MIN_PIECE_ROWS = 64  # the spill's index step: a piece is a whole number of index steps
 

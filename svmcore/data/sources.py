@@ -106,13 +106,10 @@ def describe_change(name: str, during: str, before: FileStamp, now: FileStamp | 
 
 
 class Source:
-    """Rows of one dataset as chunks. ``features`` is the width after hashing.
-
-    A file source is pinned by ``scan``: its identity (size, modification time, inode)
-    and row count are recorded, and every later read checks them after each chunk and
-    at the end of a complete pass, raising ``DataChangedError`` if the file changed.
-    A run therefore never trains on a file that was truncated, appended to (a torn last
-    line included) or replaced while it read it."""
+    """Rows of one dataset as chunks. A file source is pinned by ``scan`` (its identity and
+    row count), and every later read checks them after each chunk and at the end of a whole
+    pass (``DataChangedError``): a run never trains on a file truncated, appended to or
+    replaced while it read it."""
 
     def __init__(self, cfg: RunConfig, path: str | None = None):
         self.cfg = cfg
@@ -334,11 +331,9 @@ def check_trainable(info: DataInfo, cfg: RunConfig, what: str = "the data") -> N
         raise DataError(f"{what} has only one class (label {only}); a classifier needs at least two")
     n_train = info.rows - n_test_rows(info.rows) if cfg.test_file is None else info.rows
     if cfg.batch_size > n_train:
-        from svmcore.spec.errors import ConfigError
         raise ConfigError("batch_size", f"{cfg.batch_size:,} is larger than the training data ({n_train:,} rows)",
                           fix={"batch_size": n_train})
     if cfg.model == Model.KERNEL_SVM:
-        from svmcore.spec.errors import ConfigError
         from svmcore.spec.knobs import MAX_KERNEL_SVM_ROWS
         if n_train > MAX_KERNEL_SVM_ROWS:
             raise ConfigError("model", f"kernel-svm is exact and quadratic in rows; {n_train:,} rows is "

@@ -16,8 +16,7 @@ For shuffled passes, a fifth file indexes where every ``MIN_PIECE_ROWS``-th row'
 nonzeros start (int64), so a pass can read small pieces of rows from anywhere in the file
 and shuffle a window of them in memory (``shuffle_order``: each window drawn from pieces
 across the whole file). The index, like the pieces' order, stays on disk and is read a
-window at a time: what a shuffled pass holds does not grow with the rows (in memory
-they were 0.6 MiB each at 10^7 rows, 6 at 10^8).
+window at a time: what a shuffled pass holds does not grow with the rows.
 """
 
 from __future__ import annotations
@@ -47,18 +46,32 @@ class Spill:
         self.filled_first = False
         self.nnz = 0
 
-    @property
-    def entries(self) -> int:
-        """Entries of the index file: one per ``MIN_PIECE_ROWS`` rows written."""
-        return -(-self.rows // MIN_PIECE_ROWS)
-
     def _path(self, name: str) -> str:
         return os.path.join(self.folder, f"{name}.bin")
 
     def write_through(self, batches: Iterator[Rows]) -> Iterator[Rows]:
-        """Yield ``batches`` unchanged, writing each one to disk as it passes."""
-        recorder = Recorder(self)
-        return recorder.around(recorder.passing(batches))
+        """Yield ``batches`` unchanged, writing each one to disk as it passes; the spill is
+        complete when they end (not when the pass is left early). A full disk gives the spill
+        up and training goes on (``failed`` says why)."""
+        files = self._open()
+        try:
+            for rows in batches:
+                if files:
+                    try:
+                        self._write(files, *rows)
+                    except OSError as e:  # a full disk: give up the spill, keep training
+                        self.failed = (f"could not write the spill in {self.folder} ({e}); "
+                                       "later passes parse the text again")
+                        Spill._close(files)
+                        files = {}
+                        self.discard()
+                yield rows
+            if files:
+                Spill._close(files)
+                files = {}
+                self.complete = True
+        finally:
+            Spill._close(files)
 
     def _write(self, files, X, codes) -> None:
         """A batch's CSR parts and class codes appended to the files."""
@@ -115,13 +128,9 @@ class Spill:
         """The rows shuffled: ``window_rows`` rows at a time read into memory, drawn from
         pieces (``shuffle_order.piece_rows``) picked at random across the whole spill,
         shuffled together and cut into batches; with ``into``, each batch is gathered into its
-        next set of buffers (``rows.Recycled``).
-
-        The next window is planned (its pieces' bounds, row lengths, class codes and row
-        order) halfway through this one's batches: with a reader thread that is done while
-        the queue is full of batches to train on, and a window's boundary, where training
-        waits for the next window, only reads its values and column ids. The random draws
-        come in the same order as when each window was planned at its start."""
+        next set of buffers (``rows.Recycled``). The next window is planned (bounds, lengths,
+        codes, order; the same draws in the same order) halfway through this one, so that at a
+        window's boundary, where training waits, only its values and column ids are read."""
         prow = piece_rows(window_rows)
         n_pieces = -(-self.rows // prow)
         fds = [os.open(self._path(n), os.O_RDONLY) for n in _FILES + (_INDEX,)]
@@ -173,11 +182,9 @@ class Spill:
 
     def _read_values(self, fds: list[int], plan: "_Plan", buffers: dict) -> Parts:
         """The planned window's rows as CSR parts, each piece's values and column ids read
-        straight into their place by the native library (one call a window: a positioned read
-        of each file a piece, no Python call per read, which was most of a shuffled pass's
-        reading). The arrays are views of buffers kept in ``buffers`` and refilled by the next
-        window: a window's batches are copies (gathered), so none outlives it, and the pass does
-        not map, fault in and unmap a fresh window (~16 MB at 10^7 rows) several hundred times."""
+        straight into place by the native library (one call a window). The arrays are views of
+        ``buffers``, refilled by the next window (its batches are gathered copies), so the pass
+        does not fault in a fresh window several hundred times."""
         take = reused(buffers)
         rows = plan.lengths.shape[0]
         indptr = take("indptr", rows + 1, np.int64)
@@ -202,50 +209,6 @@ class _Plan(NamedTuple):
     lengths: np.ndarray
     codes: np.ndarray
     ids: np.ndarray
-
-
-class Recorder:
-    """Writes a first pass's rows to the spill, in the order given (``write``: a batch's CSR
-    parts and class codes). A full disk gives the spill
-    up and training goes on (``Spill.failed`` says why); ``around`` marks it complete when
-    the pass it wraps ends, and closes the files if the pass is left early."""
-
-    def __init__(self, spill: Spill):
-        self.spill = spill
-        self.files: dict | None = None  # opened by ``around``; empty once given up or closed
-
-    def write(self, X, codes) -> None:
-        spill = self.spill
-        if self.files is None:
-            raise RuntimeError("the spill's rows are written inside Recorder.around(), else they would be lost")
-        if not self.files:  # given up after a full disk
-            return
-        try:
-            spill._write(self.files, X, codes)
-        except OSError as e:  # a full disk: give up the spill, keep training
-            spill.failed = f"could not write the spill in {spill.folder} ({e}); later passes parse the text again"
-            self.close()
-            spill.discard()
-
-    def passing(self, batches: Iterator) -> Iterator:
-        """``batches`` unchanged, each written as it passes."""
-        for rows in batches:
-            self.write(*rows)
-            yield rows
-
-    def close(self) -> None:
-        Spill._close(self.files or {})
-        self.files = {}
-
-    def around(self, batches: Iterator) -> Iterator:
-        self.files = self.spill._open()
-        try:
-            yield from batches
-            if self.files:
-                self.close()
-                self.spill.complete = True
-        finally:
-            self.close()
 
 
 def _read_ranges(fds: list[int], first: np.ndarray, end: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> bool:

@@ -20,16 +20,10 @@ OK = 0  # the status a compiled scanner returns when it reached the end of the b
 
 
 class BlockError(ValueError):
-    """An invalid line in a block.
-
-    ``line_index``: 0-based physical line index within the block (every ``\\n``
-    counts, including empty and comment lines). ``data_line_index``: 0-based index
-    among the block's data lines (lines that are not empty and not comment-only).
-    ``line``: the raw bytes of the line without its ``\\r\\n``, ready for
-    ``explain_svmlight_line``. ``offset``: byte offset of the line in the block.
-    ``reason``: a short description. ``iter_parsed_blocks`` turns it into a
-    :class:`DataError` naming the file line (:meth:`data_error`).
-    """
+    """An invalid line in a block: its 0-based physical line in the block (``line_index``: empty
+    and comment lines count) and among its data lines (``data_line_index``), its bytes without
+    ``\\r\\n``, its byte ``offset`` in the block and a short ``reason``; ``data_error`` names the
+    file line."""
 
     def __init__(self, line_index: int, data_line_index: int, line: bytes, offset: int, reason: str):
         self.line_index = line_index
@@ -276,20 +270,14 @@ class ParsedBlock(NamedTuple):
 def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray, int, int], int],
                 count_newlines: Callable[[np.ndarray, int], int], reuse: bool | dict = False,
                 span: tuple[int, int | None, int] | None = None) -> Iterator[tuple[memoryview, int]]:
-    """Yield ``(block, first_line)``: blocks of about ``block_bytes`` bytes cut just
-    after a newline (the partial last line is carried into the next block; a line
-    longer than ``block_bytes`` makes a bigger block), and the 1-based file line
-    number of each block's first physical line. The last block may lack a final
-    newline. Each block is a read-only memoryview of its own buffer: it stays valid
-    after the next iteration. A UTF-8 byte order mark at the start of the file is
-    skipped. ``rfind_newline(arr, lo, hi)``: index of the last newline in arr[lo:hi]
-    or -1; ``count_newlines(arr, hi)``: newlines in arr[:hi] (the compiled kernels).
-    With ``reuse`` every block is read into one buffer, so a block is valid only until the
-    next iteration (for a caller that parses each block at once: a fresh 1 MiB buffer a
-    block was faulted in and zeroed page by page, most of the read's cost in a first pass);
-    a dict keeps that buffer for the next call too. ``span`` ``(start, end, first_line)``:
-    the lines in bytes [start, end) only (``end`` None: to the end of the file), ``start``
-    being the start of file line ``first_line``.
+    """Yield ``(block, first_line)``: read-only blocks of about ``block_bytes`` bytes cut just
+    after a newline (a longer line makes a bigger block; the last may lack its newline), and
+    the 1-based file line of each block's first line; a UTF-8 byte order mark is skipped.
+    ``rfind_newline(arr, lo, hi)`` and ``count_newlines(arr, hi)`` are the compiled kernels.
+    Each block has its own buffer, or with ``reuse`` all share one (valid until the next
+    block: a fresh buffer faulted in page by page was most of a first pass's read), which a
+    dict keeps for the next call too. ``span`` ``(start, end, first_line)``: bytes [start,
+    end) only (``end`` None: to the end), ``start`` being where file line ``first_line`` starts.
     """
     if block_bytes < 1:
         raise ValueError("block_bytes must be positive")

@@ -13,15 +13,8 @@ import json
 import os
 import sys
 
+from svmcore.data.proc_status import status_kib
 from svmcore.spec.errors import SvmcoreError
-
-
-def _status_bytes(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def _write(path: str, result: dict) -> None:
@@ -65,7 +58,7 @@ def main(job_path: str) -> int:
         from svmcore.serve import model_file, scoring
 
         native.lib()
-        floor = _status_bytes("VmHWM:")
+        floor = status_kib(b"VmHWM:")[0] * 1024
         model = model_file.load(job["model"])
         out = _Output(job)
         try:
@@ -81,7 +74,8 @@ def main(job_path: str) -> int:
         message = str(e) if not isinstance(e, OSError) else f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
         _write(job["result"], {"ok": False, "error": message, "type": type(e).__name__})
         return 2
-    _write(job["result"], {"ok": True, **summary, "floor_bytes": floor, "peak_bytes": _status_bytes("VmHWM:"),
+    [peak_kib] = status_kib(b"VmHWM:")
+    _write(job["result"], {"ok": True, **summary, "floor_bytes": floor, "peak_bytes": peak_kib * 1024,
                            "model_memory_bytes": model.nbytes, "pid": os.getpid(),
                            "modules": sorted(sys.modules) if job.get("list_modules") else None})
     return 0

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmcore.data.hashing import hashed_columns
+from svmcore.data.readers import npy_header
+from svmcore.data.rows import STORE_DTYPES
 from svmcore.serve.model_folder import DENSE, ModelFileError, check_meta, open_regular, read_json
 
 FORMAT = "svmcore-linear/1"
 MODEL_DIR = "model"
 META = "model.json"
 CHECK_SCORES = "check_scores.npy"  # the training process's own scores on the rows it checked
-INPUT_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 
 def weight_bytes(nvec: int, width: int, nnz: int, itemsize: int, sparse: bool) -> int:
@@ -86,10 +87,7 @@ def _load(folder: str, name: str, shape: tuple[int, ...], dtype: str, header_onl
     path = os.path.join(folder, name + ".npy")
     try:
         with open_regular(path) as f:
-            version = np.lib.format.read_magic(f)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            found, _, found_dtype = read_header(f)
+            found, _, found_dtype = npy_header(f)
             if tuple(found) != shape or found_dtype != np.dtype(dtype):
                 raise ModelFileError(f"the model's {name}.npy holds {tuple(found)} {found_dtype}, which does not "
                                      f"match model.json ({shape} {dtype}); export the run again")
@@ -136,7 +134,7 @@ class LinearModel:
     def prepare(self, data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Parsed values and 0-based columns as the run saw them: rounded to its input
         precision and folded by its feature hashing."""
-        dtype = INPUT_DTYPES[self.meta.get("input_precision", "float64")]
+        dtype = STORE_DTYPES[self.meta.get("input_precision", "float64")]
         if dtype is not np.float64:
             data = data.astype(dtype).astype(np.float64)
         bits = int(self.meta.get("hashing_bits") or 0)

@@ -5,14 +5,9 @@ The app creates each run's row (queued) up front, submits one task per run
 a Dask worker runs one at a time, and writes what comes back into its store: the
 start (host) from the task's ``started`` message, then the whole record.
 
-How a run ends when things go wrong:
-- its Dask worker dies: ``lost`` (the task's second attempt reports it, or the
-  scheduler gives up with ``KilledWorker``, or the connection closes);
-- the sweep or the run is cancelled: runs that started kill their training worker
-  within ``remote_run.POLL_S`` and come back ``cancelled`` with what they measured;
-  the others are cancelled in the scheduler's queue and recorded ``cancelled``;
-- the task raises (e.g. svmcore is not installed on the worker): ``failed``, with
-  the error.
+A run whose Dask worker dies ends ``lost``; a cancelled one ``cancelled`` (with what it
+measured, if it started: it kills its training worker within ``remote_run.POLL_S``); one
+whose task raises (e.g. svmcore is not installed on the worker) ``failed``, with the error.
 """
 
 from __future__ import annotations

@@ -6,14 +6,14 @@
   run per Dask worker at a time; each run's record comes back to this process, the
   only writer of the store.
 
-An executor hands out one handle per run with the surface a ``Sweep`` uses:
-``run_id``, ``status``, ``summary``, ``wait(timeout)`` and ``is_finished()``.
+An executor (``describe``, ``submit``, ``cancel``, ``cancel_all``, ``close``) hands out one
+handle per run with the surface a ``Sweep`` uses: ``run_id``, ``status``, ``summary``,
+``wait(timeout)`` and ``is_finished()``.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Protocol
 
 from svmcore.engine.queue import RunQueue
 from svmcore.engine.admission import Admitted
@@ -21,36 +21,10 @@ from svmcore.predict.calibration import load_calibration
 from svmcore.predict.launch import forecast_of
 from svmcore.spec.config import shown
 from svmcore.spec.errors import ConfigError
-from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from svmcore.sweeps.dask_executor import DaskExecutor  # dask itself is imported only when it runs
 
 EXECUTORS = ("local", "dask")
-
-
-class RunHandle(Protocol):
-    run_id: int
-    status: RunStatus
-    summary: dict
-
-    def wait(self, timeout: float | None = None) -> RunStatus: ...
-
-    def is_finished(self) -> bool: ...
-
-
-class SweepExecutor(Protocol):
-    kind: str
-
-    def describe(self) -> dict: ...
-
-    def submit(self, launch: Admitted, sweep_id: int | None = None, label: str | None = None,
-               extra_env: dict | None = None) -> RunHandle: ...
-
-    def cancel(self, run_id: int) -> bool: ...
-
-    def cancel_all(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class LocalExecutor:
@@ -86,7 +60,7 @@ class LocalExecutor:
 
 
 def make_executor(kind: str, store: Store, queue: RunQueue | None = None, scheduler: str | None = None,
-                  threads_per_run: int = 1) -> SweepExecutor:
+                  threads_per_run: int = 1) -> LocalExecutor | DaskExecutor:
     """An executor of ``kind``; ``scheduler`` is a Dask scheduler address (none: a
     LocalCluster on this machine with as many worker processes as runs of
     ``threads_per_run`` threads fit its cores). Raises an SvmcoreError naming the

@@ -104,23 +104,5 @@ def expand(base: dict, grid: dict[str, list], cache_dir: str | None = None, draw
     return points
 
 
-
-
 def grid_label(values: dict) -> str:
     return ", ".join(f"{k}={'auto' if v is None and k in KNOBS and KNOBS[k].auto else v}" for k, v in values.items())
-
-
-# ---------------------------------------------------------------- trade-offs
-
-
-
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------- CLI
-

@@ -5,14 +5,10 @@ local runner does (``runner.Run``, 50 Hz sampling, caps, cancel), in a throwaway
 data home, and returns the whole record as plain data: the app that submitted the
 task is the only writer of the real store.
 
-Names shared with the app side (``dask_executor``) are derived here from the sweep's
-prefix and the app's run id:
-- event ``started``: set by the first attempt. Dask runs a task again when its worker
-  dies; a second attempt finds it set and reports the run ``lost`` without running it
-  (the first attempt's samples died with its worker).
-- events ``cancel`` (the whole sweep) and ``cancel-RUN`` (one run): polled while the
-  run goes; when set, the training worker and its descendants are killed.
-- topic: a ``started`` message with the host, so the app can show where it runs.
+Names shared with the app side (``dask_executor``), from the sweep's prefix and the run id:
+event ``started`` (set by the first attempt: a second one, after its worker died, reports the
+run ``lost`` without running it), events ``cancel`` and ``cancel-RUN`` (polled while the run
+goes), and a topic that tells the app the host the run started on.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from svmcore.data.rows import Dense, Rows
 from svmcore.data.shuffle_order import generator
 from svmcore.spec.choices import History as HistoryMode, TransformCache
 from svmcore.spec.config import RunConfig
+from svmcore.spec.result import Kept
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,13 @@ class History:
         else:
             self.kept.append(record)
 
+    def after(self, fit: Callable) -> Callable:
+        """``fit`` that keeps each batch after its step."""
+        def step(X, codes) -> None:
+            fit(X, codes)
+            self.keep(X, codes)
+        return step
+
     def release(self) -> dict:
         """Let the history go (a cyclic one waits for the collector still); what it held."""
         self.kept = []
@@ -178,31 +186,16 @@ class History:
 
 def wrap(cfg: RunConfig, trainer, batches_of: Callable, fit: Callable, folder: str | None):
     """The run's passes with the accumulation knobs on: (batches_of, fit, release), where
-    ``release()`` lets what they held go and says what it was."""
+    ``release()`` lets what they held go and says what it was (``result.Kept``)."""
     cache = history = None
     if cfg.transform_cache != TransformCache.NONE:
         cache = Cache(cfg, trainer.transform, folder)
         batches_of = cache.batches(batches_of)
-        fit = _transformed_fit(trainer)
+        fit = lambda X, codes: trainer.fit(X, codes, transformed=True)  # noqa: E731
     if cfg.history != HistoryMode.NONE:
         history = History(cfg)
-        fit = _kept_fit(fit, history)
+        fit = history.after(fit)
 
-    def release() -> dict:
-        out = {}
-        for held in (cache, history):
-            if held is not None:
-                out.update(held.release())
-        return out
+    def release() -> Kept:
+        return Kept(**{k: v for held in (cache, history) if held is not None for k, v in held.release().items()})
     return batches_of, fit, release
-
-
-def _transformed_fit(trainer) -> Callable:
-    return lambda X, codes: trainer.fit(X, codes, transformed=True)
-
-
-def _kept_fit(fit: Callable, history: History) -> Callable:
-    def step(X, codes) -> None:
-        fit(X, codes)
-        history.keep(X, codes)
-    return step

@@ -31,16 +31,13 @@ class Faults:
 
     def fire(self, phase: str) -> None:
         for name, arg in self.actions.get(phase, []):
-            if name == "spike":
+            if name in ("spike", "hog"):
                 block = bytearray(int(float(arg) * 2**20))
                 for i in range(0, len(block), 4096):
                     block[i] = 1
+                if name == "hog":
+                    self.kept.append(block)
                 del block
-            elif name == "hog":
-                block = bytearray(int(float(arg) * 2**20))
-                for i in range(0, len(block), 4096):
-                    block[i] = 1
-                self.kept.append(block)
             elif name == "sleep":
                 time.sleep(float(arg))
             elif name == "orphan":

@@ -12,14 +12,10 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-# Arrays from this size up are mapped on their own and unmapped when freed; smaller ones come from the heap,
-# whose freed space is reused. At 256 KiB every batch's values and every parsed block's were mapped, faulted
-# in and unmapped (5-10% slower passes for the same peak); 1 MiB was no faster and up to 2.6 MiB higher;
-# glibc's own rising threshold was 15-35% faster and 18-30 MiB higher.
+# Arrays from this size up are mapped on their own and unmapped when freed: glibc's own rising threshold
+# held 18-30 MiB more; 256 KiB was 5-10% slower for the same peak (docs/lean.md).
 MMAP_THRESHOLD = 512 * 1024
-# Free space at the top of the heap above this is given back. At 1 MiB a later pass with 2 threads gave back and
-# faulted in again 55-80 MiB of pages a pass (its batches ahead are made and freed in turn at the top of the heap);
-# at 4 MiB, as at 8, the later passes ran 8% faster for the same peak; the lower of the two keeps less resident.
+# Heap top freed above this goes back: at 1 MiB later passes gave back and faulted in 55-80 MiB a pass.
 TRIM_THRESHOLD = 4 << 20
 
 
@@ -42,10 +38,8 @@ def lean() -> None:
 
 
 def _small_pages() -> None:
-    """Turn off numpy's huge-page advice (madvise MADV_HUGEPAGE on every array of 4 MiB or
-    more). The parser sizes a block's arrays for the densest block it could meet (4 MiB each
-    at 1 MiB of text) and writes about a tenth of them; with that advice the first write to an
-    aligned 2 MiB range faults in a whole 2 MiB page (3.4 MiB of the exact peak at 1 thread)."""
+    """Turn off numpy's huge-page advice on arrays of 4 MiB or more: the parser's arrays, sized
+    for the densest block and a tenth written, held a 2 MiB page each (3.4 MiB of the peak)."""
     setter = getattr(np._core.multiarray, "_set_madvise_hugepage", None)
     if setter is None:
         log.warning("numpy %s has no _set_madvise_hugepage: arrays of 4 MiB or more may use huge pages",

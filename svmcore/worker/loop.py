@@ -13,14 +13,13 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from svmcore.data.shuffle_order import generator
 from svmcore.data.sources import DataInfo, Source, check_trainable, scan
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.events import EVAL, PASS_END, PROGRESS
-from svmcore.spec.monitor import EVAL_EVERY_S, EVAL_SAMPLE_ROWS, PROGRESS_EVERY_S
-from svmcore.spec.result import RunSummary
+from svmcore.spec.monitor import EVAL_EVERY_S, PROGRESS_EVERY_S
+from svmcore.spec.result import RunSummary, SpillReport
 from svmcore.spec.scores import confusion
-from svmcore.worker.proc_status import status_kib
+from svmcore.data.proc_status import status_kib
 
 Score = Callable[[object, np.ndarray], dict]  # (rows, class codes) -> spec.scores.scores
 SCORE_SLICE_ROWS = 2048  # test rows scored at once, so a dense or transformed test set never exists whole
@@ -36,14 +35,9 @@ class Scanned:
     test_source: Source | None = None
     test_info: DataInfo | None = None
 
-    @property
-    def read_sources(self) -> list:
-        """The file sources this run reads: checked again when training ends."""
-        return [self.source] + ([self.test_source] if self.test_source is not None else [])
-
     def check_unchanged(self) -> None:
         """Trained on the files as scanned, to the end (no line torn by a writer since)."""
-        for src in self.read_sources:
+        for src in filter(None, (self.source, self.test_source)):
             src.check_unchanged()
 
 
@@ -128,11 +122,6 @@ def live_evaluator(progress: Progress, score: Score, X_eval, y_eval) -> Callable
     return evaluate_now
 
 
-def eval_sample_rows(seed: int, n_test: int) -> np.ndarray:
-    """The held-out rows scored live (sorted): the same sample whatever the feed."""
-    return np.sort(generator([seed, 7]).permutation(n_test)[:EVAL_SAMPLE_ROWS])
-
-
 def confusions(predicts: list[Callable], X, codes: np.ndarray, k: int) -> tuple[list[np.ndarray], int]:
     """Each ``predict``'s confusion matrix over ``k`` classes (``predict(rows)``: the rows'
     predicted class codes), scored a slice at a time (``X.slice_rows`` rows, or
@@ -178,18 +167,13 @@ def train_passes(progress: Progress, batches_of: Callable[[int], Iterator], fit:
         progress.pass_done(epoch, progress.samples - samples_epoch, time.monotonic() - t_epoch)
 
 
-def spill_report(spill) -> dict | None:
+def spill_report(spill) -> SpillReport | None:
     """What the spill did (and its files deleted), or None without one."""
     if spill is None:
         return None
-    info = {"rows": spill.rows, "read_back": spill.complete, "failed": spill.failed,
-            "filled_first": spill.filled_first and spill.complete}
+    info = SpillReport(spill.rows, spill.complete, spill.failed, spill.filled_first and spill.complete)
     spill.discard()
     return info
-
-
-def os_threads() -> int:
-    return status_kib(b"Threads:")[0]
 
 
 def final_result(progress: Progress, train_s: float, final: dict, test_rows: int, events, **fields) -> RunSummary:

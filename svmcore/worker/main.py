@@ -24,7 +24,7 @@ from svmcore.spec.events import OUTCOME, PHASE_END, PHASE_START, STARTED
 from svmcore.spec.outcomes import cap_message, exception_refused_memory
 from svmcore.spec.status import RunStatus
 from svmcore.worker.faults import Faults
-from svmcore.worker.proc_status import status_kib
+from svmcore.data.proc_status import status_kib
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")

@@ -90,11 +90,6 @@ class NumpyMLP:
                 acts[i + 1] = a
         return self._output(self._layer(self.depth, a)), acts
 
-    def predict_proba(self, X) -> np.ndarray:
-        X = self._input(X)
-        p, _ = self._forward(X, keep=set())
-        return np.column_stack([1 - p[:, 0], p[:, 0]]) if self.binary else p
-
     def predict(self, X) -> np.ndarray:
         X = self._input(X)
         p, _ = self._forward(X, keep=set())

@@ -43,26 +43,10 @@ def not_exportable(cfg: RunConfig) -> str | None:
 
 
 def _parts(rows):
-    """(data, indices int32, indptr int64) of the first ``CHECK_ROWS`` rows of a scipy CSR
-    matrix, a dense array, CSR parts, or held-out rows left on disk (``.slice``), without
-    importing scipy."""
-    if hasattr(rows, "slice"):
-        rows = rows.slice(0, min(CHECK_ROWS, rows.n_rows))
-    if isinstance(rows, tuple):
-        data, indices, indptr = rows[:3]
-        indptr = indptr[:CHECK_ROWS + 1]
-    elif hasattr(rows, "indptr"):
-        rows = rows[:CHECK_ROWS]
-        data, indices, indptr = rows.data, rows.indices, rows.indptr
-    else:
-        dense = np.atleast_2d(np.asarray(rows))[:CHECK_ROWS]
-        nz = dense != 0
-        indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))])
-        indices, data = np.nonzero(nz)[1], dense[nz]
-    indptr = np.asarray(indptr, np.int64)
-    lo = int(indptr[0])
-    return (np.asarray(data[lo:int(indptr[-1])], np.float64), np.asarray(indices[lo:int(indptr[-1])], np.int32),
-            indptr - lo)
+    """(data float64, indices int32, indptr int64 from 0) of the first ``CHECK_ROWS`` of the
+    test rows (a block, or rows left on disk), without importing scipy."""
+    P = rows.slice(0, min(CHECK_ROWS, rows.n_rows)).sparse().from_zero()
+    return np.asarray(P.data, np.float64), np.asarray(P.indices, np.int32), np.asarray(P.indptr, np.int64)
 
 
 def _compare(model: model_file.LinearModel, parts, reference: np.ndarray) -> dict:
@@ -97,9 +81,7 @@ def _arrays(coef: np.ndarray, dtype, sparse: bool) -> dict:
 def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
     intercept = np.asarray(model.intercept_, dtype=np.float64).ravel()
     parts = _parts(check_rows)
-    # the training process's own scores, on the rows in the form the run scored them
-    own_input = parts if hasattr(check_rows, "slice") or isinstance(check_rows, tuple) else check_rows[:CHECK_ROWS]
-    own = np.asarray(model.decision_function(own_input), np.float64).reshape(-1, intercept.shape[0])
+    own = np.asarray(model.decision_function(parts), np.float64).reshape(-1, intercept.shape[0])  # training's scores
     # the run's last use of its model: our SGD and FTRL solvers compute the coefficients in place
     release = getattr(model, "release_coef", None)
     coef = np.atleast_2d(release() if release is not None else model.coef_)
@@ -130,8 +112,8 @@ def _export(run_dir: str, model, cfg: RunConfig, classes, check_rows) -> dict:
 
 
 def save_model(run_dir: str | None, model, cfg: RunConfig, classes, check_rows) -> dict:
-    """Export ``model`` into ``run_dir/model/``; ``check_rows``: held-out rows in the form
-    the model was scored on (scipy CSR, dense array, CSR parts or rows on disk). This is the
+    """Export ``model`` into ``run_dir/model/``; ``check_rows``: the test rows (a block, or
+    rows on disk: ``.slice``). This is the
     run's last use of its model: an SGD or FTRL solver of ours gives its weights up to the
     file (``release_coef``) and cannot score after.
     Returns ``{"model_export": {...}}`` for the run's summary (what was written, or why

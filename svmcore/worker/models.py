@@ -18,7 +18,6 @@ import numpy as np
 from svmcore.spec.choices import Representation
 from svmcore.spec.config import RunConfig
 from svmcore.spec.regularisation import alpha_for, l2_for, regularisation
-from svmcore.worker.model_size import sparse_model_size
 from svmcore.spec.registry import load
 from svmcore.worker import solvers
 from svmcore.worker.solvers import LinearSolver
@@ -104,11 +103,15 @@ class Trainer:
 
     def sparse_model(self) -> dict:
         """For a linear model (linear-svm, or the linear model over kernel-approx's components):
-        its nonzero weights and the bytes of a sparse copy (``model_size.sparse_model_size``),
-        counted without a copy of the weights. {} otherwise."""
+        its nonzero weights (counted without a copy of the weights) and the exact bytes of a
+        sparse copy: an index (int32 below 2^31 columns) and a float64 value per nonzero, and per
+        weight vector its intercept and an int64 row pointer. {} otherwise."""
         if not self.linear:
             return {}
-        return sparse_model_size(self.model.nonzero_weights(), self.model.intercept_.shape[0], self.model.n_features)
+        nnz, nvec, width = self.model.nonzero_weights(), self.model.intercept_.shape[0], self.model.n_features
+        index_bytes = 4 if width < 2**31 else 8
+        return {"nonzero_weights": nnz, "weights": nvec * width,
+                "sparse_model_bytes": nnz * (index_bytes + 8) + nvec * 8 + (nvec + 1) * 8}
 
     def model_bytes(self) -> int:
         """Bytes held in the fitted model's and transformer's arrays."""

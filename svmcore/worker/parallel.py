@@ -1,35 +1,23 @@
 """Data-parallel training on Dask (``workers`` > 1): iterative parameter mixing.
 
-The run's own process (the one the engine spawned and samples) is the coordinator. It
-reads the training rows once and writes them to ``workers`` shards on disk (row i to
-shard i mod N, so a file sorted by label still gives every shard both classes; each
-shard is a ``Spill``: CSR arrays in the storage precision). It then starts a
-LocalCluster of N single-threaded worker processes (its own children, so a cancel or
-a cgroup cap covers them) or connects to ``scheduler``, and runs each epoch as one
-task per shard, pinned to one Dask worker, carrying the current model. Each worker
-trains on its shard through the run's own pass loop (``loop.train_passes``, the trainer's
-``fit``): the shard's spill read a batch at a time in stream mode (``feeds.stream.from_spill``),
-read once and kept in the worker's memory in memory mode (``feeds.memory.InMemory``),
-shuffled with the run's ``Shuffle`` (its stage: the shard's number); it sends its model back;
-the coordinator mixes
-the weights (a mean weighted by shard rows; with ``mix_every`` k, every k batches of
-each shard instead, the workers keeping their place in their pass between mixes), evaluates on the held-out rows as a
-single-process run does, and starts the next epoch from the mixed model.
+The run's own process is the coordinator. It writes the training rows to ``workers`` shards
+on disk (row i to shard i mod N, so a file sorted by label gives every shard both classes),
+starts a LocalCluster of N single-threaded worker processes (its own children, so a cancel or
+a cgroup cap covers them) or connects to ``scheduler``, and runs each epoch as one task per
+shard, pinned to one Dask worker, carrying the current model. Each worker trains its shard
+through the run's own pass loop (``loop.train_passes``), streamed from the shard's spill or
+held in memory as the mode says, and sends its model back; the coordinator mixes the weights
+(a mean weighted by shard rows; with ``mix_every`` k, every k batches of each shard) and
+evaluates as a single-process run does.
 
-Memory: each task samples its own process's RSS at the engine's rate in a thread and
-returns the samples and its process's VmHWM. On a LocalCluster started for this run
-the VmHWM is the worker's exact peak for this run (its process began with the run);
-on an external scheduler it would include earlier work, so the peak reported there is
-the sampled one, and says so.
+Memory: each task samples its process's RSS in a thread and returns the samples and its VmHWM
+(exact on a LocalCluster started for this run; on an external scheduler it would include
+earlier work, so the sampled peak is reported there, and says so).
 
-Faults: the coordinator watches its workers itself (on a LocalCluster: their processes,
-its own descendants, by pid and start time; on an external scheduler: the scheduler's
-list of workers) while it sends the model, waits for a mix and gathers the models, so a
-worker that dies at any moment ends the run within seconds, ``failed``, naming the worker
-and what it was doing (Dask alone would wait on a dead worker's result for minutes, or
-answer with its own wording: "Stream is closed", "lost dependencies"). The scheduler is
-told not to run a shard again elsewhere. A worker killed by the kernel at the run's
-cgroup cap is told apart by the engine (the cgroup's OOM-kill count) and ends ``oom``.
+Faults: the coordinator watches its workers itself while it waits on Dask, so a worker that
+dies ends the run within seconds, ``failed``, naming the worker and what it was doing (Dask
+alone would wait on a dead worker's result for minutes). The engine tells a worker killed at
+the run's cgroup cap apart (``oom``).
 
 dask and distributed are imported only here, and only when a run asks for workers.
 """
@@ -53,10 +41,11 @@ from svmcore.data.rows import COMPUTE_DTYPES, Rows
 from svmcore.data.shuffle_order import Shuffle
 from svmcore.data.spill import Spill
 from svmcore.spec.choices import Monitor
-from svmcore.spec.errors import DiskFull, SvmcoreError
+from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
+from svmcore.data.proc_status import status_kib
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +73,8 @@ class ClusterError(SvmcoreError):
 # ------------------------------------------------------------------ mixing (pure)
 def mix(states: list[dict], weights: list[float], start_t: float) -> dict:
     """Iterative parameter mixing: the mean of each array over ``states``, weighted by
-    ``weights`` (rows trained on), the step count ``t_`` (which sets the learning rate and
-    the averaged weights' step) included. Summing the workers' steps instead (the schedule
-    of one process that saw every row) decays the rate N times faster per row each worker
-    sees; measured on 20,000 sparse-text rows, 3 epochs: accuracy 0.7288 (2 workers) and
-    0.7245 (4) with the sum, 0.7348 and 0.7353 with the mean, one process 0.7403."""
+    ``weights`` (rows trained on), the step count ``t_`` included: a mean, since summing the
+    workers' steps decays the learning rate N times faster per row each worker sees."""
     if not states or len(states) != len(weights):
         raise ValueError("one weight per state is needed")
     total = float(sum(weights))
@@ -132,7 +118,12 @@ def write_shards(blocks, n_shards: int, folder: str, dtype, need_bytes: int | No
     except OSError as e:
         if not disk.is_disk_full(e):
             raise
-        raise _disk_full(folder, files, need_bytes) from None
+        for f in files:
+            _close_quietly(f)
+        written = disk.tree_bytes(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise disk.disk_full("the shards of the training rows (a copy of them on disk)", folder, need_bytes, written,
+                             removed="the partial shards were removed", plural=True) from None
     finally:
         for f in files:
             _close_quietly(f)
@@ -147,15 +138,6 @@ def _close_quietly(files: dict) -> None:
             f.close()
         except OSError as e:  # a full disk refuses the last buffered bytes: the shards go anyway
             log.debug("closing %s: %s", f.name, e)
-
-
-def _disk_full(folder: str, files: list[dict], need_bytes: int | None) -> DiskFull:
-    for f in files:
-        _close_quietly(f)
-    written = disk.tree_bytes(folder)
-    shutil.rmtree(folder, ignore_errors=True)
-    return disk.disk_full("the shards of the training rows (a copy of them on disk)", folder, need_bytes, written,
-                          removed="the partial shards were removed", plural=True)
 
 
 class Shards:
@@ -191,14 +173,6 @@ _HELD: dict[str, InMemory] = {}  # memory mode: a shard read once and kept by th
 _PASSES: dict[tuple, tuple] = {}  # mix_every: a shard's pass in progress and its rows so far, kept between mixes
 
 
-def _status_bytes(field: bytes) -> int:
-    with open("/proc/self/status", "rb") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 class _Sampler:
     """This process's RSS every 1/SAMPLE_HZ s, in a thread, while a task runs."""
 
@@ -210,19 +184,19 @@ class _Sampler:
         self._thread = threading.Thread(target=self._run, name="svmcore-ddp-sampler", daemon=True)
         self._thread.start()
 
+    def _sample(self) -> None:
+        self.dt.append(time.time() - self.t0)
+        self.rss.append(status_kib(b"VmRSS:")[0] * 1024)
+
     def _run(self) -> None:
-        period = 1.0 / SAMPLE_HZ
-        while True:
-            self.dt.append(time.time() - self.t0)
-            self.rss.append(_status_bytes(b"VmRSS:"))
-            if self._stop.wait(period):
-                return
+        self._sample()
+        while not self._stop.wait(1.0 / SAMPLE_HZ):
+            self._sample()
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
-        self.dt.append(time.time() - self.t0)
-        self.rss.append(_status_bytes(b"VmRSS:"))
+        self._sample()
 
 
 def _shard_batches(spill: Spill, task: dict):
@@ -264,13 +238,8 @@ def train_shard(trainer, spill: Spill, task: dict) -> dict:
     finally:
         sampler.stop()
     return {"model": trainer.model, "rows": rows, "done": done, "retained": progress.retained, "t0": sampler.t0,
-            "dt": sampler.dt,
-            "rss": sampler.rss, "hwm_bytes": _status_bytes(b"VmHWM:"), "pid": os.getpid(),
+            "dt": sampler.dt, "rss": sampler.rss, "hwm_bytes": status_kib(b"VmHWM:")[0] * 1024, "pid": os.getpid(),
             "seconds": time.time() - sampler.t0}
-
-
-def _worker_pid() -> int:
-    return os.getpid()
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -330,7 +299,7 @@ class Cluster:
                 raise ClusterError(f"the Dask scheduler at {address} has {len(have)} worker(s); "
                                    f"workers={n} needs {n} (one shard each)")
             self.workers = have[:n]
-            self.pids = self.client.run(_worker_pid, workers=self.workers)
+            self.pids = self.client.run(os.getpid, workers=self.workers)
             self._started = {addr: _start_ticks(pid) for addr, pid in self.pids.items()}
         except ClusterError:
             self.close()
@@ -346,13 +315,10 @@ class Cluster:
 
     def gone(self, grace_s: float = 0.0) -> int | None:
         """The index of a worker of this run that is gone (waiting up to ``grace_s`` for
-        one to show as gone), or None. On a LocalCluster a worker is a process of this run:
-        gone the moment it is dead (a zombie, or its pid reused by another process). On an
-        external scheduler: gone the moment the scheduler no longer lists its address. Since
-        distributed 2022.5 (dask/distributed#6361) a worker that loses its scheduler closes
-        instead of reconnecting, and a nanny restarts it at a new address: a missing address
-        never comes back with the shard it held (waiting 10 s for it to come back left a
-        loaded machine's run still waiting 30 s after the kill)."""
+        one to show as gone), or None. On a LocalCluster: its process is dead (a zombie, or
+        its pid reused). On an external scheduler: the scheduler no longer lists its address
+        (since dask/distributed#6361 a worker that lost its scheduler never comes back with
+        the shard it held)."""
         deadline = time.monotonic() + grace_s
         while True:
             k = self._gone_now()
@@ -379,9 +345,8 @@ class Cluster:
         """``call()``, watched: a worker of the run gone while it waits ends the run at once,
         and if it fails while a worker is gone, the error is that worker's loss (``doing(k)``
         says what worker k was doing), not Dask's wording of it. The call runs in a daemon
-        thread because a blocking one may wait on the dead worker itself: a broadcast scatter
-        under way at the kill had the scheduler retry the dead worker's address for 30 s a
-        try, and the run sat in it past 100 s."""
+        thread because a blocking one may wait on the dead worker itself (a broadcast scatter
+        retries a dead worker's address for 30 s a try)."""
         box: dict = {}
 
         def target():

@@ -54,10 +54,6 @@ class SklearnSGD(LinearSolver):
             return np.empty((0,) if self.n_vectors == 1 else (0, self.n_vectors))
         return self.estimator.decision_function(X)
 
-    def predict(self, X) -> np.ndarray:
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(np.int64) if scores.ndim == 1 else scores.argmax(axis=1)]
-
     @property
     def t_(self) -> float:
         return float(getattr(self.estimator, "t_", 1.0))  # scikit-learn's before its first step: 1

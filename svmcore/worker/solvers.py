@@ -23,6 +23,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from svmcore.data.rows import Dense, Parts
 from svmcore.data.native.binding import AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT, INTERCEPT, SGD_STATE, WSCALE
 from svmcore.spec.registry import load
 
@@ -124,12 +125,9 @@ def read_batch(X, n_features: int) -> Batch:
 DENSE_SCORE_CELLS = 1 << 20
 
 
-def dense_to_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dense_to_parts(X: np.ndarray) -> Parts:
     """CSR parts (indices int32, indptr int64) of a dense 2-D array's nonzeros."""
-    nz = X != 0
-    indptr = np.zeros(X.shape[0] + 1, np.int64)
-    np.cumsum(nz.sum(axis=1), out=indptr[1:])
-    return np.ascontiguousarray(X[nz]), np.nonzero(nz)[1].astype(np.int32), indptr
+    return Dense(X).sparse()
 
 
 def exercise(solver: LinearModel) -> None:

@@ -23,7 +23,8 @@ from svmcore.data.feeds.memory import InMemory
 from svmcore.data.feeds.source_rows import SourceRows
 from svmcore.data.feeds.stream import Streamed
 from svmcore.data.rows import COMPUTE_DTYPES, STORE_DTYPES, Dense, class_codes, concat, native
-from svmcore.data.shuffle_order import Shuffle
+from svmcore.data.proc_status import status_kib
+from svmcore.data.shuffle_order import Shuffle, generator
 from svmcore.data.sources import Source, n_test_rows, row_index
 from svmcore.data.spill import Spill
 from svmcore.data.upcast import METER as UPCASTS
@@ -31,22 +32,13 @@ from svmcore.spec.choices import Model, Monitor, Parser, Representation
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import DataChangedError, DataError
 from svmcore.spec.events import DATA, LOADED, TRANSFORMED
-from svmcore.spec.monitor import live_evaluation
+from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.scores import scores
 from svmcore.worker import floor, loop
 from svmcore.worker.model_export import save_model
 from svmcore.worker.models import KERNEL_SAMPLE_ROWS, Trainer
 from svmcore.spec.result import RunSummary
 from svmcore.spec.registry import import_all, imports
-
-
-def import_libraries(cfg: RunConfig) -> None:
-    """Import what the run's feed, solver and model need (their registry entries':
-    ``registry.imports``), so that the imports phase is the floor: the native library always
-    (a lean run needs nothing else)."""
-    native()
-    if not cfg.lean:
-        import_all(imports(cfg.model, cfg.parser, cfg.solver, cfg.distill))
 
 
 @dataclass
@@ -79,13 +71,12 @@ def _prepare(cfg: RunConfig, job: dict, events) -> _Data:
     reader, text_path = source, None
     if cfg.mode_entry.parses_text and cfg.workers == 1:
         text_path = copies.text_copy(source, cache_dir, list(classes), info.rows)
+        copy = source
         if text_path != source.path:  # a copy this product wrote: valid svmlight, read by the C parser if it can
             copy = _cached_copy(text_path, cfg, source, info.rows)
-            data.rows = SourceRows(copy, n_features, classes, info.rows, cfg.batch_size)
             reader = _cached_copy(text_path, validate(cfg.to_dict(), parser=Parser.NATIVE.value), source, info.rows) \
                 if native() else copy
-        else:
-            data.rows = SourceRows(source, n_features, classes, info.rows, cfg.batch_size)
+        data.rows = SourceRows(copy, n_features, classes, info.rows, cfg.batch_size)
         if cfg.shuffle:
             data.index = row_index(data.rows.source, cache_dir)
     if cfg.mode_entry.maps_copy:
@@ -185,9 +176,12 @@ class _Test:
 def run(job: dict, events, phases) -> RunSummary:
     # checked by the parent already; here only re-read (never probe cgroups from inside the run's own)
     cfg: RunConfig = validate(job["config"])
-    import_libraries(cfg)
+    # what the run's feed, solver and model need (their registry entries'), so that the imports
+    # phase is the floor: the native library always (a lean run needs nothing else)
+    native()
     blas = None
     if not cfg.lean:
+        import_all(imports(cfg.model, cfg.parser, cfg.solver, cfg.distill))
         from threadpoolctl import threadpool_info, threadpool_limits
 
         limiter = threadpool_limits(limits=cfg.threads)  # noqa: F841 (held for the whole run)
@@ -216,7 +210,7 @@ def run(job: dict, events, phases) -> RunSummary:
 
     X_eval = c_eval = None
     if live_evaluation(cfg.monitor):  # the held-out sample exists only to be scored live
-        eval_rows = loop.eval_sample_rows(cfg.seed, test.n_rows)
+        eval_rows = np.sort(generator([cfg.seed, 7]).permutation(test.n_rows)[:EVAL_SAMPLE_ROWS])
         X_eval, c_eval = test.X.gather(eval_rows), test.codes()[eval_rows]
         if job.get("run_dir"):
             X_eval = sample_on_disk(os.path.join(job["run_dir"], "eval-sample"), X_eval, c_eval)
@@ -244,7 +238,7 @@ def run(job: dict, events, phases) -> RunSummary:
         student = _distill(cfg, trainer, feed, data, events, phases.faults)
     data.scanned.check_unchanged()
     spill = loop.spill_report(feed.spill)
-    threads = {"requested": cfg.threads, "os_threads": loop.os_threads(), "reader_thread": feed.reader_thread,
+    threads = {"requested": cfg.threads, "os_threads": status_kib(b"Threads:")[0], "reader_thread": feed.reader_thread,
                "blas": [{"api": d.get("internal_api"), "num_threads": d.get("num_threads")} for d in blas()]
                if blas else []}
 

@@ -166,7 +166,8 @@ def test_shards_that_fill_the_disk_say_disk_full_with_the_folder_and_the_space_a
     import numpy as np
     import scipy.sparse as sp
 
-    from svmcore.worker.parallel import DiskFull, write_shards
+    from svmcore.spec.errors import DiskFull
+    from svmcore.worker.parallel import write_shards
     from tests.helpers import parts_of
 
     X = sp.random(20_000, 1000, density=0.02, format="csr", random_state=0)  # ~4.8 MB in shards

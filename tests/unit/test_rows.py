@@ -107,7 +107,8 @@ def _buffer_rule(chunks: list[np.ndarray], pool_rows: int, rng) -> np.ndarray:
 def test_the_shuffle_buffer_moves_rows_by_its_rule(pool_rows):
     X = _csr(2000)
     ids = np.arange(2000)
-    classic = _buffer_rule([ids[s:s + 250] for s in range(0, 2000, 250)], pool_rows, np.random.default_rng(5))
+    # blocks of 250 rows go in a batch of 64 at a time: the rule's rounds are the batches'
+    classic = _buffer_rule([ids[s:s + 64] for s in range(0, 2000, 64)], pool_rows, np.random.default_rng(5))
     p = _parts(X)
     pieces = [(p.slice(s, s + 250).from_zero(), ids[s:s + 250]) for s in range(0, 2000, 250)]
     out = list(rows.pool_shuffle(iter(pieces), pool_rows, np.random.default_rng(5), 64))
@@ -122,9 +123,9 @@ def test_the_shuffle_buffer_moves_rows_by_its_rule(pool_rows):
 @pytest.mark.parametrize("pool_rows,batch", [(100, 64), (333, 50), (5000, 128), (300, 1)])
 def test_blocks_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows, batch):
     """The lean path's first pass: each block's rows gathered straight into the shuffle buffer
-    as it comes (``staged``: rows of the next batches wait after the pool, and move with the
-    kept rows), not gathered into a batch first; and batches of pieces (``batch_pieces``). Same
-    rounds, same random draws, same rows out as shuffling gathered batches."""
+    as it comes (rows of the next batches wait after the pool, and move with the kept rows), not
+    gathered into a batch first. Same rounds, same random draws, same rows out as shuffling
+    gathered batches."""
     X = _csr(2000)
     p, ids = _parts(X), np.arange(2000)
     keep = np.flatnonzero(ids % 7 != 3)
@@ -136,9 +137,7 @@ def test_blocks_go_straight_into_the_shuffle_buffer_in_the_same_order(pool_rows,
             yield rows.Picked(p.slice(a, b).from_zero(), mine), ids[a:b][mine]
 
     gathered = list(rows.pool_shuffle(rows.rebatch(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
-    pieces = list(rows.pool_shuffle(rows.batch_pieces(blocks(), batch), pool_rows, np.random.default_rng(5), batch))
-    assert [r.codes.tolist() for r in pieces] == [r.codes.tolist() for r in gathered]
-    direct = list(rows.pool_shuffle(blocks(), pool_rows, np.random.default_rng(5), batch, staged=True))
+    direct = list(rows.pool_shuffle(blocks(), pool_rows, np.random.default_rng(5), batch))
     assert [r.codes.tolist() for r in direct] == [r.codes.tolist() for r in gathered]
     order = np.concatenate([r.codes for r in direct])
     assert sorted(order.tolist()) == keep.tolist()
@@ -158,7 +157,7 @@ def test_recycled_batches_are_the_same_rows_while_each_is_used_before_the_next(p
     def seen(recycled):
         out, arrays = [], []
         for r in rows.rebatch(rows.pool_shuffle(iter(pieces), pool_rows, np.random.default_rng(5), batch,
-                                                staged=True, recycled=recycled), batch):
+                                                recycled=recycled), batch):
             out.append((r.codes.tolist(), _dense(r.X)))  # used now, let go before the next
             arrays.append(r.X.data)  # kept, not used: fresh batches would then each have their own memory
         return out, arrays
@@ -214,7 +213,8 @@ def test_the_shuffle_arena_keeps_rows_in_place_and_holds_one_pool():
     rng = np.random.default_rng(2)
     fullest = 0
     for s in range(0, 3000, 150):
-        arena.add(p.slice(s, s + 150), ids[s:s + 150])
+        arena.stage(p.slice(s, s + 150))
+        arena.add(ids[s:s + 150])
         model += list(range(s, s + 150))
         fullest = max(fullest, len(model))
         if len(model) > 400:

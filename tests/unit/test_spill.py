@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmcore.data.feeds.memory import InMemory
-from svmcore.data.rows import Dense, Parts
+from svmcore.data.rows import Dense
 from svmcore.data.shuffle_order import Shuffle
 from svmcore.data.spill import Spill
 from svmcore.spec.config import validate
@@ -152,24 +152,3 @@ def test_a_window_read_without_the_native_library_is_the_same(tmp_path, monkeypa
     # and the rows are the spill's: every row once, as written
     rows = sp.vstack([sp.csr_matrix((d, i, p), shape=(p.shape[0] - 1, X.shape[1])) for d, i, p, _ in native])
     np.testing.assert_array_equal(np.unique(rows.toarray(), axis=0), np.unique(X.toarray(), axis=0))
-
-
-def test_the_recorder_writes_only_inside_its_pass(tmp_path):
-    """Rows written before ``around`` opened the files would be lost while the spill still
-    ended complete: that is refused, not ignored."""
-    import pytest
-
-    from svmcore.data.spill import Recorder
-
-    spill = Spill(str(tmp_path / "spill"), np.float64)
-    recorder = Recorder(spill)
-    rows = Parts(np.ones(3), np.arange(3, dtype=np.int32), np.array([0, 1, 3], np.int64))
-    with pytest.raises(RuntimeError, match="inside Recorder.around"):
-        recorder.write(rows, np.array([0, 1]))
-
-    def batches():
-        recorder.write(rows, np.array([0, 1]))
-        yield rows, np.array([0, 1])
-    assert len(list(recorder.around(batches()))) == 1
-    assert spill.complete and spill.rows == 2
-    assert [b.codes.tolist() for b in spill.read(8)] == [[0, 1]]

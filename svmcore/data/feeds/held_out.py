@@ -19,10 +19,8 @@ log = logging.getLogger(__name__)
 
 SCORE_SLICE_ROWS = 8192  # rows scored at once, so a dense or transformed test set never exists whole
 SAMPLE_SLICE_ROWS = 256  # the live sample's slices: ~140 KiB at 46 nonzeros a row
-# The first run on a file extracts its held-out rows from the whole text before it trains. Read in 1 MiB
-# blocks (11,000 at 10^7 rows of sparse-text), what the blocks' parsing and picking left behind stayed
-# resident through training (1.1-1.8 MiB of the exact peak); in 8 MiB blocks the prepare phase ends 1.25 MiB
-# lower, for a prepare-phase peak of 42 MiB far under training's (docs/lean.md).
+# The held-out rows are extracted in 8 MiB blocks: what 1 MiB blocks' parsing left behind stayed resident
+# through training (1.1-1.8 MiB of the exact peak, docs/lean.md).
 HELD_OUT_BLOCK_BYTES = 8 << 20
 
 
@@ -40,9 +38,7 @@ def held_out(rows: SourceRows, cache_dir: str) -> "OnDisk":
 
 def write(folder: str, blocks) -> int:
     """The cache's files in ``folder``, from ``(block, labels)`` in file order, each appended as
-    it comes: the rows are never all in memory (collected and stacked, they were 11 MiB at 10^6
-    rows of sparse-text, and the heap they left behind raised a first run's train peak by 7 MiB).
-    Returns the rows written."""
+    it comes, so the rows are never all in memory. Returns the rows written."""
     labels, nnz = [], 0
     with open(os.path.join(folder, "data.f64"), "wb") as fd, open(os.path.join(folder, "indices.i32"), "wb") as fi, \
             open(os.path.join(folder, "indptr.i64"), "wb") as fp:
@@ -64,6 +60,8 @@ class OnDisk:
     """Rows left on disk (a folder of ``write``'s files), read a slice at a time (``slice_rows``
     rows when scored). Their row index is read when rows are (``release`` lets it go while
     training: 8 bytes a held-out row, 0.15 MiB at the 20,000-row cap)."""
+
+    nbytes = 0  # held in memory: none
 
     def __init__(self, folder: str, slice_rows: int = SCORE_SLICE_ROWS):
         self.folder = folder
@@ -107,10 +105,6 @@ class OnDisk:
             if sel.shape[0]:
                 out.append(self.slice(s, e).gather(sel - s))
         return concat(out)
-
-    @property
-    def nbytes(self) -> int:
-        return 0
 
 
 def sample_on_disk(folder: str, X, codes: np.ndarray):

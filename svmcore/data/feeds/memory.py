@@ -112,13 +112,11 @@ class InMemory:
                 yield self._gathered(X, codes, order[start:start + batch_size])
 
     def _release(self, start: int, stop: int, pad_bytes: int = 0) -> None:
-        """Drop the pages of rows [start, stop) from this process's memory map. They stay in
-        the kernel's page cache (the next epoch maps them again without disk reads), but no
-        longer count in the worker's RSS. Whole pages only, unless ``pad_bytes``: then the range
-        is widened by that much on each side (for callers whose batches are copies, never views
-        of the map): the kernel maps cached neighbours on each fault (64 KiB of "fault-around",
-        and whole large folios of the page cache, 2 MiB on ext4 here), so pieces read out of
-        order leave their neighbours mapped."""
+        """Drop the pages of rows [start, stop) from this process's memory map (they stay in
+        the page cache, out of the worker's RSS). Whole pages only, unless ``pad_bytes`` widens
+        the range on each side (for callers whose batches are copies): the kernel maps cached
+        neighbours on each fault (fault-around, large folios), which pieces read out of order
+        would leave mapped."""
         for arr, a, b in (*self.X.spans(start, stop), (self.codes, start, stop)):
             if not isinstance(arr, np.memmap) or b <= a:
                 continue

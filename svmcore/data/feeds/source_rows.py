@@ -21,11 +21,8 @@ from svmcore.spec.errors import DataChangedError, DataError
 from svmcore.spec.knobs import MAX_FEATURES
 
 BLOCK_BYTES = 1 << 20  # the native parser's text block: ~1,000 rows of text-like data
-# With threads > 1, a first pass's text is parsed ahead by a thread, this many blocks (~1 MiB of text,
-# ~0.4 MiB parsed, each). A shuffle round trains half a pool at once while the parser fills the queue, and
-# then waits for the parser: at 10^6 rows, 2 threads, alternating runs: 2 blocks 329-369k rows/s, 4 379-400k
-# (exact peak +0.5 to +2 MiB), 8 388-395k (+4 MiB); at 10^7 rows 3 blocks ran 838-878k rows/s against 4's
-# 862-945k for 0.3-0.5 MiB less: not worth it (docs/lean.md).
+# With threads > 1, blocks (~0.4 MiB parsed each) a thread parses ahead: a shuffle round trains half a pool
+# while the parser fills the queue; 2 ran 10% slower, 8 held 2 MiB more for no speed (docs/lean.md).
 PARSE_AHEAD_BLOCKS = 4
 
 

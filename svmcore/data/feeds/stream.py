@@ -27,11 +27,8 @@ from svmcore.spec.errors import DataChangedError
 # A shuffled first pass reads the text in pieces of about a sixteenth of the shuffle buffer each (a piece
 # is a whole number of the row index's entries), so a buffer holds rows from about 16 places in the file.
 PIECES_PER_BUFFER = 16
-# With threads > 1, a later pass's batches are read ahead by a thread. A shuffled pass reads a window (one
-# native call, ~2.5 ms at the default 16,384 rows) before it cuts any batch of it, so the queue must last
-# that long or training waits: half a window, at most 4 MiB (7 batches of 1,024 rows of 46 nonzeros):
-# once the first pass held less, later passes set the 2-thread peak, and 7 batches ran as fast as 8
-# (2.13-2.42M vs 2.15-2.43M rows/s), 6 7% slower (docs/lean.md).
+# With threads > 1, a later pass's batches read ahead by a thread: enough to last while the next window is
+# read (half a window), at most this many bytes, since later passes set the 2-thread peak (docs/lean.md).
 LATER_AHEAD_BYTES = 4 << 20
 
 
@@ -88,15 +85,12 @@ class Streamed:
         else:
             text = self.rows.rows(False if self.hold_out else None, parse_ahead=ahead, picked=True)
         # each block's rows copied into the shuffle buffer as it comes: no block held on
-        return pool_shuffle(text, self.shuffle.window_rows, rng, batch_size, staged=True, recycled=True)
+        return pool_shuffle(text, self.shuffle.window_rows, rng, batch_size, recycled=True)
 
     def fill_spill(self, batch_size: int) -> None:
         """Write the first pass's rows to the spill without training on them, so that every pass
-        reads the spill shuffled across the whole file. For a file whose labels come in long
-        runs: its first pass read from the text draws a buffer's rows from about 16 pieces, and
-        where the positives of one kind sit together, each kind came in one burst (balanced
-        accuracy 4.3-4.6 points below memory mode's at 200,000 rows; within 0.3 this way,
-        bench/results/label-sorted.md)."""
+        reads the spill shuffled across the whole file: for a file whose labels come in long runs,
+        where a first pass from the text met each kind of row in one burst (bench/results/label-sorted.md)."""
         for _ in self.batches(batch_size, 0):
             pass
         self.spill.filled_first = True

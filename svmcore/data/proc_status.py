@@ -1,6 +1,5 @@
-"""The worker process's own figures from /proc/self/status: what the phase marks, the pass ends
-and the thread count read (no import beyond the standard library: the worker reads them before
-its imports phase ends)."""
+"""A process's own figures from /proc/self/status: the worker's phase marks, pass ends and thread
+count, the scoring process's peak (standard library only: read before the imports phase ends)."""
 
 from __future__ import annotations
 
