@@ -184,9 +184,19 @@ def test_shards_that_fill_the_disk_say_disk_full_with_the_folder_and_the_space_a
     assert not os.path.exists(folder)
 
 
-def test_a_data_parallel_run_on_a_full_disk_is_one_line_and_keeps_no_shards(small_disk):
-    home = os.path.join(small_disk, "home")
-    proc = cli("run", "--rows=40000", "--features=5000", "--nnz-per-row=20", "--workers=2", "--mode=stream",
+@pytest.fixture
+def disk_8m(tmp_path):
+    mnt = tmp_path / "disk"
+    _mount_tmpfs(mnt, "8m")
+    yield str(mnt)
+    subprocess.run(["umount", "-l", str(mnt)])
+
+
+def test_a_data_parallel_run_on_a_full_disk_is_one_line_and_keeps_no_shards(disk_8m):
+    # 8 MiB: the held-out rows (~4.8 MB) and the run's events fit, the shards (~19 MB) do not. On 3 MiB
+    # the held-out rows and the events of a slow (loaded) machine's run could fill it before any shard.
+    home = os.path.join(disk_8m, "home")
+    proc = cli("run", "--rows=100000", "--features=5000", "--nnz-per-row=20", "--workers=2", "--mode=stream",
                home=home)
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr.strip().splitlines()
