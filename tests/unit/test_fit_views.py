@@ -1,9 +1,9 @@
-"""svmcore.app.fit_views: the doctor's short ranked answer and the result card of "Make
+"""svmcore.app.fit: the doctor's short ranked answer and the result card of "Make
 it fit", compared with ==."""
 
 from __future__ import annotations
 
-from svmcore.app.fit_views import CardSide, RemedyLine, change_text, diagnosis_answer, fit_card, versus_text
+from svmcore.app.fit import CardSide, RemedyLine, change_text, diagnosis_answer, fit_card, versus_text
 from svmcore.app.headlines import RunFacts
 
 
