@@ -448,9 +448,10 @@ class FitCard:
 def _side(r: RunFacts | None, budget_mb: float) -> CardSide | None:
     if r is None:
         return None
-    over = (f"; {r.peak_mb - budget_mb:,.0f} MiB above the budget of {_mib(budget_mb)}"
-            if r.status == "completed" and r.peak_mb is not None and r.peak_mb > budget_mb else "")
-    return CardSide(r.id, r.title, ending(r) + over, r.peak_mb, r.samples_per_s, r.accuracy, r.balanced_accuracy)
+    s, peak = r.summary, r.peak.mb
+    over = (f"; {peak - budget_mb:,.0f} MiB above the budget of {_mib(budget_mb)}"
+            if r.status == "completed" and peak is not None and peak > budget_mb else "")
+    return CardSide(r.id, r.title, ending(r) + over, peak, s.samples_per_s, s.accuracy, s.balanced_accuracy)
 
 
 def versus_text(failed: RunFacts | None, fitting: RunFacts | None, budget_mb: float) -> str:
@@ -460,16 +461,13 @@ def versus_text(failed: RunFacts | None, fitting: RunFacts | None, budget_mb: fl
     if fitting is None:
         return "No run fitted the budget."
     if failed is None:
-        return f"Exact peak {_mib(fitting.peak_mb)}, within the budget of {_mib(budget_mb)}."
-    words = f"Exact peak {_mib(failed.peak_mb)} → {_mib(fitting.peak_mb)}"
-    if failed.peak_mb and fitting.peak_mb is not None:
-        pct = (fitting.peak_mb / failed.peak_mb - 1) * 100
+        return f"Exact peak {_mib(fitting.peak.mb)}, within the budget of {_mib(budget_mb)}."
+    words = f"Exact peak {_mib(failed.peak.mb)} → {_mib(fitting.peak.mb)}"
+    if failed.peak.mb and fitting.peak.mb is not None:
+        pct = (fitting.peak.mb / failed.peak.mb - 1) * 100
         words += f" ({_signed(pct, 0)}%{', within noise' if peak_within(pct) else ''})"
     words += f", within the budget of {_mib(budget_mb)}"
-    done = RunFacts(failed.id, "completed", peak_mb=failed.peak_mb, samples_per_s=failed.samples_per_s,
-                    accuracy=failed.accuracy, balanced_accuracy=failed.balanced_accuracy)
-    d = deltas(done, RunFacts(fitting.id, "completed", peak_mb=fitting.peak_mb, samples_per_s=fitting.samples_per_s,
-                              accuracy=fitting.accuracy, balanced_accuracy=fitting.balanced_accuracy))
+    d = deltas(RunFacts(failed.id, "completed", failed.summary), RunFacts(fitting.id, "completed", fitting.summary))
     costs, quiet = [], within(d)
     if d["speed_ratio"] is not None:
         costs.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
@@ -617,7 +615,7 @@ class Fits:
             return None
         result, budget = state["result"], state["budget_mb"]
         recs = {i: self.store.get_run(i) for i in [state["origin"], *state["runs"]] if i is not None}
-        facts = {i: RunFacts.of(i, r.status.value, r.summary, label=r.name or "") for i, r in recs.items() if r}
+        facts = {i: RunFacts(i, r.status.value, r.summary, label=r.name or "") for i, r in recs.items() if r}
         missed = [a["run_id"] for a in result["attempts"]
                   if a["status"] != "completed" or (a["peak_mb"] or 0) > budget]
         failed = facts.get(state["origin"]) or next((facts[i] for i in missed if i in facts), None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from svmcore.app.noise import DEFAULT_NOISE, Noise, within
 from svmcore.spec.config import validate
@@ -20,64 +20,41 @@ MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What a headline needs to know of one run (all measured; None where not)."""
+    """One run as a headline reads it: its typed summary (every figure, read through the
+    summary's own fields and ``run_peak``) and what names it beside the runs compared."""
 
     id: int
     status: str
+    summary: RunSummary = field(default_factory=RunSummary)
     name: str = ""  # what tells it apart from the others compared, e.g. "stream"
-    peak_mb: float | None = None  # the run's peak: exact; a data-parallel run's all its processes (``peak``)
-    peak_phase: str | None = None
-    phase: str | None = None  # where a run that did not complete ended
-    cap: str | None = None
-    cap_mb: float | None = None
-    accuracy: float | None = None
-    balanced_accuracy: float | None = None
-    samples_per_s: float | None = None
     label: str = ""  # the name the user gave it, if any
     data: str = ""  # the data it used: 'sparse-text, 100,000 rows'
-    # when its peak was its prepare phase building copies of the data that later runs
-    # reuse (a first stream run writing the data file): that phase's exact peak, and
-    # the exact peak of the rest of the run, which every later run pays
-    one_time_mb: float | None = None
-    own_peak_mb: float | None = None
-    peak: RunPeak | None = None  # what peak_mb is (``RunSummary.run_peak``): None for facts given by hand, exact
 
     @property
-    def parallel(self):
-        """A data-parallel run's peaks (all processes, largest worker, coordinator), else None."""
-        return self.peak.parallel if self.peak else None
+    def peak(self) -> RunPeak:
+        return self.summary.run_peak
 
     @property
-    def peak_exact(self) -> bool:
-        return self.peak is None or self.peak.exact
-
-    @classmethod
-    def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "", label: str = "",
-           data: str = "") -> RunFacts:
-        s, peak = summary, summary.run_peak
-        once, own = one_time_preparation(s)
-        return cls(run_id, status, name, peak.mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
-                   s.balanced_accuracy, s.samples_per_s, label or "", data, once, own, peak)
+    def one_time(self) -> tuple[float | None, float | None]:
+        """(the prepare phase's exact peak, the exact peak of the other phases) when the run's
+        peak was its prepare phase building copies of the data that later runs reuse (the
+        worker lists them as ``prepared_once``); (None, None) otherwise. Each phase's peak is
+        the kernel's high-water mark reset at its start, so both are exact."""
+        s = self.summary
+        rest = [p.peak_rss_mb for p in s.phases if p.name != "prepare" and p.peak_rss_mb is not None]
+        if not s.prepared_once or s.peak_phase != "prepare" or not rest:
+            return None, None
+        return s.phase_peak("prepare"), max(rest)
 
     @property
     def compared_peak_mb(self) -> float | None:
         """The peak to compare with other runs: the run's own, one-time preparation left out."""
-        return self.own_peak_mb if self.one_time_mb is not None else self.peak_mb
+        once, own = self.one_time
+        return own if once is not None else self.peak.mb
 
     @property
     def title(self) -> str:
         return run_title(self.id, self.label, self.name)
-
-
-def one_time_preparation(s: RunSummary) -> tuple[float | None, float | None]:
-    """(the prepare phase's exact peak, the exact peak of the other phases) when the run's
-    peak was its prepare phase building copies of the data that later runs reuse (the
-    worker lists them as ``prepared_once``); (None, None) otherwise. Each phase's peak
-    is the kernel's high-water mark reset at its start, so both are exact."""
-    if not s.prepared_once or s.peak_phase != "prepare":
-        return None, None
-    rest = [p.peak_rss_mb for p in s.phases if p.name != "prepare" and p.peak_rss_mb is not None]
-    return (s.phase_peak("prepare"), max(rest)) if rest else (None, None)
 
 
 def run_tag(label: str | None = "", name: str = "") -> str:
@@ -107,27 +84,22 @@ def _mib(value: float | None) -> str:
 
 def ending(run: RunFacts, error: str | None = None) -> str:
     """How a run ended, without its name: 'completed: exact peak 252 MiB, owned by load'."""
-    where = f" in {run.phase}" if run.phase else ""
-    if run.parallel and run.status in ("completed", "oom", "cancelled"):
+    s, peak = run.summary, _mib(run.peak.mb)
+    where = f" in {s.phase}" if s.phase else ""
+    if run.peak.parallel and run.status in ("completed", "oom", "cancelled"):
         text = {"completed": "completed", "oom": f"ran out of memory{where}",
                 "cancelled": f"cancelled{where}"}[run.status]
-        return f"{text}: {run.parallel.text()}"
-    if run.status == "completed":
-        owner = f", owned by {run.peak_phase}" if run.peak_phase else ""
-        if run.one_time_mb is not None:
-            return (f"completed: exact peak {_mib(run.own_peak_mb)} without its one-time preparation "
-                    f"(which peaked at {_mib(run.one_time_mb)} building copies of the data that later runs reuse)")
-        return f"completed: exact peak {_mib(run.peak_mb)}{owner}"
-    if run.status == "oom":
-        cap = f" under a {_mib(run.cap_mb)} {run.cap} cap" if run.cap_mb else ""
-        return f"ran out of memory{where}: exact peak {_mib(run.peak_mb)}{cap}"
-    if run.status == "cancelled":
-        return f"cancelled{where}: exact peak {_mib(run.peak_mb)} until then"
-    if run.status == "failed":
-        return f"failed{where}" + (f": {error}" if error else "")
-    if run.status == "lost":
-        return "was lost: its runner stopped before it reported an outcome"
-    return f"is {run.status}"
+        return f"{text}: {run.peak.parallel.text()}"
+    once, own = run.one_time
+    if run.status == "completed" and once is not None:
+        return (f"completed: exact peak {_mib(own)} without its one-time preparation "
+                f"(which peaked at {_mib(once)} building copies of the data that later runs reuse)")
+    cap = f" under a {_mib(s.cap_mb)} {s.cap} cap" if s.cap_mb else ""
+    return {"completed": f"completed: exact peak {peak}" + (f", owned by {s.peak_phase}" if s.peak_phase else ""),
+            "oom": f"ran out of memory{where}: exact peak {peak}{cap}",
+            "cancelled": f"cancelled{where}: exact peak {peak} until then",
+            "failed": f"failed{where}" + (f": {error}" if error else ""),
+            "lost": "was lost: its runner stopped before it reported an outcome"}.get(run.status, f"is {run.status}")
 
 
 def outcome_headline(run: RunFacts, error: str | None = None) -> str:
@@ -147,12 +119,12 @@ def deltas(base: RunFacts, other: RunFacts) -> dict:
         return {"peak_pct": None, "speed_ratio": None, "accuracy": None, "balanced_accuracy": None}
 
     a, b = base.compared_peak_mb, other.compared_peak_mb
+    sa, sb = base.summary, other.summary
     return {
         "peak_pct": None if not a or b is None else (b / a - 1) * 100,
-        "speed_ratio": (None if not base.samples_per_s or other.samples_per_s is None
-                        else other.samples_per_s / base.samples_per_s),
-        "accuracy": diff(base.accuracy, other.accuracy),
-        "balanced_accuracy": diff(base.balanced_accuracy, other.balanced_accuracy),
+        "speed_ratio": None if not sa.samples_per_s or sb.samples_per_s is None else sb.samples_per_s / sa.samples_per_s,
+        "accuracy": diff(sa.accuracy, sb.accuracy),
+        "balanced_accuracy": diff(sa.balanced_accuracy, sb.balanced_accuracy),
     }
 
 
@@ -189,11 +161,11 @@ def comparison_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_
     quiet = within(d, noise)
     parts = []
     if d["peak_pct"] is not None:
-        once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
-                       for r in (base, other) if r.one_time_mb is not None)
+        once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time[0]:,.0f} MiB) left out"
+                       for r in (base, other) if r.one_time[0] is not None)
         # a data-parallel run's peak is all its processes (sampled): its largest worker and coordinator said beside
-        par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.parallel is not None)
-        exact = "exact " if base.peak_exact and other.peak_exact else ""
+        par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.peak.parallel is not None)
+        exact = "exact " if base.peak.exact and other.peak.exact else ""
         parts.append(noted(f"{exact}peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
                            f"{other.compared_peak_mb:,.0f} MiB{once}{par})", quiet["peak_pct"]))
     if d["speed_ratio"] is not None:

@@ -196,7 +196,7 @@ class Runs:
         if baseline not in ids and ids:
             baseline = pick_baseline({r.id: r.config for r in recs})[0]
         names = names_against(ids, self.differing_knobs(ids), baseline)
-        facts = [RunFacts.of(r.id, r.status.value, r.summary, names[r.id], r.shown_name,
+        facts = [RunFacts(r.id, r.status.value, r.summary, names[r.id], r.shown_name,
                              data_text(r.config.get("dataset"), r.summary, r.config.get("rows"))) for r in recs]
         return compare(facts, baseline, noise_of(facts, {r.id: r.config for r in recs}))
 
@@ -280,6 +280,7 @@ def noise_of(facts: list[RunFacts], configs: dict[int, dict]) -> Noise:
     groups = [[i for i in g if i in done] for g in repeat_groups(configs)]
 
     def of(figure):
-        return [spread(g, [getattr(done[i], figure) for i in g]) for g in groups]
+        return [spread(g, [figure(done[i]) for i in g]) for g in groups]
 
-    return measured_noise(of("compared_peak_mb"), of("samples_per_s"), of("accuracy"))
+    return measured_noise(of(lambda f: f.compared_peak_mb), of(lambda f: f.summary.samples_per_s),
+                          of(lambda f: f.summary.accuracy))

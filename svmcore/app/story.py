@@ -44,19 +44,19 @@ def check_story(baseline: int | None, remedies: list[int]) -> None:
 
 def default_question(base: RunFacts) -> str:
     """'Run 1 · memory peaks at 253 MiB: what lowers it, and what does it cost?'"""
-    return f"{base.title[0].upper()}{base.title[1:]} peaks at {_mib(base.peak_mb)}: what lowers it, and what does it cost?"
+    return f"{base.title[0].upper()}{base.title[1:]} peaks at {_mib(base.peak.mb)}: what lowers it, and what does it cost?"
 
 
 def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
-    done = [r for r in remedies if r.status == "completed" and r.peak_mb is not None]
+    done = [r for r in remedies if r.status == "completed" and r.peak.mb is not None]
     if not done:
         return "No remedy completed: nothing to weigh against the baseline."
-    best = min(done, key=lambda r: r.peak_mb)
+    best = min(done, key=lambda r: r.peak.mb)
     d = deltas(base, best)
-    acc = "" if best.accuracy is None else f", accuracy {best.accuracy:.3f}"
+    acc = "" if best.summary.accuracy is None else f", accuracy {best.summary.accuracy:.3f}"
     pct = "" if d["peak_pct"] is None else f" ({_signed(d['peak_pct'], 0)}%)"
-    exact = "exact " if all(r.peak_exact for r in [base, *remedies]) else ""  # a data-parallel run's is sampled
-    return f"Lowest {exact}peak: {best.title}, {_mib(best.peak_mb)}{pct}{acc}."
+    exact = "exact " if all(r.peak.exact for r in [base, *remedies]) else ""  # a data-parallel run's is sampled
+    return f"Lowest {exact}peak: {best.title}, {_mib(best.peak.mb)}{pct}{acc}."
 
 
 def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> str:
@@ -69,7 +69,7 @@ def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOIS
         if d["peak_pct"] is not None and d["peak_pct"] < 0 and not peak_within(d["peak_pct"], noise):
             lower.append((r, d))
     if not lower:
-        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak_mb)}) by more "
+        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak.mb)}) by more "
                 f"than the run-to-run noise ({noise.peak_pct:.0f}%).")
     kept = [(r, d) for r, d in lower if d["accuracy"] is None or d["accuracy"] * 100 >= -KEEP_ACCURACY_PTS]
     best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
@@ -98,7 +98,7 @@ def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, .
     slides = [Slide("question", (question or "").strip() or default_question(base),
                     f"Baseline {base.title}; remedies: {names}. Exact peaks are the kernel's high-water mark"
                     + ("; a data-parallel run's peak is all its processes, sampled." if any(
-                        not r.peak_exact for r in cmp.runs) else "."),
+                        not r.peak.exact for r in cmp.runs) else "."),
                     (base.id,)),
               Slide("baseline", f"The baseline: {base.title}", f"{base.title}: {ending(base)}", (base.id,))]
     slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r, cmp.noise), (base.id, r.id))
