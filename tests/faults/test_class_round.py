@@ -7,7 +7,7 @@ import json
 import os
 import threading
 
-from svmcore.app.classroom import Classroom, Guess
+from svmcore.app.exercise import Classroom, Guess
 
 
 def test_a_damaged_round_file_starts_a_new_round_and_says_so(tmp_path, caplog):

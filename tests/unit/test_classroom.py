@@ -7,7 +7,7 @@ import html
 
 import pytest
 
-from svmcore.app.classroom import Bin, Classroom, answers_hidden, class_verdict, prepare_slots, tally
+from svmcore.app.exercise import Bin, Classroom, answers_hidden, class_verdict, prepare_slots, tally
 from svmcore.spec.errors import ConfigError
 
 M = "\u2212"
