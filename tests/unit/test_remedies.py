@@ -22,7 +22,6 @@ from svmcore.app.remedy_results import (
     side,
     speed_spread,
 )
-from svmcore.engine.summary import MemorySample
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.result import RunSummary
 from ui.charts import RemedyPhasesInfo, remedy_phases_figure, remedy_phases_info
@@ -103,8 +102,6 @@ def test_peak_moment_is_the_highest_sample_and_its_split():
     samples = [(0.0, 100 * MiB, 90 * MiB, 10 * MiB, 0), (0.5, 300 * MiB, 120 * MiB, 180 * MiB, 0),
                (1.0, 200 * MiB, 150 * MiB, 50 * MiB, 0)]
     assert peak_moment(samples) == {"t_s": 0.5, "rss_mb": 300.0, "anon_mb": 120.0, "file_mb": 180.0}
-    as_records = [MemorySample(*s) for s in samples]
-    assert peak_moment(as_records) == peak_moment(samples)
     assert peak_moment([]) is None
 
 
