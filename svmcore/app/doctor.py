@@ -44,13 +44,13 @@ from svmcore.spec.units import apart
 from svmcore.spec.status import RunStatus
 from svmcore.store.records import RunRecord
 
-FLOOR = "libraries' floor"
+FLOOR_PART = "libraries' floor"  # the floor among what held the memory
 # What held the memory, in the words of the advice, from the model's parts.
 HELD = {"data as stored": ("data", "test", "shuffle"),
         "batch in compute form": ("batch", "activations", "transforms", "io", "monitor"),
         "kept while training (a cache, a history)": ("kept",),
         "model and optimiser state": ("model",),
-        FLOOR: ("floor",),
+        FLOOR_PART: ("floor",),
         "the run's coordinator": ("coordinator",),
         "its Dask workers (each its own floor, model and rows)": ("Dask workers",),
         "other": ("other",)}
@@ -684,7 +684,7 @@ def text(d: dict) -> str:
                          f"(saves {r['predicted_saving_mb']:,.0f}; {r['predicted_phase_saving_mb']:,.0f} in "
                          f"{d['owner']}){fit}; {_measured_words(r['measured'])}")
     elif d["owner"] == "imports":
-        lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR, 0):,.0f} MiB; the run reached "
+        lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR_PART, 0):,.0f} MiB; the run reached "
                      f"{d['owner_mb'] or 0:,.0f} MiB importing them) does not fit the budget: no knob lowers what "
                      "Python and the libraries take before any data, except the lean path (native parser and solver "
                      "in stream or memory mode, svmlight files only, a floor of about 29 MiB).")

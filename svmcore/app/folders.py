@@ -59,10 +59,6 @@ class DataFolders:
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", stem if ext.lower() in DATA_EXT else shown)[:40] or "data"
         return shown, os.path.join(self.upload_dir, f"{safe}-{hashlib.sha256(data).hexdigest()[:8]}")
 
-    def existing_upload(self, name: str, data: bytes) -> str | None:
-        """The path of this very file if it was uploaded before under this name, else None."""
-        return self._saved(self._upload_base(name, data)[1], data)
-
     @staticmethod
     def _saved(base: str, data: bytes) -> str | None:
         for ext in sorted(set(FORMAT_EXT.values())):
@@ -72,10 +68,6 @@ class DataFolders:
                     if f.read() == data:
                         return path
         return None
-
-    def save_upload(self, name: str, data: bytes) -> str:
-        """``upload``'s path."""
-        return self.upload(name, data)[0]
 
     def upload(self, name: str, data: bytes) -> tuple[str, bool]:
         """Store an upload under the data folder with a generated name; returns its path

@@ -105,11 +105,6 @@ class Spread:
     hi: float
 
     @property
-    def pct(self) -> float:
-        """The range as a percentage of the mean."""
-        return (self.hi - self.lo) / self.mean * 100 if self.mean else 0.0
-
-    @property
     def widest_pct(self) -> float:
         """The largest change between two of the repeats, in percent: highest against lowest."""
         return (self.hi / self.lo - 1) * 100 if self.lo > 0 else 0.0
