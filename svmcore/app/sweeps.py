@@ -96,12 +96,10 @@ class Sweeps:
         return base, grid
 
     def _runs(self, sweep_id: int | None, host: str | None = None) -> list:
-        """The sweep's runs (every run: None); with ``host``, only the runs on that host (their
-        frontier, peaks and speeds then compare like with like)."""
+        """The sweep's runs (None: every run), on ``host`` only if given: peaks and speeds compare like with like."""
         return [r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host]
 
     def _varied(self, sweep_id: int) -> list[str]:
-        """The knobs the sweep's grid varies."""
         return list(next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {}).get("grid") or {})
 
     def points(self, sweep_id: int, host: str | None = None) -> list[TradeoffPoint]:
