@@ -7,9 +7,8 @@ import threading
 from collections.abc import MutableMapping
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
-from svmcore.app.importance import Importance, knob_importance
+from svmcore.app.parallel import Importance, ParallelInfo, knob_importance, parallel_info
 from svmcore.app.noise import repeat_groups
-from svmcore.app.parallel import ParallelInfo, parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
@@ -122,7 +121,7 @@ class Sweeps:
 
     def importance(self, sweep_id: int, objective: str) -> Importance:
         """Which of the knobs the sweep varied mattered for ``objective`` ('peak', 'speed',
-        'accuracy'): ``importance.knob_importance`` over its completed runs."""
+        'accuracy'): ``parallel.knob_importance`` over its completed runs."""
         return knob_importance(self._runs(sweep_id), self._varied(sweep_id), objective)
 
     def repeats(self, sweep_id: int) -> list[list[int]]:
