@@ -9,8 +9,7 @@ import json
 import plotly.graph_objects as go
 
 from svmcore.app.parallel import Axis, ParallelInfo
-from svmcore.app.headlines import compare
-from svmcore.app.story import Slide
+from svmcore.app.headlines import Slide, compare
 from ui.charts import (PhasePeaks, PhasePeaksInfo, chart_text, phase_peaks_figure, run_series, stacked_figure,
                        stacked_info, tradeoff_figure, tradeoff_info)
 from ui.compare import with_headline

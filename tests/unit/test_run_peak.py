@@ -13,7 +13,7 @@ from svmcore.app.fit import fit
 from svmcore.app.headlines import RunFacts, comparison_headline, compare
 from svmcore.app.serving import text as serving_text
 from svmcore.app.serving import training_of
-from svmcore.app.story import story_slides
+from svmcore.app.headlines import story_slides
 from svmcore.spec.config import validate
 from svmcore.spec.result import RunSummary
 from svmcore.spec.status import RunStatus

@@ -1,11 +1,10 @@
-"""svmcore.app.story: a demo's slides and their wording, compared with ==."""
+"""svmcore.app.headlines (a story): a demo's slides and their wording, compared with ==."""
 
 from __future__ import annotations
 
 import pytest
 
-from svmcore.app.headlines import compare
-from svmcore.app.story import Slide, advice, check_story, default_question, short_headline, story_slides
+from svmcore.app.headlines import Slide, advice, check_story, compare, default_question, short_headline, story_slides
 from svmcore.spec.errors import ConfigError
 from tests.helpers import facts
 
