@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from svmcore.app.noise import NO_SAVING_PCT
 from svmcore.app.remedies import REMEDIES, Remedy
 from svmcore.app.remedy_results import compare
+from svmcore.app.remedy_results import rounded as _r
 from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
 from svmcore.predict.launch import lower_bound
@@ -305,10 +306,6 @@ def measured_saving(remedy_key: str, reference: dict | None, change: dict | None
 
 def _a(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
-
-
-def _r(v: float | None, digits: int = 1) -> float | None:
-    return None if v is None else round(v, digits)
 
 
 # ---------------------------------------------------------------- the options

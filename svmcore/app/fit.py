@@ -306,16 +306,8 @@ def _costs(attempts: list[dict]) -> str:
     words = f"; accuracy {100 * (last['accuracy'] - first['accuracy']):+.1f} pt"
     if not (first["samples_per_s"] and last["samples_per_s"]):
         return words + f" against run {first['run_id']}"
-    return words + f", {_speed_words(last['samples_per_s'] / first['samples_per_s'])} run {first['run_id']}"
-
-
-def _speed_words(ratio: float) -> str:
-    """'1.3x faster than' / '1.3x slower than' for a ratio of speeds (after over before);
-    'as fast as' where it rounds to 1.0x either way."""
-    factor = ratio if ratio >= 1 else 1 / ratio
-    if round(factor, 1) <= 1.0:
-        return "as fast as"
-    return f"{factor:.1f}x {'faster' if ratio > 1 else 'slower'} than"
+    speed = speed_text(last["samples_per_s"] / first["samples_per_s"])
+    return words + f", {speed} {'as' if speed == 'same speed' else 'than'} run {first['run_id']}"
 
 
 LOOP_STEPS = (

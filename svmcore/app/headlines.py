@@ -126,7 +126,8 @@ def deltas(base: RunFacts, other: RunFacts) -> dict:
     sa, sb = base.summary, other.summary
     return {
         "peak_pct": None if not a or b is None else (b / a - 1) * 100,
-        "speed_ratio": None if not sa.samples_per_s or sb.samples_per_s is None else sb.samples_per_s / sa.samples_per_s,
+        "speed_ratio": None if not sa.samples_per_s or sb.samples_per_s is None
+        else sb.samples_per_s / sa.samples_per_s,
         "accuracy": diff(sa.accuracy, sb.accuracy),
         "balanced_accuracy": diff(sa.balanced_accuracy, sb.balanced_accuracy),
     }

@@ -44,24 +44,24 @@ def side(config: dict, s: RunSummary, samples: Sequence = (), run_id: int | None
     """One run's figures, as plain JSON-able data."""
     return {
         "run_id": run_id, "status": status or s.status, "config": changed_knobs(config),
-        "peak_mb": _round(s.peak_rss_mb), "peak_phase": s.peak_phase,
-        "phases": {p.name: _round(p.peak_rss_mb) for p in s.phases if p.peak_rss_mb is not None},
-        "floor_mb": _round(s.floor_mb), "at_peak": peak_moment(samples),
-        "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
-        "epoch_samples_per_s": [_round(v, 0) for v in s.epoch_samples_per_s],  # each pass's: a cache's later ones
-        "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
+        "peak_mb": rounded(s.peak_rss_mb), "peak_phase": s.peak_phase,
+        "phases": {p.name: rounded(p.peak_rss_mb) for p in s.phases if p.peak_rss_mb is not None},
+        "floor_mb": rounded(s.floor_mb), "at_peak": peak_moment(samples),
+        "samples_per_s": rounded(s.samples_per_s, 0), "train_s": rounded(s.train_s, 2), "wall_s": rounded(s.wall_s, 2),
+        "epoch_samples_per_s": [rounded(v, 0) for v in s.epoch_samples_per_s],  # each pass's: a cache's later ones
+        "accuracy": rounded(s.accuracy, 4), "balanced_accuracy": rounded(s.balanced_accuracy, 4),
         "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
         "batches": s.batches, "upcast": s.upcast and s.upcast.to_dict(), "train_data_bytes": s.train_data_bytes,
         "error": s.error_message,
         # a data-parallel run: its largest Dask worker's peak (exact on a LocalCluster started for it), the total
-        **({"parallel": {"workers": par.workers, "worker_peak_mb": _round(s.parallel_peaks.largest_worker_mb),
+        **({"parallel": {"workers": par.workers, "worker_peak_mb": rounded(s.parallel_peaks.largest_worker_mb),
                          "worker_peak_exact": all(w.peak_exact for w in par.per_worker),
-                         "total_sampled_mb": _round(s.parallel_peaks.all_processes_mb),
-                         "cluster_start_s": _round(par.cluster_start_s, 2)}} if (par := s.parallel) else {}),
+                         "total_sampled_mb": rounded(s.parallel_peaks.all_processes_mb),
+                         "cluster_start_s": rounded(par.cluster_start_s, 2)}} if (par := s.parallel) else {}),
     }
 
 
-def _round(v: float | None, digits: int = 1) -> float | None:
+def rounded(v: float | None, digits: int = 1) -> float | None:
     return None if v is None else round(float(v), digits)
 
 
