@@ -413,7 +413,8 @@ def check_story(baseline: int | None, remedies: list[int]) -> None:
 
 def default_question(base: RunFacts) -> str:
     """'Run 1 · memory peaks at 253 MiB: what lowers it, and what does it cost?'"""
-    return f"{base.title[0].upper()}{base.title[1:]} peaks at {_mib(base.peak.mb)}: what lowers it, and what does it cost?"
+    title = base.title[0].upper() + base.title[1:]
+    return f"{title} peaks at {_mib(base.peak.mb)}: what lowers it, and what does it cost?"
 
 
 def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:

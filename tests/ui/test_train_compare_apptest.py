@@ -195,9 +195,9 @@ def test_presentation_html_is_one_file_that_opens_offline():
     from ui import compare as cmp_ui
 
     runs = [hand_facts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75, balanced_accuracy=0.7,
-                     samples_per_s=2.8e5),
-            hand_facts(2, "completed", "<b>stream</b>", peak_mb=208.0, peak_phase="train", accuracy=0.75, balanced_accuracy=0.712,
-                     samples_per_s=1e5)]
+                       samples_per_s=2.8e5),
+            hand_facts(2, "completed", "<b>stream</b>", peak_mb=208.0, peak_phase="train", accuracy=0.75,
+                       balanced_accuracy=0.712, samples_per_s=1e5)]
     cmp = compare(runs)
     empty = charts.run_series(1, [], [], charts.RunSummary())
     fig = charts.stacked_figure(charts.stacked_info([empty]))
