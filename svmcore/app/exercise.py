@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from svmcore.app.headlines import _signed
-from svmcore.app.learn import run_label
+from svmcore.app.learn import latest_pair, run_label
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import setup_text
 from svmcore.engine.hostinfo import available_memory_bytes, usable_cpus
@@ -336,14 +336,9 @@ class Exercise:
         r = remedy(choice.remedy)
         e = r.experiment(choice.experiment)
         labels = [run_label(r, e, which) for which in ("before", "after")]
-        runs = [x for x in self.store.list_runs(status=[RunStatus.COMPLETED]) if x.label in labels]
-        afters = sorted((x for x in runs if x.label == labels[1] and x.config == want[1]), key=lambda x: -x.id)
-        for a in afters:
-            b = max((x for x in runs if x.label == labels[0] and x.id < a.id and x.config == want[0]),
-                    key=lambda x: x.id, default=None)
-            if b is not None:
-                return b.id, a.id
-        return None
+        runs = self.store.list_runs(status=[RunStatus.COMPLETED])
+        pair = latest_pair(*([x for x in runs if x.label == lab and x.config == cfg] for lab, cfg in zip(labels, want)))
+        return pair and (pair[0].id, pair[1].id)
 
     def prepare(self, quick: bool = False, keys: list[str] | None = None) -> dict:
         """Measure every choice ahead, before the class: each one's before and after runs,

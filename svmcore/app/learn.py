@@ -226,7 +226,7 @@ class Learn:
         befores = by_label.get(run_label(r, e, "before"), [])
         afters = by_label.get(run_label(r, e, "after"), [])
         pending = tuple(sorted(x.id for x in befores + afters if not x.status.is_finished()))
-        pair = _latest_pair(befores, afters)
+        pair = latest_pair(befores, afters)
         if pair:
             b, a = pair
             before, after = self._side(b), self._side(a)
@@ -250,7 +250,7 @@ class Learn:
         return side(rec.config, rec.summary, self.store.samples(rec.id), rec.id, rec.status.value)
 
 
-def _latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[RunRecord, RunRecord] | None:
+def latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[RunRecord, RunRecord] | None:
     """The latest finished 'after' run and the 'before' run queued just ahead of it."""
     for a in sorted(afters, key=lambda x: -x.id):
         if not a.status.is_finished():
