@@ -161,11 +161,8 @@ class Learn:
         for e in chosen:
             before, after = e.configs(overrides, quick)
             pairs.append((e, admit(before, self.store.home), admit(after, self.store.home)))
-        ids = []
-        for e, before, after in pairs:
-            ids.append(tuple((queue or self.queue).submit(launch, label=run_label(r, e, which)).run_id
-                             for launch, which in ((before, "before"), (after, "after"))))
-        return ids
+        return [tuple((queue or self.queue).submit(launch, label=run_label(r, e, which)).run_id
+                      for launch, which in ((before, "before"), (after, "after"))) for e, before, after in pairs]
 
     def run_all(self, quick: bool = False) -> list[tuple[int, int]]:
         """Queue every runnable remedy's experiments."""
@@ -183,11 +180,7 @@ class Learn:
         for rec in self.store.list_runs(damaged=False):  # a damaged pair measures nothing
             if (rec.label or "").startswith("Learn · "):
                 by_label.setdefault(rec.label, []).append(rec)
-        out = []
-        for r in REMEDIES:
-            for e in r.experiments:
-                out.append(self._result(r, e, by_label))
-        return out
+        return [self._result(r, e, by_label) for r in REMEDIES for e in r.experiments]
 
     def claims(self, results: list[ExperimentResult] | None = None) -> list[dict]:
         """The claims table: one row per experiment of every remedy (one row for a remedy
@@ -195,13 +188,11 @@ class Learn:
         results = self.results() if results is None else results
         rows = []
         for r in REMEDIES:
-            mine = [x for x in results if x.remedy.key == r.key]
             if r.measured_by:
                 rows.append(measured_row(r, read(r.measured_by, self._reference_dir)))
             elif not r.experiments:
                 rows.append(claims_row(r, None, None))
-            for x in mine:
-                rows.append(claims_row(r, x.experiment, x.as_dict()))
+            rows += [claims_row(r, x.experiment, x.as_dict()) for x in results if x.remedy.key == r.key]
         return rows
 
     def measured_by_bench(self, r: Remedy) -> BenchFinding | None:
@@ -229,7 +220,7 @@ class Learn:
         pair = latest_pair(befores, afters)
         if pair:
             b, a = pair
-            before, after = self._side(b), self._side(a)
+            before, after = (side(x.config, x.summary, self.store.samples(x.id), x.id, x.status.value) for x in pair)
             cmp = compare(before, after, r.acts_on)
             error = None
             if cmp is None:
@@ -245,9 +236,6 @@ class Learn:
             return ExperimentResult(r, e, REFERENCE, "reference machine, not yours", ref["before"], ref["after"], cmp,
                                     tuple(lessons(r, cmp)), pending)
         return ExperimentResult(r, e, None, "not measured yet", pending=pending)
-
-    def _side(self, rec: RunRecord) -> dict:
-        return side(rec.config, rec.summary, self.store.samples(rec.id), rec.id, rec.status.value)
 
 
 def latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[RunRecord, RunRecord] | None:
