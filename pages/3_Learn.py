@@ -98,9 +98,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
                 f"**The advice claims:** {r.claim}.")
     if r.limits:
         st.info(r.limits, icon=":material/info:")
-    if r.pending:
-        st.warning(f"**Not runnable yet**: {r.pending}.", icon=":material/construction:")
-    elif r.measured_by:  # no before/after pair of runs: its own benchmark's figures
+    if r.measured_by:  # no before/after pair of runs: its own benchmark's figures
         finding = lab.learn.measured_by_bench(r)
         st.caption(finding.caption)
         for line in finding.lessons:

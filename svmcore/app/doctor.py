@@ -1,23 +1,16 @@
 """``doctor``: why a run did not fit, and what would.
 
-For a run that ended ``oom``, or whose exact peak is above a budget: the phase that
-owned the peak (where an oom run died, else the measured peak's phase), what held the
-memory there by the memory model's breakdown for the run's own config (the data as
-stored, the batch in compute form, the model and its optimiser state, the libraries'
-floor) beside the measured per-phase peaks, and every remedy of Learn's list
-(``svmcore.app.remedies``) judged against that phase: the ones that act on it, each
-with the saving the memory model predicts for this config and the saving Learn's
-reference measured, ranked; the ones that cannot help, with the reason.
+For a run that ended ``oom``, or whose exact peak is above a budget: the phase that owned
+the peak, what held the memory there by the memory model's breakdown for the run's own
+config beside the measured per-phase peaks, and every remedy of Learn's list judged
+against that phase: those that act on it, ranked by the saving the model predicts (and
+Learn's reference measured); those that cannot help, with the reason. For every finished
+run (``trouble``), which of three its trouble is: growth pass after pass, a transient peak
+in a phase, or a floor held throughout.
 
-For every finished run (``trouble``), which of three its trouble is, with the figures that
-decide it: growth pass after pass (a cache or a leak; the pass in which it meets the cap or
-budget, and first the remedies that stop accumulation: ``Remedy.stops_growth``), a transient
-peak in a phase (a batch problem), or a floor held throughout.
-
-Pure: the caller hands in the run record, the calibration (or None: then the model's
-parts are priced at one byte of RSS each, a lower bound, and said so) and the
-reference measurements. ``fit`` (``svmcore.app.fit``) picks its next step from the
-same ranking.
+Pure: the caller hands in the run record, the calibration (None: the model's parts are
+priced at one byte of RSS each, a lower bound, and said so) and the reference. ``fit``
+picks its next step from the same ranking.
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def choices(remedies: tuple[Remedy, ...] = REMEDIES) -> list[Choice]:
     out = []
     for r in remedies:
         for e in r.experiments:
-            if r.pending is None and not r.measured_by and e.default_setup and e.runnable() is None \
+            if not r.measured_by and e.default_setup and e.runnable() is None \
                     and set(e.before) <= set(e.after):
                 out.append(Choice(r.key, e.key, f"{r.title}: {_change(e)}"))
     return out

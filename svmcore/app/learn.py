@@ -154,8 +154,8 @@ class Learn:
         if r.measured_by:
             raise ConfigError("remedy", f"{r.title} is no before/after pair of runs: python bench/{r.measured_by}.py "
                                         "measures it on the reference machine")
-        if r.pending or not chosen:
-            raise ConfigError("remedy", f"{r.title} cannot be measured here yet: {r.pending or 'no runnable setup'}")
+        if not chosen:
+            raise ConfigError("remedy", f"{r.title} cannot be measured here yet: no runnable setup")
         overrides = self.folders.confined(base) if base else None
         pairs = []
         for e in chosen:

@@ -1,17 +1,12 @@
 """The memory remedies the Learn page teaches: the common advice on SVM and deep-learning
 memory, each with the saving the advice claims and the experiments that measure it here.
 
-A ``Remedy`` is one piece of advice. Its ``experiments`` are before/after pairs of runs
-that change only the remedy's knobs, each on a stated base: the product's default
-setup (sparse data, in memory) is always one of them, and a remedy whose effect that
-setup cannot show has a second base where it can. ``acts_on`` names the phases whose
-memory the remedy changes: where the peak happens decides what a remedy can save.
-
-A remedy the product cannot run yet has no experiments and says why in ``pending``;
-when its knob lands in the registry (``svmcore.spec.knobs``), give it experiments and
-drop ``pending``: the claims table, the Learn page and the reference benchmark
-(``bench/remedies.py``) pick it up from here. An experiment whose configs do not
-validate is reported as not runnable, with the validation's reason, rather than hidden.
+A ``Remedy``'s ``experiments`` are before/after pairs of runs that change only its knobs,
+each on a stated base: the product's default setup always, and a second base where that
+setup cannot show the effect. ``acts_on`` names the phases whose memory it changes: where
+the peak happens decides what a remedy can save. The claims table, the Learn page and the
+reference benchmark (``bench/remedies.py``) read them from here; an experiment whose
+configs do not validate is reported as not runnable, with the reason, rather than hidden.
 """
 
 from __future__ import annotations
@@ -86,7 +81,6 @@ class Remedy:
     acts_on: tuple[str, ...] = ()  # phases whose memory it changes (the floor carries into every phase)
     experiments: tuple[Experiment, ...] = ()
     knobs: tuple[str, ...] = ()
-    pending: str | None = None  # why the product cannot run it yet
     limits: str | None = None  # what the product's version of the remedy does not do, plainly
     in_advice: bool = True  # one of the common advice's remedies (else one this product adds)
     moves_to_file: bool = False  # moves memory from anonymous to file-backed pages (memmap)
@@ -99,7 +93,7 @@ class Remedy:
 
     @property
     def runnable(self) -> bool:
-        return self.pending is None and any(e.runnable() is None for e in self.experiments)
+        return any(e.runnable() is None for e in self.experiments)
 
     def experiment(self, key: str) -> Experiment:
         found = next((e for e in self.experiments if e.key == key), None)
