@@ -88,6 +88,16 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     out_of_reach = _floor_out_of_reach(cfg, model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal)
     if out_of_reach:
         return _end(False, out_of_reach, attempts, path, budget_mb)
+
+    def take(pick: Option, why: str) -> RunConfig:
+        nonlocal steps
+        steps += 1
+        pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
+        path.append(change_words(pick.change))
+        say(why + f" → {change_words(pick.change)}")
+        tried.add(_key(after := _apply(cfg, pick)))
+        return after
+
     while True:
         # forecast, and apply remedies until the forecast fits: only a step its forecast lowers the peak by
         while True:
@@ -113,15 +123,10 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                                    "remaining remedy lowers the forecast peak" + _miss_words(misses), attempts, path,
                             budget_mb)
             pick = helps[0]
-            steps += 1
             peak_words, budget_words, _ = apart(peak, budget_mb)
-            why = (f"forecast {peak_words} MiB in {owner} > budget {budget_words}: {pick.title} is predicted to "
-                   f"save {pick.predicted_saving_mb:,.0f} MiB" + (" and fit" if pick.fits else ""))
-            pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
-            path.append(change_words(pick.change))
-            say(why + f" → {change_words(pick.change)}")
-            cfg = _apply(cfg, pick)
-            tried.add(_key(cfg))
+            fits = " and fit" if pick.fits else ""
+            cfg = take(pick, f"forecast {peak_words} MiB in {owner} > budget {budget_words}: {pick.title} is "
+                             f"predicted to save {pick.predicted_saving_mb:,.0f} MiB{fits}")
         if len(attempts) >= max_attempts:
             return _end(False, f"stopped after {len(attempts)} runs", attempts, path, budget_mb)
         change = {"changes": pending, "forecast_mb": round(peak, 1), "budget_mb": budget_mb,
@@ -168,14 +173,8 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             return _end(False, f"nothing left to try: {d['verdict']}, and no remaining remedy lowers the "
                                f"{d['owner']} phase", attempts, path, budget_mb)
         pick = helps[0]
-        steps += 1
-        why = (f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
-               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _miss_words(misses))
-        pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
-        path.append(change_words(pick.change))
-        say(why + f" → {change_words(pick.change)}")
-        cfg = _apply(cfg, pick)
-        tried.add(_key(cfg))
+        cfg = take(pick, f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
+                         f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _miss_words(misses))
 
 
 def capped(values: dict, budget_mb: float) -> RunConfig:
