@@ -78,7 +78,7 @@ def advice_table(results) -> None:
 
 def see_also(r) -> None:
     """What tracing costs, beside what monitoring costs (the remedy's ``see_also`` benchmark)."""
-    also = lab.learn.see_also(r)
+    also = lab.learn.measured_by_bench(r, see_also=True)
     if also:
         with st.container(border=True, key="learn_see_also"):
             st.markdown("**Beside it: allocation tracing (the trace knob).** A traced run names the lines that held "

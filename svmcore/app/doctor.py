@@ -120,13 +120,8 @@ class Option:
 
     def to_dict(self) -> dict:
         """As the diagnosis carries it (JSON, the run panel): the judged fields only."""
-        out = {"remedy": self.remedy, "title": self.title, "acts_on": list(self.acts_on), "change": self.change,
-               "measured": self.measured}
-        for f in dataclasses.fields(self)[5:]:
-            value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = list(value) if f.name == "cost" else value
-        return out
+        out = {k: v for k, v in dataclasses.asdict(self).items() if v is not None or k in ("change", "measured")}
+        return {**out, "acts_on": list(self.acts_on), **({"cost": list(self.cost)} if self.cost else {})}
 
 
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))

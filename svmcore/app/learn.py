@@ -195,23 +195,19 @@ class Learn:
             rows += [claims_row(r, x.experiment, x.as_dict()) for x in results if x.remedy.key == r.key]
         return rows
 
-    def measured_by_bench(self, r: Remedy) -> BenchFinding | None:
-        """What the benchmark of a remedy that is no pair of runs measured; None for the others."""
-        return self._bench_finding(r.measured_by) if r.measured_by else None
-
-    def see_also(self, r: Remedy) -> BenchFinding | None:
-        """The benchmark Learn shows beside a remedy (``see_also``: what tracing costs, beside the
-        monitoring's cost); None for the others."""
-        return self._bench_finding(r.see_also, verdict=True) if r.see_also else None
-
-    def _bench_finding(self, name: str, verdict: bool = False) -> BenchFinding:
-        """What bench/NAME.py measured, from the reference data (with its verdict: the caption ends on it)."""
+    def measured_by_bench(self, r: Remedy, see_also: bool = False) -> BenchFinding | None:
+        """What the benchmark of a remedy that is no pair of runs measured (``see_also``: the
+        benchmark Learn shows beside a remedy, such as what tracing costs beside the monitoring's
+        cost, its verdict ending the caption); None for a remedy that has none."""
+        name = r.see_also if see_also else r.measured_by
+        if not name:
+            return None
         ref = read(name, self._reference_dir)
         if ref is None:
             return BenchFinding(f"Not measured yet: `python bench/{name}.py`.", ())
         return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
                             "exact peaks; see docs/benchmarks.md):"
-                            + (f" {ref.figures['row']['verdict']}." if verdict else ""), tuple(ref.figures["lessons"]))
+                            + (f" {ref.figures['row']['verdict']}." if see_also else ""), tuple(ref.figures["lessons"]))
 
     def _result(self, r: Remedy, e: Experiment, by_label: dict[str, list[RunRecord]]) -> ExperimentResult:
         befores = by_label.get(run_label(r, e, "before"), [])

@@ -170,7 +170,10 @@ class Runs:
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
                 "cap": s.cap_text, "cap_held_mb": s.cgroup_held_peak_mb, "sweep_id": r.sweep_id, "host": r.host,
-                "tags": tags.get(r.id, []), "damage": "; ".join(r.damage), **_parallel_columns(s.parallel_peaks)})
+                "tags": tags.get(r.id, []), "damage": "; ".join(r.damage),
+                # a data-parallel run's largest worker and coordinator beside its run peak (all its processes)
+                "largest_worker_mb": par.largest_worker_mb if (par := s.parallel_peaks) else None,
+                "coordinator_mb": par.coordinator_mb if par else None})
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
@@ -265,13 +268,6 @@ class Runs:
             raise ConfigError("run", f"run {run_id} is still {rec.status.value}; cancel it first")
         self.store.delete_run(run_id)
         release_leftovers(rec.run_dir, self.store.home, delete_folder=True)
-
-
-def _parallel_columns(peaks) -> dict:
-    """A data-parallel run's largest-worker and coordinator peaks beside its run peak (all its
-    processes); None for one process."""
-    return {"largest_worker_mb": peaks.largest_worker_mb if peaks else None,
-            "coordinator_mb": peaks.coordinator_mb if peaks else None}
 
 
 def noise_of(facts: list[RunFacts], configs: dict[int, dict]) -> Noise:
