@@ -106,7 +106,7 @@ class Runs:
 
     def repeats(self, run_ids: list[int]) -> list[list[int]]:
         """The runs among these that repeat one setting over seeds (``noise.repeat_groups``)."""
-        return repeat_groups({r.id: r.config for r in (self.store.get_run(i) for i in run_ids) if r is not None})
+        return repeat_groups({r.id: r.config for r in self._records(run_ids)})
 
     def rename(self, run_id: int, name: str | None) -> None:
         """Give a run a name, or take it away (blank). Raises ConfigError for a name
@@ -122,6 +122,9 @@ class Runs:
             raise ConfigError("colour", str(e)) from None
         if not found:
             raise ConfigError("run", f"there is no run {run_id}")
+
+    def _records(self, run_ids: list[int]) -> list:
+        return [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
 
     def cancel(self, run_id: int) -> bool:
         return self._remote.cancel_run(run_id) or cancel_local(self.queue, run_id)
@@ -177,25 +180,18 @@ class Runs:
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
-        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
-        if len(recs) < 2:
-            return {}
-        out = {}
-        for k in KNOBS:
-            vals = [read_knob(r.config, k) for r in recs]
-            if len(set(map(json.dumps, vals))) > 1:
-                out[k] = vals
-        return out
+        recs = self._records(run_ids)
+        values = {k: [read_knob(r.config, k) for r in recs] for k in KNOBS} if len(recs) > 1 else {}
+        return {k: vals for k, vals in values.items() if len(set(map(json.dumps, vals))) > 1}
 
     def baseline_of(self, run_ids: list[int]) -> tuple[int, str] | None:
         """The run to compare these against by default, and why (``pick_baseline``)."""
-        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
-        return pick_baseline({r.id: r.config for r in recs}) if recs else None
+        return pick_baseline({r.id: r.config for r in recs}) if (recs := self._records(run_ids)) else None
 
     def compare(self, run_ids: list[int], baseline: int | None = None) -> Comparison:
         """The runs against a baseline (default: ``baseline_of``): each named by what it
         changed against the baseline, its deltas and a one-line headline."""
-        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
+        recs = self._records(run_ids)
         ids = [r.id for r in recs]
         if baseline not in ids and ids:
             baseline = pick_baseline({r.id: r.config for r in recs})[0]
@@ -229,7 +225,7 @@ class Runs:
 
     def tradeoff(self, run_ids: list[int]) -> list[TradeoffPoint]:
         """The runs as trade-off points (exact peak, accuracy, speed; the frontier among them)."""
-        return tradeoff_points([r for r in (self.store.get_run(i) for i in run_ids) if r is not None])
+        return tradeoff_points(self._records(run_ids))
 
     def tag(self, run_id: int, tag: str, remove: bool = False) -> bool:
         """Tag a run (or remove a tag); False when it already had it (or did not).
