@@ -267,17 +267,12 @@ def names_against(run_ids: list[int], differing: dict[str, list], baseline: int,
     order = list(KNOBS)
     names = {}
     for i, rid in enumerate(run_ids):
-        if rid == baseline:
-            names[rid] = "baseline"
-            continue
         changed = [k for k in sorted(differing, key=lambda k: order.index(k) if k in order else len(order))
                    if json.dumps(differing[k][i]) != json.dumps(differing[k][b])]
         texts = [t for t in ("" if differing[k][i] is None and k in GENERATOR_KNOBS
                              else knob_value_text(k, differing[k][i]) for k in changed) if t]
-        if not changed:
-            names[rid] = "same knobs"
-            continue
-        names[rid] = ", ".join(texts[:most] + ([f"+{len(texts) - most} more"] if len(texts) > most else []))
+        names[rid] = ("baseline" if rid == baseline else "same knobs" if not changed else
+                      ", ".join(texts[:most] + ([f"+{len(texts) - most} more"] if len(texts) > most else [])))
     return names
 
 
