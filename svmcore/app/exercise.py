@@ -244,9 +244,7 @@ def _value(v) -> str:
 
 
 def change_pct(before_mb: float | None, after_mb: float | None) -> float | None:
-    if not before_mb or after_mb is None:
-        return None
-    return (after_mb / before_mb - 1) * 100
+    return None if not before_mb or after_mb is None else (after_mb / before_mb - 1) * 100
 
 
 def verdict(guess_pct: float, measured_pct: float) -> str:
@@ -382,7 +380,7 @@ class Exercise:
         measured = None
         if pair:
             b, a = (self.store.get_run(i) for i in pair)
-            measured = change_pct(b.summary.peak_rss_mb, a.summary.peak_rss_mb)
+            measured = change_pct(b.summary.run_peak.mb, a.summary.run_peak.mb)
         fb, fa = self.forecast(key, quick)
         return {"key": key, "title": _choice(key).title, "guesses": pcts, "bins": tally(pcts), "runs": pair,
                 "measured_pct": measured, "forecast_pct": change_pct(fb.predicted_peak_mb, fa.predicted_peak_mb),
@@ -402,7 +400,7 @@ class Exercise:
         if any(not r.status.is_finished() for r in recs):
             return {"state": "measuring", "text": f"Measuring: runs {recs[0].id} (before) and {recs[1].id} (after)."}
         bad = next((r for r in recs if r.status != RunStatus.COMPLETED), None)
-        measured = None if bad else (recs[0].summary.peak_rss_mb, recs[1].summary.peak_rss_mb)
+        measured = None if bad else (recs[0].summary.run_peak.mb, recs[1].summary.run_peak.mb)
         out = reveal(started["guess_pct"], measured, tuple(started["forecast"]), started["lower_bound"])
         text = f"Run {bad.id} ended {bad.status.value}: nothing to compare." if bad else ""
         return {"state": "done", "text": text, "runs": (recs[0].id, recs[1].id)} | out
