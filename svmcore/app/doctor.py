@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 
 from svmcore.app.noise import NO_SAVING_PCT
-from svmcore.app.remedies import REMEDIES, Remedy
+from svmcore.app.remedies import BY_KEY, REMEDIES
 from svmcore.app.remedy_results import compare
 from svmcore.app.remedy_results import rounded as _r
 from svmcore.data.sources import FORMAT_WORDS
@@ -271,7 +271,7 @@ def measured_saving(remedy_key: str, reference: dict | None, change: dict | None
     same change as ``change`` (all of them if none does), the one that saved the most of
     the phases it acts on, as the saving of the run's exact peak, the change in speed and
     balanced accuracy. None when it was never measured."""
-    r = remedy_of(remedy_key)
+    r = BY_KEY.get(remedy_key)
     pairs = (reference or {}).get(remedy_key) or {}
     same = {e.key for e in (r.experiments if r else ()) if change and e.after == change}
     best = None
@@ -346,7 +346,7 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             continue
         helps.append(row)
     for key, why in NOT_FOR_ONE_RUN.items():
-        r = remedy_of(key)
+        r = BY_KEY.get(key)
         useless.append(Option(key, r.title, tuple(r.acts_on), None, measured_saving(key, reference), why=why))
     helps.sort(key=lambda r: (0, not r.stops_growth, *r.cost, -r.predicted_saving_mb) if r.fits
                else (1, not r.stops_growth, -r.predicted_saving_mb, *r.cost))
@@ -485,21 +485,13 @@ def _reach_words(rec: RunRecord, g, limit: tuple[str, float] | None) -> str:
 def growth_remedies(cfg: RunConfig, reference: dict | None) -> list[dict]:
     """The remedies that stop accumulation (``Remedy.stops_growth``) that apply to ``cfg``,
     cheapest first, each with the accumulation it stops and what Learn measured of it."""
-    found = [(m, r) for m in moves(cfg) for r in [remedy_of(m.key)] if m.change is not None and r and r.stops_growth]
+    found = [(m, r) for m in moves(cfg) for r in [BY_KEY.get(m.key)] if m.change is not None and r and r.stops_growth]
     return [{"remedy": m.key, "title": m.title, "change": m.change, "stops": r.stops_growth, "cost": list(m.cost),
              "measured": measured_saving(m.key, reference, m.change)}
             for m, r in sorted(found, key=lambda mr: mr[0].cost)]
 
 
 # ---------------------------------------------------------------- one run
-
-def owner_phase(rec: RunRecord) -> tuple[str | None, float | None]:
-    """The phase that owned the run's peak and that phase's measured exact peak: where an
-    oom run died (its last reading), else the phase of the exact peak."""
-    s = rec.summary
-    name = s.phase if rec.status == RunStatus.OOM and s.phase else s.peak_phase
-    return name, (s.phase_peak(name) if name else None)
-
 
 def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, reference: dict | None,
              cache_dir: str | None = None) -> dict:
@@ -509,7 +501,9 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     peak = s.run_peak  # a data-parallel run: all its processes, its largest worker named
     cfg = validate(rec.config)
     budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
-    owner, owner_mb = owner_phase(rec)
+    # the phase that owned the peak, and its exact peak: where an oom run died (its last reading), else the peak's
+    owner = s.phase if rec.status == RunStatus.OOM and s.phase else s.peak_phase
+    owner_mb = s.phase_peak(owner) if owner else None
     measured = {p.name: _r(p.peak_rss_mb) for p in s.phases}
     if peak.parallel is not None and not peak.exact:  # its processes together own the peak a budget judges
         owner, owner_mb = ALL_PROCESSES, peak.mb
@@ -680,6 +674,3 @@ def text(d: dict) -> str:
         lines += [f"  - {r['title']}: {r['why']}" for r in d["useless"]]
     return "\n".join(lines)
 
-
-def remedy_of(key: str) -> Remedy | None:
-    return next((r for r in REMEDIES if r.key == key), None)

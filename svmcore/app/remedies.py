@@ -469,10 +469,11 @@ DISTILL = Remedy(
 REMEDIES = REMEDIES + (CACHE, HISTORY, SERVE, POOL, DISTILL)
 
 ADVICE = tuple(r for r in REMEDIES if r.in_advice)
+BY_KEY = {r.key: r for r in REMEDIES}
 
 
 def remedy(key: str) -> Remedy:
-    found = next((r for r in REMEDIES if r.key == key), None)
+    found = BY_KEY.get(key)
     if found is None:
         raise ConfigError("remedy", f"unknown remedy {shown(key)}; known: {', '.join(r.key for r in REMEDIES)}")
     return found
