@@ -113,10 +113,6 @@ _DENSE_STREAM = dict(_TEXT, mode="stream", representation="dense", hashing_bits=
 _KERNEL_STREAM = {"dataset": "sparse-text", "rows": 30_000, "epochs": 3, "model": "kernel-approx", "mode": "stream"}
 
 
-def _dense_default_bytes() -> float:
-    return _D["rows"] * DEFAULT_FEATURES["sparse-text"] * 8
-
-
 TRAINING = ("train", "evaluate")  # what training frees is often kept by the allocator into evaluate
 HELD_DATA = ("load", "train", "evaluate")  # data loaded in memory is held to the end
 
@@ -145,7 +141,7 @@ REMEDIES: tuple[Remedy, ...] = (
            (Experiment("default", "default setup", {"representation": "dense"},
                        {"representation": "sparse"}, default_setup=True,
                        impossible=f"it is already sparse; dense, its {_D['rows']:,} rows x 2^20 columns "
-                                  f"would need {_dense_default_bytes() / 2**30:,.0f} GiB"),
+                                  f"would need {_D['rows'] * DEFAULT_FEATURES['sparse-text'] * 8 / 2**30:,.0f} GiB"),
             Experiment("hashed", "2^11 hashed columns", dict(_TEXT, rows=50_000, hashing_bits=11,
                                                                           representation="dense"),
                        {"representation": "sparse"}, why="small enough for dense to fit")),
