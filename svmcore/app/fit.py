@@ -521,29 +521,24 @@ class Fits:
         if rec is None or not rec.status.is_finished():
             return None
         fit_budget = (rec.change or {}).get("budget_mb")
-        peak = rec.summary.run_peak.mb  # a data-parallel run: all its processes
         if rec.status == RunStatus.OOM:
             return fit_budget or rec.summary.cap_mb
-        # a fit's budget judges the run's peak; a cap alone was met by a run that completed under it (a
-        # cgroup cap limits the charge, which RSS may pass: docs/runs.md)
-        if rec.status == RunStatus.COMPLETED and fit_budget is not None and peak is not None and peak > fit_budget:
-            return fit_budget
-        return None
+        # a fit's budget judges the run's peak (a data-parallel run: all its processes); a cap alone was met by a
+        # run that completed under it (a cgroup cap limits the charge, which RSS may pass: docs/runs.md)
+        peak = rec.summary.run_peak.mb
+        over = rec.status == RunStatus.COMPLETED and fit_budget is not None and peak is not None and peak > fit_budget
+        return fit_budget if over else None
 
     def fitting_knobs(self, fit_id: int) -> dict | None:
         """The knobs the loop started from, with the fitting run's changes (not the budget as
         a cap: the user's own cap stays as it was); None until a run fits."""
         state, card = self.state(fit_id), self.card(fit_id)
-        if state is None or card is None or not card.fits:
-            return None
-        return {**state["values"], **card.apply}
+        return {**state["values"], **card.apply} if state and card and card.fits else None
 
     def budget_of(self, run_id: int) -> float | None:
         """The budget a run was launched under: the fit's that launched it, else its cap."""
         rec = self.store.get_run(run_id)
-        if rec is None:
-            return None
-        return (rec.change or {}).get("budget_mb") or rec.config.get("memory_cap_mb")
+        return None if rec is None else (rec.change or {}).get("budget_mb") or rec.config.get("memory_cap_mb")
 
     def start(self, values: dict, budget_mb: float, origin: int | None = None) -> int:
         """Start the loop for these knobs in the background; returns its id for ``state``.
