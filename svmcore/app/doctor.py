@@ -134,17 +134,11 @@ ONE_PROCESS = ("one-process", "One process instead of Dask workers", (ALL_PROCES
 def moves(cfg: RunConfig, width: int | None = None, file_format: str = "") -> list[Move]:
     """The step each memory remedy would take from ``cfg`` (``width``: the data's columns,
     for hashing; ``file_format``: its file's format, for the lean path), or why it cannot."""
-    out = []
-    for r in REMEDIES:
-        if r.key in NOT_FOR_ONE_RUN:
-            continue
-        change, reason = _step(r.key, cfg, width)
-        out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
-    key, title, acts = LEAN
+    out = [_checked(Move(r.key, r.title, r.acts_on, *_step(r.key, cfg, width)), cfg)
+           for r in REMEDIES if r.key not in NOT_FOR_ONE_RUN]
     why_not = lean_out_of_reach(cfg, file_format)
-    out.append(_checked(Move(key, title, acts, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
-    key, title, acts = ONE_PROCESS
-    out.append(_checked(Move(key, title, acts, {"workers": 1} if cfg.workers > 1 else None,
+    out.append(_checked(Move(*LEAN, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
+    out.append(_checked(Move(*ONE_PROCESS, {"workers": 1} if cfg.workers > 1 else None,
                              "" if cfg.workers > 1 else "the run is one process already"), cfg))
     return out
 
