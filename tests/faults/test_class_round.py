@@ -1,4 +1,4 @@
-"""The class exercise's round (svmcore.app.classroom): a damaged file and guesses from many
+"""The class exercise's round (svmcore.app.exercise): a damaged file and guesses from many
 browsers at once, on the real file in a data home."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""svmcore.app.classroom: a class's round of guesses (kept in the data home) and its tally,
+"""svmcore.app.exercise (the class round): a class's round of guesses (kept in the data home) and its tally,
 compared with ==."""
 
 from __future__ import annotations
