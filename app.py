@@ -3,7 +3,7 @@
 import streamlit as st
 
 from svmcore.app.headlines import run_label
-from svmcore.app.run_table import first_shown
+from svmcore.app.runs import first_shown
 from svmcore.spec.errors import SvmcoreError
 from svmcore.spec.knobs import defaults
 from svmcore.spec.names import NAME_MOST

@@ -78,7 +78,7 @@ def advice_table(results) -> None:
 
 def see_also(r) -> None:
     """What tracing costs, beside what monitoring costs (the remedy's ``see_also`` benchmark)."""
-    also = lab.learn.see_also(r)
+    also = lab.learn.measured_by_bench(r, see_also=True)
     if also:
         with st.container(border=True, key="learn_see_also"):
             st.markdown("**Beside it: allocation tracing (the trace knob).** A traced run names the lines that held "
@@ -98,9 +98,7 @@ def one_remedy(results, size: str, pending: list[int]) -> None:
                 f"**The advice claims:** {r.claim}.")
     if r.limits:
         st.info(r.limits, icon=":material/info:")
-    if r.pending:
-        st.warning(f"**Not runnable yet**: {r.pending}.", icon=":material/construction:")
-    elif r.measured_by:  # no before/after pair of runs: its own benchmark's figures
+    if r.measured_by:  # no before/after pair of runs: its own benchmark's figures
         finding = lab.learn.measured_by_bench(r)
         st.caption(finding.caption)
         for line in finding.lessons:

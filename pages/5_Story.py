@@ -4,7 +4,7 @@ screen, and exported as one offline HTML file."""
 import streamlit as st
 
 from svmcore.app.headlines import pick_label
-from svmcore.app.story import MOST_REMEDIES
+from svmcore.app.headlines import MOST_REMEDIES
 from svmcore.spec.errors import SvmcoreError
 from ui import story
 from ui.messages import show_error

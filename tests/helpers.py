@@ -286,3 +286,11 @@ def parts_of(X):
     from svmcore.data.rows import Parts
 
     return Parts(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64))
+
+
+def facts(run_id, status, name="", label="", data="", peak_mb=None, **summary):
+    """A ``headlines.RunFacts`` given by hand: its summary's fields as keywords (``peak_mb``: its exact peak)."""
+    from svmcore.app.headlines import RunFacts
+    from svmcore.spec.result import RunSummary
+
+    return RunFacts(run_id, status, RunSummary(peak_rss_mb=peak_mb, **summary), name, label, data)

@@ -205,13 +205,13 @@ def numbers(r: RunFacts, d: dict | None, noise: Noise = DEFAULT_NOISE) -> list[B
         return shown, colour
 
     return [
-        BigNumber(("exact peak" if r.peak_exact else "peak of all processes (sampled)")
-                  + (", one-time preparation left out" if r.one_time_mb is not None else ""),
+        BigNumber(("exact peak" if r.peak.exact else "peak of all processes (sampled)")
+                  + (", one-time preparation left out" if r.one_time[0] is not None else ""),
                   _num(r.compared_peak_mb, ",.0f", " MiB"), *delta("peak_pct", lambda v: f"{v:+.0f}%", "inverse")),
-        BigNumber("samples/s", _num(r.samples_per_s, ",.0f"),
+        BigNumber("samples/s", _num(r.summary.samples_per_s, ",.0f"),
                   *delta("speed_ratio", lambda v: f"{(v - 1) * 100:+.0f}%", "normal")),
-        BigNumber("accuracy", _num(r.accuracy, ".3f"), *delta("accuracy", lambda v: f"{v:+.3f}", "normal")),
-        BigNumber("balanced accuracy", _num(r.balanced_accuracy, ".3f"),
+        BigNumber("accuracy", _num(r.summary.accuracy, ".3f"), *delta("accuracy", lambda v: f"{v:+.3f}", "normal")),
+        BigNumber("balanced accuracy", _num(r.summary.balanced_accuracy, ".3f"),
                   *delta("balanced_accuracy", lambda v: f"{v:+.3f}", "normal")),
     ]
 
@@ -264,12 +264,12 @@ def presentation_html(cmp: Comparison, figures: Sequence[go.Figure], knobs: dict
             f'<p class="note">Against the baseline {esc(base.title if base else "–")}. Exact peaks are the '
             "kernel's high-water mark of each run's worker"
             + ("; a data-parallel run's peak is all its processes, their samples summed" if any(
-                not r.peak_exact for r in cmp.runs) else "") + "; memory curves are sampled 50 times a second; "
+                not r.peak.exact for r in cmp.runs) else "") + "; memory curves are sampled 50 times a second; "
             "throughput is training samples per second; accuracy is on every held-out row. Measured on the "
             f"machines named below; exported {esc(stamp)}. A change marked (within noise) is "
             f"{esc(cmp.noise.text())}.</p>"
             f'<ul class="headline">{head}</ul>'
-            f'<table class="big"><tr><th>run</th><th>{"exact peak" if all(r.peak_exact for r in cmp.runs) else "peak"}'
+            f'<table class="big"><tr><th>run</th><th>{"exact peak" if all(r.peak.exact for r in cmp.runs) else "peak"}'
             '</th><th>samples/s</th><th>accuracy</th>'
             f"<th>balanced accuracy</th><th>outcome</th><th>machine</th></tr>{rows}</table>"
             f"{charts}{knob_table}</body></html>")

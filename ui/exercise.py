@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from svmcore.app.classroom import answers_hidden, pct_text
+from svmcore.app.exercise import answers_hidden, pct_text
 from svmcore.spec.errors import SvmcoreError
 from ui.charts import chart_text
 from ui.messages import plain

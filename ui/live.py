@@ -109,7 +109,7 @@ def announce(view: RunView) -> None:
         return
     st.session_state.pop("announce")
     err = view.summary.error_message
-    text = outcome_headline(RunFacts.of(view.id, view.status.value, view.summary), plain(err) if err else None)
+    text = outcome_headline(RunFacts(view.id, view.status.value, view.summary), plain(err) if err else None)
     icon = {"completed": ":material/check_circle:", "oom": ":material/memory:",
             "cancelled": ":material/cancel:"}.get(view.status.value, ":material/error:")
     st.toast(text, icon=icon, duration="long")
@@ -117,7 +117,7 @@ def announce(view: RunView) -> None:
 
 def outcome(view: RunView) -> None:
     s = view.summary
-    facts = RunFacts.of(view.id, view.status.value, s)
+    facts = RunFacts(view.id, view.status.value, s)
     if view.status == RunStatus.OOM and s.parallel_peaks:  # a Dask worker may be what hit the cap: say which
         st.warning(f"**Run {view.id} ran out of memory** in phase **{s.phase}**: "
                    f"{plain(s.error_message or 'out of memory')}. Memory until then: {s.parallel_peaks.text()}.")
@@ -143,11 +143,12 @@ def outcome(view: RunView) -> None:
             st.warning(f"{line} `doctor {view.id}` says when it meets a cap or budget.", icon=":material/trending_up:")
         else:
             st.caption(line)
-    if facts.one_time_mb is not None:
+    once, own = facts.one_time
+    if once is not None:
         st.info(f"**One-time preparation.** This run's prepare phase built copies of the data that later runs "
                 f"of the same data reuse ({plain(', '.join(s.prepared_once))}), and that phase owns the "
-                f"exact peak: {facts.one_time_mb:,.1f} MiB. Without it the run's exact peak is "
-                f"**{facts.own_peak_mb:,.1f} MiB** (the highest of its other phases, each the kernel's high-water "
+                f"exact peak: {once:,.1f} MiB. Without it the run's exact peak is "
+                f"**{own:,.1f} MiB** (the highest of its other phases, each the kernel's high-water "
                 "mark reset at its start): what every later run of this setting pays, and what Compare compares.",
                 icon=":material/history:")
     peaks = s.parallel_peaks

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from svmcore.app.headlines import Comparison, run_tag
-from svmcore.app.story import Slide
+from svmcore.app.headlines import Slide
 from ui import charts as plots
 from ui.offline import chart_divs
 

@@ -7,9 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from svmcore.app.importance import TREES, Importance
-from svmcore.app.parallel import ParallelInfo, brushed
-from svmcore.app.run_table import FILTER_LABELS, FILTERS, choices, filter_rows, group_rows
+from svmcore.app.parallel import TREES, Importance, ParallelInfo, brushed
+from svmcore.app.runs import FILTER_LABELS, FILTERS, choices, filter_rows, group_rows
 from svmcore.spec.errors import SvmcoreError
 from ui.brush import parallel_brush
 from ui.charts import chart_text

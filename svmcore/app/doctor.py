@@ -1,23 +1,16 @@
 """``doctor``: why a run did not fit, and what would.
 
-For a run that ended ``oom``, or whose exact peak is above a budget: the phase that
-owned the peak (where an oom run died, else the measured peak's phase), what held the
-memory there by the memory model's breakdown for the run's own config (the data as
-stored, the batch in compute form, the model and its optimiser state, the libraries'
-floor) beside the measured per-phase peaks, and every remedy of Learn's list
-(``svmcore.app.remedies``) judged against that phase: the ones that act on it, each
-with the saving the memory model predicts for this config and the saving Learn's
-reference measured, ranked; the ones that cannot help, with the reason.
+For a run that ended ``oom``, or whose exact peak is above a budget: the phase that owned
+the peak, what held the memory there by the memory model's breakdown for the run's own
+config beside the measured per-phase peaks, and every remedy of Learn's list judged
+against that phase: those that act on it, ranked by the saving the model predicts (and
+Learn's reference measured); those that cannot help, with the reason. For every finished
+run (``trouble``), which of three its trouble is: growth pass after pass, a transient peak
+in a phase, or a floor held throughout.
 
-For every finished run (``trouble``), which of three its trouble is, with the figures that
-decide it: growth pass after pass (a cache or a leak; the pass in which it meets the cap or
-budget, and first the remedies that stop accumulation: ``Remedy.stops_growth``), a transient
-peak in a phase (a batch problem), or a floor held throughout.
-
-Pure: the caller hands in the run record, the calibration (or None: then the model's
-parts are priced at one byte of RSS each, a lower bound, and said so) and the
-reference measurements. ``fit`` (``svmcore.app.fit``) picks its next step from the
-same ranking.
+Pure: the caller hands in the run record, the calibration (None: the model's parts are
+priced at one byte of RSS each, a lower bound, and said so) and the reference. ``fit``
+picks its next step from the same ranking.
 """
 
 from __future__ import annotations
@@ -28,8 +21,9 @@ import os
 from dataclasses import dataclass
 
 from svmcore.app.noise import NO_SAVING_PCT
-from svmcore.app.remedies import REMEDIES, Remedy
+from svmcore.app.remedies import BY_KEY, REMEDIES
 from svmcore.app.remedy_results import compare
+from svmcore.app.remedy_results import rounded as _r
 from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
 from svmcore.predict.launch import lower_bound
@@ -44,13 +38,13 @@ from svmcore.spec.units import apart
 from svmcore.spec.status import RunStatus
 from svmcore.store.records import RunRecord
 
-FLOOR = "libraries' floor"
+FLOOR_PART = "libraries' floor"  # the floor among what held the memory
 # What held the memory, in the words of the advice, from the model's parts.
 HELD = {"data as stored": ("data", "test", "shuffle"),
         "batch in compute form": ("batch", "activations", "transforms", "io", "monitor"),
         "kept while training (a cache, a history)": ("kept",),
         "model and optimiser state": ("model",),
-        FLOOR: ("floor",),
+        FLOOR_PART: ("floor",),
         "the run's coordinator": ("coordinator",),
         "its Dask workers (each its own floor, model and rows)": ("Dask workers",),
         "other": ("other",)}
@@ -126,13 +120,8 @@ class Option:
 
     def to_dict(self) -> dict:
         """As the diagnosis carries it (JSON, the run panel): the judged fields only."""
-        out = {"remedy": self.remedy, "title": self.title, "acts_on": list(self.acts_on), "change": self.change,
-               "measured": self.measured}
-        for f in dataclasses.fields(self)[5:]:
-            value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = list(value) if f.name == "cost" else value
-        return out
+        out = {k: v for k, v in dataclasses.asdict(self).items() if v is not None or k in ("change", "measured")}
+        return {**out, "acts_on": list(self.acts_on), **({"cost": list(self.cost)} if self.cost else {})}
 
 
 LEAN = ("lean", "The lean path", ("imports", "prepare", "load", "train", "evaluate"))
@@ -145,17 +134,11 @@ ONE_PROCESS = ("one-process", "One process instead of Dask workers", (ALL_PROCES
 def moves(cfg: RunConfig, width: int | None = None, file_format: str = "") -> list[Move]:
     """The step each memory remedy would take from ``cfg`` (``width``: the data's columns,
     for hashing; ``file_format``: its file's format, for the lean path), or why it cannot."""
-    out = []
-    for r in REMEDIES:
-        if r.key in NOT_FOR_ONE_RUN:
-            continue
-        change, reason = _step(r.key, cfg, width)
-        out.append(_checked(Move(r.key, r.title, r.acts_on, change, reason), cfg))
-    key, title, acts = LEAN
+    out = [_checked(Move(r.key, r.title, r.acts_on, *_step(r.key, cfg, width)), cfg)
+           for r in REMEDIES if r.key not in NOT_FOR_ONE_RUN]
     why_not = lean_out_of_reach(cfg, file_format)
-    out.append(_checked(Move(key, title, acts, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
-    key, title, acts = ONE_PROCESS
-    out.append(_checked(Move(key, title, acts, {"workers": 1} if cfg.workers > 1 else None,
+    out.append(_checked(Move(*LEAN, None if why_not else LEAN_CHANGE, why_not or ""), cfg))
+    out.append(_checked(Move(*ONE_PROCESS, {"workers": 1} if cfg.workers > 1 else None,
                              "" if cfg.workers > 1 else "the run is one process already"), cfg))
     return out
 
@@ -282,7 +265,7 @@ def measured_saving(remedy_key: str, reference: dict | None, change: dict | None
     same change as ``change`` (all of them if none does), the one that saved the most of
     the phases it acts on, as the saving of the run's exact peak, the change in speed and
     balanced accuracy. None when it was never measured."""
-    r = remedy_of(remedy_key)
+    r = BY_KEY.get(remedy_key)
     pairs = (reference or {}).get(remedy_key) or {}
     same = {e.key for e in (r.experiments if r else ()) if change and e.after == change}
     best = None
@@ -305,10 +288,6 @@ def measured_saving(remedy_key: str, reference: dict | None, change: dict | None
 
 def _a(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
-
-
-def _r(v: float | None, digits: int = 1) -> float | None:
-    return None if v is None else round(v, digits)
 
 
 # ---------------------------------------------------------------- the options
@@ -361,7 +340,7 @@ def options(cfg: RunConfig, owner: str, before: dict, budget_mb: float | None, c
             continue
         helps.append(row)
     for key, why in NOT_FOR_ONE_RUN.items():
-        r = remedy_of(key)
+        r = BY_KEY.get(key)
         useless.append(Option(key, r.title, tuple(r.acts_on), None, measured_saving(key, reference), why=why))
     helps.sort(key=lambda r: (0, not r.stops_growth, *r.cost, -r.predicted_saving_mb) if r.fits
                else (1, not r.stops_growth, -r.predicted_saving_mb, *r.cost))
@@ -500,21 +479,13 @@ def _reach_words(rec: RunRecord, g, limit: tuple[str, float] | None) -> str:
 def growth_remedies(cfg: RunConfig, reference: dict | None) -> list[dict]:
     """The remedies that stop accumulation (``Remedy.stops_growth``) that apply to ``cfg``,
     cheapest first, each with the accumulation it stops and what Learn measured of it."""
-    found = [(m, r) for m in moves(cfg) for r in [remedy_of(m.key)] if m.change is not None and r and r.stops_growth]
+    found = [(m, r) for m in moves(cfg) for r in [BY_KEY.get(m.key)] if m.change is not None and r and r.stops_growth]
     return [{"remedy": m.key, "title": m.title, "change": m.change, "stops": r.stops_growth, "cost": list(m.cost),
              "measured": measured_saving(m.key, reference, m.change)}
             for m, r in sorted(found, key=lambda mr: mr[0].cost)]
 
 
 # ---------------------------------------------------------------- one run
-
-def owner_phase(rec: RunRecord) -> tuple[str | None, float | None]:
-    """The phase that owned the run's peak and that phase's measured exact peak: where an
-    oom run died (its last reading), else the phase of the exact peak."""
-    s = rec.summary
-    name = s.phase if rec.status == RunStatus.OOM and s.phase else s.peak_phase
-    return name, (s.phase_peak(name) if name else None)
-
 
 def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, reference: dict | None,
              cache_dir: str | None = None) -> dict:
@@ -524,7 +495,9 @@ def diagnose(rec: RunRecord, budget_mb: float | None, cal: Calibration | None, r
     peak = s.run_peak  # a data-parallel run: all its processes, its largest worker named
     cfg = validate(rec.config)
     budget = budget_mb if budget_mb is not None else (s.cap_mb if rec.status == RunStatus.OOM else None)
-    owner, owner_mb = owner_phase(rec)
+    # the phase that owned the peak, and its exact peak: where an oom run died (its last reading), else the peak's
+    owner = s.phase if rec.status == RunStatus.OOM and s.phase else s.peak_phase
+    owner_mb = s.phase_peak(owner) if owner else None
     measured = {p.name: _r(p.peak_rss_mb) for p in s.phases}
     if peak.parallel is not None and not peak.exact:  # its processes together own the peak a budget judges
         owner, owner_mb = ALL_PROCESSES, peak.mb
@@ -684,7 +657,7 @@ def text(d: dict) -> str:
                          f"(saves {r['predicted_saving_mb']:,.0f}; {r['predicted_phase_saving_mb']:,.0f} in "
                          f"{d['owner']}){fit}; {_measured_words(r['measured'])}")
     elif d["owner"] == "imports":
-        lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR, 0):,.0f} MiB; the run reached "
+        lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR_PART, 0):,.0f} MiB; the run reached "
                      f"{d['owner_mb'] or 0:,.0f} MiB importing them) does not fit the budget: no knob lowers what "
                      "Python and the libraries take before any data, except the lean path (native parser and solver "
                      "in stream or memory mode, svmlight files only, a floor of about 29 MiB).")
@@ -695,6 +668,3 @@ def text(d: dict) -> str:
         lines += [f"  - {r['title']}: {r['why']}" for r in d["useless"]]
     return "\n".join(lines)
 
-
-def remedy_of(key: str) -> Remedy | None:
-    return next((r for r in REMEDIES if r.key == key), None)

@@ -1,17 +1,17 @@
 """``fit``: from a setting that does not fit a memory budget to one that does, by the
-diagnosis loop.
+diagnosis loop; its views (the doctor's short ranked answer, the result card of "Make it
+fit"); and ``Fits``, the loop as the dashboard runs it in the background.
 
 If the floor of the run's path is at or above the budget and no remedy has a lower one,
 say so before anything else. Forecast the config; while the forecast does not fit, apply
 a remedy for the phase that owns the forecast peak whose forecast lowers the run's peak
 (``doctor.lowering``: one that brings the run within the budget at the least cost in
 accuracy and speed, else the one whose road leads furthest, ``_steps``). Launch the run
-with the budget as its memory cap. If it runs out of
-memory (or completes above the budget), diagnose the measured run: the phase it died
-in, and how far the model was short there (the next forecasts are corrected by that),
-and repeat. Stop when a run completes within the budget, or when no remedy is left,
-saying why. Every attempt is a recorded run linked to the one before, with the knobs it
-changed and why.
+with the budget as its memory cap. If it runs out of memory (or completes above the
+budget), diagnose the measured run: the phase it died in, and how far the model was
+short there (the next forecasts are corrected by that), and repeat. Stop when a run
+completes within the budget, or when no remedy is left, saying why. Every attempt is a
+recorded run linked to the one before, with the knobs it changed and why.
 
 The runs go through a seam (``launch``: a config, the attempt before and the change in,
 the finished run's record out), so the CLI and the dashboard run them their own way.
@@ -19,7 +19,12 @@ the finished run's record out), so the CLI and the dashboard run them their own 
 
 from __future__ import annotations
 
+import itertools
+import logging
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from svmcore.app.doctor import (
     Miss,
@@ -36,13 +41,25 @@ from svmcore.app.doctor import (
     moves,
     options,
 )
+from svmcore.app.folders import DataFolders
+from svmcore.app.headlines import RunFacts, _mib, _signed, deltas, ending, knob_value_text, noted, speed_text
+from svmcore.app.noise import peak_within, within
+from svmcore.app.reference import remedies_reference
+from svmcore.engine import admission
+from svmcore.engine.queue import RunQueue
+from svmcore.predict import calibration as calib
 from svmcore.predict.floors import lean_floor, libraries
+from svmcore.predict.launch import admit
 from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError
+from svmcore.spec.knobs import KNOBS
 from svmcore.spec.status import RunStatus
 from svmcore.spec.units import apart
 from svmcore.store.records import RunRecord
+from svmcore.store.sqlite import Store
+
+log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 5  # launched runs
 MAX_STEPS = 12  # remedies applied in all
@@ -71,6 +88,16 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
     out_of_reach = _floor_out_of_reach(cfg, model_view(cfg, cal, cache_dir=cache_dir), budget_mb, cal)
     if out_of_reach:
         return _end(False, out_of_reach, attempts, path, budget_mb)
+
+    def take(pick: Option, why: str) -> RunConfig:
+        nonlocal steps
+        steps += 1
+        pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
+        path.append(change_words(pick.change))
+        say(why + f" → {change_words(pick.change)}")
+        tried.add(_key(after := _apply(cfg, pick)))
+        return after
+
     while True:
         # forecast, and apply remedies until the forecast fits: only a step its forecast lowers the peak by
         while True:
@@ -96,15 +123,10 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
                                    "remaining remedy lowers the forecast peak" + _miss_words(misses), attempts, path,
                             budget_mb)
             pick = helps[0]
-            steps += 1
             peak_words, budget_words, _ = apart(peak, budget_mb)
-            why = (f"forecast {peak_words} MiB in {owner} > budget {budget_words}: {pick.title} is predicted to "
-                   f"save {pick.predicted_saving_mb:,.0f} MiB" + (" and fit" if pick.fits else ""))
-            pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
-            path.append(change_words(pick.change))
-            say(why + f" → {change_words(pick.change)}")
-            cfg = _apply(cfg, pick)
-            tried.add(_key(cfg))
+            fits = " and fit" if pick.fits else ""
+            cfg = take(pick, f"forecast {peak_words} MiB in {owner} > budget {budget_words}: {pick.title} is "
+                             f"predicted to save {pick.predicted_saving_mb:,.0f} MiB{fits}")
         if len(attempts) >= max_attempts:
             return _end(False, f"stopped after {len(attempts)} runs", attempts, path, budget_mb)
         change = {"changes": pending, "forecast_mb": round(peak, 1), "budget_mb": budget_mb,
@@ -151,14 +173,8 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             return _end(False, f"nothing left to try: {d['verdict']}, and no remaining remedy lowers the "
                                f"{d['owner']} phase", attempts, path, budget_mb)
         pick = helps[0]
-        steps += 1
-        why = (f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
-               f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _miss_words(misses))
-        pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
-        path.append(change_words(pick.change))
-        say(why + f" → {change_words(pick.change)}")
-        cfg = _apply(cfg, pick)
-        tried.add(_key(cfg))
+        cfg = take(pick, f"{d['verdict']}: {pick.title} acts on {d['owner']}, predicted to save "
+                         f"{pick.predicted_phase_saving_mb:,.0f} MiB there" + _miss_words(misses))
 
 
 def capped(values: dict, budget_mb: float) -> RunConfig:
@@ -289,16 +305,8 @@ def _costs(attempts: list[dict]) -> str:
     words = f"; accuracy {100 * (last['accuracy'] - first['accuracy']):+.1f} pt"
     if not (first["samples_per_s"] and last["samples_per_s"]):
         return words + f" against run {first['run_id']}"
-    return words + f", {_speed_words(last['samples_per_s'] / first['samples_per_s'])} run {first['run_id']}"
-
-
-def _speed_words(ratio: float) -> str:
-    """'1.3x faster than' / '1.3x slower than' for a ratio of speeds (after over before);
-    'as fast as' where it rounds to 1.0x either way."""
-    factor = ratio if ratio >= 1 else 1 / ratio
-    if round(factor, 1) <= 1.0:
-        return "as fast as"
-    return f"{factor:.1f}x {'faster' if ratio > 1 else 'slower'} than"
+    speed = speed_text(last["samples_per_s"] / first["samples_per_s"])
+    return words + f", {speed} {'as' if speed == 'same speed' else 'than'} run {first['run_id']}"
 
 
 LOOP_STEPS = (
@@ -324,3 +332,289 @@ def _reference_costs(attempts: list[dict], reference: dict | None) -> str:
                              + (f", speed {m['speed_change_pct']:+.0f}%" if m.get("speed_change_pct") is not None
                                 else ""))
     return f" (on Learn's reference: {'; '.join(words)})" if words else ""
+
+
+# ---------------------------------------------------------------- views
+
+TOP_REMEDIES = 3  # the ranked answer: the rest is in the folded detail
+# knobs "Make it fit" sets to test a setting, not to change it: its budget as the runs' cap
+FIT_HARNESS = ("memory_cap_mb", "cap_kind")
+
+
+def change_text(change: dict) -> str:
+    """'memmap', 'float32, batch size 256': a remedy's knobs as the run pickers name them."""
+    return ", ".join(knob_value_text(k, v) for k, v in change.items())
+
+
+@dataclass(frozen=True)
+class RemedyLine:
+    """One remedy of the ranked answer: what it changes, and what it is predicted to do."""
+
+    rank: int
+    title: str
+    change: dict
+    text: str
+    fits: bool
+
+
+@dataclass(frozen=True)
+class DiagnosisAnswer:
+    """The short answer under a run that did not fit: the verdict, the best remedies (each
+    one a button away from the sidebar) and how much more the folded detail holds."""
+
+    verdict: str
+    remedies: tuple[RemedyLine, ...]
+    more_remedies: int
+    useless: int
+    none_why: str = ""  # with no remedy: why none helps
+
+
+def _cost_words(measured: dict | None) -> str:
+    if not measured:
+        return ""
+    parts = []
+    if measured.get("speed_change_pct") is not None:
+        parts.append(f"speed {_signed(measured['speed_change_pct'], 0)}%")
+    if measured.get("balanced_accuracy_change") is not None:
+        parts.append(f"balanced accuracy {_signed(measured['balanced_accuracy_change'], 3)}")
+    return f"; it cost {', '.join(parts)} on Learn ({measured['experiment']})" if parts else ""
+
+
+def diagnosis_answer(d: dict, most: int = TOP_REMEDIES) -> DiagnosisAnswer:
+    """The doctor's report (``doctor.diagnose``) as a short ranked answer; a run that grows
+    pass after pass says so, and the remedies that stop accumulation come first."""
+    lines = [RemedyLine(i, r["title"], dict(r["change"]), f"{change_text(r['change'])}: stops {r['stops']}", False)
+             for i, r in enumerate(d.get("growth_remedies") or [], 1)]
+    stopping = len(lines)
+    for i, r in enumerate(d.get("remedies") or [], stopping + 1):
+        if i > most:
+            break
+        fits = " — fits the budget" if r["fits"] else ""
+        lines.append(RemedyLine(i, r["title"], dict(r["change"]),
+                                f"{change_text(r['change'])}: predicted peak {_mib(r['predicted_peak_before_mb'])} "
+                                f"→ {_mib(r['predicted_peak_after_mb'])}{fits}{_cost_words(r.get('measured'))}",
+                                bool(r["fits"])))
+    remedies = d.get("remedies") or []
+    none_why = "" if remedies else (
+        "No knob lowers what Python and its libraries take before any data (the floor), except the lean path "
+        "(native parser and solver on a svmlight file)." if d.get("owner") == "imports"
+        else f"No remedy of the list acts on the {d.get('owner') or 'peak'} phase for this run.")
+    trouble = d.get("trouble") or {}
+    grows = f" It grows pass after pass (a cache or a leak): {trouble['reach']}." if "reach" in trouble else ""
+    return DiagnosisAnswer(d["verdict"][0].upper() + d["verdict"][1:] + "." + grows, tuple(lines),
+                           max(0, len(remedies) - (len(lines) - stopping)), len(d.get("useless") or []), none_why)
+
+
+@dataclass(frozen=True)
+class CardSide:
+    """One run of the fit's result card, measured."""
+
+    run_id: int
+    title: str
+    outcome: str  # 'ran out of memory in load: exact peak 229 MiB under a 180 MiB cgroup cap'
+    peak_mb: float | None
+    samples_per_s: float | None
+    accuracy: float | None
+    balanced_accuracy: float | None
+
+
+@dataclass(frozen=True)
+class FitCard:
+    """"Make it fit" when it has ended: the run that did not fit beside the one that fits,
+    what the fitting run costs against it, the knobs changed and why, and the knobs that
+    "Use these knobs" puts in the sidebar."""
+
+    fits: bool
+    budget_mb: float
+    runs: int
+    failed: CardSide | None
+    fitting: CardSide | None
+    versus: str
+    changes: tuple[tuple[str, str], ...]  # (knobs changed, why), in the order applied
+    apply: dict
+    summary: str
+    took_s: float | None = None  # from the start of the loop to its end
+
+
+def _side(r: RunFacts | None, budget_mb: float) -> CardSide | None:
+    if r is None:
+        return None
+    s, peak = r.summary, r.peak.mb
+    over = (f"; {peak - budget_mb:,.0f} MiB above the budget of {_mib(budget_mb)}"
+            if r.status == "completed" and peak is not None and peak > budget_mb else "")
+    return CardSide(r.id, r.title, ending(r) + over, peak, s.samples_per_s, s.accuracy, s.balanced_accuracy)
+
+
+def versus_text(failed: RunFacts | None, fitting: RunFacts | None, budget_mb: float) -> str:
+    """'exact peak 229 → 175 MiB (−24%), within the budget of 180 MiB; 1.3× slower, accuracy
+    ±0.000 than run 3': the fitting run against the run that did not fit (speed and accuracy
+    only where the run that did not fit measured them: an oom run has none)."""
+    if fitting is None:
+        return "No run fitted the budget."
+    if failed is None:
+        return f"Exact peak {_mib(fitting.peak.mb)}, within the budget of {_mib(budget_mb)}."
+    words = f"Exact peak {_mib(failed.peak.mb)} → {_mib(fitting.peak.mb)}"
+    if failed.peak.mb and fitting.peak.mb is not None:
+        pct = (fitting.peak.mb / failed.peak.mb - 1) * 100
+        words += f" ({_signed(pct, 0)}%{', within noise' if peak_within(pct) else ''})"
+    words += f", within the budget of {_mib(budget_mb)}"
+    d = deltas(RunFacts(failed.id, "completed", failed.summary), RunFacts(fitting.id, "completed", fitting.summary))
+    costs, quiet = [], within(d)
+    if d["speed_ratio"] is not None:
+        costs.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
+    if d["accuracy"] is not None:
+        costs.append(noted(f"accuracy {_signed(d['accuracy'], 3)}", quiet["accuracy"]))
+    if d["balanced_accuracy"] is not None:
+        costs.append(noted(f"balanced accuracy {_signed(d['balanced_accuracy'], 3)}", quiet["balanced_accuracy"]))
+    if costs:
+        return words + f"; against run {failed.id}: " + ", ".join(costs) + "."
+    return words + f"; run {failed.id} did not complete, so it has no speed or accuracy to set beside it."
+
+
+def fit_card(result: dict, failed: RunFacts | None, fitting: RunFacts | None, took_s: float | None = None) -> FitCard:
+    """The card of a fit's ``result`` (``fit.fit``'s dict). ``failed``: the run that did not
+    fit (the one "Make it fit" was asked about, else its first attempt that did not fit);
+    ``fitting``: its last attempt when it fits."""
+    changes, knobs = [], {}
+    for a in result["attempts"]:
+        for c in a["change"]["changes"]:
+            changes.append((change_text(c["knobs"]) if c["knobs"] else "rerun as is", c["why"]))
+            knobs.update(c["knobs"])
+    final = result["attempts"][-1]["config"] if result["attempts"] else {}
+    apply = {k: final.get(k, v) for k, v in knobs.items() if k not in FIT_HARNESS} if result["fits"] else {}
+    budget = float(result["budget_mb"])
+    return FitCard(bool(result["fits"]), budget, len(result["attempts"]), _side(failed, budget),
+                   _side(fitting, budget) if result["fits"] else None,
+                   versus_text(failed, fitting if result["fits"] else None, budget), tuple(changes), apply,
+                   result["summary"], took_s)
+
+
+# ---------------------------------------------------------------- the dashboard's loops
+
+RUN_TIMEOUT_S = 3600.0
+
+
+class Fits:
+    def __init__(self, store: Store, queue: RunQueue, folders: DataFolders):
+        self.store = store
+        self.queue = queue
+        self.folders = folders
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._loops: dict[int, dict] = {}
+
+    def diagnose(self, run_id: int, budget_mb: float | None = None) -> dict:
+        """Why run ``run_id`` did not fit (``budget_mb``: default an oom run's cap). Raises
+        ConfigError for an unknown or unfinished run."""
+        rec = self.store.get_run(run_id)
+        if rec is None:
+            raise ConfigError("run", f"there is no run {run_id}")
+        if not rec.status.is_finished():
+            raise ConfigError("run", f"run {run_id} is still {rec.status.value}")
+        return diagnose(rec, budget_mb, calib.load_calibration(self.store.home), remedies_reference(),
+                        self.folders.cache_dir)
+
+    def failed_budget(self, run_id: int) -> float | None:
+        """The budget a finished run did not fit: an oom run's cap, or the budget (of its fit,
+        else its cap) that it completed above; None for a run that fitted, or is not over."""
+        rec = self.store.get_run(run_id)
+        if rec is None or not rec.status.is_finished():
+            return None
+        fit_budget = (rec.change or {}).get("budget_mb")
+        if rec.status == RunStatus.OOM:
+            return fit_budget or rec.summary.cap_mb
+        # a fit's budget judges the run's peak (a data-parallel run: all its processes); a cap alone was met by a
+        # run that completed under it (a cgroup cap limits the charge, which RSS may pass: docs/runs.md)
+        peak = rec.summary.run_peak.mb
+        over = rec.status == RunStatus.COMPLETED and fit_budget is not None and peak is not None and peak > fit_budget
+        return fit_budget if over else None
+
+    def fitting_knobs(self, fit_id: int) -> dict | None:
+        """The knobs the loop started from, with the fitting run's changes (not the budget as
+        a cap: the user's own cap stays as it was); None until a run fits."""
+        state, card = self.state(fit_id), self.card(fit_id)
+        return {**state["values"], **card.apply} if state and card and card.fits else None
+
+    def budget_of(self, run_id: int) -> float | None:
+        """The budget a run was launched under: the fit's that launched it, else its cap."""
+        rec = self.store.get_run(run_id)
+        return None if rec is None else (rec.change or {}).get("budget_mb") or rec.config.get("memory_cap_mb")
+
+    def start(self, values: dict, budget_mb: float, origin: int | None = None) -> int:
+        """Start the loop for these knobs in the background; returns its id for ``state``.
+        ``origin``: the run shown, set beside the result (``card``) if it did not fit this budget
+        with the same knobs (else the loop's first attempt that did not fit is).
+        Raises ConfigError/DataError at once if the knobs cannot run at all."""
+        values = self.folders.confined(values)
+        first = admission.admit(values, self.folders.cache_dir)  # refused at once if the knobs cannot run at all
+        fit_id = next(self._ids)
+        rec = self.store.get_run(origin) if origin is not None else None
+        # the run that did not fit is set beside the result when the loop starts from its setting and it did not fit
+        # this budget (out of memory, or an exact peak above it)
+        missed = rec is not None and (rec.status == RunStatus.OOM or (rec.status == RunStatus.COMPLETED and (
+            rec.summary.run_peak.mb or 0) > budget_mb))
+        origin = origin if missed and _same_setting(rec.config, first.config.to_dict()) else None
+        state = {"running": True, "steps": [], "runs": [], "result": None, "error": None, "budget_mb": budget_mb,
+                 "origin": origin, "values": dict(values), "started_at": time.monotonic(), "took_s": None}
+        with self._lock:
+            self._loops[fit_id] = state
+
+        def launch(cfg, parent, change):
+            run = self.queue.submit(admit(cfg, self.store.home), label="fit")
+            self.store.set_lineage(run.run_id, parent, change)
+            with self._lock:
+                state["runs"].append(run.run_id)
+            run.wait(RUN_TIMEOUT_S)
+            if not run.is_finished():  # a stuck attempt ends the loop as cancelled, not hanging it
+                run.cancel()
+                run.wait(30)
+            return self.store.get_run(run.run_id)
+
+        def step(text: str) -> None:
+            with self._lock:
+                state["steps"].append(text)
+
+        def work():
+            try:
+                result = fit(values, budget_mb, launch, calib.load_calibration(self.store.home), remedies_reference(),
+                             self.folders.cache_dir, progress=step)
+                with self._lock:
+                    state["result"] = result
+            except Exception as e:  # shown on the page; the runs made so far stay in the history
+                log.exception("fit failed")
+                with self._lock:
+                    state["error"] = str(e)
+            finally:
+                with self._lock:
+                    state["running"] = False
+                    state["took_s"] = time.monotonic() - state["started_at"]
+
+        threading.Thread(target=work, name=f"svmcore-fit-{fit_id}", daemon=True).start()
+        return fit_id
+
+    def card(self, fit_id: int) -> FitCard | None:
+        """The result card of an ended loop (None while it runs, or when it failed): the run
+        that did not fit (its ``origin``, else its first attempt that did not) beside the one
+        that fits."""
+        state = self.state(fit_id)
+        if state is None or state["running"] or state["result"] is None:
+            return None
+        result, budget = state["result"], state["budget_mb"]
+        recs = {i: self.store.get_run(i) for i in [state["origin"], *state["runs"]] if i is not None}
+        facts = {i: RunFacts(i, r.status.value, r.summary, label=r.name or "") for i, r in recs.items() if r}
+        missed = [a["run_id"] for a in result["attempts"]
+                  if a["status"] != "completed" or (a["peak_mb"] or 0) > budget]
+        failed = facts.get(state["origin"]) or next((facts[i] for i in missed if i in facts), None)
+        fitting = facts.get(result["attempts"][-1]["run_id"]) if result["attempts"] else None
+        return fit_card(result, failed, fitting, state["took_s"])
+
+    def state(self, fit_id: int) -> dict | None:
+        """running, steps (one sentence each), runs launched so far, result, error."""
+        with self._lock:
+            s = self._loops.get(fit_id)
+            return None if s is None else {**s, "steps": list(s["steps"]), "runs": list(s["runs"])}
+
+
+def _same_setting(a: dict, b: dict) -> bool:
+    """Two configs alike in every knob but the memory cap (which a fit sets to its budget)."""
+    return all(a.get(k) == b.get(k) for k in KNOBS if k not in FIT_HARNESS)

@@ -1,5 +1,6 @@
 """The data folders and the files in them: uploads (format read from the content),
-generated datasets, inspection, and the one confinement every file knob passes."""
+generated datasets, inspection, and the one confinement every file knob passes: every
+file a browser names must lie inside the data folders, after symlinks are followed."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import os
 import re
 import uuid
 
-from svmcore.app.paths import confine, is_inside
 from svmcore.data.files import inspect_dataset, make_dataset
 from svmcore.data.readers import FORMAT_EXT, sniff_format
+from svmcore.spec.config import shown_name
 from svmcore.spec.errors import ConfigError, DataError
 from svmcore.spec.knobs import BUILTIN_DATASETS
 from svmcore.spec.units import MiB
@@ -18,6 +19,31 @@ from svmcore.spec.units import MiB
 UPLOAD_LIMIT_MB = 200
 DATA_EXT = (".svm", ".svmlight", ".libsvm", ".txt", ".csv", ".npz", ".tsv")  # dropped from upload names
 PATH_KNOBS = ("dataset", "test_file")  # knobs naming files: confined to the data folders
+
+
+def is_inside(real: str, real_roots: list[str]) -> bool:
+    return any(real == r or real.startswith(r + os.sep) for r in real_roots)
+
+
+def confine(path: str, roots: list[str], knob: str = "dataset") -> str:
+    """Resolve ``path`` and refuse anything outside ``roots`` after symlinks are
+    followed. A relative path is looked up in each root in turn; the first one that
+    names a file inside the roots wins. Returns the real (symlink-free) path."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ConfigError(knob, "a file path is required")
+    real_roots = [os.path.realpath(r) for r in roots]
+    candidates = [path] if os.path.isabs(path) else [os.path.join(root, path) for root in roots]
+    inside = False
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        if is_inside(real, real_roots):
+            inside = True
+            if os.path.isfile(real):
+                return real
+    if inside:
+        raise ConfigError(knob, f"no such file in the data folders: {shown_name(os.path.basename(path))}")
+    raise ConfigError(knob, "that path is outside the data folders (the data home's datasets and "
+                      "uploads folders, and SVMCORE_DATA_DIRS); copy the file there (symlinks that lead outside are refused)")
 
 
 class DataFolders:
@@ -59,10 +85,6 @@ class DataFolders:
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", stem if ext.lower() in DATA_EXT else shown)[:40] or "data"
         return shown, os.path.join(self.upload_dir, f"{safe}-{hashlib.sha256(data).hexdigest()[:8]}")
 
-    def existing_upload(self, name: str, data: bytes) -> str | None:
-        """The path of this very file if it was uploaded before under this name, else None."""
-        return self._saved(self._upload_base(name, data)[1], data)
-
     @staticmethod
     def _saved(base: str, data: bytes) -> str | None:
         for ext in sorted(set(FORMAT_EXT.values())):
@@ -72,10 +94,6 @@ class DataFolders:
                     if f.read() == data:
                         return path
         return None
-
-    def save_upload(self, name: str, data: bytes) -> str:
-        """``upload``'s path."""
-        return self.upload(name, data)[0]
 
     def upload(self, name: str, data: bytes) -> tuple[str, bool]:
         """Store an upload under the data folder with a generated name; returns its path

@@ -125,11 +125,8 @@ class Forecasts:
         """For a sweep's valid combinations (RunConfigs): the warning when some have a memory
         cap below the floor (what the libraries hold before any data), else None."""
         cal = calib.load_calibration(self.home)
-        bad = [(c, cap_below_floor(c, *floor_for(c, cal), resolve_cap(c)[0])) for c in configs]
-        bad = [(c, text) for c, text in bad if text]
-        if not bad:
-            return None
-        return f"{len(bad)} of {len(configs)} combinations: " + bad[0][1].removeprefix("Memory: ")
+        bad = [text for c in configs if (text := cap_below_floor(c, *floor_for(c, cal), resolve_cap(c)[0]))]
+        return f"{len(bad)} of {len(configs)} combinations: " + bad[0].removeprefix("Memory: ") if bad else None
 
     def import_costs(self) -> list[dict]:
         """What importing costs per library set: this machine's calibrated floors, else

@@ -1,5 +1,8 @@
 """One-line answers about runs, as people read them: how a run ended (the Train page's
-toast) and how runs compare against a baseline (the Compare page's headline).
+toast), how runs compare against a baseline (the Compare page's headline), and a story for
+a demo: a baseline and up to three remedies as slides (the question, the baseline's memory
+curve, each remedy over it with its headline, the trade-off), the same on screen and in
+the exported file.
 
 Pure: plain values in, text out, so every wording is tested with ==.
 """
@@ -8,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from svmcore.app.noise import DEFAULT_NOISE, Noise, within
+from svmcore.app.noise import DEFAULT_NOISE, Noise, peak_within, within
 from svmcore.spec.config import validate
+from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
 from svmcore.spec.result import RunPeak, RunSummary
 
@@ -20,64 +24,41 @@ MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What a headline needs to know of one run (all measured; None where not)."""
+    """One run as a headline reads it: its typed summary (every figure, read through the
+    summary's own fields and ``run_peak``) and what names it beside the runs compared."""
 
     id: int
     status: str
+    summary: RunSummary = field(default_factory=RunSummary)
     name: str = ""  # what tells it apart from the others compared, e.g. "stream"
-    peak_mb: float | None = None  # the run's peak: exact; a data-parallel run's all its processes (``peak``)
-    peak_phase: str | None = None
-    phase: str | None = None  # where a run that did not complete ended
-    cap: str | None = None
-    cap_mb: float | None = None
-    accuracy: float | None = None
-    balanced_accuracy: float | None = None
-    samples_per_s: float | None = None
     label: str = ""  # the name the user gave it, if any
     data: str = ""  # the data it used: 'sparse-text, 100,000 rows'
-    # when its peak was its prepare phase building copies of the data that later runs
-    # reuse (a first stream run writing the data file): that phase's exact peak, and
-    # the exact peak of the rest of the run, which every later run pays
-    one_time_mb: float | None = None
-    own_peak_mb: float | None = None
-    peak: RunPeak | None = None  # what peak_mb is (``RunSummary.run_peak``): None for facts given by hand, exact
 
     @property
-    def parallel(self):
-        """A data-parallel run's peaks (all processes, largest worker, coordinator), else None."""
-        return self.peak.parallel if self.peak else None
+    def peak(self) -> RunPeak:
+        return self.summary.run_peak
 
     @property
-    def peak_exact(self) -> bool:
-        return self.peak is None or self.peak.exact
-
-    @classmethod
-    def of(cls, run_id: int, status: str, summary: RunSummary, name: str = "", label: str = "",
-           data: str = "") -> RunFacts:
-        s, peak = summary, summary.run_peak
-        once, own = one_time_preparation(s)
-        return cls(run_id, status, name, peak.mb, s.peak_phase, s.phase, s.cap, s.cap_mb, s.accuracy,
-                   s.balanced_accuracy, s.samples_per_s, label or "", data, once, own, peak)
+    def one_time(self) -> tuple[float | None, float | None]:
+        """(the prepare phase's exact peak, the exact peak of the other phases) when the run's
+        peak was its prepare phase building copies of the data that later runs reuse (the
+        worker lists them as ``prepared_once``); (None, None) otherwise. Each phase's peak is
+        the kernel's high-water mark reset at its start, so both are exact."""
+        s = self.summary
+        rest = [p.peak_rss_mb for p in s.phases if p.name != "prepare" and p.peak_rss_mb is not None]
+        if not s.prepared_once or s.peak_phase != "prepare" or not rest:
+            return None, None
+        return s.phase_peak("prepare"), max(rest)
 
     @property
     def compared_peak_mb(self) -> float | None:
         """The peak to compare with other runs: the run's own, one-time preparation left out."""
-        return self.own_peak_mb if self.one_time_mb is not None else self.peak_mb
+        once, own = self.one_time
+        return own if once is not None else self.peak.mb
 
     @property
     def title(self) -> str:
         return run_title(self.id, self.label, self.name)
-
-
-def one_time_preparation(s: RunSummary) -> tuple[float | None, float | None]:
-    """(the prepare phase's exact peak, the exact peak of the other phases) when the run's
-    peak was its prepare phase building copies of the data that later runs reuse (the
-    worker lists them as ``prepared_once``); (None, None) otherwise. Each phase's peak
-    is the kernel's high-water mark reset at its start, so both are exact."""
-    if not s.prepared_once or s.peak_phase != "prepare":
-        return None, None
-    rest = [p.peak_rss_mb for p in s.phases if p.name != "prepare" and p.peak_rss_mb is not None]
-    return (s.phase_peak("prepare"), max(rest)) if rest else (None, None)
 
 
 def run_tag(label: str | None = "", name: str = "") -> str:
@@ -107,27 +88,22 @@ def _mib(value: float | None) -> str:
 
 def ending(run: RunFacts, error: str | None = None) -> str:
     """How a run ended, without its name: 'completed: exact peak 252 MiB, owned by load'."""
-    where = f" in {run.phase}" if run.phase else ""
-    if run.parallel and run.status in ("completed", "oom", "cancelled"):
+    s, peak = run.summary, _mib(run.peak.mb)
+    where = f" in {s.phase}" if s.phase else ""
+    if run.peak.parallel and run.status in ("completed", "oom", "cancelled"):
         text = {"completed": "completed", "oom": f"ran out of memory{where}",
                 "cancelled": f"cancelled{where}"}[run.status]
-        return f"{text}: {run.parallel.text()}"
-    if run.status == "completed":
-        owner = f", owned by {run.peak_phase}" if run.peak_phase else ""
-        if run.one_time_mb is not None:
-            return (f"completed: exact peak {_mib(run.own_peak_mb)} without its one-time preparation "
-                    f"(which peaked at {_mib(run.one_time_mb)} building copies of the data that later runs reuse)")
-        return f"completed: exact peak {_mib(run.peak_mb)}{owner}"
-    if run.status == "oom":
-        cap = f" under a {_mib(run.cap_mb)} {run.cap} cap" if run.cap_mb else ""
-        return f"ran out of memory{where}: exact peak {_mib(run.peak_mb)}{cap}"
-    if run.status == "cancelled":
-        return f"cancelled{where}: exact peak {_mib(run.peak_mb)} until then"
-    if run.status == "failed":
-        return f"failed{where}" + (f": {error}" if error else "")
-    if run.status == "lost":
-        return "was lost: its runner stopped before it reported an outcome"
-    return f"is {run.status}"
+        return f"{text}: {run.peak.parallel.text()}"
+    once, own = run.one_time
+    if run.status == "completed" and once is not None:
+        return (f"completed: exact peak {_mib(own)} without its one-time preparation "
+                f"(which peaked at {_mib(once)} building copies of the data that later runs reuse)")
+    cap = f" under a {_mib(s.cap_mb)} {s.cap} cap" if s.cap_mb else ""
+    return {"completed": f"completed: exact peak {peak}" + (f", owned by {s.peak_phase}" if s.peak_phase else ""),
+            "oom": f"ran out of memory{where}: exact peak {peak}{cap}",
+            "cancelled": f"cancelled{where}: exact peak {peak} until then",
+            "failed": f"failed{where}" + (f": {error}" if error else ""),
+            "lost": "was lost: its runner stopped before it reported an outcome"}.get(run.status, f"is {run.status}")
 
 
 def outcome_headline(run: RunFacts, error: str | None = None) -> str:
@@ -147,12 +123,13 @@ def deltas(base: RunFacts, other: RunFacts) -> dict:
         return {"peak_pct": None, "speed_ratio": None, "accuracy": None, "balanced_accuracy": None}
 
     a, b = base.compared_peak_mb, other.compared_peak_mb
+    sa, sb = base.summary, other.summary
     return {
         "peak_pct": None if not a or b is None else (b / a - 1) * 100,
-        "speed_ratio": (None if not base.samples_per_s or other.samples_per_s is None
-                        else other.samples_per_s / base.samples_per_s),
-        "accuracy": diff(base.accuracy, other.accuracy),
-        "balanced_accuracy": diff(base.balanced_accuracy, other.balanced_accuracy),
+        "speed_ratio": None if not sa.samples_per_s or sb.samples_per_s is None
+        else sb.samples_per_s / sa.samples_per_s,
+        "accuracy": diff(sa.accuracy, sb.accuracy),
+        "balanced_accuracy": diff(sa.balanced_accuracy, sb.balanced_accuracy),
     }
 
 
@@ -189,11 +166,11 @@ def comparison_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_
     quiet = within(d, noise)
     parts = []
     if d["peak_pct"] is not None:
-        once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time_mb:,.0f} MiB) left out"
-                       for r in (base, other) if r.one_time_mb is not None)
+        once = "".join(f"; run {r.id}'s one-time preparation ({r.one_time[0]:,.0f} MiB) left out"
+                       for r in (base, other) if r.one_time[0] is not None)
         # a data-parallel run's peak is all its processes (sampled): its largest worker and coordinator said beside
-        par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.parallel is not None)
-        exact = "exact " if base.peak_exact and other.peak_exact else ""
+        par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.peak.parallel is not None)
+        exact = "exact " if base.peak.exact and other.peak.exact else ""
         parts.append(noted(f"{exact}peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
                            f"{other.compared_peak_mb:,.0f} MiB{once}{par})", quiet["peak_pct"]))
     if d["speed_ratio"] is not None:
@@ -290,17 +267,12 @@ def names_against(run_ids: list[int], differing: dict[str, list], baseline: int,
     order = list(KNOBS)
     names = {}
     for i, rid in enumerate(run_ids):
-        if rid == baseline:
-            names[rid] = "baseline"
-            continue
         changed = [k for k in sorted(differing, key=lambda k: order.index(k) if k in order else len(order))
                    if json.dumps(differing[k][i]) != json.dumps(differing[k][b])]
         texts = [t for t in ("" if differing[k][i] is None and k in GENERATOR_KNOBS
                              else knob_value_text(k, differing[k][i]) for k in changed) if t]
-        if not changed:
-            names[rid] = "same knobs"
-            continue
-        names[rid] = ", ".join(texts[:most] + ([f"+{len(texts) - most} more"] if len(texts) > most else []))
+        names[rid] = ("baseline" if rid == baseline else "same knobs" if not changed else
+                      ", ".join(texts[:most] + ([f"+{len(texts) - most} more"] if len(texts) > most else [])))
     return names
 
 
@@ -402,3 +374,101 @@ def run_label(row: dict) -> str:
     parts = [f"run {row['id']}", row.get("name"), row["status"], "damaged" if row.get("damage") else None,
              row.get("dataset"), row.get("mode"), row.get("model"), row.get("changed"), row.get("label")]
     return " · ".join(str(p) for p in parts if p)
+
+
+# ---------------------------------------------------------------- a story
+
+MOST_REMEDIES = 3
+KEEP_ACCURACY_PTS = 1.0  # a remedy that loses more accuracy than this is a trade, not a plain win
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One step of a story: what it shows (``kind``), its title and headline, and the
+    runs drawn on it (the baseline first)."""
+
+    kind: str  # question | baseline | remedy | tradeoff | advice
+    title: str
+    headline: str
+    runs: tuple[int, ...]
+
+
+def check_story(baseline: int | None, remedies: list[int]) -> None:
+    """Refuse a story that cannot be told: no baseline, no remedy, too many remedies,
+    or the baseline among its own remedies."""
+    if baseline is None:
+        raise ConfigError("story", "choose a baseline run")
+    if not remedies:
+        raise ConfigError("story", "choose at least one remedy run to compare with the baseline")
+    if len(remedies) > MOST_REMEDIES:
+        raise ConfigError("story", f"choose at most {MOST_REMEDIES} remedy runs ({len(remedies)} chosen)")
+    if baseline in remedies:
+        raise ConfigError("story", f"run {baseline} is the baseline; it cannot also be a remedy")
+
+
+def default_question(base: RunFacts) -> str:
+    """'Run 1 · memory peaks at 253 MiB: what lowers it, and what does it cost?'"""
+    title = base.title[0].upper() + base.title[1:]
+    return f"{title} peaks at {_mib(base.peak.mb)}: what lowers it, and what does it cost?"
+
+
+def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
+    done = [r for r in remedies if r.status == "completed" and r.peak.mb is not None]
+    if not done:
+        return "No remedy completed: nothing to weigh against the baseline."
+    best = min(done, key=lambda r: r.peak.mb)
+    d = deltas(base, best)
+    acc = "" if best.summary.accuracy is None else f", accuracy {best.summary.accuracy:.3f}"
+    pct = "" if d["peak_pct"] is None else f" ({_signed(d['peak_pct'], 0)}%)"
+    exact = "exact " if all(r.peak.exact for r in [base, *remedies]) else ""  # a data-parallel run's is sampled
+    return f"Lowest {exact}peak: {best.title}, {_mib(best.peak.mb)}{pct}{acc}."
+
+
+def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> str:
+    """What to do, with its figures: the remedy that lowers the exact peak most beyond
+    run-to-run noise while keeping accuracy within ``KEEP_ACCURACY_PTS``; else the one that
+    lowers it most, its accuracy cost said; else keep the baseline's setting."""
+    lower = []
+    for r in remedies:
+        d = deltas(base, r)
+        if d["peak_pct"] is not None and d["peak_pct"] < 0 and not peak_within(d["peak_pct"], noise):
+            lower.append((r, d))
+    if not lower:
+        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak.mb)}) by more "
+                f"than the run-to-run noise ({noise.peak_pct:.0f}%).")
+    kept = [(r, d) for r, d in lower if d["accuracy"] is None or d["accuracy"] * 100 >= -KEEP_ACCURACY_PTS]
+    best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
+    quiet = within(d, noise)
+    figures = [f"exact peak {_mib(base.compared_peak_mb)} → {_mib(best.compared_peak_mb)} "
+               f"({_signed(d['peak_pct'], 0)}%)"]
+    if d["speed_ratio"] is not None:
+        figures.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
+    if d["accuracy"] is not None:
+        figures.append(noted(f"accuracy {_signed(d['accuracy'] * 100, 1)} pt", quiet["accuracy"]))
+    why = (f"it lowers the peak most of the remedies that keep accuracy within {KEEP_ACCURACY_PTS:.0f} point"
+           if kept else f"it lowers the peak most, but every remedy that lowers it costs more than "
+                        f"{KEEP_ACCURACY_PTS:.0f} point of accuracy")
+    return f"Use {best.title}: {', '.join(figures)}; {why}."
+
+
+def story_slides(cmp: Comparison, question: str | None = None) -> tuple[Slide, ...]:
+    """The slides of the story of ``cmp`` (its baseline and the other runs as remedies,
+    in the order chosen). Raises ConfigError when the story cannot be told."""
+    base = next((r for r in cmp.runs if r.id == cmp.baseline), None)
+    remedies = [r for r in cmp.runs if r.id != cmp.baseline]
+    check_story(None if base is None else base.id, [r.id for r in remedies])
+    if base.status != "completed":
+        raise ConfigError("story", f"the baseline, {base.title}, {ending(base)}; choose a completed run")
+    names = ", ".join(r.title for r in remedies)
+    slides = [Slide("question", (question or "").strip() or default_question(base),
+                    f"Baseline {base.title}; remedies: {names}. Exact peaks are the kernel's high-water mark"
+                    + ("; a data-parallel run's peak is all its processes, sampled." if any(
+                        not r.peak.exact for r in cmp.runs) else "."),
+                    (base.id,)),
+              Slide("baseline", f"The baseline: {base.title}", f"{base.title}: {ending(base)}", (base.id,))]
+    slides += [Slide("remedy", f"Remedy: {r.title}", short_headline(base, r, cmp.noise), (base.id, r.id))
+               for r in remedies]
+    slides.append(Slide("tradeoff", "The trade-off: exact peak against accuracy", _lowest(base, remedies),
+                        tuple(r.id for r in cmp.runs)))
+    slides.append(Slide("advice", "What to do", advice(base, remedies, cmp.noise), tuple(r.id for r in cmp.runs)))
+    return tuple(slides)

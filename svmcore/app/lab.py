@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from svmcore.app.fits import Fits
+from svmcore.app.fit import Fits
 from svmcore.app.exercise import Exercise
 from svmcore.app.folders import DataFolders
 from svmcore.app.forecasts import Forecasts

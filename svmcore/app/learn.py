@@ -154,18 +154,15 @@ class Learn:
         if r.measured_by:
             raise ConfigError("remedy", f"{r.title} is no before/after pair of runs: python bench/{r.measured_by}.py "
                                         "measures it on the reference machine")
-        if r.pending or not chosen:
-            raise ConfigError("remedy", f"{r.title} cannot be measured here yet: {r.pending or 'no runnable setup'}")
+        if not chosen:
+            raise ConfigError("remedy", f"{r.title} cannot be measured here yet: no runnable setup")
         overrides = self.folders.confined(base) if base else None
         pairs = []
         for e in chosen:
             before, after = e.configs(overrides, quick)
             pairs.append((e, admit(before, self.store.home), admit(after, self.store.home)))
-        ids = []
-        for e, before, after in pairs:
-            ids.append(tuple((queue or self.queue).submit(launch, label=run_label(r, e, which)).run_id
-                             for launch, which in ((before, "before"), (after, "after"))))
-        return ids
+        return [tuple((queue or self.queue).submit(launch, label=run_label(r, e, which)).run_id
+                      for launch, which in ((before, "before"), (after, "after"))) for e, before, after in pairs]
 
     def run_all(self, quick: bool = False) -> list[tuple[int, int]]:
         """Queue every runnable remedy's experiments."""
@@ -183,11 +180,7 @@ class Learn:
         for rec in self.store.list_runs(damaged=False):  # a damaged pair measures nothing
             if (rec.label or "").startswith("Learn · "):
                 by_label.setdefault(rec.label, []).append(rec)
-        out = []
-        for r in REMEDIES:
-            for e in r.experiments:
-                out.append(self._result(r, e, by_label))
-        return out
+        return [self._result(r, e, by_label) for r in REMEDIES for e in r.experiments]
 
     def claims(self, results: list[ExperimentResult] | None = None) -> list[dict]:
         """The claims table: one row per experiment of every remedy (one row for a remedy
@@ -195,41 +188,35 @@ class Learn:
         results = self.results() if results is None else results
         rows = []
         for r in REMEDIES:
-            mine = [x for x in results if x.remedy.key == r.key]
             if r.measured_by:
                 rows.append(measured_row(r, read(r.measured_by, self._reference_dir)))
             elif not r.experiments:
                 rows.append(claims_row(r, None, None))
-            for x in mine:
-                rows.append(claims_row(r, x.experiment, x.as_dict()))
+            rows += [claims_row(r, x.experiment, x.as_dict()) for x in results if x.remedy.key == r.key]
         return rows
 
-    def measured_by_bench(self, r: Remedy) -> BenchFinding | None:
-        """What the benchmark of a remedy that is no pair of runs measured; None for the others."""
-        return self._bench_finding(r.measured_by) if r.measured_by else None
-
-    def see_also(self, r: Remedy) -> BenchFinding | None:
-        """The benchmark Learn shows beside a remedy (``see_also``: what tracing costs, beside the
-        monitoring's cost); None for the others."""
-        return self._bench_finding(r.see_also, verdict=True) if r.see_also else None
-
-    def _bench_finding(self, name: str, verdict: bool = False) -> BenchFinding:
-        """What bench/NAME.py measured, from the reference data (with its verdict: the caption ends on it)."""
+    def measured_by_bench(self, r: Remedy, see_also: bool = False) -> BenchFinding | None:
+        """What the benchmark of a remedy that is no pair of runs measured (``see_also``: the
+        benchmark Learn shows beside a remedy, such as what tracing costs beside the monitoring's
+        cost, its verdict ending the caption); None for a remedy that has none."""
+        name = r.see_also if see_also else r.measured_by
+        if not name:
+            return None
         ref = read(name, self._reference_dir)
         if ref is None:
             return BenchFinding(f"Not measured yet: `python bench/{name}.py`.", ())
         return BenchFinding(f"Measured by `{ref.command}` on the reference machine ({ref.machine}, {ref.measured}; "
                             "exact peaks; see docs/benchmarks.md):"
-                            + (f" {ref.figures['row']['verdict']}." if verdict else ""), tuple(ref.figures["lessons"]))
+                            + (f" {ref.figures['row']['verdict']}." if see_also else ""), tuple(ref.figures["lessons"]))
 
     def _result(self, r: Remedy, e: Experiment, by_label: dict[str, list[RunRecord]]) -> ExperimentResult:
         befores = by_label.get(run_label(r, e, "before"), [])
         afters = by_label.get(run_label(r, e, "after"), [])
         pending = tuple(sorted(x.id for x in befores + afters if not x.status.is_finished()))
-        pair = _latest_pair(befores, afters)
+        pair = latest_pair(befores, afters)
         if pair:
             b, a = pair
-            before, after = self._side(b), self._side(a)
+            before, after = (side(x.config, x.summary, self.store.samples(x.id), x.id, x.status.value) for x in pair)
             cmp = compare(before, after, r.acts_on)
             error = None
             if cmp is None:
@@ -246,11 +233,8 @@ class Learn:
                                     tuple(lessons(r, cmp)), pending)
         return ExperimentResult(r, e, None, "not measured yet", pending=pending)
 
-    def _side(self, rec: RunRecord) -> dict:
-        return side(rec.config, rec.summary, self.store.samples(rec.id), rec.id, rec.status.value)
 
-
-def _latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[RunRecord, RunRecord] | None:
+def latest_pair(befores: list[RunRecord], afters: list[RunRecord]) -> tuple[RunRecord, RunRecord] | None:
     """The latest finished 'after' run and the 'before' run queued just ahead of it."""
     for a in sorted(afters, key=lambda x: -x.id):
         if not a.status.is_finished():

@@ -1,15 +1,8 @@
 """Run-to-run noise: how far two runs of the same setting differ, and whether a delta the
 product shows exceeds that. The one definition of "within noise" for every page and
 command that sets runs against each other (Compare's headline, Story, the fit's card,
-Learn's remedy verdicts).
-
-Measured on this kind of machine (2 cores shared with other work, the default setup:
-100,000 rows of sparse text, 5 epochs): 5 runs with the same seed peaked at 238.8-247.0
-MiB (3.4% apart), ran at speeds 1.35x apart and scored the same accuracy (0.80905); 6
-runs over seeds 0-5 peaked at 240.0-246.9 MiB (2.8%), ran 1.68x apart and scored
-0.7956-0.8095 (1.4 points). The reference machine's identical runs peaked 4.6% apart
-(docs/benchmarks.md). Where the runs compared include repeats of one setting (knobs alike
-but the seed), their own spread counts when it is wider.
+Learn's remedy verdicts). Where the runs compared include repeats of one setting (knobs
+alike but the seed), their own spread counts when it is wider.
 
 Pure: plain values in, plain values out, tested with ==.
 """
@@ -20,12 +13,12 @@ import json
 import statistics
 from dataclasses import dataclass
 
-# A change of the exact peak smaller than this is within run-to-run noise (the remedy verdicts'
-# "no saving" too). The reference's own runs of the default setup, identical, peak in two modes:
-# 242.5-253.6 MiB on 12-01 (4.6% apart), 226.2-234.8 on 12-05 (3.8%); here 3.4% (see above).
+# Measured on a shared 2-core machine, the default setup: 5 runs with one seed peaked 3.4% apart and ran
+# 1.35x apart at the same accuracy; 6 seeds 2.8%, 1.68x and 1.4 points; the reference machine's identical
+# runs 4.6% (12-01, docs/benchmarks.md) and 3.8% (12-05). A smaller peak change is the verdicts' "no saving".
 NO_SAVING_PCT = 5.0
-SPEED_NOISE_RATIO = 1.7  # runs of one setting ran up to 1.68x apart on a shared 2-core machine
-ACCURACY_NOISE_PTS = 1.5  # over seeds: 1.4 points apart (one seed: the same accuracy)
+SPEED_NOISE_RATIO = 1.7
+ACCURACY_NOISE_PTS = 1.5
 
 
 REPEATS_BASIS = "measured on the repeats compared here"
@@ -103,11 +96,6 @@ class Spread:
     mean: float
     lo: float
     hi: float
-
-    @property
-    def pct(self) -> float:
-        """The range as a percentage of the mean."""
-        return (self.hi - self.lo) / self.mean * 100 if self.mean else 0.0
 
     @property
     def widest_pct(self) -> float:

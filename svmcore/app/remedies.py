@@ -1,17 +1,12 @@
 """The memory remedies the Learn page teaches: the common advice on SVM and deep-learning
 memory, each with the saving the advice claims and the experiments that measure it here.
 
-A ``Remedy`` is one piece of advice. Its ``experiments`` are before/after pairs of runs
-that change only the remedy's knobs, each on a stated base: the product's default
-setup (sparse data, in memory) is always one of them, and a remedy whose effect that
-setup cannot show has a second base where it can. ``acts_on`` names the phases whose
-memory the remedy changes: where the peak happens decides what a remedy can save.
-
-A remedy the product cannot run yet has no experiments and says why in ``pending``;
-when its knob lands in the registry (``svmcore.spec.knobs``), give it experiments and
-drop ``pending``: the claims table, the Learn page and the reference benchmark
-(``bench/remedies.py``) pick it up from here. An experiment whose configs do not
-validate is reported as not runnable, with the validation's reason, rather than hidden.
+A ``Remedy``'s ``experiments`` are before/after pairs of runs that change only its knobs,
+each on a stated base: the product's default setup always, and a second base where that
+setup cannot show the effect. ``acts_on`` names the phases whose memory it changes: where
+the peak happens decides what a remedy can save. The claims table, the Learn page and the
+reference benchmark (``bench/remedies.py``) read them from here; an experiment whose
+configs do not validate is reported as not runnable, with the reason, rather than hidden.
 """
 
 from __future__ import annotations
@@ -86,7 +81,6 @@ class Remedy:
     acts_on: tuple[str, ...] = ()  # phases whose memory it changes (the floor carries into every phase)
     experiments: tuple[Experiment, ...] = ()
     knobs: tuple[str, ...] = ()
-    pending: str | None = None  # why the product cannot run it yet
     limits: str | None = None  # what the product's version of the remedy does not do, plainly
     in_advice: bool = True  # one of the common advice's remedies (else one this product adds)
     moves_to_file: bool = False  # moves memory from anonymous to file-backed pages (memmap)
@@ -99,7 +93,7 @@ class Remedy:
 
     @property
     def runnable(self) -> bool:
-        return self.pending is None and any(e.runnable() is None for e in self.experiments)
+        return any(e.runnable() is None for e in self.experiments)
 
     def experiment(self, key: str) -> Experiment:
         found = next((e for e in self.experiments if e.key == key), None)
@@ -117,10 +111,6 @@ _DEEP = {"dataset": "dense", "rows": 20_000, "epochs": 1, "model": "mlp-numpy",
 _DENSE_STREAM = dict(_TEXT, mode="stream", representation="dense", hashing_bits=12, batch_size=4096)
 # kernel-approx streamed: every pass transforms its batches again, unless a cache keeps them
 _KERNEL_STREAM = {"dataset": "sparse-text", "rows": 30_000, "epochs": 3, "model": "kernel-approx", "mode": "stream"}
-
-
-def _dense_default_bytes() -> float:
-    return _D["rows"] * DEFAULT_FEATURES["sparse-text"] * 8
 
 
 TRAINING = ("train", "evaluate")  # what training frees is often kept by the allocator into evaluate
@@ -151,7 +141,7 @@ REMEDIES: tuple[Remedy, ...] = (
            (Experiment("default", "default setup", {"representation": "dense"},
                        {"representation": "sparse"}, default_setup=True,
                        impossible=f"it is already sparse; dense, its {_D['rows']:,} rows x 2^20 columns "
-                                  f"would need {_dense_default_bytes() / 2**30:,.0f} GiB"),
+                                  f"would need {_D['rows'] * DEFAULT_FEATURES['sparse-text'] * 8 / 2**30:,.0f} GiB"),
             Experiment("hashed", "2^11 hashed columns", dict(_TEXT, rows=50_000, hashing_bits=11,
                                                                           representation="dense"),
                        {"representation": "sparse"}, why="small enough for dense to fit")),
@@ -475,10 +465,11 @@ DISTILL = Remedy(
 REMEDIES = REMEDIES + (CACHE, HISTORY, SERVE, POOL, DISTILL)
 
 ADVICE = tuple(r for r in REMEDIES if r.in_advice)
+BY_KEY = {r.key: r for r in REMEDIES}
 
 
 def remedy(key: str) -> Remedy:
-    found = next((r for r in REMEDIES if r.key == key), None)
+    found = BY_KEY.get(key)
     if found is None:
         raise ConfigError("remedy", f"unknown remedy {shown(key)}; known: {', '.join(r.key for r in REMEDIES)}")
     return found

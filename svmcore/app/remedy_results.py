@@ -1,11 +1,7 @@
 """What a remedy's before/after runs measured against each other, and what that teaches.
-Pure functions over plain data (a run's config, summary and memory samples), so the
-reference benchmark and this machine's runs are read the same way.
-
-A *side* is one run's figures: its exact peak and per-phase peaks, how the RSS split
-into anonymous and file-backed pages at the moment of its highest sample, throughput,
-accuracy and balanced accuracy. ``compare`` sets two sides against each other and
-against the phases the remedy acts on; ``lessons`` says in words what that means;
+Pure functions over plain data, so the reference benchmark and this machine's runs are
+read the same way: a *side* is one run's figures as JSON (``side``); ``compare`` sets two
+against each other and the phases the remedy acts on; ``lessons`` says what that means;
 ``claims_row`` puts it beside the claim of the usual advice.
 """
 
@@ -17,7 +13,7 @@ from svmcore.app.noise import NO_SAVING_PCT, peak_within
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
 from svmcore.spec.units import MiB
-from svmcore.spec.result import Parallel, ParallelPeaks, RunSummary
+from svmcore.spec.result import RunSummary
 from svmcore.spec.registry import MLP_MODELS
 
 CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed range
@@ -25,20 +21,15 @@ CLAIM_SLACK_PCT = 5.0  # "as claimed": within this many points of the claimed ra
 
 # ---------------------------------------------------------------- one run
 
-def peak_moment(samples: Sequence) -> dict | None:
-    """The sample with the highest RSS (tuples ``(t_s, rss, anon, file, hwm)`` in bytes,
-    or MemorySample): when, and how the RSS split into anonymous and file-backed pages
-    at that moment. Sampled at 50 Hz, so it can miss a shorter spike."""
-    best = None
-    for s in samples:
-        t, rss, anon, file = (s[0], s[1], s[2], s[3]) if isinstance(s, (tuple, list)) else (
-            s.t_s, s.rss_bytes, s.anon_bytes, s.file_bytes)
-        if best is None or rss > best[1]:
-            best = (t, rss, anon, file)
+def peak_moment(samples: Sequence[tuple]) -> dict | None:
+    """The sample (``(t_s, rss, anon, file, ...)`` in bytes) with the highest RSS: when, and how
+    the RSS split into anonymous and file-backed pages then (50 Hz: it can miss a shorter spike)."""
+    best = max(samples, key=lambda x: x[1], default=None)
     if best is None:
         return None
-    return {"t_s": round(best[0], 3), "rss_mb": round(best[1] / MiB, 1), "anon_mb": round(best[2] / MiB, 1),
-            "file_mb": round(best[3] / MiB, 1)}
+    t, rss, anon, file = best[:4]
+    return {"t_s": round(t, 3), "rss_mb": round(rss / MiB, 1), "anon_mb": round(anon / MiB, 1),
+            "file_mb": round(file / MiB, 1)}
 
 
 def changed_knobs(config: dict) -> dict:
@@ -53,29 +44,24 @@ def side(config: dict, s: RunSummary, samples: Sequence = (), run_id: int | None
     """One run's figures, as plain JSON-able data."""
     return {
         "run_id": run_id, "status": status or s.status, "config": changed_knobs(config),
-        "peak_mb": _round(s.peak_rss_mb), "peak_phase": s.peak_phase,
-        "phases": {p.name: _round(p.peak_rss_mb) for p in s.phases if p.peak_rss_mb is not None},
-        "floor_mb": _round(s.floor_mb), "at_peak": peak_moment(samples),
-        "samples_per_s": _round(s.samples_per_s, 0), "train_s": _round(s.train_s, 2), "wall_s": _round(s.wall_s, 2),
-        "epoch_samples_per_s": [_round(v, 0) for v in s.epoch_samples_per_s],  # each pass's: a cache's later ones
-        "accuracy": _round(s.accuracy, 4), "balanced_accuracy": _round(s.balanced_accuracy, 4),
+        "peak_mb": rounded(s.peak_rss_mb), "peak_phase": s.peak_phase,
+        "phases": {p.name: rounded(p.peak_rss_mb) for p in s.phases if p.peak_rss_mb is not None},
+        "floor_mb": rounded(s.floor_mb), "at_peak": peak_moment(samples),
+        "samples_per_s": rounded(s.samples_per_s, 0), "train_s": rounded(s.train_s, 2), "wall_s": rounded(s.wall_s, 2),
+        "epoch_samples_per_s": [rounded(v, 0) for v in s.epoch_samples_per_s],  # each pass's: a cache's later ones
+        "accuracy": rounded(s.accuracy, 4), "balanced_accuracy": rounded(s.balanced_accuracy, 4),
         "nonzero_weights": s.nonzero_weights, "weights": s.weights, "sparse_model_bytes": s.sparse_model_bytes,
         "batches": s.batches, "upcast": s.upcast and s.upcast.to_dict(), "train_data_bytes": s.train_data_bytes,
         "error": s.error_message,
-        **({"parallel": _parallel_side(s.parallel, s.parallel_peaks)} if s.parallel else {}),
+        # a data-parallel run: its largest Dask worker's peak (exact on a LocalCluster started for it), the total
+        **({"parallel": {"workers": par.workers, "worker_peak_mb": rounded(s.parallel_peaks.largest_worker_mb),
+                         "worker_peak_exact": all(w.peak_exact for w in par.per_worker),
+                         "total_sampled_mb": rounded(s.parallel_peaks.all_processes_mb),
+                         "cluster_start_s": rounded(par.cluster_start_s, 2)}} if (par := s.parallel) else {}),
     }
 
 
-def _parallel_side(par: Parallel, peaks: ParallelPeaks) -> dict:
-    """A data-parallel run's memory: its largest Dask worker's peak (exact on a LocalCluster
-    started for the run, else sampled), the coordinator's and the sampled total (a run that
-    failed before its workers were read has no peak for them)."""
-    return {"workers": par.workers, "worker_peak_mb": _round(peaks.largest_worker_mb),
-            "worker_peak_exact": all(w.peak_exact for w in par.per_worker),
-            "total_sampled_mb": _round(peaks.all_processes_mb), "cluster_start_s": _round(par.cluster_start_s, 2)}
-
-
-def _round(v: float | None, digits: int = 1) -> float | None:
+def rounded(v: float | None, digits: int = 1) -> float | None:
     return None if v is None else round(float(v), digits)
 
 
@@ -105,12 +91,19 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
     sps_b, sps_a = before.get("samples_per_s"), after.get("samples_per_s")
     acc = [before.get("accuracy"), after.get("accuracy")]
     bal = [before.get("balanced_accuracy"), after.get("balanced_accuracy")]
+    changes = {"speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
+               "accuracy_change": acc[1] - acc[0] if None not in acc else None,
+               "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None}
     par = after.get("parallel")
-    if par:  # one process became several: compare the largest worker, and say what they hold together
-        return {**_compare_parallel(before, after, par), "acts_on": [],
-                "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
-                "accuracy_change": acc[1] - acc[0] if None not in acc else None,
-                "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None}
+    if par:  # one process became several: the largest worker (what each machine of a cluster needs) against
+        # the one process, and every process together (what one machine needs when all run on it)
+        worker = par.get("worker_peak_mb")
+        return {"peak_before_mb": peak, "peak_after_mb": worker, "peak_saving_pct": _pct(peak, worker),
+                "workers": par.get("workers"), "worker_peak_exact": par.get("worker_peak_exact"),
+                "coordinator_mb": after.get("peak_mb"), "total_sampled_mb": par.get("total_sampled_mb"),
+                "total_saving_pct": _pct(peak, par.get("total_sampled_mb")),
+                "linear_pct": 100 * (1 - 1 / par["workers"]) if par.get("workers") else None,
+                "owner_before": before.get("peak_phase"), "acts_on": [], **changes}
     return {
         "peak_before_mb": peak, "peak_after_mb": after.get("peak_mb"),
         "peak_saving_pct": _pct(peak, after.get("peak_mb")),
@@ -120,18 +113,12 @@ def compare(before: dict, after: dict, acts_on: Sequence[str]) -> dict | None:
         "other_phase": other_phase, "other_phase_mb": others.get(other_phase),
         "ceiling_pct": None if ceiling is None else max(0.0, ceiling),
         "anon_before_mb": b_at.get("anon_mb"), "anon_after_mb": a_at.get("anon_mb"),
-        "file_before_mb": b_at.get("file_mb"), "file_after_mb": a_at.get("file_mb"),
-        "speed_change_pct": 100 * (sps_a - sps_b) / sps_b if sps_a and sps_b else None,
-        "accuracy_change": acc[1] - acc[0] if None not in acc else None,
-        "balanced_accuracy_change": bal[1] - bal[0] if None not in bal else None,
+        "file_before_mb": b_at.get("file_mb"), "file_after_mb": a_at.get("file_mb"), **changes,
         "model_before": _model(before), "model_after": _model(after),
         "upcast_after": _upcast(after),
-        "data_before_mb": _mb(before.get("train_data_bytes")), "data_after_mb": _mb(after.get("train_data_bytes")),
+        "data_before_mb": (before.get("train_data_bytes") or 0) / MiB or None,
+        "data_after_mb": (after.get("train_data_bytes") or 0) / MiB or None,
     }
-
-
-def _mb(nbytes: int | None) -> float | None:
-    return None if not nbytes else nbytes / MiB
 
 
 def _model(side_: dict) -> dict | None:
@@ -151,22 +138,6 @@ def _upcast(side_: dict) -> dict | None:
         return None
     per_batch = side_["train_s"] / side_["batches"] if side_.get("train_s") and side_.get("batches") else None
     return {**u, "train_s_per_batch": per_batch}
-def _compare_parallel(before: dict, after: dict, par: dict) -> dict:
-    """Before: one process. After: a coordinator (the run's process) and N Dask workers.
-    ``peak_after_mb`` is the largest worker's peak (what each machine of a cluster needs);
-    the total is every process together (what one machine needs when all run on it)."""
-    peak, worker = before.get("peak_mb"), par.get("worker_peak_mb")
-    return {
-        "peak_before_mb": peak, "peak_after_mb": worker, "peak_saving_pct": _pct(peak, worker),
-        "workers": par.get("workers"), "worker_peak_exact": par.get("worker_peak_exact"),
-        "coordinator_mb": after.get("peak_mb"), "total_sampled_mb": par.get("total_sampled_mb"),
-        "total_saving_pct": _pct(peak, par.get("total_sampled_mb")),
-        "linear_pct": 100 * (1 - 1 / par["workers"]) if par.get("workers") else None,
-        "owner_before": before.get("peak_phase"), "owner_after": None,
-        "phase_before_mb": None, "phase_after_mb": None, "phase_saving_pct": None,
-        "other_phase": None, "other_phase_mb": None, "ceiling_pct": None,
-        "anon_before_mb": None, "anon_after_mb": None, "file_before_mb": None, "file_after_mb": None,
-    }
 
 
 def cannot_lower(cmp: dict) -> bool:
@@ -368,7 +339,8 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
     if cmp["acts_on"]:
         row["phases it acts on (MiB)"] = (f"{_short_arrow(cmp['phase_before_mb'], cmp['phase_after_mb'])} "
                                           f"in {', '.join(cmp['acts_on'])}")
-    if None not in (cmp["anon_before_mb"], cmp["anon_after_mb"], cmp["file_before_mb"], cmp["file_after_mb"]):
+    if None not in (cmp.get("anon_before_mb"), cmp.get("anon_after_mb"), cmp.get("file_before_mb"),
+                    cmp.get("file_after_mb")):
         row["at the peak: anonymous · file-backed (MiB)"] = (
             f"{cmp['anon_before_mb']:,.0f} · {cmp['file_before_mb']:,.0f} → "
             f"{cmp['anon_after_mb']:,.0f} · {cmp['file_after_mb']:,.0f}")

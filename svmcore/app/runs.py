@@ -1,5 +1,6 @@
 """Runs as the dashboard sees them: launch, cancel, a live or finished view, the
-history table, comparison, export and delete."""
+history table (its filters, grouping and tags, like an experiment tracker's: pure, rows of
+``Runs.history`` in, rows out), comparison, export and delete."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import io
 import itertools
 import json
 import os
+import statistics
 from dataclasses import dataclass
 
 from svmcore.app.folders import DataFolders
 from svmcore.app.noise import Noise, measured_noise, repeat_groups, setting_key, spread
-from svmcore.app.headlines import (Comparison, RunFacts, changed_knobs_text, compare, data_text, names_against,
-                                   pick_baseline, read_knob)
-from svmcore.app.story import Slide, check_story, default_question, story_slides
+from svmcore.app.headlines import (Comparison, RunFacts, Slide, changed_knobs_text, check_story, compare, data_text,
+                                   default_question, names_against, pick_baseline, read_knob, story_slides)
 from svmcore.engine import traces
 from svmcore.engine.leftovers import release_leftovers
 from svmcore.engine.queue import RunQueue
@@ -105,7 +106,7 @@ class Runs:
 
     def repeats(self, run_ids: list[int]) -> list[list[int]]:
         """The runs among these that repeat one setting over seeds (``noise.repeat_groups``)."""
-        return repeat_groups({r.id: r.config for r in (self.store.get_run(i) for i in run_ids) if r is not None})
+        return repeat_groups({r.id: r.config for r in self._records(run_ids)})
 
     def rename(self, run_id: int, name: str | None) -> None:
         """Give a run a name, or take it away (blank). Raises ConfigError for a name
@@ -121,6 +122,9 @@ class Runs:
             raise ConfigError("colour", str(e)) from None
         if not found:
             raise ConfigError("run", f"there is no run {run_id}")
+
+    def _records(self, run_ids: list[int]) -> list:
+        return [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
 
     def cancel(self, run_id: int) -> bool:
         return self._remote.cancel_run(run_id) or cancel_local(self.queue, run_id)
@@ -169,34 +173,30 @@ class Runs:
                 "solver": r.config.get("solver"), "nonzero_weights": s.nonzero_weights,
                 "sparse_model_mb": s.sparse_model_bytes / 2**20 if s.sparse_model_bytes is not None else None,
                 "cap": s.cap_text, "cap_held_mb": s.cgroup_held_peak_mb, "sweep_id": r.sweep_id, "host": r.host,
-                "tags": tags.get(r.id, []), "damage": "; ".join(r.damage), **_parallel_columns(s.parallel_peaks)})
+                "tags": tags.get(r.id, []), "damage": "; ".join(r.damage),
+                # a data-parallel run's largest worker and coordinator beside its run peak (all its processes)
+                "largest_worker_mb": par.largest_worker_mb if (par := s.parallel_peaks) else None,
+                "coordinator_mb": par.coordinator_mb if par else None})
         return rows
 
     def differing_knobs(self, run_ids: list[int]) -> dict[str, list]:
-        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
-        if len(recs) < 2:
-            return {}
-        out = {}
-        for k in KNOBS:
-            vals = [read_knob(r.config, k) for r in recs]
-            if len(set(map(json.dumps, vals))) > 1:
-                out[k] = vals
-        return out
+        recs = self._records(run_ids)
+        values = {k: [read_knob(r.config, k) for r in recs] for k in KNOBS} if len(recs) > 1 else {}
+        return {k: vals for k, vals in values.items() if len(set(map(json.dumps, vals))) > 1}
 
     def baseline_of(self, run_ids: list[int]) -> tuple[int, str] | None:
         """The run to compare these against by default, and why (``pick_baseline``)."""
-        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
-        return pick_baseline({r.id: r.config for r in recs}) if recs else None
+        return pick_baseline({r.id: r.config for r in recs}) if (recs := self._records(run_ids)) else None
 
     def compare(self, run_ids: list[int], baseline: int | None = None) -> Comparison:
         """The runs against a baseline (default: ``baseline_of``): each named by what it
         changed against the baseline, its deltas and a one-line headline."""
-        recs = [r for r in (self.store.get_run(i) for i in run_ids) if r is not None]
+        recs = self._records(run_ids)
         ids = [r.id for r in recs]
         if baseline not in ids and ids:
             baseline = pick_baseline({r.id: r.config for r in recs})[0]
         names = names_against(ids, self.differing_knobs(ids), baseline)
-        facts = [RunFacts.of(r.id, r.status.value, r.summary, names[r.id], r.shown_name,
+        facts = [RunFacts(r.id, r.status.value, r.summary, names[r.id], r.shown_name,
                              data_text(r.config.get("dataset"), r.summary, r.config.get("rows"))) for r in recs]
         return compare(facts, baseline, noise_of(facts, {r.id: r.config for r in recs}))
 
@@ -225,7 +225,7 @@ class Runs:
 
     def tradeoff(self, run_ids: list[int]) -> list[TradeoffPoint]:
         """The runs as trade-off points (exact peak, accuracy, speed; the frontier among them)."""
-        return tradeoff_points([r for r in (self.store.get_run(i) for i in run_ids) if r is not None])
+        return tradeoff_points(self._records(run_ids))
 
     def tag(self, run_id: int, tag: str, remove: bool = False) -> bool:
         """Tag a run (or remove a tag); False when it already had it (or did not).
@@ -266,13 +266,6 @@ class Runs:
         release_leftovers(rec.run_dir, self.store.home, delete_folder=True)
 
 
-def _parallel_columns(peaks) -> dict:
-    """A data-parallel run's largest-worker and coordinator peaks beside its run peak (all its
-    processes); None for one process."""
-    return {"largest_worker_mb": peaks.largest_worker_mb if peaks else None,
-            "coordinator_mb": peaks.coordinator_mb if peaks else None}
-
-
 def noise_of(facts: list[RunFacts], configs: dict[int, dict]) -> Noise:
     """The run-to-run noise to judge these runs' deltas by: the measured default, widened to
     the spread of any repeats of one setting among them (completed runs only)."""
@@ -280,6 +273,65 @@ def noise_of(facts: list[RunFacts], configs: dict[int, dict]) -> Noise:
     groups = [[i for i in g if i in done] for g in repeat_groups(configs)]
 
     def of(figure):
-        return [spread(g, [getattr(done[i], figure) for i in g]) for g in groups]
+        return [spread(g, [figure(done[i]) for i in g]) for g in groups]
 
-    return measured_noise(of("compared_peak_mb"), of("samples_per_s"), of("accuracy"))
+    return measured_noise(of(lambda f: f.compared_peak_mb), of(lambda f: f.summary.samples_per_s),
+                          of(lambda f: f.summary.accuracy))
+
+
+# ---------------------------------------------------------------- the run table
+
+FILTERS = ("dataset", "model", "mode", "sweep_id", "status", "tags")  # what a table can be filtered and grouped by
+FILTER_LABELS = {"dataset": "dataset", "model": "model", "mode": "mode", "sweep_id": "sweep", "status": "status",
+                 "tags": "tag"}
+NO_SWEEP = "no sweep"
+
+
+def first_shown(rows: list[dict]) -> dict | None:
+    """The run a page opened fresh shows: the one running (a queued run behind it has
+    nothing to draw yet), else the newest. ``rows``: newest first."""
+    return next((r for r in rows if r["status"] == "running"), rows[0] if rows else None)
+
+
+def cell(row: dict, key: str) -> list[str]:
+    """The values of one filterable column of a row, as text (a run has several tags)."""
+    if key == "tags":
+        return list(row.get("tags") or [])
+    if key == "sweep_id":
+        return [NO_SWEEP if row.get("sweep_id") is None else f"sweep {row['sweep_id']}"]
+    value = row.get(key)
+    return ["–" if value in (None, "") else str(value)]
+
+
+def choices(rows: list[dict], key: str) -> list[str]:
+    """Every value of a column among the rows, sorted (sweeps by number)."""
+    values = {v for r in rows for v in cell(r, key)}
+    return sorted(values, key=lambda v: (v == NO_SWEEP, len(v) if v.startswith("sweep ") else 0, v))
+
+
+def filter_rows(rows: list[dict], picked: dict[str, list[str]]) -> list[dict]:
+    """The rows that match every column's picks (a column with none picked matches all;
+    within a column any picked value matches)."""
+    return [r for r in rows if all(not want or set(want) & set(cell(r, k)) for k, want in picked.items())]
+
+
+def group_rows(rows: list[dict], by: str) -> list[dict]:
+    """One row per value of ``by``: how many runs, how many completed, their exact peaks
+    (lowest and median) and best accuracy; a run with two tags counts in both groups."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        for v in cell(r, by) or ["no tag"]:
+            groups.setdefault(v, []).append(r)
+    order = choices(rows, by) + ["no tag"]
+    out = []
+    for value in sorted(groups, key=order.index):
+        members = groups[value]
+        done = [r for r in members if r["status"] == "completed"]
+        peaks = [r["peak_mb"] for r in done if r.get("peak_mb") is not None]
+        accs = [r["accuracy"] for r in done if r.get("accuracy") is not None]
+        out.append({FILTER_LABELS[by]: value, "runs": len(members), "completed": len(done),
+                    "lowest exact peak MiB": min(peaks) if peaks else None,
+                    "median exact peak MiB": statistics.median(peaks) if peaks else None,
+                    "best accuracy": max(accs) if accs else None,
+                    "run ids": ", ".join(str(i) for i in sorted(r["id"] for r in members))})
+    return out

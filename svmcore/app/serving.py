@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 
+from svmcore.app.folders import is_inside
 from svmcore.data import disk
 from svmcore.engine import interrupts
 from svmcore.engine.process import PACKAGE_PARENT
@@ -147,7 +148,7 @@ class _Output:
         if _same_file(target, data):
             raise ServeError(f"--out {out} is the data file being scored ({data}): it would be overwritten while it "
                              "is read; write the predictions to another file")
-        if _inside(target, model_folder):
+        if is_inside(target, [os.path.realpath(model_folder)]):
             raise ServeError(f"--out {out} is inside the model's folder {model_folder}: it would overwrite the model; "
                              "write the predictions to another file")
         self.target = target
@@ -175,11 +176,6 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist
         return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _inside(path: str, folder: str) -> bool:
-    folder = os.path.realpath(folder)
-    return os.path.commonpath([path, folder]) == folder
 
 
 def _child_env() -> dict:

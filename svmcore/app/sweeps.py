@@ -7,9 +7,8 @@ import threading
 from collections.abc import MutableMapping
 
 from svmcore.app.folders import PATH_KNOBS, DataFolders
-from svmcore.app.importance import Importance, knob_importance
+from svmcore.app.parallel import Importance, ParallelInfo, knob_importance, parallel_info
 from svmcore.app.noise import repeat_groups
-from svmcore.app.parallel import ParallelInfo, parallel_info
 from svmcore.app.runs import cancel_local
 from svmcore.engine.queue import RunQueue
 from svmcore.spec.errors import ConfigError
@@ -95,17 +94,21 @@ class Sweeps:
                 for k, vals in grid.items()}
         return base, grid
 
+    def _runs(self, sweep_id: int | None, host: str | None = None) -> list:
+        """The sweep's runs (None: every run), on ``host`` only if given: peaks and speeds compare like with like."""
+        return [r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host]
+
+    def _varied(self, sweep_id: int) -> list[str]:
+        return list(next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {}).get("grid") or {})
+
     def points(self, sweep_id: int, host: str | None = None) -> list[TradeoffPoint]:
-        """The sweep's finished runs as trade-off points; with ``host``, only the runs on
-        that host (the frontier among them: peaks and speeds compare like with like)."""
-        return tradeoff_points([r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host])
+        """The sweep's finished runs as trade-off points (on ``host``, if given)."""
+        return tradeoff_points(self._runs(sweep_id, host))
 
     def parallel(self, sweep_id: int, host: str | None = None) -> ParallelInfo:
         """The sweep's runs as parallel coordinates: its varied knobs against exact peak,
         samples/s and accuracy (``parallel_info``)."""
-        spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
-        runs = [r for r in self.store.list_runs(sweep_id=sweep_id) if host is None or r.host == host]
-        return parallel_info(runs, list(spec.get("grid") or {}))
+        return parallel_info(self._runs(sweep_id, host), self._varied(sweep_id))
 
     @staticmethod
     def seed_grid(base: dict, seeds: int) -> str | None:
@@ -118,19 +121,18 @@ class Sweeps:
 
     def importance(self, sweep_id: int, objective: str) -> Importance:
         """Which of the knobs the sweep varied mattered for ``objective`` ('peak', 'speed',
-        'accuracy'): ``importance.knob_importance`` over its completed runs."""
-        spec = next((s["spec"] for s in self.store.sweeps() if s["id"] == sweep_id), {})
-        return knob_importance(self.store.list_runs(sweep_id=sweep_id), list(spec.get("grid") or {}), objective)
+        'accuracy'): ``parallel.knob_importance`` over its completed runs."""
+        return knob_importance(self._runs(sweep_id), self._varied(sweep_id), objective)
 
     def repeats(self, sweep_id: int) -> list[list[int]]:
         """The sweep's runs that repeat one setting over seeds (``noise.repeat_groups``)."""
-        return repeat_groups({r.id: r.config for r in self.store.list_runs(sweep_id=sweep_id)})
+        return repeat_groups({r.id: r.config for r in self._runs(sweep_id)})
 
     def hosts(self, sweep_id: int) -> list[str]:
-        return sorted({r.host for r in self.store.list_runs(sweep_id=sweep_id) if r.host})
+        return sorted({r.host for r in self._runs(sweep_id) if r.host})
 
     def status(self, sweep_id: int) -> dict:
-        runs = self.store.list_runs(sweep_id=sweep_id)
+        runs = self._runs(sweep_id)
         sweep = self.active.get(sweep_id)
         skipped = [{"values": p.values, "reason": p.error} for p in sweep.points if p.error] if sweep else []
         done = sum(r.status.is_finished() for r in runs)
@@ -145,7 +147,7 @@ class Sweeps:
         if sweep:
             sweep.cancel()
             return
-        for r in self.store.list_runs(sweep_id=sweep_id):  # a sweep started before a restart
+        for r in self._runs(sweep_id):  # a sweep started before a restart
             if not r.status.is_finished():
                 cancel_local(self.queue, r.id)
 
@@ -165,8 +167,7 @@ class Sweeps:
 
     def best_under(self, budget_mb: float, objective: str = "accuracy", sweep_id: int | None = None,
                    host: str | None = None) -> TradeoffPoint | None:
-        recs = self.store.list_runs(sweep_id=sweep_id) if sweep_id else self.store.list_runs()
-        return best_under(tradeoff_points([r for r in recs if host is None or r.host == host]), budget_mb, objective)
+        return best_under(tradeoff_points(self._runs(sweep_id or None, host)), budget_mb, objective)
 
     def default_budget(self, sweep_id: int, host: str | None = None) -> int | None:
         """The budget the page starts from: the median exact peak of the sweep's completed
@@ -175,8 +176,7 @@ class Sweeps:
 
     def speed_cost(self, best: TradeoffPoint, budget_mb: float, sweep_id: int, host: str | None = None) -> str:
         """One sentence on what the best run under the budget costs in speed."""
-        pts = self.points(sweep_id, host)
-        return speed_cost_text(best, speed_cost(best, pts, budget_mb))
+        return speed_cost_text(best, speed_cost(best, self.points(sweep_id, host), budget_mb))
 
     # what Runs asks of the sweeps: runs that a Dask cluster runs for this process
     def is_remote(self, sweep_id: int | None) -> bool:

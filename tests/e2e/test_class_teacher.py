@@ -19,7 +19,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from svmcore.app.classroom import Classroom
+from svmcore.app.exercise import Classroom
 from tests.e2e.conftest import Server
 from tests.e2e.test_browser import click_to_rerun, no_exception, open_app, screenshot, set_number, settle
 from tests.helpers import make_history

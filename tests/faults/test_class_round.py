@@ -1,4 +1,4 @@
-"""The class exercise's round (svmcore.app.classroom): a damaged file and guesses from many
+"""The class exercise's round (svmcore.app.exercise): a damaged file and guesses from many
 browsers at once, on the real file in a data home."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import os
 import threading
 
-from svmcore.app.classroom import Classroom, Guess
+from svmcore.app.exercise import Classroom, Guess
 
 
 def test_a_damaged_round_file_starts_a_new_round_and_says_so(tmp_path, caplog):

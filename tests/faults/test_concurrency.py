@@ -26,7 +26,7 @@ def _lean_file(lab) -> dict:
     for i in range(3_000):
         cols = sorted(rng.sample(range(1, 4097), 20))
         lines.append(("+1" if i % 2 else "-1") + "".join(f" {c}:{rng.random():.4f}" for c in cols))
-    path = lab.folders.save_upload("tiny.svm", ("\n".join(lines) + "\n").encode())
+    path = lab.folders.upload("tiny.svm", ("\n".join(lines) + "\n").encode())[0]
     return dict(dataset=path, solver="native", parser="native", mode="stream", epochs=1)
 
 

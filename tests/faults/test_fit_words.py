@@ -108,7 +108,7 @@ def test_the_train_page_refuses_raw_text_on_the_lean_path_where_it_sizes_the_dat
     from svmcore.spec.errors import ConfigError
 
     lab = Lab(home)
-    upload = lab.folders.save_upload("SMSSpamCollection", open(sms_text(tmp_path / "sms"), "rb").read())
+    upload = lab.folders.upload("SMSSpamCollection", open(sms_text(tmp_path / "sms"), "rb").read())[0]
     lean = {"dataset": upload, "parser": "native", "solver": "native", "mode": "stream"}
     with pytest.raises(ConfigError, match="is raw text .* by its content"):
         lab.forecasts.preview(lean)

@@ -21,7 +21,7 @@ def lab(home):
 
 
 def test_paths_are_confined_to_the_data_folders(lab, tmp_path):
-    inside = lab.folders.save_upload("ok.svm", GOOD)
+    inside = lab.folders.upload("ok.svm", GOOD)[0]
     assert lab.folders.resolve(inside) == inside
     assert lab.folders.resolve(os.path.basename(inside)) == inside  # relative to the uploads folder
     outside = tmp_path / "outside.svm"
@@ -39,32 +39,31 @@ def test_paths_are_confined_to_the_data_folders(lab, tmp_path):
 
 
 def test_uploads_get_generated_names_inside_the_uploads_folder(lab):
-    path = lab.folders.save_upload("../../../etc/evil name.svm", GOOD)
+    path = lab.folders.upload("../../../etc/evil name.svm", GOOD)[0]
     assert os.path.dirname(path) == lab.folders.upload_dir
     assert ".." not in os.path.basename(path) and " " not in os.path.basename(path)
 
 
 def test_the_same_file_uploaded_twice_is_one_dataset(lab):
     # the walk uploaded one 300-line file from two sessions and got two datasets
-    first = lab.folders.save_upload("small300.libsvm", GOOD)
-    assert lab.folders.existing_upload("small300.libsvm", GOOD) == first
-    assert lab.folders.save_upload("small300.libsvm", GOOD) == first
-    other = lab.folders.save_upload("small300.libsvm", GOOD * 2)  # same name, other content: its own file
+    first = lab.folders.upload("small300.libsvm", GOOD)[0]
+    assert lab.folders.upload("small300.libsvm", GOOD) == (first, False)
+    other = lab.folders.upload("small300.libsvm", GOOD * 2)[0]  # same name, other content: its own file
     assert other != first and sorted(os.listdir(lab.folders.upload_dir)) == sorted(
         os.path.basename(p) for p in (first, other))
-    assert lab.folders.existing_upload("renamed.libsvm", GOOD) is None  # the name is part of what the user sees
+    assert lab.folders.upload("renamed.libsvm", GOOD)[1]  # the name is part of what the user sees: a new file
 
 
 def test_upload_limits_and_bad_uploads(lab, monkeypatch):
     monkeypatch.setattr(lab_module, "UPLOAD_LIMIT_MB", 1)
     with pytest.raises(DataError, match="limit"):
-        lab.folders.save_upload("big.svm", b"1 1:1\n" * 400_000)
+        lab.folders.upload("big.svm", b"1 1:1\n" * 400_000)[0]
     with pytest.raises(DataError, match="empty"):
-        lab.folders.save_upload("empty.svm", b"")
+        lab.folders.upload("empty.svm", b"")[0]
     with pytest.raises(DataError, match="binary data"):
-        lab.folders.save_upload("data.pkl", b"\x80\x04\x95" + bytes(range(256)) * 4)  # a pickle: binary
+        lab.folders.upload("data.pkl", b"\x80\x04\x95" + bytes(range(256)) * 4)[0]  # a pickle: binary
     with pytest.raises(DataError, match="line 2"):
-        lab.folders.save_upload("bad.svm", b"1 1:1\n-1 2:oops\n")
+        lab.folders.upload("bad.svm", b"1 1:1\n-1 2:oops\n")[0]
     assert os.listdir(lab.folders.upload_dir) == []  # refused uploads are not kept
 
 
@@ -249,7 +248,7 @@ def test_npz_bomb_hidden_behind_a_stored_member_is_refused_without_growing(tmp_p
     with pytest.raises(DataError, match="zip bomb"):  # and through the Lab, as an upload would go
         lab_dir = tmp_path / "home"
         lab_dir.mkdir()
-        Lab(str(lab_dir)).folders.save_upload("bomb.npz", open(path, "rb").read())
+        Lab(str(lab_dir)).folders.upload("bomb.npz", open(path, "rb").read())[0]
 
 
 # ---------------------------------------------------------------- uploads are accepted by content (issue #10)
@@ -259,7 +258,7 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\
 
 @pytest.mark.parametrize("name", ["a9a", "a9a.t", "w8a", "train.data", "a9a.svm"])
 def test_libsvm_uploads_without_the_usual_extension_are_accepted_by_content(lab, name):
-    path = lab.folders.save_upload(name, GOOD * 10)
+    path = lab.folders.upload(name, GOOD * 10)[0]
     base = os.path.basename(path)
     assert os.path.dirname(path) == lab.folders.upload_dir and path.endswith(".svm")
     assert base.startswith(name.replace(".svm", "").replace(".", "_") + "-"), base
@@ -272,10 +271,10 @@ def test_libsvm_uploads_without_the_usual_extension_are_accepted_by_content(lab,
 def test_other_formats_without_an_extension_are_sniffed(lab, tmp_path):
     import numpy as np
 
-    csv = lab.folders.save_upload("table", b"a,label\n1,0\n2,1\n3,0\n4,1\n")
-    text = lab.folders.save_upload("reviews", b"pos\tgood film\nneg\tbad film\n")
+    csv = lab.folders.upload("table", b"a,label\n1,0\n2,1\n3,0\n4,1\n")[0]
+    text = lab.folders.upload("reviews", b"pos\tgood film\nneg\tbad film\n")[0]
     np.savez(tmp_path / "arrays.npz", X=np.eye(4), y=np.array([0, 1, 0, 1]))
-    npz = lab.folders.save_upload("arrays", (tmp_path / "arrays.npz").read_bytes())
+    npz = lab.folders.upload("arrays", (tmp_path / "arrays.npz").read_bytes())[0]
     assert [os.path.splitext(p)[1] for p in (csv, text, npz)] == [".csv", ".txt", ".npz"]
     assert [lab.folders.inspect(p)["format"] for p in (csv, text, npz)] == ["csv", "text", "npz"]
 
@@ -288,7 +287,7 @@ def test_other_formats_without_an_extension_are_sniffed(lab, tmp_path):
 ], ids=["png", "png-named-a9a", "random-bytes", "utf-16"])
 def test_binary_uploads_are_refused_clearly_and_not_kept(lab, name, data):
     with pytest.raises(DataError) as err:
-        lab.folders.save_upload(name, data)
+        lab.folders.upload(name, data)[0]
     msg = str(err.value)
     assert msg.startswith(os.path.basename(name) + ": is not a dataset: ") and "UTF-8" in msg, msg
     assert len(msg.splitlines()) == 1 and lab.folders.upload_dir not in msg
@@ -298,6 +297,6 @@ def test_binary_uploads_are_refused_clearly_and_not_kept(lab, name, data):
 
 def test_a_refused_upload_is_named_as_the_user_named_it(lab):
     with pytest.raises(DataError) as err:
-        lab.folders.save_upload("a9a.t", b"1 1:1\n-1 2:oops\n")
+        lab.folders.upload("a9a.t", b"1 1:1\n-1 2:oops\n")[0]
     assert str(err.value).startswith("a9a.t, line 2: ") and err.value.line == 2
     assert os.listdir(lab.folders.upload_dir) == []

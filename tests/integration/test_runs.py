@@ -261,8 +261,8 @@ def test_a_first_stream_run_says_which_copies_it_built_once_and_the_next_reuses_
     assert again.wait(120) == RunStatus.COMPLETED, again.summary
     assert again.summary.prepared_once == ()
     rec = store.get_run(first.run_id)
-    facts = RunFacts.of(rec.id, rec.status.value, rec.summary)
+    facts = RunFacts(rec.id, rec.status.value, rec.summary)
     if rec.summary.peak_phase == "prepare":  # then its own peak is the highest of the other phases
-        assert facts.own_peak_mb == max(p.peak_rss_mb for p in rec.summary.phases if p.name != "prepare")
+        assert facts.one_time[1] == max(p.peak_rss_mb for p in rec.summary.phases if p.name != "prepare")
     else:
-        assert facts.one_time_mb is None and facts.compared_peak_mb == rec.summary.peak_rss_mb
+        assert facts.one_time[0] is None and facts.compared_peak_mb == rec.summary.peak_rss_mb

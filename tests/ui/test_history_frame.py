@@ -1,6 +1,7 @@
 """The Compare tables built from history rows, whatever the filter leaves."""
 
 from ui.compare import COLUMNS, history_frame
+from tests.helpers import facts
 
 
 def _row(run_id, speed):
@@ -36,10 +37,9 @@ def test_knobs_that_differ_keep_whole_numbers_whole_and_dash_a_missing_one():
 
 def test_a_big_number_that_did_not_move_reads_plus_minus_zero_in_grey_as_the_headline_says():
     # the walk saw "−0%" under a run whose headline said "±0%"
-    from svmcore.app.headlines import RunFacts
     from ui.compare import BigNumber, numbers
 
-    run = RunFacts(2, "completed", peak_mb=184.2, samples_per_s=1000.0, accuracy=0.8)
+    run = facts(2, "completed", peak_mb=184.2, samples_per_s=1000.0, accuracy=0.8)
     rows = numbers(run, {"peak_pct": -0.3, "speed_ratio": 0.5, "accuracy": 0.0001})
     assert rows == [BigNumber("exact peak", "184 MiB", "\u00b10%", "off"),
                     BigNumber("samples/s", "1,000", "-50%", "normal"),

@@ -14,6 +14,7 @@ from svmcore.app.headlines import RunFacts, comparison_headline, outcome_headlin
 from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
 from tests.ui.test_apptest import ENTRY, SMALL, TIMEOUT, assert_clean, open_page, store_runs, texts, wait_run_finished
+from tests.helpers import facts as hand_facts
 
 SUMMARY = {"peak_rss_mb": 180.0, "peak_phase": "load", "accuracy": 0.8, "balanced_accuracy": 0.79,
            "samples_per_s": 5e4}
@@ -89,7 +90,7 @@ def test_the_launched_run_stays_shown_after_another_was_picked_and_its_end_is_a_
     assert_clean(at)
     assert at.selectbox(key="shown_run").value == new
     rec = next(r for r in store_runs(app_home) if r.id == new)
-    expected = outcome_headline(RunFacts.of(new, "completed", rec.summary))
+    expected = outcome_headline(RunFacts(new, "completed", rec.summary))
     assert [t.value for t in at.toast] == [expected], [t.value for t in at.toast]
     assert expected.startswith(f"Run {new} completed: exact peak ") and ", owned by " in expected
     at.run()
@@ -111,7 +112,7 @@ def test_a_failed_run_says_why_in_plain_words(app_home):
 
 def facts(home: str, run_id: int, name: str) -> RunFacts:
     rec = next(r for r in store_runs(home) if r.id == run_id)
-    return RunFacts.of(run_id, rec.status.value, rec.summary, name)
+    return RunFacts(run_id, rec.status.value, rec.summary, name)
 
 
 def headline_lines(at: AppTest) -> list[str]:
@@ -193,10 +194,10 @@ def test_presentation_html_is_one_file_that_opens_offline():
     from ui import charts
     from ui import compare as cmp_ui
 
-    runs = [RunFacts(1, "completed", "memory", 252.0, "load", accuracy=0.75, balanced_accuracy=0.7,
-                     samples_per_s=2.8e5),
-            RunFacts(2, "completed", "<b>stream</b>", 208.0, "train", accuracy=0.75, balanced_accuracy=0.712,
-                     samples_per_s=1e5)]
+    runs = [hand_facts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75, balanced_accuracy=0.7,
+                       samples_per_s=2.8e5),
+            hand_facts(2, "completed", "<b>stream</b>", peak_mb=208.0, peak_phase="train", accuracy=0.75,
+                       balanced_accuracy=0.712, samples_per_s=1e5)]
     cmp = compare(runs)
     empty = charts.run_series(1, [], [], charts.RunSummary())
     fig = charts.stacked_figure(charts.stacked_info([empty]))

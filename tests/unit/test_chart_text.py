@@ -9,14 +9,14 @@ import json
 import plotly.graph_objects as go
 
 from svmcore.app.parallel import Axis, ParallelInfo
-from svmcore.app.headlines import RunFacts, compare
-from svmcore.app.story import Slide
+from svmcore.app.headlines import Slide, compare
 from ui.charts import (PhasePeaks, PhasePeaksInfo, chart_text, phase_peaks_figure, run_series, stacked_figure,
                        stacked_info, tradeoff_figure, tradeoff_info)
 from ui.compare import with_headline
 from ui.story import _titled
 from ui.sweep_views import parallel_figure
 from tests.unit.test_chart_data import EVENTS, SAMPLES, SUMMARY, tp
+from tests.helpers import facts
 
 NAME = "<b>x.svm</b> 100%{y}"
 SHOWN = "&lt;b&gt;x.svm&lt;/b&gt; 100&#37;{y}"
@@ -74,8 +74,8 @@ def test_file_names_on_the_parallel_coordinates_are_plain_text():
 
 
 def test_headlines_on_compare_and_story_charts_are_plain_text():
-    base = RunFacts(1, "completed", NAME, peak_mb=252.0, accuracy=0.75, samples_per_s=280_000.0)
-    other = RunFacts(2, "completed", "stream", peak_mb=200.0, accuracy=0.75, samples_per_s=100_000.0)
+    base = facts(1, "completed", NAME, peak_mb=252.0, accuracy=0.75, samples_per_s=280_000.0)
+    other = facts(2, "completed", "stream", peak_mb=200.0, accuracy=0.75, samples_per_s=100_000.0)
     fig = with_headline(go.Figure(layout=dict(height=600, margin=dict(t=40))), compare([base, other]))
     assert shows_it_literally(fig)
     slide = Slide("remedy", "stream", f"{NAME}: −20% peak", (1, 2))

@@ -1,4 +1,4 @@
-"""svmcore.app.classroom: a class's round of guesses (kept in the data home) and its tally,
+"""svmcore.app.exercise (the class round): a class's round of guesses (kept in the data home) and its tally,
 compared with ==."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import html
 
 import pytest
 
-from svmcore.app.classroom import Bin, Classroom, answers_hidden, class_verdict, prepare_slots, tally
+from svmcore.app.exercise import Bin, Classroom, answers_hidden, class_verdict, prepare_slots, tally
 from svmcore.spec.errors import ConfigError
 
 M = "\u2212"

@@ -78,7 +78,7 @@ def test_without_a_pass_the_kind_is_not_told_and_an_old_run_says_so():
 
 
 def test_the_short_answer_of_a_growing_run_says_so_and_puts_the_remedies_that_stop_it_first():
-    from svmcore.app.fit_views import diagnosis_answer
+    from svmcore.app.fit import diagnosis_answer
 
     rec = _record([120.0, 128.0, 136.0, 144.0], {**PHASES, "evaluate": 201.0})
     answer = diagnosis_answer(diagnose(rec, 190, None, None))

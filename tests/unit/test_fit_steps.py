@@ -29,11 +29,11 @@ def _attempt(run_id: int, status: str, samples_per_s: float, accuracy: float = 0
 
 def test_the_fit_summary_says_faster_for_a_faster_run_and_slower_for_a_slower_one():
     faster = _end(True, "fits", [_attempt(1, "completed", 1000.0), _attempt(2, "completed", 1300.0)], ["x"], 100)
-    assert "1.3x faster than run 1" in faster["summary"] and "slower" not in faster["summary"], faster["summary"]
+    assert "1.3× faster than run 1" in faster["summary"] and "slower" not in faster["summary"], faster["summary"]
     slower = _end(True, "fits", [_attempt(1, "completed", 1300.0), _attempt(2, "completed", 1000.0)], ["x"], 100)
-    assert "1.3x slower than run 1" in slower["summary"], slower["summary"]
+    assert "1.3× slower than run 1" in slower["summary"], slower["summary"]
     same = _end(True, "fits", [_attempt(1, "completed", 1000.0), _attempt(2, "completed", 1010.0)], ["x"], 100)
-    assert "as fast as run 1" in same["summary"], same["summary"]
+    assert "same speed as run 1" in same["summary"], same["summary"]
 
 
 def _libsvm(path, rows: int, width: int, per_row: int) -> str:

@@ -1,10 +1,10 @@
-"""svmcore.app.fit_views: the doctor's short ranked answer and the result card of "Make
+"""svmcore.app.fit: the doctor's short ranked answer and the result card of "Make
 it fit", compared with ==."""
 
 from __future__ import annotations
 
-from svmcore.app.fit_views import CardSide, RemedyLine, change_text, diagnosis_answer, fit_card, versus_text
-from svmcore.app.headlines import RunFacts
+from svmcore.app.fit import CardSide, RemedyLine, change_text, diagnosis_answer, fit_card, versus_text
+from tests.helpers import facts
 
 
 def remedy(title, change, before, after, fits, measured=None):
@@ -43,10 +43,10 @@ def test_change_text_names_knobs_as_the_pickers_do():
     assert change_text({"mode": "memmap", "batch_size": 256}) == "memmap, batch size 256"
 
 
-FAILED = RunFacts(1, "oom", peak_mb=229.0, phase="load", cap="cgroup", cap_mb=180.0)
-OVER = RunFacts(1, "completed", peak_mb=200.6, peak_phase="load", accuracy=0.760, balanced_accuracy=0.761,
+FAILED = facts(1, "oom", peak_mb=229.0, phase="load", cap="cgroup", cap_mb=180.0)
+OVER = facts(1, "completed", peak_mb=200.6, peak_phase="load", accuracy=0.760, balanced_accuracy=0.761,
                 samples_per_s=158_074.0)
-FITS = RunFacts(4, "completed", peak_mb=162.8, peak_phase="train", accuracy=0.755, balanced_accuracy=0.755,
+FITS = facts(4, "completed", peak_mb=162.8, peak_phase="train", accuracy=0.755, balanced_accuracy=0.755,
                 samples_per_s=199_960.0)
 
 

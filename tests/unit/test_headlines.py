@@ -23,12 +23,13 @@ from svmcore.app.headlines import (
 )
 from svmcore.spec.config import validate
 from svmcore.spec.result import PhaseSpan, RunPeak, RunSummary
+from tests.helpers import facts
 
-MEMORY = RunFacts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
+MEMORY = facts(1, "completed", "memory", peak_mb=252.0, peak_phase="load", accuracy=0.75,
                   balanced_accuracy=0.70, samples_per_s=280_000.0)
-STREAM = RunFacts(2, "completed", "stream", peak_mb=208.0, peak_phase="train", accuracy=0.75,
+STREAM = facts(2, "completed", "stream", peak_mb=208.0, peak_phase="train", accuracy=0.75,
                   balanced_accuracy=0.712, samples_per_s=100_000.0)
-OOM = RunFacts(3, "oom", "batch size 4,096", peak_mb=150.2, phase="train", cap="rlimit", cap_mb=150.0)
+OOM = facts(3, "oom", "batch size 4,096", peak_mb=150.2, phase="train", cap="rlimit", cap_mb=150.0)
 
 
 def test_the_headline_of_the_issue():
@@ -44,9 +45,9 @@ def test_the_headline_the_other_way_round():
 
 
 def test_a_headline_leaves_out_what_was_not_measured():
-    bare = RunFacts(4, "completed", peak_mb=252.0)
+    bare = facts(4, "completed", peak_mb=252.0)
     assert comparison_headline(MEMORY, bare) == "run 4 vs run 1 · memory: exact peak \u00b10% (252 \u2192 252 MiB)"
-    assert comparison_headline(MEMORY, RunFacts(5, "completed")) == (
+    assert comparison_headline(MEMORY, facts(5, "completed")) == (
         "run 5 vs run 1 · memory: nothing measured to compare")
 
 
@@ -54,7 +55,7 @@ def test_a_run_that_did_not_complete_says_how_it_ended():
     assert comparison_headline(MEMORY, OOM) == (
         "run 3 · batch size 4,096 vs run 1 · memory: ran out of memory in train: exact peak 150 MiB "
         "under a 150 MiB rlimit cap")
-    cancelled = RunFacts(6, "cancelled", peak_mb=190.4, phase="train")
+    cancelled = facts(6, "cancelled", peak_mb=190.4, phase="train")
     assert comparison_headline(MEMORY, cancelled) == (
         "run 6 vs run 1 · memory: cancelled in train: exact peak 190 MiB until then")
 
@@ -78,11 +79,11 @@ def test_speed_text(ratio, text):
 
 
 def test_deltas_are_percent_ratio_and_differences():
-    base = RunFacts(1, "completed", peak_mb=200.0, accuracy=0.5, balanced_accuracy=0.5, samples_per_s=100.0)
-    other = RunFacts(2, "completed", peak_mb=250.0, accuracy=0.75, balanced_accuracy=0.625, samples_per_s=50.0)
+    base = facts(1, "completed", peak_mb=200.0, accuracy=0.5, balanced_accuracy=0.5, samples_per_s=100.0)
+    other = facts(2, "completed", peak_mb=250.0, accuracy=0.75, balanced_accuracy=0.625, samples_per_s=50.0)
     assert deltas(base, other) == {"peak_pct": 25.0, "speed_ratio": 0.5, "accuracy": 0.25,
                                    "balanced_accuracy": 0.125}
-    assert deltas(base, RunFacts(3, "completed")) == {"peak_pct": None, "speed_ratio": None, "accuracy": None,
+    assert deltas(base, facts(3, "completed")) == {"peak_pct": None, "speed_ratio": None, "accuracy": None,
                                                       "balanced_accuracy": None}
 
 
@@ -93,15 +94,15 @@ def test_deltas_of_a_run_stopped_by_its_cap_are_none():
 
 @pytest.mark.parametrize("facts,error,text", [
     (MEMORY, None, "Run 1 completed: exact peak 252 MiB, owned by load"),
-    (RunFacts(17, "completed", peak_mb=251.6), None, "Run 17 completed: exact peak 252 MiB"),
+    (facts(17, "completed", peak_mb=251.6), None, "Run 17 completed: exact peak 252 MiB"),
     (OOM, None, "Run 3 ran out of memory in train: exact peak 150 MiB under a 150 MiB rlimit cap"),
-    (RunFacts(8, "oom", phase="imports"), None, "Run 8 ran out of memory in imports: exact peak –"),
-    (RunFacts(5, "cancelled", peak_mb=190.0, phase="train"), None,
+    (facts(8, "oom", phase="imports"), None, "Run 8 ran out of memory in imports: exact peak –"),
+    (facts(5, "cancelled", peak_mb=190.0, phase="train"), None,
      "Run 5 cancelled in train: exact peak 190 MiB until then"),
-    (RunFacts(6, "failed", phase="load"), "line 2: not a number", "Run 6 failed in load: line 2: not a number"),
-    (RunFacts(7, "failed"), None, "Run 7 failed"),
-    (RunFacts(9, "lost"), None, "Run 9 was lost: its runner stopped before it reported an outcome"),
-    (RunFacts(10, "running"), None, "Run 10 is running"),
+    (facts(6, "failed", phase="load"), "line 2: not a number", "Run 6 failed in load: line 2: not a number"),
+    (facts(7, "failed"), None, "Run 7 failed"),
+    (facts(9, "lost"), None, "Run 9 was lost: its runner stopped before it reported an outcome"),
+    (facts(10, "running"), None, "Run 10 is running"),
 ])
 def test_outcome_headline(facts, error, text):
     assert outcome_headline(facts, error) == text
@@ -110,9 +111,9 @@ def test_outcome_headline(facts, error, text):
 def test_run_facts_of_a_summary():
     s = RunSummary(peak_rss_mb=99.0, peak_phase="load", phase=None, cap="cgroup", cap_mb=512.0, accuracy=0.9,
                    balanced_accuracy=0.8, samples_per_s=1e4)
-    assert RunFacts.of(4, "completed", s, "float32") == RunFacts(4, "completed", "float32", 99.0, "load", None,
-                                                                  "cgroup", 512.0, 0.9, 0.8, 1e4,
-                                                                  peak=RunPeak(99.0, True, None))
+    run = RunFacts(4, "completed", s, "float32")
+    assert (run.summary, run.peak, run.compared_peak_mb, run.title) == (s, RunPeak(99.0, True, None), 99.0,
+                                                                       "run 4 · float32")
 
 
 @pytest.mark.parametrize("name,value,text", [
@@ -177,7 +178,7 @@ def test_run_title_puts_the_users_name_first():
     assert run_title(7, "big batch") == "run 7 · big batch"
     assert run_title(7, None, "stream") == "run 7 · stream"
     assert run_title(7) == "run 7"
-    assert RunFacts(7, "completed", "stream", label="mine").title == "run 7 · mine (stream)"
+    assert facts(7, "completed", "stream", label="mine").title == "run 7 · mine (stream)"
 
 
 def test_data_text_says_what_the_run_used():
@@ -187,11 +188,11 @@ def test_data_text_says_what_the_run_used():
 
 
 def test_a_comparison_warns_when_the_runs_used_different_data():
-    a = RunFacts(1, "completed", data="sparse-text, 100,000 rows")
-    b = RunFacts(6, "completed", data="small.svm, 300 rows")
+    a = facts(1, "completed", data="sparse-text, 100,000 rows")
+    b = facts(6, "completed", data="small.svm, 300 rows")
     assert compare([a, b]).warning == ("These runs used different data, so their numbers are not like for like: "
                                        "run 1: sparse-text, 100,000 rows; run 6: small.svm, 300 rows.")
-    assert compare([a, RunFacts(2, "completed", data=a.data)]).warning is None
+    assert compare([a, facts(2, "completed", data=a.data)]).warning is None
 
 
 def test_compare_against_the_first_run_or_the_one_chosen():
@@ -245,7 +246,7 @@ def test_a_data_parallel_run_is_headed_by_all_its_processes_beside_its_largest_w
     line = ("all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · "
             "coordinator 168 MiB (exact)")
     assert s.parallel_peaks.text() == line
-    assert outcome_headline(RunFacts.of(7, "completed", s)) == f"Run 7 completed: {line}"
+    assert outcome_headline(RunFacts(7, "completed", s)) == f"Run 7 completed: {line}"
     sampled = {**PARALLEL, "per_worker": [dict(w, peak_exact=False) for w in PARALLEL["per_worker"]]}
     assert "largest Dask worker (2) 256 MiB (sampled)" in RunSummary.from_dict(
         {"peak_rss_mb": 168.3, "parallel": sampled}).parallel_peaks.text()
@@ -271,10 +272,10 @@ def _first_stream_run(prepared_once=("text-abc.svm",)) -> RunSummary:
 def test_a_first_stream_runs_one_time_preparation_is_left_out_and_said():
     """Issue 22: the first stream run peaked at 256 MiB writing its data file (the
     prepare phase) against a 253 MiB memory run: '+1%'. Its own cost is 207 MiB."""
-    base = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
+    base = facts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
                     balanced_accuracy=0.7, samples_per_s=280_000.0)
-    first = RunFacts.of(6, "completed", _first_stream_run(), "stream")
-    assert (first.one_time_mb, first.own_peak_mb, first.compared_peak_mb) == (256.0, 207.0, 207.0)
+    first = RunFacts(6, "completed", _first_stream_run(), "stream")
+    assert (*first.one_time, first.compared_peak_mb) == (256.0, 207.0, 207.0)
     assert comparison_headline(base, first) == (
         "run 6 · stream vs run 1 · memory: exact peak −18% (253 → 207 MiB; run 6's one-time preparation (256 MiB) "
         "left out), 2.9× slower, accuracy ±0.000, balanced accuracy ±0.000")
@@ -284,11 +285,11 @@ def test_a_first_stream_runs_one_time_preparation_is_left_out_and_said():
 
 
 def test_a_run_that_reused_its_copies_or_whose_peak_was_elsewhere_is_compared_whole():
-    later = RunFacts.of(7, "completed", _first_stream_run(prepared_once=()))
-    assert (later.one_time_mb, later.compared_peak_mb) == (None, 256.0)
+    later = RunFacts(7, "completed", _first_stream_run(prepared_once=()))
+    assert (later.one_time[0], later.compared_peak_mb) == (None, 256.0)
     elsewhere = RunSummary.from_dict({"peak_rss_mb": 256.0, "peak_phase": "train", "prepared_once": ["text-abc.svm"],
                                       "phases": [{"name": "train", "peak_rss_mb": 256.0}]})
-    assert RunFacts.of(8, "completed", elsewhere).one_time_mb is None
+    assert RunFacts(8, "completed", elsewhere).one_time == (None, None)
 
 
 def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
@@ -297,9 +298,9 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     from ui.charts import chart_text
     from ui.compare import HEADLINE_CHARS, HEADLINE_LINES, chart_config, headline_title_lines, with_headline
 
-    base = RunFacts(1, "completed", "memory", peak_mb=252.0, accuracy=0.75, balanced_accuracy=0.7,
+    base = facts(1, "completed", "memory", peak_mb=252.0, accuracy=0.75, balanced_accuracy=0.7,
                     samples_per_s=280_000.0)
-    others = [RunFacts(i, "completed", f"batch size {i * 16}", peak_mb=200.0 + i, accuracy=0.75,
+    others = [facts(i, "completed", f"batch size {i * 16}", peak_mb=200.0 + i, accuracy=0.75,
                        balanced_accuracy=0.7, samples_per_s=100_000.0) for i in range(2, 14)]
     two = compare([base, others[0]])
     lines = headline_title_lines(two)
@@ -313,7 +314,7 @@ def test_a_compare_chart_carries_its_headline_wrapped_for_its_png():
     assert twelve[0] == "Against the baseline, run 1 · memory (\u2248: within run-to-run noise):"
     assert len(twelve) == HEADLINE_LINES == 12
     assert twelve[1] == "run 2 · batch size 32: \u221220% peak, 2.8\u00d7 slower, \u00b10.0 pt accuracy"
-    assert headline_title_lines(compare([base, RunFacts(3, "completed", "seed 1", peak_mb=246.0, accuracy=0.749,
+    assert headline_title_lines(compare([base, facts(3, "completed", "seed 1", peak_mb=246.0, accuracy=0.749,
                                                         samples_per_s=250_000.0), others[0]]))[1] == (
         "run 3 · seed 1: \u2248\u22122% peak, \u22481.1\u00d7 slower, \u2248\u22120.1 pt accuracy")
     many = headline_title_lines(compare([base] + others))
@@ -326,15 +327,15 @@ def test_a_comparison_with_a_data_parallel_run_weighs_all_its_processes_and_name
     """Issue 18: a data-parallel run's headline peak was its coordinator's alone (167 MiB
     where its processes held 680 MiB together); issue 40: the comparison weighs all its processes
     (sampled, so the peak is not called exact), its largest worker and coordinator named."""
-    base = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
+    base = facts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.75,
                     balanced_accuracy=0.7, samples_per_s=280_000.0)
-    par = RunFacts.of(2, "completed", RunSummary.from_dict({
+    par = RunFacts(2, "completed", RunSummary.from_dict({
         "status": "completed", "peak_rss_mb": 168.3, "peak_phase": "train", "accuracy": 0.75,
         "balanced_accuracy": 0.7, "samples_per_s": 140_000.0, "parallel": PARALLEL}), "workers 2")
     line = comparison_headline(base, par)
     assert ("peak +169% (253 → 680 MiB; run 2's: 680 MiB in all its processes (sampled sum; largest Dask worker "
             "(2) 256 MiB, exact; coordinator 168 MiB, exact))") in line and "exact peak" not in line, line
-    assert "coordinator" not in comparison_headline(base, RunFacts(3, "completed", "x", peak_mb=200.0))
+    assert "coordinator" not in comparison_headline(base, facts(3, "completed", "x", peak_mb=200.0))
 
 
 def test_a_picker_of_a_few_runs_lists_them_short():
@@ -351,9 +352,9 @@ def test_every_delta_says_whether_it_exceeds_the_run_to_run_noise():
     Compare presented it as a result."""
     from svmcore.app.noise import Noise
 
-    a = RunFacts(1, "completed", "baseline", peak_mb=246.9, accuracy=0.8091, balanced_accuracy=0.8088,
+    a = facts(1, "completed", "baseline", peak_mb=246.9, accuracy=0.8091, balanced_accuracy=0.8088,
                  samples_per_s=92_380.0)
-    b = RunFacts(2, "completed", "seed 1", peak_mb=240.0, accuracy=0.8028, balanced_accuracy=0.8027,
+    b = facts(2, "completed", "seed 1", peak_mb=240.0, accuracy=0.8028, balanced_accuracy=0.8027,
                  samples_per_s=84_000.0)
     assert comparison_headline(a, b) == (
         "run 2 · seed 1 vs run 1 · baseline: exact peak \u22123% (247 \u2192 240 MiB) (within noise), 1.1\u00d7 slower "

@@ -1,10 +1,10 @@
-"""svmcore.app.importance: which knob mattered in a sweep, one objective at a time (a random
+"""svmcore.app.parallel (knob importance): which knob mattered in a sweep, one objective at a time (a random
 forest's importances, as Optuna's dashboard shows them), from runs kept in the real SQLite
 store, compared with ==."""
 
 from __future__ import annotations
 
-from svmcore.app.importance import Importance, knob_importance
+from svmcore.app.parallel import Importance, knob_importance
 from svmcore.spec.result import RunSummary
 from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from svmcore.app import remedy_results, story
+from svmcore.app import headlines, remedy_results
 from svmcore.app.noise import (DEFAULT_NOISE, NO_SAVING_PCT, Noise, Spread, measured_noise, peak_within,
                                repeat_groups, spread, within)
 
@@ -12,7 +12,7 @@ from svmcore.app.noise import (DEFAULT_NOISE, NO_SAVING_PCT, Noise, Spread, meas
 def test_one_definition_for_every_verdict():
     """The remedy verdicts and the story's advice read the same threshold (issue 43: unify,
     no twin of NO_SAVING_PCT)."""
-    assert remedy_results.NO_SAVING_PCT is NO_SAVING_PCT and story.peak_within is peak_within
+    assert remedy_results.NO_SAVING_PCT is NO_SAVING_PCT and headlines.peak_within is peak_within
     assert DEFAULT_NOISE == Noise(5.0, 1.7, 1.5, "measured on this kind of machine")
     assert peak_within(-4.9) and not peak_within(-5.0) and not peak_within(None)
 
@@ -34,7 +34,7 @@ def test_repeats_are_runs_alike_in_every_knob_but_the_seed():
 
 def test_the_spread_of_repeats_widens_the_noise_they_are_judged_by():
     peaks = spread([1, 2, 3], [240.0, 246.9, None])
-    assert peaks == Spread((1, 2), 243.45, 240.0, 246.9) and peaks.pct == pytest.approx(6.9 / 243.45 * 100)
+    assert peaks == Spread((1, 2), 243.45, 240.0, 246.9)
     assert spread([1, 2], [240.0, None]) is None
     wide = measured_noise([peaks], [spread([1, 2], [55_000.0, 110_000.0])], [spread([1, 2], [0.79, 0.80])])
     assert wide == Noise(5.0, 2.0, 1.5, "measured on the repeats compared here")  # speeds 2x apart

@@ -22,7 +22,6 @@ from svmcore.app.remedy_results import (
     side,
     speed_spread,
 )
-from svmcore.engine.summary import MemorySample
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.result import RunSummary
 from ui.charts import RemedyPhasesInfo, remedy_phases_figure, remedy_phases_info
@@ -47,17 +46,9 @@ def test_the_advice_is_every_remedy_of_the_common_list_with_its_claim():
     assert remedy("ddp").claim.startswith("linear")
 
 
-def test_remedies_being_built_say_so_and_cannot_be_run():
-    pending = {r.key for r in REMEDIES if r.pending}
-    assert not pending  # every remedy of the advice runs now
-    for key in pending:
-        r = remedy(key)
-        assert not r.runnable and not r.experiments and "being built" in r.pending
-
-
 def test_every_runnable_remedy_has_the_default_setup_as_a_base():
     for r in REMEDIES:
-        if r.pending or r.measured_by:  # measured_by: no pair of runs, its own benchmark measures it
+        if r.measured_by:  # measured_by: no pair of runs, its own benchmark measures it
             continue
         defaults = [e for e in r.experiments if e.default_setup]
         assert defaults, r.key
@@ -103,8 +94,6 @@ def test_peak_moment_is_the_highest_sample_and_its_split():
     samples = [(0.0, 100 * MiB, 90 * MiB, 10 * MiB, 0), (0.5, 300 * MiB, 120 * MiB, 180 * MiB, 0),
                (1.0, 200 * MiB, 150 * MiB, 50 * MiB, 0)]
     assert peak_moment(samples) == {"t_s": 0.5, "rss_mb": 300.0, "anon_mb": 120.0, "file_mb": 180.0}
-    as_records = [MemorySample(*s) for s in samples]
-    assert peak_moment(as_records) == peak_moment(samples)
     assert peak_moment([]) is None
 
 

@@ -13,7 +13,7 @@ from svmcore.app.fit import fit
 from svmcore.app.headlines import RunFacts, comparison_headline, compare
 from svmcore.app.serving import text as serving_text
 from svmcore.app.serving import training_of
-from svmcore.app.story import story_slides
+from svmcore.app.headlines import story_slides
 from svmcore.spec.config import validate
 from svmcore.spec.result import RunSummary
 from svmcore.spec.status import RunStatus
@@ -105,9 +105,9 @@ def test_predict_says_what_the_model_was_trained_in_for_all_the_runs_processes()
 
 
 def test_compare_and_story_weigh_a_data_parallel_run_by_all_its_processes():
-    base = RunFacts.of(1, "completed", record(1, parallel=None, coordinator_mb=250.0).summary, "workers 1")
-    par = RunFacts.of(8, "completed", record().summary, "workers 2")
-    assert par.peak_mb == 620.0
+    base = RunFacts(1, "completed", record(1, parallel=None, coordinator_mb=250.0).summary, "workers 1")
+    par = RunFacts(8, "completed", record().summary, "workers 2")
+    assert par.peak.mb == 620.0
     line = comparison_headline(base, par)
     assert f"peak +148% (250 → 620 MiB; run 8's: {WORDS})" in line, line
     slides = story_slides(compare([base, par], 1))

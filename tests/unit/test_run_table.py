@@ -1,9 +1,9 @@
-"""svmcore.app.run_table: the run table's filters, grouping and tags (compared with
+"""svmcore.app.runs (the run table): the run table's filters, grouping and tags (compared with
 ==), and tags kept in the real SQLite store."""
 
 from __future__ import annotations
 
-from svmcore.app.run_table import choices, filter_rows, group_rows
+from svmcore.app.runs import choices, filter_rows, group_rows
 from svmcore.spec.names import check_tag
 from svmcore.store.sqlite import Store
 
@@ -87,7 +87,7 @@ def test_cli_runs_tag_adds_lists_removes_and_refuses_in_one_line(tmp_path):
 
 def test_a_page_opened_fresh_shows_the_run_that_is_running_not_the_one_queued_behind_it():
     """Issue 43: a new tab opened on the newest run, queued ("No memory samples"), while another ran."""
-    from svmcore.app.run_table import first_shown
+    from svmcore.app.runs import first_shown
 
     rows = [{"id": 9, "status": "queued"}, {"id": 8, "status": "running"}, {"id": 7, "status": "completed"}]
     assert first_shown(rows)["id"] == 8

@@ -1,19 +1,19 @@
-"""svmcore.app.story: a demo's slides and their wording, compared with ==."""
+"""svmcore.app.headlines (a story): a demo's slides and their wording, compared with ==."""
 
 from __future__ import annotations
 
 import pytest
 
-from svmcore.app.headlines import RunFacts, compare
-from svmcore.app.story import Slide, advice, check_story, default_question, short_headline, story_slides
+from svmcore.app.headlines import Slide, advice, check_story, compare, default_question, short_headline, story_slides
 from svmcore.spec.errors import ConfigError
+from tests.helpers import facts
 
-MEMORY = RunFacts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.751,
+MEMORY = facts(1, "completed", "memory", peak_mb=253.0, peak_phase="load", accuracy=0.751,
                   samples_per_s=280_000.0)
-STREAM = RunFacts(6, "completed", "stream", peak_mb=73.4, peak_phase="train", accuracy=0.750,
+STREAM = facts(6, "completed", "stream", peak_mb=73.4, peak_phase="train", accuracy=0.750,
                   samples_per_s=200_000.0)
-F32 = RunFacts(7, "completed", "float32", peak_mb=180.0, accuracy=0.751, samples_per_s=290_000.0)
-OOM = RunFacts(8, "oom", "batch size 65,536", peak_mb=150.2, phase="train", cap="rlimit", cap_mb=150.0)
+F32 = facts(7, "completed", "float32", peak_mb=180.0, accuracy=0.751, samples_per_s=290_000.0)
+OOM = facts(8, "oom", "batch size 65,536", peak_mb=150.2, phase="train", cap="rlimit", cap_mb=150.0)
 
 
 def test_the_headline_of_the_issue():
@@ -63,10 +63,10 @@ def test_what_to_do_weighs_the_peak_against_accuracy_and_noise():
     """Issue 43: the story ended on the trade-off chart; a closing slide says what to do,
     with its figures. A change of the peak within the run-to-run noise is no remedy; one that
     costs more than a point of accuracy is taken only when nothing cheaper lowers the peak."""
-    same = RunFacts(9, "completed", "seed 1", peak_mb=246.0, accuracy=0.751, samples_per_s=280_000.0)  # -2.8%
+    same = facts(9, "completed", "seed 1", peak_mb=246.0, accuracy=0.751, samples_per_s=280_000.0)  # -2.8%
     assert advice(MEMORY, [same, OOM]) == ("Keep the baseline, run 1 · memory: no remedy lowered its exact peak "
                                            "(253 MiB) by more than the run-to-run noise (5%).")
-    hashed = RunFacts(10, "completed", "hashing 12 bits", peak_mb=60.0, accuracy=0.700, samples_per_s=300_000.0)
+    hashed = facts(10, "completed", "hashing 12 bits", peak_mb=60.0, accuracy=0.700, samples_per_s=300_000.0)
     assert advice(MEMORY, [hashed, F32]).startswith("Use run 7 · float32: exact peak 253 MiB → 180 MiB (\u221229%)")
     assert advice(MEMORY, [hashed]) == (
         "Use run 10 · hashing 12 bits: exact peak 253 MiB → 60 MiB (\u221276%), 1.1\u00d7 faster (within noise), "

@@ -104,13 +104,14 @@ def test_learn_shows_what_tracing_costs_beside_the_monitoring_remedy(tmp_path):
                     {"row": {"verdict": "tracing costs speed and memory: lean 0.56x the rows/s, +15 MiB"},
                      "lessons": ["lean path: tracing trained at 0.56x"]})
     learn = learn_reading(tmp_path, ref)
-    found = learn.see_also(remedy("logging"))
+    found = learn.measured_by_bench(remedy("logging"), see_also=True)
     assert found.caption.endswith("tracing costs speed and memory: lean 0.56x the rows/s, +15 MiB.")
     assert found.lessons == ("lean path: tracing trained at 0.56x",)
-    assert learn.see_also(remedy("batch")) is None
+    assert learn.measured_by_bench(remedy("batch"), see_also=True) is None
     (tmp_path / "none").mkdir()
-    assert learn_reading(tmp_path / "none", Reference("x", "", None, "python bench/x.py", None, {})) \
-        .see_also(remedy("logging")).caption == "Not measured yet: `python bench/trace_overhead.py`."
+    unmeasured = learn_reading(tmp_path / "none", Reference("x", "", None, "python bench/x.py", None, {}))
+    assert unmeasured.measured_by_bench(remedy("logging"), see_also=True).caption == (
+        "Not measured yet: `python bench/trace_overhead.py`.")
 
 
 def test_the_memory_model_prices_the_tracker_into_every_phase():
