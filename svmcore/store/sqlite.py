@@ -118,14 +118,6 @@ def _sample_row(run_id: int, row: tuple) -> tuple:
     return (run_id, *row, None, None) if len(row) == 5 else (run_id, *row)
 
 
-
-
-
-
-
-
-
-
 def _add_missing_columns(db: sqlite3.Connection) -> None:
     for table, column, kind in ADDED_COLUMNS:
         if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
