@@ -49,23 +49,8 @@ from svmcore.spec.units import MiB
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
 LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
-# Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
-# never lean), measured on the reference machine: the lean shuffle buffer (``rows.ShuffleArena``) holds
-# the pooled rows once, in arrays with 1/8 slack, ~1.25x the pooled rows (10^6 rows of sparse-text, one
-# thread: 11 MiB of exact peak for 8.7 MiB of pooled rows; 1.8x when the pool's pieces and a copy of its
-# kept half were held, bench/results/estimate-accuracy-native.md); the lean path's separate test file is held as parsed blocks and as
-# their concatenation, 2.0x (20k and 50k test rows: +2.0 MiB of load and train peak per MiB of rows,
-# bench/results/estimate-accuracy-held-out.md); a sparse chunk made dense while it is loaded into memory
-# (its float64 form and its copy in the storage precision) is a plain array, 1.0x (20,000 x 4,096 rows:
-# ``load_chunk_moment``). A calibration that fits the feature overrides it.
-# A dense memmap build from a text file holds, while it converts a chunk, the chunk's text lines, its parsed
-# arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
-# 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
-# The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
-# 2^22 columns (48.8 MiB; 4 bytes for the numba and native solvers, which give their weights up to it), one byte of
-# RSS per byte until a calibration fits it.
-# What the accumulation knobs keep (``kept_bytes``) is plain arrays, one byte of RSS a byte (no calibration run
-# keeps any): measured within 15% of the exact peak (bench/results/remedies.md, tests/unit/test_accumulation_price.py).
+# Bytes of RSS per byte of the features no calibration run moves (it is synthetic, never lean), measured on
+# the reference machine (docs/memory-model.md says how); a calibration that fits one overrides it.
 FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
                "model_export": 1.0, "kept_cache": 1.0, "kept_history": 1.0}
 # Python's collector looks for cycles once this many new container objects outlive their step (gc's first
@@ -188,15 +173,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     p.update(load(cfg.model_entry.pricing).parts(cfg, shape, nvec))
     # distill: the linear-svm student's weights over the input columns, beside the teacher
     p["model_student"] = state_bytes(cfg, w, nvec) if cfg.distill else 0.0
-    # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
-    # from the model (``coef_``) beside a float32 copy (the float32 check, then the float32 arrays written): 12 bytes
-    # per weight of the exported model, the student's for a distilled run (the input width). The numba and native
-    # SGD solvers give their weights up to the export instead (``release_coef``, folded in place): the float32 copy
-    # only, 4 bytes (2^22 columns, no averaging: evaluate 32 MiB lower than with a float64 copy). Data-parallel
-    # runs export the mixed model in the run's own process too. The lean path's export is left to its own
-    # calibration (its ``model_lean`` follows the same width): 0 here. FTRL computes its weights into z and lets
-    # n go (8 bytes a weight) before the float32 copy (4): nothing above training (2^24 columns: train 697.3,
-    # evaluate 697.4 MiB). The solver's entry gives the bytes (``export_bytes``).
+    # the export at the end of the run (evaluate phase; ``model_export._export``), of the student for a distilled
+    # run: the solver's bytes a weight (``export_bytes``); the lean path's is left to its own calibration
     p["model_export"] = nvec * w * cfg.solver_entry.export_bytes if exports(cfg, shape) and not cfg.lean else 0.0
     if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
