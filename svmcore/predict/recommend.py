@@ -120,7 +120,9 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
             check_lean(cfg)
         except SvmcoreError:
             continue
-        shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))
+        if cfg.hashing_bits not in shapes:  # one scan per width, not one per candidate
+            shapes[cfg.hashing_bits] = data_shape(cfg, cache_dir)
+        shape = shapes[cfg.hashing_bits]
         pr = _budgeted(cfg, predict(cfg, cal, shape))
         priced.append((cfg, pr))
     if not priced:

@@ -163,11 +163,15 @@ def damage(path: str) -> str | None:
     return None if found == ["ok"] else "; ".join(found)
 
 
-def _free_ids_first(db: sqlite3.Connection, table: str, rows: list[dict]) -> list[dict]:
-    """Rows whose id is free in ``table`` first, so that those that need a new id get
-    one above every kept id (not one that a later row would have kept)."""
-    taken = {row["id"] for row in rows if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (row["id"],)).fetchone()}
-    return [r for r in rows if r["id"] not in taken] + [r for r in rows if r["id"] in taken]
+def _to_copy(db: sqlite3.Connection, table: str, key: str, rows: list[dict]) -> tuple[dict[int, int], list[dict]]:
+    """(old id -> id here of the rows already in ``table``: same creation time and ``key`` column; the
+    others with the id each gets: its own where free, else None for a new one above every kept id)."""
+    have = {(r[1], r[2]): r[0] for r in db.execute(f"SELECT id, created_at, {key} FROM {table}")}
+    present = {r["id"]: have[(r["created_at"], r[key])] for r in rows if (r["created_at"], r[key]) in have}
+    new = sorted((r for r in rows if r["id"] not in present), key=lambda r: r["id"])
+    taken = {r["id"] for r in new if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (r["id"],)).fetchone()}
+    return present, ([dict(r, new_id=r["id"]) for r in new if r["id"] not in taken]
+                     + [dict(r, new_id=None) for r in new if r["id"] in taken])
 
 
 # what a data home keeps in its folders (run folders, parsed-data cache, uploads,
@@ -592,40 +596,22 @@ class Store:
                                   "without_run": {"samples": 0, "events": 0}, "run_ids": {}, "sweep_ids": {}}
         with self._writing() as db:
             run_cols = [r[1] for r in db.execute("PRAGMA table_info(runs)")]
-            sweep_ids: dict[int, int] = {}
-            have = {(r[1], r[2]): r[0] for r in db.execute("SELECT id, created_at, spec FROM sweeps")}
-            new_sweeps = []
-            for row in sorted(sweeps, key=lambda r: r["id"]):
-                if (row["created_at"], row["spec"]) in have:
-                    sweep_ids[row["id"]] = have[(row["created_at"], row["spec"])]
-                    result["already_present"]["sweeps"] += 1
-                else:
-                    new_sweeps.append(row)
-            for row in _free_ids_first(db, "sweeps", new_sweeps):
-                old = row["id"]
-                free = not db.execute("SELECT 1 FROM sweeps WHERE id=?", (old,)).fetchone()
+            sweep_ids, new_sweeps = _to_copy(db, "sweeps", "spec", sweeps)
+            result["already_present"]["sweeps"] = len(sweep_ids)
+            for row in new_sweeps:
                 cur = db.execute("INSERT INTO sweeps (id, created_at, spec, status) VALUES (?,?,?,?)",
-                                 (old if free else None, row["created_at"], row["spec"], row["status"]))
-                sweep_ids[old] = int(cur.lastrowid)
-                result["sweeps"] += 1
-                if sweep_ids[old] != old:
-                    result["sweep_ids"][old] = sweep_ids[old]
+                                 (row["new_id"], row["created_at"], row["spec"], row["status"]))
+                sweep_ids[row["id"]] = int(cur.lastrowid)
+            result["sweeps"] = len(new_sweeps)
+            result["sweep_ids"] = {r["id"]: sweep_ids[r["id"]] for r in new_sweeps if sweep_ids[r["id"]] != r["id"]}
+            present, new_runs = _to_copy(db, "runs", "config", runs)  # present: their samples and events are here
+            result["already_present"]["runs"] = len(present)
             run_ids: dict[int, int] = {}
-            present: set[int] = set()  # copied before: their samples and events are here already
-            have = {(r[1], r[2]) for r in db.execute("SELECT id, created_at, config FROM runs")}
             dirs = {r[0] for r in db.execute("SELECT run_dir FROM runs WHERE run_dir IS NOT NULL")}
-            new_runs = []
-            for row in sorted(runs, key=lambda r: r["id"]):
-                if (row["created_at"], row["config"]) in have:
-                    result["already_present"]["runs"] += 1
-                    present.add(row["id"])
-                else:
-                    new_runs.append(row)
-            for row in _free_ids_first(db, "runs", new_runs):
+            for row in new_runs:
                 old = row["id"]
                 values = {c: row.get(c) for c in run_cols}
-                free = not db.execute("SELECT 1 FROM runs WHERE id=?", (old,)).fetchone()
-                values["id"] = old if free else None
+                values["id"] = row["new_id"]
                 values["sweep_id"] = sweep_ids.get(row.get("sweep_id"))
                 if values["run_dir"] in dirs:
                     values["run_dir"] = None  # that folder is another run's now
@@ -643,9 +629,8 @@ class Store:
                 if summary and not problem:
                     summary["run_id"] = new
                     db.execute("UPDATE runs SET summary=? WHERE id=?", (json.dumps(summary), new))
-                result["runs"] += 1
-                if new != old:
-                    result["run_ids"][old] = new
+            result["runs"] = len(new_runs)
+            result["run_ids"] = {old: new for old, new in run_ids.items() if new != old}
             copied = [(run_ids[r["run_id"]], *(r.get(c) for c in SAMPLE_COLUMNS))
                       for r in samples if r["run_id"] in run_ids]
             db.executemany(_INSERT_SAMPLES, copied)
