@@ -287,20 +287,17 @@ class Store:
                 db = self._local.db = None
         if db is None:
             try:
-                if getattr(self, "read_only", False):
+                if self.read_only:
                     db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True,
                                          isolation_level=None, check_same_thread=False)
-                    db.row_factory = sqlite3.Row
-                    db.text_factory = text_factory
-                    self._local.db = db
-                    return db
-                db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                else:
+                    db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                    db.execute("PRAGMA busy_timeout=30000")
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    self._local.ino = os.stat(self.path).st_ino
                 db.row_factory = sqlite3.Row
                 db.text_factory = text_factory
-                db.execute("PRAGMA busy_timeout=30000")
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                self._local.ino = os.stat(self.path).st_ino
             except sqlite3.Error as e:
                 raise StoreError(f"cannot open the run store {self.path}: {e}") from None
             except OSError as e:
