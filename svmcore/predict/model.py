@@ -454,38 +454,58 @@ def duration_text(seconds: float) -> str:
     return f"about {seconds / 3600:,.1f} hours"
 
 
+# Seconds per unit of time_features, fitted on the calibration runs of the 2-core
+# development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
+# without its own calibration, and labelled as such.
+REFERENCE_TIME_COEFS = {
+    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
+    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
+    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
+    "step_mlp": 1.92e-08, "svm": 1.96e-08,
+    "fresh_mlp": 0.0,  # (fitted before the time model priced it apart: within step_mlp there)
+}
+
+
+
 # ---------------------------------------------------------------- prediction
 
-def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_dir: str | None = None) -> Forecast:
-    """The calibrated forecast: the exact peak, per phase, and its parts."""
+def predict(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None, cache_dir: str | None = None
+            ) -> Forecast:
+    """The calibrated forecast: the exact peak, per phase, and its parts. Without a calibration, a lower
+    bound: each phase's parts, each byte counted once, with no floor and no allocator overhead (every run
+    needs at least this much), and the train time at the reference machine's rates."""
     shape = shape or data_shape(cfg, cache_dir)
     p = parts(cfg, shape)
-    floor = floor_mb(cal, cfg)
-    phases = {"imports": {}}
-    by_phase = features(cfg, p)
-    for phase, f in sorted(by_phase.items(), key=lambda kv: PHASES.index(kv[0])):
-        coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
-        contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
-        moment = other_moment(cfg, p, phase)
-        if moment:  # the phase's peak is the larger of its two moments
-            other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in moment.items() if v}
-            contrib = other if sum(other.values()) > sum(contrib.values()) else contrib
-        if cfg.workers > 1 and phase in ("train", "evaluate"):
-            # the scheduler, nannies and client in the run's process, and every worker's returned
-            # model while it mixes them (one byte of RSS per byte: not calibrated)
-            returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
-            contrib["dask"] = DASK_COORDINATOR_MB + returned
-        phases[phase] = group_parts(contrib)
+    if cal is None:
+        floor, time_coefs = 0.0, REFERENCE_TIME_COEFS
+        phases = {ph: group_parts({k: v / MiB for k, v in f.items() if not k.startswith("const_")})
+                  for ph, f in features(cfg, p).items()}
+    else:
+        floor, time_coefs, phases = floor_mb(cal, cfg), cal.time_coefs, {"imports": {}}
+        for phase, f in sorted(features(cfg, p).items(), key=lambda kv: PHASES.index(kv[0])):
+            coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
+            contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
+            moment = other_moment(cfg, p, phase)
+            if moment:  # the phase's peak is the larger of its two moments
+                other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in moment.items() if v}
+                contrib = other if sum(other.values()) > sum(contrib.values()) else contrib
+            if cfg.workers > 1 and phase in ("train", "evaluate"):
+                # the scheduler, nannies and client in the run's process, and every worker's returned
+                # model while it mixes them (one byte of RSS per byte: not calibrated)
+                returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
+                contrib["dask"] = DASK_COORDINATOR_MB + returned
+            phases[phase] = group_parts(contrib)
     totals = {k: floor + sum(v.values()) for k, v in phases.items()}
     peak_phase = max(totals, key=totals.get)
+    calibrated_parallel = cal is not None and cfg.workers > 1
     return Forecast(
         predicted_peak_mb=round(totals[peak_phase], 1), peak_phase=peak_phase,
-        parts={"floor": round(floor, 1), **_rounded(phases[peak_phase])},
+        parts={"floor": round(floor, 1), **_rounded(phases[peak_phase])} if cal else _rounded(phases[peak_phase]),
         phases_mb={k: round(v, 1) for k, v in totals.items()},
-        phase_parts={k: _rounded(v) for k, v in phases.items()},
-        predicted_train_s=round_or_none(predict_train_s(cfg, shape, cal.time_coefs)) if cfg.workers == 1 else None,
-        floor_mb=round(floor, 1), width=shape.width,
-        parallel=parallel_estimate(cfg, shape, totals[peak_phase]) if cfg.workers > 1 else None)
+        phase_parts={k: _rounded(v) for k, v in phases.items()}, lower_bound=cal is None,
+        predicted_train_s=None if calibrated_parallel else round_or_none(predict_train_s(cfg, shape, time_coefs)),
+        floor_mb=round(floor, 1) if cal else None, width=shape.width,
+        parallel=parallel_estimate(cfg, shape, totals[peak_phase]) if calibrated_parallel else None)
 
 
 def _rounded(parts_mb: dict[str, float]) -> dict[str, float]:

@@ -264,7 +264,7 @@ def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_fir
     shape = Shape(20_000, 16_000, 4000, 1 << 20, 45.0, 2, False)
     cfg = validate(model="mlp", hidden="64")
     layer = (1 << 20) * 64 * 8
-    lb = launch.lower_bound(cfg, shape)
+    lb = predict(cfg, None, shape)
     assert lb.peak_phase == "train" and lb.lower_bound
     assert 7 * layer / MiB <= lb.predicted_peak_mb < 3745  # a lower bound of the measured peak
     assert max(lb.parts, key=lb.parts.get) == "model"
