@@ -7,7 +7,6 @@ The monitor thread only fills buffers and writes the store; readers take snapsho
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -19,7 +18,7 @@ from svmcore.data import disk
 from svmcore.engine import interrupts, limits, procfs, registry, traces
 from svmcore.engine.admission import Admitted
 from svmcore.engine.hostinfo import this_host
-from svmcore.engine.leftovers import hold_reserve, release_leftovers
+from svmcore.engine.leftovers import hold_reserve, read_job, release_leftovers
 from svmcore.engine.monitor import Monitor
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.engine.process import WorkerProcess
@@ -64,23 +63,6 @@ def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
     if kind == "auto":
         kind = "cgroup" if limits.cgroup_available() else "rlimit"
     return kind, cfg.memory_cap_mb * MiB
-
-
-def read_job(run_dir: str | None, run_id: int | None = None) -> dict:
-    """A run's job file as its runner wrote it (``{}`` when it cannot be read, which is logged).
-    A job file written before it recorded ``started_at`` was written just before the worker
-    started: its modification time stands in."""
-    path = os.path.join(run_dir or "", "job.json")
-    try:
-        with open(path) as f:
-            job = json.load(f)
-        if not isinstance(job, dict):
-            raise ValueError("not a JSON object")
-        job.setdefault("started_at", os.path.getmtime(path))
-        return job
-    except (OSError, ValueError) as e:
-        log.warning("run %s: its job file could not be read (%s); its cap and start are not known", run_id, e)
-        return {}
 
 
 class Run:
