@@ -204,8 +204,8 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
 
     def measure(i: int) -> tuple[RunConfig, dict]:
         cfg = validate(configs[i])
-        if _config_key(cfg) in done:
-            return cfg, done[_config_key(cfg)]
+        if cfg.to_json() in done:
+            return cfg, done[cfg.to_json()]
         if progress:
             progress(i, len(configs), cfg)
         run = Run(store, cfg, label="calibration").start()
@@ -231,17 +231,13 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
     return cal
 
 
-def _config_key(cfg: RunConfig) -> str:
-    return cfg.to_json()
-
-
 def _completed_runs(store) -> dict[str, dict]:
     """The newest completed run's summary per config in the calibration store."""
     from svmcore.spec.status import RunStatus
 
     out: dict[str, dict] = {}
     for rec in store.list_runs(status=[RunStatus.COMPLETED], damaged=False):  # newest first
-        out.setdefault(_config_key(validate(rec.config)), rec.summary.to_dict())
+        out.setdefault(validate(rec.config).to_json(), rec.summary.to_dict())
     return out
 
 

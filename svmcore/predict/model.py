@@ -498,12 +498,13 @@ def predict(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None,
     totals = {k: floor + sum(v.values()) for k, v in phases.items()}
     peak_phase = max(totals, key=totals.get)
     calibrated_parallel = cal is not None and cfg.workers > 1
+    train_s = None if calibrated_parallel else predict_train_s(cfg, shape, time_coefs)
     return Forecast(
         predicted_peak_mb=round(totals[peak_phase], 1), peak_phase=peak_phase,
         parts={"floor": round(floor, 1), **_rounded(phases[peak_phase])} if cal else _rounded(phases[peak_phase]),
         phases_mb={k: round(v, 1) for k, v in totals.items()},
         phase_parts={k: _rounded(v) for k, v in phases.items()}, lower_bound=cal is None,
-        predicted_train_s=None if calibrated_parallel else round_or_none(predict_train_s(cfg, shape, time_coefs)),
+        predicted_train_s=None if train_s is None else round(train_s, 1),
         floor_mb=round(floor, 1) if cal else None, width=shape.width,
         parallel=parallel_estimate(cfg, shape, totals[peak_phase]) if calibrated_parallel else None)
 
@@ -543,10 +544,6 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> Pa
         coordinator_mb=round(coordinator_mb, 1), total_mb=round(coordinator_mb + cfg.workers * per_worker, 1),
         basis="per worker: its measured floor plus its parts (not calibrated); coordinator: the calibrated "
               "model of the run's process; total: the coordinator plus every worker, as if all peaked at once")
-
-
-def round_or_none(v: float | None, digits: int = 1) -> float | None:
-    return None if v is None else round(v, digits)
 
 
 # the part a feature folds back into: the first of these its name starts with, else "other"
