@@ -24,10 +24,11 @@ from svmcore.predict.model import (
     time_features,
 )
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.result import DataInfo, RunSummary
 from svmcore.spec.units import MiB
 
 
-def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, float]:
+def fit_train_time(observations: list[tuple[RunConfig, RunSummary]]) -> dict[str, float]:
     """CPU seconds per unit of each time feature: a non-negative least-squares fit to the
     train phase's CPU time of the calibration runs (``train_cpu_s``), each weighted by its
     relative error (runs under half a second count less: their timings are mostly noise).
@@ -52,13 +53,11 @@ def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, floa
     return {n: float(c / sc) for n, c, sc in zip(names, x, scale)}
 
 
-def train_cpu_s(summary: dict) -> float | None:
+def train_cpu_s(summary: RunSummary) -> float | None:
     """The train phase's CPU seconds (every thread of the worker), or, for a run recorded before
     phases carried them, its train seconds."""
-    phase = next((p for p in summary.get("phases") or () if p.get("name") == "train"), None)
-    if phase is not None and phase.get("cpu_s") is not None:
-        return float(phase["cpu_s"])
-    return None if summary.get("train_s") is None else float(summary["train_s"])
+    cpu_s = next((p.cpu_s for p in summary.phases if p.name == "train"), None)
+    return summary.train_s if cpu_s is None else cpu_s
 
 
 def calibration_configs() -> list[dict]:
@@ -211,7 +210,7 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
         run = Run(store, cfg, label="calibration").start()
         if run.wait(600) != RunStatus.COMPLETED:
             raise RuntimeError(f"calibration run {configs[i]} ended {run.status.value}: {run.summary.error_message}")
-        return cfg, run.summary.to_dict()  # the fit reads the summary's JSON, as one stored before
+        return cfg, run.summary
 
     if at_once <= 1:
         observations = [measure(i) for i in range(len(configs))]
@@ -231,17 +230,17 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
     return cal
 
 
-def _completed_runs(store) -> dict[str, dict]:
+def _completed_runs(store) -> dict[str, RunSummary]:
     """The newest completed run's summary per config in the calibration store."""
     from svmcore.spec.status import RunStatus
 
     out: dict[str, dict] = {}
     for rec in store.list_runs(status=[RunStatus.COMPLETED], damaged=False):  # newest first
-        out.setdefault(validate(rec.config).to_json(), rec.summary.to_dict())
+        out.setdefault(validate(rec.config).to_json(), rec.summary)
     return out
 
 
-def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
+def fit(observations: list[tuple[RunConfig, RunSummary]]) -> Calibration:
     """Floors by library set (the imports phase, exact), then per phase a non-negative
     least-squares fit of (phase peak - floor) on the phase's features, weighted so that
     each run counts by its relative error, which is what the prediction promises."""
@@ -249,13 +248,13 @@ def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
 
     floors: dict[str, list[float]] = {}
     for cfg, s in observations:
-        floors.setdefault(floor_key(cfg), []).append(s["floor_mb"])
+        floors.setdefault(floor_key(cfg), []).append(s.floor_mb)
     floor_mb = {k: float(np.median(v)) for k, v in floors.items()}
     coefs, errors = {}, {}
     for phase in PHASES:
         rows, ys, ws = [], [], []
         for cfg, s in observations:
-            peak = next((p["peak_rss_mb"] for p in s["phases"] if p["name"] == phase), None)
+            peak = s.phase_peak(phase)
             if peak is None:
                 continue
             f = features(cfg, parts(cfg, _shape_from_summary(cfg, s))).get(phase)
@@ -276,21 +275,19 @@ def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
                        fit_train_time(observations))
 
 
-def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
+def _shape_from_summary(cfg: RunConfig, s: RunSummary) -> Shape:
     """The shape a finished run actually saw (exact rows and nonzeros)."""
-    d = s.get("data") or {}
-    rows = d.get("rows") or cfg.rows
-    width = s.get("features") or d.get("features") or cfg.features
-    nnz = d.get("nnz") or rows * cfg.nnz_per_row
-    classes = len(d.get("classes") or [0, 1])
-    train_rows = s.get("train_rows") or rows - n_test_rows(rows)
-    test_rows = s.get("test_rows") or n_test_rows(rows)
-    if d.get("exact") is False and cfg.dataset == "sparse-text":
+    d = s.data or DataInfo()
+    rows = d.rows or cfg.rows
+    width = s.features or d.features or cfg.features
+    nnz = d.nnz or rows * cfg.nnz_per_row
+    classes = len(d.classes or [0, 1])
+    train_rows = s.train_rows or rows - n_test_rows(rows)
+    test_rows = s.test_rows or n_test_rows(rows)
+    if not d.exact and cfg.dataset == "sparse-text":
         nnz = None  # the scan's upper bound: measure as a prediction would
-    shape = Shape(rows, train_rows, test_rows, width,
-                  (nnz / rows) if nnz else data_shape(cfg).nnz_per_row, max(2, classes),
-                  bool(d.get("dense_source", cfg.dense_builtin)))
-    return shape
+    return Shape(rows, train_rows, test_rows, width, (nnz / rows) if nnz else data_shape(cfg).nnz_per_row,
+                 max(2, classes), cfg.dense_builtin if d.dense_source is None else d.dense_source)
 
 
 CALIBRATION_VERSION = 13  # what each version changed: docs/memory-model.md (a new version refits)
