@@ -1,33 +1,14 @@
 """Predict a run's exact peak before running it.
 
-The model is structural: for every phase the worker goes through, the bytes it holds
-are the worker's floor (interpreter and libraries, measured per library set) plus
-named parts computed from the config and the data's shape:
+The model is structural: for every phase the worker goes through, the bytes it holds are the
+worker's floor (interpreter and libraries, measured per library set) plus named parts computed from
+the config and the data's shape (``parts``: data, test, batch, model, model_export, transform, io,
+shuffle, activations, eval_sample, kept; docs/memory-model.md says what each holds).
 
-- ``data``: the training rows held in memory (memory mode only), in storage form;
-- ``test``: the held-out rows, in compute form;
-- ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps: FTRL
-  its z and n per feature, from which it scores with no weights array; for the
-  MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
-- ``model_export``: the export of a linear model at the end of the run (evaluate phase):
-  a float64 copy of its weights beside a float32 one (the float32 one only for the numba
-  and native solvers, whose weights become the float64 coefficients in place);
-- ``transform``: a kernel approximation and the rows it produced;
-- ``io``: what reading holds at once: a generated chunk, a parser block;
-- ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
-  window of mapped rows (memmap), a shuffle buffer of parsed rows (stream);
-- ``activations``: the numpy MLP's layer activations for one batch that its backward
-  pass holds at once (fewer with gradient checkpointing);
-- ``eval_sample``: the held-out rows scored live while training (monitor=full only);
-- ``kept``: what the accumulation knobs keep while training (``kept_bytes``): the cache of
-  transformed rows, the history of batch copies.
-
-How many bytes of RSS each byte of a part costs (copies, allocator slack, the
-temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
-real runs on this machine and fits one non-negative coefficient per (phase, part)
-feature to their exact per-phase peaks. The fit is cached in ``$SVMCORE_HOME`` keyed
-by this machine and the library versions, so it is done once.
+How many bytes of RSS each byte of a part costs (copies, allocator slack, the temporaries of a
+conversion) is not guessed: ``calibrate`` runs a fixed set of small real runs on this machine and
+fits one non-negative coefficient per (phase, part) feature to their exact per-phase peaks. The fit
+is cached in ``$SVMCORE_HOME`` keyed by this machine and the library versions, so it is done once.
 """
 
 from __future__ import annotations

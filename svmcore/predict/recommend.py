@@ -14,11 +14,8 @@ The ranking is a prior, not a measurement, and says so (``basis``). Where the ru
 history holds a completed run with the same knobs, its measured figures are shown
 next to the prediction. ``verify`` runs the pick and reports predicted vs measured.
 
-A forecast can fall short of the measured peak (198 MiB predicted, 207 measured), so
-the pick leaves the model's own measured margin (``margin``): it is said to fit "with
-95% confidence" only when the forecast plus that margin is within the budget; settings
-that fit only by their bare forecast are offered when nothing fits with the margin, and
-the answer says what the margin is.
+A forecast can fall short of the measured peak, so the pick leaves the model's own measured
+margin (``margin``; docs/memory-model.md).
 """
 
 from __future__ import annotations
