@@ -50,11 +50,6 @@ class RunSnapshot:
     elapsed_s: float
 
 
-def _runner_identity() -> dict:
-    """This machine and this process, as a new run's row records them."""
-    return {"host": this_host(), "runner_ctime": procfs.create_time(os.getpid())}
-
-
 def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
     """('none' | 'rlimit' | 'cgroup', cap in bytes)."""
     if cfg.memory_cap_mb is None:
@@ -106,10 +101,12 @@ class Run:
         return self._t0
 
     # ------------------------------------------------------------- public
-    def enqueue(self) -> int:
-        """Record the run as queued (it exists in the store from now on) without starting it."""
-        self.run_id = self.store.create_run(self.config.to_dict(), status=RunStatus.QUEUED, sweep_id=self.sweep_id,
-                                            label=self.label, **_runner_identity())
+    def enqueue(self, status: RunStatus = RunStatus.QUEUED) -> int:
+        """Record the run (it exists in the store from now on), with this machine and this process as its
+        runner; queued: without starting it."""
+        self.run_id = self.store.create_run(self.config.to_dict(), status=status, sweep_id=self.sweep_id,
+                                            label=self.label, host=this_host(),
+                                            runner_ctime=procfs.create_time(os.getpid()))
         registry.register(self)
         return self.run_id
 
@@ -119,9 +116,7 @@ class Run:
 
     def _start(self) -> "Run":
         if self.run_id is None:
-            self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label,
-                                                **_runner_identity())
-            registry.register(self)
+            self.enqueue(RunStatus.RUNNING)
         if self._cancel.is_set():  # cancelled while queued
             self.status = RunStatus.CANCELLED
             self.summary = RunSummary(self.run_id, RunStatus.CANCELLED,
