@@ -30,9 +30,10 @@ import tempfile
 from dataclasses import dataclass, field
 
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.status import RunStatus
 
 TABLES = ("runs", "samples", "events", "sweeps")
-STATUSES = ("queued", "running", "completed", "failed", "oom", "cancelled", "lost")
+STATUSES = tuple(s.value for s in RunStatus if s is not RunStatus.UNREADABLE)  # what a row can hold
 _HEADER = b"SQLite format 3\x00"
 _LEAF, _INTERIOR = 0x0D, 0x05
 

@@ -111,6 +111,7 @@ ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes",
 SAMPLE_COLUMNS = ("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes", "cgroup_bytes", "cgroup_cache_bytes")
 _INSERT_SAMPLES = (f"INSERT INTO samples (run_id, {', '.join(SAMPLE_COLUMNS)}) "
                    f"VALUES ({', '.join('?' * (len(SAMPLE_COLUMNS) + 1))})")
+_INSERT_EVENTS = "INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)"
 
 
 def _sample_row(run_id: int, row: tuple) -> tuple:
@@ -380,8 +381,7 @@ class Store:
             if cur.rowcount != 1:
                 return False
             db.executemany(_INSERT_SAMPLES, [_sample_row(run_id, s) for s in record.get("samples") or []])
-            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
-                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+            db.executemany(_INSERT_EVENTS, [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
             return True
 
     def set_process(self, run_id: int, run_dir: str, worker_pid: int, worker_ctime: float | None,
@@ -424,8 +424,7 @@ class Store:
         if not events:
             return
         with self._writing() as db:
-            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
-                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+            db.executemany(_INSERT_EVENTS, [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
 
     def finish_run(self, run_id: int, status: RunStatus, summary: RunSummary) -> bool:
         """Set the outcome once. Returns False if the run had already finished."""
@@ -636,7 +635,7 @@ class Store:
             result["without_run"]["samples"] = len(samples) - len(copied) - result["already_present"]["samples"]
             copied = [(run_ids[e["run_id"]], e["seq"], e["t_s"], e["kind"], e["data"])
                       for e in events if e["run_id"] in run_ids]
-            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)", copied)
+            db.executemany(_INSERT_EVENTS, copied)
             result["events"] = len(copied)
             result["already_present"]["events"] = sum(e["run_id"] in present for e in events)
             result["without_run"]["events"] = len(events) - len(copied) - result["already_present"]["events"]
