@@ -576,9 +576,6 @@ class Store:
             return [str(e)]
         return [] if found == ["ok"] else found
 
-    def integrity_ok(self) -> bool:
-        return not self.integrity_problems(1)
-
     # ------------------------------------------------------------- recovery
     def import_rows(self, runs: list[dict], samples: list[dict], events: list[dict], sweeps: list[dict]) -> dict:
         """Copy rows read from another store file (``salvage.salvage``) into this one, in
