@@ -63,7 +63,7 @@ def store(home):
 
     s = Store(home)
     yield s
-    assert s.integrity_ok()
+    assert not s.integrity_problems()
     s.close()
 
 

@@ -26,7 +26,6 @@ from svmcore.app.remedy_results import compare
 from svmcore.app.remedy_results import rounded as _r
 from svmcore.data.sources import FORMAT_WORDS
 from svmcore.predict.floors import floor_for
-from svmcore.predict.launch import lower_bound
 from svmcore.predict.model import (Calibration, Shape, data_shape, parallel_estimate, predict)
 from svmcore.spec.registry import DISK_MODES, FLOAT32_STATE_SOLVERS
 from svmcore.spec.choices import (
@@ -235,7 +234,7 @@ def model_view(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = No
     reference floor, a lower bound (``basis`` says which)."""
     shape = shape or data_shape(cfg, cache_dir)
     floor, floor_basis = floor_for(cfg, cal)
-    fc = predict(cfg, cal, shape) if cal is not None else lower_bound(cfg, shape)
+    fc = predict(cfg, cal, shape)
     above = 0.0 if cal is not None else floor  # a lower bound is the parts alone: the floor comes on top
     phases = {ph: {"mb": round(mb + above, 1), "parts_mb": {"floor": round(floor, 1), **fc.phase_parts.get(ph, {})}}
               for ph, mb in {"imports": 0.0, **fc.phases_mb}.items()}

@@ -10,7 +10,6 @@ import sys
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
 from svmcore.spec.status import RunStatus
-from svmcore.store.sqlite import check_home_entries
 
 EXIT = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1, RunStatus.OOM: 3, RunStatus.CANCELLED: 4,
         RunStatus.LOST: 1}
@@ -123,4 +122,6 @@ def check_home(home: str, write: bool = False) -> None:
         what = "is read-only" if existing == os.path.abspath(home) else f"cannot be created: {existing} is read-only"
         raise ConfigError("home", f"the data home {home} {what}; {hint}")
     if os.path.isdir(home):
+        from svmcore.store.sqlite import check_home_entries  # (here: ``knobs`` loads no store)
+
         check_home_entries(os.path.abspath(home))

@@ -35,15 +35,22 @@ def hold_reserve(run_dir: str) -> None:
         os.close(fd)
 
 
-def _job(run_dir: str) -> dict:
+def read_job(run_dir: str | None, run_id: int | None = None, missing_ok: bool = False) -> dict:
+    """A run's job file as its runner wrote it (``{}`` when it cannot be read, which is logged unless
+    ``missing_ok`` and it is not there). A job file written before it recorded ``started_at`` was
+    written just before the worker started: its modification time stands in."""
+    path = os.path.join(run_dir or "", "job.json")
     try:
-        with open(os.path.join(run_dir, "job.json")) as f:
+        with open(path) as f:
             job = json.load(f)
-        return job if isinstance(job, dict) else {}
-    except FileNotFoundError:
-        return {}
+        if not isinstance(job, dict):
+            raise ValueError("not a JSON object")
+        job.setdefault("started_at", os.path.getmtime(path))
+        return job
     except (OSError, ValueError) as e:
-        log.warning("could not read %s to find the run's cgroup and cache: %s", os.path.join(run_dir, "job.json"), e)
+        if not (missing_ok and isinstance(e, FileNotFoundError)):
+            log.warning("run %s: its job file %s could not be read (%s); its cap, start, cgroup and cache are not "
+                        "known", run_id, path, e)
         return {}
 
 
@@ -62,7 +69,7 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
     whole run folder too, but only when it is inside ``home``'s runs folder. The one
     cleanup used by ``Run``'s end, ``recover``, ``Lab.delete`` and the CLI's ``runs
     delete``; what it cannot remove is logged, never raised."""
-    job = _job(run_dir) if run_dir else {}
+    job = read_job(run_dir, missing_ok=True) if run_dir else {}
     cgroup = cgroup or job.get("cgroup")
     if cgroup and os.path.isdir(cgroup):
         if limits.is_run_cgroup(cgroup):

@@ -19,18 +19,6 @@ _MEMORY_ROOT = "/sys/fs/cgroup/memory"
 _MEMORY_CONTROLLER = "memory"  # cgroup v1 controller name in /proc/self/cgroup
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def _own_memory_cgroup() -> str | None:
     try:
         with open("/proc/self/cgroup") as f:

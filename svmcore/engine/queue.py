@@ -61,10 +61,6 @@ class RunQueue:
         with self._lock:
             return list(self._pending)
 
-    def running(self) -> list[Run]:
-        with self._lock:
-            return list(self._running)
-
     def _dispatch(self) -> None:
         while True:
             with self._wake:

@@ -7,7 +7,6 @@ The monitor thread only fills buffers and writes the store; readers take snapsho
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -19,7 +18,7 @@ from svmcore.data import disk
 from svmcore.engine import interrupts, limits, procfs, registry, traces
 from svmcore.engine.admission import Admitted
 from svmcore.engine.hostinfo import this_host
-from svmcore.engine.leftovers import hold_reserve, release_leftovers
+from svmcore.engine.leftovers import hold_reserve, read_job, release_leftovers
 from svmcore.engine.monitor import Monitor
 from svmcore.engine.outcome import IMPORTS_LIMIT_S, Ending, classify
 from svmcore.engine.process import WorkerProcess
@@ -51,11 +50,6 @@ class RunSnapshot:
     elapsed_s: float
 
 
-def _runner_identity() -> dict:
-    """This machine and this process, as a new run's row records them."""
-    return {"host": this_host(), "runner_ctime": procfs.create_time(os.getpid())}
-
-
 def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
     """('none' | 'rlimit' | 'cgroup', cap in bytes)."""
     if cfg.memory_cap_mb is None:
@@ -64,23 +58,6 @@ def resolve_cap(cfg: RunConfig) -> tuple[str, int | None]:
     if kind == "auto":
         kind = "cgroup" if limits.cgroup_available() else "rlimit"
     return kind, cfg.memory_cap_mb * MiB
-
-
-def read_job(run_dir: str | None, run_id: int | None = None) -> dict:
-    """A run's job file as its runner wrote it (``{}`` when it cannot be read, which is logged).
-    A job file written before it recorded ``started_at`` was written just before the worker
-    started: its modification time stands in."""
-    path = os.path.join(run_dir or "", "job.json")
-    try:
-        with open(path) as f:
-            job = json.load(f)
-        if not isinstance(job, dict):
-            raise ValueError("not a JSON object")
-        job.setdefault("started_at", os.path.getmtime(path))
-        return job
-    except (OSError, ValueError) as e:
-        log.warning("run %s: its job file could not be read (%s); its cap and start are not known", run_id, e)
-        return {}
 
 
 class Run:
@@ -124,10 +101,12 @@ class Run:
         return self._t0
 
     # ------------------------------------------------------------- public
-    def enqueue(self) -> int:
-        """Record the run as queued (it exists in the store from now on) without starting it."""
-        self.run_id = self.store.create_run(self.config.to_dict(), status=RunStatus.QUEUED, sweep_id=self.sweep_id,
-                                            label=self.label, **_runner_identity())
+    def enqueue(self, status: RunStatus = RunStatus.QUEUED) -> int:
+        """Record the run (it exists in the store from now on), with this machine and this process as its
+        runner; queued: without starting it."""
+        self.run_id = self.store.create_run(self.config.to_dict(), status=status, sweep_id=self.sweep_id,
+                                            label=self.label, host=this_host(),
+                                            runner_ctime=procfs.create_time(os.getpid()))
         registry.register(self)
         return self.run_id
 
@@ -137,9 +116,7 @@ class Run:
 
     def _start(self) -> "Run":
         if self.run_id is None:
-            self.run_id = self.store.create_run(self.config.to_dict(), sweep_id=self.sweep_id, label=self.label,
-                                                **_runner_identity())
-            registry.register(self)
+            self.enqueue(RunStatus.RUNNING)
         if self._cancel.is_set():  # cancelled while queued
             self.status = RunStatus.CANCELLED
             self.summary = RunSummary(self.run_id, RunStatus.CANCELLED,

@@ -10,6 +10,7 @@ memray is imported here only when a traced run is read."""
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import logging
 import os
@@ -219,8 +220,8 @@ def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence
     if top is None or top.t_s is None or not samples:
         return Read(trace, heaps)
     near = min(samples, key=lambda s: abs(s.t_s - top.t_s))
-    return Read(Trace(**{**trace.to_dict(), "sample_t_s": near.t_s, "rss_bytes": near.rss_bytes,
-                         "anon_bytes": near.anon_bytes, "file_backed_bytes": near.file_bytes}), heaps)
+    return Read(dataclasses.replace(trace, sample_t_s=near.t_s, rss_bytes=near.rss_bytes, anon_bytes=near.anon_bytes,
+                                    file_backed_bytes=near.file_bytes), heaps)
 
 
 def flamegraph(run_dir: str) -> str:

@@ -24,10 +24,11 @@ from svmcore.predict.model import (
     time_features,
 )
 from svmcore.spec.config import RunConfig, validate
+from svmcore.spec.result import DataInfo, RunSummary
 from svmcore.spec.units import MiB
 
 
-def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, float]:
+def fit_train_time(observations: list[tuple[RunConfig, RunSummary]]) -> dict[str, float]:
     """CPU seconds per unit of each time feature: a non-negative least-squares fit to the
     train phase's CPU time of the calibration runs (``train_cpu_s``), each weighted by its
     relative error (runs under half a second count less: their timings are mostly noise).
@@ -52,13 +53,11 @@ def fit_train_time(observations: list[tuple[RunConfig, dict]]) -> dict[str, floa
     return {n: float(c / sc) for n, c, sc in zip(names, x, scale)}
 
 
-def train_cpu_s(summary: dict) -> float | None:
+def train_cpu_s(summary: RunSummary) -> float | None:
     """The train phase's CPU seconds (every thread of the worker), or, for a run recorded before
     phases carried them, its train seconds."""
-    phase = next((p for p in summary.get("phases") or () if p.get("name") == "train"), None)
-    if phase is not None and phase.get("cpu_s") is not None:
-        return float(phase["cpu_s"])
-    return None if summary.get("train_s") is None else float(summary["train_s"])
+    cpu_s = next((p.cpu_s for p in summary.phases if p.name == "train"), None)
+    return summary.train_s if cpu_s is None else cpu_s
 
 
 def calibration_configs() -> list[dict]:
@@ -204,14 +203,14 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
 
     def measure(i: int) -> tuple[RunConfig, dict]:
         cfg = validate(configs[i])
-        if _config_key(cfg) in done:
-            return cfg, done[_config_key(cfg)]
+        if cfg.to_json() in done:
+            return cfg, done[cfg.to_json()]
         if progress:
             progress(i, len(configs), cfg)
         run = Run(store, cfg, label="calibration").start()
         if run.wait(600) != RunStatus.COMPLETED:
             raise RuntimeError(f"calibration run {configs[i]} ended {run.status.value}: {run.summary.error_message}")
-        return cfg, run.summary.to_dict()  # the fit reads the summary's JSON, as one stored before
+        return cfg, run.summary
 
     if at_once <= 1:
         observations = [measure(i) for i in range(len(configs))]
@@ -231,21 +230,17 @@ def calibrate(home: str, progress=None, configs: list[dict] | None = None, at_on
     return cal
 
 
-def _config_key(cfg: RunConfig) -> str:
-    return cfg.to_json()
-
-
-def _completed_runs(store) -> dict[str, dict]:
+def _completed_runs(store) -> dict[str, RunSummary]:
     """The newest completed run's summary per config in the calibration store."""
     from svmcore.spec.status import RunStatus
 
     out: dict[str, dict] = {}
     for rec in store.list_runs(status=[RunStatus.COMPLETED], damaged=False):  # newest first
-        out.setdefault(_config_key(validate(rec.config)), rec.summary.to_dict())
+        out.setdefault(validate(rec.config).to_json(), rec.summary)
     return out
 
 
-def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
+def fit(observations: list[tuple[RunConfig, RunSummary]]) -> Calibration:
     """Floors by library set (the imports phase, exact), then per phase a non-negative
     least-squares fit of (phase peak - floor) on the phase's features, weighted so that
     each run counts by its relative error, which is what the prediction promises."""
@@ -253,13 +248,13 @@ def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
 
     floors: dict[str, list[float]] = {}
     for cfg, s in observations:
-        floors.setdefault(floor_key(cfg), []).append(s["floor_mb"])
+        floors.setdefault(floor_key(cfg), []).append(s.floor_mb)
     floor_mb = {k: float(np.median(v)) for k, v in floors.items()}
     coefs, errors = {}, {}
     for phase in PHASES:
         rows, ys, ws = [], [], []
         for cfg, s in observations:
-            peak = next((p["peak_rss_mb"] for p in s["phases"] if p["name"] == phase), None)
+            peak = s.phase_peak(phase)
             if peak is None:
                 continue
             f = features(cfg, parts(cfg, _shape_from_summary(cfg, s))).get(phase)
@@ -280,38 +275,19 @@ def fit(observations: list[tuple[RunConfig, dict]]) -> Calibration:
                        fit_train_time(observations))
 
 
-def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
+def _shape_from_summary(cfg: RunConfig, s: RunSummary) -> Shape:
     """The shape a finished run actually saw (exact rows and nonzeros)."""
-    d = s.get("data") or {}
-    rows = d.get("rows") or cfg.rows
-    width = s.get("features") or d.get("features") or cfg.features
-    nnz = d.get("nnz") or rows * cfg.nnz_per_row
-    classes = len(d.get("classes") or [0, 1])
-    train_rows = s.get("train_rows") or rows - n_test_rows(rows)
-    test_rows = s.get("test_rows") or n_test_rows(rows)
-    if d.get("exact") is False and cfg.dataset == "sparse-text":
+    d = s.data or DataInfo()
+    rows = d.rows or cfg.rows
+    width = s.features or d.features or cfg.features
+    nnz = d.nnz or rows * cfg.nnz_per_row
+    classes = len(d.classes or [0, 1])
+    train_rows = s.train_rows or rows - n_test_rows(rows)
+    test_rows = s.test_rows or n_test_rows(rows)
+    if not d.exact and cfg.dataset == "sparse-text":
         nnz = None  # the scan's upper bound: measure as a prediction would
-    shape = Shape(rows, train_rows, test_rows, width,
-                  (nnz / rows) if nnz else data_shape(cfg).nnz_per_row, max(2, classes),
-                  bool(d.get("dense_source", cfg.dense_builtin)))
-    return shape
+    return Shape(rows, train_rows, test_rows, width, (nnz / rows) if nnz else data_shape(cfg).nnz_per_row,
+                 max(2, classes), cfg.dense_builtin if d.dense_source is None else d.dense_source)
 
 
-CALIBRATION_VERSION = 13  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
-# activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
-# runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
-# native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
-# model_linear_numba no longer absorbs scoring temporaries (about 2.2 copies fitted under version 5)
-# 7: the lean path calibrated on lean runs of its own (its floor and coefficients), its separate test file
-# priced, a dense float32/float16 load's float64 chunk priced; 8: the synthetic generator holds about half
-# as much while it makes a chunk (27 against 56 MiB for 10,000 rows), so what version 7 fitted for
-# generating and building copies is too high; 9: the model's export at the end of the evaluate phase priced
-# (model_export: a float64 and a float32 copy of the exported weights, 12 bytes per weight), which versions up
-# to 8 absorbed in the evaluate constant and the weights' coefficients (wide linear models were forecast low),
-# and a calibration run that separates it from the weights (2^22 columns without averaging); 10: the numba and
-# native solvers give their weights up to the export (4 bytes per weight, not 12), the lean worker maps no OpenSSL
-# (its floor 3.5 MiB lower), the lean shuffle buffer holds its pool once (``rows.ShuffleArena``); 11: the lean
-# path's reader thread parses four blocks ahead, not two (its batch feature 5 batches with 2 threads, not 3);
-# 12: the lean path 3-5 MiB lower in train (no huge pages for numpy's arrays, the held-out index and the live
-# sample left on disk, one batch fewer in flight): a version 11 calibration forecast it that much high;
-# 13: the train phase's time fitted on its CPU seconds, not wall seconds, which counted the machine's load
+CALIBRATION_VERSION = 13  # what each version changed: docs/memory-model.md (a new version refits)

@@ -15,18 +15,7 @@ from svmcore.engine.admission import admit as admit_data
 from svmcore.engine.runner import resolve_cap
 from svmcore.predict.calibration import load_calibration
 from svmcore.predict.floors import cap_below_floor, floor_for, library_files_mb
-from svmcore.predict.model import (
-    Calibration,
-    Shape,
-    data_shape,
-    duration_text,
-    features,
-    group_parts,
-    parts,
-    predict,
-    predict_train_s,
-    round_or_none,
-)
+from svmcore.predict.model import Calibration, Shape, data_shape, duration_text, predict
 from svmcore.spec.choices import Model
 from svmcore.spec.registry import MLP_MODELS
 from svmcore.spec.config import RunConfig, validate
@@ -37,18 +26,6 @@ from svmcore.spec.units import MiB, apart
 log = logging.getLogger(__name__)
 
 LONG_TRAIN_S = 180.0  # a forecast train phase longer than this is worth a warning
-
-
-# Seconds per unit of time_features, fitted on the calibration runs of the 2-core
-# development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
-# without its own calibration, and labelled as such.
-REFERENCE_TIME_COEFS = {
-    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
-    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
-    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
-    "step_mlp": 1.92e-08, "svm": 1.96e-08,
-    "fresh_mlp": 0.0,  # (fitted before the time model priced it apart: within step_mlp there)
-}
 
 
 def admit(values: Mapping[str, Any] | RunConfig, home: str) -> Admitted:
@@ -72,31 +49,16 @@ def forecast_of(launch: Admitted, cal: Calibration | None) -> Admitted:
 def forecast(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None,
              cache_dir: str | None = None) -> Forecast:
     """The run's forecast: ``predict`` when this machine has a calibration, else
-    ``lower_bound``; with the cap the run will have and the quantity that cap limits (a
+    a lower bound; with the cap the run will have and the quantity that cap limits (a
     cgroup counts what is charged to the run's group: the peak less the library files that
     other processes already hold in memory), and for a wide MLP the peak on fewer columns."""
     shape = shape or data_shape(cfg, cache_dir)
-    fc = predict(cfg, cal, shape) if cal is not None else lower_bound(cfg, shape)
+    fc = predict(cfg, cal, shape)
     floor, floor_basis = floor_for(cfg, cal)
     cap_kind = resolve_cap(cfg)[0]
     charged = fc.predicted_peak_mb - (library_files_mb(cfg) if cap_kind == "cgroup" and cal is not None else 0.0)
     return dataclasses.replace(fc, floor_mb=round(floor, 1), floor_basis=floor_basis, cap_kind=cap_kind,
                                capped_mb=round(max(0.0, charged), 1), narrower_mb=narrower(cfg, cal, shape))
-
-
-def lower_bound(cfg: RunConfig, shape: Shape) -> Forecast:
-    """Without a calibration: each phase's parts, each byte counted once, with no floor
-    and no allocator overhead (every run needs at least this much), and the train time at
-    the reference machine's rates."""
-    phases = {ph: group_parts({k: v / MiB for k, v in f.items() if not k.startswith("const_")})
-              for ph, f in features(cfg, parts(cfg, shape)).items()}
-    totals = {ph: sum(v.values()) for ph, v in phases.items()}
-    peak_phase = max(totals, key=totals.get)
-    rounded = {ph: {k: round(x, 1) for k, x in v.items()} for ph, v in phases.items()}
-    return Forecast(predicted_peak_mb=round(totals[peak_phase], 1), peak_phase=peak_phase, parts=rounded[peak_phase],
-                    phases_mb={ph: round(v, 1) for ph, v in totals.items()}, phase_parts=rounded, lower_bound=True,
-                    width=shape.width,
-                    predicted_train_s=round_or_none(predict_train_s(cfg, shape, REFERENCE_TIME_COEFS)))
 
 
 LARGE_MODEL_MB = 1024.0  # a model and its optimiser state this big are worth a word before launch, however much is free
@@ -114,7 +76,7 @@ def narrower(cfg: RunConfig, cal: Calibration | None, shape: Shape) -> float | N
     except SvmcoreError:
         return None
     folded = dataclasses.replace(shape, width=1 << NARROWER_BITS)
-    return (predict(fewer, cal, folded) if cal is not None else lower_bound(fewer, folded)).predicted_peak_mb
+    return predict(fewer, cal, folded).predicted_peak_mb
 
 
 def _large_model(cfg: RunConfig, fc: Forecast, model_mb: float) -> str:

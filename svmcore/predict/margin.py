@@ -34,11 +34,6 @@ class Margin:
         return None if self.rel is None else predicted_mb * (1 + self.rel)
 
 
-def runs_needed(confidence: float = CONFIDENCE) -> int:
-    """The fewest measured forecasts that can support a ``confidence`` bound."""
-    return math.ceil(confidence / (1 - confidence) - 1e-9)
-
-
 def under_forecasts(history) -> list[float]:
     """measured / predicted - 1 of each completed run that stored a forecast (positive:
     the model predicted too little)."""

@@ -1,33 +1,14 @@
 """Predict a run's exact peak before running it.
 
-The model is structural: for every phase the worker goes through, the bytes it holds
-are the worker's floor (interpreter and libraries, measured per library set) plus
-named parts computed from the config and the data's shape:
+The model is structural: for every phase the worker goes through, the bytes it holds are the
+worker's floor (interpreter and libraries, measured per library set) plus named parts computed from
+the config and the data's shape (``parts``: data, test, batch, model, model_export, transform, io,
+shuffle, activations, eval_sample, kept; docs/memory-model.md says what each holds).
 
-- ``data``: the training rows held in memory (memory mode only), in storage form;
-- ``test``: the held-out rows, in compute form;
-- ``batch``: one minibatch in compute form (two more in the reader thread's queue);
-- ``model``: the weights (and their average, and the copies a solver keeps: FTRL
-  its z and n per feature, from which it scores with no weights array; for the
-  MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
-- ``model_export``: the export of a linear model at the end of the run (evaluate phase):
-  a float64 copy of its weights beside a float32 one (the float32 one only for the numba
-  and native solvers, whose weights become the float64 coefficients in place);
-- ``transform``: a kernel approximation and the rows it produced;
-- ``io``: what reading holds at once: a generated chunk, a parser block;
-- ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
-  window of mapped rows (memmap), a shuffle buffer of parsed rows (stream);
-- ``activations``: the numpy MLP's layer activations for one batch that its backward
-  pass holds at once (fewer with gradient checkpointing);
-- ``eval_sample``: the held-out rows scored live while training (monitor=full only);
-- ``kept``: what the accumulation knobs keep while training (``kept_bytes``): the cache of
-  transformed rows, the history of batch copies.
-
-How many bytes of RSS each byte of a part costs (copies, allocator slack, the
-temporaries of a conversion) is not guessed: ``calibrate`` runs a fixed set of small
-real runs on this machine and fits one non-negative coefficient per (phase, part)
-feature to their exact per-phase peaks. The fit is cached in ``$SVMCORE_HOME`` keyed
-by this machine and the library versions, so it is done once.
+How many bytes of RSS each byte of a part costs (copies, allocator slack, the temporaries of a
+conversion) is not guessed: ``calibrate`` runs a fixed set of small real runs on this machine and
+fits one non-negative coefficient per (phase, part) feature to their exact per-phase peaks. The fit
+is cached in ``$SVMCORE_HOME`` keyed by this machine and the library versions, so it is done once.
 """
 
 from __future__ import annotations
@@ -49,23 +30,8 @@ from svmcore.spec.units import MiB
 PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
 LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
-# Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
-# never lean), measured on the reference machine: the lean shuffle buffer (``rows.ShuffleArena``) holds
-# the pooled rows once, in arrays with 1/8 slack, ~1.25x the pooled rows (10^6 rows of sparse-text, one
-# thread: 11 MiB of exact peak for 8.7 MiB of pooled rows; 1.8x when the pool's pieces and a copy of its
-# kept half were held, bench/results/estimate-accuracy-native.md); the lean path's separate test file is held as parsed blocks and as
-# their concatenation, 2.0x (20k and 50k test rows: +2.0 MiB of load and train peak per MiB of rows,
-# bench/results/estimate-accuracy-held-out.md); a sparse chunk made dense while it is loaded into memory
-# (its float64 form and its copy in the storage precision) is a plain array, 1.0x (20,000 x 4,096 rows:
-# ``load_chunk_moment``). A calibration that fits the feature overrides it.
-# A dense memmap build from a text file holds, while it converts a chunk, the chunk's text lines, its parsed
-# arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
-# 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
-# The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
-# 2^22 columns (48.8 MiB; 4 bytes for the numba and native solvers, which give their weights up to it), one byte of
-# RSS per byte until a calibration fits it.
-# What the accumulation knobs keep (``kept_bytes``) is plain arrays, one byte of RSS a byte (no calibration run
-# keeps any): measured within 15% of the exact peak (bench/results/remedies.md, tests/unit/test_accumulation_price.py).
+# Bytes of RSS per byte of the features no calibration run moves (it is synthetic, never lean), measured on
+# the reference machine (docs/memory-model.md says how); a calibration that fits one overrides it.
 FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
                "model_export": 1.0, "kept_cache": 1.0, "kept_history": 1.0}
 # Python's collector looks for cycles once this many new container objects outlive their step (gc's first
@@ -188,15 +154,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     p.update(load(cfg.model_entry.pricing).parts(cfg, shape, nvec))
     # distill: the linear-svm student's weights over the input columns, beside the teacher
     p["model_student"] = state_bytes(cfg, w, nvec) if cfg.distill else 0.0
-    # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
-    # from the model (``coef_``) beside a float32 copy (the float32 check, then the float32 arrays written): 12 bytes
-    # per weight of the exported model, the student's for a distilled run (the input width). The numba and native
-    # SGD solvers give their weights up to the export instead (``release_coef``, folded in place): the float32 copy
-    # only, 4 bytes (2^22 columns, no averaging: evaluate 32 MiB lower than with a float64 copy). Data-parallel
-    # runs export the mixed model in the run's own process too. The lean path's export is left to its own
-    # calibration (its ``model_lean`` follows the same width): 0 here. FTRL computes its weights into z and lets
-    # n go (8 bytes a weight) before the float32 copy (4): nothing above training (2^24 columns: train 697.3,
-    # evaluate 697.4 MiB). The solver's entry gives the bytes (``export_bytes``).
+    # the export at the end of the run (evaluate phase; ``model_export._export``), of the student for a distilled
+    # run: the solver's bytes a weight (``export_bytes``); the lean path's is left to its own calibration
     p["model_export"] = nvec * w * cfg.solver_entry.export_bytes if exports(cfg, shape) and not cfg.lean else 0.0
     if live_evaluation(cfg.monitor) and incremental and not cfg.lean:  # (the lean path's is its "test" above)
         # the live evaluation's sample, as a copy of test rows, and densified a slice at a time for dense runs
@@ -476,38 +435,59 @@ def duration_text(seconds: float) -> str:
     return f"about {seconds / 3600:,.1f} hours"
 
 
+# Seconds per unit of time_features, fitted on the calibration runs of the 2-core
+# development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
+# without its own calibration, and labelled as such.
+REFERENCE_TIME_COEFS = {
+    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
+    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
+    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
+    "step_mlp": 1.92e-08, "svm": 1.96e-08,
+    "fresh_mlp": 0.0,  # (fitted before the time model priced it apart: within step_mlp there)
+}
+
+
+
 # ---------------------------------------------------------------- prediction
 
-def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_dir: str | None = None) -> Forecast:
-    """The calibrated forecast: the exact peak, per phase, and its parts."""
+def predict(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None, cache_dir: str | None = None
+            ) -> Forecast:
+    """The calibrated forecast: the exact peak, per phase, and its parts. Without a calibration, a lower
+    bound: each phase's parts, each byte counted once, with no floor and no allocator overhead (every run
+    needs at least this much), and the train time at the reference machine's rates."""
     shape = shape or data_shape(cfg, cache_dir)
     p = parts(cfg, shape)
-    floor = floor_mb(cal, cfg)
-    phases = {"imports": {}}
-    by_phase = features(cfg, p)
-    for phase, f in sorted(by_phase.items(), key=lambda kv: PHASES.index(kv[0])):
-        coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
-        contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
-        moment = other_moment(cfg, p, phase)
-        if moment:  # the phase's peak is the larger of its two moments
-            other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in moment.items() if v}
-            contrib = other if sum(other.values()) > sum(contrib.values()) else contrib
-        if cfg.workers > 1 and phase in ("train", "evaluate"):
-            # the scheduler, nannies and client in the run's process, and every worker's returned
-            # model while it mixes them (one byte of RSS per byte: not calibrated)
-            returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
-            contrib["dask"] = DASK_COORDINATOR_MB + returned
-        phases[phase] = group_parts(contrib)
+    if cal is None:
+        floor, time_coefs = 0.0, REFERENCE_TIME_COEFS
+        phases = {ph: group_parts({k: v / MiB for k, v in f.items() if not k.startswith("const_")})
+                  for ph, f in features(cfg, p).items()}
+    else:
+        floor, time_coefs, phases = floor_mb(cal, cfg), cal.time_coefs, {"imports": {}}
+        for phase, f in sorted(features(cfg, p).items(), key=lambda kv: PHASES.index(kv[0])):
+            coefs = cal.coefs.get("train" if phase == "distill" else phase, {})  # no calibration run distills
+            contrib = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in f.items()}
+            moment = other_moment(cfg, p, phase)
+            if moment:  # the phase's peak is the larger of its two moments
+                other = {k: v * coefs.get(k, FIXED_COEFS.get(k, 0.0)) / MiB for k, v in moment.items() if v}
+                contrib = other if sum(other.values()) > sum(contrib.values()) else contrib
+            if cfg.workers > 1 and phase in ("train", "evaluate"):
+                # the scheduler, nannies and client in the run's process, and every worker's returned
+                # model while it mixes them (one byte of RSS per byte: not calibrated)
+                returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
+                contrib["dask"] = DASK_COORDINATOR_MB + returned
+            phases[phase] = group_parts(contrib)
     totals = {k: floor + sum(v.values()) for k, v in phases.items()}
     peak_phase = max(totals, key=totals.get)
+    calibrated_parallel = cal is not None and cfg.workers > 1
+    train_s = None if calibrated_parallel else predict_train_s(cfg, shape, time_coefs)
     return Forecast(
         predicted_peak_mb=round(totals[peak_phase], 1), peak_phase=peak_phase,
-        parts={"floor": round(floor, 1), **_rounded(phases[peak_phase])},
+        parts={"floor": round(floor, 1), **_rounded(phases[peak_phase])} if cal else _rounded(phases[peak_phase]),
         phases_mb={k: round(v, 1) for k, v in totals.items()},
-        phase_parts={k: _rounded(v) for k, v in phases.items()},
-        predicted_train_s=round_or_none(predict_train_s(cfg, shape, cal.time_coefs)) if cfg.workers == 1 else None,
-        floor_mb=round(floor, 1), width=shape.width,
-        parallel=parallel_estimate(cfg, shape, totals[peak_phase]) if cfg.workers > 1 else None)
+        phase_parts={k: _rounded(v) for k, v in phases.items()}, lower_bound=cal is None,
+        predicted_train_s=None if train_s is None else round(train_s, 1),
+        floor_mb=round(floor, 1) if cal else None, width=shape.width,
+        parallel=parallel_estimate(cfg, shape, totals[peak_phase]) if calibrated_parallel else None)
 
 
 def _rounded(parts_mb: dict[str, float]) -> dict[str, float]:
@@ -545,10 +525,6 @@ def parallel_estimate(cfg: RunConfig, shape: Shape, coordinator_mb: float) -> Pa
         coordinator_mb=round(coordinator_mb, 1), total_mb=round(coordinator_mb + cfg.workers * per_worker, 1),
         basis="per worker: its measured floor plus its parts (not calibrated); coordinator: the calibrated "
               "model of the run's process; total: the coordinator plus every worker, as if all peaked at once")
-
-
-def round_or_none(v: float | None, digits: int = 1) -> float | None:
-    return None if v is None else round(v, digits)
 
 
 # the part a feature folds back into: the first of these its name starts with, else "other"

@@ -14,11 +14,8 @@ The ranking is a prior, not a measurement, and says so (``basis``). Where the ru
 history holds a completed run with the same knobs, its measured figures are shown
 next to the prediction. ``verify`` runs the pick and reports predicted vs measured.
 
-A forecast can fall short of the measured peak (198 MiB predicted, 207 measured), so
-the pick leaves the model's own measured margin (``margin``): it is said to fit "with
-95% confidence" only when the forecast plus that margin is within the budget; settings
-that fit only by their bare forecast are offered when nothing fits with the margin, and
-the answer says what the margin is.
+A forecast can fall short of the measured peak, so the pick leaves the model's own measured
+margin (``margin``; docs/memory-model.md).
 """
 
 from __future__ import annotations
@@ -120,7 +117,9 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
             check_lean(cfg)
         except SvmcoreError:
             continue
-        shape = shapes.setdefault(cfg.hashing_bits, data_shape(cfg, cache_dir))
+        if cfg.hashing_bits not in shapes:  # one scan per width, not one per candidate
+            shapes[cfg.hashing_bits] = data_shape(cfg, cache_dir)
+        shape = shapes[cfg.hashing_bits]
         pr = _budgeted(cfg, predict(cfg, cal, shape))
         priced.append((cfg, pr))
     if not priced:

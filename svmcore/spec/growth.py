@@ -8,8 +8,7 @@ its spread. Pass 1 is the baseline: what a run builds once (its model, a spill, 
 in the first pass) is in it, and each later pass gives one difference. The median is robust to
 one pass in which the allocator kept or gave back a block. One pass gives no difference: growth
 is not measurable. Two or three give one or two: shown, not judged, since what a run builds once
-can take more than one pass (a data-parallel run of 20,000 rows grew 80 and 33 MiB over its first
-three passes, then held to 0.1 MiB a pass). From four passes on a run grows when the median is at
+can take more than one pass. From four passes on a run grows when the median is at
 least ``GROWTH_NOISE_MB`` and every difference a rise of at least half that: growth that goes on
 to the last pass. Anything else is within noise. Pure: no import beyond math and dataclasses (the
 lean worker loads it).

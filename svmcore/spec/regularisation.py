@@ -1,24 +1,15 @@
-"""The regularisation a run trains with: set by hand, or chosen for the data.
+"""The regularisation a run trains with: set by hand, or chosen for the data (the rules' measurements:
+docs/benchmarks.md, ``bench/alpha.py``).
 
-SGD's L2 strength ``alpha`` weighs the penalty against the *mean* loss over rows, so the
-same alpha regularises a large file as hard as a small one; the strength a file needs
-falls as it grows (measured on `sparse-text` with a fixed test file: best alpha ~3e-6
-at 2*10^5 training rows, ~1e-6 at 10^6 and 2*10^6; bench/alpha.py). It falls slower than
-1 / rows because alpha also sets the step size of SGD's schedule (eta = 1 / (alpha * t)):
-too small a value takes huge first steps (1e-7 lost 2 points at 10^6 rows). Unset
-(``auto``), alpha is ``1e-6 * (10^6 / training rows) ** (2/3)`` (through both measured
-points) times the class balance, kept within ``[AUTO_ALPHA_MIN, AUTO_ALPHA_MAX]``.
-The penalty is weighed against the mean loss over all rows, of which a class of share p
-brings p: against that class's own mean loss the penalty is alpha / p. The rule was measured
-on balanced data (p = 1/2 for two classes), so on imbalanced data the minority class was
-regularised as if it had a fraction of its rows, and its recall paid (w8a, 3% positive:
-balanced accuracy 0.806 at the rule's 8.6e-6, 0.818 at 3e-7). The class balance (the number
-of classes times the smallest class's share, at most 1: ``class_balance``) gives the
-smallest class the penalty the rule gives a class of balanced data.
-FTRL's ``l2`` is added to a sum of gradients over rows, not a mean: with a fixed l2 its
-weight against the data falls as rows grow, faster than the data needs (the best l2 was
-0.01-0.1 at 5,000 rows, 0.3-1 at 2*10^5, 1 or more at 10^6, where the old fixed 0.1 lost 1.5
-points). Unset, l2 is ``sqrt(training rows / 10^6)`` within ``[AUTO_L2_MIN, AUTO_L2_MAX]``.
+SGD's L2 strength ``alpha`` weighs the penalty against the *mean* loss over rows, so the strength a
+file needs falls as it grows, but slower than 1 / rows: alpha also sets the step size of SGD's
+schedule (eta = 1 / (alpha * t)), and too small a value takes huge first steps. Unset (``auto``),
+alpha is ``1e-6 * (10^6 / training rows) ** (2/3)`` (through the best alphas measured at 2*10^5 and
+10^6 rows) times the class balance (``class_balance``: against a class of share p the penalty is
+alpha / p, and the rule was measured on balanced data), within ``[AUTO_ALPHA_MIN, AUTO_ALPHA_MAX]``.
+FTRL's ``l2`` is added to a sum of gradients over rows, not a mean, so its weight against the data
+falls faster than the data needs as rows grow: unset, l2 is ``sqrt(training rows / 10^6)`` within
+``[AUTO_L2_MIN, AUTO_L2_MAX]``.
 """
 
 from __future__ import annotations

@@ -30,9 +30,10 @@ import tempfile
 from dataclasses import dataclass, field
 
 from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.status import RunStatus
 
 TABLES = ("runs", "samples", "events", "sweeps")
-STATUSES = ("queued", "running", "completed", "failed", "oom", "cancelled", "lost")
+STATUSES = tuple(s.value for s in RunStatus if s is not RunStatus.UNREADABLE)  # what a row can hold
 _HEADER = b"SQLite format 3\x00"
 _LEAF, _INTERIOR = 0x0D, 0x05
 
@@ -229,13 +230,11 @@ def _valid(table: str, row: dict) -> bool:
 
 # the columns of the current schema, for a file whose own schema cannot be read
 def _known_columns() -> dict[str, list[str]]:
-    from svmcore.store.sqlite import ADDED_COLUMNS, SCHEMA
+    from svmcore.store.sqlite import SCHEMA, _add_missing_columns
     db = sqlite3.connect(":memory:")
     try:
         db.executescript(SCHEMA)
-        for table, column, kind in ADDED_COLUMNS:
-            if column not in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        _add_missing_columns(db)
         return {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")] for t in TABLES}
     finally:
         db.close()
@@ -349,11 +348,8 @@ def _schema(f: _File, reader: _Reader) -> tuple[dict[str, int], list[int], dict[
     columns = dict(_known_columns())
 
     def schema_row(pgno, off):
-        try:
-            _, payload = f.leaf_cell(pgno, off, reader.overflow)
-            kind, name, _tbl, root, sql = f.record(payload)[:5]
-        except (ValueError, IndexError, struct.error, UnicodeDecodeError):
-            return
+        values = (_read_cell(f, reader, pgno, off) or (None, []))[1]  # a cell that does not decode: no values
+        kind, name, _tbl, root, sql = (values + [None] * 5)[:5]
         if kind == "table" and name == "sqlite_sequence" and isinstance(root, int):
             roots_seq.append(root)
         if kind == "table" and name in TABLES and isinstance(root, int):
@@ -410,10 +406,8 @@ def _last_ids(f: _File, reader: _Reader, roots_seq: list[int]) -> dict[str, int]
     last_ids: dict[str, int] = {}
 
     def seq_row(pgno, off):
-        try:
-            name, seq = f.record(f.leaf_cell(pgno, off, reader.overflow)[1])[:2]
-        except (ValueError, IndexError, struct.error, UnicodeDecodeError):
-            return
+        values = (_read_cell(f, reader, pgno, off) or (None, []))[1]
+        name, seq = (values + [None] * 2)[:2]
         if name in TABLES and isinstance(seq, int):
             last_ids[name] = seq
 

@@ -111,19 +111,12 @@ ADDED_COLUMNS = (("runs", "host_cpus", "INTEGER"), ("runs", "host_memory_bytes",
 SAMPLE_COLUMNS = ("t_s", "rss_bytes", "anon_bytes", "file_bytes", "hwm_bytes", "cgroup_bytes", "cgroup_cache_bytes")
 _INSERT_SAMPLES = (f"INSERT INTO samples (run_id, {', '.join(SAMPLE_COLUMNS)}) "
                    f"VALUES ({', '.join('?' * (len(SAMPLE_COLUMNS) + 1))})")
+_INSERT_EVENTS = "INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)"
 
 
 def _sample_row(run_id: int, row: tuple) -> tuple:
     """A sample's row; one of five figures (made before samples carried a cgroup's charge) has none."""
     return (run_id, *row, None, None) if len(row) == 5 else (run_id, *row)
-
-
-
-
-
-
-
-
 
 
 def _add_missing_columns(db: sqlite3.Connection) -> None:
@@ -171,11 +164,15 @@ def damage(path: str) -> str | None:
     return None if found == ["ok"] else "; ".join(found)
 
 
-def _free_ids_first(db: sqlite3.Connection, table: str, rows: list[dict]) -> list[dict]:
-    """Rows whose id is free in ``table`` first, so that those that need a new id get
-    one above every kept id (not one that a later row would have kept)."""
-    taken = {row["id"] for row in rows if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (row["id"],)).fetchone()}
-    return [r for r in rows if r["id"] not in taken] + [r for r in rows if r["id"] in taken]
+def _to_copy(db: sqlite3.Connection, table: str, key: str, rows: list[dict]) -> tuple[dict[int, int], list[dict]]:
+    """(old id -> id here of the rows already in ``table``: same creation time and ``key`` column; the
+    others with the id each gets: its own where free, else None for a new one above every kept id)."""
+    have = {(r[1], r[2]): r[0] for r in db.execute(f"SELECT id, created_at, {key} FROM {table}")}
+    present = {r["id"]: have[(r["created_at"], r[key])] for r in rows if (r["created_at"], r[key]) in have}
+    new = sorted((r for r in rows if r["id"] not in present), key=lambda r: r["id"])
+    taken = {r["id"] for r in new if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (r["id"],)).fetchone()}
+    return present, ([dict(r, new_id=r["id"]) for r in new if r["id"] not in taken]
+                     + [dict(r, new_id=None) for r in new if r["id"] in taken])
 
 
 # what a data home keeps in its folders (run folders, parsed-data cache, uploads,
@@ -291,20 +288,17 @@ class Store:
                 db = self._local.db = None
         if db is None:
             try:
-                if getattr(self, "read_only", False):
+                if self.read_only:
                     db = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?immutable=1", uri=True,
                                          isolation_level=None, check_same_thread=False)
-                    db.row_factory = sqlite3.Row
-                    db.text_factory = text_factory
-                    self._local.db = db
-                    return db
-                db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                else:
+                    db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                    db.execute("PRAGMA busy_timeout=30000")
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    self._local.ino = os.stat(self.path).st_ino
                 db.row_factory = sqlite3.Row
                 db.text_factory = text_factory
-                db.execute("PRAGMA busy_timeout=30000")
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                self._local.ino = os.stat(self.path).st_ino
             except sqlite3.Error as e:
                 raise StoreError(f"cannot open the run store {self.path}: {e}") from None
             except OSError as e:
@@ -387,8 +381,7 @@ class Store:
             if cur.rowcount != 1:
                 return False
             db.executemany(_INSERT_SAMPLES, [_sample_row(run_id, s) for s in record.get("samples") or []])
-            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
-                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+            db.executemany(_INSERT_EVENTS, [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
             return True
 
     def set_process(self, run_id: int, run_dir: str, worker_pid: int, worker_ctime: float | None,
@@ -431,8 +424,7 @@ class Store:
         if not events:
             return
         with self._writing() as db:
-            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)",
-                           [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
+            db.executemany(_INSERT_EVENTS, [(run_id, seq, t, kind, json.dumps(data)) for seq, t, kind, data in events])
 
     def finish_run(self, run_id: int, status: RunStatus, summary: RunSummary) -> bool:
         """Set the outcome once. Returns False if the run had already finished."""
@@ -584,9 +576,6 @@ class Store:
             return [str(e)]
         return [] if found == ["ok"] else found
 
-    def integrity_ok(self) -> bool:
-        return not self.integrity_problems(1)
-
     # ------------------------------------------------------------- recovery
     def import_rows(self, runs: list[dict], samples: list[dict], events: list[dict], sweeps: list[dict]) -> dict:
         """Copy rows read from another store file (``salvage.salvage``) into this one, in
@@ -600,40 +589,22 @@ class Store:
                                   "without_run": {"samples": 0, "events": 0}, "run_ids": {}, "sweep_ids": {}}
         with self._writing() as db:
             run_cols = [r[1] for r in db.execute("PRAGMA table_info(runs)")]
-            sweep_ids: dict[int, int] = {}
-            have = {(r[1], r[2]): r[0] for r in db.execute("SELECT id, created_at, spec FROM sweeps")}
-            new_sweeps = []
-            for row in sorted(sweeps, key=lambda r: r["id"]):
-                if (row["created_at"], row["spec"]) in have:
-                    sweep_ids[row["id"]] = have[(row["created_at"], row["spec"])]
-                    result["already_present"]["sweeps"] += 1
-                else:
-                    new_sweeps.append(row)
-            for row in _free_ids_first(db, "sweeps", new_sweeps):
-                old = row["id"]
-                free = not db.execute("SELECT 1 FROM sweeps WHERE id=?", (old,)).fetchone()
+            sweep_ids, new_sweeps = _to_copy(db, "sweeps", "spec", sweeps)
+            result["already_present"]["sweeps"] = len(sweep_ids)
+            for row in new_sweeps:
                 cur = db.execute("INSERT INTO sweeps (id, created_at, spec, status) VALUES (?,?,?,?)",
-                                 (old if free else None, row["created_at"], row["spec"], row["status"]))
-                sweep_ids[old] = int(cur.lastrowid)
-                result["sweeps"] += 1
-                if sweep_ids[old] != old:
-                    result["sweep_ids"][old] = sweep_ids[old]
+                                 (row["new_id"], row["created_at"], row["spec"], row["status"]))
+                sweep_ids[row["id"]] = int(cur.lastrowid)
+            result["sweeps"] = len(new_sweeps)
+            result["sweep_ids"] = {r["id"]: sweep_ids[r["id"]] for r in new_sweeps if sweep_ids[r["id"]] != r["id"]}
+            present, new_runs = _to_copy(db, "runs", "config", runs)  # present: their samples and events are here
+            result["already_present"]["runs"] = len(present)
             run_ids: dict[int, int] = {}
-            present: set[int] = set()  # copied before: their samples and events are here already
-            have = {(r[1], r[2]) for r in db.execute("SELECT id, created_at, config FROM runs")}
             dirs = {r[0] for r in db.execute("SELECT run_dir FROM runs WHERE run_dir IS NOT NULL")}
-            new_runs = []
-            for row in sorted(runs, key=lambda r: r["id"]):
-                if (row["created_at"], row["config"]) in have:
-                    result["already_present"]["runs"] += 1
-                    present.add(row["id"])
-                else:
-                    new_runs.append(row)
-            for row in _free_ids_first(db, "runs", new_runs):
+            for row in new_runs:
                 old = row["id"]
                 values = {c: row.get(c) for c in run_cols}
-                free = not db.execute("SELECT 1 FROM runs WHERE id=?", (old,)).fetchone()
-                values["id"] = old if free else None
+                values["id"] = row["new_id"]
                 values["sweep_id"] = sweep_ids.get(row.get("sweep_id"))
                 if values["run_dir"] in dirs:
                     values["run_dir"] = None  # that folder is another run's now
@@ -651,9 +622,8 @@ class Store:
                 if summary and not problem:
                     summary["run_id"] = new
                     db.execute("UPDATE runs SET summary=? WHERE id=?", (json.dumps(summary), new))
-                result["runs"] += 1
-                if new != old:
-                    result["run_ids"][old] = new
+            result["runs"] = len(new_runs)
+            result["run_ids"] = {old: new for old, new in run_ids.items() if new != old}
             copied = [(run_ids[r["run_id"]], *(r.get(c) for c in SAMPLE_COLUMNS))
                       for r in samples if r["run_id"] in run_ids]
             db.executemany(_INSERT_SAMPLES, copied)
@@ -662,7 +632,7 @@ class Store:
             result["without_run"]["samples"] = len(samples) - len(copied) - result["already_present"]["samples"]
             copied = [(run_ids[e["run_id"]], e["seq"], e["t_s"], e["kind"], e["data"])
                       for e in events if e["run_id"] in run_ids]
-            db.executemany("INSERT OR IGNORE INTO events (run_id, seq, t_s, kind, data) VALUES (?,?,?,?,?)", copied)
+            db.executemany(_INSERT_EVENTS, copied)
             result["events"] = len(copied)
             result["already_present"]["events"] = sum(e["run_id"] in present for e in events)
             result["without_run"]["events"] = len(events) - len(copied) - result["already_present"]["events"]

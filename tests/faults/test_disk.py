@@ -59,7 +59,7 @@ def test_disk_full_gives_a_clear_error_and_keeps_the_store(small_disk):
             active = get_active(home, r.id)
             if active:
                 active.wait(120)
-    assert lab.store.integrity_ok()
+    assert not lab.store.integrity_problems()
     assert lab.store.get_run(rid).status == RunStatus.COMPLETED
 
 
@@ -80,7 +80,7 @@ def test_read_only_data_folder_is_one_clear_line(small_disk, tmp_path):
         assert len(__import__("json").loads(listed.stdout)) == 1
     finally:
         subprocess.run(["mount", "-o", "remount,rw", small_disk], check=True)
-    assert Store(home).integrity_ok()
+    assert not Store(home).integrity_problems()
 
 
 def test_a_spill_that_fills_the_disk_is_dropped_and_the_batches_still_flow(small_disk):

@@ -21,7 +21,6 @@ from svmcore.predict.margin import (
     Margin,
     bound,
     forecast_margin,
-    runs_needed,
     statement,
     under_forecasts,
 )
@@ -104,7 +103,6 @@ def rec(i, predicted, measured, status=RunStatus.COMPLETED):
 
 
 def test_runs_needed_for_a_95_percent_bound_is_19():
-    assert runs_needed(0.95) == 19
     assert bound([0.01] * 18) is None
     assert bound([0.01] * 19) == 0.01
 

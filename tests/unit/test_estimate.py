@@ -13,7 +13,7 @@ from svmcore.predict import model as estimate
 from svmcore.predict.calibration import fit
 from svmcore.predict.model import Shape, features, parts, predict
 from svmcore.spec.config import validate
-from svmcore.spec.result import Forecast
+from svmcore.spec.result import Forecast, RunSummary
 from svmcore.spec.units import MiB
 
 SHAPE = Shape(rows=100_000, train_rows=80_000, test_rows=20_000, width=1 << 20, nnz_per_row=46.0,
@@ -126,10 +126,11 @@ def _observations(true_coefs, floors, configs):
         for phase, f in features(cfg, parts(cfg, shape)).items():
             extra = sum(v * true_coefs.get(k, 0.0) for k, v in f.items()) / MiB
             phases.append({"name": phase, "peak_rss_mb": phases[0]["peak_rss_mb"] + extra})
-        obs.append((cfg, {"phases": phases, "floor_mb": phases[0]["peak_rss_mb"], "features": shape.width,
-                          "train_rows": shape.train_rows, "test_rows": shape.test_rows,
-                          "data": {"rows": shape.rows, "nnz": shape.nnz_per_row * shape.rows, "exact": True,
-                                   "classes": [0, 1], "dense_source": shape.dense_source}}))
+        obs.append((cfg, RunSummary.from_dict({
+            "phases": phases, "floor_mb": phases[0]["peak_rss_mb"], "features": shape.width,
+            "train_rows": shape.train_rows, "test_rows": shape.test_rows,
+            "data": {"rows": shape.rows, "nnz": shape.nnz_per_row * shape.rows, "exact": True, "classes": [0, 1],
+                     "dense_source": shape.dense_source}})))
     return obs
 
 
@@ -145,7 +146,7 @@ def test_fit_recovers_the_coefficients_it_was_given():
     cal = fit(obs)
     for cfg, s in obs:
         pred = predict(cfg, cal, calib._shape_from_summary(cfg, s))
-        measured = max(p["peak_rss_mb"] for p in s["phases"])
+        measured = max(p.peak_rss_mb for p in s.phases)
         assert pred.predicted_peak_mb == pytest.approx(measured, rel=1e-3)
 
 
@@ -264,7 +265,7 @@ def test_mlp_on_raw_text_hashed_to_2_pow_20_is_priced_at_seven_copies_of_its_fir
     shape = Shape(20_000, 16_000, 4000, 1 << 20, 45.0, 2, False)
     cfg = validate(model="mlp", hidden="64")
     layer = (1 << 20) * 64 * 8
-    lb = launch.lower_bound(cfg, shape)
+    lb = predict(cfg, None, shape)
     assert lb.peak_phase == "train" and lb.lower_bound
     assert 7 * layer / MiB <= lb.predicted_peak_mb < 3745  # a lower bound of the measured peak
     assert max(lb.parts, key=lb.parts.get) == "model"
@@ -286,13 +287,14 @@ def test_time_fit_recovers_the_costs_it_was_given():
     for cfg in configs:
         shape = estimate.data_shape(cfg)
         train_s = sum(v * truth.get(k, 0.0) for k, v in estimate.time_features(cfg, shape).items())
-        obs.append((cfg, {"train_s": train_s, "features": shape.width, "train_rows": shape.train_rows,
-                          "test_rows": shape.test_rows, "data": {"rows": shape.rows, "exact": True,
-                                                                 "nnz": shape.nnz_per_row * shape.rows}}))
+        obs.append((cfg, RunSummary.from_dict({"train_s": train_s, "features": shape.width,
+                                               "train_rows": shape.train_rows, "test_rows": shape.test_rows,
+                                               "data": {"rows": shape.rows, "exact": True,
+                                                        "nnz": shape.nnz_per_row * shape.rows}})))
     coefs = calib.fit_train_time(obs)
     for cfg, s in obs:
         shape = calib._shape_from_summary(cfg, s)
-        assert estimate.predict_train_s(cfg, shape, coefs) == pytest.approx(s["train_s"], rel=1e-3)
+        assert estimate.predict_train_s(cfg, shape, coefs) == pytest.approx(s.train_s, rel=1e-3)
     # a family the calibration never ran has no forecast, rather than a made-up one
     assert estimate.predict_train_s(validate(model="kernel-approx", rows=30_000), SHAPE, coefs) is None
 
@@ -487,8 +489,9 @@ def test_the_lean_calibration_runs_give_its_floor_and_move_no_classic_coefficien
     lean = validate(dataset=_svmlight(tmp_path), mode="stream", parser="native", solver="native")
     phases = [{"name": "imports", "peak_rss_mb": 36.0}] + [{"name": p, "peak_rss_mb": 5000.0}
                                                           for p in ("prepare", "load", "train", "evaluate")]
-    summary = {"phases": phases, "floor_mb": 36.0, "features": 1 << 18, "train_rows": 16_000, "test_rows": 4000,
-               "data": {"rows": 20_000, "nnz": 10**6, "exact": True, "classes": [0, 1], "dense_source": False}}
+    summary = RunSummary.from_dict({
+        "phases": phases, "floor_mb": 36.0, "features": 1 << 18, "train_rows": 16_000, "test_rows": 4000,
+        "data": {"rows": 20_000, "nnz": 10**6, "exact": True, "classes": [0, 1], "dense_source": False}})
     with_lean, without = fit(obs + [(lean, summary)]), fit(obs)
     assert with_lean.floors["linear-svm+lean"] == 36.0
     classic = {ph: {k: v for k, v in c.items() if "lean" not in k} for ph, c in with_lean.coefs.items()}
@@ -514,7 +517,6 @@ def test_a_build_from_a_dense_source_is_priced_apart_from_a_sparse_one():
 
 def test_calibrate_with_reuse_fits_on_the_runs_already_measured(tmp_path, monkeypatch):
     from svmcore.engine import runner
-    from svmcore.spec.result import RunSummary
     from svmcore.spec.status import RunStatus
     from svmcore.store.sqlite import Store
 
@@ -524,7 +526,7 @@ def test_calibrate_with_reuse_fits_on_the_runs_already_measured(tmp_path, monkey
                         configs)
     store = Store(str(tmp_path / "calibration"))
     for cfg, summary in obs:
-        store.finish_run(store.create_run(cfg.to_dict()), RunStatus.COMPLETED, RunSummary.from_dict(summary))
+        store.finish_run(store.create_run(cfg.to_dict()), RunStatus.COMPLETED, summary)
 
     def no_new_runs(*a, **k):
         raise AssertionError("a measured config was run again")

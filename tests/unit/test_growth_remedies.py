@@ -10,8 +10,7 @@ import pytest
 
 from svmcore.app.doctor import diagnose, text
 from svmcore.app.fit import fit
-from svmcore.predict.launch import lower_bound
-from svmcore.predict.model import GC_FIRST_GENERATION, Shape, kept_bytes
+from svmcore.predict.model import GC_FIRST_GENERATION, Shape, kept_bytes, predict
 from svmcore.spec.config import validate
 from svmcore.spec.result import RunSummary
 from svmcore.spec.status import RunStatus
@@ -44,7 +43,7 @@ def test_a_history_is_a_copy_of_every_batch_of_every_pass_or_of_those_between_tw
 
 def test_the_forecast_holds_what_is_kept_in_the_train_phase():
     refs = validate(history="refs", batch_size=1_000, epochs=3)
-    with_history, without = lower_bound(refs, SHAPE), lower_bound(validate(refs.to_dict(), history="none"), SHAPE)
+    with_history, without = predict(refs, None, SHAPE), predict(validate(refs.to_dict(), history="none"), None, SHAPE)
     kept_mb = kept_bytes(refs, SHAPE)[1] / MiB
     assert with_history.phase_parts["train"]["kept"] == pytest.approx(kept_mb, abs=0.1)
     assert with_history.phases_mb["train"] - without.phases_mb["train"] == pytest.approx(kept_mb, abs=0.2)

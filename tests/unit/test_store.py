@@ -48,7 +48,7 @@ def test_new_store_creates_its_folder_and_file(tmp_path):
     try:
         assert os.path.isfile(home / "runs.sqlite")
         assert s.list_runs() == []
-        assert s.integrity_ok()
+        assert not s.integrity_problems()
     finally:
         s.close()
 
@@ -114,7 +114,7 @@ def test_runs_survive_reopening(tmp_path):
         rec = s2.get_run(rid)
         assert rec.status is RunStatus.FAILED and rec.summary == RunSummary(error=RunError("RuntimeError", "boom"))
         assert s2.samples(rid) == [sample(0)]
-        assert s2.integrity_ok()
+        assert not s2.integrity_problems()
     finally:
         s2.close()
 
@@ -239,7 +239,7 @@ def test_delete_run_removes_its_samples_and_events(run_store):
     assert [r.id for r in run_store.list_runs()] == [keep]
     assert len(run_store.samples(keep)) == 2 and len(run_store.events(keep)) == 1
     assert run_store.delete_run(gone) is False
-    assert run_store.integrity_ok()
+    assert not run_store.integrity_problems()
 
 
 # ---------------------------------------------------------------- integrity and concurrency
@@ -251,7 +251,7 @@ def test_integrity_ok_after_many_writes(run_store):
         run_store.finish_run(rid, RunStatus.COMPLETED, RunSummary())
         if i % 3 == 0:
             run_store.delete_run(rid)
-    assert run_store.integrity_ok() is True
+    assert not run_store.integrity_problems()
 
 
 def test_integrity_check_sees_a_damaged_file(tmp_path):
@@ -273,10 +273,10 @@ def test_integrity_check_sees_a_damaged_file(tmp_path):
     raw[2 * page:2 * page + 64] = b"\xff" * 64
     path.write_bytes(bytes(raw))
     try:
-        # integrity_ok() -> bool: a damaged file is False (a StoreError would do too),
+        # integrity_problems names the damage of a damaged file (a StoreError would do too),
         # not a raw sqlite3.DatabaseError escaping the store.
         try:
-            ok = s2.integrity_ok()
+            ok = not s2.integrity_problems()
         except StoreError:
             ok = False
         assert ok is False
@@ -313,7 +313,7 @@ def test_concurrent_writers_share_one_store_and_lose_nothing(run_store):
     all_created = [rid for ids in created for rid in ids]
     assert len(set(all_created)) == THREADS * PER_THREAD // 20
     assert len(run_store.list_runs()) == THREADS + len(all_created)
-    assert run_store.integrity_ok()
+    assert not run_store.integrity_problems()
 
 
 def test_concurrent_writers_with_their_own_store_objects_lose_nothing(tmp_path):
@@ -352,7 +352,7 @@ def test_concurrent_writers_with_their_own_store_objects_lose_nothing(tmp_path):
         assert sorted(r.id for r in runs) == sorted(ids)
         assert sorted((r.config["thread"], r.config["i"]) for r in runs) == \
             sorted((t, i) for t in range(THREADS) for i in range(PER_THREAD))
-        assert s.integrity_ok()
+        assert not s.integrity_problems()
     finally:
         s.close()
 
@@ -404,7 +404,7 @@ def test_a_file_that_is_not_a_database_is_moved_aside_with_its_wal_and_shm(tmp_p
             assert name.endswith("-shm") or open(kept, "rb").read() == data  # -shm: SQLite's index of the -wal
             assert os.path.isfile(kept)
         assert "not a database" in s.damage
-        assert s.list_runs() == [] and s.integrity_ok()
+        assert s.list_runs() == [] and not s.integrity_problems()
         assert s.get_run(s.create_run({"a": 1})).config == {"a": 1}
         [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert moved in warning and "runs recover" in warning and "\n" not in warning
@@ -433,7 +433,7 @@ def test_a_truncated_store_is_moved_aside_and_a_fresh_one_started(tmp_path):
     try:
         assert s.damaged_moved_to and "malformed" in s.damage
         assert open(s.damaged_moved_to, "rb").read() == damaged
-        assert s.list_runs() == [] and s.integrity_ok()
+        assert s.list_runs() == [] and not s.integrity_problems()
         # new ids never reuse an old run's folder (its events file would be appended to)
         assert s.create_run({"new": True}) == 13
     finally:
@@ -544,7 +544,7 @@ def test_store_made_before_the_host_columns_gets_them(tmp_path):
         assert (old.name, old.colour) == (None, None)
         assert s.get_run(s.create_run({"b": 2}, host=this_host())).host_cpus == os.cpu_count()
         assert s.set_name(old.id, "from before") and s.get_run(old.id).name == "from before"
-        assert s.integrity_ok()
+        assert not s.integrity_problems()
     finally:
         s.close()
     Store(str(home)).close()  # opening again does not add them twice
@@ -648,6 +648,6 @@ def test_a_store_made_before_the_cgroup_columns_keeps_its_samples_and_gains_them
         rid = s.create_run({})
         s.add_samples(rid, [sample(1), sample(2)[:5]])
         assert s.samples(rid) == [sample(1), sample(2)[:5] + (None, None)]
-        assert s.integrity_ok()
+        assert not s.integrity_problems()
     finally:
         s.close()

@@ -10,7 +10,7 @@ from svmcore.predict import launch
 from svmcore.predict.calibration import fit_train_time
 from svmcore.predict.model import time_features
 from svmcore.spec.config import validate
-from svmcore.spec.result import Forecast
+from svmcore.spec.result import Forecast, RunSummary
 from svmcore.spec.units import MiB
 from tests.faults.test_fit_words import sms_text
 
@@ -41,14 +41,14 @@ def test_the_time_model_is_fitted_on_cpu_seconds_where_a_run_recorded_them():
     for rows in (10_000, 40_000, 90_000):
         cfg = validate(rows=rows, features=1 << 16, nnz_per_row=20, epochs=1)
         s = {"features": 1 << 16, "data": {"rows": rows, "nnz": rows * 20}}
-        f = time_features(cfg, _shape_from_summary(cfg, s))
+        f = time_features(cfg, _shape_from_summary(cfg, RunSummary.from_dict(s)))
         cpu = 1e-8 * f["sample_linear-svm"] + 1e-9 * f["step_linear-svm"] + 0.05
         s.update(train_s=3 * cpu, phases=[{"name": "train", "wall_s": 3 * cpu, "cpu_s": cpu, "peak_rss_mb": 150.0}])
-        obs.append((cfg, s))
+        obs.append((cfg, RunSummary.from_dict(s)))
     coefs = fit_train_time(obs)
     for cfg, s in obs:
         f = time_features(cfg, _shape_from_summary(cfg, s))
-        assert sum(v * coefs[k] for k, v in f.items()) == pytest.approx(s["phases"][0]["cpu_s"], rel=0.05)
+        assert sum(v * coefs[k] for k, v in f.items()) == pytest.approx(s.phases[0].cpu_s, rel=0.05)
 
 
 def test_the_time_warning_says_cpu_time():
@@ -76,13 +76,13 @@ def test_an_mlp_layer_the_allocator_maps_afresh_each_step_costs_more_per_weight(
     for bits, rows, ns in ((14, 30_000, 23e-9), (15, 30_000, 23e-9), (17, 5000, 36e-9), (18, 5000, 36e-9)):
         cfg = validate(rows=rows, features=1 << 18, nnz_per_row=50, epochs=1, model="mlp", hashing_bits=bits)
         s = {"features": 1 << bits, "data": {"rows": rows, "nnz": rows * 50}}
-        f = time_features(cfg, _shape_from_summary(cfg, s))
+        f = time_features(cfg, _shape_from_summary(cfg, RunSummary.from_dict(s)))
         assert ("fresh_mlp" in f) == (bits >= 17), f  # 2^17 x 64 float64 weights: 64 MiB
         cpu = ns * f["step_mlp"] + 0.05
         s["phases"] = [{"name": "train", "wall_s": cpu, "cpu_s": cpu, "peak_rss_mb": 500.0}]
-        obs.append((cfg, s))
+        obs.append((cfg, RunSummary.from_dict(s)))
     coefs = fit_train_time(obs)
     wide = validate(rows=5000, features=1 << 20, nnz_per_row=50, epochs=1, model="mlp", hashing_bits=20)
     s = {"features": 1 << 20, "data": {"rows": 5000, "nnz": 5000 * 50}}
-    f = time_features(wide, _shape_from_summary(wide, s))
+    f = time_features(wide, _shape_from_summary(wide, RunSummary.from_dict(s)))
     assert sum(v * coefs[k] for k, v in f.items()) == pytest.approx(36e-9 * f["step_mlp"] + 0.05, rel=0.05)
