@@ -387,8 +387,8 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
                      text_bits: int = TEXT_DEFAULT_BITS, parser: str = "sklearn", span: tuple | None = None
                      ) -> Iterator[Chunk]:
     """Yield the rows of a data file in chunks; raise DataError at the first bad line,
-    or if the file holds no data rows at all. ``parser='numba'`` parses svmlight with the
-    compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``). ``span``
+    or if the file holds no data rows at all. ``parser='native'`` parses svmlight with the
+    compiled parser (chunks are then its blocks, whatever ``chunk_rows``). ``span``
     ``(start, end, first_line)``: the data lines in bytes [start, end) of a text file only,
     ``start`` being where file line ``first_line`` (a data line) starts."""
     rows = 0
@@ -409,9 +409,7 @@ def _iter_svmlight_fast(path: str, n_features: int | None, blocks: str, span: tu
                         ) -> Iterator[Chunk]:
     """Rows parsed by a compiled parser: ``blocks``, its module's ``iter_parsed_blocks``
     (``span``: a byte range of the file, line-aligned)."""
-    fastsvm = importlib.import_module(blocks)
-
-    for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES, span=span):
+    for b in importlib.import_module(blocks).iter_parsed_blocks(path, MAX_FEATURES, span=span):
         width = n_features if n_features is not None else max(1, b.max_id)
         if b.max_id > width:
             row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)

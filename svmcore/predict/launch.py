@@ -43,9 +43,9 @@ LONG_TRAIN_S = 180.0  # a forecast train phase longer than this is worth a warni
 # development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
 # without its own calibration, and labelled as such.
 REFERENCE_TIME_COEFS = {
-    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
-    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
-    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
+    "const": 0.0427, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
+    "sample_linear-svm": 5.66e-09, "sample_linear-svm+compiled": 5.29e-08, "sample_mlp": 2.28e-09,
+    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+compiled": 1.57e-09,
     "step_mlp": 1.92e-08, "svm": 1.96e-08,
     "fresh_mlp": 0.0,  # (fitted before the time model priced it apart: within step_mlp there)
 }

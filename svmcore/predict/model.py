@@ -11,8 +11,8 @@ named parts computed from the config and the data's shape:
   its z and n per feature, from which it scores with no weights array; for the
   MLP, scikit-learn's Adam state and each step's gradient and update temporaries);
 - ``model_export``: the export of a linear model at the end of the run (evaluate phase):
-  a float64 copy of its weights beside a float32 one (the float32 one only for the numba
-  and native solvers, whose weights become the float64 coefficients in place);
+  a float64 copy of its weights beside a float32 one (the float32 one only for the native
+  solvers, whose weights become the float64 coefficients in place);
 - ``transform``: a kernel approximation and the rows it produced;
 - ``io``: what reading holds at once: a generated chunk, a parser block;
 - ``shuffle``: what shuffling holds: a permutation of the rows (memory mode), a
@@ -46,9 +46,8 @@ from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.registry import load, state_bytes
 from svmcore.spec.units import MiB
 
-PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
-LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
+PARSER_BLOCK = 2 * MiB  # the native parser's 1 MiB text block and its parsed arrays
 # Bytes held per byte of a feature that no calibration run moves (calibration runs are synthetic,
 # never lean), measured on the reference machine: the lean shuffle buffer (``rows.ShuffleArena``) holds
 # the pooled rows once, in arrays with 1/8 slack, ~1.25x the pooled rows (10^6 rows of sparse-text, one
@@ -62,7 +61,7 @@ LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
 # arrays and the dense copies at one byte of RSS each (denseish3k, 3,000 x 2,000 with 214 nonzeros a row:
 # 106 MiB above the floor for 101 MiB of them; the parse's join and temporaries are given back before).
 # The model's export at the end of the evaluate phase (``model_export``): 12 bytes per weight measured in-process at
-# 2^22 columns (48.8 MiB; 4 bytes for the numba and native solvers, which give their weights up to it), one byte of
+# 2^22 columns (48.8 MiB; 4 bytes for the native solvers, which give their weights up to it), one byte of
 # RSS per byte until a calibration fits it.
 # What the accumulation knobs keep (``kept_bytes``) is plain arrays, one byte of RSS a byte (no calibration run
 # keeps any): measured within 15% of the exact peak (bench/results/remedies.md, tests/unit/test_accumulation_price.py).
@@ -72,7 +71,6 @@ FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 
 # threshold, 700): a cyclic history adds one a batch, so without gc_every that many batches can wait for it
 GC_FIRST_GENERATION = 700
 LEAN_FLOOR_MB = 30.0  # the lean path's floor (Python, numpy, the native library; no OpenSSL or numpy.random), 29.2-29.4 measured here
-NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
 # 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,
 # scikit-learn, dask.distributed), and what Dask's scheduler, nannies and client add to the run's
@@ -167,10 +165,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb))
         if incremental and not ddp else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
+        "model_linear": 0.0, "model_linear_compiled": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
         "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
-        "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0, "io_build_dense": 0.0,
+        "io_generate": 0.0, "io_parse": 0.0, "io_parse_compiled": 0.0, "io_build": 0.0, "io_build_dense": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0, "test_lean_file": 0.0,
     }
     if cfg.lean:
@@ -190,8 +188,8 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
     p["model_student"] = state_bytes(cfg, w, nvec) if cfg.distill else 0.0
     # the export at the end of the run (evaluate phase; ``model_export._export``): the weights' float64 copy read
     # from the model (``coef_``) beside a float32 copy (the float32 check, then the float32 arrays written): 12 bytes
-    # per weight of the exported model, the student's for a distilled run (the input width). The numba and native
-    # SGD solvers give their weights up to the export instead (``release_coef``, folded in place): the float32 copy
+    # per weight of the exported model, the student's for a distilled run (the input width). The native
+    # SGD solver gives their weights up to the export instead (``release_coef``, folded in place): the float32 copy
     # only, 4 bytes (2^22 columns, no averaging: evaluate 32 MiB lower than with a float64 copy). Data-parallel
     # runs export the mixed model in the run's own process too. The lean path's export is left to its own
     # calibration (its ``model_lean`` follows the same width): 0 here. FTRL computes its weights into z and lets
@@ -210,7 +208,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["io_densify"] = chunk * w * (8.0 if mode.holds_rows and not shape.dense_source else vb)
     p["load_held"], p["io_densify_chunk"] = load_chunk_moment(cfg, shape, chunk) if dense and not ddp else (0.0, 0.0)
     if source_is_text and cfg.parser_entry.compiled and shape.file_format in ("svmlight", ""):
-        p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
+        p["io_parse_compiled"] = PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
@@ -271,7 +269,7 @@ def exports(cfg: RunConfig, shape: Shape) -> bool:
 def reads_lines(cfg: RunConfig, shape: Shape) -> bool:
     """Whether the data is a sparse text file read a chunk of lines at a time (``readers._iter_format``:
     svmlight with scikit-learn's parser, or raw text), the reader keeping the chunk's lines while
-    the chunk is used. (The compiled parsers read 8 MiB blocks; CSV rows are dense.)"""
+    the chunk is used. (The native parser reads 1 MiB blocks; CSV rows are dense.)"""
     if shape.file_format == "text":
         return True
     return shape.file_format == "svmlight" and not cfg.parser_entry.compiled
@@ -333,11 +331,11 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     stacked = p["data_stacked"]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
-    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_linear_ftrl", "model_mlp", "model_svm")}
+    model = {k: p[k] for k in ("model_linear", "model_linear_compiled", "model_linear_ftrl", "model_mlp", "model_svm")}
     # activations are held during a step only; the live evaluation's sample while training only
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
-    io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
+    io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_compiled", "io_densify")}
     prepare = {**one, f"io_build_{m}": p["io_build"], f"io_build_dense_{m}": p["io_build_dense"],
                f"io_densify_{m}": p["io_densify"]}
     if p.get("io_convert_file"):
@@ -349,7 +347,7 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
-                  "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if text else 0.0,
+                  "io_parse_batch": p["io_parse_batch"], "io_parse_compiled_stream": p["io_parse_compiled"] if text else 0.0,
                   **tf, "batch_transformed": p["batch_transformed"], shuffle_key: p["shuffle"],
                   "activations": p["activations"], "eval_sample": p["eval_sample"],
                   "kept_cache": p["kept_cache"], "kept_history": p["kept_history"]},
@@ -380,7 +378,7 @@ def other_moment(cfg: RunConfig, p: dict[str, float], phase: str) -> dict[str, f
     if phase == "prepare" and p.get("io_convert_file"):
         return {f"const_{m}": MiB, f"io_build_{m}": p["io_build"]}
     if phase == "load" and p.get("io_densify_chunk"):
-        io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba")}
+        io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_compiled")}
         return {f"const_{m}": MiB, **io, "test": p["test"], "load_data_dense": p["load_held"],
                 "io_densify_chunk": p["io_densify_chunk"]}
     return None
@@ -402,9 +400,9 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
     phases = {
         "prepare": one,
         "load": {**one, **held},
-        "train": {**one, **held, "model_lean": p["model_linear_numba"], "batch_lean": batch,
+        "train": {**one, **held, "model_lean": p["model_linear_compiled"], "batch_lean": batch,
                   "shuffle_lean": p["shuffle"], "kept_history": p["kept_history"]},
-        "evaluate": {**one, **held, "model_lean": p["model_linear_numba"], "shuffle_lean": p["shuffle"]},
+        "evaluate": {**one, **held, "model_lean": p["model_linear_compiled"], "shuffle_lean": p["shuffle"]},
     }
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
 
@@ -412,18 +410,13 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
 def floor_key(cfg: RunConfig) -> str:
     if cfg.lean:
         return f"{cfg.model}+lean"
-    return f"{cfg.model}+{'numba' if loads_numba(cfg) else 'base'}"
-
-
-def loads_numba(cfg: RunConfig) -> bool:
-    """Whether the run's parser, or the solver of its linear model (or of its distilled student), is numba's."""
-    return cfg.parser_entry.numba or (cfg.solver_entry.numba and (cfg.model_entry.linear or cfg.distill))
+    return f"{cfg.model}+base"
 
 
 # ---------------------------------------------------------------- train time (rough)
 
 def time_family(cfg: RunConfig) -> str:
-    """Runs whose per-sample and per-step costs are alike (numba's and the native SGD are one family)."""
+    """Runs whose per-sample and per-step costs are alike (the solver entry's ``family``)."""
     if cfg.model_entry.linear and cfg.solver_entry.family:
         return f"{cfg.model}+{cfg.solver_entry.family}"
     return cfg.model
@@ -495,7 +488,7 @@ def predict(cfg: RunConfig, cal: Calibration, shape: Shape | None = None, cache_
         if cfg.workers > 1 and phase in ("train", "evaluate"):
             # the scheduler, nannies and client in the run's process, and every worker's returned
             # model while it mixes them (one byte of RSS per byte: not calibrated)
-            returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
+            returned = cfg.workers * (p["model_linear"] + p["model_linear_compiled"]) / MiB
             contrib["dask"] = DASK_COORDINATOR_MB + returned
         phases[phase] = group_parts(contrib)
     totals = {k: floor + sum(v.values()) for k, v in phases.items()}
@@ -574,12 +567,7 @@ def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
         return cal.floors[key] + tracer_mb(cfg)
     if cfg.lean:  # calibration runs are synthetic, never lean: the reference measurement
         return LEAN_FLOOR_MB + tracer_mb(cfg)
-    base = cal.floors.get(f"{cfg.model}+base", cal.floors.get("linear-svm+base", 0.0))
-    if loads_numba(cfg):
-        f = cal.floors
-        have = "linear-svm+numba" in f and "linear-svm+base" in f
-        base += f["linear-svm+numba"] - f["linear-svm+base"] if have else NUMBA_FLOOR_MB
-    return base + tracer_mb(cfg)
+    return cal.floors.get(f"{cfg.model}+base", cal.floors.get("linear-svm+base", 0.0)) + tracer_mb(cfg)
 
 
 def tracer_mb(cfg: RunConfig) -> float:

@@ -52,9 +52,8 @@ class ModelEntry:
 class SolverEntry:
     name: Solver
     factory: str  # worker: a ``LinearModel`` class with ``from_config(cfg, width, classes, alpha, l2)``
-    warm_up: str | None = None  # compiles or loads its code in the imports phase
-    family: str = ""  # runs alike in time and bytes per weight ("numba": the compiled SGDs); "" : scikit-learn's
-    numba: bool = False  # numba on the floor
+    warm_up: str | None = None  # loads its code in the imports phase
+    family: str = ""  # runs alike in time and bytes per weight ("compiled": the native SGD); "" : scikit-learn's
     state_arrays: int = 1  # weight-sized arrays it trains (FTRL: z and n)
     averages: bool = False  # one more when the ``average`` knob is on
     float32_state: str = ""  # why it cannot keep its state in float32 ("" : it can)
@@ -92,7 +91,6 @@ class ParserEntry:
     name: Parser
     warm_up: str | None = None
     blocks: str | None = None  # a compiled parser's module (``iter_parsed_blocks``): text read in blocks
-    numba: bool = False
 
     @property
     def compiled(self) -> bool:
@@ -120,13 +118,11 @@ SOLVERS = {e.name: e for e in (
     SolverEntry(Solver.SKLEARN, "svmcore.worker.sklearn_sgd:SklearnSGD", averages=True,
                 float32_state="scikit-learn's SGDClassifier takes its weights' type from the data's (float32 with "
                               "the precision knob at float32 or float16) and has no setting of its own for it"),
-    SolverEntry(Solver.NUMBA, "svmcore.worker.sgd:CompiledSGD", "svmcore.worker.sgd:warm_up", "numba", numba=True,
-                averages=True, export_bytes=4.0),
-    SolverEntry(Solver.NATIVE, "svmcore.worker.native_sgd:NativeSGD", "svmcore.worker.native_sgd:warm_up", "numba",
+    SolverEntry(Solver.NATIVE, "svmcore.worker.native_sgd:NativeSGD", "svmcore.data.native:lib", "compiled",
                 averages=True, export_bytes=4.0,
                 not_mixable="the native solver's C library is loaded in each process and is not shipped to Dask "
                             "workers"),
-    SolverEntry(Solver.FTRL, "svmcore.worker.ftrl:CompiledFTRL", "svmcore.worker.ftrl:warm_up", "ftrl", numba=True,
+    SolverEntry(Solver.FTRL, "svmcore.worker.ftrl:NativeFTRL", "svmcore.data.native:lib", "ftrl",
                 state_arrays=2, export_bytes=0.0, loss="logistic",
                 float32_state="FTRL's n sums every squared gradient of its feature: in float32 an addition stops "
                               "counting once n is 2^24 times it, and the feature's learning rate stops falling",
@@ -142,7 +138,6 @@ MODES = {e.name: e for e in (
 
 PARSERS = {e.name: e for e in (
     ParserEntry(Parser.SKLEARN),
-    ParserEntry(Parser.NUMBA, "svmcore.data.fastsvm:warm_up", "svmcore.data.fastsvm", numba=True),
     ParserEntry(Parser.NATIVE, "svmcore.data.native:lib", "svmcore.data.nativesvm"),
 )}
 
@@ -175,7 +170,7 @@ def imports(model: Model, parser: Parser, solver: Solver, distill: bool = False)
 
 
 def import_all(refs: list[str]) -> None:
-    """Import each module; call each ``module:function`` (a warm-up: compiles or loads code)."""
+    """Import each module; call each ``module:function`` (a warm-up: loads code)."""
     for ref in refs:
         if ":" in ref:
             load(ref)()

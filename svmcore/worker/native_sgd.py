@@ -1,9 +1,14 @@
-"""The linear SVM of ``sgd.CompiledSGD`` (hinge loss, L2, scikit-learn's optimal
-learning rate, averaging, sparse intercept decay) in the native library: same
-algorithm, same order of operations, same weights to rounding, with only numpy and
-ctypes in the process (the lean worker's floor). Dense batches are converted to CSR
-parts per batch (their intercept decays as scikit-learn's and the numba solver's dense
-path: no sparse decay)."""
+"""A linear SVM trained by SGD in the native library (``native/sgd.c``): hinge loss, L2,
+scikit-learn's optimal learning rate, averaging, the sparse intercept decay, the same
+algorithm as ``SGDClassifier(loss="hinge", penalty="l2", learning_rate="optimal",
+shuffle=False)`` (same weights to rounding, a test checks it), with only numpy and ctypes
+in the process (the lean worker's floor). ``partial_fit`` is one C call over the batch after
+a check of its labels and columns, and the weight scale and the running average are carried
+across batches instead of being materialised after every call: with a few dozen nonzeros a
+row, that per-call overhead is what bounds scikit-learn's throughput. Rows are visited in
+the order given (scikit-learn's partial_fit shuffles within each batch). Dense batches are
+converted to CSR parts per batch (their intercept decays as scikit-learn's dense path: no
+sparse decay)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from svmcore.data.native.binding import AVERAGE_A, AVERAGE_B, WSCALE
 from svmcore.worker.solvers import SPARSE_INTERCEPT_DECAY, Batch, LazySGD, dense_to_parts
 
 
-def _parts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def csr_parts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The batch as the C functions take it: values float64/float32, int32 indices, int64 indptr."""
     data, indices, indptr = batch.parts if batch.parts is not None else dense_to_parts(batch.dense)
     return (np.ascontiguousarray(data), np.ascontiguousarray(indices, dtype=np.int32),
@@ -50,12 +55,12 @@ class NativeSGD(LazySGD):
 
     def _fit(self, batch: Batch, codes: np.ndarray) -> None:
         decay = SPARSE_INTERCEPT_DECAY if batch.parts is not None else 1.0  # scikit-learn's for dense rows
-        self.t_ = binding.sgd_fit(*_parts(batch), codes, self.w, self.aw, self.state, self.t_, self.alpha,
+        self.t_ = binding.sgd_fit(*csr_parts(batch), codes, self.w, self.aw, self.state, self.t_, self.alpha,
                                   self.optimal_init, decay, self.average)
 
     def _scores(self, batch: Batch, out: np.ndarray) -> None:
         """From the weights and the lazy factors: no weight-sized copy."""
-        parts = _parts(batch)
+        parts = csr_parts(batch)
         intercept = np.ascontiguousarray(self.intercept_)
         if self._averaged():
             a = np.ascontiguousarray(self.state[:, AVERAGE_A])
@@ -68,8 +73,3 @@ class NativeSGD(LazySGD):
 
     def _fold_scale(self) -> None:
         binding.sgd_fold_scale(self.w, self.aw, self.state, self.average)
-
-
-def warm_up() -> None:
-    """Load (building first if needed) the native library."""
-    binding.library()

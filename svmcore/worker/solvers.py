@@ -1,9 +1,9 @@
 """What every linear solver offers the training loops (``LinearModel``), the parts they share,
 and ``make``: the solver of a run's config, from its registry entry (``spec.registry``).
 
-Four solvers train the linear models: scikit-learn's SGD (``sklearn_sgd.SklearnSGD``),
-the numba SGD (``sgd.CompiledSGD``), the same SGD in the native library
-(``native_sgd.NativeSGD``) and FTRL-proximal (``ftrl.CompiledFTRL``). The loops call
+Three solvers train the linear models: scikit-learn's SGD (``sklearn_sgd.SklearnSGD``),
+the same SGD in the native library (``native_sgd.NativeSGD``) and FTRL-proximal
+(``ftrl.NativeFTRL``). The loops call
 ``partial_fit`` a batch at a time, score with ``decision_function``/``predict``, count
 the nonzero weights for the run's model size, read ``memory()`` for the model's bytes
 and, for data-parallel runs, mix models through ``get_state``/``set_state``.
@@ -132,20 +132,6 @@ def dense_to_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.ascontiguousarray(X[nz]), np.nonzero(nz)[1].astype(np.int32), indptr
 
 
-def exercise(solver: LinearModel) -> None:
-    """Train and score a few rows of every kind of batch: a compiled solver's warm-up (each
-    value and index type compiles or loads its own kernel)."""
-    y = np.array([0, 1, 0])
-    for dtype in (np.float64, np.float32):
-        X = np.eye(3, dtype=dtype)
-        data, indices, indptr = dense_to_parts(X)
-        for batch in ((data, indices, indptr.astype(np.int32)), (data, indices, indptr), X):  # scipy's, mapped, dense
-            solver.partial_fit(batch, y)
-            solver.decision_function(batch)
-    _ = solver.coef_
-    solver.nonzero_weights()
-
-
 class LinearSolver:
     """What the solvers share: the classes and their codes, the batch checks, ``predict``
     and the memory description. A solver implements ``_fit(batch, codes)``,
@@ -235,8 +221,8 @@ class LinearSolver:
 
 
 class LazySGD(LinearSolver):
-    """The state of hinge-loss SGD with scikit-learn's optimal learning rate, shared by the
-    numba and the native solver: the weights ``w`` with a lazy scale, their running
+    """The state of hinge-loss SGD with scikit-learn's optimal learning rate, of the native
+    solver: the weights ``w`` with a lazy scale, their running
     average ``aw`` and one row of ``state`` (``binding.SGD_STATE``) per vector. The
     weights and their average are float64, or float32 (``model_state``: the steps are the
     same float64 arithmetic, each weight rounded where it is stored); ``state`` is float64.

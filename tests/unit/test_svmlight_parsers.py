@@ -1,19 +1,18 @@
-"""Every svmlight parser through the same cases: one grammar, four parsers (issue 19).
+"""Every svmlight parser through the same cases: one grammar, three parsers (issue 19).
 
 The parsers, as the ``parser`` fixture names them:
 
-* ``numba``: ``fastsvm`` (compiled with numba), read through ``readers.iter_file_chunks``;
-* ``native``: ``nativesvm`` (the C library), the same way;
+* ``native``: ``nativesvm`` (the C library), read through ``readers.iter_file_chunks``;
 * ``sklearn``: scikit-learn's ``load_svmlight_file`` (the readers' default), with the
   readers' checks around it;
-* ``lines``: ``svmlight_lines.parse_line_python``, the per-line Python path both
-  compiled parsers take for lines their strict grammar refuses. It reads one line, so
+* ``lines``: ``svmlight_lines.parse_line_python``, the per-line Python path the
+  compiled parser takes for lines their strict grammar refuses. It reads one line, so
   the test hands it the file's lines; the line numbers of its errors are the test's own
   count, what is checked is which line it refuses.
 
 Part 1 is the case table, every case through every parser. Where they differ, and why:
 
-| case                  | numba, native                 | sklearn                         | lines              |
+| case                  | native                        | sklearn                         | lines              |
 |-----------------------|-------------------------------|---------------------------------|--------------------|
 | bad tokens            | DataError: line, the reason   | the same message                | Python's ValueError|
 | NaN / inf value       | "value 'nan' of feature 3 .." | "contains a NaN or infinite .." | Python's ValueError|
@@ -22,9 +21,9 @@ Part 1 is the case table, every case through every parser. Where they differ, an
 | empty / comment-only  | "the file has no data rows"   | the same                        | n/a: not a line    |
 
 sklearn parses the whole chunk first and finds a NaN afterwards, so its message says
-what the readers' check found; the compiled parsers stop at the token.
+what the readers' check found; the compiled parser stops at the token.
 
-Part 2 runs the two block parsers (numba and C) through the same checks against
+Part 2 runs the block parser (C) through the checks against
 scikit-learn, bit for bit: random files, hard floats, invalid lines, fuzzing, blocks.
 """
 
@@ -42,7 +41,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from svmcore.data import fastsvm, nativesvm
+from svmcore.data import nativesvm
 from svmcore.data.readers import iter_file_chunks, sniff_format
 from svmcore.data.svmlight_lines import BlockError, parse_line_python
 from svmcore.spec.errors import DataError
@@ -50,7 +49,7 @@ from svmcore.spec.knobs import MAX_FEATURES
 
 MAXF = 2**26
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FILE_PARSERS = ("numba", "native", "sklearn", "lines")
+FILE_PARSERS = ("native", "sklearn", "lines")
 
 
 # ================================================================ part 1: the case table
@@ -139,7 +138,7 @@ def test_valid_file(tmp_path, parser, case):
 def test_utf8_byte_order_mark_is_skipped(tmp_path):
     path = tmp_path / "d.svm"
     path.write_bytes(b"\xef\xbb\xbf1 1:1\n-1 2:oops\n")
-    for p in ("numba", "native", "sklearn"):  # lines: n/a, the readers strip the mark
+    for p in ("native", "sklearn"):  # lines: n/a, the readers strip the mark
         with pytest.raises(DataError) as err:
             read(str(path), p)
         assert err.value.line == 2, p
@@ -149,7 +148,7 @@ def test_utf8_byte_order_mark_is_skipped(tmp_path):
 def test_a_file_without_rows_is_refused(tmp_path, content):
     path = tmp_path / "d.svm"
     path.write_bytes(content)
-    for p in ("numba", "native", "sklearn"):  # lines: n/a (see the table)
+    for p in ("native", "sklearn"):  # lines: n/a (see the table)
         with pytest.raises(DataError, match="the file has no data rows") as err:
             read(str(path), p)
         assert err.value.line is None
@@ -203,21 +202,20 @@ def test_compiled_parsers_and_sklearn_say_the_same(tmp_path, case):
     path = tmp_path / "bad.svm"
     path.write_bytes(BAD_PREFIX + BAD[case][0] + b"\n")
     said = {}
-    for p in ("numba", "native", "sklearn"):
+    for p in ("native", "sklearn"):
         with pytest.raises(DataError) as err:
             read(str(path), p)
         said[p] = str(err.value)
-    assert said["numba"] == said["native"]
     if case not in SKLEARN_SAYS:
-        assert said["sklearn"] == said["numba"]
+        assert said["sklearn"] == said["native"]
 
 
 # ================================================================ part 2: the block parsers, bit for bit
 
-@pytest.fixture(scope="module", params=[fastsvm, nativesvm], ids=["numba", "native"])
-def block_parser(request):
-    request.param.warm_up()  # compile / load once, outside the timed tests
-    return request.param
+@pytest.fixture(scope="module")
+def block_parser():
+    nativesvm.warm_up()  # the library loaded once, outside the timed tests
+    return nativesvm
 
 
 def sklearn_parse(blob: bytes):
@@ -645,7 +643,7 @@ def test_long_line_longer_than_the_block(block_parser, tmp_path):
 
 
 def test_readers_parser_matches_sklearn_parser_and_names_bad_lines(block_parser, tmp_path):
-    name = "numba" if block_parser is fastsvm else "native"
+    name = "native"
     good = tmp_path / "good.svm"
     good.write_text("".join(f"{1 if i % 3 else -1} {i % 7 + 1}:{i / 10:.3f} {i % 7 + 9}:1\n" for i in range(500)))
     a = list(iter_file_chunks(str(good), 64, parser="sklearn"))

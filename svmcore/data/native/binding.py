@@ -34,6 +34,8 @@ _INT = ctypes.c_int
 _FIT = (_D, [_P, _P, _P, _I64, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D, _INT])
 _DECISION = (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P])
 _DECISION_AVG = (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P])
+_FTRL_FIT = (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D])
+_FTRL_DECISION = (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _D, _D, _D, _D, _P, _P])
 SIGNATURES = {
     "svm_set_pow5": (None, [_P]),
     "svm_count": (None, [_P, _I64, _P, _P]),
@@ -48,6 +50,9 @@ SIGNATURES = {
     **{f"{name}_{v}{s}": sig for name, sig in (("sgd_fit", _FIT), ("decision", _DECISION),
                                                ("decision_avg", _DECISION_AVG))
        for v in ("f64", "f32") for s in ("", "_s32")},
+    **{f"ftrl_{name}_{v}": sig for name, sig in (("fit", _FTRL_FIT), ("decision", _FTRL_DECISION))
+       for v in ("f64", "f32")},
+    "ftrl_weights": (None, [_P, _P, _I64, _D, _D, _D, _D, _P]),
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
@@ -263,6 +268,45 @@ def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
     getattr(library(), f"decision_avg_{suffix}{_state(w)}")(
         d, i, p, n, _in(w, w.dtype, "w"), _in(aw, w.dtype, "aw"), _in(a, np.float64, "a"),
         _in(b, np.float64, "b"), _in(intercept, np.float64, "intercept"), nvec, nf, _out(out, np.float64, "out"))
+
+
+# ------------------------------------------------------------------ FTRL
+def _ftrl_state(z, n, zb, nb) -> tuple[int, int, int, int, int, int]:
+    """Checked FTRL arrays, all float64: (nvec, n_features, z, n, zb and nb addresses)."""
+    if z.ndim != 2 or n.shape != z.shape or zb.shape != (z.shape[0],) or nb.shape != zb.shape:
+        raise ValueError(f"z and n must be (vectors, features) and zb, nb (vectors,), not {z.shape}, {n.shape}, "
+                         f"{zb.shape} and {nb.shape}")
+    return (*z.shape, _out(z, np.float64, "z"), _out(n, np.float64, "n"), _out(zb, np.float64, "zb"),
+            _out(nb, np.float64, "nb"))
+
+
+def ftrl_fit(data, indices, indptr, codes, z, n, zb, nb, l1: float, l2: float, alpha: float, beta: float) -> None:
+    """One pass of FTRL-proximal over CSR rows (class codes ``codes``), updating ``z``, ``n``,
+    ``zb`` and ``nb`` in place. The caller checks the column indices against the width."""
+    suffix, rows, d, i, p = _csr(data, indices, indptr)
+    _at_least(codes, rows, "codes")
+    nvec, nf, *state = _ftrl_state(z, n, zb, nb)
+    getattr(library(), f"ftrl_fit_{suffix}")(d, i, p, rows, _in(codes, np.int64, "codes"), *state, nvec, nf,
+                                             l1, l2, alpha, beta)
+
+
+def ftrl_decision(data, indices, indptr, z, n, l1: float, l2: float, alpha: float, beta: float, intercept,
+                  out) -> None:
+    """``out[i, v] = X[i] . weights[v] + intercept[v]``, each weight computed from z and n."""
+    suffix, rows, d, i, p = _csr(data, indices, indptr)
+    if n.shape != z.shape or out.shape != (rows, z.shape[0]) or intercept.shape != (z.shape[0],):
+        raise ValueError(f"n must be {z.shape}, out {(rows, z.shape[0])} and intercept {(z.shape[0],)}")
+    getattr(library(), f"ftrl_decision_{suffix}")(d, i, p, rows, _in(z, np.float64, "z"), _in(n, np.float64, "n"),
+                                                  *z.shape, l1, l2, alpha, beta,
+                                                  _in(intercept, np.float64, "intercept"), _out(out, np.float64, "out"))
+
+
+def ftrl_weights(z, n, l1: float, l2: float, alpha: float, beta: float, out) -> None:
+    """The weights computed from z and n into ``out`` (of z's shape; z itself is allowed)."""
+    if n.shape != z.shape or out.shape != z.shape:
+        raise ValueError(f"n and out must be of z's shape {z.shape}, not {n.shape} and {out.shape}")
+    library().ftrl_weights(_in(z, np.float64, "z"), _in(n, np.float64, "n"), z.size, l1, l2, alpha, beta,
+                           _out(out, np.float64, "out"))
 
 
 # ------------------------------------------------------------------ CSR rows
