@@ -7,9 +7,9 @@ from __future__ import annotations
 from svmcore.predict.model import LEAN_FLOOR_MB, Calibration, floor_key, floor_mb, tracer_mb
 from svmcore.spec.config import RunConfig
 
-# Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the
-# imports phase's exact peak): scikit-learn's path. The lean path (native parser and solver, stream mode): Python, numpy and the C library, measured
-# again on 2026-12-04 once the lean worker stopped mapping OpenSSL.
+# Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the imports
+# phase's exact peak): scikit-learn's path. The lean path (native parser and solver, stream mode):
+# Python, numpy and the C library, measured again on 2026-12-04 once it stopped mapping OpenSSL.
 REFERENCE_FLOORS_MB = {"base": 128.0, "lean": LEAN_FLOOR_MB}
 REFERENCE_MEASURED = "2026-12-01 (the lean floor on 2026-12-04)"
 REFERENCE_BASIS = f"measured on the reference machine on {REFERENCE_MEASURED}, not this one"
@@ -23,7 +23,7 @@ CALIBRATED_BASIS = "measured on this machine by its calibration"
 
 def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
     """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from."""
-    if floor_key(cfg).endswith("+lean"):
+    if cfg.lean:
         lean, basis = lean_floor(cal)
         return lean + tracer_mb(cfg), basis
     if cal is not None and cal.floors:
@@ -87,7 +87,7 @@ def cap_below_floor(cfg: RunConfig, floor: float, basis: str, cap_kind: str | No
     charge to the run's cgroup: the floor less their files (``library_files_mb``). Pure: the
     floor and its basis come from ``floor_for``."""
     cap = cfg.memory_cap_mb
-    libs = "on the lean path" if floor_key(cfg).endswith("+lean") else "on scikit-learn's path"
+    libs = "on the lean path" if cfg.lean else "on scikit-learn's path"
     if cap_kind == "cgroup":
         files = library_files_mb(cfg)
         if cap is None or cap >= floor - files:

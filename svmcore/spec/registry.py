@@ -146,7 +146,6 @@ LINEAR_MODELS = tuple(m for m, e in MODELS.items() if e.linear)
 MLP_MODELS = tuple(m for m, e in MODELS.items() if e.layers)
 MINIBATCH_MODELS = tuple(m for m, e in MODELS.items() if e.incremental)  # trained by minibatches, with an L2 alpha
 MIXABLE_MODELS = tuple(m for m, e in MODELS.items() if e.mixable)
-EXPORTABLE_MODELS = tuple(m for m, e in MODELS.items() if e.exportable)
 DISTILLABLE_MODELS = tuple(m for m, e in MODELS.items() if e.distillable)
 MIXABLE_SOLVERS = tuple(s for s, e in SOLVERS.items() if e.mixable)
 FLOAT32_STATE_SOLVERS = tuple(s for s, e in SOLVERS.items() if not e.float32_state)

@@ -16,8 +16,6 @@ more than two classes (one-vs-rest). Only numpy and ctypes in the process.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from svmcore.data.native import binding
@@ -76,8 +74,7 @@ class NativeFTRL(LinearSolver):
 
     @property
     def intercept_(self) -> np.ndarray:
-        zb, nb = self.zb, self.nb
-        return np.array([-zb[v] / ((self.beta + math.sqrt(nb[v])) / self.alpha) for v in range(zb.shape[0])])
+        return -self.zb / ((self.beta + np.sqrt(self.nb)) / self.alpha)
 
     def nonzero_weights(self, block: int = 1 << 14) -> int:
         """The weights with ``|z| > l1``, counted a block of columns at a time without computing them."""

@@ -196,12 +196,9 @@ class SGDFit:
     every call). ``fit`` takes a batch as it is when its arrays are of the kernel's types
     (float64 or float32 values, int32 column ids, int64 indptr, integer codes; C-contiguous),
     after checking its bounds and its column ids (one pass over them), and returns None for any
-    other batch, which the caller gives to ``sgd_fit`` (whose checks name the problem). About
-    35 µs of Python checks and conversions a batch were a fifth of a 1,024-row batch's training
-    and, with a reader thread, held the GIL from it. Without them a loop over a 900,000-row
-    spill's shuffled batches with a reader thread ran 11% faster (10 alternating passes); whole
-    lean runs at 10^6 rows, 2 threads, later passes 4.34M -> 4.53M rows/s (medians of 10
-    alternating 5-pass runs; 1 thread the same within noise)."""
+    other batch, which the caller gives to ``sgd_fit`` (whose checks name the problem). Those
+    checks (~35 µs a batch, a fifth of a 1,024-row batch's training) held the GIL from a reader
+    thread: the lean path's later passes ran 4% faster without them (docs/lean.md)."""
 
     def __init__(self, w, aw, state, average: bool):
         # not held: a model that lets its average go (release_coef) frees it; a binding whose
@@ -271,22 +268,16 @@ def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
 
 
 # ------------------------------------------------------------------ FTRL
-def _ftrl_state(z, n, zb, nb) -> tuple[int, int, int, int, int, int]:
-    """Checked FTRL arrays, all float64: (nvec, n_features, z, n, zb and nb addresses)."""
-    if z.ndim != 2 or n.shape != z.shape or zb.shape != (z.shape[0],) or nb.shape != zb.shape:
-        raise ValueError(f"z and n must be (vectors, features) and zb, nb (vectors,), not {z.shape}, {n.shape}, "
-                         f"{zb.shape} and {nb.shape}")
-    return (*z.shape, _out(z, np.float64, "z"), _out(n, np.float64, "n"), _out(zb, np.float64, "zb"),
-            _out(nb, np.float64, "nb"))
-
-
 def ftrl_fit(data, indices, indptr, codes, z, n, zb, nb, l1: float, l2: float, alpha: float, beta: float) -> None:
     """One pass of FTRL-proximal over CSR rows (class codes ``codes``), updating ``z``, ``n``,
     ``zb`` and ``nb`` in place. The caller checks the column indices against the width."""
     suffix, rows, d, i, p = _csr(data, indices, indptr)
     _at_least(codes, rows, "codes")
-    nvec, nf, *state = _ftrl_state(z, n, zb, nb)
-    getattr(library(), f"ftrl_fit_{suffix}")(d, i, p, rows, _in(codes, np.int64, "codes"), *state, nvec, nf,
+    if z.ndim != 2 or n.shape != z.shape or zb.shape != (z.shape[0],) or nb.shape != zb.shape:
+        raise ValueError(f"z and n must be (vectors, features) and zb, nb (vectors,), not {z.shape}, {n.shape}, "
+                         f"{zb.shape} and {nb.shape}")
+    state = (_out(a, np.float64, name) for a, name in ((z, "z"), (n, "n"), (zb, "zb"), (nb, "nb")))
+    getattr(library(), f"ftrl_fit_{suffix}")(d, i, p, rows, _in(codes, np.int64, "codes"), *state, *z.shape,
                                              l1, l2, alpha, beta)
 
 
