@@ -15,9 +15,6 @@ import numpy as np
 from svmcore.data.native import binding
 from svmcore.data.svmlight_lines import BlockError, iter_blocks, parse_line_python
 
-__all__ = ["BlockError", "parse_block", "iter_svmlight_blocks", "iter_parsed_blocks", "ParsedBlock",
-           "warm_up", "DEFAULT_BLOCK_BYTES", "stats", "write_rows"]
-
 DEFAULT_BLOCK_BYTES = 2**20  # ~1,000 rows of text-like data: small next to the model
 
 stats = {"python_lines": 0}
@@ -144,16 +141,10 @@ def warm_up() -> None:
     parse_block(b"1 qid:1 1:0.5 3:1e-3 # c\n\n-1 2:-.5e+2\n", 4)
 
 
-def iter_svmlight_blocks(path: str, block_bytes: int = DEFAULT_BLOCK_BYTES
-                         ) -> Iterator[tuple[memoryview, int]]:
-    """``(block, first_line)``: blocks cut after a newline, each in its own buffer, with the
-    1-based file line of its first line (``svmlight_lines.iter_blocks``)."""
-    return iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines)
-
-
 def iter_parsed_blocks(path: str, max_features: int, block_bytes: int = DEFAULT_BLOCK_BYTES, scratch: bool = False,
                        span: tuple | None = None, buffers: dict | None = None) -> Iterator[ParsedBlock]:
-    """``parse_block`` over ``iter_svmlight_blocks``; blocks with no rows are skipped.
+    """``parse_block`` over the file's blocks (``svmlight_lines.iter_blocks``); blocks with no
+    rows are skipped.
     A bad line raises :class:`DataError` naming its file line. With ``scratch`` every block
     is parsed into the same arrays (sized for the densest block) and copied out at its size,
     instead of into fresh arrays of that size, mapped and unmapped a block at a time: on a

@@ -1,14 +1,9 @@
-"""A linear SVM trained by SGD in the native library (``native/sgd.c``): hinge loss, L2,
-scikit-learn's optimal learning rate, averaging, the sparse intercept decay, the same
-algorithm as ``SGDClassifier(loss="hinge", penalty="l2", learning_rate="optimal",
-shuffle=False)`` (same weights to rounding, a test checks it), with only numpy and ctypes
-in the process (the lean worker's floor). ``partial_fit`` is one C call over the batch after
-a check of its labels and columns, and the weight scale and the running average are carried
-across batches instead of being materialised after every call: with a few dozen nonzeros a
-row, that per-call overhead is what bounds scikit-learn's throughput. Rows are visited in
-the order given (scikit-learn's partial_fit shuffles within each batch). Dense batches are
-converted to CSR parts per batch (their intercept decays as scikit-learn's dense path: no
-sparse decay)."""
+"""scikit-learn's ``SGDClassifier(loss="hinge", penalty="l2", learning_rate="optimal",
+shuffle=False)`` in the native library (``native/sgd.c``), same weights to rounding, with only
+numpy and ctypes in the process. ``partial_fit`` is one C call after a check of the labels and
+columns, with no per-call setup (what bounds scikit-learn on rows of a few dozen nonzeros); rows
+are visited in the order given. Dense batches are converted to CSR parts (their intercept decays
+as scikit-learn's dense path: no sparse decay)."""
 
 from __future__ import annotations
 

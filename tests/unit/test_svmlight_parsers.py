@@ -43,7 +43,8 @@ from hypothesis import strategies as st
 
 from svmcore.data import nativesvm
 from svmcore.data.readers import iter_file_chunks, sniff_format
-from svmcore.data.svmlight_lines import BlockError, parse_line_python
+from svmcore.data.native import binding
+from svmcore.data.svmlight_lines import BlockError, iter_blocks, parse_line_python
 from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES
 
@@ -211,6 +212,11 @@ def test_compiled_parsers_and_sklearn_say_the_same(tmp_path, case):
 
 
 # ================================================================ part 2: the block parsers, bit for bit
+
+def _blocks(path, block_bytes):
+    """The file's blocks as the C parser reads them: cut after a newline, each with its first line."""
+    return iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines)
+
 
 @pytest.fixture(scope="module")
 def block_parser():
@@ -566,7 +572,7 @@ def _sample_file(tmp_path, n_rows=300, crlf=False, final_newline=True):
 def test_blocks_give_the_same_rows_as_one_block(block_parser, tmp_path, block_bytes, crlf, final_newline):
     path, blob = _sample_file(tmp_path, crlf=crlf, final_newline=final_newline)
     whole = block_parser.parse_block(blob, MAXF)
-    blocks = list(block_parser.iter_svmlight_blocks(path, block_bytes))
+    blocks = list(_blocks(path, block_bytes))
     assert b"".join(bytes(b) for b, _ in blocks) == blob
     offset = 0
     for i, (b, first_line) in enumerate(blocks):
@@ -605,7 +611,7 @@ def test_parsed_blocks_read_into_one_reused_buffer_give_the_same_rows(block_pars
 def test_block_bytes_must_be_positive(block_parser, tmp_path):
     path, _ = _sample_file(tmp_path, n_rows=3)
     with pytest.raises(ValueError, match="block_bytes"):
-        next(iter(block_parser.iter_svmlight_blocks(path, 0)))
+        next(iter(_blocks(path, 0)))
 
 
 @pytest.mark.parametrize("block_bytes", [1, 7, 100, 1 << 20])
@@ -637,7 +643,7 @@ def test_long_line_longer_than_the_block(block_parser, tmp_path):
     line = b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(1, 2000))
     p = tmp_path / "long.svm"
     p.write_bytes(b"1 1:1\n" + line + b"\n-1 2:2")
-    blocks = list(block_parser.iter_svmlight_blocks(str(p), 16))
+    blocks = list(_blocks(str(p), 16))
     assert [ln for _, ln in blocks] == [1, 2, 3]
     assert bytes(blocks[1][0]) == line + b"\n"
 
