@@ -302,22 +302,4 @@ def _shape_from_summary(cfg: RunConfig, s: dict) -> Shape:
     return shape
 
 
-CALIBRATION_VERSION = 14  # 3: the MLP priced as scikit-learn holds it; 4: shuffling priced; 5: mlp-numpy's
-# activations (gradient checkpointing), the live evaluation's sample (monitor), FTRL's z and n, data-parallel
-# runs (workers > 1) priced per worker and in total, the lean path's floor; 6: the compiled solvers (numba,
-# native, FTRL) score without weight-sized copies: FTRL priced as two arrays, not three, and the fitted
-# model_linear_numba no longer absorbs scoring temporaries (about 2.2 copies fitted under version 5)
-# 7: the lean path calibrated on lean runs of its own (its floor and coefficients), its separate test file
-# priced, a dense float32/float16 load's float64 chunk priced; 8: the synthetic generator holds about half
-# as much while it makes a chunk (27 against 56 MiB for 10,000 rows), so what version 7 fitted for
-# generating and building copies is too high; 9: the model's export at the end of the evaluate phase priced
-# (model_export: a float64 and a float32 copy of the exported weights, 12 bytes per weight), which versions up
-# to 8 absorbed in the evaluate constant and the weights' coefficients (wide linear models were forecast low),
-# and a calibration run that separates it from the weights (2^22 columns without averaging); 10: the numba and
-# native solvers give their weights up to the export (4 bytes per weight, not 12), the lean worker maps no OpenSSL
-# (its floor 3.5 MiB lower), the lean shuffle buffer holds its pool once (``rows.ShuffleArena``); 11: the lean
-# path's reader thread parses four blocks ahead, not two (its batch feature 5 batches with 2 threads, not 3);
-# 12: the lean path 3-5 MiB lower in train (no huge pages for numpy's arrays, the held-out index and the live
-# sample left on disk, one batch fewer in flight): a version 11 calibration forecast it that much high;
-# 13: the train phase's time fitted on its CPU seconds, not wall seconds, which counted the machine's load
-# 14: numba retired: its runs made native, the compiled features renamed (model_linear_compiled, io_parse_compiled)
+CALIBRATION_VERSION = 14  # part of the fingerprint: a new version refits; what each changed: docs/memory-model.md
