@@ -118,11 +118,11 @@ SOLVERS = {e.name: e for e in (
     SolverEntry(Solver.SKLEARN, "svmcore.worker.sklearn_sgd:SklearnSGD", averages=True,
                 float32_state="scikit-learn's SGDClassifier takes its weights' type from the data's (float32 with "
                               "the precision knob at float32 or float16) and has no setting of its own for it"),
-    SolverEntry(Solver.NATIVE, "svmcore.worker.native_sgd:NativeSGD", "svmcore.data.native:lib", "compiled",
+    SolverEntry(Solver.NATIVE, "svmcore.worker.native_sgd:NativeSGD", "svmcore.data.native.binding:library", "compiled",
                 averages=True, export_bytes=4.0,
                 not_mixable="the native solver's C library is loaded in each process and is not shipped to Dask "
                             "workers"),
-    SolverEntry(Solver.FTRL, "svmcore.worker.ftrl:NativeFTRL", "svmcore.data.native:lib", "ftrl",
+    SolverEntry(Solver.FTRL, "svmcore.worker.ftrl:NativeFTRL", "svmcore.data.native.binding:library", "ftrl",
                 state_arrays=2, export_bytes=0.0, loss="logistic",
                 float32_state="FTRL's n sums every squared gradient of its feature: in float32 an addition stops "
                               "counting once n is 2^24 times it, and the feature's learning rate stops falling",
@@ -138,7 +138,7 @@ MODES = {e.name: e for e in (
 
 PARSERS = {e.name: e for e in (
     ParserEntry(Parser.SKLEARN),
-    ParserEntry(Parser.NATIVE, "svmcore.data.native:lib", "svmcore.data.nativesvm"),
+    ParserEntry(Parser.NATIVE, "svmcore.data.native.binding:library", "svmcore.data.nativesvm"),
 )}
 
 # The named groups, from the entries: a test reads ``cfg.model in MIXABLE_MODELS``.

@@ -64,7 +64,7 @@ def test_writer_bytes_equal_dump_svmlight_file(labels):
 
 
 def test_library_builds_on_demand_into_an_empty_folder(tmp_path):
-    code = "from svmcore.data import native; print(native.library_path()); native.lib()"
+    code = "from svmcore.data.native import binding, library_path; print(library_path()); binding.library()"
     env = dict(os.environ, SVMCORE_NATIVE_DIR=str(tmp_path / "cache"))
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -14,7 +14,6 @@ else ``build/`` in this folder when writable (git-ignored), else
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import logging
 import os
@@ -106,11 +105,3 @@ def _build(folder: str, name: str) -> str:
                 except OSError:
                     pass
     return target
-
-
-def lib() -> ctypes.CDLL:
-    """The loaded library, its functions typed (``binding.library``). New code calls the
-    checked wrappers in ``binding`` instead of the library's functions."""
-    from svmcore.data.native import binding
-
-    return binding.library()
