@@ -178,10 +178,9 @@ def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray
     after the next iteration. A UTF-8 byte order mark at the start of the file is
     skipped. ``rfind_newline(arr, lo, hi)``: index of the last newline in arr[lo:hi]
     or -1; ``count_newlines(arr, hi)``: newlines in arr[:hi] (the compiled kernels).
-    With ``reuse`` every block is read into one buffer, so a block is valid only until the
-    next iteration (for a caller that parses each block at once: a fresh 1 MiB buffer a
-    block was faulted in and zeroed page by page, most of the read's cost in a first pass);
-    a dict keeps that buffer for the next call too. ``span`` ``(start, end, first_line)``:
+    With ``reuse`` every block is read into one buffer (a fresh one is faulted in page by page,
+    most of a first pass's read), valid only until the next iteration; a dict keeps that buffer
+    for the next call too. ``span`` ``(start, end, first_line)``:
     the lines in bytes [start, end) only (``end`` None: to the end of the file), ``start``
     being the start of file line ``first_line``.
     """

@@ -90,12 +90,7 @@ class ModeEntry:
 class ParserEntry:
     name: Parser
     warm_up: str | None = None
-    blocks: str | None = None  # a compiled parser's module (``iter_parsed_blocks``): text read in blocks
-
-    @property
-    def compiled(self) -> bool:
-        """Reads the text in blocks (``blocks``), not a chunk of lines at a time."""
-        return self.blocks is not None
+    compiled: bool = False  # reads svmlight text in blocks (``nativesvm``), not a chunk of lines at a time
 
 
 MODELS = {e.name: e for e in (
@@ -138,7 +133,7 @@ MODES = {e.name: e for e in (
 
 PARSERS = {e.name: e for e in (
     ParserEntry(Parser.SKLEARN),
-    ParserEntry(Parser.NATIVE, "svmcore.data.native.binding:library", "svmcore.data.nativesvm"),
+    ParserEntry(Parser.NATIVE, "svmcore.data.native.binding:library", compiled=True),
 )}
 
 # The named groups, from the entries: a test reads ``cfg.model in MIXABLE_MODELS``.

@@ -37,7 +37,6 @@ def test_every_name_an_entry_gives_resolves():
         assert e.warm_up is None or callable(registry.load(e.warm_up))
     for e in registry.PARSERS.values():
         assert e.warm_up is None or callable(registry.load(e.warm_up))
-        assert e.blocks is None or callable(registry.load(f"{e.blocks}:iter_parsed_blocks"))
 
 
 def _literal_comparisons(path: str, names: set[str]) -> list[int]:
