@@ -25,7 +25,6 @@ from svmcore.data.native import NativeBuildError, library_path
 # a and b factors (averaged coef = (aw + a * w) / b) and the averaged intercept.
 SGD_STATE = ("wscale", "intercept", "average_a", "average_b", "average_intercept")
 WSCALE, INTERCEPT, AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT = range(len(SGD_STATE))
-MIN_WSCALE = 1e-9  # below it the scale is folded into the weights (scikit-learn's)
 
 _P = ctypes.c_void_p
 _I64 = ctypes.c_int64
@@ -44,7 +43,7 @@ SIGNATURES = {
     "svm_rfind_newline": (_I64, [_P, _I64, _I64]),
     "svm_scan": (_INT, [_P, _I64, _I64, _P, _P, _P, _P, _P]),
     "svm_write_rows": (_I64, [_P, _P, _P, _P, _P, _I64, _I64, _P, _I64]),
-    "sgd_state_layout": (_I64, [_P, _P]),
+    "sgd_state_layout": (_I64, [_P]),
     # the SGD kernels, by the values' type (f64, f32) and the model state's (float64; _s32: float32)
     **{f"sgd_fold_scale{s}": (None, [_P, _P, _P, _I64, _I64, _INT]) for s in ("", "_s32")},
     **{f"{name}_{v}{s}": sig for name, sig in (("sgd_fit", _FIT), ("decision", _DECISION),
@@ -87,21 +86,19 @@ def library() -> ctypes.CDLL:
     return _lib
 
 
-def sgd_state_layout(cdll: ctypes.CDLL | None = None) -> tuple[tuple[int, ...], int, float]:
-    """What the C library says the state layout is: the index of each ``SGD_STATE`` field,
-    the row width and the scale floor."""
+def sgd_state_layout(cdll: ctypes.CDLL | None = None) -> tuple[tuple[int, ...], int]:
+    """What the C library says the state layout is: the index of each ``SGD_STATE`` field and the row width."""
     cdll = cdll or library()
     fields = np.full(len(SGD_STATE), -1, np.int64)
-    floor = np.zeros(1)
-    width = cdll.sgd_state_layout(_out(fields, np.int64, "fields"), _out(floor, np.float64, "min_wscale"))
-    return tuple(int(f) for f in fields), int(width), float(floor[0])
+    width = cdll.sgd_state_layout(_out(fields, np.int64, "fields"))
+    return tuple(int(f) for f in fields), int(width)
 
 
 def _check_layout(cdll: ctypes.CDLL) -> None:
-    fields, width, floor = sgd_state_layout(cdll)
-    if fields != tuple(range(len(SGD_STATE))) or width != len(SGD_STATE) or floor != MIN_WSCALE:
-        raise NativeBuildError(f"the native library's SGD state layout (fields {fields}, width {width}, "
-                               f"floor {floor}) is not binding.py's ({SGD_STATE}, floor {MIN_WSCALE})")
+    fields, width = sgd_state_layout(cdll)
+    if fields != tuple(range(len(SGD_STATE))) or width != len(SGD_STATE):
+        raise NativeBuildError(f"the native library's SGD state layout (fields {fields}, width {width}) is not "
+                               f"binding.py's {SGD_STATE}")
 
 
 # ------------------------------------------------------------------ argument checks
@@ -306,14 +303,10 @@ def gather_rows(data, indices, indptr, rows, take=None) -> tuple[np.ndarray, np.
     (``take(name, n, dtype)`` -> an array of ``n`` items) they are written to the arrays it
     gives ("data", "indices", "indptr"), e.g. buffers reused from batch to batch."""
     rows, nnz = _rows_of(data, indices, indptr, rows)
-    new = take or _new
+    new = take or (lambda _, n, dtype: np.empty(n, dtype))
     out = new("data", nnz, data.dtype), new("indices", nnz, np.int32), new("indptr", rows.shape[0] + 1, np.int64)
     _csr_gather(data, indices, indptr, rows, *(a.ctypes.data for a in out))
     return out
-
-
-def _new(_, n: int, dtype) -> np.ndarray:
-    return np.empty(n, dtype)
 
 
 def gather_rows_into(data, indices, indptr, rows, out_data, out_indices, out_indptr) -> int:
