@@ -1,17 +1,13 @@
-"""A linear classifier trained by FTRL-proximal (McMahan et al., 2013,
-"Ad click prediction: a view from the trenches", algorithm 1): logistic loss,
-per-coordinate learning rates, L1 and L2, in the native library (``native/ftrl.c``).
+"""FTRL-proximal (McMahan et al., 2013, "Ad click prediction: a view from the trenches",
+algorithm 1) in the native library (``native/ftrl.c``): logistic loss, per-coordinate learning
+rates, L1 and L2; one vector per class above two (one-vs-rest), rows in the order given.
 
-Each weight vector keeps two arrays per feature, ``z`` (the gradients seen, less
-a proximal correction) and ``n`` (the sum of squared gradients). The weights are
-not stored while training: for each row, the weight of each of its nonzeros is
-computed from ``z`` and ``n`` (zero where ``|z| <= l1``, which is what makes the
-model sparse). The intercept is one more coordinate with value 1, not regularised.
-Zero values (dense input) leave their coordinates untouched, so dense and sparse
-input of the same rows give the same weights.
-
-A ``solvers.LinearModel``: rows are visited in the order given, one vector per class for
-more than two classes (one-vs-rest). Only numpy and ctypes in the process.
+Each weight vector keeps two arrays per feature, ``z`` (the gradients seen, less a proximal
+correction) and ``n`` (the sum of squared gradients). The weights are not stored: for each row,
+the weight of each of its nonzeros is computed from ``z`` and ``n`` (zero where ``|z| <= l1``,
+which makes the model sparse). The intercept is one more coordinate with value 1, not
+regularised. Zero values leave their coordinates untouched, so dense and sparse input of the
+same rows give the same weights.
 """
 
 from __future__ import annotations
