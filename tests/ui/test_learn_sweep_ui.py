@@ -53,7 +53,7 @@ def test_learn_shows_the_reference_on_first_open(app_home):
     assert chart(at, "learn_bars_batch_default")["data"][0]["name"] == "before"
     assert any("Measured on **reference machine, not yours**" in t for t in texts(at.caption))
     floors = at.table[0].value
-    assert list(floors["floor (MiB)"]) == ["128", "232", "281", "30"]  # the last: the lean path
+    assert list(floors["floor (MiB)"]) == ["128", "30"]  # the last: the lean path
 
 
 def test_learn_measures_one_remedy_here_and_replaces_the_reference(app_home):
