@@ -74,7 +74,7 @@ QUIETER = {Monitor.FULL: Monitor.LIGHT, Monitor.LIGHT: Monitor.OFF}
 
 NOT_FOR_ONE_RUN = {
     "ftrl": "FTRL keeps two float64 arrays per feature: measured, it raises the peak",
-    "compiled": "the compiled parser and solver are for speed: outside the lean path they do not lower the peak",
+    "compiled": "the compiled parser and solver are for speed: outside the lean path they keep the floor",
     "ddp": "data parallelism spreads the rows over several processes, each with its own floor and model copy; "
            "it does not lower one process's peak on this machine",
     "serve": "serving a trained model in a lean process lowers the memory of scoring, not of training: the "
