@@ -6,7 +6,7 @@ PORT ?= 8501
 # pytest processes of `make test`, a file to each (two cores: two)
 TEST_PROCS ?= 2
 
-.PHONY: run test test-fast bench deps dev-deps browser clean native numba pyc
+.PHONY: run test test-fast bench deps dev-deps browser clean native pyc
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -16,16 +16,10 @@ $(VENV)/.deps: requirements.txt | $(BIN)/python
 	$(BIN)/pip install -q -r requirements.txt
 	touch $@
 
-# The native C library (parser, writer, SGD solver): built by gcc into svmcore/data/native/build/
+# The native C library (parser, writer, SGD and FTRL solvers): built by gcc into svmcore/data/native/build/
 # (git-ignored; rebuilt when a source changes). Also built on demand by the first process that needs it.
 native: deps
 	$(BIN)/python -m svmcore.data.native
-
-# numba's compiled parser and solvers, cached once (svmcore/__pycache__, git-ignored) before the tests start:
-# otherwise each test process and run that needs them first compiles them itself (~13 CPU-s each, cold).
-numba: deps
-	$(BIN)/python -c "from svmcore.data import fastsvm; from svmcore.worker import ftrl, sgd; \
-	fastsvm.warm_up(); sgd.warm_up(); ftrl.warm_up()"
 
 # Our own modules' bytecode, compiled once: where PYTHONDONTWRITEBYTECODE is set (it is on these machines),
 # every process would compile them from source again (~0.35 CPU-s for each CLI call, server and test process).
@@ -46,10 +40,10 @@ browser:
 run: deps native pyc
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-test: dev-deps browser native numba pyc
+test: dev-deps browser native pyc
 	$(BIN)/python -m pytest -n $(TEST_PROCS) --dist loadfile --no-loadscope-reorder
 
-test-fast: dev-deps native numba pyc
+test-fast: dev-deps native pyc
 	$(BIN)/python -m pytest -m "not e2e"
 
 # Vowpal Wabbit is optional (a peer in the benchmark only); bench/compare.py skips it with a note if absent

@@ -26,7 +26,7 @@ sys.path.insert(0, ROOT)
 from bench.alpha import files  # noqa: E402
 from bench.remedies import describe, machine, write_result  # noqa: E402
 from svmcore.spec.regularisation import auto_alpha  # noqa: E402
-from svmcore.worker.sgd import CompiledSGD  # noqa: E402
+from svmcore.worker.native_sgd import NativeSGD  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -84,7 +84,7 @@ def main() -> int:
         return float(np.mean(np.where(decide(Xt) >= 0, 1.0, -1.0) == yt))
 
     alpha = auto_alpha(X.shape[0])
-    sgd = CompiledSGD(alpha, True, nf, [-1.0, 1.0])
+    sgd = NativeSGD(alpha, True, nf, [-1.0, 1.0])
     curve = []
     t0 = time.time()
     for order in orders:

@@ -1,5 +1,5 @@
-"""Does the default regularisation fit the data? Per solver (scikit-learn's SGD, the numba
-and native compiled SGD, FTRL), the accuracy and balanced accuracy at default knobs against
+"""Does the default regularisation fit the data? Per solver (scikit-learn's SGD, the native
+compiled SGD, FTRL), the accuracy and balanced accuracy at default knobs against
 the best of a grid of strengths, on several files: the first N rows of one `sparse-text` file
 (N = 2*10^5 and 10^6) with the same 20,000 later rows as the test file for all, files of other
 shapes (a few thousand rows, dense, very sparse), each with 20,000 later rows of its own as the
@@ -33,7 +33,7 @@ from bench.remedies import describe, machine  # noqa: E402
 
 ALPHAS = (1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7)
 FTRL_L2 = (3.0, 1.0, 0.3, 0.1, 0.03, 0.01)
-SOLVERS = ("sklearn", "numba", "native", "ftrl")
+SOLVERS = ("sklearn", "native", "ftrl")
 TEST_ROWS = 20_000
 GOAL_POINTS = 0.5
 GOAL_BALANCED_POINTS = 1.0  # issue 40: balanced accuracy within a point of the grid's best

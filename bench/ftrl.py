@@ -25,7 +25,7 @@ sys.path.insert(0, ROOT)
 
 from bench.remedies import describe, machine  # noqa: E402
 
-SOLVERS = (("sklearn", {}), ("numba", {}), ("ftrl", {}), ("ftrl", {"l1": 1.0}))
+SOLVERS = (("sklearn", {}), ("native", {}), ("ftrl", {}), ("ftrl", {"l1": 1.0}))
 BITS = (20, 24)
 
 
@@ -94,15 +94,15 @@ def markdown(r: dict) -> str:
              f"Machine: {r['description']}; load average {m['loadavg_before'][0]} before and "
              f"{m['loadavg_after'][0]} after ({r['seconds']} s of runs): other work shared the 2 cores, so speeds are "
              "noisy; peaks are not. Train peak: the exact peak of the train phase (the kernel's high-water mark, "
-             "reset at its start), which includes the floor (Python and its libraries: numba adds about 100 MiB) and "
-             "the data held in memory; \"vs numba SGD\" is the difference from the compiled SGD at the same width, "
+             "reset at its start), which includes the floor (Python and its libraries) and "
+             "the data held in memory; \"vs native SGD\" is the difference from the compiled SGD at the same width, "
              "which has the same floor. Sparse model: the exact bytes of the model's nonzero weights stored as "
              "int32 index + float64 value each (plus the intercept); dense: 8 bytes per weight."), "",
-             ("| columns | solver | train peak MiB | vs numba SGD | floor MiB | accuracy | balanced | nonzero weights "
+             ("| columns | solver | train peak MiB | vs native SGD | floor MiB | accuracy | balanced | nonzero weights "
               "| sparse model MiB | dense model MiB | samples/s |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
     for bits in sorted({x["bits"] for x in r["runs"]}):
         rows = [x for x in r["runs"] if x["bits"] == bits]
-        sgd = next((x for x in rows if x["solver"] == "numba"), {})
+        sgd = next((x for x in rows if x["solver"] == "native"), {})
         for x in rows:
             name = x["solver"] + ("".join(f", {k}={v}" for k, v in x["knobs"].items()))
             lines.append(
@@ -119,7 +119,7 @@ def verdict(runs: list[dict]) -> str:
     out = []
     for bits in sorted({x["bits"] for x in runs}):
         by = {(x["solver"], json.dumps(x["knobs"])): x for x in runs if x["bits"] == bits}
-        sgd, ftrl, sk = by.get(("numba", "{}")), by.get(("ftrl", "{}")), by.get(("sklearn", "{}"))
+        sgd, ftrl, sk = by.get(("native", "{}")), by.get(("ftrl", "{}")), by.get(("sklearn", "{}"))
         if not (sgd and ftrl and sk):
             continue
         above = {k: x["train_peak_mb"] - x["floor_mb"] for k, x in (("sk", sk), ("sgd", sgd), ("ftrl", ftrl))}
@@ -128,8 +128,8 @@ def verdict(runs: list[dict]) -> str:
         out.append(f"At 2^{bits} columns FTRL's train peak is {word} the compiled SGD's ({d:+,.0f} MiB, same "
                    f"floor); above the floor, training held {above['ftrl']:,.0f} MiB with FTRL, {above['sgd']:,.0f} "
                    f"with the compiled SGD and {above['sk']:,.0f} with scikit-learn's SGD, whose train peak is "
-                   f"{sk['train_peak_mb']:,.0f} MiB against FTRL's {ftrl['train_peak_mb']:,.0f} (its floor is "
-                   f"{sgd['floor_mb'] - sk['floor_mb']:,.0f} MiB lower: no numba). A sparse copy of FTRL's model takes "
+                   f"{sk['train_peak_mb']:,.0f} MiB against FTRL's {ftrl['train_peak_mb']:,.0f} (floors "
+                   f"{sk['floor_mb']:,.0f} and {sgd['floor_mb']:,.0f} MiB). A sparse copy of FTRL's model takes "
                    f"{ftrl['sparse_model_bytes'] / 2**20:,.2f} MiB against the compiled SGD's "
                    f"{sgd['sparse_model_bytes'] / 2**20:,.2f} MiB.")
     return ("**Answer.** " + " ".join(out) + " So FTRL's footprint while training is not smaller than SGD's in "

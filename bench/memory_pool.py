@@ -69,14 +69,15 @@ def child(path: str, loop: str, alloc: str, buffers: str, trim: bool, epochs: in
         return classic_child(path, alloc, buffers, trim, epochs, batch_size, features)
     import numpy as np
 
-    from svmcore.data import native, nativesvm
+    from svmcore.data import nativesvm
+    from svmcore.data.native import binding
     from svmcore.data.rows import Parts
     from svmcore.worker import floor
     from svmcore.worker.native_sgd import NativeSGD
 
     if alloc == "lean":
         floor.lean()
-    lib, libc = native.lib(), ctypes.CDLL(None)
+    lib, libc = binding.library(), ctypes.CDLL(None)
     model = NativeSGD(1e-5, True, features, np.array([-1.0, 1.0]))
     pool = {"data": np.empty(0), "indices": np.empty(0, np.int32), "indptr": np.empty(batch_size + 1, np.int64)}
     epochs_out = []

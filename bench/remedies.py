@@ -46,7 +46,7 @@ def machine() -> dict:
     return {"cpu": cpu, "cpus": os.cpu_count(), "machine": platform.machine(),
             "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
             "kernel": platform.release(), "python": platform.python_version(), "numpy": version("numpy"),
-            "scipy": version("scipy"), "scikit-learn": version("scikit-learn"), "numba": version("numba")}
+            "scipy": version("scipy"), "scikit-learn": version("scikit-learn")}
 
 
 def describe(m: dict) -> str:

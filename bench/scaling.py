@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 MODES = ("memory", "stream", "memmap", "lean")
-KNOBS = dict(parser="numba", solver="numba")
+KNOBS = dict(parser="native", solver="native")
 # "lean": stream mode with the native parser and solver (numpy and the C library only)
 MODE_KNOBS = {"lean": dict(mode="stream", parser="native", solver="native", threads=2)}
 
@@ -93,7 +93,7 @@ def main() -> int:
         machine["note"] = args.machine_note
     lines = [f"# Scaling, {time.strftime('%Y-%m-%d')}", "",
              f"`sparse-text` svmlight files, 2^20 features, ~46 nonzeros per row; {args.epochs} epochs; "
-             "parser and solver compiled (numba; lean: stream mode with the native C parser and solver, "
+             "parser and solver compiled (native; lean: stream mode with the native C parser and solver, "
              f"2 threads); every run capped at {args.cap_mb:,} MiB. Machine: {machine}. "
              "Peaks are exact (the worker's VmHWM). First pass: epoch 1 (parses text in stream mode); later: "
              "epochs 2+ (stream reads its binary spill, memmap its binary copy, memory its arrays).", "",

@@ -24,7 +24,7 @@ sys.path.insert(0, ROOT)
 
 from bench.remedies import describe, machine  # noqa: E402
 
-SOLVERS = ("sklearn", "numba", "native", "ftrl")
+SOLVERS = ("sklearn", "native", "ftrl")
 MONITORS = ("full", "off")
 
 
@@ -65,7 +65,7 @@ def main() -> int:
     home = tempfile.mkdtemp(prefix="svmcore-scoring-")
     load_before = os.getloadavg()
     t0 = time.time()
-    for tree in (before, ROOT):  # numba compiles each tree's kernels once: not inside a measured run's floor
+    for tree in (before, ROOT):  # each tree builds its native library once: not inside a measured run
         for solver in SOLVERS:
             run(tree, home, 5000, args.bits, solver, "off")
     runs = []

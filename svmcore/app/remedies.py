@@ -199,7 +199,7 @@ REMEDIES: tuple[Remedy, ...] = (
                   "experiment below shows them. Computing in FP16 (mixed-precision training) needs hardware with "
                   "fast half-precision units (GPU tensor cores, or CPUs with AVX512-FP16) and libraries that "
                   "compute on them (e.g. PyTorch's automatic mixed precision); this product trains on the CPU with "
-                  "scikit-learn and numba, which compute in float32 and float64."),
+                  "scikit-learn and the native library, which compute in float32 and float64."),
     Remedy("logging", "Turning off logging and visualisation callbacks",
            "Stops the training process from reporting while it trains: monitor=off (final evaluation only) or "
            "light (progress once a second, no live accuracy) instead of full.",
@@ -295,37 +295,34 @@ REMEDIES: tuple[Remedy, ...] = (
            "nonzero weights only (an index and a value each). While training, though, FTRL keeps two float64 "
            "numbers per feature (z and n), and to score computes from them just the weights a row needs; averaged "
            "SGD keeps the weights and their average. Every linear run reports its nonzero weights and a sparse copy's bytes.",
-           "The numba compiler on the floor (about 100 MiB, as for the compiled SGD); the logistic loss instead "
-           "of the hinge; four more knobs to tune (l1, l2, ftrl_alpha, ftrl_beta).",
+           "The logistic loss instead of the hinge; four more knobs to tune (l1, l2, ftrl_alpha, ftrl_beta).",
            "no figure given", None, TRAINING,
            (Experiment("default", "default setup", DEFAULT_SETUP, {"solver": "ftrl"},
                        default_setup=True, why="what the default setup sees (scikit-learn's SGD before)"),
             Experiment("2^24", "2^24 columns, against the compiled SGD",
-                       dict(_TEXT, features=1 << 24, solver="numba"), {"solver": "ftrl"},
+                       dict(_TEXT, features=1 << 24, solver="native"), {"solver": "ftrl"},
                        why="where the model is most of the memory, with the same compiled floor on both sides")),
            knobs=("solver", "l1", "l2", "ftrl_alpha", "ftrl_beta"), shows_model=True),
     Remedy("model_state", "Model state in float32",
            "Keeps the linear model's trained state (the weights and their running average) in float32 instead of "
            "float64: the half-precision idea applied to the model rather than the data (model_state=float32; the "
-           "numba and native solvers).",
+           "native solver).",
            "Averaged SGD holds two weight-sized arrays, 16 bytes a column in float64: 16 MiB at 2^20 columns, "
            "256 MiB at 2^24. In float32 they take half. The steps are the same float64 arithmetic, each weight "
            "rounded to float32 where it is stored, so the model keeps its accuracy; and a step reads half the "
            "bytes. scikit-learn's SGD takes its weights' type from the data's and has no such setting; FTRL's "
            "running sums would stall in float32.",
            "The weights round to 7 significant digits at every update: they no longer match scikit-learn's "
-           "averaged SGD to rounding (the float64 default's promise). A compiled solver instead of "
-           "scikit-learn's (the numba one adds its compiler to the floor; the native one adds nothing).",
+           "averaged SGD to rounding (the float64 default's promise). The native solver instead of "
+           "scikit-learn's (it adds nothing to the floor).",
            "half of the model", None, TRAINING,
            (Experiment("default", "default setup, native solver", {"solver": "native"}, {"model_state": "float32"},
                        default_setup=True, why="the default setup with the compiled solver the remedy needs "
                                                "(scikit-learn's SGD keeps no float32 state of its own)"),
             Experiment("2^24", "2^24 columns, native solver", dict(_TEXT, features=1 << 24, solver="native"),
-                       {"model_state": "float32"}, why="where the model is most of the memory"),
-            Experiment("2^24-numba", "2^24 columns, numba solver", dict(_TEXT, features=1 << 24, solver="numba"),
-                       {"model_state": "float32"}, why="the same on the numba solver")),
+                       {"model_state": "float32"}, why="where the model is most of the memory")),
            knobs=("model_state", "solver"), in_advice=False,
-           limits="Linear models trained by the numba or native SGD only: scikit-learn's solver keeps float32 "
+           limits="Linear models trained by the native SGD only: scikit-learn's solver keeps float32 "
                   "weights only for float32 data (the precision knob), FTRL keeps float64 z and n, and the "
                   "MLPs' weights follow the precision knob."),
     Remedy("model", "Approximate instead of exact kernel",
@@ -343,19 +340,18 @@ REMEDIES: tuple[Remedy, ...] = (
                         "cache_size_mb": 500},
                        {"model": "kernel-approx", "n_components": 256}, why="the largest the exact kernel takes")),
            knobs=("model", "n_components"), in_advice=False),
-    Remedy("compiled", "Compiled parser and solver (a trade, not a saving)",
-           "Parses svmlight text and runs the SGD steps in numba-compiled loops instead of scikit-learn.",
+    Remedy("compiled", "Compiled parser and solver (speed first)",
+           "Parses svmlight text and runs the SGD steps in the native library's C loops instead of scikit-learn.",
            "Speed, not memory: scikit-learn's parser is Python-bound and its partial_fit pays a fixed "
            "setup cost per batch, which dominates on rows of ~50 nonzeros. The compiled code does the "
            "same arithmetic (same weights to rounding) several times faster per sample.",
-           "The compiler and its code add about 100 MiB to the worker's floor (~150 MiB on the run that "
-           "first compiles them): on small data this remedy raises the peak. It pays off when time, not "
-           "memory, is the constraint.",
+           "A 24 KiB library, built by gcc once; outside the lean path the worker still loads scikit-learn, so "
+           "the floor stays; in stream mode the C parser's blocks hold less than scikit-learn's chunks of lines.",
            "not in the advice", None, ("imports",),
-           (Experiment("default", "default setup", DEFAULT_SETUP, {"solver": "numba"},
+           (Experiment("default", "default setup", DEFAULT_SETUP, {"solver": "native"},
                        default_setup=True, why="what the default setup sees (in memory only the solver applies)"),
             Experiment("stream", "streamed", dict(_TEXT, mode="stream"),
-                       {"parser": "numba", "solver": "numba"}, why="where parsing text is the bottleneck")),
+                       {"parser": "native", "solver": "native"}, why="where parsing text is the bottleneck")),
            knobs=("parser", "solver"), in_advice=False),
 )
 
@@ -419,14 +415,14 @@ SERVE = Remedy(
     "where no checked prediction changes) and scores new rows with `python -m svmcore predict --model RUN_ID "
     "--data FILE` in a separate process that loads only numpy and the native library.",
     "Scoring needs the weights and one block of parsed rows: not the training data, the optimiser's state "
-    "(averaged SGD's second copy of the weights, FTRL's z and n), scikit-learn, scipy or numba. The serving "
+    "(averaged SGD's second copy of the weights, FTRL's z and n), scikit-learn or scipy. The serving "
     "process's floor is Python and numpy; the model is a few MiB at most (one float32 per column, or an index "
     "and a value per nonzero weight).",
     "An export at the end of every linear run (one weight-sized float64 copy while it is written, a few MiB on "
     "disk in the run's folder); svmlight input only; a second process to run.",
     "no figure given", None, (),
     in_advice=True, measured_by="serve",
-    limits="Linear SVMs only (every solver: scikit-learn, numba, native, FTRL). Kernel-approx, the MLPs and the "
+    limits="Linear SVMs only (every solver: scikit-learn, native, FTRL). Kernel-approx, the MLPs and the "
            "exact kernel SVM are not exportable yet: their runs say so, and predict refuses them. The serving "
            "process reads svmlight files (a run trained on raw text cannot be served).")
 

@@ -10,7 +10,6 @@ line by line to say which line is wrong and why.
 
 from __future__ import annotations
 
-import importlib
 import io
 import os
 import re
@@ -385,15 +384,14 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
                      text_bits: int = TEXT_DEFAULT_BITS, parser: str = "sklearn", span: tuple | None = None
                      ) -> Iterator[Chunk]:
     """Yield the rows of a data file in chunks; raise DataError at the first bad line,
-    or if the file holds no data rows at all. ``parser='numba'`` parses svmlight with the
-    compiled parser (chunks are then its 8 MiB blocks, whatever ``chunk_rows``). ``span``
+    or if the file holds no data rows at all. ``parser='native'`` parses svmlight with the
+    compiled parser (chunks are then its blocks, whatever ``chunk_rows``). ``span``
     ``(start, end, first_line)``: the data lines in bytes [start, end) of a text file only,
     ``start`` being where file line ``first_line`` (a data line) starts."""
     rows = 0
     fmt = fmt or sniff_format(path)
-    blocks = PARSERS[Parser(parser)].blocks
-    if fmt == "svmlight" and blocks:
-        chunks = _iter_svmlight_fast(path, n_features, blocks, span)
+    if fmt == "svmlight" and PARSERS[Parser(parser)].compiled:
+        chunks = _iter_svmlight_fast(path, n_features, span)
     else:
         chunks = _iter_format(path, chunk_rows, fmt, n_features, text_bits, span)
     for chunk in chunks:
@@ -403,13 +401,11 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
         raise DataError("the file has no data rows", path)
 
 
-def _iter_svmlight_fast(path: str, n_features: int | None, blocks: str, span: tuple | None = None
-                        ) -> Iterator[Chunk]:
-    """Rows parsed by a compiled parser: ``blocks``, its module's ``iter_parsed_blocks``
-    (``span``: a byte range of the file, line-aligned)."""
-    fastsvm = importlib.import_module(blocks)
+def _iter_svmlight_fast(path: str, n_features: int | None, span: tuple | None = None) -> Iterator[Chunk]:
+    """Rows parsed by the compiled parser (``nativesvm``; ``span``: a byte range of the file, line-aligned)."""
+    from svmcore.data import nativesvm  # here: imported only when the native parser is chosen
 
-    for b in fastsvm.iter_parsed_blocks(path, MAX_FEATURES, span=span):
+    for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES, span=span):
         width = n_features if n_features is not None else max(1, b.max_id)
         if b.max_id > width:
             row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)

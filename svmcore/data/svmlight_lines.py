@@ -1,22 +1,18 @@
-"""What both compiled svmlight parsers (numba: fastsvm; C: nativesvm) share, in plain
-Python: the error they raise for a bad line and its translation to a DataError that
-names the file line, the per-line path that parses a line exactly as scikit-learn
-does, the loop that runs a compiled scanner over a block and hands it the lines it
-refuses, the cutting of a file into blocks, and the powers-of-five table of the float
-conversion. The two parser modules differ only in their compiled kernels."""
+"""svmlight in plain Python, beside the C parser (``nativesvm``): the error it raises for a bad
+line and its translation to a DataError that names the file line, the per-line path that parses
+a line exactly as scikit-learn does (the lines the C grammar refuses), the cutting of a file into
+blocks, and the powers-of-five table of the float conversion."""
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Iterator
 
 import numpy as np
 
 from svmcore.spec.config import shown
 from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES
-
-OK = 0  # the status a compiled scanner returns when it reached the end of the block
 
 
 class BlockError(ValueError):
@@ -163,109 +159,7 @@ def why_not_a_number(text: str, what: str) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------- a block through a compiled scanner
-
-def block_input(buf, max_features: int) -> tuple[np.ndarray, int]:
-    """A block parser's input checked: the bytes (``read_only_bytes``) and ``max_features``."""
-    max_features = int(max_features)
-    if not 1 <= max_features <= 2**31:
-        raise ValueError(f"max_features must be in [1, 2**31], got {max_features}")
-    return read_only_bytes(buf), max_features
-
-
-def read_only_bytes(buf) -> np.ndarray:
-    """Bytes, a memoryview or a uint8 array as a read-only 1-D uint8 array: numba compiles
-    one specialisation for every input kind."""
-    if isinstance(buf, np.ndarray):
-        if buf.dtype != np.uint8 or buf.ndim != 1:
-            raise TypeError("parse_block needs a 1-D uint8 array, bytes or a memoryview")
-        arr = np.ascontiguousarray(buf).view()
-    else:
-        arr = np.frombuffer(buf, dtype=np.uint8)
-    arr.flags.writeable = False
-    return arr
-
-
-class Block(NamedTuple):
-    """The CSR parts of a parsed block and where its rows are."""
-    data: np.ndarray     # float64
-    indices: np.ndarray  # int32, file id - 1
-    indptr: np.ndarray   # int64
-    y: np.ndarray        # float64
-    n_rows: int
-    max_id: int          # the largest 1-based id seen, 0 if none
-    first_row_line: int  # 0-based physical line of the first row in the block, -1 if none
-    n_lines: int         # physical lines in the block
-
-
-# What a compiled scanner carries from call to call, in this order:
-# (pos, nnz, rows, max_id, line_no, data_no, first_row_line)
-State = tuple[int, int, int, int, int, int, int]
-START: State = (0, 0, 0, 0, 0, 0, -1)
-
-
-def scan_block(arr: np.ndarray, max_features: int, out: tuple[np.ndarray, ...],
-               scan: Callable[[State], tuple[int, State]], find_newline: Callable[[int], int],
-               stats: dict) -> State:
-    """Fill ``out`` = (data, indices, indptr, y) from the block ``arr``: ``scan(state)``
-    is the compiled scanner, which parses from ``state`` until the end (status OK) or
-    a line it refuses, returning the state at the start of that line; each such line
-    takes the Python path, which parses it the way sklearn would or raises
-    :class:`BlockError`. ``find_newline(pos)`` is the compiled search for the end of a
-    line. Returns the final state; ``out[2][0]`` must be 0."""
-    n = arr.shape[0]
-    state = START
-    while True:
-        st, state = scan(state)
-        if st == OK:
-            return state
-        stats["python_lines"] += 1
-        end = find_newline(state[0])
-        state = _python_line(arr, state, end, max_features, out)
-        if end >= n:
-            return state
-
-
-def _python_line(arr, state: State, end: int, max_features: int, out) -> State:
-    """The line arr[pos:end] parsed in Python and appended to ``out``; the state after it."""
-    pos, nnz, rows, max_id, line_no, data_no, first_row_line = state
-    raw = arr[pos:end].tobytes()
-    try:
-        parsed = parse_line_python(raw, max_features)
-    except (ValueError, IndexError, OverflowError) as e:
-        raise BlockError(line_no, data_no, raw.rstrip(b"\r\n"), pos, str(e) or type(e).__name__) from None
-    if parsed is not None:  # (None, a line sklearn would skip, does not reach here)
-        data, indices, indptr, y = out
-        label, ids, vals = parsed
-        k = len(ids)
-        data[nnz:nnz + k] = vals
-        indices[nnz:nnz + k] = np.asarray(ids, dtype=np.int64) - 1
-        y[rows] = label
-        if rows == 0 and first_row_line < 0:
-            first_row_line = line_no
-        rows += 1
-        nnz += k
-        indptr[rows] = nnz
-        if ids and ids[-1] > max_id:
-            max_id = ids[-1]
-        data_no += 1
-    if end < arr.shape[0]:
-        return end + 1, nnz, rows, max_id, line_no + 1, data_no, first_row_line
-    return end, nnz, rows, max_id, line_no, data_no, first_row_line
-
-
 # ---------------------------------------------------------------- a file in blocks
-
-class ParsedBlock(NamedTuple):
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    y: np.ndarray
-    n_rows: int
-    max_id: int
-    first_line: int       # 1-based file line of the block's first physical line
-    first_row_line: int   # 1-based file line of the block's first row
-
 
 def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray, int, int], int],
                 count_newlines: Callable[[np.ndarray, int], int], reuse: bool | dict = False,
@@ -322,19 +216,3 @@ def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray
                 if carry.shape[0]:
                     yield memoryview(carry).toreadonly(), line_no
                 return
-
-
-def iter_parsed(path: str, blocks: Iterator[tuple[memoryview, int]], parse: Callable[[memoryview], Block]
-                ) -> Iterator[ParsedBlock]:
-    """``parse`` over the ``blocks`` of the file at ``path``; blocks with no rows are
-    skipped. A bad line raises :class:`DataError` naming its file line."""
-    for block, first_line in blocks:
-        try:
-            r = parse(block)
-        except BlockError as e:
-            raise e.data_error(path, first_line) from None
-        if r.n_rows:
-            out = [ParsedBlock(r.data, r.indices, r.indptr, r.y, r.n_rows, r.max_id, first_line,
-                               first_line + r.first_row_line)]
-            r = None  # handed on, not held here until the next block is parsed
-            yield out.pop()

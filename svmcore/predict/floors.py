@@ -7,36 +7,28 @@ from __future__ import annotations
 from svmcore.predict.model import LEAN_FLOOR_MB, Calibration, floor_key, floor_mb, tracer_mb
 from svmcore.spec.config import RunConfig
 
-# Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the
-# imports phase's exact peak): scikit-learn's path; with the numba parser and solver
-# once their compiled code is cached on disk; and on the run that first compiles them.
-# The lean path (native parser and solver, stream mode): Python, numpy and the C library, measured
-# again on 2026-12-04 once the lean worker stopped mapping OpenSSL.
-REFERENCE_FLOORS_MB = {"base": 128.0, "numba": 232.0, "numba_first_compile": 281.0, "lean": LEAN_FLOOR_MB}
+# Measured on the 2-core development machine on 2026-12-01 with a 2,000-row run (the imports
+# phase's exact peak): scikit-learn's path. The lean path (native parser and solver, stream mode):
+# Python, numpy and the C library, measured again on 2026-12-04 once it stopped mapping OpenSSL.
+REFERENCE_FLOORS_MB = {"base": 128.0, "lean": LEAN_FLOOR_MB}
 REFERENCE_MEASURED = "2026-12-01 (the lean floor on 2026-12-04)"
 REFERENCE_BASIS = f"measured on the reference machine on {REFERENCE_MEASURED}, not this one"
 # The file-backed pages of the libraries a worker maps, which count in its RSS but not against a
 # cgroup cap once another process holds them in memory (a page is charged to the group that first
 # read it): the worker's RssFile at its highest RSS sample, 2026-12-06, 20,000-row runs under a
-# cgroup cap: scikit-learn's path 56-58 MiB, the numba path 110-128 (with LLVM), the lean path 21.
-LIBRARY_FILES_MB = {"base": 57.0, "numba": 110.0, "lean": 20.0}
+# cgroup cap: scikit-learn's path 56-58 MiB, the lean path 21.
+LIBRARY_FILES_MB = {"base": 57.0, "lean": 20.0}
 CALIBRATED_BASIS = "measured on this machine by its calibration"
 
 
-def uses_numba(cfg: RunConfig) -> bool:
-    return floor_key(cfg).endswith("+numba")
-
-
 def floor_for(cfg: RunConfig, cal: Calibration | None) -> tuple[float, str]:
-    """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from.
-    With the numba path and no calibration this is the cached-code floor: the first run
-    that compiles it goes higher (``REFERENCE_FLOORS_MB['numba_first_compile']``)."""
-    if floor_key(cfg).endswith("+lean"):
+    """The floor a run of ``cfg`` starts from, in MiB, and where the figure comes from."""
+    if cfg.lean:
         lean, basis = lean_floor(cal)
         return lean + tracer_mb(cfg), basis
     if cal is not None and cal.floors:
         return floor_mb(cal, cfg), CALIBRATED_BASIS
-    return REFERENCE_FLOORS_MB["numba" if uses_numba(cfg) else "base"] + tracer_mb(cfg), REFERENCE_BASIS
+    return REFERENCE_FLOORS_MB["base"] + tracer_mb(cfg), REFERENCE_BASIS
 
 
 def lean_floor(cal: Calibration | None) -> tuple[float, str]:
@@ -55,7 +47,7 @@ def import_costs(cal: Calibration | None) -> list[dict]:
     calibration's floors (per model) when calibrated, else the reference measurement."""
     if cal is not None and cal.floors:
         rows = []
-        for key in sorted(cal.floors, key=lambda k: (k.endswith("+numba"), k)):
+        for key in sorted(cal.floors):
             model, libs = key.split("+")
             rows.append({"libraries": _LIBRARIES[libs], "model": model, "floor_mb": round(cal.floors[key], 1),
                          "basis": CALIBRATED_BASIS})
@@ -66,10 +58,6 @@ def import_costs(cal: Calibration | None) -> list[dict]:
         return rows + [lean]
     return [{"libraries": _LIBRARIES["base"], "model": "any", "floor_mb": REFERENCE_FLOORS_MB["base"],
              "basis": REFERENCE_BASIS},
-            {"libraries": _LIBRARIES["numba"] + ", compiled code cached on disk", "model": "linear-svm",
-             "floor_mb": REFERENCE_FLOORS_MB["numba"], "basis": REFERENCE_BASIS},
-            {"libraries": _LIBRARIES["numba"] + ", first run (compiles, ~9 s)", "model": "linear-svm",
-             "floor_mb": REFERENCE_FLOORS_MB["numba_first_compile"], "basis": REFERENCE_BASIS},
             _lean_row()]
 
 
@@ -79,15 +67,13 @@ def _lean_row() -> dict:
 
 
 _LIBRARIES = {"base": "Python, numpy, scipy, scikit-learn",
-              "numba": "the same + numba (compiled parser and solver) and LLVM",
               "lean": "Python, numpy and the native C library (parser and solver): the lean path"}
 
 
 def library_files_mb(cfg: RunConfig) -> float:
     """What of a run's RSS the libraries' files are (``LIBRARY_FILES_MB``): charged to a
     cgroup only when no other process holds them in memory already."""
-    key = floor_key(cfg)
-    return LIBRARY_FILES_MB["lean" if key.endswith("+lean") else "numba" if uses_numba(cfg) else "base"]
+    return LIBRARY_FILES_MB[floor_key(cfg).split("+")[1]]
 
 
 def libraries(cfg: RunConfig) -> str:
@@ -101,8 +87,7 @@ def cap_below_floor(cfg: RunConfig, floor: float, basis: str, cap_kind: str | No
     charge to the run's cgroup: the floor less their files (``library_files_mb``). Pure: the
     floor and its basis come from ``floor_for``."""
     cap = cfg.memory_cap_mb
-    libs = ("on the lean path" if floor_key(cfg).endswith("+lean") else
-            "with the numba path" if uses_numba(cfg) else "on scikit-learn's path")
+    libs = "on the lean path" if cfg.lean else "on scikit-learn's path"
     if cap_kind == "cgroup":
         files = library_files_mb(cfg)
         if cap is None or cap >= floor - files:

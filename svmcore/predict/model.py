@@ -27,9 +27,8 @@ from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.registry import load, state_bytes
 from svmcore.spec.units import MiB
 
-PARSER_BLOCK = 8 * MiB  # fastsvm.DEFAULT_BLOCK_BYTES
 PHASES = ("prepare", "load", "transform", "train", "distill", "evaluate")
-LEAN_PARSER_BLOCK = 2 * MiB  # a 1 MiB text block and its parsed arrays
+PARSER_BLOCK = 2 * MiB  # the native parser's 1 MiB text block and its parsed arrays
 # Bytes of RSS per byte of the features no calibration run moves (it is synthetic, never lean), measured on
 # the reference machine (docs/memory-model.md says how); a calibration that fits one overrides it.
 FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 1.0, "io_convert_file": 1.0,
@@ -38,7 +37,6 @@ FIXED_COEFS = {"shuffle_lean": 1.25, "test_lean_file": 2.0, "io_densify_chunk": 
 # threshold, 700): a cyclic history adds one a batch, so without gc_every that many batches can wait for it
 GC_FIRST_GENERATION = 700
 LEAN_FLOOR_MB = 30.0  # the lean path's floor (Python, numpy, the native library; no OpenSSL or numpy.random), 29.2-29.4 measured here
-NUMBA_FLOOR_MB = 100.0  # what numba adds to the floor here, for a calibration that never measured it
 # Data-parallel runs (workers > 1), measured on the 2-core development machine on 2026-12-01 with
 # 2,000-row runs: a LocalCluster worker process once it has run a shard's task (Python, numpy, scipy,
 # scikit-learn, dask.distributed), and what Dask's scheduler, nannies and client add to the run's
@@ -133,10 +131,10 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         "test": test_rows * (w * cb if dense_test else sparse_row(cb)),
         "batch": min(cfg.batch_size, shape.train_rows) * (w * cb if dense else sparse_row(cb))
         if incremental and not ddp else 0.0,
-        "model_linear": 0.0, "model_linear_numba": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
+        "model_linear": 0.0, "model_linear_compiled": 0.0, "model_linear_ftrl": 0.0, "model_mlp": 0.0,
         "model_mlp_step": 0.0, "model_svm": 0.0, "activations": 0.0, "eval_sample": 0.0,
         "transform_nystroem": 0.0, "transform_rff": 0.0, "transformed": 0.0, "batch_transformed": 0.0,
-        "io_generate": 0.0, "io_parse": 0.0, "io_parse_numba": 0.0, "io_build": 0.0, "io_build_dense": 0.0,
+        "io_generate": 0.0, "io_parse": 0.0, "io_parse_compiled": 0.0, "io_build": 0.0, "io_build_dense": 0.0,
         "io_parse_batch": 0.0, "io_densify": 0.0, "test_lean_file": 0.0,
     }
     if cfg.lean:
@@ -169,7 +167,7 @@ def parts(cfg: RunConfig, shape: Shape) -> dict[str, float]:
         p["io_densify"] = chunk * w * (8.0 if mode.holds_rows and not shape.dense_source else vb)
     p["load_held"], p["io_densify_chunk"] = load_chunk_moment(cfg, shape, chunk) if dense and not ddp else (0.0, 0.0)
     if source_is_text and cfg.parser_entry.compiled and shape.file_format in ("svmlight", ""):
-        p["io_parse_numba"] = LEAN_PARSER_BLOCK if cfg.lean else PARSER_BLOCK
+        p["io_parse_compiled"] = PARSER_BLOCK
     elif source_is_text:
         row_read = w * 8 if shape.dense_source else sparse_row(8)
         p["io_parse"] = chunk * row_read  # loading (and stream mode's test rows) parse by chunks
@@ -230,7 +228,7 @@ def exports(cfg: RunConfig, shape: Shape) -> bool:
 def reads_lines(cfg: RunConfig, shape: Shape) -> bool:
     """Whether the data is a sparse text file read a chunk of lines at a time (``readers._iter_format``:
     svmlight with scikit-learn's parser, or raw text), the reader keeping the chunk's lines while
-    the chunk is used. (The compiled parsers read 8 MiB blocks; CSV rows are dense.)"""
+    the chunk is used. (The native parser reads 1 MiB blocks; CSV rows are dense.)"""
     if shape.file_format == "text":
         return True
     return shape.file_format == "svmlight" and not cfg.parser_entry.compiled
@@ -292,11 +290,11 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
     stacked = p["data_stacked"]
     tf = {k: p[k] for k in ("transform_nystroem", "transform_rff", "transformed")}
     held = {"test": p["test"], data_kind: p["data"]}
-    model = {k: p[k] for k in ("model_linear", "model_linear_numba", "model_linear_ftrl", "model_mlp", "model_svm")}
+    model = {k: p[k] for k in ("model_linear", "model_linear_compiled", "model_linear_ftrl", "model_mlp", "model_svm")}
     # activations are held during a step only; the live evaluation's sample while training only
     # the train phase's peak is during a step: what the MLP holds between steps plus what a step adds
     trained = {**model, "model_mlp": p["model_mlp"] + p["model_mlp_step"]}
-    io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba", "io_densify")}
+    io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_compiled", "io_densify")}
     prepare = {**one, f"io_build_{m}": p["io_build"], f"io_build_dense_{m}": p["io_build_dense"],
                f"io_densify_{m}": p["io_densify"]}
     if p.get("io_convert_file"):
@@ -308,7 +306,8 @@ def features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, float]]
         "load": {**one, **io, "test": p["test"], f"load_{data_kind}": stacked},
         "train": {**one, **held, **trained, f"batch_{m}": p["batch"],
                   "batch_queue": 2 * p["batch"] if reader else 0.0,
-                  "io_parse_batch": p["io_parse_batch"], "io_parse_numba_stream": p["io_parse_numba"] if text else 0.0,
+                  "io_parse_batch": p["io_parse_batch"],
+                  "io_parse_compiled_stream": p["io_parse_compiled"] if text else 0.0,
                   **tf, "batch_transformed": p["batch_transformed"], shuffle_key: p["shuffle"],
                   "activations": p["activations"], "eval_sample": p["eval_sample"],
                   "kept_cache": p["kept_cache"], "kept_history": p["kept_history"]},
@@ -339,7 +338,7 @@ def other_moment(cfg: RunConfig, p: dict[str, float], phase: str) -> dict[str, f
     if phase == "prepare" and p.get("io_convert_file"):
         return {f"const_{m}": MiB, f"io_build_{m}": p["io_build"]}
     if phase == "load" and p.get("io_densify_chunk"):
-        io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_numba")}
+        io = {f"{k}_{m}": p[k] for k in ("io_generate", "io_parse", "io_parse_compiled")}
         return {f"const_{m}": MiB, **io, "test": p["test"], "load_data_dense": p["load_held"],
                 "io_densify_chunk": p["io_densify_chunk"]}
     return None
@@ -361,9 +360,9 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
     phases = {
         "prepare": one,
         "load": {**one, **held},
-        "train": {**one, **held, "model_lean": p["model_linear_numba"], "batch_lean": batch,
+        "train": {**one, **held, "model_lean": p["model_linear_compiled"], "batch_lean": batch,
                   "shuffle_lean": p["shuffle"], "kept_history": p["kept_history"]},
-        "evaluate": {**one, **held, "model_lean": p["model_linear_numba"], "shuffle_lean": p["shuffle"]},
+        "evaluate": {**one, **held, "model_lean": p["model_linear_compiled"], "shuffle_lean": p["shuffle"]},
     }
     return {ph: {k: v for k, v in f.items() if v} for ph, f in phases.items()}
 
@@ -371,18 +370,13 @@ def lean_features(cfg: RunConfig, p: dict[str, float]) -> dict[str, dict[str, fl
 def floor_key(cfg: RunConfig) -> str:
     if cfg.lean:
         return f"{cfg.model}+lean"
-    return f"{cfg.model}+{'numba' if loads_numba(cfg) else 'base'}"
-
-
-def loads_numba(cfg: RunConfig) -> bool:
-    """Whether the run's parser, or the solver of its linear model (or of its distilled student), is numba's."""
-    return cfg.parser_entry.numba or (cfg.solver_entry.numba and (cfg.model_entry.linear or cfg.distill))
+    return f"{cfg.model}+base"
 
 
 # ---------------------------------------------------------------- train time (rough)
 
 def time_family(cfg: RunConfig) -> str:
-    """Runs whose per-sample and per-step costs are alike (numba's and the native SGD are one family)."""
+    """Runs whose per-sample and per-step costs are alike (the solver entry's ``family``)."""
     if cfg.model_entry.linear and cfg.solver_entry.family:
         return f"{cfg.model}+{cfg.solver_entry.family}"
     return cfg.model
@@ -439,13 +433,12 @@ def duration_text(seconds: float) -> str:
 # development machine (svmcore 2026, scikit-learn 1.9): the time forecast of a machine
 # without its own calibration, and labelled as such.
 REFERENCE_TIME_COEFS = {
-    "const": 0.0427, "parse_numba": 0.0, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
-    "sample_linear-svm": 5.66e-09, "sample_linear-svm+numba": 5.29e-08, "sample_mlp": 2.28e-09,
-    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+numba": 1.57e-09,
+    "const": 0.0427, "parse_sklearn": 8.82e-07, "sample_kernel-approx": 1.19e-09,
+    "sample_linear-svm": 5.66e-09, "sample_linear-svm+compiled": 5.29e-08, "sample_mlp": 2.28e-09,
+    "step_kernel-approx": 1.04e-05, "step_linear-svm": 6.5e-09, "step_linear-svm+compiled": 1.57e-09,
     "step_mlp": 1.92e-08, "svm": 1.96e-08,
     "fresh_mlp": 0.0,  # (fitted before the time model priced it apart: within step_mlp there)
 }
-
 
 
 # ---------------------------------------------------------------- prediction
@@ -473,7 +466,7 @@ def predict(cfg: RunConfig, cal: Calibration | None, shape: Shape | None = None,
             if cfg.workers > 1 and phase in ("train", "evaluate"):
                 # the scheduler, nannies and client in the run's process, and every worker's returned
                 # model while it mixes them (one byte of RSS per byte: not calibrated)
-                returned = cfg.workers * (p["model_linear"] + p["model_linear_numba"]) / MiB
+                returned = cfg.workers * (p["model_linear"] + p["model_linear_compiled"]) / MiB
                 contrib["dask"] = DASK_COORDINATOR_MB + returned
             phases[phase] = group_parts(contrib)
     totals = {k: floor + sum(v.values()) for k, v in phases.items()}
@@ -550,12 +543,7 @@ def floor_mb(cal: Calibration, cfg: RunConfig) -> float:
         return cal.floors[key] + tracer_mb(cfg)
     if cfg.lean:  # calibration runs are synthetic, never lean: the reference measurement
         return LEAN_FLOOR_MB + tracer_mb(cfg)
-    base = cal.floors.get(f"{cfg.model}+base", cal.floors.get("linear-svm+base", 0.0))
-    if loads_numba(cfg):
-        f = cal.floors
-        have = "linear-svm+numba" in f and "linear-svm+base" in f
-        base += f["linear-svm+numba"] - f["linear-svm+base"] if have else NUMBA_FLOOR_MB
-    return base + tracer_mb(cfg)
+    return cal.floors.get(f"{cfg.model}+base", cal.floors.get("linear-svm+base", 0.0)) + tracer_mb(cfg)
 
 
 def tracer_mb(cfg: RunConfig) -> float:

@@ -35,14 +35,13 @@ from svmcore.spec.registry import LINEAR_MODELS
 
 SPEED_RANK = {  # higher is faster, as measured in bench/results (per sample, sparse text)
     ("memory", "sklearn", "sklearn"): 2, ("memmap", "sklearn", "sklearn"): 3, ("stream", "sklearn", "sklearn"): 0,
-    ("memory", "numba", "sklearn"): 2, ("memmap", "numba", "sklearn"): 3, ("stream", "numba", "sklearn"): 1,
-    ("memory", "sklearn", "numba"): 5, ("memmap", "sklearn", "numba"): 6, ("stream", "sklearn", "numba"): 2,
-    ("memory", "numba", "numba"): 5, ("memmap", "numba", "numba"): 6, ("stream", "numba", "numba"): 5,
-    # FTRL is compiled like the numba SGD; bench/results/ftrl.md measured it about as fast per sample
+    ("memory", "native", "sklearn"): 2, ("memmap", "native", "sklearn"): 3, ("stream", "native", "sklearn"): 1,
+    ("memory", "sklearn", "native"): 5, ("memmap", "sklearn", "native"): 6, ("stream", "sklearn", "native"): 2,
+    # FTRL is compiled like the native SGD; bench/results/ftrl.md measured it about as fast per sample
     ("memory", "sklearn", "ftrl"): 5, ("memmap", "sklearn", "ftrl"): 6, ("stream", "sklearn", "ftrl"): 2,
-    ("memory", "numba", "ftrl"): 5, ("memmap", "numba", "ftrl"): 6, ("stream", "numba", "ftrl"): 5,
-    # the native C parser and solver: as fast as numba's or faster, without its ~190 MiB of floor; in stream
-    # mode on a svmlight file this is the lean path (bench/results/compare-lean-1000000.md)
+    ("memory", "native", "ftrl"): 5, ("memmap", "native", "ftrl"): 6, ("stream", "native", "ftrl"): 5,
+    # the native parser and solver together; in stream mode on a svmlight file this is the lean path
+    # (bench/results/compare-lean-1000000.md)
     ("memory", "native", "native"): 5, ("memmap", "native", "native"): 6, ("stream", "native", "native"): 6,
 }
 
@@ -56,9 +55,7 @@ def candidates(base: dict) -> list[RunConfig]:
     checkpoints = sorted({cfg0.checkpoint, 2, max(2, round(depth ** 0.5))}) \
         if cfg0.model in KNOBS["checkpoint"].applies_to and depth >= 2 else [cfg0.checkpoint]
     out, seen = [], set()
-    pairs = list(itertools.product(("sklearn", "numba"), ("sklearn", "numba", "ftrl") if linear else (cfg0.solver,)))
-    if linear:
-        pairs.append(("native", "native"))  # the native parser and solver go together (the lean path)
+    pairs = list(itertools.product(("sklearn", "native"), ("sklearn", "native", "ftrl") if linear else (cfg0.solver,)))
     for mode, prec, (parser, solver), batch, bits, ckpt in itertools.product(
             modes, ("float64", "float32", "float16"), pairs, sorted({cfg0.batch_size, 256, 4096}), hashing,
             checkpoints):
@@ -152,8 +149,11 @@ def recommend(base: dict, budget_mb: float, cal: Calibration, objective: str = "
     upper = margin.upper_mb(pred["predicted_peak_mb"])
     measured = None
     for rec in history or []:
-        if rec.status.value == "completed" and validate(rec.config) == best:
-            measured = measured_of(rec)
+        try:
+            if rec.status.value == "completed" and validate(rec.config) == best:
+                measured = measured_of(rec)
+        except ConfigError:  # a run of a knob value since retired (numba) is not this setting
+            continue
     return {
         "budget_mb": budget_mb, "objective": objective, "fits": True,
         "config": best.to_dict(), "changed": _changed(best, cfg0),

@@ -54,10 +54,10 @@ def main(job_path: str) -> int:
     with open(job_path) as f:
         job = json.load(f)
     try:
-        from svmcore.data import native
+        from svmcore.data.native import binding
         from svmcore.serve import model_file, scoring
 
-        native.lib()
+        binding.library()
         floor = status_kib(b"VmHWM:")[0] * 1024
         model = model_file.load(job["model"])
         out = _Output(job)

@@ -41,13 +41,11 @@ class Precision(StrEnum):
 
 class Parser(StrEnum):
     SKLEARN = "sklearn"
-    NUMBA = "numba"
     NATIVE = "native"
 
 
 class Solver(StrEnum):
     SKLEARN = "sklearn"
-    NUMBA = "numba"
     NATIVE = "native"
     FTRL = "ftrl"
 

@@ -222,6 +222,9 @@ def coerce(name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ConfigError(name, f"expected text, got {shown(value)}")
         value = value.strip()
+    for old, new, why in k.retired:
+        if value == old:
+            raise ConfigError(name, f"{shown(value)} is retired: use {new} ({why})", fix={name: new})
     if k.choices and not k.free_text and value not in k.choices:
         raise ConfigError(name, f"{shown(value)} is not one of: {k.describe_allowed()}")
     if name in BY_KNOB:

@@ -41,6 +41,8 @@ class Knob:
     free_text: bool = False  # dataset: a builtin name or a file path
     only_with: tuple[str, Any] | None = None  # (knob, value): it matters only when that knob has that value
     auto: str = ""  # for an optional knob: what unset ("auto") means; the value "auto" is accepted as unset
+    # values taken away, each with its replacement and why: old runs keep them, a new config is refused them
+    retired: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def flag(self) -> str:
@@ -70,6 +72,9 @@ class Knob:
             text += " or unset"
         return text
 
+
+# numba's parser and SGD were twins of the native ones (the same output) and cost ~100 MiB of floor
+_NUMBA = (("numba", "native", "same output, faster"),)
 
 _KNOBS = [
     # --- data -----------------------------------------------------------
@@ -135,7 +140,7 @@ _KNOBS = [
          trades="Dense costs rows x features x bytes; it only pays off for dense data."),
     Knob("precision", str, "float64", group="memory", choices=values(Precision),
          help="Storage precision of feature values. float16 is storage only: each batch is "
-              "upcast to float32 for compute (scikit-learn, scipy.sparse and the compiled solvers "
+              "upcast to float32 for compute (scikit-learn, scipy.sparse and the native solvers "
               "cannot compute in float16). Computing in half precision would need hardware and "
               "libraries this product does not use (GPU tensor cores or AVX512-FP16, and a framework "
               "that computes in half precision). A run records the upcast's exact bytes and its "
@@ -146,14 +151,11 @@ _KNOBS = [
          help="Feature hashing: 0 = off, k = fold features into 2^k hashed columns. Raw text "
               "files are always hashed (2^20 when off).",
          trades="Fewer columns shrink the model and dense batches; collisions can cost accuracy."),
-    Knob("parser", str, "sklearn", group="memory", choices=values(Parser),
-         help="How svmlight text is parsed: scikit-learn's parser, a compiled numba parser, or the "
-              "native C parser (both identical output, ~15x faster; numba compiles once and caches on "
-              "disk, native is built by gcc once). native with solver native is the lean worker path: "
-              "linear-svm in stream or memory mode on a svmlight file loads neither scipy, scikit-learn nor numba.",
-         trades="numba makes streaming from text several times faster and raises the worker's floor by "
-                "about 100 MiB (measured here: 128 to 232 MiB with the compiled code cached, 281 MiB on the "
-                "first run, which also spends ~9 s compiling); native adds only a 24 KiB library."),
+    Knob("parser", str, "sklearn", group="memory", choices=values(Parser), retired=_NUMBA,
+         help="How svmlight text is parsed: scikit-learn's parser or the native C parser (identical output, "
+              "~15x faster; built by gcc once). native with solver native is the lean worker path: "
+              "linear-svm in stream or memory mode on a svmlight file loads neither scipy nor scikit-learn.",
+         trades="native makes streaming from text several times faster and adds only a 24 KiB library."),
     Knob("gc_every", int, 0, group="memory", min=0, max=1_000_000, unit="batches",
          help="Run Python's garbage collector every k batches; 0 = never force it.",
          trades="Frees cyclic garbage sooner, at the time of a full collection each time; numpy buffers are freed "
@@ -225,16 +227,15 @@ _KNOBS = [
                 "at 2^24) and reads half the bytes per step; its weights round to 7 significant digits at every "
                 "update, so they are no longer scikit-learn's to rounding.",
          applies_to=LINEAR_MODELS),
-    Knob("solver", str, "sklearn", choices=values(Solver),
+    Knob("solver", str, "sklearn", choices=values(Solver), retired=_NUMBA,
          help="Who trains the linear model. sklearn: scikit-learn's SGDClassifier.partial_fit (hinge "
-              "loss). numba and native: a compiled loop with the same algorithm (same weights to rounding; "
-              "rows in the order given) and no per-batch setup, in numba or in C (built by gcc, loaded with "
-              "ctypes). ftrl: FTRL-proximal (McMahan et al. 2013), compiled with numba, with the logistic "
+              "loss). native: a compiled loop in C (built by gcc, loaded with ctypes) with the same algorithm "
+              "(same weights to rounding; rows in the order given) and no per-batch setup. ftrl: FTRL-proximal "
+              "(McMahan et al. 2013), in C too, with the logistic "
               "loss (the standard for FTRL; still a linear classifier) and per-coordinate learning rates, "
               "L1 and L2 (knobs l1, l2, ftrl_alpha, ftrl_beta; alpha and average are SGD's and do not apply).",
-         trades="numba and native train several times faster per sample on sparse rows; numba adds the "
-                "compiler and its code to the floor (about 100 MiB, shared with the numba parser), "
-                "native adds nothing and, with the native parser, lets the worker skip scipy and "
+         trades="native trains several times faster per sample on sparse rows and adds nothing to the floor; "
+                "with the native parser, it lets the worker skip scipy and "
                 "scikit-learn (see parser). ftrl holds two float64 arrays per feature (z and n) where "
                 "averaged SGD holds the weights and their average, and computes from them just the weights a "
                 "scored row needs; its L1 makes the model sparse (see the nonzero weights a run reports).",

@@ -52,9 +52,8 @@ class ModelEntry:
 class SolverEntry:
     name: Solver
     factory: str  # worker: a ``LinearModel`` class with ``from_config(cfg, width, classes, alpha, l2)``
-    warm_up: str | None = None  # compiles or loads its code in the imports phase
-    family: str = ""  # runs alike in time and bytes per weight ("numba": the compiled SGDs); "" : scikit-learn's
-    numba: bool = False  # numba on the floor
+    warm_up: str | None = None  # loads its code in the imports phase
+    family: str = ""  # runs alike in time and bytes per weight ("compiled": the native SGD); "" : scikit-learn's
     state_arrays: int = 1  # weight-sized arrays it trains (FTRL: z and n)
     averages: bool = False  # one more when the ``average`` knob is on
     float32_state: str = ""  # why it cannot keep its state in float32 ("" : it can)
@@ -91,13 +90,7 @@ class ModeEntry:
 class ParserEntry:
     name: Parser
     warm_up: str | None = None
-    blocks: str | None = None  # a compiled parser's module (``iter_parsed_blocks``): text read in blocks
-    numba: bool = False
-
-    @property
-    def compiled(self) -> bool:
-        """Reads the text in blocks (``blocks``), not a chunk of lines at a time."""
-        return self.blocks is not None
+    compiled: bool = False  # reads svmlight text in blocks (``nativesvm``), not a chunk of lines at a time
 
 
 MODELS = {e.name: e for e in (
@@ -120,13 +113,11 @@ SOLVERS = {e.name: e for e in (
     SolverEntry(Solver.SKLEARN, "svmcore.worker.sklearn_sgd:SklearnSGD", averages=True,
                 float32_state="scikit-learn's SGDClassifier takes its weights' type from the data's (float32 with "
                               "the precision knob at float32 or float16) and has no setting of its own for it"),
-    SolverEntry(Solver.NUMBA, "svmcore.worker.sgd:CompiledSGD", "svmcore.worker.sgd:warm_up", "numba", numba=True,
-                averages=True, export_bytes=4.0),
-    SolverEntry(Solver.NATIVE, "svmcore.worker.native_sgd:NativeSGD", "svmcore.worker.native_sgd:warm_up", "numba",
+    SolverEntry(Solver.NATIVE, "svmcore.worker.native_sgd:NativeSGD", "svmcore.data.native.binding:library", "compiled",
                 averages=True, export_bytes=4.0,
                 not_mixable="the native solver's C library is loaded in each process and is not shipped to Dask "
                             "workers"),
-    SolverEntry(Solver.FTRL, "svmcore.worker.ftrl:CompiledFTRL", "svmcore.worker.ftrl:warm_up", "ftrl", numba=True,
+    SolverEntry(Solver.FTRL, "svmcore.worker.ftrl:NativeFTRL", "svmcore.data.native.binding:library", "ftrl",
                 state_arrays=2, export_bytes=0.0, loss="logistic",
                 float32_state="FTRL's n sums every squared gradient of its feature: in float32 an addition stops "
                               "counting once n is 2^24 times it, and the feature's learning rate stops falling",
@@ -142,8 +133,7 @@ MODES = {e.name: e for e in (
 
 PARSERS = {e.name: e for e in (
     ParserEntry(Parser.SKLEARN),
-    ParserEntry(Parser.NUMBA, "svmcore.data.fastsvm:warm_up", "svmcore.data.fastsvm", numba=True),
-    ParserEntry(Parser.NATIVE, "svmcore.data.native:lib", "svmcore.data.nativesvm"),
+    ParserEntry(Parser.NATIVE, "svmcore.data.native.binding:library", compiled=True),
 )}
 
 # The named groups, from the entries: a test reads ``cfg.model in MIXABLE_MODELS``.
@@ -151,7 +141,6 @@ LINEAR_MODELS = tuple(m for m, e in MODELS.items() if e.linear)
 MLP_MODELS = tuple(m for m, e in MODELS.items() if e.layers)
 MINIBATCH_MODELS = tuple(m for m, e in MODELS.items() if e.incremental)  # trained by minibatches, with an L2 alpha
 MIXABLE_MODELS = tuple(m for m, e in MODELS.items() if e.mixable)
-EXPORTABLE_MODELS = tuple(m for m, e in MODELS.items() if e.exportable)
 DISTILLABLE_MODELS = tuple(m for m, e in MODELS.items() if e.distillable)
 MIXABLE_SOLVERS = tuple(s for s, e in SOLVERS.items() if e.mixable)
 FLOAT32_STATE_SOLVERS = tuple(s for s, e in SOLVERS.items() if not e.float32_state)
@@ -175,7 +164,7 @@ def imports(model: Model, parser: Parser, solver: Solver, distill: bool = False)
 
 
 def import_all(refs: list[str]) -> None:
-    """Import each module; call each ``module:function`` (a warm-up: compiles or loads code)."""
+    """Import each module; call each ``module:function`` (a warm-up: loads code)."""
     for ref in refs:
         if ":" in ref:
             load(ref)()

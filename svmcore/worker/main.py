@@ -27,7 +27,7 @@ from svmcore.worker.faults import Faults
 from svmcore.data.proc_status import status_kib
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-              "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+              "VECLIB_MAXIMUM_THREADS")
 
 
 class Events:

@@ -1,9 +1,9 @@
 """What every linear solver offers the training loops (``LinearModel``), the parts they share,
 and ``make``: the solver of a run's config, from its registry entry (``spec.registry``).
 
-Four solvers train the linear models: scikit-learn's SGD (``sklearn_sgd.SklearnSGD``),
-the numba SGD (``sgd.CompiledSGD``), the same SGD in the native library
-(``native_sgd.NativeSGD``) and FTRL-proximal (``ftrl.CompiledFTRL``). The loops call
+Three solvers train the linear models: scikit-learn's SGD (``sklearn_sgd.SklearnSGD``),
+the same SGD in the native library (``native_sgd.NativeSGD``) and FTRL-proximal
+(``ftrl.NativeFTRL``). The loops call
 ``partial_fit`` a batch at a time, score with ``decision_function``/``predict``, count
 the nonzero weights for the run's model size, read ``memory()`` for the model's bytes
 and, for data-parallel runs, mix models through ``get_state``/``set_state``.
@@ -18,16 +18,12 @@ Imported by the lean worker: numpy only.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from svmcore.data.rows import Dense, Parts
-from svmcore.data.native.binding import AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT, INTERCEPT, SGD_STATE, WSCALE
 from svmcore.spec.registry import load
-
-SPARSE_INTERCEPT_DECAY = 0.01  # scikit-learn's, for sparse input
 
 
 @runtime_checkable
@@ -130,20 +126,6 @@ def dense_to_parts(X: np.ndarray) -> Parts:
     return Dense(X).sparse()
 
 
-def exercise(solver: LinearModel) -> None:
-    """Train and score a few rows of every kind of batch: a compiled solver's warm-up (each
-    value and index type compiles or loads its own kernel)."""
-    y = np.array([0, 1, 0])
-    for dtype in (np.float64, np.float32):
-        X = np.eye(3, dtype=dtype)
-        data, indices, indptr = dense_to_parts(X)
-        for batch in ((data, indices, indptr.astype(np.int32)), (data, indices, indptr), X):  # scipy's, mapped, dense
-            solver.partial_fit(batch, y)
-            solver.decision_function(batch)
-    _ = solver.coef_
-    solver.nonzero_weights()
-
-
 class LinearSolver:
     """What the solvers share: the classes and their codes, the batch checks, ``predict``
     and the memory description. A solver implements ``_fit(batch, codes)``,
@@ -184,7 +166,7 @@ class LinearSolver:
         return self
 
     def _begin_call(self) -> None:
-        """Before each batch (one ``partial_fit`` call): nothing, but in ``LazySGD``."""
+        """Before each batch (one ``partial_fit`` call): nothing, but in ``NativeSGD``."""
 
     def decision_function(self, X) -> np.ndarray:
         """Scores; dense rows are scored as CSR parts of at most ``DENSE_SCORE_CELLS`` cells
@@ -230,87 +212,3 @@ class LinearSolver:
         for name in arrays:  # in the type the model keeps it in (its model state)
             setattr(self, name, np.ascontiguousarray(state[name], dtype=getattr(self, name).dtype))
         self.t_ = type(self.t_)(state["t_"])
-
-
-class LazySGD(LinearSolver):
-    """The state of hinge-loss SGD with scikit-learn's optimal learning rate, shared by the
-    numba and the native solver: the weights ``w`` with a lazy scale, their running
-    average ``aw`` and one row of ``state`` (``binding.SGD_STATE``) per vector. The
-    weights and their average are float64, or float32 (``model_state``: the steps are the
-    same float64 arithmetic, each weight rounded where it is stored); ``state`` is float64.
-    The subclass runs the steps (``_fit``, ``_scores``) and folds the scale (``_fold_scale``)."""
-
-    def __init__(self, alpha: float, average: bool, n_features: int, classes, dtype=np.float64):
-        super().__init__(n_features, classes)
-        self.alpha = float(alpha)
-        if not self.alpha > 0:
-            raise ValueError(f"alpha must be above 0, not {alpha}")
-        self.average = bool(average)
-        self.w = np.zeros((self.n_vectors, self.n_features), dtype)
-        self.aw = np.zeros((self.n_vectors, self.n_features) if average else (self.n_vectors, 1), dtype)
-        self.state = np.zeros((self.n_vectors, len(SGD_STATE)))
-        self.state[:, WSCALE] = 1.0
-        self.state[:, AVERAGE_B] = 1.0
-        self.t_ = 1.0
-        typw = math.sqrt(1.0 / math.sqrt(self.alpha))
-        self.optimal_init = 1.0 / (typw * self.alpha)  # scikit-learn's, for the hinge loss
-
-    @classmethod
-    def from_config(cls, cfg, width: int, classes, alpha: float, l2: float | None) -> LazySGD:
-        return cls(alpha, cfg.average, width, classes, np.dtype(cfg.model_state.value))
-
-    def _averaged(self) -> bool:
-        return self.average and self.t_ > 1.0
-
-    def _begin_call(self) -> None:
-        """scikit-learn's ``partial_fit`` of a two-class averaged model starts every call's plain
-        intercept at its initial 0 (it keeps the plain intercept only before averaging begins,
-        which is at once), and so does this: both train the same model batch after batch. On a
-        file with 3% positives that intercept, held near 0, scored 1.5 points more balanced
-        accuracy than one learnt across calls (docs/data.md)."""
-        if self.average and self.n_vectors == 1:
-            self.state[0, INTERCEPT] = 0.0
-
-    def _coef_block(self, lo: int, hi: int) -> np.ndarray:
-        """Coefficients of columns lo:hi, in the kernels' order of operations."""
-        st, w = self.state, self.w[:, lo:hi]
-        if self._averaged():
-            out = np.multiply(w, st[:, AVERAGE_A, None])
-            out += self.aw[:, lo:hi]
-            out /= st[:, AVERAGE_B, None]
-            return out
-        return np.multiply(w, st[:, WSCALE, None])
-
-    @property
-    def coef_(self) -> np.ndarray:
-        return self._coef_block(0, self.n_features)
-
-    def release_coef(self, block: int = 1 << 14) -> np.ndarray:
-        """``coef_`` computed into the weight array itself, a block of columns at a time, and
-        the average let go: the coefficients without a second weight-sized array (the model
-        export's, at the end of a run). The solver is spent: it cannot train or score after."""
-        for lo in range(0, self.n_features, block):
-            hi = min(self.n_features, lo + block)
-            self.w[:, lo:hi] = self._coef_block(lo, hi)
-        coef, self.w, self.aw = self.w, None, None
-        return coef
-
-    @property
-    def intercept_(self) -> np.ndarray:
-        return self.state[:, AVERAGE_INTERCEPT if self._averaged() else INTERCEPT].copy()
-
-    def nonzero_weights(self, block: int = 1 << 14) -> int:
-        """Counted a block of columns at a time: no copy of the weights."""
-        return sum(int(np.count_nonzero(self._coef_block(lo, lo + block))) for lo in range(0, self.n_features, block))
-
-    def get_state(self) -> dict:
-        """The weights with the lazy scale and average factors folded in (the same model:
-        wscale 1, average_a 0, average_b 1, so a mean of states is a mean of models)."""
-        self._fold_scale()
-        return {"w": self.w, "aw": self.aw, "state": self.state, "t_": float(self.t_)}
-
-    def set_state(self, state: dict) -> None:
-        self._replace(state, ("w", "aw", "state"))
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return {"w": self.w, "aw": self.aw, "state": self.state, "classes_": self.classes_}

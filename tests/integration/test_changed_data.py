@@ -58,7 +58,7 @@ def test_stream_run_over_a_file_changed_while_training_fails(store, train_file, 
     assert store.get_run(run.run_id).status == RunStatus.FAILED
 
 
-@pytest.mark.parametrize("parser", ["sklearn", "numba"])
+@pytest.mark.parametrize("parser", ["sklearn", "native"])
 def test_stream_run_over_an_unchanged_file_completes_with_every_row(store, train_file, parser):
     run = _run(store, None, dataset=str(train_file), mode="stream", parser=parser)
     assert run.status == RunStatus.COMPLETED, run.summary

@@ -13,7 +13,7 @@ from svmcore.spec.regularisation import auto_alpha, auto_l2, class_balance
 from tests.conftest import cli, two_at_a_time
 
 TRAIN_ROWS = 10_000
-GRID = {"sklearn": ("alpha", (1e-4, 1e-5, 1e-6)), "numba": ("alpha", (1e-4, 1e-5, 1e-6)),
+GRID = {"sklearn": ("alpha", (1e-4, 1e-5, 1e-6)), 
         "native": ("alpha", (1e-4, 1e-5, 1e-6)), "ftrl": ("l2", (1.0, 0.1, 0.01))}
 
 

@@ -47,7 +47,7 @@ def test_the_test_calibration_keeps_every_family_and_mode_it_prices():
             for v in CONFIGS}
     for mode in ("memory", "stream", "memmap"):
         assert (mode, "linear-svm", "sklearn", "sklearn") in kept
-    assert {("memory", "linear-svm", "numba", "numba"), ("memmap", "linear-svm", "numba", "sklearn"),
+    assert {("memory", "linear-svm", "native", "native"), ("memmap", "linear-svm", "native", "sklearn"),
             ("memory", "linear-svm", "ftrl", "sklearn"), ("memory", "mlp", "sklearn", "sklearn")} <= kept
 
 
@@ -61,10 +61,10 @@ def _estimate(home, *flags):
 @pytest.mark.parametrize("flags", [
     ("--rows=60000",),
     ("--rows=60000", "--mode=stream"),
-    ("--rows=60000", "--mode=memmap", "--solver=numba", "--precision=float32"),
+    ("--rows=60000", "--mode=memmap", "--solver=native", "--precision=float32"),
     ("--rows=2000", "--model=mlp", "--hashing-bits=18", "--hidden=64"),  # a 128 MiB first layer: 7 copies at a step
     # float32 model state (issue 41): the weights and their average at 2^22 columns, 32 MiB instead of 64
-    ("--rows=60000", "--features=4194304", "--solver=numba", "--parser=numba", "--model-state=float32"),
+    ("--rows=60000", "--features=4194304", "--solver=native", "--parser=native", "--model-state=float32"),
     ("--rows=60000", "--features=4194304", "--mode=stream", "--solver=native", "--model-state=float32"),
     # a history of batch copies (issue 42): memory that grows with every batch of the three passes, ~40 MiB
     ("--rows=30000", "--epochs=3", "--history=refs"),

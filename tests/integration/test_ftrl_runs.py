@@ -43,7 +43,7 @@ def test_the_same_seed_gives_the_same_model_with_shuffling(home, small_file):
     assert {k: a[k] for k in MODEL} == {k: b[k] for k in MODEL}
 
 
-@pytest.mark.parametrize("solver", ["sklearn", "numba", "ftrl"])
+@pytest.mark.parametrize("solver", ["sklearn", "native", "ftrl"])
 def test_every_linear_run_reports_its_model_size_and_float16_its_upcast(home, small_file, solver):
     s, plain = two_at_a_time(_run, [(home, small_file, f"--solver={solver}", "--precision=float16",
                                      "--representation=dense"), (home, small_file, f"--solver={solver}", "--epochs=1")])

@@ -101,7 +101,7 @@ def test_memmap_peak_does_not_grow_with_rows(shared_store):
 
 
 def test_compiled_stream_trains_later_passes_from_its_spill_like_memory_mode(shared_store):
-    knobs = dict(rows=60_000, epochs=3, parser="numba", solver="numba", shuffle=False)
+    knobs = dict(rows=60_000, epochs=3, parser="native", solver="native", shuffle=False)
     stream, memory = _measure_both(shared_store, dict(knobs, mode="stream"), dict(knobs, mode="memory"))
     assert stream.spill == SpillReport(stream.train_rows, True, None, filled_first=False)
     assert len(stream.epoch_samples_per_s) == 3

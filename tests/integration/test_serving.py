@@ -13,8 +13,8 @@ import pytest
 from svmcore.data.files import make_dataset
 from tests.conftest import cli, two_at_a_time
 
-HEAVY = ("scipy", "sklearn", "numba", "llvmlite", "threadpoolctl", "pandas", "joblib")
-SOLVERS = {"sklearn": (), "numba": (), "ftrl": (), "native": ("--parser=native", "--mode=stream")}
+HEAVY = ("scipy", "sklearn", "threadpoolctl", "pandas", "joblib")
+SOLVERS = {"sklearn": (), "ftrl": (), "native": ("--parser=native", "--mode=stream")}
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_ftrl_with_strong_l1_exports_a_sparse_model_that_serves_the_same(shome, 
 
 
 def test_a_hashed_run_is_served_with_the_same_hashing(shome, files):
-    run = _train(shome, files, "--solver=numba", "--hashing-bits=10")
+    run = _train(shome, files, "--solver=native", "--hashing-bits=10")
     proc = _predict(shome, "--model", str(run["run_id"]), "--data", files["test"], "--json")
     assert json.loads(proc.stderr.strip().splitlines()[-1])["accuracy"] == run["accuracy"]
     assert len(proc.stdout.splitlines()) == 2000  # the predictions on stdout, the summary on stderr

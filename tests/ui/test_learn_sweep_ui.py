@@ -53,7 +53,7 @@ def test_learn_shows_the_reference_on_first_open(app_home):
     assert chart(at, "learn_bars_batch_default")["data"][0]["name"] == "before"
     assert any("Measured on **reference machine, not yours**" in t for t in texts(at.caption))
     floors = at.table[0].value
-    assert list(floors["floor (MiB)"]) == ["128", "232", "281", "30"]  # the last: the lean path
+    assert list(floors["floor (MiB)"]) == ["128", "30"]  # the last: the lean path
 
 
 def test_learn_measures_one_remedy_here_and_replaces_the_reference(app_home):
@@ -108,12 +108,12 @@ def test_learn_shows_ftrl_s_model_size_and_the_float16_upcast_from_the_reference
 def test_learn_floors_come_from_the_calibration_when_there_is_one(app_home):
     from svmcore.predict import calibration as calib
 
-    cal = calib.Calibration({"linear-svm+base": 124.0, "linear-svm+numba": 226.0}, {}, calib.fingerprint(),
+    cal = calib.Calibration({"linear-svm+base": 124.0, "mlp+base": 126.0}, {}, calib.fingerprint(),
                             time.time(), 1, {})
     with open(calib.calibration_path(app_home), "w") as f:
         json.dump(cal.to_dict(), f)
     at = open_page(LEARN)
-    assert list(at.table[0].value["floor (MiB)"]) == ["124", "226", "30"]  # the lean floor is the reference's
+    assert list(at.table[0].value["floor (MiB)"]) == ["124", "126", "30"]  # the lean floor is the reference's
     assert any("measured on this machine by its calibration" in t.lower() for t in texts(at.caption))
 
 

@@ -41,31 +41,29 @@ def cal(floors):
 
 def test_floor_without_calibration_is_the_reference_per_library_set():
     assert floor_for(validate(), None) == (128.0, REFERENCE_BASIS)
-    assert floor_for(validate(solver="numba"), None) == (232.0, REFERENCE_BASIS)
-    assert floor_for(validate(mode="stream", parser="numba"), None) == (232.0, REFERENCE_BASIS)
+    assert floor_for(validate(solver="native"), None) == (128.0, REFERENCE_BASIS)  # scikit-learn's path still
     assert "reference machine on 2026-12-01 (the lean floor on 2026-12-04), not this one" in REFERENCE_BASIS
 
 
 def test_floor_with_calibration_is_this_machines():
-    c = cal({"linear-svm+base": 120.5, "linear-svm+numba": 220.0})
+    c = cal({"linear-svm+base": 120.5, "mlp+base": 125.0})
     assert floor_for(validate(), c) == (120.5, CALIBRATED_BASIS)
-    assert floor_for(validate(solver="numba"), c) == (220.0, CALIBRATED_BASIS)
+    assert floor_for(validate(model="mlp"), c) == (125.0, CALIBRATED_BASIS)
 
 
-def test_import_costs_from_the_reference_name_all_four_measurements():
+def test_import_costs_from_the_reference_name_both_measurements():
     rows = import_costs(None)
-    assert [r["floor_mb"] for r in rows] == [128.0, 232.0, 281.0, 30.0]
-    assert "native C library" in rows[3]["libraries"]
+    assert [r["floor_mb"] for r in rows] == [128.0, 30.0]
+    assert "native C library" in rows[1]["libraries"]
     assert all(r["basis"] == REFERENCE_BASIS for r in rows)
-    assert "first run" in rows[2]["libraries"] and "cached" in rows[1]["libraries"]
 
 
 def test_import_costs_from_the_calibration_list_its_floors_base_first():
-    rows = import_costs(cal({"mlp+base": 125.0, "linear-svm+numba": 225.0, "linear-svm+base": 124.0}))
+    rows = import_costs(cal({"mlp+base": 125.0, "linear-svm+base": 124.0}))
     assert [(r["model"], r["floor_mb"]) for r in rows] == [("linear-svm", 124.0), ("mlp", 125.0),
-                                                           ("linear-svm", 225.0), ("linear-svm, stream mode", 30.0)]
-    assert {r["basis"] for r in rows[:3]} == {CALIBRATED_BASIS}
-    assert rows[3]["basis"] == REFERENCE_BASIS and "reference machine" in rows[3]["libraries"]  # never calibrated
+                                                           ("linear-svm, stream mode", 30.0)]
+    assert {r["basis"] for r in rows[:2]} == {CALIBRATED_BASIS}
+    assert rows[2]["basis"] == REFERENCE_BASIS and "reference machine" in rows[2]["libraries"]  # never calibrated
 
 
 @pytest.mark.parametrize("cap, expected", [(None, False), (64, True), (127, True), (128, False), (400, False)])
@@ -181,11 +179,11 @@ def test_recommend_prefers_what_fits_with_the_margin(small_file, tmp_path):
     from svmcore.predict import calibration as calib
     from svmcore.predict.recommend import recommend
 
-    c = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0}, {}, calib.fingerprint(), 0.0, 1, {})
+    c = calib.Calibration({"linear-svm+base": 120.0}, {}, calib.fingerprint(), 0.0, 1, {})
     # hashed: the lean path (no hashing) is not a candidate here; see the next test
     base, cache = {"dataset": small_file, "batch_size": 256, "hashing_bits": 16}, str(tmp_path / "c")
     no_margin = recommend(base, 250, c, "accuracy", cache, [], [0.0] * 30)
-    # the native parser and solver: as fast as numba's, on the base floor (no numba, no LLVM), plus the
+    # the native parser and solver: the fastest, on the base floor, plus the
     # model's export at its fixed cost (the native solver gives its weights up to it: the float32 copy,
     # 4 bytes for each of the 2^16 weights: 0.25 MiB)
     peak = 120.0 + 0.25
@@ -209,7 +207,7 @@ def test_recommend_picks_the_lean_path_where_it_fits(small_file, tmp_path):
     from svmcore.predict import calibration as calib
     from svmcore.predict.recommend import recommend
 
-    c = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0}, {}, calib.fingerprint(), 0.0, 1, {})
+    c = calib.Calibration({"linear-svm+base": 120.0}, {}, calib.fingerprint(), 0.0, 1, {})
     pick = recommend({"dataset": small_file, "batch_size": 256}, 250, c, "accuracy", str(tmp_path / "c"), [],
                      [0.0] * 30)
     # the lean floor (30 MiB) and the small file's shuffle buffer: fastest and smallest

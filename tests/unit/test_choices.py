@@ -30,7 +30,7 @@ def test_an_enumeration_is_its_knobs_choices_in_order(name):
 
 def test_members_are_their_text_on_every_wire():
     assert Model.LINEAR_SVM == "linear-svm" and f"{Mode.STREAM}" == "stream" and str(Solver.FTRL) == "ftrl"
-    cfg = validate(model="kernel-approx", mode="stream", solver="numba")
+    cfg = validate(model="kernel-approx", mode="stream", solver="native")
     assert cfg.model is Model.KERNEL_APPROX and cfg.mode is Mode.STREAM
     assert json.loads(cfg.to_json())["model"] == "kernel-approx"
     db = sqlite3.connect(":memory:")
@@ -57,7 +57,7 @@ def test_the_named_groups_hold_members_of_their_enumeration():
 def test_the_data_parallel_refusal_names_the_groups():
     with pytest.raises(Exception, match="trains linear-svm or kernel-approx only"):
         validate(workers=2, model="mlp")
-    with pytest.raises(Exception, match="use solver sklearn or numba"):
+    with pytest.raises(Exception, match="use solver sklearn with"):
         validate(workers=2, solver="ftrl")
 
 

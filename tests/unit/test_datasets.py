@@ -415,7 +415,7 @@ def _change(path, how):
 
 @pytest.mark.parametrize("how, says", [("truncate", "bytes at the start"), ("append", "bytes at the start"),
                                        ("tear", "bytes at the start"), ("replace", "replaced by another file")])
-@pytest.mark.parametrize("parser", ["sklearn", "numba"])
+@pytest.mark.parametrize("parser", ["sklearn", "native"])
 def test_a_file_changed_between_chunks_fails_the_pass_with_one_message(tmp_path, how, says, parser):
     path = _svm_file(tmp_path / "train.svm")
     size = os.path.getsize(path)

@@ -44,12 +44,12 @@ def test_model_bytes_follow_width_classes_average_and_solver():
     assert parts(validate(average=False), SHAPE)["model_linear"] == (1 << 20) * 8
     three = parts(validate(), Shape(**{**SHAPE.__dict__, "classes": 3}))
     assert three["model_linear"] == 3 * p["model_linear"]
-    numba = parts(validate(solver="numba"), SHAPE)
-    assert numba["model_linear"] == 0 and numba["model_linear_numba"] == p["model_linear"]
+    native = parts(validate(solver="native"), SHAPE)
+    assert native["model_linear"] == 0 and native["model_linear_compiled"] == p["model_linear"]
     # FTRL: z and n (it scores from them, no weights array), whatever average says; its own coefficient
     for average in (True, False):
         ftrl = parts(validate(solver="ftrl", average=average), SHAPE)
-        assert ftrl["model_linear"] == ftrl["model_linear_numba"] == 0
+        assert ftrl["model_linear"] == ftrl["model_linear_compiled"] == 0
         assert ftrl["model_linear_ftrl"] == 2 * (1 << 20) * 8
 
 
@@ -79,8 +79,8 @@ def test_distill_adds_its_phase_with_the_students_weights_and_keeps_rows_untrans
 
 def test_the_model_export_follows_width_and_classes_in_the_evaluate_phase_of_runs_that_export(tmp_path):
     """The export at the end of the run (model_export._export) holds the weights' float64 copy and a
-    float32 one: 12 bytes per weight of the exported model, in the evaluate phase only; the numba and
-    native SGD solvers give their weights up to it (folded in place): the float32 copy, 4 bytes; FTRL
+    float32 one: 12 bytes per weight of the exported model, in the evaluate phase only; the
+    native SGD solver gives their weights up to it (folded in place): the float32 copy, 4 bytes; FTRL
     computes its weights into z and lets n go first: nothing above training."""
     p = parts(validate(), SHAPE)
     assert p["model_export"] == (1 << 20) * 12
@@ -90,7 +90,7 @@ def test_the_model_export_follows_width_and_classes_in_the_evaluate_phase_of_run
     for knobs in ({"average": False}, {"mode": "memmap"},
                   {"workers": 2, "mode": "stream"}):  # data-parallel runs export the mixed model in the run's process
         assert parts(validate(**knobs), SHAPE)["model_export"] == p["model_export"], knobs
-    for knobs in ({"solver": "numba"}, {"solver": "native"}, {"solver": "numba", "mode": "memmap"}):
+    for knobs in ({"solver": "native"}, {"solver": "native", "mode": "memmap"}):
         assert parts(validate(**knobs), SHAPE)["model_export"] == (1 << 20) * 4, knobs
     f = features(validate(), p)
     assert f["evaluate"]["model_export"] == p["model_export"]
@@ -176,10 +176,10 @@ def test_a_calibration_from_another_machine_or_version_is_not_used(tmp_path):
     assert calib.load_calibration(str(tmp_path)) is None
 
 
-def test_unknown_library_sets_borrow_the_numba_cost():
-    cal = calib.Calibration({"linear-svm+base": 120.0, "linear-svm+numba": 220.0, "mlp+base": 125.0},
-                               {}, "x", 0.0, 1, {})
-    assert estimate.floor_mb(cal, validate(model="mlp", parser="numba")) == 225.0
+def test_a_model_without_a_floor_of_its_own_borrows_the_linear_svm_s():
+    cal = calib.Calibration({"linear-svm+base": 120.0, "mlp+base": 125.0}, {}, "x", 0.0, 1, {})
+    assert estimate.floor_mb(cal, validate(model="mlp", parser="native")) == 125.0
+    assert estimate.floor_mb(cal, validate(model="kernel-approx", solver="native")) == 120.0
 
 
 def test_synthetic_sparse_shape_measures_real_nonzeros():
@@ -188,11 +188,6 @@ def test_synthetic_sparse_shape_measures_real_nonzeros():
     hashed = estimate.data_shape(validate(rows=10_000, hashing_bits=8))
     assert hashed.width == 256 and hashed.nnz_per_row < shape.nnz_per_row
     assert np.isclose(estimate.data_shape(validate(dataset="dense", rows=1000, batch_size=100)).nnz_per_row, 200)
-
-
-def test_a_calibration_without_numba_runs_assumes_its_usual_cost():
-    cal = calib.Calibration({"linear-svm+base": 120.0}, {}, "x", 0.0, 1, {})
-    assert estimate.floor_mb(cal, validate(solver="numba")) == 120.0 + estimate.NUMBA_FLOOR_MB
 
 
 def test_shuffling_is_priced_by_mode_and_buffer():

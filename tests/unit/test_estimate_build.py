@@ -58,7 +58,7 @@ def test_builds_that_keep_their_read_beside_the_conversion_are_priced_as_calibra
                       dense_source=False)
     csv = Shape(**{**DENSEISH.__dict__, "dense_source": True, "file_format": "csv"})
     for cfg, shape in [(validate(mode="memmap", representation="dense", hashing_bits=11), synthetic),
-                       (validate(dataset=svm, mode="memmap", representation="dense", parser="numba"), DENSEISH),
+                       (validate(dataset=svm, mode="memmap", representation="dense", parser="native"), DENSEISH),
                        (validate(dataset=svm, mode="memmap", representation="dense", parser="native"), DENSEISH),
                        (validate(dataset=svm, mode="memmap"), DENSEISH),
                        (validate(dataset=svm, mode="memory", representation="dense"), DENSEISH),

@@ -1,4 +1,4 @@
-"""FTRL-proximal: the compiled solver against a plain-Python reference, its L1
+"""FTRL-proximal: the native solver against a plain-Python reference, its L1
 sparsity, dense vs sparse input, and its knobs."""
 
 import math
@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
-from svmcore.worker.ftrl import CompiledFTRL
+from svmcore.worker.ftrl import NativeFTRL
 
 
 def reference_ftrl(X, y, l1, l2, alpha, beta):
@@ -47,21 +47,35 @@ def problem(rows=300, d=40, seed=0):
     return X, y
 
 
-def test_weights_equal_a_plain_python_reference():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_weights_and_scores_equal_a_plain_python_reference(classes, dtype):
+    """The C kernels (``native/ftrl.c``) are algorithm 1, one vector per class for more than two
+    (one-vs-rest), in float64 arithmetic whatever the values' type; they gave the numba kernels'
+    weights bit for bit before those were retired."""
     X, y = problem()
-    w_ref, b_ref = reference_ftrl(X, y, 0.05, 0.5, 0.3, 1.0)
-    m = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1])
+    X = X.astype(dtype)
+    if classes == 3:
+        y = y + (np.asarray(X.sum(axis=1)).ravel() > 1.0).astype(int)
+    m = NativeFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], np.arange(classes))
     for s in range(0, X.shape[0], 64):  # batches carry the state across
         m.partial_fit(X[s:s + 64], y[s:s + 64])
-    np.testing.assert_allclose(m.coef_[0], w_ref, rtol=1e-10, atol=1e-12)
-    assert m.intercept_[0] == pytest.approx(b_ref, rel=1e-10, abs=1e-12)
-    assert np.abs(w_ref).sum() > 0
+    for v in range(m.n_vectors):
+        target = y if classes == 2 else (y == v).astype(int)
+        w_ref, b_ref = reference_ftrl(X.astype(np.float64), target, 0.05, 0.5, 0.3, 1.0)
+        np.testing.assert_allclose(m.coef_[v], w_ref, rtol=1e-10, atol=1e-12)
+        assert m.intercept_[v] == pytest.approx(b_ref, rel=1e-10, abs=1e-12)
+        assert np.abs(w_ref).sum() > 0
+    scores = X.astype(np.float64) @ m.coef_.T + m.intercept_
+    np.testing.assert_allclose(m.decision_function(X), scores.ravel() if classes == 2 else scores, rtol=1e-10,
+                               atol=1e-12)
+    assert m.nonzero_weights() == np.count_nonzero(m.coef_)
 
 
 def test_l1_yields_sparse_weights():
     X, y = problem(rows=500, d=200)
-    dense_model = CompiledFTRL(0.0, 0.1, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X, y)
-    sparse_model = CompiledFTRL(5.0, 0.1, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X, y)
+    dense_model = NativeFTRL(0.0, 0.1, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X, y)
+    sparse_model = NativeFTRL(5.0, 0.1, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X, y)
     nz_dense = np.count_nonzero(dense_model.coef_)
     nz_sparse = np.count_nonzero(sparse_model.coef_)
     assert nz_sparse < nz_dense / 2
@@ -70,9 +84,9 @@ def test_l1_yields_sparse_weights():
 
 def test_dense_and_sparse_input_give_the_same_weights():
     X, y = problem()
-    a = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X, y)
-    b = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X.toarray(), y)
-    c = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(
+    a = NativeFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X, y)
+    b = NativeFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(X.toarray(), y)
+    c = NativeFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], [0, 1]).partial_fit(
         (X.data.astype(np.float64), X.indices, X.indptr.astype(np.int64)), y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.coef_, c.coef_)
@@ -84,7 +98,7 @@ def test_multiclass_is_one_vs_rest_and_learns():
     centers = np.eye(3) * 4
     X = np.vstack([rng.normal(c, 1.0, size=(100, 3)) for c in centers])
     y = np.repeat([0, 1, 2], 100)
-    m = CompiledFTRL(0.0, 0.0, 0.5, 1.0, 3, [0, 1, 2])
+    m = NativeFTRL(0.0, 0.0, 0.5, 1.0, 3, [0, 1, 2])
     for _ in range(5):
         m.partial_fit(X, y)
     assert m.coef_.shape == (3, 3)
@@ -92,7 +106,7 @@ def test_multiclass_is_one_vs_rest_and_learns():
 
 
 def test_unknown_label_is_refused():
-    m = CompiledFTRL(0.0, 0.0, 0.5, 1.0, 2, [0, 1])
+    m = NativeFTRL(0.0, 0.0, 0.5, 1.0, 2, [0, 1])
     with pytest.raises(ValueError, match="not one of the classes"):
         m.partial_fit(np.ones((1, 2)), np.array([5]))
 
@@ -115,7 +129,7 @@ def test_the_same_seed_gives_the_same_weights_with_shuffling():
     classes = np.array([0, 1])
 
     def train(seed, precision):
-        m = CompiledFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], classes)
+        m = NativeFTRL(0.05, 0.5, 0.3, 1.0, X.shape[1], classes)
         dtype = np.float32 if precision == "float32" else np.float64
         data = InMemory(parts_of(X.tocsr()).stored(dtype), np.searchsorted(classes, y), dtype, Shuffle(seed, 128))
         for epoch in range(2):

@@ -1,7 +1,7 @@
 """The lean floor, a configuration of the one run: the native library (built on demand),
-its SGD against the numba solver, its svmlight writer against scikit-learn's, and a run
+its SGD through either entry, its svmlight writer against scikit-learn's, and a run
 whose reader and solver need only numpy and the native library, which loads neither scipy,
-scikit-learn nor numba and trains exactly as the same run with scikit-learn's parser."""
+scikit-learn and trains exactly as the same run with scikit-learn's parser."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 @pytest.mark.parametrize("classes", [[-1.0, 1.0], [0, 1, 2]])
 @pytest.mark.parametrize("average", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_native_sgd_weights_equal_the_numba_solver(classes, average, dtype):
-    from svmcore.worker.sgd import CompiledSGD
-
+def test_native_sgd_weights_equal_through_either_entry(classes, average, dtype):
+    """The lean path's CSR parts (straight to the kernel, ``binding.SGDFit``) and a scipy matrix
+    (``binding.sgd_fit``, checked every call) train the same weights."""
     rng = np.random.default_rng(3)
     X = sp.random(1500, 400, density=0.03, random_state=2, format="csr", dtype=dtype)
     y = np.asarray(classes)[rng.integers(0, len(classes), 1500)]
-    a, b = CompiledSGD(1e-5, average, 400, classes), NativeSGD(1e-5, average, 400, classes)
+    a, b = NativeSGD(1e-5, average, 400, classes), NativeSGD(1e-5, average, 400, classes)
     for s in range(0, 1500, 128):
         a.partial_fit(X[s:s + 128], y[s:s + 128])
         lo, hi = X.indptr[s], X.indptr[min(s + 128, 1500)]
@@ -64,7 +64,7 @@ def test_writer_bytes_equal_dump_svmlight_file(labels):
 
 
 def test_library_builds_on_demand_into_an_empty_folder(tmp_path):
-    code = "from svmcore.data import native; print(native.library_path()); native.lib()"
+    code = "from svmcore.data.native import binding, library_path; print(library_path()); binding.library()"
     env = dict(os.environ, SVMCORE_NATIVE_DIR=str(tmp_path / "cache"))
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

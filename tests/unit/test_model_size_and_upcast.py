@@ -48,7 +48,7 @@ def test_float16_batches_in_memory_pass_through_the_meter():
 
 def test_learn_shows_the_model_size_and_says_what_ftrl_saves():
     r = remedy("ftrl")
-    before = side({"features": 1 << 24, "solver": "numba"},
+    before = side({"features": 1 << 24, "solver": "native"},
                   _summary(nonzero_weights=800_000, weights=1 << 24, sparse_model_bytes=9_600_032))
     after = side({"features": 1 << 24, "solver": "ftrl"},
                  _summary(nonzero_weights=30_000, weights=1 << 24, sparse_model_bytes=360_032))

@@ -1,6 +1,6 @@
 """What only the C parser (nativesvm) does: numbers with more than 19 significant
 digits go through the C library's strtod, never the per-line Python path. The cases
-it shares with the numba parser and scikit-learn are in test_svmlight_parsers.py."""
+it shares with scikit-learn are in test_svmlight_parsers.py."""
 
 from __future__ import annotations
 

@@ -53,10 +53,10 @@ def test_sklearn_state_round_trips_and_mixing_two_copies_of_a_model_changes_noth
 
 
 def test_compiled_state_folds_the_scale_and_keeps_the_predictions():
-    from svmcore.worker.sgd import CompiledSGD
+    from svmcore.worker.native_sgd import NativeSGD
 
     X, y = _data()
-    m = CompiledSGD(1e-3, True, X.shape[1], [-1, 1]).partial_fit(X, y)
+    m = NativeSGD(1e-3, True, X.shape[1], [-1, 1]).partial_fit(X, y)
     before = m.decision_function(X)
     state = m.get_state()
     assert state["state"][0, 0] == 1.0  # the lazy weight scale is folded into w

@@ -594,7 +594,7 @@ def test_unknown_format_name(tmp_path):
 
 BOM_CASES = [
     pytest.param("svm", "1 1:0.5 3:1\n-1 2:0.25\n1 1:1 4:2\n", {"parser": "sklearn"}, id="svmlight-sklearn"),
-    pytest.param("svm", "1 1:0.5 3:1\n-1 2:0.25\n1 1:1 4:2\n", {"parser": "numba"}, id="svmlight-compiled"),
+    pytest.param("svm", "1 1:0.5 3:1\n-1 2:0.25\n1 1:1 4:2\n", {"parser": "native"}, id="svmlight-compiled"),
     pytest.param("svm", "# a comment first\n1 1:0.5\n-1 2:0.25\n", {"parser": "sklearn"}, id="svmlight-comment"),
     pytest.param("csv", "label,a,b\n1,0.5,2\n0,1,0\n", {}, id="csv"),
     pytest.param("csv", '"label","a"\n1,0.5\n0,1\n', {}, id="csv-quoted-header"),
@@ -617,13 +617,13 @@ def test_a_leading_bom_is_skipped_by_every_reader(tmp_path, ext, content, kw, na
 
 def test_a_bom_keeps_line_numbers_of_errors(tmp_path):
     path = write(tmp_path, "d.svm", b"\xef\xbb\xbf1 1:1\n-1 2:oops\n")
-    for parser in ("sklearn", "numba"):
+    for parser in ("sklearn", "native"):
         assert_line(data_error(path, parser=parser), 2, path)
 
 
 def test_a_bom_alone_on_the_first_line_is_an_empty_line(tmp_path):
     path = write(tmp_path, "d.svm", b"\xef\xbb\xbf\n1 1:1\n-1 2:1\n")
-    for parser in ("sklearn", "numba"):
+    for parser in ("sklearn", "native"):
         X, y, lines = read_all(path, parser=parser)
         assert X.shape[0] == 2 and lines[0] == 2
 

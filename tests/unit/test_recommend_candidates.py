@@ -18,7 +18,7 @@ from svmcore.spec.errors import ConfigError
 
 VARIED = ("mode", "precision", "parser", "solver", "batch_size", "hashing_bits")
 PRECISIONS = {"float64", "float32", "float16"}
-PARSERS = {"sklearn", "numba"}
+PARSERS = {"sklearn", "native"}
 
 
 @functools.cache
@@ -32,7 +32,7 @@ def candidates(base: dict) -> list:
 
 
 KERNEL_SVM = {"model": "kernel-svm", "rows": 5000, "c": 2.0, "cache_size_mb": 50}
-MLP = {"model": "mlp", "hidden": "32,16", "rows": 5000, "shuffle_buffer": 100, "solver": "numba"}
+MLP = {"model": "mlp", "hidden": "32,16", "rows": 5000, "shuffle_buffer": 100, "solver": "native"}
 
 
 def knobs(cands):
@@ -45,13 +45,10 @@ def values(cands, knob):
 
 def test_a_linear_svm_gets_every_combination_of_the_six_knobs():
     cands = candidates({"features": 1_000_000})  # below 2^20: hashing to 2^18 and 2^16 columns
-    expected = set(itertools.product(("memory", "memmap", "stream"), PRECISIONS, PARSERS, ("sklearn", "numba", "ftrl"),
+    expected = set(itertools.product(("memory", "memmap", "stream"), PRECISIONS, PARSERS, ("sklearn", "native", "ftrl"),
                                      (256, 1024, 4096), (0, 18, 16)))
-    # plus the native parser with the native solver (they go together: the lean path)
-    expected |= set(itertools.product(("memory", "memmap", "stream"), PRECISIONS, ("native",), ("native",),
-                                      (256, 1024, 4096), (0, 18, 16)))
     assert knobs(cands) == expected
-    assert len(cands) == len(expected) == 3 * 3 * (2 * 3 + 1) * 3 * 3
+    assert len(cands) == len(expected) == 3 * 3 * (2 * 3) * 3 * 3
 
 
 @pytest.mark.parametrize("base", [
@@ -100,20 +97,20 @@ def test_kernel_svm_gets_memory_mode_only_and_keeps_its_solver():
 def test_mlp_gets_every_mode_and_keeps_its_solver():
     cands = candidates(MLP)
     assert values(cands, "mode") == {"memory", "memmap", "stream"}
-    assert values(cands, "solver") == {"numba"}  # not one of mlp's knobs: the user's is left alone, not varied
+    assert values(cands, "solver") == {"native"}  # not one of mlp's knobs: the user's is left alone, not varied
     assert len(cands) == 3 * 3 * 2 * 1 * 3 * 3
 
 
 def test_kernel_approx_varies_the_solver_like_linear_svm():
     cands = candidates({"model": "kernel-approx", "hashing_bits": 16})
-    assert values(cands, "solver") == {"sklearn", "numba", "ftrl", "native"}
+    assert values(cands, "solver") == {"sklearn", "native", "ftrl"}
     assert values(cands, "mode") == {"memory", "memmap", "stream"}
 
 
 def test_batch_sizes_are_the_user_s_256_and_4096_without_repeats():
     # (hashing_bits=16: no hashing variant, a quarter of the candidates, the same batch sizes)
     assert values(candidates({"batch_size": 256, "hashing_bits": 16}), "batch_size") == {256, 4096}
-    assert len(candidates({"batch_size": 256, "hashing_bits": 16})) == 3 * 3 * (2 * 3 + 1) * 2 * 1
+    assert len(candidates({"batch_size": 256, "hashing_bits": 16})) == 3 * 3 * (2 * 3) * 2 * 1
     assert values(candidates({"batch_size": 4096, "hashing_bits": 16}), "batch_size") == {256, 4096}
     assert values(candidates({"batch_size": 100, "hashing_bits": 16}), "batch_size") == {100, 256, 4096}
 

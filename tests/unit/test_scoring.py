@@ -9,22 +9,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmcore.worker.ftrl import CompiledFTRL
-from svmcore.worker.sgd import CompiledSGD
-
-
-def _native(alpha, average, width, classes):
-    from svmcore.worker.native_sgd import NativeSGD
-
-    return NativeSGD(alpha, average, width, classes)
+from svmcore.worker.ftrl import NativeFTRL
+from svmcore.worker.native_sgd import NativeSGD
 
 
 MAKERS = {
-    "sgd": lambda average, width, classes: CompiledSGD(1e-4, average, width, classes),
-    "native": lambda average, width, classes: _native(1e-4, average, width, classes),
-    "ftrl": lambda average, width, classes: CompiledFTRL(0.5, 0.1, 0.1, 1.0, width, classes),
+    "native": lambda average, width, classes: NativeSGD(1e-4, average, width, classes),
+    "ftrl": lambda average, width, classes: NativeFTRL(0.5, 0.1, 0.1, 1.0, width, classes),
 }
-CASES = [("sgd", True), ("sgd", False), ("native", True), ("native", False), ("ftrl", False)]
+CASES = [("native", True), ("native", False), ("ftrl", False)]
 
 
 def _data(n=600, f=200, classes=2, seed=0):
@@ -66,7 +59,7 @@ def test_decision_function_is_coef_times_x_plus_intercept(solver, average, class
     assert m.nonzero_weights() == np.count_nonzero(m.coef_)
 
 
-@pytest.mark.parametrize("solver", ["sgd", "ftrl"])
+@pytest.mark.parametrize("solver", ["native", "ftrl"])
 def test_float16_and_integer_rows_are_scored_as_float64(solver):
     X, y = _data()
     m = _trained(solver, True, 2, X, y)
@@ -81,13 +74,13 @@ def test_float16_and_integer_rows_are_scored_as_float64(solver):
 def test_unaveraged_start_scores_from_the_plain_weights():
     # before the second row the averaged model answers with its plain weights
     X, y = _data(n=1)
-    m = CompiledSGD(1e-4, True, X.shape[1], [0, 1]).partial_fit(X, y)
+    m = NativeSGD(1e-4, True, X.shape[1], [0, 1]).partial_fit(X, y)
     np.testing.assert_allclose(m.decision_function(X), _explicit(m, X), rtol=1e-12, atol=1e-12)
 
 
 def test_a_column_beyond_the_model_is_a_clear_error():
     X, y = _data()
-    m = CompiledSGD(1e-4, True, X.shape[1], [0, 1]).partial_fit(X, y)
+    m = NativeSGD(1e-4, True, X.shape[1], [0, 1]).partial_fit(X, y)
     with pytest.raises(ValueError, match="column"):
         m.decision_function(sp.csr_matrix(([1.0], ([0], [X.shape[1] + 3])), shape=(1, X.shape[1] + 4)))
     with pytest.raises(ValueError, match="columns"):
@@ -106,7 +99,7 @@ def test_scoring_allocates_nothing_of_the_weights_size(solver, average):
     # dense rows are scored as CSR parts a slice of at most 2^20 cells at a time (a 1 MiB mask)
     dense = np.zeros((4, width))
     dense[:, :50] = 1.0
-    m.decision_function(X[:10])  # compiled (or loaded from numba's cache) outside the count
+    m.decision_function(X[:10])  # the library loaded outside the count
     m.decision_function(dense)
     m.nonzero_weights()
     tracemalloc.start()

@@ -149,7 +149,7 @@ def test_dense_rows_score_as_their_sparse_form_across_score_slices(name, monkeyp
 
 
 @pytest.mark.parametrize("average", [True, False])
-@pytest.mark.parametrize("which", ["numba", "native", "numba:float32", "native:float32"])
+@pytest.mark.parametrize("which", ["native", "native:float32"])
 def test_released_coefficients_are_coef_bit_for_bit_without_a_weight_sized_copy(which, average):
     """The model export's ``release_coef``: the coefficients folded into the weight array
     itself (in its type: float32 state gives them rounded to float32), a block at a time; only
@@ -221,16 +221,6 @@ def test_the_native_solvers_fast_path_trains_the_models_of_its_checked_path():
     assert average() is None  # the binding does not keep the average the export lets go
 
 
-def test_the_numba_and_the_native_sgd_train_the_same_model_on_dense_rows():
-    X, y = separable(classes=3)
-    a, b = make("numba", classes=(0, 1, 2)), make("native", classes=(0, 1, 2))
-    for Xb, yb in batches(X.toarray(), y):
-        a.partial_fit(Xb, yb)
-        b.partial_fit(Xb, yb)
-    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-12, atol=1e-14)
-
-
 def test_state_round_trips_and_a_mix_of_copies_is_the_model(name):
     X, y = separable()
     m = trained(name, X, y, epochs=2)
@@ -272,9 +262,9 @@ def test_nonzero_count_is_the_nonzero_coefficients(name):
 def test_ftrl_l1_zeroes_weights_the_sgd_solvers_keep():
     """The count is of a sparse model: FTRL's L1 leaves weights at exactly zero, L2 SGD does not."""
     X, y = separable(width=400)
-    from svmcore.worker.ftrl import CompiledFTRL
-    ftrl = CompiledFTRL(2.0, 0.01, 0.5, 1.0, 400, (0, 1)).partial_fit(X, y)
-    assert ftrl.nonzero_weights() < trained("numba", X, y, epochs=1).nonzero_weights()
+    from svmcore.worker.ftrl import NativeFTRL
+    ftrl = NativeFTRL(2.0, 0.01, 0.5, 1.0, 400, (0, 1)).partial_fit(X, y)
+    assert ftrl.nonzero_weights() < trained("native", X, y, epochs=1).nonzero_weights()
 
 
 def test_refuses_rows_wider_than_the_model_naming_the_column(name):
@@ -338,18 +328,17 @@ def test_memory_description_is_the_arrays_held(name):
     assert sum(mem.values()) >= 3 * WIDTH * 8  # at least one float64 weight per feature and class
 
 
-@pytest.mark.parametrize("dense", [False, True])
-def test_the_numba_and_the_native_sgd_keep_the_same_float32_state(dense):
-    """Float32 model state: both kernels take every product in float64 and round a weight where
-    it is stored, so they keep the same float32 weights, bit for bit, averaged or not."""
+def test_a_float32_state_is_the_same_through_either_entry():
+    """Float32 model state: the kernel takes every product in float64 and rounds a weight where it
+    is stored, whether a batch comes as a scipy matrix (``binding.sgd_fit``) or as CSR parts straight
+    to the kernel (``binding.SGDFit``): the same float32 weights, bit for bit, averaged or not."""
     X, y = separable(classes=3)
-    rows = X.toarray() if dense else X
     for average in (True, False):
-        a, b = (make(s, classes=(0, 1, 2), average=average) for s in ("numba:float32", "native:float32"))
+        a, b = (make("native:float32", classes=(0, 1, 2), average=average) for _ in range(2))
         for _ in range(3):
-            for Xb, yb in batches(rows, y):
+            for Xb, yb in batches(X, y):
                 a.partial_fit(Xb, yb)
-                b.partial_fit(Xb, yb)
+                b.partial_fit((Xb.data, Xb.indices, Xb.indptr.astype(np.int64)), yb)
         assert a.w.dtype == b.w.dtype == np.float32 and a.aw.dtype == np.float32
         assert np.array_equal(a.w, b.w) and np.array_equal(a.aw, b.aw) and np.array_equal(a.state, b.state)
 
@@ -369,7 +358,7 @@ def test_float32_state_holds_half_the_weights_and_learns_the_float64_model(solve
 def test_a_float32_state_mixes_into_float32():
     """Parameter mixing hands a float32 model a mean of states (float64): it keeps its type."""
     X, y = separable()
-    m = trained("numba:float32", X, y, epochs=1)
+    m = trained("native:float32", X, y, epochs=1)
     state = {k: (v.astype(np.float64) if isinstance(v, np.ndarray) else v) for k, v in m.get_state().items()}
     m.set_state(state)
     assert m.w.dtype == m.aw.dtype == np.float32

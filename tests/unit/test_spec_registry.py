@@ -37,7 +37,6 @@ def test_every_name_an_entry_gives_resolves():
         assert e.warm_up is None or callable(registry.load(e.warm_up))
     for e in registry.PARSERS.values():
         assert e.warm_up is None or callable(registry.load(e.warm_up))
-        assert e.blocks is None or callable(registry.load(f"{e.blocks}:iter_parsed_blocks"))
 
 
 def _literal_comparisons(path: str, names: set[str]) -> list[int]:
@@ -77,8 +76,8 @@ def test_float32_state_is_refused_with_the_solver_s_reason(solver):
     assert e.value.fix == {"model_state": "float64"}
 
 
-def test_float32_state_is_the_numba_and_native_solvers_and_off_by_default():
-    assert set(registry.FLOAT32_STATE_SOLVERS) == {Solver.NUMBA, Solver.NATIVE}
+def test_float32_state_is_the_native_solver_s_and_off_by_default():
+    assert set(registry.FLOAT32_STATE_SOLVERS) == {Solver.NATIVE}
     assert validate().model_state == "float64"
     assert validate(solver="native", model_state="float32", average=False).model_state == "float32"
     assert validate(model="mlp", model_state="float32").model_state == "float32"  # no linear model: not read
@@ -87,11 +86,22 @@ def test_float32_state_is_the_numba_and_native_solvers_and_off_by_default():
 @pytest.mark.parametrize("bits", [20, 24])
 def test_the_memory_model_prices_float32_state_at_half_the_weights(bits):
     """The weights and their average: 16 bytes a column in float64, 8 in float32 (2^20 columns:
-    16 MiB and 8 MiB; 2^24: 256 and 128), for the numba and the native solver alike."""
+    16 MiB and 8 MiB; 2^24: 256 and 128), for the native solver."""
     shape = Shape(100_000, 80_000, 20_000, 1 << bits, 50.0, 2, False)
     for solver in registry.FLOAT32_STATE_SOLVERS:
         wide = parts(validate(solver=solver, features=1 << bits), shape)
         narrow = parts(validate(solver=solver, features=1 << bits, model_state="float32"), shape)
-        assert wide["model_linear_numba"] == 16 << bits and narrow["model_linear_numba"] == 8 << bits
+        assert wide["model_linear_compiled"] == 16 << bits and narrow["model_linear_compiled"] == 8 << bits
         # the export adds one float32 copy of the coefficients either way (the state is folded in place)
         assert wide["model_export"] == narrow["model_export"] == 4 << bits
+
+
+@pytest.mark.parametrize("knob", ["parser", "solver"])
+def test_numba_is_retired_and_a_new_config_is_refused_it_naming_native(knob):
+    """numba's parser and SGD were twins of the native ones: a stored run keeps the value, a new
+    config (a launch, a flag, a sweep's grid, fit, recommend: all through ``validate``) is refused it."""
+    with pytest.raises(ConfigError) as e:
+        validate({knob: "numba"})
+    assert e.value.knob == knob and e.value.fix == {knob: "native"}
+    assert "use native (same output, faster)" in str(e.value)
+    assert "numba" not in KNOBS[knob].choices

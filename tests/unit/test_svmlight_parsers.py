@@ -1,19 +1,18 @@
-"""Every svmlight parser through the same cases: one grammar, four parsers (issue 19).
+"""Every svmlight parser through the same cases: one grammar, three parsers (issue 19).
 
 The parsers, as the ``parser`` fixture names them:
 
-* ``numba``: ``fastsvm`` (compiled with numba), read through ``readers.iter_file_chunks``;
-* ``native``: ``nativesvm`` (the C library), the same way;
+* ``native``: ``nativesvm`` (the C library), read through ``readers.iter_file_chunks``;
 * ``sklearn``: scikit-learn's ``load_svmlight_file`` (the readers' default), with the
   readers' checks around it;
-* ``lines``: ``svmlight_lines.parse_line_python``, the per-line Python path both
-  compiled parsers take for lines their strict grammar refuses. It reads one line, so
+* ``lines``: ``svmlight_lines.parse_line_python``, the per-line Python path the
+  compiled parser takes for lines their strict grammar refuses. It reads one line, so
   the test hands it the file's lines; the line numbers of its errors are the test's own
   count, what is checked is which line it refuses.
 
 Part 1 is the case table, every case through every parser. Where they differ, and why:
 
-| case                  | numba, native                 | sklearn                         | lines              |
+| case                  | native                        | sklearn                         | lines              |
 |-----------------------|-------------------------------|---------------------------------|--------------------|
 | bad tokens            | DataError: line, the reason   | the same message                | Python's ValueError|
 | NaN / inf value       | "value 'nan' of feature 3 .." | "contains a NaN or infinite .." | Python's ValueError|
@@ -22,9 +21,9 @@ Part 1 is the case table, every case through every parser. Where they differ, an
 | empty / comment-only  | "the file has no data rows"   | the same                        | n/a: not a line    |
 
 sklearn parses the whole chunk first and finds a NaN afterwards, so its message says
-what the readers' check found; the compiled parsers stop at the token.
+what the readers' check found; the compiled parser stops at the token.
 
-Part 2 runs the two block parsers (numba and C) through the same checks against
+Part 2 runs the block parser (C) through the checks against
 scikit-learn, bit for bit: random files, hard floats, invalid lines, fuzzing, blocks.
 """
 
@@ -42,15 +41,16 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from svmcore.data import fastsvm, nativesvm
+from svmcore.data import nativesvm
 from svmcore.data.readers import iter_file_chunks, sniff_format
-from svmcore.data.svmlight_lines import BlockError, parse_line_python
+from svmcore.data.native import binding
+from svmcore.data.svmlight_lines import BlockError, iter_blocks, parse_line_python
 from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES
 
 MAXF = 2**26
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FILE_PARSERS = ("numba", "native", "sklearn", "lines")
+FILE_PARSERS = ("native", "sklearn", "lines")
 
 
 # ================================================================ part 1: the case table
@@ -139,7 +139,7 @@ def test_valid_file(tmp_path, parser, case):
 def test_utf8_byte_order_mark_is_skipped(tmp_path):
     path = tmp_path / "d.svm"
     path.write_bytes(b"\xef\xbb\xbf1 1:1\n-1 2:oops\n")
-    for p in ("numba", "native", "sklearn"):  # lines: n/a, the readers strip the mark
+    for p in ("native", "sklearn"):  # lines: n/a, the readers strip the mark
         with pytest.raises(DataError) as err:
             read(str(path), p)
         assert err.value.line == 2, p
@@ -149,7 +149,7 @@ def test_utf8_byte_order_mark_is_skipped(tmp_path):
 def test_a_file_without_rows_is_refused(tmp_path, content):
     path = tmp_path / "d.svm"
     path.write_bytes(content)
-    for p in ("numba", "native", "sklearn"):  # lines: n/a (see the table)
+    for p in ("native", "sklearn"):  # lines: n/a (see the table)
         with pytest.raises(DataError, match="the file has no data rows") as err:
             read(str(path), p)
         assert err.value.line is None
@@ -203,21 +203,25 @@ def test_compiled_parsers_and_sklearn_say_the_same(tmp_path, case):
     path = tmp_path / "bad.svm"
     path.write_bytes(BAD_PREFIX + BAD[case][0] + b"\n")
     said = {}
-    for p in ("numba", "native", "sklearn"):
+    for p in ("native", "sklearn"):
         with pytest.raises(DataError) as err:
             read(str(path), p)
         said[p] = str(err.value)
-    assert said["numba"] == said["native"]
     if case not in SKLEARN_SAYS:
-        assert said["sklearn"] == said["numba"]
+        assert said["sklearn"] == said["native"]
 
 
 # ================================================================ part 2: the block parsers, bit for bit
 
-@pytest.fixture(scope="module", params=[fastsvm, nativesvm], ids=["numba", "native"])
-def block_parser(request):
-    request.param.warm_up()  # compile / load once, outside the timed tests
-    return request.param
+def _blocks(path, block_bytes):
+    """The file's blocks as the C parser reads them: cut after a newline, each with its first line."""
+    return iter_blocks(path, block_bytes, binding.rfind_newline, binding.count_newlines)
+
+
+@pytest.fixture(scope="module")
+def block_parser():
+    nativesvm.warm_up()  # the library loaded once, outside the timed tests
+    return nativesvm
 
 
 def sklearn_parse(blob: bytes):
@@ -568,7 +572,7 @@ def _sample_file(tmp_path, n_rows=300, crlf=False, final_newline=True):
 def test_blocks_give_the_same_rows_as_one_block(block_parser, tmp_path, block_bytes, crlf, final_newline):
     path, blob = _sample_file(tmp_path, crlf=crlf, final_newline=final_newline)
     whole = block_parser.parse_block(blob, MAXF)
-    blocks = list(block_parser.iter_svmlight_blocks(path, block_bytes))
+    blocks = list(_blocks(path, block_bytes))
     assert b"".join(bytes(b) for b, _ in blocks) == blob
     offset = 0
     for i, (b, first_line) in enumerate(blocks):
@@ -607,7 +611,7 @@ def test_parsed_blocks_read_into_one_reused_buffer_give_the_same_rows(block_pars
 def test_block_bytes_must_be_positive(block_parser, tmp_path):
     path, _ = _sample_file(tmp_path, n_rows=3)
     with pytest.raises(ValueError, match="block_bytes"):
-        next(iter(block_parser.iter_svmlight_blocks(path, 0)))
+        next(iter(_blocks(path, 0)))
 
 
 @pytest.mark.parametrize("block_bytes", [1, 7, 100, 1 << 20])
@@ -639,13 +643,13 @@ def test_long_line_longer_than_the_block(block_parser, tmp_path):
     line = b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(1, 2000))
     p = tmp_path / "long.svm"
     p.write_bytes(b"1 1:1\n" + line + b"\n-1 2:2")
-    blocks = list(block_parser.iter_svmlight_blocks(str(p), 16))
+    blocks = list(_blocks(str(p), 16))
     assert [ln for _, ln in blocks] == [1, 2, 3]
     assert bytes(blocks[1][0]) == line + b"\n"
 
 
 def test_readers_parser_matches_sklearn_parser_and_names_bad_lines(block_parser, tmp_path):
-    name = "numba" if block_parser is fastsvm else "native"
+    name = "native"
     good = tmp_path / "good.svm"
     good.write_text("".join(f"{1 if i % 3 else -1} {i % 7 + 1}:{i / 10:.3f} {i % 7 + 9}:1\n" for i in range(500)))
     a = list(iter_file_chunks(str(good), 64, parser="sklearn"))

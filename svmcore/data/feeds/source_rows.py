@@ -1,6 +1,6 @@
 """A source's rows as ``Rows``, a block at a time: parsed by the run's parser (the native
-svmlight parser straight into CSR parts, without scipy; any other through ``Source``: the
-numba parser, scikit-learn's line parsers for svmlight, CSV and raw text, an .npz, generated
+svmlight parser straight into CSR parts, without scipy; any other through ``Source``:
+scikit-learn's line parsers for svmlight, CSV and raw text, an .npz, generated
 data), with class codes, every block checked against the scan (the file unchanged, no feature
 beyond its width, no label it did not see). In file order, or a text file in pieces read in a
 scattered order (``pieces``, from the scan's ``text_index``), each block numbered by its

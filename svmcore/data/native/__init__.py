@@ -1,5 +1,5 @@
-"""The native library: svmlight parsing and writing, the SGD solver, CSR row ops, the
-spill's window reads, numpy's seeded permutations. This
+"""The native library: svmlight parsing and writing, the SGD and FTRL solvers, CSR row ops,
+the spill's window reads, numpy's seeded permutations. This
 module builds and finds it; ``binding`` loads it and declares its typed functions.
 
 C sources next to this file, compiled by gcc into one shared library and loaded with
@@ -14,7 +14,6 @@ else ``build/`` in this folder when writable (git-ignored), else
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import logging
 import os
@@ -22,7 +21,7 @@ import os
 log = logging.getLogger(__name__)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ("svmlight.c", "sgd.c", "spill.c", "random.c")
+SOURCES = ("svmlight.c", "sgd.c", "ftrl.c", "spill.c", "random.c")
 CFLAGS = ("-O3", "-std=gnu99", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-Wall",
           "-Werror=implicit-function-declaration")
 
@@ -86,7 +85,7 @@ def _build(folder: str, name: str) -> str:
             raise NativeBuildError("no C compiler found (install gcc) to build the native library")
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".so")
         os.close(fd)
-        cmd = [cc, *CFLAGS, "-o", tmp, *(os.path.join(HERE, s) for s in SOURCES)]
+        cmd = [cc, *CFLAGS, "-o", tmp, *(os.path.join(HERE, s) for s in SOURCES), "-lm"]
         log.info("building the native library: %s", " ".join(cmd))
         try:
             try:
@@ -106,11 +105,3 @@ def _build(folder: str, name: str) -> str:
                 except OSError:
                     pass
     return target
-
-
-def lib() -> ctypes.CDLL:
-    """The loaded library, its functions typed (``binding.library``). New code calls the
-    checked wrappers in ``binding`` instead of the library's functions."""
-    from svmcore.data.native import binding
-
-    return binding.library()

@@ -25,7 +25,6 @@ from svmcore.data.native import NativeBuildError, library_path
 # a and b factors (averaged coef = (aw + a * w) / b) and the averaged intercept.
 SGD_STATE = ("wscale", "intercept", "average_a", "average_b", "average_intercept")
 WSCALE, INTERCEPT, AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT = range(len(SGD_STATE))
-MIN_WSCALE = 1e-9  # below it the scale is folded into the weights (scikit-learn's)
 
 _P = ctypes.c_void_p
 _I64 = ctypes.c_int64
@@ -34,6 +33,8 @@ _INT = ctypes.c_int
 _FIT = (_D, [_P, _P, _P, _I64, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D, _INT])
 _DECISION = (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _P])
 _DECISION_AVG = (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _P])
+_FTRL_FIT = (None, [_P, _P, _P, _I64, _P, _P, _P, _P, _P, _I64, _I64, _D, _D, _D, _D])
+_FTRL_DECISION = (None, [_P, _P, _P, _I64, _P, _P, _I64, _I64, _D, _D, _D, _D, _P, _P])
 SIGNATURES = {
     "svm_set_pow5": (None, [_P]),
     "svm_count": (None, [_P, _I64, _P, _P]),
@@ -42,12 +43,15 @@ SIGNATURES = {
     "svm_rfind_newline": (_I64, [_P, _I64, _I64]),
     "svm_scan": (_INT, [_P, _I64, _I64, _P, _P, _P, _P, _P]),
     "svm_write_rows": (_I64, [_P, _P, _P, _P, _P, _I64, _I64, _P, _I64]),
-    "sgd_state_layout": (_I64, [_P, _P]),
+    "sgd_state_layout": (_I64, [_P]),
     # the SGD kernels, by the values' type (f64, f32) and the model state's (float64; _s32: float32)
     **{f"sgd_fold_scale{s}": (None, [_P, _P, _P, _I64, _I64, _INT]) for s in ("", "_s32")},
     **{f"{name}_{v}{s}": sig for name, sig in (("sgd_fit", _FIT), ("decision", _DECISION),
                                                ("decision_avg", _DECISION_AVG))
        for v in ("f64", "f32") for s in ("", "_s32")},
+    **{f"ftrl_{name}_{v}": sig for name, sig in (("fit", _FTRL_FIT), ("decision", _FTRL_DECISION))
+       for v in ("f64", "f32")},
+    "ftrl_weights": (None, [_P, _P, _I64, _D, _D, _D, _D, _P]),
     "csr_gather": (None, [_P, _P, _P, _I64, _P, _I64, _P, _P, _P]),
     "csr_gather_parts": (None, [_P, _P, _P, _I64, _P, _P, _I64, _P, _P, _P]),
     "csr_parts_indptr": (_I64, [_P, _P, _P, _I64, _P]),
@@ -82,21 +86,19 @@ def library() -> ctypes.CDLL:
     return _lib
 
 
-def sgd_state_layout(cdll: ctypes.CDLL | None = None) -> tuple[tuple[int, ...], int, float]:
-    """What the C library says the state layout is: the index of each ``SGD_STATE`` field,
-    the row width and the scale floor."""
+def sgd_state_layout(cdll: ctypes.CDLL | None = None) -> tuple[tuple[int, ...], int]:
+    """What the C library says the state layout is: the index of each ``SGD_STATE`` field and the row width."""
     cdll = cdll or library()
     fields = np.full(len(SGD_STATE), -1, np.int64)
-    floor = np.zeros(1)
-    width = cdll.sgd_state_layout(_out(fields, np.int64, "fields"), _out(floor, np.float64, "min_wscale"))
-    return tuple(int(f) for f in fields), int(width), float(floor[0])
+    width = cdll.sgd_state_layout(_out(fields, np.int64, "fields"))
+    return tuple(int(f) for f in fields), int(width)
 
 
 def _check_layout(cdll: ctypes.CDLL) -> None:
-    fields, width, floor = sgd_state_layout(cdll)
-    if fields != tuple(range(len(SGD_STATE))) or width != len(SGD_STATE) or floor != MIN_WSCALE:
-        raise NativeBuildError(f"the native library's SGD state layout (fields {fields}, width {width}, "
-                               f"floor {floor}) is not binding.py's ({SGD_STATE}, floor {MIN_WSCALE})")
+    fields, width = sgd_state_layout(cdll)
+    if fields != tuple(range(len(SGD_STATE))) or width != len(SGD_STATE):
+        raise NativeBuildError(f"the native library's SGD state layout (fields {fields}, width {width}) is not "
+                               f"binding.py's {SGD_STATE}")
 
 
 # ------------------------------------------------------------------ argument checks
@@ -191,12 +193,9 @@ class SGDFit:
     every call). ``fit`` takes a batch as it is when its arrays are of the kernel's types
     (float64 or float32 values, int32 column ids, int64 indptr, integer codes; C-contiguous),
     after checking its bounds and its column ids (one pass over them), and returns None for any
-    other batch, which the caller gives to ``sgd_fit`` (whose checks name the problem). About
-    35 µs of Python checks and conversions a batch were a fifth of a 1,024-row batch's training
-    and, with a reader thread, held the GIL from it. Without them a loop over a 900,000-row
-    spill's shuffled batches with a reader thread ran 11% faster (10 alternating passes); whole
-    lean runs at 10^6 rows, 2 threads, later passes 4.34M -> 4.53M rows/s (medians of 10
-    alternating 5-pass runs; 1 thread the same within noise)."""
+    other batch, which the caller gives to ``sgd_fit`` (whose checks name the problem). Those
+    checks (~35 µs a batch, a fifth of a 1,024-row batch's training) held the GIL from a reader
+    thread: the lean path's later passes ran 4% faster without them (docs/lean.md)."""
 
     def __init__(self, w, aw, state, average: bool):
         # not held: a model that lets its average go (release_coef) frees it; a binding whose
@@ -265,20 +264,49 @@ def decision_avg(data, indices, indptr, w, aw, a, b, intercept, out) -> None:
         _in(b, np.float64, "b"), _in(intercept, np.float64, "intercept"), nvec, nf, _out(out, np.float64, "out"))
 
 
+# ------------------------------------------------------------------ FTRL
+def ftrl_fit(data, indices, indptr, codes, z, n, zb, nb, l1: float, l2: float, alpha: float, beta: float) -> None:
+    """One pass of FTRL-proximal over CSR rows (class codes ``codes``), updating ``z``, ``n``,
+    ``zb`` and ``nb`` in place. The caller checks the column indices against the width."""
+    suffix, rows, d, i, p = _csr(data, indices, indptr)
+    _at_least(codes, rows, "codes")
+    if z.ndim != 2 or n.shape != z.shape or zb.shape != (z.shape[0],) or nb.shape != zb.shape:
+        raise ValueError(f"z and n must be (vectors, features) and zb, nb (vectors,), not {z.shape}, {n.shape}, "
+                         f"{zb.shape} and {nb.shape}")
+    state = (_out(a, np.float64, name) for a, name in ((z, "z"), (n, "n"), (zb, "zb"), (nb, "nb")))
+    getattr(library(), f"ftrl_fit_{suffix}")(d, i, p, rows, _in(codes, np.int64, "codes"), *state, *z.shape,
+                                             l1, l2, alpha, beta)
+
+
+def ftrl_decision(data, indices, indptr, z, n, l1: float, l2: float, alpha: float, beta: float, intercept,
+                  out) -> None:
+    """``out[i, v] = X[i] . weights[v] + intercept[v]``, each weight computed from z and n."""
+    suffix, rows, d, i, p = _csr(data, indices, indptr)
+    if n.shape != z.shape or out.shape != (rows, z.shape[0]) or intercept.shape != (z.shape[0],):
+        raise ValueError(f"n must be {z.shape}, out {(rows, z.shape[0])} and intercept {(z.shape[0],)}")
+    getattr(library(), f"ftrl_decision_{suffix}")(d, i, p, rows, _in(z, np.float64, "z"), _in(n, np.float64, "n"),
+                                                  *z.shape, l1, l2, alpha, beta,
+                                                  _in(intercept, np.float64, "intercept"), _out(out, np.float64, "out"))
+
+
+def ftrl_weights(z, n, l1: float, l2: float, alpha: float, beta: float, out) -> None:
+    """The weights computed from z and n into ``out`` (of z's shape; z itself is allowed)."""
+    if n.shape != z.shape or out.shape != z.shape:
+        raise ValueError(f"n and out must be of z's shape {z.shape}, not {n.shape} and {out.shape}")
+    library().ftrl_weights(_in(z, np.float64, "z"), _in(n, np.float64, "n"), z.size, l1, l2, alpha, beta,
+                           _out(out, np.float64, "out"))
+
+
 # ------------------------------------------------------------------ CSR rows
 def gather_rows(data, indices, indptr, rows, take=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows ``rows`` of CSR parts, in that order, as new parts (indptr from 0). With ``take``
     (``take(name, n, dtype)`` -> an array of ``n`` items) they are written to the arrays it
     gives ("data", "indices", "indptr"), e.g. buffers reused from batch to batch."""
     rows, nnz = _rows_of(data, indices, indptr, rows)
-    new = take or _new
+    new = take or (lambda _, n, dtype: np.empty(n, dtype))
     out = new("data", nnz, data.dtype), new("indices", nnz, np.int32), new("indptr", rows.shape[0] + 1, np.int64)
     _csr_gather(data, indices, indptr, rows, *(a.ctypes.data for a in out))
     return out
-
-
-def _new(_, n: int, dtype) -> np.ndarray:
-    return np.empty(n, dtype)
 
 
 def gather_rows_into(data, indices, indptr, rows, out_data, out_indices, out_indptr) -> int:

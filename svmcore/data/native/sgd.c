@@ -1,22 +1,21 @@
 /* A linear SVM trained by SGD (hinge loss, L2, scikit-learn's "optimal" learning
- * rate, optional averaging, the sparse intercept decay): the same algorithm and the
- * same order of floating-point operations as svmcore/worker/sgd.py (CompiledSGD),
- * so weights match to rounding. Plus the decision function and CSR row gathering. */
+ * rate, optional averaging, the sparse intercept decay): scikit-learn's algorithm, so
+ * weights match its to rounding (svmcore/worker/native_sgd.py). Plus the decision
+ * function and CSR row gathering. */
 #include <stdint.h>
 #include <string.h>
 
 #define MIN_WSCALE 1e-9
 enum { WSCALE = 0, B = 1, AA = 2, AB = 3, AI = 4, STATE_WIDTH = 5 };
 
-/* The state row's layout and the scale floor, for the Python side to check against its own
- * (svmcore/data/native/binding.py SGD_STATE): fields[k] is the index of field k; returns the width. */
-int64_t sgd_state_layout(int64_t *fields, double *min_wscale) {
+/* The state row's layout, for the Python side to check against its own (svmcore/data/native/binding.py
+ * SGD_STATE): fields[k] is the index of field k; returns the width. */
+int64_t sgd_state_layout(int64_t *fields) {
     fields[0] = WSCALE;
     fields[1] = B;
     fields[2] = AA;
     fields[3] = AB;
     fields[4] = AI;
-    *min_wscale = MIN_WSCALE;
     return STATE_WIDTH;
 }
 

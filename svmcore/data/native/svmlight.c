@@ -1,5 +1,5 @@
-/* svmlight/libsvm text: a block parser (the same grammar and results as the numba
- * parser in svmcore/data/fastsvm.py), a writer (the same bytes as scikit-learn's
+/* svmlight/libsvm text: a block parser (scikit-learn's results, svmcore/data/nativesvm.py), a
+ * writer (the same bytes as scikit-learn's
  * dump_svmlight_file), and a scan that counts rows, nonzeros and the largest id.
  * Plain C99 + gcc builtins; loaded with ctypes by svmcore/data/native/__init__.py. */
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 enum { OK = 0, INVALID = 1, NONFINITE = 2 };
 
 /* 5**q for q in [-342, 308] as 128-bit (hi, lo) pairs: filled once by the loader
- * (the same table as fastsvm._power_of_five_table). */
+ * (svmlight_lines._power_of_five_table). */
 static uint64_t POW5[2 * 651];
 static int pow5_ready = 0;
 #define SMALLEST_POW10 (-342)
@@ -26,8 +26,7 @@ void svm_set_pow5(const uint64_t *table) {
 static inline int is_ws(uint8_t c) { return c == 32 || c == 9 || c == 13 || c == 11 || c == 12; }
 static inline int is_end(uint8_t c) { return c == 32 || c == 10 || c == 9 || c == 13 || c == 35 || c == 11 || c == 12; }
 
-/* Correctly rounded w * 10**q (w > 0): the Eisel-Lemire algorithm, written as in
- * fastsvm._eisel_lemire. Returns the 52-bit mantissa; *p2 = biased exponent, 2047 = inf. */
+/* Correctly rounded w * 10**q (w > 0): the Eisel-Lemire algorithm. Returns the 52-bit mantissa; *p2 = biased exponent, 2047 = inf. */
 static uint64_t eisel_lemire(int64_t q, uint64_t w, int64_t *p2) {
     if (q < SMALLEST_POW10) { *p2 = 0; return 0; }
     if (q > LARGEST_POW10) { *p2 = 2047; return 0; }
