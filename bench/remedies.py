@@ -135,11 +135,11 @@ def markdown(data: Reference) -> str:
              f"{spread['ratio']:.1f}x are noise here." if spread else "")
     where = machines(data)
     if len(where) == 1:
-        (desc, (when, _)), = where.items()
+        (desc, when), = where
         place = f"Machine: {desc}. Measured {when}, {data.seconds} s of runs"
     else:
         place = "Machines (the same class, measured at different times with `--only`): " + "; ".join(
-            f"{desc}, {when}: {', '.join(keys)}" for desc, (when, keys) in where.items()) + ". Runs"
+            f"{desc}, {when}: {', '.join(keys)}" for (desc, when), keys in where.items()) + ". Runs"
     lines = ["# The remedies: what the advice claims, what they save here", "",
              f"{place}, one at a "
              "time; each before/after pair back to back. Exact peaks are the kernel's high-water mark; the "

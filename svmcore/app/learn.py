@@ -117,7 +117,7 @@ class Learn:
         sources = {x.source for x in results if x.source}
         if REFERENCE in sources and self._reference:
             where = "; ".join(f"{desc}, on {when} ({', '.join(keys)})"
-                              for desc, (when, keys) in machines(self._reference).items())
+                              for (desc, when), keys in machines(self._reference).items())
             return SourcesNote(f"Rows marked **reference machine** were measured there, not on yours: {where} "
                                f"(`{self._reference.command}`). Measure on this machine to replace them with yours.",
                                True)

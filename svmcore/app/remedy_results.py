@@ -390,15 +390,14 @@ def speed_spread(measured: dict) -> dict | None:
             "peak_min_mb": min(peaks), "peak_max_mb": max(peaks)}
 
 
-def machines(ref) -> dict[str, tuple[str, list[str]]]:
-    """Each machine's description -> (date, the remedies measured on it) of the remedies'
+def machines(ref) -> dict[tuple[str, str], list[str]]:
+    """(machine description, date) -> the remedies measured there then, in the remedies'
     reference (``reference.Reference``); pairs without their own description were measured
     on the reference's machine."""
-    out: dict[str, tuple[str, list[str]]] = {}
+    out: dict[tuple[str, str], list[str]] = {}
     for key, exps in ref.figures.items():
         for pair in exps.values():
-            desc = pair.get("machine", ref.machine)
-            when, keys = out.setdefault(desc, (pair.get("measured", ref.measured), []))
+            keys = out.setdefault((pair.get("machine", ref.machine), pair.get("measured", ref.measured)), [])
             if key not in keys:
                 keys.append(key)
     return out
