@@ -372,7 +372,7 @@ def calibration_text(state: CalibrationState) -> str:
     text = f"Calibrating the memory model on this machine: run {min(state.done + 1, state.total)} of " \
            f"{state.total}"
     if state.elapsed_s is not None:
-        text += f" · {state['elapsed_s'] / 60:,.1f} min so far"
+        text += f" · {state.elapsed_s / 60:,.1f} min so far"
     left = state.left_s
     return text + (f" · {duration_text(left)} left (forecast from the runs done so far)" if left is not None
                    else " · the time left is forecast once two runs have ended")
