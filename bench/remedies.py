@@ -168,9 +168,11 @@ def markdown(data: Reference) -> str:
 
 
 def change_text_of(pair: dict) -> str:
-    from svmcore.app.remedy_results import change_text
+    from svmcore.app.headlines import change_text
+    from svmcore.spec.config import validate
 
-    return change_text(pair["before"]["config"], pair["after"]["config"])
+    before, after = (validate(pair[k]["config"]).to_dict() for k in ("before", "after"))
+    return change_text(after, before)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from svmcore.app.doctor import text
-from svmcore.app.fit import FitCard, change_text, diagnosis_answer
+from svmcore.app.fit import FitCard, diagnosis_answer
+from svmcore.app.headlines import change_text
 from svmcore.app.lab import Lab
 from svmcore.app.runs import RunView
 from svmcore.spec.errors import SvmcoreError

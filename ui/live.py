@@ -9,7 +9,7 @@ import streamlit as st
 
 from svmcore.app.headlines import RunFacts, outcome_headline
 from svmcore.app.lab import Lab
-from svmcore.app.forecasts import Preview
+from svmcore.app.forecasts import CalibrationState, Preview
 from svmcore.app.runs import RunView
 from svmcore.predict.model import duration_text
 from svmcore.spec.events import PHASE_END, PROGRESS
@@ -325,15 +325,15 @@ def prediction_panel(lab: Lab, preview: Preview) -> float | None:
     for text in lab.forecasts.launch_warnings(preview):  # (they never block a launch)
         st.warning(text, icon=":material/warning:")
     state = lab.forecasts.calibration_state()
-    if state["running"]:
+    if state.running:
         _calibration_progress(lab)
         return None
-    if not state["calibrated"]:
-        if state["error"]:
-            show_error(state["error"], prefix="Calibration failed: ")
+    if not state.calibrated:
+        if state.error:
+            show_error(state.error, prefix="Calibration failed: ")
         c1, c2 = st.columns([3, 1])
-        c1.caption(f"Predictions need the memory model fitted to this machine once: {state['total']} small real "
-                   f"runs, {state['samples'] / 1e6:,.1f} million training samples in all, one at a time (the time "
+        c1.caption(f"Predictions need the memory model fitted to this machine once: {state.total} small real "
+                   f"runs, {state.samples / 1e6:,.1f} million training samples in all, one at a time (the time "
                    "left is forecast from the first runs as it goes). Until then runs are measured but not "
                    "forecast (the warnings above use a lower bound of the peak).")
         if c2.button("Calibrate", key="calibrate"):
@@ -362,17 +362,17 @@ def prediction_panel(lab: Lab, preview: Preview) -> float | None:
 @st.fragment(run_every=1.0)
 def _calibration_progress(lab: Lab) -> None:
     state = lab.forecasts.calibration_state()
-    if not state["running"]:
+    if not state.running:
         st.rerun()  # the whole page, now with the prediction
-    st.progress(state["done"] / max(1, state["total"]), text=calibration_text(state))
+    st.progress(state.done / max(1, state.total), text=calibration_text(state))
 
 
-def calibration_text(state: dict) -> str:
+def calibration_text(state: CalibrationState) -> str:
     """'Calibrating ...: run 27 of 37 · 9 min 30 s so far · about 4 min left'."""
-    text = f"Calibrating the memory model on this machine: run {min(state['done'] + 1, state['total'])} of " \
-           f"{state['total']}"
-    if state.get("elapsed_s") is not None:
-        text += f" · {state['elapsed_s'] / 60:,.1f} min so far"
-    left = state.get("left_s")
+    text = f"Calibrating the memory model on this machine: run {min(state.done + 1, state.total)} of " \
+           f"{state.total}"
+    if state.elapsed_s is not None:
+        text += f" · {state.elapsed_s / 60:,.1f} min so far"
+    left = state.left_s
     return text + (f" · {duration_text(left)} left (forecast from the runs done so far)" if left is not None
                    else " · the time left is forecast once two runs have ended")

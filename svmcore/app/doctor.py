@@ -20,6 +20,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from svmcore.app.headlines import _signed, change_text
 from svmcore.app.noise import NO_SAVING_PCT
 from svmcore.app.remedies import BY_KEY, REMEDIES
 from svmcore.app.remedy_results import compare
@@ -580,20 +581,19 @@ def _sites_lines(d: dict) -> list[str]:
 
 # ---------------------------------------------------------------- words
 
-def change_words(change: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in change.items())
-
-
-def _measured_words(m: dict | None) -> str:
-    if not m:
-        return "not measured on Learn"
-    words = f"measured on Learn ({m['machine']}, {m['experiment']}): peak {m['peak_before_mb']:,.0f} → " \
-            f"{m['peak_after_mb']:,.0f} MiB ({-m['peak_saving_pct']:+.0f}%)"
+def measured_words(m: dict | None, peak: bool = True) -> str:
+    """A remedy as Learn measured it (``measured_saving``): 'measured on Learn (reference, 1M rows):
+    peak 400 → 200 MiB (−50%), speed −38%, balanced accuracy −0.002'; without ``peak``, its costs
+    alone. '' when there is nothing to say."""
+    m, words = m or {}, []
+    if m and peak:
+        words.append(f"peak {m['peak_before_mb']:,.0f} → {m['peak_after_mb']:,.0f} MiB "
+                     f"({_signed(-m['peak_saving_pct'], 0)}%)")
     if m.get("speed_change_pct") is not None:
-        words += f", speed {m['speed_change_pct']:+.0f}%"
+        words.append(f"speed {_signed(m['speed_change_pct'], 0)}%")
     if m.get("balanced_accuracy_change") is not None:
-        words += f", balanced accuracy {m['balanced_accuracy_change']:+.3f}"
-    return words
+        words.append(f"balanced accuracy {_signed(m['balanced_accuracy_change'], 3)}")
+    return f"measured on Learn ({m['machine']}, {m['experiment']}): {', '.join(words)}" if words else ""
 
 
 def _miss_words(d: dict) -> str:
@@ -625,7 +625,8 @@ def trouble_lines(d: dict) -> list[str]:
         return lines + ["No knob of the list stops this accumulation for this config: it is the code's own (a cache "
                         "or references kept from pass to pass); tracing the run shows the sites that grew."]
     lines.append("Remedies that stop accumulation, cheapest first:")
-    lines += [f"  {i}. {r['title']}: {change_words(r['change'])} — stops {r['stops']}; {_measured_words(r['measured'])}"
+    lines += [f"  {i}. {r['title']}: {change_text(r['change'])} — stops {r['stops']}; "
+              f"{measured_words(r['measured']) or 'not measured on Learn'}"
               for i, r in enumerate(d["growth_remedies"], 1)]
     return lines
 
@@ -651,10 +652,10 @@ def text(d: dict) -> str:
         for i, r in enumerate(d["remedies"], 1):
             fit = " (fits the budget)" if r["fits"] else ""
             fit += " [stops growth]" if r.get("stops_growth") else ""
-            lines.append(f"  {i}. {r['title']}: {change_words(r['change'])} — predicted peak "
+            lines.append(f"  {i}. {r['title']}: {change_text(r['change'])} — predicted peak "
                          f"{r['predicted_peak_before_mb']:,.0f} → {r['predicted_peak_after_mb']:,.0f} MiB "
                          f"(saves {r['predicted_saving_mb']:,.0f}; {r['predicted_phase_saving_mb']:,.0f} in "
-                         f"{d['owner']}){fit}; {_measured_words(r['measured'])}")
+                         f"{d['owner']}){fit}; {measured_words(r['measured']) or 'not measured on Learn'}")
     elif d["owner"] == "imports":
         lines.append(f"The libraries' floor ({m['held_mb'].get(FLOOR_PART, 0):,.0f} MiB; the run reached "
                      f"{d['owner_mb'] or 0:,.0f} MiB importing them) does not fit the budget: no knob lowers what "

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from svmcore.app.headlines import _signed
+from svmcore.app.headlines import _signed, change_text
 from svmcore.app.learn import latest_pair, run_label
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import setup_text
@@ -229,18 +229,8 @@ def choices(remedies: tuple[Remedy, ...] = REMEDIES) -> list[Choice]:
         for e in r.experiments:
             if not r.measured_by and e.default_setup and e.runnable() is None \
                     and set(e.before) <= set(e.after):
-                out.append(Choice(r.key, e.key, f"{r.title}: {_change(e)}"))
+                out.append(Choice(r.key, e.key, f"{r.title}: {change_text(e.after, {**defaults(), **e.before})}"))
     return out
-
-
-def _change(e: Experiment) -> str:
-    """'batch size 1,024 → 256': each knob the remedy changes, from the setup's value."""
-    start = {**defaults(), **e.before}
-    return ", ".join(f"{k.replace('_', ' ')} {_value(start.get(k))} → {_value(v)}" for k, v in e.after.items())
-
-
-def _value(v) -> str:
-    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
 
 
 def change_pct(before_mb: float | None, after_mb: float | None) -> float | None:

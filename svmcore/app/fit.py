@@ -20,9 +20,7 @@ the finished run's record out), so the CLI and the dashboard run them their own 
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,23 +28,23 @@ from svmcore.app.doctor import (
     Miss,
     Option,
     apply,
-    change_words,
     corrected_owner,
     corrected_peak,
     diagnose,
     lean_out_of_reach,
     lowering,
     measured_saving,
+    measured_words,
     model_view,
     moves,
     options,
 )
 from svmcore.app.folders import DataFolders
-from svmcore.app.headlines import RunFacts, _mib, _signed, deltas, ending, knob_value_text, noted, speed_text
+from svmcore.app.headlines import RunFacts, _signed, change_text, deltas, ending, noted, speed_text
 from svmcore.app.noise import peak_within, within
 from svmcore.app.reference import remedies_reference
 from svmcore.engine import admission
-from svmcore.engine.queue import RunQueue
+from svmcore.engine.queue import RunQueue, in_background
 from svmcore.predict import calibration as calib
 from svmcore.predict.floors import lean_floor, libraries
 from svmcore.predict.launch import admit
@@ -54,12 +52,11 @@ from svmcore.predict.model import Calibration
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
+from svmcore.spec.result import mib_text
 from svmcore.spec.status import RunStatus
 from svmcore.spec.units import apart
 from svmcore.store.records import RunRecord
 from svmcore.store.sqlite import Store
-
-log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 5  # launched runs
 MAX_STEPS = 12  # remedies applied in all
@@ -93,8 +90,8 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
         nonlocal steps
         steps += 1
         pending.append({"remedy": pick.remedy, "knobs": pick.change, "why": why})
-        path.append(change_words(pick.change))
-        say(why + f" → {change_words(pick.change)}")
+        path.append(change_text(pick.change))
+        say(why + f" → {change_text(pick.change)}")
         tried.add(_key(after := _apply(cfg, pick)))
         return after
 
@@ -116,7 +113,7 @@ def fit(values: dict, budget_mb: float, launch: Callable[[RunConfig, int | None,
             if not helps or steps >= MAX_STEPS:
                 peak_words, budget_words, _ = apart(peak, budget_mb)
                 unlaunched = [c for c in pending if c["knobs"]]
-                tried_words = (f" with {', '.join(change_words(c['knobs']) for c in unlaunched)} (forecast only: "
+                tried_words = (f" with {', '.join(change_text(c['knobs']) for c in unlaunched)} (forecast only: "
                                "no run launched with them)" if unlaunched else "")
                 return _end(False, f"nothing left to try: the forecast peak{tried_words} is {peak_words} MiB in "
                                    f"{owner}, above the budget of {budget_words} MiB{_most_of(view, owner)}, and no "
@@ -321,17 +318,15 @@ LOOP_STEPS = (
 
 
 def _reference_costs(attempts: list[dict], reference: dict | None) -> str:
-    """Without a completed attempt to compare with: what each remedy applied cost on Learn's
-    reference measurement (balanced accuracy, speed), labelled as such."""
+    """Without a completed attempt to compare with: what each remedy applied cost as Learn
+    measured it (balanced accuracy, speed), labelled as such."""
     words = []
     for a in attempts:
         for c in a["change"]["changes"]:
             m = measured_saving(c["remedy"], reference, c["knobs"]) if c["knobs"] else None
             if m and m.get("balanced_accuracy_change") is not None:
-                words.append(f"{change_words(c['knobs'])}: balanced accuracy {m['balanced_accuracy_change']:+.3f}"
-                             + (f", speed {m['speed_change_pct']:+.0f}%" if m.get("speed_change_pct") is not None
-                                else ""))
-    return f" (on Learn's reference: {'; '.join(words)})" if words else ""
+                words.append(f"{change_text(c['knobs'])}: {measured_words(m, peak=False)}")
+    return f" ({'; '.join(words)})" if words else ""
 
 
 # ---------------------------------------------------------------- views
@@ -339,11 +334,6 @@ def _reference_costs(attempts: list[dict], reference: dict | None) -> str:
 TOP_REMEDIES = 3  # the ranked answer: the rest is in the folded detail
 # knobs "Make it fit" sets to test a setting, not to change it: its budget as the runs' cap
 FIT_HARNESS = ("memory_cap_mb", "cap_kind")
-
-
-def change_text(change: dict) -> str:
-    """'memmap', 'float32, batch size 256': a remedy's knobs as the run pickers name them."""
-    return ", ".join(knob_value_text(k, v) for k, v in change.items())
 
 
 @dataclass(frozen=True)
@@ -369,17 +359,6 @@ class DiagnosisAnswer:
     none_why: str = ""  # with no remedy: why none helps
 
 
-def _cost_words(measured: dict | None) -> str:
-    if not measured:
-        return ""
-    parts = []
-    if measured.get("speed_change_pct") is not None:
-        parts.append(f"speed {_signed(measured['speed_change_pct'], 0)}%")
-    if measured.get("balanced_accuracy_change") is not None:
-        parts.append(f"balanced accuracy {_signed(measured['balanced_accuracy_change'], 3)}")
-    return f"; it cost {', '.join(parts)} on Learn ({measured['experiment']})" if parts else ""
-
-
 def diagnosis_answer(d: dict, most: int = TOP_REMEDIES) -> DiagnosisAnswer:
     """The doctor's report (``doctor.diagnose``) as a short ranked answer; a run that grows
     pass after pass says so, and the remedies that stop accumulation come first."""
@@ -390,9 +369,10 @@ def diagnosis_answer(d: dict, most: int = TOP_REMEDIES) -> DiagnosisAnswer:
         if i > most:
             break
         fits = " — fits the budget" if r["fits"] else ""
+        costs = measured_words(r.get("measured"), peak=False)
         lines.append(RemedyLine(i, r["title"], dict(r["change"]),
-                                f"{change_text(r['change'])}: predicted peak {_mib(r['predicted_peak_before_mb'])} "
-                                f"→ {_mib(r['predicted_peak_after_mb'])}{fits}{_cost_words(r.get('measured'))}",
+                                f"{change_text(r['change'])}: predicted peak {mib_text(r['predicted_peak_before_mb'])} "
+                                f"→ {mib_text(r['predicted_peak_after_mb'])}{fits}{'; ' + costs if costs else ''}",
                                 bool(r["fits"])))
     remedies = d.get("remedies") or []
     none_why = "" if remedies else (
@@ -440,7 +420,7 @@ def _side(r: RunFacts | None, budget_mb: float) -> CardSide | None:
     if r is None:
         return None
     s, peak = r.summary, r.peak.mb
-    over = (f"; {peak - budget_mb:,.0f} MiB above the budget of {_mib(budget_mb)}"
+    over = (f"; {peak - budget_mb:,.0f} MiB above the budget of {mib_text(budget_mb)}"
             if r.status == "completed" and peak is not None and peak > budget_mb else "")
     return CardSide(r.id, r.title, ending(r) + over, peak, s.samples_per_s, s.accuracy, s.balanced_accuracy)
 
@@ -452,12 +432,12 @@ def versus_text(failed: RunFacts | None, fitting: RunFacts | None, budget_mb: fl
     if fitting is None:
         return "No run fitted the budget."
     if failed is None:
-        return f"Exact peak {_mib(fitting.peak.mb)}, within the budget of {_mib(budget_mb)}."
-    words = f"Exact peak {_mib(failed.peak.mb)} → {_mib(fitting.peak.mb)}"
+        return f"Exact peak {mib_text(fitting.peak.mb)}, within the budget of {mib_text(budget_mb)}."
+    words = f"Exact peak {mib_text(failed.peak.mb)} → {mib_text(fitting.peak.mb)}"
     if failed.peak.mb and fitting.peak.mb is not None:
         pct = (fitting.peak.mb / failed.peak.mb - 1) * 100
         words += f" ({_signed(pct, 0)}%{', within noise' if peak_within(pct) else ''})"
-    words += f", within the budget of {_mib(budget_mb)}"
+    words += f", within the budget of {mib_text(budget_mb)}"
     d = deltas(RunFacts(failed.id, "completed", failed.summary), RunFacts(fitting.id, "completed", fitting.summary))
     costs, quiet = [], within(d)
     if d["speed_ratio"] is not None:
@@ -555,7 +535,7 @@ class Fits:
             rec.summary.run_peak.mb or 0) > budget_mb))
         origin = origin if missed and _same_setting(rec.config, first.config.to_dict()) else None
         state = {"running": True, "steps": [], "runs": [], "result": None, "error": None, "budget_mb": budget_mb,
-                 "origin": origin, "values": dict(values), "started_at": time.monotonic(), "took_s": None}
+                 "origin": origin, "values": dict(values), "took_s": None}
         with self._lock:
             self._loops[fit_id] = state
 
@@ -574,22 +554,10 @@ class Fits:
             with self._lock:
                 state["steps"].append(text)
 
-        def work():
-            try:
-                result = fit(values, budget_mb, launch, calib.load_calibration(self.store.home), remedies_reference(),
-                             self.folders.cache_dir, progress=step)
-                with self._lock:
-                    state["result"] = result
-            except Exception as e:  # shown on the page; the runs made so far stay in the history
-                log.exception("fit failed")
-                with self._lock:
-                    state["error"] = str(e)
-            finally:
-                with self._lock:
-                    state["running"] = False
-                    state["took_s"] = time.monotonic() - state["started_at"]
-
-        threading.Thread(target=work, name=f"svmcore-fit-{fit_id}", daemon=True).start()
+        # a failed loop's runs stay in the history
+        in_background(f"svmcore-fit-{fit_id}", self._lock, state, lambda: fit(
+            values, budget_mb, launch, calib.load_calibration(self.store.home), remedies_reference(),
+            self.folders.cache_dir, progress=step))
         return fit_id
 
     def card(self, fit_id: int) -> FitCard | None:

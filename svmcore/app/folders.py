@@ -9,6 +9,7 @@ import os
 import re
 import uuid
 
+from svmcore.data import disk
 from svmcore.data.files import inspect_dataset, make_dataset
 from svmcore.data.readers import FORMAT_EXT, sniff_format
 from svmcore.spec.config import shown_name
@@ -21,22 +22,17 @@ DATA_EXT = (".svm", ".svmlight", ".libsvm", ".txt", ".csv", ".npz", ".tsv")  # d
 PATH_KNOBS = ("dataset", "test_file")  # knobs naming files: confined to the data folders
 
 
-def is_inside(real: str, real_roots: list[str]) -> bool:
-    return any(real == r or real.startswith(r + os.sep) for r in real_roots)
-
-
 def confine(path: str, roots: list[str], knob: str = "dataset") -> str:
     """Resolve ``path`` and refuse anything outside ``roots`` after symlinks are
     followed. A relative path is looked up in each root in turn; the first one that
     names a file inside the roots wins. Returns the real (symlink-free) path."""
     if not isinstance(path, str) or not path or "\x00" in path:
         raise ConfigError(knob, "a file path is required")
-    real_roots = [os.path.realpath(r) for r in roots]
     candidates = [path] if os.path.isabs(path) else [os.path.join(root, path) for root in roots]
     inside = False
     for candidate in candidates:
         real = os.path.realpath(candidate)
-        if is_inside(real, real_roots):
+        if disk.is_inside(real, *roots):
             inside = True
             if os.path.isfile(real):
                 return real
@@ -147,13 +143,12 @@ class DataFolders:
     def files(self) -> list[str]:
         """Files in the data folders, newest first. A symlink is listed only if it leads
         to a file inside the data folders (never one outside, nor a broken one)."""
-        real_roots = [os.path.realpath(r) for r in self.roots]
         found = []
         for root in self.roots:
             if os.path.isdir(root):
                 for name in os.listdir(root):
                     p = os.path.join(root, name)
-                    if name.endswith(".tmp") or not is_inside(os.path.realpath(p), real_roots):
+                    if name.endswith(".tmp") or not disk.is_inside(p, *self.roots):
                         continue
                     if os.path.isfile(p):
                         found.append(p)

@@ -5,7 +5,6 @@ calibration that makes forecasts possible on this machine."""
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from svmcore.data.files import memory_sizes
 from svmcore.data.sources import DataInfo, FileStamp, n_test_rows
 from svmcore.engine import hostinfo
 from svmcore.engine.admission import Admitted, scanned
+from svmcore.engine.queue import in_background
 from svmcore.engine.runner import resolve_cap
 from svmcore.predict import calibration as calib
 from svmcore.predict import launch
@@ -26,15 +26,13 @@ from svmcore.predict.recommend import recommend
 from svmcore.spec.choices import Mode
 from svmcore.spec.config import RunConfig, validate
 from svmcore.spec.errors import ConfigError
-from svmcore.spec.mapping import MappingRecord
 from svmcore.store.sqlite import Store
 
-log = logging.getLogger(__name__)
 PREVIEWS_KEPT = 32  # previews kept for page reruns (every session's knobs)
 
 
-@dataclass(frozen=True, eq=False)
-class DataSize(MappingRecord):
+@dataclass(frozen=True)
+class DataSize:
     """The training data's size in memory for a set of knobs, before launch."""
 
     rows: int  # training rows (the held-out ones left out)
@@ -47,8 +45,8 @@ class DataSize(MappingRecord):
     resident: bool  # memory mode holds it all; stream and memmap hold a batch
 
 
-@dataclass(frozen=True, eq=False)
-class CalibrationState(MappingRecord):
+@dataclass(frozen=True)
+class CalibrationState:
     """Where the one-time calibration is: its runs done of the total, its error, and the
     time elapsed and left while it runs (None until two runs have ended)."""
 
@@ -175,18 +173,8 @@ class Forecasts:
                 if i:
                     self._calibration["ends"].append(time.monotonic())
 
-        def work():
-            try:
-                calib.calibrate(self.home, progress)
-            except Exception as e:  # shown on the page; the app goes on without a model
-                log.exception("calibration failed")
-                with self._lock:
-                    self._calibration["error"] = str(e)
-            finally:
-                with self._lock:
-                    self._calibration["running"] = False
-
-        threading.Thread(target=work, name="svmcore-calibrate", daemon=True).start()
+        # on failure the app goes on without a model
+        in_background("svmcore-calibrate", self._lock, self._calibration, lambda: calib.calibrate(self.home, progress))
 
 
 @functools.cache

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import dataclass, field
 
 from svmcore.app.noise import DEFAULT_NOISE, Noise, peak_within, within
 from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.knobs import KNOBS
-from svmcore.spec.result import RunPeak, RunSummary
+from svmcore.spec.result import RunPeak, RunSummary, mib_text
 
 MINUS = "\u2212"  # a typographic minus: "-17%" reads as a hyphen
 
@@ -82,13 +83,9 @@ def _signed(value: float, digits: int) -> str:
     return ("+" if value > 0 else MINUS) + text
 
 
-def _mib(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f} MiB"
-
-
 def ending(run: RunFacts, error: str | None = None) -> str:
     """How a run ended, without its name: 'completed: exact peak 252 MiB, owned by load'."""
-    s, peak = run.summary, _mib(run.peak.mb)
+    s, peak = run.summary, mib_text(run.peak.mb)
     where = f" in {s.phase}" if s.phase else ""
     if run.peak.parallel and run.status in ("completed", "oom", "cancelled"):
         text = {"completed": "completed", "oom": f"ran out of memory{where}",
@@ -96,9 +93,9 @@ def ending(run: RunFacts, error: str | None = None) -> str:
         return f"{text}: {run.peak.parallel.text()}"
     once, own = run.one_time
     if run.status == "completed" and once is not None:
-        return (f"completed: exact peak {_mib(own)} without its one-time preparation "
-                f"(which peaked at {_mib(once)} building copies of the data that later runs reuse)")
-    cap = f" under a {_mib(s.cap_mb)} {s.cap} cap" if s.cap_mb else ""
+        return (f"completed: exact peak {mib_text(own)} without its one-time preparation "
+                f"(which peaked at {mib_text(once)} building copies of the data that later runs reuse)")
+    cap = f" under a {mib_text(s.cap_mb)} {s.cap} cap" if s.cap_mb else ""
     return {"completed": f"completed: exact peak {peak}" + (f", owned by {s.peak_phase}" if s.peak_phase else ""),
             "oom": f"ran out of memory{where}: exact peak {peak}{cap}",
             "cancelled": f"cancelled{where}: exact peak {peak} until then",
@@ -230,6 +227,20 @@ def knob_value_text(name: str, value) -> str:
     if isinstance(value, int):
         return f"{label} {value:,}{unit}"
     return f"{label} {value}{unit}"
+
+
+def change_text(after: dict, before: dict | None = None) -> str:
+    """Knobs a change sets, as the run pickers name them: 'memmap, batch size 256'; given the setup
+    ``before``, only the knobs it moves, each from its value there: 'batch size 1,024 → 256'."""
+    if before is None:
+        return ", ".join(knob_value_text(k, v) for k, v in after.items())
+    words = []
+    for k, v in after.items():
+        if v != before.get(k):
+            was, now = knob_value_text(k, before.get(k)).split(" "), knob_value_text(k, v).split(" ")
+            same = len(os.path.commonprefix([was, now]))  # the knob's name, said once
+            words.append(" ".join(was) + " → " + " ".join(now[same:] if same < len(now) else now))
+    return ", ".join(words)
 
 
 @functools.cache
@@ -409,7 +420,7 @@ def check_story(baseline: int | None, remedies: list[int]) -> None:
 def default_question(base: RunFacts) -> str:
     """'Run 1 · memory peaks at 253 MiB: what lowers it, and what does it cost?'"""
     title = base.title[0].upper() + base.title[1:]
-    return f"{title} peaks at {_mib(base.peak.mb)}: what lowers it, and what does it cost?"
+    return f"{title} peaks at {mib_text(base.peak.mb)}: what lowers it, and what does it cost?"
 
 
 def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
@@ -421,7 +432,7 @@ def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
     acc = "" if best.summary.accuracy is None else f", accuracy {best.summary.accuracy:.3f}"
     pct = "" if d["peak_pct"] is None else f" ({_signed(d['peak_pct'], 0)}%)"
     exact = "exact " if all(r.peak.exact for r in [base, *remedies]) else ""  # a data-parallel run's is sampled
-    return f"Lowest {exact}peak: {best.title}, {_mib(best.peak.mb)}{pct}{acc}."
+    return f"Lowest {exact}peak: {best.title}, {mib_text(best.peak.mb)}{pct}{acc}."
 
 
 def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOISE) -> str:
@@ -434,12 +445,12 @@ def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOIS
         if d["peak_pct"] is not None and d["peak_pct"] < 0 and not peak_within(d["peak_pct"], noise):
             lower.append((r, d))
     if not lower:
-        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({_mib(base.peak.mb)}) by more "
+        return (f"Keep the baseline, {base.title}: no remedy lowered its exact peak ({mib_text(base.peak.mb)}) by more "
                 f"than the run-to-run noise ({noise.peak_pct:.0f}%).")
     kept = [(r, d) for r, d in lower if d["accuracy"] is None or d["accuracy"] * 100 >= -KEEP_ACCURACY_PTS]
     best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
     quiet = within(d, noise)
-    figures = [f"exact peak {_mib(base.compared_peak_mb)} → {_mib(best.compared_peak_mb)} "
+    figures = [f"exact peak {mib_text(base.compared_peak_mb)} → {mib_text(best.compared_peak_mb)} "
                f"({_signed(d['peak_pct'], 0)}%)"]
     if d["speed_ratio"] is not None:
         figures.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))

@@ -9,10 +9,10 @@ from typing import NamedTuple
 
 from svmcore.app.folders import DataFolders
 from svmcore.app.fit import LOOP_STEPS
+from svmcore.app.headlines import change_text
 from svmcore.app.reference import read
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import (
-    change_text,
     claims_row,
     compare,
     lessons,
@@ -25,6 +25,7 @@ from svmcore.app.remedy_results import (
 )
 from svmcore.engine.queue import RunQueue
 from svmcore.predict.launch import admit
+from svmcore.spec.config import validate
 from svmcore.spec.errors import ConfigError
 from svmcore.spec.status import RunStatus
 from svmcore.store.records import RunRecord
@@ -63,12 +64,13 @@ class ExperimentResult:
         """The experiment's title, the setup it was measured with when not the stated one
         (quick mode's tenth of the rows), and why it is there."""
         e = self.experiment
-        return f"**{e.title}**{measured_with(e, self.before)}" + (f" · {e.why}" if e.why and not e.default_setup else "")
+        return f"**{e.title}**{measured_with(e, self.before)}" + (f" · {e.why}" if e.why else "")
 
     def measured_on(self) -> str:
         """Where the pair was measured, the before run's setup and what the after run changed."""
+        before, after = (validate(r["config"]).to_dict() for r in (self.before, self.after))
         return (f"Measured on **{self.source_text}**. Before: {setup_text(self.before['config'])}; after: "
-                f"{change_text(self.before['config'], self.after['config'])}.")
+                f"{change_text(after, before)}.")
 
 
 class Loop(NamedTuple):

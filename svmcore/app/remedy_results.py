@@ -279,12 +279,6 @@ def setup_text(config: dict) -> str:
     return ", ".join(parts)
 
 
-def change_text(before: dict, after: dict) -> str:
-    """The knobs the remedy moved: 'batch_size 8192 → 256'."""
-    b, a = validate(before).to_dict(), validate(after).to_dict()
-    return ", ".join(f"{k} {b[k]} → {a[k]}" for k in a if a[k] != b.get(k))
-
-
 CLAIMS_COLUMNS = ("remedy", "the advice claims", "setup", "run's exact peak (MiB)", "phases it acts on (MiB)",
                   "at the peak: anonymous · file-backed (MiB)", "speed (samples/s)", "accuracy (balanced)",
                   "verdict", "measured on")

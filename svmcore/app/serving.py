@@ -18,10 +18,9 @@ import sys
 import tempfile
 import time
 
-from svmcore.app.folders import is_inside
 from svmcore.data import disk
 from svmcore.engine import interrupts
-from svmcore.engine.process import PACKAGE_PARENT
+from svmcore.engine.process import child_env
 from svmcore.serve.model_file import MODEL_DIR, check, read_meta
 from svmcore.serve.model_folder import check_digests, files
 from svmcore.spec.errors import DataError, SvmcoreError
@@ -126,7 +125,7 @@ def _score(job: dict, tmp: str, err, to_stdout: bool) -> int:
         with interrupts.shielded():  # not between its fork and this process knowing its pid
             proc = subprocess.Popen([sys.executable, "-m", "svmcore.serve", os.path.join(tmp, "job.json")],
                                     stdin=subprocess.DEVNULL, stdout=None if to_stdout else subprocess.DEVNULL,
-                                    stderr=err, env=_child_env(), start_new_session=True)
+                                    stderr=err, env=child_env(), start_new_session=True)
         return proc.wait()
     finally:
         if proc is not None and proc.poll() is None:
@@ -148,7 +147,7 @@ class _Output:
         if _same_file(target, data):
             raise ServeError(f"--out {out} is the data file being scored ({data}): it would be overwritten while it "
                              "is read; write the predictions to another file")
-        if is_inside(target, [os.path.realpath(model_folder)]):
+        if disk.is_inside(target, model_folder):
             raise ServeError(f"--out {out} is inside the model's folder {model_folder}: it would overwrite the model; "
                              "write the predictions to another file")
         self.target = target
@@ -176,12 +175,6 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist
         return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _child_env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
 
 
 def _result(path: str, returncode: int, stderr_path: str) -> dict:

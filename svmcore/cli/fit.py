@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from svmcore.app.doctor import change_words
+from svmcore.app.headlines import change_text
 from svmcore.app.fit import capped, fit
 from svmcore.app.reference import remedies_reference
 from svmcore.cli.common import EXIT, EXIT_BAD_INPUT, add_knob_flags, knob_values
@@ -62,7 +62,7 @@ def cmd_fit(args, home: str) -> int:
     else:
         print(("FITS: " if result["fits"] else "DOES NOT FIT: ") + result["summary"])
         for a in result["attempts"]:
-            changes = "; ".join(f"{change_words(c['knobs']) or 'nothing (rerun as is)'} because {c['why']}"
+            changes = "; ".join(f"{change_text(c['knobs']) or 'nothing (rerun as is)'} because {c['why']}"
                                 for c in a["change"]["changes"]) or "nothing (the knobs as given)"
             print(f"  run {a['run_id']}" + (f" (after run {a['parent_run_id']})" if a["parent_run_id"] else "")
                   + f": {a['status']} at {a['peak_mb'] or 0:,.1f} MiB "

@@ -72,6 +72,12 @@ def remove_orphaned_temporaries(folder: str) -> list[str]:
     return removed
 
 
+def is_inside(path: str, *folders: str) -> bool:
+    """Whether ``path`` lies in one of ``folders`` (never one of them itself), symlinks followed."""
+    real = os.path.realpath(path)
+    return any(real.startswith(os.path.join(os.path.realpath(f), "")) for f in folders)
+
+
 def free_bytes(folder: str) -> int:
     """Bytes this process can still write on the disk that holds ``folder`` (or, if it
     does not exist yet, its nearest existing parent)."""

@@ -54,11 +54,6 @@ def read_job(run_dir: str | None, run_id: int | None = None, missing_ok: bool = 
         return {}
 
 
-def _inside(path: str, folder: str) -> bool:
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    return path != folder and os.path.commonpath([path, folder]) == folder
-
-
 def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: str | None = None,
                       delete_folder: bool = False) -> None:
     """Release what an ended run leaves behind: the processes still in its cgroup and the
@@ -91,7 +86,7 @@ def release_leftovers(run_dir: str | None, home: str | None = None, *, cgroup: s
         log.warning("could not remove %s: %s", path, exc_info[1])
 
     if delete_folder:
-        if home and _inside(run_dir, os.path.join(home, "runs")):
+        if home and disk.is_inside(run_dir, os.path.join(home, "runs")):
             if os.path.isdir(run_dir):
                 shutil.rmtree(run_dir, onerror=report)
             return

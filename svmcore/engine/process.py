@@ -21,6 +21,14 @@ log = logging.getLogger(__name__)
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def child_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """Our environment for a child that imports svmcore: its folder first on PYTHONPATH, then
+    ``extra`` (a variable set to None is left out)."""
+    path = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, **(extra or {})}
+    return {k: v for k, v in env.items() if v is not None}
+
+
 class WorkerProcess:
     def __init__(self, pid: int, created: float | None, child: bool, cgroup: str | None,
                  popen: subprocess.Popen | None = None):
@@ -36,13 +44,6 @@ class WorkerProcess:
         own, its output to files (a full pipe could block it or break it when we die)."""
         with open(os.path.join(run_dir, "job.json"), "w") as f:
             json.dump(job, f)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        for k, v in extra_env.items():  # None: leave the variable out
-            if v is None:
-                env.pop(k, None)
-            else:
-                env[k] = v
         argv = [sys.executable, "-m", "svmcore.worker", run_dir]
         if job.get("cgroup"):
             # join the run's cgroup before Python starts: a page is charged to the group that first
@@ -51,8 +52,8 @@ class WorkerProcess:
             argv = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', job["cgroup"], *argv]
         with open(os.path.join(run_dir, "stdout.txt"), "wb") as out, \
                 open(os.path.join(run_dir, "stderr.txt"), "wb") as err:
-            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=err, start_new_session=True, cwd=run_dir, env=env)
+            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                                     cwd=run_dir, env=child_env(extra_env))
         return cls(popen.pid, procfs.create_time(popen.pid), True, job.get("cgroup"), popen)
 
     def poll_exit(self) -> tuple[bool, dict]:

@@ -3,13 +3,40 @@ disturb each other's timings. Single launches and sweeps share it."""
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 from svmcore.engine.admission import Admitted
 from svmcore.engine.runner import Run
 from svmcore.spec.config import RunConfig
 from svmcore.store.sqlite import Store
+
+log = logging.getLogger(__name__)
+
+
+def in_background(name: str, lock: threading.Lock, state: dict, work: Callable[[], Any]) -> None:
+    """Run ``work`` on a daemon thread of its own: ``state`` (under ``lock``) gets its ``result``,
+    or the ``error`` it raised (logged), then ``running`` False and ``took_s``, its seconds."""
+    started = time.monotonic()
+
+    def run():
+        try:
+            result = work()
+            with lock:
+                state["result"] = result
+        except Exception as e:  # shown on the page by the caller's state
+            log.exception("%s failed", name)
+            with lock:
+                state["error"] = str(e)
+        finally:
+            with lock:
+                state.update(running=False, took_s=time.monotonic() - started)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
 
 
 class RunQueue:

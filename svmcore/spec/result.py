@@ -433,12 +433,12 @@ class ParallelPeaks:
     def text(self) -> str:
         """'all processes 680 MiB (sampled sum) · largest Dask worker (2) 256 MiB (exact) · coordinator 168 MiB (exact)'"""
         worker = f" ({self.largest_worker})" if self.largest_worker else ""
-        return (f"all processes {_mib(self.all_processes_mb)} (sampled sum) · largest Dask worker{worker} "
-                f"{_mib(self.largest_worker_mb)} ({'exact' if self.largest_worker_exact else 'sampled'}) · "
-                f"coordinator {_mib(self.coordinator_mb)} (exact)")
+        return (f"all processes {mib_text(self.all_processes_mb)} (sampled sum) · largest Dask worker{worker} "
+                f"{mib_text(self.largest_worker_mb)} ({'exact' if self.largest_worker_exact else 'sampled'}) · "
+                f"coordinator {mib_text(self.coordinator_mb)} (exact)")
 
 
-def _mib(v: float | None) -> str:
+def mib_text(v: float | None) -> str:
     return "–" if v is None else f"{v:,.0f} MiB"
 
 
@@ -463,12 +463,13 @@ class RunPeak:
         worker (2) 230 MiB, exact; coordinator 161 MiB, exact)'."""
         par = self.parallel
         if par is None:
-            return _mib(self.mb)
+            return mib_text(self.mb)
         if self.exact:  # its workers were never read: the coordinator is all that is known
-            return f"{_mib(self.mb)} (its coordinator's alone: its Dask workers' memory was not read)"
-        return (f"{_mib(self.mb)} in all its processes (sampled sum; largest Dask worker"
-                f"{f' ({par.largest_worker})' if par.largest_worker else ''} {_mib(par.largest_worker_mb)}, "
-                f"{'exact' if par.largest_worker_exact else 'sampled'}; coordinator {_mib(par.coordinator_mb)}, exact)")
+            return f"{mib_text(self.mb)} (its coordinator's alone: its Dask workers' memory was not read)"
+        worker = f" ({par.largest_worker})" if par.largest_worker else ""
+        return (f"{mib_text(self.mb)} in all its processes (sampled sum; largest Dask worker{worker} "
+                f"{mib_text(par.largest_worker_mb)}, {'exact' if par.largest_worker_exact else 'sampled'}; "
+                f"coordinator {mib_text(par.coordinator_mb)}, exact)")
 
 
 TRACE_FILE = "trace.bin"  # memray's file of a traced run (the trace knob), in the run's folder

@@ -13,7 +13,7 @@ from svmcore.app.lab import Lab
 def test_a_guess_is_measured_and_revealed(tmp_path):
     lab = Lab(str(tmp_path))
     started = lab.exercise.start("stream:default", -40, quick=True)
-    assert started["title"] == "Streaming from disk: mode memory → stream" and started["guess_pct"] == -40.0
+    assert started["title"] == "Streaming from disk: memory → stream" and started["guess_pct"] == -40.0
     assert started["lower_bound"], "a fresh home has no calibration: the forecast is a lower bound and says so"
     assert lab.exercise.outcome(started)["state"] == "measuring"
     deadline = time.monotonic() + 150

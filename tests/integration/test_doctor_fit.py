@@ -3,6 +3,7 @@
 
 import json
 
+from svmcore.app.headlines import change_text
 from svmcore.store.sqlite import Store
 from tests.conftest import cli
 from tests.helpers import COPY_BUILD_START, copy_build_budget
@@ -60,7 +61,7 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
     assert last["status"] == "completed" and last["peak_mb"] <= 172
     for a in attempts:
         assert f"→ run {a['run_id']}" in result["summary"], result["summary"]
-    assert all(f"{k} {v}" in result["summary"] for t in tried for k, v in t.items()), result["summary"]
+    assert all(change_text(t) in result["summary"] for t in tried), result["summary"]
     store = Store(home)
     rec = store.get_run(last["run_id"])
     assert rec.config["memory_cap_mb"] == 172 and rec.config["mode"] == "memmap"

@@ -3,9 +3,11 @@ it promised 2-3 minutes and was at run 27 of 37 after 9.5 minutes)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from svmcore.app.forecasts import calibration_work, time_left
+from svmcore.app.forecasts import CalibrationState, calibration_work, time_left
 from svmcore.predict import calibration as calib
 from ui.live import calibration_text
 
@@ -35,8 +37,9 @@ def test_time_left_waits_for_two_runs_and_survives_alike_runs():
 
 
 def test_the_progress_line_says_run_time_so_far_and_time_left():
-    state = {"done": 26, "total": 37, "elapsed_s": 570.0, "left_s": 240.0}
+    state = CalibrationState(running=True, done=26, total=37, error=None, calibrated=False, samples=1,
+                             elapsed_s=570.0, left_s=240.0)
     assert calibration_text(state) == ("Calibrating the memory model on this machine: run 27 of 37 · 9.5 min so far "
                                        "· about 4 minutes left (forecast from the runs done so far)")
-    assert calibration_text(dict(state, done=1, left_s=None)).endswith(
+    assert calibration_text(dataclasses.replace(state, done=1, left_s=None)).endswith(
         "run 2 of 37 · 9.5 min so far · the time left is forecast once two runs have ended")

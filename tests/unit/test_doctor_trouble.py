@@ -38,7 +38,7 @@ def test_a_run_that_grows_is_told_growth_with_the_pass_it_meets_the_budget():
     assert [r["remedy"] for r in d["growth_remedies"]] == ["gc"]
     words = text(d)
     assert "Its trouble is growth, memory retained pass after pass (a cache or a leak)" in words
-    assert "Remedies that stop accumulation, cheapest first:\n  1. Periodic gc.collect(): gc_every 10 — stops" in words
+    assert "Remedies that stop accumulation, cheapest first:\n  1. Periodic gc.collect(): gc every 10 — stops" in words
 
 
 def test_growth_meets_an_oom_runs_cap_in_the_pass_it_died_in():

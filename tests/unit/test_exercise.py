@@ -12,8 +12,8 @@ def test_every_choice_starts_from_the_default_setup_and_names_its_change():
     (its experiment started from batch 8,192); every remedy of the advice with a runnable
     default-setup experiment is a choice, named by its change from the setup's value."""
     found = {c.key: c.title for c in choices()}
-    assert found["stream:default"] == "Streaming from disk: mode memory → stream"
-    assert found["precision:default-float32"] == "Mixed precision (FP16): precision float64 → float32"
+    assert found["stream:default"] == "Streaming from disk: memory → stream"
+    assert found["precision:default-float32"] == "Mixed precision (FP16): float64 → float32"
     assert found["batch:default-1024"] == "Smaller batches: batch size 1,024 → 256"
     assert found["batch:default"] == "Smaller batches: batch size 8,192 → 256"
     assert found["threads:default"] == "Fewer threads: threads 2 → 1"  # the defaults train on one

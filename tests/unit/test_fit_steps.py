@@ -216,8 +216,8 @@ def test_steps_taken_on_the_forecast_alone_are_said_to_be_unlaunched_when_nothin
     cal = _one_byte_calibration(base, {"evaluate": {"const_memmap": 120.0, "const_stream": 120.0}}, floor_mb=50.0)
     launched = []
     result = fit(base, 52, lambda *a: launched.append(a), cal, None)
-    assert not launched and not result["fits"] and result["path"] == ["precision float16"], result
-    assert result["reason"].startswith("nothing left to try: the forecast peak with precision float16 (forecast "
+    assert not launched and not result["fits"] and result["path"] == ["float16"], result
+    assert result["reason"].startswith("nothing left to try: the forecast peak with float16 (forecast "
                                        "only: no run launched with them) is 63"), result["reason"]
 
 
@@ -231,7 +231,7 @@ def test_fit_looks_past_a_step_that_leaves_the_next_nothing_to_save():
     said: list[str] = []
     launch, seen = _launcher([{"imports": 100.0, "load": 105.0, "train": 108.0, "evaluate": 108.0}])
     result = fit(base, 110, launch, cal, None, progress=said.append)
-    assert result["fits"] and result["path"][0] == "precision float16", (said, result["path"])
+    assert result["fits"] and result["path"][0] == "float16", (said, result["path"])
 
 
 def test_a_budget_too_small_for_the_knobs_as_a_cap_is_refused_naming_the_budget():

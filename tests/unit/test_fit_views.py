@@ -3,7 +3,8 @@ it fit", compared with ==."""
 
 from __future__ import annotations
 
-from svmcore.app.fit import CardSide, RemedyLine, change_text, diagnosis_answer, fit_card, versus_text
+from svmcore.app.fit import CardSide, RemedyLine, diagnosis_answer, fit_card, versus_text
+from svmcore.app.headlines import change_text
 from tests.helpers import facts
 
 
@@ -13,7 +14,8 @@ def remedy(title, change, before, after, fits, measured=None):
 
 
 MEMMAP = remedy("Memory-mapped files (memmap)", {"mode": "memmap"}, 200.0, 145.1, True,
-                {"experiment": "1M rows", "speed_change_pct": -38.5, "balanced_accuracy_change": -0.0021})
+                {"experiment": "1M rows", "machine": "reference", "speed_change_pct": -38.5,
+                 "balanced_accuracy_change": -0.0021})
 REPORT = {"verdict": "run 3 peaked at 200 MiB in load, 40 MiB above the budget of 160 MiB", "owner": "load",
           "remedies": [MEMMAP, remedy("Streaming from disk", {"mode": "stream"}, 200.0, 146.0, True),
                        remedy("Mixed precision (FP16)", {"precision": "float32"}, 200.0, 178.0, False),
@@ -28,8 +30,8 @@ def test_the_diagnosis_is_a_short_ranked_answer_with_the_rest_folded():
     assert a.verdict == "Run 3 peaked at 200 MiB in load, 40 MiB above the budget of 160 MiB."
     assert a.remedies == (
         RemedyLine(1, "Memory-mapped files (memmap)", {"mode": "memmap"},
-                   "memmap: predicted peak 200 MiB → 145 MiB — fits the budget; it cost speed \u221238%, "
-                   "balanced accuracy \u22120.002 on Learn (1M rows)", True),
+                   "memmap: predicted peak 200 MiB → 145 MiB — fits the budget; measured on Learn (reference, "
+                   "1M rows): speed \u221238%, balanced accuracy \u22120.002", True),
         RemedyLine(2, "Streaming from disk", {"mode": "stream"}, "stream: predicted peak 200 MiB → 146 MiB — fits "
                                                                  "the budget", True),
         RemedyLine(3, "Mixed precision (FP16)", {"precision": "float32"},
@@ -41,6 +43,10 @@ def test_the_diagnosis_is_a_short_ranked_answer_with_the_rest_folded():
 
 def test_change_text_names_knobs_as_the_pickers_do():
     assert change_text({"mode": "memmap", "batch_size": 256}) == "memmap, batch size 256"
+    # from a setup: only the knobs that move, each named once
+    assert change_text({"mode": "memmap", "batch_size": 256, "memory_cap_mb": 150, "shuffle": True},
+                       {"mode": "memory", "batch_size": 1024, "shuffle": True}) == \
+        "memory → memmap, batch size 1,024 → 256, no memory cap → memory cap 150 MB"
 
 
 FAILED = facts(1, "oom", peak_mb=229.0, phase="load", cap="cgroup", cap_mb=180.0)

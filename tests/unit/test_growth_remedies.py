@@ -65,7 +65,7 @@ def test_doctor_ranks_the_remedy_that_stops_a_cache_growing_first():
     assert (first["remedy"], first["change"], first["stops_growth"]) == ("cache", {"transform_cache": "disk"}, True)
     assert "precision" in [r["remedy"] for r in d["remedies"][1:]]
     line = next(line for line in text(d).splitlines() if line.startswith("  1. "))
-    assert line.startswith("  1. No growing cache of transformed rows: transform_cache disk") and "[stops growth]" in line
+    assert line.startswith("  1. No growing cache of transformed rows: transform cache disk") and "[stops growth]" in line
     history = diagnose(_record(dict(rows=20_000, epochs=3, history="refs"),
                                {"imports": 128.0, "load": 152.0, "train": 182.0}), 177, None, None)
     assert history["remedies"][0]["remedy"] == "history"

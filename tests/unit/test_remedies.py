@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from svmcore.app.headlines import change_text
 from svmcore.app.remedies import ADVICE, REMEDIES, quick_base, remedy
 from svmcore.app.remedy_results import (
     CLAIMS_COLUMNS,
-    change_text,
     changed_knobs,
     claim_verdict,
     claims_row,
@@ -114,7 +114,7 @@ def test_setup_and_change_in_words():
     assert setup_text({}) == ("sparse-text, 100,000 rows × 2^20 columns, memory mode, sparse, float64, "
                               "batch 1,024, 5 epochs")
     assert "hashed to 2^12" in setup_text({"hashing_bits": 12}) and "mlp (64)" in setup_text({"model": "mlp"})
-    assert change_text({"batch_size": 8192}, {"batch_size": 256}) == "batch_size 8192 → 256"
+    assert change_text({"batch_size": 256}, {"batch_size": 8192}) == "batch size 8,192 → 256"
     assert changed_knobs({"rows": 100_000, "mode": "stream"}) == {"mode": "stream"}
 
 
@@ -304,9 +304,10 @@ def test_an_experiment_says_its_setup_where_it_was_measured_and_what_changed():
     quick = ExperimentResult(r, r.experiment("default"), "reference", "reference machine, not yours",
                              {"config": {"batch_size": 8192, "rows": 10_000}},
                              {"config": {"batch_size": 256, "rows": 10_000}})
-    assert quick.heading() == "**default setup, 8,192-row batches** (measured with rows=10,000)"
+    assert quick.heading() == ("**default setup, 8,192-row batches** (measured with rows=10,000) · big batches on the "
+                               "default data")
     assert quick.measured_on() == (
         "Measured on **reference machine, not yours**. Before: sparse-text, 10,000 rows × 2^20 columns, memory "
-        "mode, sparse, float64, batch 8,192, 5 epochs; after: batch_size 8192 → 256.")
+        "mode, sparse, float64, batch 8,192, 5 epochs; after: batch size 8,192 → 256.")
     streamed = ExperimentResult(r, r.experiment("dense-stream"), None, "not measured yet")
     assert streamed.heading() == "**dense batches, streamed** · where a batch is most of the memory"
