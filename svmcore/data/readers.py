@@ -18,6 +18,7 @@ from typing import Iterator
 
 import numpy as np
 
+from svmcore.data import nativesvm
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.svmlight_lines import explain_svmlight_line, why_not_a_number
 from svmcore.spec.choices import Parser
@@ -403,24 +404,15 @@ def iter_file_chunks(path: str, chunk_rows: int, fmt: str | None = None, n_featu
 
 def _iter_svmlight_fast(path: str, n_features: int | None, span: tuple | None = None) -> Iterator[Chunk]:
     """Rows parsed by the compiled parser (``nativesvm``; ``span``: a byte range of the file, line-aligned)."""
-    from svmcore.data import nativesvm  # here: imported only when the native parser is chosen
-
     for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES, span=span):
         width = n_features if n_features is not None else max(1, b.max_id)
         if b.max_id > width:
             row = int(np.searchsorted(b.indptr, int(np.argmax(b.indices)), side="right") - 1)
             raise DataError(f"uses feature {b.max_id:,}, more than the {width:,} features seen when "
                             "the file was scanned", path, _line_of_row(path, b.first_row_line, row))
-        X = _csr(b.data, b.indices, b.indptr, b.n_rows, width)
+        X = sp.csr_matrix((b.data, b.indices, b.indptr), shape=(b.n_rows, width), copy=False)
+        X.indices, X.indptr = b.indices, b.indptr  # no copy: int32 indices and int64 indptr kept as they are
         yield Chunk(X, b.y, b.first_row_line)
-
-
-def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_rows: int, n_features: int):
-    """A scipy CSR matrix over the arrays (no copy), keeping int32 indices and int64 indptr."""
-    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features), copy=False)
-    X.indices = indices
-    X.indptr = indptr
-    return X
 
 
 def _line_of_row(path: str, first_line: int, row: int) -> int | None:

@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from svmcore.data import disk, text_index
+from svmcore.data import disk, nativesvm, text_index
 from svmcore.data.hashing import hashed_columns
 from svmcore.data.lazy_sparse import sp
 from svmcore.data.readers import TEXT_DEFAULT_BITS, iter_file_chunks, sniff_format
@@ -25,6 +25,7 @@ from svmcore.data.synthetic import iter_synthetic
 from svmcore.spec.choices import Model, Parser
 from svmcore.spec.config import RunConfig
 from svmcore.spec.errors import ConfigError, DataChangedError, DataError
+from svmcore.spec.knobs import MAX_FEATURES
 from svmcore.spec.result import DataInfo
 
 CHUNK_ROWS = 10_000  # rows per chunk when a whole dataset is read, converted or written
@@ -84,24 +85,21 @@ class FileStamp:
         return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
 
-def describe_change(name: str, during: str, before: FileStamp, now: FileStamp | None,
-                    rows_before: int | None = None, rows_now: int | None = None) -> str | None:
-    """One sentence saying how a file changed since ``before`` (or how many rows a
-    pass found against the scan's), or None if it did not."""
-    head = f"{name} changed while {during}: "
-    tail = "; re-run on a stable copy"
+def how_changed(before: FileStamp, now: FileStamp | None, rows_before: int | None = None,
+                rows_now: int | None = None) -> str | None:
+    """How a file changed since ``before`` (or how many rows a pass found against the
+    scan's), or None if it did not."""
     if now is None:
-        return head + "it was deleted or moved away" + tail
+        return "it was deleted or moved away"
     if (now.inode, now.device) != (before.inode, before.device):
-        return head + (f"it was replaced by another file ({before.size:,} bytes at the start, "
-                       f"{now.size:,} now)") + tail
+        return f"it was replaced by another file ({before.size:,} bytes at the start, {now.size:,} now)"
     if now.size != before.size:
-        return head + f"{before.size:,} bytes at the start, {now.size:,} now" + tail
+        return f"{before.size:,} bytes at the start, {now.size:,} now"
     if now.mtime_ns != before.mtime_ns:
         when = time.strftime("%H:%M:%S", time.localtime(now.mtime_ns / 1e9))
-        return head + f"rewritten at {when} (same size, {now.size:,} bytes)" + tail
+        return f"rewritten at {when} (same size, {now.size:,} bytes)"
     if rows_before is not None and rows_now is not None and rows_now != rows_before:
-        return head + f"{rows_before:,} rows at the start, {rows_now:,} read in this pass" + tail
+        return f"{rows_before:,} rows at the start, {rows_now:,} read in this pass"
     return None
 
 
@@ -139,10 +137,13 @@ class Source:
         ``rows_read`` rows where the scan counted others)."""
         if self.stamp is None:
             return
-        why = describe_change(self.name, self.during, self.stamp, FileStamp.of(self.path),
-                              self.expected_rows, rows_read)
-        if why:
-            raise DataChangedError(why, self.path)
+        how = how_changed(self.stamp, FileStamp.of(self.path), self.expected_rows, rows_read)
+        if how:
+            raise self.changed(how)
+
+    def changed(self, how: str) -> DataChangedError:
+        """The error saying the file changed while read; ``how`` says what was found."""
+        return DataChangedError(f"{self.name} changed while {self.during}: {how}; re-run on a stable copy", self.path)
 
     # identity for caches: the same key means the same rows
     def key(self, hashed: bool = True) -> str:
@@ -307,9 +308,6 @@ class _Counts:
 
 def _native_counts(source: Source) -> Iterator[tuple[_Counts, np.ndarray]]:
     """The native parser's blocks as (counts, labels): the lean worker's scan."""
-    from svmcore.data import nativesvm
-    from svmcore.spec.knobs import MAX_FEATURES
-
     rows = 0
     try:
         for b in nativesvm.iter_parsed_blocks(source.path, MAX_FEATURES):

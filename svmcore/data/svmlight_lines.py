@@ -167,7 +167,7 @@ def iter_blocks(path: str, block_bytes: int, rfind_newline: Callable[[np.ndarray
     """Yield ``(block, first_line)``: read-only blocks of about ``block_bytes`` bytes cut just
     after a newline (a longer line makes a bigger block; the last may lack its newline), and
     the 1-based file line of each block's first line; a UTF-8 byte order mark is skipped.
-    ``rfind_newline(arr, lo, hi)`` and ``count_newlines(arr, hi)`` are the compiled kernels.
+    ``rfind_newline(arr, lo, hi)`` and ``count_newlines(arr, hi)`` find the newlines (the native library's or numpy's).
     Each block has its own buffer, or with ``reuse`` all share one (valid until the next
     block: a fresh buffer faulted in page by page was most of a first pass's read), which a
     dict keeps for the next call too. ``span`` ``(start, end, first_line)``: bytes [start,

@@ -55,3 +55,9 @@ class DataChangedError(DataError):
     def __init__(self, message: str, path: str | None = None):
         super().__init__(message)  # the message names the file itself
         self.path = path
+
+
+def first_line(e: BaseException) -> str:
+    """An error's message (its type's name if empty) as one line of at most 300 characters."""
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]

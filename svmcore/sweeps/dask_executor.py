@@ -24,7 +24,7 @@ from svmcore.engine import procfs
 from svmcore.engine.registry import watch_remote
 from svmcore.engine.admission import Admitted
 from svmcore.spec.config import RunConfig
-from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.errors import SvmcoreError, first_line
 from svmcore.spec.result import RunSummary
 from svmcore.spec.scheduler import unreachable_reason
 from svmcore.spec.status import RunStatus
@@ -162,11 +162,11 @@ class DaskExecutor:
                 Event(name, client=self.client).clear()
             self.client.unsubscribe_topic(remote_run.topic(self.prefix))
         except Exception as e:  # the scheduler may be gone already; nothing of ours is left to clean there then
-            log.warning("could not clear this sweep's events on the Dask scheduler: %s", _reason(e))
+            log.warning("could not clear this sweep's events on the Dask scheduler: %s", first_line(e))
         try:
             self.client.close(timeout=5)
         except Exception as e:
-            log.warning("could not close the Dask client: %s", _reason(e))
+            log.warning("could not close the Dask client: %s", first_line(e))
         self._close_cluster()
 
     # ------------------------------------------------------------- inside
@@ -186,7 +186,7 @@ class DaskExecutor:
         try:
             Event(name, client=self.client).set()
         except Exception as e:  # scheduler gone: its tasks are gone with it and end as lost
-            log.warning("could not set the Dask event %s: %s", name, _reason(e))
+            log.warning("could not set the Dask event %s: %s", name, first_line(e))
 
     def _on_started(self, event) -> None:
         # called on the client's event loop: hand over, never touch the store here
@@ -238,7 +238,7 @@ class DaskExecutor:
             try:
                 self._cluster.close(timeout=10)
             except Exception as e:
-                log.warning("could not close the local Dask cluster: %s", _reason(e))
+                log.warning("could not close the local Dask cluster: %s", first_line(e))
             self._cluster = None
 
 
@@ -252,7 +252,8 @@ def _outcome(run: RemoteRun, cancel_all: bool) -> dict:
         try:
             return future.result()
         except Exception as e:  # the result could not be fetched: its worker went away
-            return _record(RunStatus.LOST, "Lost", f"its result could not be fetched from the Dask worker: {_reason(e)}")
+            return _record(RunStatus.LOST, "Lost",
+                           f"its result could not be fetched from the Dask worker: {first_line(e)}")
     if future.status == "cancelled":
         if run.cancel_requested or cancel_all:
             return _record(RunStatus.CANCELLED, "Cancelled", "cancelled before it started")
@@ -264,7 +265,7 @@ def _outcome(run: RemoteRun, cancel_all: bool) -> dict:
             exc = e
         if isinstance(exc, (KilledWorker, CommClosedError)):
             return _record(RunStatus.LOST, "Lost", f"the Dask worker running it died ({type(exc).__name__})")
-        return _record(RunStatus.FAILED, type(exc).__name__, f"the task failed on the Dask worker: {_reason(exc)}")
+        return _record(RunStatus.FAILED, type(exc).__name__, f"the task failed on the Dask worker: {first_line(exc)}")
     return _record(RunStatus.LOST, "Lost", f"its Dask task ended as {future.status!r}")
 
 
@@ -281,7 +282,7 @@ def _connect(address: str):
     try:
         return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except Exception as e:  # timed out, not a scheduler, unknown scheme: all "cannot reach"
-        reason = _reason(e)
+        reason = first_line(e)
     # A Client that failed to start closes itself when collected; if that happens while
     # another Client starts, distributed deadlocks on its loop lock. Collect it now.
     gc.collect()
@@ -299,15 +300,10 @@ def _probe(address: str) -> None:
             return
         host, port = parse_host_port(loc)
     except ValueError as e:
-        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {_reason(e)}") from None
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {first_line(e)}") from None
     reason = unreachable_reason(host, port, CONNECT_TIMEOUT_S)
     if reason:
         raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {reason}")
-
-
-def _reason(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:300]
 
 
 def _local_cluster(n_workers: int | None):
@@ -323,4 +319,4 @@ def _local_cluster(n_workers: int | None):
             return LocalCluster(n_workers=n_workers or max(1, os.cpu_count() or 1), processes=True,
                                 threads_per_worker=1, resources={RESOURCE: 1}, dashboard_address=None)
     except Exception as e:
-        raise SchedulerUnreachable(f"could not start a local Dask cluster: {_reason(e)}") from None
+        raise SchedulerUnreachable(f"could not start a local Dask cluster: {first_line(e)}") from None

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from svmcore.data.native import binding
+from svmcore.data.rows import Dense, Parts
 from svmcore.worker.native_sgd import csr_parts
-from svmcore.worker.solvers import Batch, LinearSolver
+from svmcore.worker.solvers import LinearSolver
 
 
 class NativeFTRL(LinearSolver):
@@ -42,11 +43,11 @@ class NativeFTRL(LinearSolver):
     def _rates(self) -> tuple[float, float, float, float]:
         return self.l1, self.l2, self.alpha, self.beta
 
-    def _fit(self, batch: Batch, codes: np.ndarray) -> None:
+    def _fit(self, batch: Parts | Dense, codes: np.ndarray) -> None:
         binding.ftrl_fit(*csr_parts(batch), codes, self.z, self.n, self.zb, self.nb, *self._rates())
         self.t_ += codes.shape[0]
 
-    def _scores(self, batch: Batch, out: np.ndarray) -> None:
+    def _scores(self, batch: Parts | Dense, out: np.ndarray) -> None:
         """Each weight computed from z and n where a row needs it: nothing as large as the
         weights is allocated."""
         binding.ftrl_decision(*csr_parts(batch), self.z, self.n, *self._rates(), self.intercept_, out)

@@ -13,14 +13,15 @@ import numpy as np
 
 from svmcore.data.native import binding
 from svmcore.data.native.binding import AVERAGE_A, AVERAGE_B, AVERAGE_INTERCEPT, INTERCEPT, SGD_STATE, WSCALE
-from svmcore.worker.solvers import Batch, LinearSolver, dense_to_parts
+from svmcore.data.rows import Dense, Parts
+from svmcore.worker.solvers import LinearSolver
 
 SPARSE_INTERCEPT_DECAY = 0.01  # scikit-learn's, for sparse input
 
 
-def csr_parts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def csr_parts(batch: Parts | Dense) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The batch as the C functions take it: values float64/float32, int32 indices, int64 indptr."""
-    data, indices, indptr = batch.parts if batch.parts is not None else dense_to_parts(batch.dense)
+    data, indices, indptr = batch.sparse()
     return (np.ascontiguousarray(data), np.ascontiguousarray(indices, dtype=np.int32),
             np.ascontiguousarray(indptr, dtype=np.int64))
 
@@ -128,12 +129,12 @@ class NativeSGD(LinearSolver):
         state["_bound"] = None  # C functions and addresses: made again where the model is unpickled
         return state
 
-    def _fit(self, batch: Batch, codes: np.ndarray) -> None:
-        decay = SPARSE_INTERCEPT_DECAY if batch.parts is not None else 1.0  # scikit-learn's for dense rows
+    def _fit(self, batch: Parts | Dense, codes: np.ndarray) -> None:
+        decay = SPARSE_INTERCEPT_DECAY if isinstance(batch, Parts) else 1.0  # scikit-learn's for dense rows
         self.t_ = binding.sgd_fit(*csr_parts(batch), codes, self.w, self.aw, self.state, self.t_, self.alpha,
                                   self.optimal_init, decay, self.average)
 
-    def _scores(self, batch: Batch, out: np.ndarray) -> None:
+    def _scores(self, batch: Parts | Dense, out: np.ndarray) -> None:
         """From the weights and the lazy factors: no weight-sized copy."""
         parts = csr_parts(batch)
         intercept = np.ascontiguousarray(self.intercept_)

@@ -41,7 +41,7 @@ from svmcore.data.rows import COMPUTE_DTYPES, Rows
 from svmcore.data.shuffle_order import Shuffle
 from svmcore.data.spill import Spill
 from svmcore.spec.choices import Monitor
-from svmcore.spec.errors import SvmcoreError
+from svmcore.spec.errors import SvmcoreError, first_line
 from svmcore.spec.monitor import SAMPLE_HZ
 from svmcore.spec.scheduler import parse_address, unreachable_reason
 from svmcore.spec.units import MiB
@@ -252,11 +252,6 @@ def _start_ticks(pid: int) -> int | None:
     return None if fields[0] in (b"Z", b"X") else int(fields[19])
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:300]
-
-
 # ------------------------------------------------------------------ the coordinator
 class Cluster:
     """A Dask client on a LocalCluster of ``n`` single-threaded worker processes started
@@ -370,7 +365,7 @@ class Cluster:
             if k is not None:
                 raise self.lost(k, doing(k)) from None
             if _is_lost(e):
-                log.warning("Dask %s: %s", type(e).__name__, _first_line(e))
+                log.warning("Dask %s: %s", type(e).__name__, first_line(e))
                 raise WorkerLost(f"the Dask cluster failed {doing(None)} ({type(e).__name__}, no worker of the "
                                  "run is gone)") from None
             raise
@@ -534,7 +529,7 @@ def _watch(cluster: Cluster, futures: list, doing) -> None:
         except Exception as e:  # a task cancelled ("lost dependencies": the model sent went with a worker)
             k = cluster.gone(GONE_GRACE_S)
             if k is None:
-                log.warning("Dask %s: %s", type(e).__name__, _first_line(e))
+                log.warning("Dask %s: %s", type(e).__name__, first_line(e))
                 return  # each task's own status says what happened to it
         if k is not None:
             raise cluster.lost(k, doing(k))

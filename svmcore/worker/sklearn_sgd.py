@@ -5,9 +5,9 @@ parameter mixing averages."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.linear_model import SGDClassifier
 
+from svmcore.data.rows import Dense
 from svmcore.worker.solvers import LinearSolver, read_batch
 
 # fitted arrays that are not trainable numbers (a constant per class)
@@ -30,10 +30,7 @@ class SklearnSGD(LinearSolver):
         """What the estimator takes: parts as a csr_matrix (no copy), the rest as given,
         after the width check."""
         batch = read_batch(X, self.n_features)
-        if batch.parts is None:
-            return batch.dense
-        data, indices, indptr = batch.parts
-        return sp.csr_matrix((data, indices, indptr), shape=(batch.rows, self.n_features), copy=False)
+        return batch.array if isinstance(batch, Dense) else batch.csr(self.n_features)
 
     def fit_codes(self, X, codes: np.ndarray):
         return self.partial_fit(X, self.classes_[np.asarray(codes)])

@@ -18,7 +18,7 @@ Imported by the lean worker: numpy only.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -74,14 +74,6 @@ def make(cfg, width: int, classes, alpha: float, l2: float | None) -> LinearMode
     return load(cfg.solver_entry.factory).from_config(cfg, width, classes, alpha, l2)
 
 
-class Batch(NamedTuple):
-    """A batch read for a solver: CSR parts, or (dense input) a 2-D array; never both."""
-
-    parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-    dense: np.ndarray | None
-    rows: int
-
-
 def floats(a: np.ndarray) -> np.ndarray:
     """Values as the kernels take them: float64 and float32 as they are, float16 as float32
     (exact, half the bytes of float64), anything else as float64."""
@@ -90,8 +82,8 @@ def floats(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32 if a.dtype == np.float16 else np.float64)
 
 
-def read_batch(X, n_features: int) -> Batch:
-    """``X`` as parts or a dense array, checked against the model's width: a row using a
+def read_batch(X, n_features: int) -> Parts | Dense:
+    """``X`` as CSR parts or dense rows, checked against the model's width: a row using a
     column at or beyond ``n_features`` is refused, naming it (rows narrower than the model
     leave its last weights untouched)."""
     if isinstance(X, tuple) or hasattr(X, "indptr"):
@@ -107,7 +99,7 @@ def read_batch(X, n_features: int) -> Batch:
             raise ValueError(f"a row uses column {j} (feature {j + 1}), beyond the model's {n_features} features")
         if indices.shape[0] and int(indices.min()) < 0:
             raise ValueError(f"a row uses column {int(indices.min())}: columns start at 0")
-        return Batch((floats(np.asarray(data)), indices, indptr), None, indptr.shape[0] - 1)
+        return Parts(floats(np.asarray(data)), indices, indptr)
     X = np.asarray(X)
     if X.ndim == 1:
         X = X.reshape(1, -1)
@@ -115,15 +107,10 @@ def read_batch(X, n_features: int) -> Batch:
         raise ValueError(f"a batch is a 2-D array of rows, not of shape {X.shape}")
     if X.shape[1] > n_features:
         raise ValueError(f"rows have {X.shape[1]} columns, beyond the model's {n_features}")
-    return Batch(None, np.ascontiguousarray(floats(X)), X.shape[0])
+    return Dense(np.ascontiguousarray(floats(X)))
 
 
 DENSE_SCORE_CELLS = 1 << 20
-
-
-def dense_to_parts(X: np.ndarray) -> Parts:
-    """CSR parts (indices int32, indptr int64) of a dense 2-D array's nonzeros."""
-    return Dense(X).sparse()
 
 
 class LinearSolver:
@@ -157,10 +144,10 @@ class LinearSolver:
         """One pass over a batch whose labels are class indices already."""
         batch = read_batch(X, self.n_features)
         codes = np.ascontiguousarray(codes, dtype=np.int64)
-        if batch.rows == 0:
+        if batch.n_rows == 0:
             raise ValueError("an empty batch (no rows) cannot be trained on")
-        if codes.shape != (batch.rows,):
-            raise ValueError(f"{batch.rows} rows but {codes.shape[0]} labels")
+        if codes.shape != (batch.n_rows,):
+            raise ValueError(f"{batch.n_rows} rows but {codes.shape[0]} labels")
         self._begin_call()
         self._fit(batch, codes)
         return self
@@ -174,14 +161,13 @@ class LinearSolver:
         them (the same scores), so each solver has one scoring kernel and the conversion's
         mask stays under 1 MiB however wide the rows."""
         batch = read_batch(X, self.n_features)
-        out = np.empty((batch.rows, self.n_vectors))
-        if batch.parts is not None:
+        out = np.empty((batch.n_rows, self.n_vectors))
+        if isinstance(batch, Parts):
             self._scores(batch, out)
             return out.ravel() if self.n_vectors == 1 else out
-        step = max(1, DENSE_SCORE_CELLS // max(1, batch.dense.shape[1]))
-        for lo in range(0, batch.rows, step):
-            rows = batch.dense[lo:lo + step]
-            self._scores(Batch(dense_to_parts(rows), None, rows.shape[0]), out[lo:lo + rows.shape[0]])
+        step = max(1, DENSE_SCORE_CELLS // max(1, batch.array.shape[1]))
+        for lo in range(0, batch.n_rows, step):
+            self._scores(batch.slice(lo, lo + step).sparse(), out[lo:lo + step])
         return out.ravel() if self.n_vectors == 1 else out
 
     def predict_codes(self, X) -> np.ndarray:

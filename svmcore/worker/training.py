@@ -30,7 +30,7 @@ from svmcore.data.spill import Spill
 from svmcore.data.upcast import METER as UPCASTS
 from svmcore.spec.choices import Model, Monitor, Parser, Representation
 from svmcore.spec.config import RunConfig, validate
-from svmcore.spec.errors import DataChangedError, DataError
+from svmcore.spec.errors import DataError
 from svmcore.spec.events import DATA, LOADED, TRANSFORMED
 from svmcore.spec.monitor import EVAL_SAMPLE_ROWS, live_evaluation
 from svmcore.spec.scores import scores
@@ -123,8 +123,7 @@ def _feed(cfg: RunConfig, job: dict, data: _Data):
         if feed.n_rows != n_train:
             data.scanned.check_unchanged()
             source = data.rows.source
-            raise DataChangedError(f"{source.name} changed while training: {n_train:,} training rows at the start, "
-                                   f"{feed.n_rows:,} read; re-run on a stable copy", source.path)
+            raise source.changed(f"{n_train:,} training rows at the start, {feed.n_rows:,} read")
         return feed
     spill = None
     if cfg.epochs > 1 and cfg.model_entry.incremental and job.get("run_dir") and not cfg.accumulates.cache:

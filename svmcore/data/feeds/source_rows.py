@@ -12,12 +12,13 @@ from typing import Iterator
 
 import numpy as np
 
+from svmcore.data import nativesvm
 from svmcore.data.feeds.ahead import read_ahead
 from svmcore.data.rows import Parts, Picked, Rows, block_of, class_codes
 from svmcore.data.sources import CHUNK_ROWS, Source, is_test_row, last_test_row
 from svmcore.data.text_index import pieces
 from svmcore.spec.choices import Parser
-from svmcore.spec.errors import DataChangedError, DataError
+from svmcore.spec.errors import DataError
 from svmcore.spec.knobs import MAX_FEATURES
 
 BLOCK_BYTES = 1 << 20  # the native parser's text block: ~1,000 rows of text-like data
@@ -50,8 +51,6 @@ class SourceRows:
                 X = y = None  # handed on, not held here until the next chunk is parsed
                 yield out.pop()
             return
-        from svmcore.data import nativesvm
-
         source, path = self.source, self.source.path
         try:
             for b in nativesvm.iter_parsed_blocks(path, MAX_FEATURES, block_bytes, scratch, span, buffers):
@@ -104,9 +103,8 @@ class SourceRows:
                     row += block.codes.shape[0]
                 if row - first_row != n:
                     self.source.check_unchanged()
-                    raise DataChangedError(f"{self.source.name} changed while {self.source.during}: {n:,} rows "
-                                           f"at row {first_row:,} at the start, {row - first_row:,} now; re-run on "
-                                           "a stable copy", self.source.path)
+                    raise self.source.changed(f"{n:,} rows at row {first_row:,} at the start, "
+                                              f"{row - first_row:,} now")
 
         numbered_blocks = read_ahead(blocks(), PARSE_AHEAD_BLOCKS) if parse_ahead else blocks()
         if not hold_out:

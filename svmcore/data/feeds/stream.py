@@ -22,7 +22,6 @@ from svmcore.data.rows import Recycled, Rows, pool_shuffle, rebatch
 from svmcore.data.shuffle_order import Shuffle, permutation32
 from svmcore.data.spill import Spill
 from svmcore.data.text_index import STEP, n_pieces
-from svmcore.spec.errors import DataChangedError
 
 # A shuffled first pass reads the text in pieces of about a sixteenth of the shuffle buffer each (a piece
 # is a whole number of the row index's entries), so a buffer holds rows from about 16 places in the file.
@@ -121,9 +120,7 @@ class Streamed:
         source = self.rows.source
         source.check_unchanged()  # names what changed in the file, when it did
         more = "at least " if rows > self.n_rows else ""
-        raise DataChangedError(f"{source.name} changed while {source.during}: {self.n_rows:,} training "
-                               f"rows at the start, {more}{rows:,} in pass {epoch + 1}; re-run on a stable copy",
-                               source.path)
+        raise source.changed(f"{self.n_rows:,} training rows at the start, {more}{rows:,} in pass {epoch + 1}")
 
 
 def from_spill(spill: Spill, batch_size: int, shuffle: Shuffle | None, epoch: int, ahead: int = 0) -> Iterator[Rows]:
