@@ -134,10 +134,10 @@ def test_learn_teaches_on_first_open_and_replaces_the_reference_with_this_machin
     # guesses, the product runs the pair, and the reveal puts the guess beside the measured
     # exact peaks (read back from the store) and the memory model's forecast; no reload meanwhile
     expect(page.get_by_text(re.compile(r"The setup: sparse-text, 10,000 rows"))).to_be_visible()
-    choose(page, "Your pick", "Streaming from disk: mode memory → stream")
+    choose(page, "Your pick", "Streaming from disk: memory → stream")
     set_number(page, "Your guess: change of the exact peak (%)", -40)
     page.get_by_role("button", name="Measure it").click()
-    expect(page.get_by_text("Your pick: Streaming from disk: mode memory → stream; your guess: \u221240% of the exact peak.")
+    expect(page.get_by_text("Your pick: Streaming from disk: memory → stream; your guess: \u221240% of the exact peak.")
            ).to_be_visible(timeout=30_000)
     verdict = page.get_by_test_id("stAlert").filter(has_text=re.compile(r"(Well judged|Too hopeful|Too cautious)"))
     expect(verdict).to_be_visible(timeout=180_000)
