@@ -21,12 +21,16 @@ def _mount_tmpfs(path, size):
         pytest.skip("needs root to mount a small tmpfs: " + r.stderr.decode().strip())
 
 
-@pytest.fixture
-def small_disk(tmp_path):
+def _disk(tmp_path, size):
     mnt = tmp_path / "disk"
-    _mount_tmpfs(mnt, "3m")
+    _mount_tmpfs(mnt, size)
     yield str(mnt)
     subprocess.run(["umount", "-l", str(mnt)])
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    yield from _disk(tmp_path, "3m")
 
 
 def _fill(path):
@@ -186,10 +190,7 @@ def test_shards_that_fill_the_disk_say_disk_full_with_the_folder_and_the_space_a
 
 @pytest.fixture
 def disk_8m(tmp_path):
-    mnt = tmp_path / "disk"
-    _mount_tmpfs(mnt, "8m")
-    yield str(mnt)
-    subprocess.run(["umount", "-l", str(mnt)])
+    yield from _disk(tmp_path, "8m")
 
 
 def test_a_data_parallel_run_on_a_full_disk_is_one_line_and_keeps_no_shards(disk_8m):
