@@ -83,12 +83,15 @@ def rerun(page: Page, what: str = "the action"):
     _ran(page, what)
 
 
-def click_to_rerun(page: Page, target, what: str) -> None:
-    """Click ``target`` (a button or link whose click reruns the script, and which a second
-    click does not undo) and return once that run is done, as ``rerun``. If no run is counted
-    in 30 s and ``target`` is still there and enabled (the click may have missed: an element
-    moving under Playwright's computed point after a viewport resize), it is clicked once more,
-    logged; if it is gone, the run happened unseen (``_ran``)."""
+def click_to_rerun(page: Page, target, what: str, done=None) -> None:
+    """Click ``target`` (a button or link whose click reruns the script) and return once that
+    run is done, as ``rerun``. If no run is counted in 30 s and ``target`` is still there and
+    enabled (the click may have missed: an element moving under Playwright's computed point
+    after a viewport resize), it is clicked once more, logged; if it is gone, the run happened
+    unseen (``_ran``). A click whose second would not be harmless (it launches runs) passes
+    ``done``, which says whether the first click took effect: then it is not clicked again
+    (seen on CI: a repeat's runs launched, no script run counted, a second click launched
+    two more)."""
     page.evaluate(ARM_JS)
     target.click()
     try:
@@ -96,7 +99,9 @@ def click_to_rerun(page: Page, target, what: str) -> None:
         return
     except PlaywrightTimeout:
         pass
-    if target.count() and target.first.is_visible() and target.first.is_enabled():
+    if done is not None and done():
+        log.warning("no script run counted 30 s after clicking %s, which took effect", what)
+    elif target.count() and target.first.is_visible() and target.first.is_enabled():
         log.warning("no script run counted 30 s after clicking %s, which is still there; clicking again", what)
         screenshot(page, f"no-rerun-{re.sub(r'[^a-z]+', '-', what.lower())}")
         page.evaluate(ARM_JS)

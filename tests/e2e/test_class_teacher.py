@@ -108,7 +108,8 @@ def test_teacher_mode_hides_the_answers_until_the_class_has_guessed_and_the_teac
     page.set_viewport_size({"width": size[0], "height": size[1]})
     _learn(page, class_server)
     expect(page.get_by_role("heading", name="The advice, confronted")).to_be_visible()  # alone: the page whole
-    click_to_rerun(page, page.get_by_text("Teacher mode: a class guesses"), "Teacher mode")
+    click_to_rerun(page, page.get_by_text("Teacher mode: a class guesses"), "Teacher mode",
+                   done=lambda: page.locator(".st-key-exercise_teacher input").is_checked())  # a second click undoes
     expect(page.get_by_role("heading", name="The advice, confronted")).to_have_count(0)
     expect(page.get_by_text("Teacher mode: the measured answers")).to_be_visible()
     _teacher_panel(page)

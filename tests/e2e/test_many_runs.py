@@ -183,7 +183,8 @@ def test_a_run_repeated_over_seeds_is_drawn_as_a_band_and_its_deltas_say_they_ar
     base = eight_server.prepared["runs"][0]
     show_on_train(page, eight_server, base, size)
     before = {r.id for r in eight_server.runs()}
-    click_to_rerun(page, page.get_by_role("button", name="Repeat over 2 more seeds"), "Repeat over 2 more seeds")
+    click_to_rerun(page, page.get_by_role("button", name="Repeat over 2 more seeds"), "Repeat over 2 more seeds",
+                   done=lambda: {r.id for r in eight_server.runs()} - before)
     link = page.get_by_role("link", name=re.compile(rf"^Compare run {base} with its repeats"))
     expect(link).to_be_visible()
     repeats = sorted({r.id for r in eight_server.runs()} - before)
