@@ -20,7 +20,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from svmcore.app.headlines import _signed, change_text
+from svmcore.app.headlines import change_text, signed
 from svmcore.app.noise import NO_SAVING_PCT
 from svmcore.app.remedies import BY_KEY, REMEDIES
 from svmcore.app.remedy_results import compare
@@ -588,11 +588,11 @@ def measured_words(m: dict | None, peak: bool = True) -> str:
     m, words = m or {}, []
     if m and peak:
         words.append(f"peak {m['peak_before_mb']:,.0f} → {m['peak_after_mb']:,.0f} MiB "
-                     f"({_signed(-m['peak_saving_pct'], 0)}%)")
+                     f"({signed(-m['peak_saving_pct'], 0)}%)")
     if m.get("speed_change_pct") is not None:
-        words.append(f"speed {_signed(m['speed_change_pct'], 0)}%")
+        words.append(f"speed {signed(m['speed_change_pct'], 0)}%")
     if m.get("balanced_accuracy_change") is not None:
-        words.append(f"balanced accuracy {_signed(m['balanced_accuracy_change'], 3)}")
+        words.append(f"balanced accuracy {signed(m['balanced_accuracy_change'], 3)}")
     return f"measured on Learn ({m['machine']}, {m['experiment']}): {', '.join(words)}" if words else ""
 
 

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from svmcore.app.headlines import _signed, change_text
+from svmcore.app.headlines import change_text, signed
 from svmcore.app.learn import latest_pair, run_label
 from svmcore.app.remedies import REMEDIES, Experiment, Remedy, remedy
 from svmcore.app.remedy_results import setup_text
@@ -46,7 +46,7 @@ CLOSE_PTS = 5.0  # a guess within 5 percentage points of the measurement is well
 
 def pct_text(pct: float | None) -> str:
     """'−30%', '+4%', '±0%' (whole percent), '–' when unknown."""
-    return "–" if pct is None else _signed(pct, 0) + "%"
+    return "–" if pct is None else signed(pct, 0) + "%"
 
 
 def checked_guess(pct: float | None) -> float:

@@ -40,7 +40,7 @@ from svmcore.app.doctor import (
     options,
 )
 from svmcore.app.folders import DataFolders
-from svmcore.app.headlines import RunFacts, _signed, change_text, deltas, ending, noted, speed_text
+from svmcore.app.headlines import RunFacts, change_text, deltas, ending, noted, signed, speed_text
 from svmcore.app.noise import peak_within, within
 from svmcore.app.reference import remedies_reference
 from svmcore.engine import admission
@@ -436,16 +436,16 @@ def versus_text(failed: RunFacts | None, fitting: RunFacts | None, budget_mb: fl
     words = f"Exact peak {mib_text(failed.peak.mb)} → {mib_text(fitting.peak.mb)}"
     if failed.peak.mb and fitting.peak.mb is not None:
         pct = (fitting.peak.mb / failed.peak.mb - 1) * 100
-        words += f" ({_signed(pct, 0)}%{', within noise' if peak_within(pct) else ''})"
+        words += f" ({signed(pct, 0)}%{', within noise' if peak_within(pct) else ''})"
     words += f", within the budget of {mib_text(budget_mb)}"
     d = deltas(RunFacts(failed.id, "completed", failed.summary), RunFacts(fitting.id, "completed", fitting.summary))
     costs, quiet = [], within(d)
     if d["speed_ratio"] is not None:
         costs.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     if d["accuracy"] is not None:
-        costs.append(noted(f"accuracy {_signed(d['accuracy'], 3)}", quiet["accuracy"]))
+        costs.append(noted(f"accuracy {signed(d['accuracy'], 3)}", quiet["accuracy"]))
     if d["balanced_accuracy"] is not None:
-        costs.append(noted(f"balanced accuracy {_signed(d['balanced_accuracy'], 3)}", quiet["balanced_accuracy"]))
+        costs.append(noted(f"balanced accuracy {signed(d['balanced_accuracy'], 3)}", quiet["balanced_accuracy"]))
     if costs:
         return words + f"; against run {failed.id}: " + ", ".join(costs) + "."
     return words + f"; run {failed.id} did not complete, so it has no speed or accuracy to set beside it."

@@ -76,7 +76,7 @@ def run_title(run_id: int, label: str | None = "", name: str = "") -> str:
     return f"run {run_id}" + (f" · {tag}" if tag else "")
 
 
-def _signed(value: float, digits: int) -> str:
+def signed(value: float, digits: int) -> str:
     text = f"{abs(value):.{digits}f}"
     if float(text) == 0:
         return "\u00b1" + text
@@ -168,13 +168,13 @@ def comparison_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_
         # a data-parallel run's peak is all its processes (sampled): its largest worker and coordinator said beside
         par = "".join(f"; run {r.id}'s: {r.peak.text()}" for r in (base, other) if r.peak.parallel is not None)
         exact = "exact " if base.peak.exact and other.peak.exact else ""
-        parts.append(noted(f"{exact}peak {_signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
+        parts.append(noted(f"{exact}peak {signed(d['peak_pct'], 0)}% ({base.compared_peak_mb:,.0f} → "
                            f"{other.compared_peak_mb:,.0f} MiB{once}{par})", quiet["peak_pct"]))
     if d["speed_ratio"] is not None:
         parts.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     for key, label in (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy")):
         if d[key] is not None:
-            parts.append(noted(f"{label} {_signed(d[key], 3)}", quiet[key]))
+            parts.append(noted(f"{label} {signed(d[key], 3)}", quiet[key]))
     return head + (", ".join(parts) or "nothing measured to compare")
 
 
@@ -188,11 +188,11 @@ def short_headline(base: RunFacts, other: RunFacts, noise: Noise = DEFAULT_NOISE
     quiet = within(d, noise)
     parts = []
     if d["peak_pct"] is not None:
-        parts.append(noted(f"{_signed(d['peak_pct'], 0)}% peak", quiet["peak_pct"], compact))
+        parts.append(noted(f"{signed(d['peak_pct'], 0)}% peak", quiet["peak_pct"], compact))
     if d["speed_ratio"] is not None:
         parts.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"], compact))
     if d["accuracy"] is not None:
-        parts.append(noted(f"{_signed(d['accuracy'] * 100, 1)} pt accuracy", quiet["accuracy"], compact))
+        parts.append(noted(f"{signed(d['accuracy'] * 100, 1)} pt accuracy", quiet["accuracy"], compact))
     return f"{other.title}: " + (", ".join(parts) or "nothing measured to compare")
 
 
@@ -430,7 +430,7 @@ def _lowest(base: RunFacts, remedies: list[RunFacts]) -> str:
     best = min(done, key=lambda r: r.peak.mb)
     d = deltas(base, best)
     acc = "" if best.summary.accuracy is None else f", accuracy {best.summary.accuracy:.3f}"
-    pct = "" if d["peak_pct"] is None else f" ({_signed(d['peak_pct'], 0)}%)"
+    pct = "" if d["peak_pct"] is None else f" ({signed(d['peak_pct'], 0)}%)"
     exact = "exact " if all(r.peak.exact for r in [base, *remedies]) else ""  # a data-parallel run's is sampled
     return f"Lowest {exact}peak: {best.title}, {mib_text(best.peak.mb)}{pct}{acc}."
 
@@ -451,11 +451,11 @@ def advice(base: RunFacts, remedies: list[RunFacts], noise: Noise = DEFAULT_NOIS
     best, d = min(kept or lower, key=lambda rd: rd[1]["peak_pct"])
     quiet = within(d, noise)
     figures = [f"exact peak {mib_text(base.compared_peak_mb)} → {mib_text(best.compared_peak_mb)} "
-               f"({_signed(d['peak_pct'], 0)}%)"]
+               f"({signed(d['peak_pct'], 0)}%)"]
     if d["speed_ratio"] is not None:
         figures.append(noted(speed_text(d["speed_ratio"]), quiet["speed_ratio"]))
     if d["accuracy"] is not None:
-        figures.append(noted(f"accuracy {_signed(d['accuracy'] * 100, 1)} pt", quiet["accuracy"]))
+        figures.append(noted(f"accuracy {signed(d['accuracy'] * 100, 1)} pt", quiet["accuracy"]))
     why = (f"it lowers the peak most of the remedies that keep accuracy within {KEEP_ACCURACY_PTS:.0f} point"
            if kept else f"it lowers the peak most, but every remedy that lowers it costs more than "
                         f"{KEEP_ACCURACY_PTS:.0f} point of accuracy")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from svmcore.app.headlines import signed
 from svmcore.app.noise import NO_SAVING_PCT, peak_within
 from svmcore.spec.config import validate
 from svmcore.spec.events import PHASES
@@ -344,7 +345,7 @@ def claims_row(remedy, experiment, result: dict | None) -> dict:
     if cmp["accuracy_change"] is not None:
         bal = cmp["balanced_accuracy_change"]
         row["accuracy (balanced)"] = (f"{before['accuracy']:.3f} → {after['accuracy']:.3f}"
-                                      + (f" ({_signed(bal)})" if bal is not None else ""))
+                                      + (f" ({signed(bal, 3)})" if bal is not None else ""))
     return row
 
 
@@ -364,10 +365,6 @@ def _short_arrow(before: float | None, after: float | None) -> str:
 
 def _k(v: float) -> str:
     return f"{v / 1000:,.0f}k" if v >= 10_000 else f"{v:,.0f}"
-
-
-def _signed(v: float) -> str:
-    return "0.000" if round(v, 3) == 0 else f"{v:+.3f}".replace("-", "−")
 
 
 def speed_spread(measured: dict) -> dict | None:

@@ -158,6 +158,18 @@ def toast(page: Page, text: str):
     return page.get_by_test_id("stToast").filter(has_text=text)
 
 
+TOASTS_JS = """() => { window.__toasts = [];
+    new MutationObserver(() => document.querySelectorAll('[data-testid="stToast"]').forEach(
+        t => { if (!window.__toasts.includes(t.innerText)) window.__toasts.push(t.innerText); }))
+    .observe(document.body, {childList: true, subtree: true, characterData: true}); }"""
+
+
+def toasted(page: Page, text: str, timeout: float = 30_000) -> None:
+    """Wait until a toast with ``text`` has been shown since ``TOASTS_JS`` ran. A toast leaves
+    after 10 s: on a loaded machine it had gone by the time the outcome line above it was seen."""
+    page.wait_for_function("t => window.__toasts.some(x => x.includes(t))", arg=text, timeout=timeout, polling=100)
+
+
 def set_knobs(page: Page, knobs: dict) -> None:
     if "features" in knobs:
         check_box(page, "set features (columns)")
@@ -346,11 +358,12 @@ def test_cancelled_run_stays_shown_and_says_so(fresh_server, page):
         rec = server.runs()[0]
         assert (rec.id, rec.status.value) == (run_id, "running") and rec.worker_pid, rec
         started = time.monotonic()
+        page.evaluate(TOASTS_JS)
         page.get_by_role("button", name="Cancel run").click()
         expect(outcome_line(page, f"Run {run_id} cancelled in train: exact peak")).to_be_visible(timeout=45_000)
         if run_id == 1:
             assert time.monotonic() - started < 45, "the cancel was said only after the worker's sleep"
-        expect(toast(page, f"Run {run_id} cancelled in train")).to_be_visible()
+        toasted(page, f"Run {run_id} cancelled in train")
         expect(picker(page)).to_have_value(re.compile(rf"^run {run_id} · cancelled · "))
         expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
         no_exception(page)
