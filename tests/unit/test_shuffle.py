@@ -480,3 +480,21 @@ def test_a_shuffled_first_pass_reads_the_text_in_scattered_pieces_split_by_the_h
     at[orders[0]] = np.arange(len(orders[0]))
     first = at[train[train < 2000]] / len(orders[0])  # where the file's first 2,000 rows are trained
     assert np.percentile(first, 5) < 0.1 and np.percentile(first, 95) > 0.8, np.percentile(first, [5, 95])
+
+
+@pytest.mark.parametrize("row_bytes, entries", [
+    (40, 4),  # short rows: a sixteenth of the 16,384-row buffer, 1,024 rows (40 KB)
+    (1_200, 3),  # 1.2 KB rows: 3 entries (768 rows, 0.92 MB) fit one 1 MiB parse block; 4 did not
+    (4_096, 1),  # one entry (256 rows) is a block: as small as a piece gets
+    (65_536, 1),  # an entry wider than a block: still one
+])
+def test_a_first_pass_piece_is_at_most_a_sixteenth_of_the_buffer_and_one_parse_block(row_bytes, entries):
+    from svmcore.data.feeds.source_rows import BLOCK_BYTES
+    from svmcore.data.feeds.stream import piece_entries
+    from svmcore.data.text_index import STEP
+
+    rows = 1_000_000
+    got = piece_entries(16_384, row_bytes * rows, rows)
+    assert got == entries
+    assert got * STEP <= 16_384 // 16
+    assert got == 1 or got * STEP * row_bytes <= BLOCK_BYTES
