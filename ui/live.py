@@ -107,12 +107,14 @@ def announce(view: RunView) -> None:
     """The run this session launched has ended: say how, once, in a toast."""
     if st.session_state.get("announce") != view.id:
         return
-    st.session_state.pop("announce")
     err = view.summary.error_message
     text = outcome_headline(RunFacts(view.id, view.status.value, view.summary), plain(err) if err else None)
     icon = {"completed": ":material/check_circle:", "oom": ":material/memory:",
             "cancelled": ":material/cancel:"}.get(view.status.value, ":material/error:")
+    # st.toast first acts on a pending rerun (a fragment's tick, a click) and then the toast is never sent:
+    # the promise is dropped only once it is on its way, so the next run says it instead
     st.toast(text, icon=icon, duration="long")
+    st.session_state.pop("announce")
 
 
 def outcome(view: RunView) -> None:
