@@ -295,4 +295,4 @@ def _shape_from_summary(cfg: RunConfig, s: RunSummary) -> Shape:
                  max(2, classes), cfg.dense_builtin if d.dense_source is None else d.dense_source)
 
 
-CALIBRATION_VERSION = 14  # what each version changed: docs/memory-model.md (a new version refits)
+CALIBRATION_VERSION = 15  # what each version changed: docs/memory-model.md (a new version refits)

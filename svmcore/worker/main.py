@@ -147,9 +147,10 @@ def main(run_dir: str) -> int:
         from svmcore.spec.config import validate
 
         cfg = validate(job["config"])
-        if cfg.lean:  # numpy and the native library only: set before anything loads hashlib
-            from svmcore.worker import floor
+        from svmcore.worker import floor
 
+        floor.every_run()
+        if cfg.lean:  # numpy and the native library only: set before anything loads hashlib
             floor.lean()
         run = _run
         if cfg.trace:  # from here: the libraries' imports are traced too
