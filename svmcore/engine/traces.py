@@ -225,13 +225,14 @@ def read(run_dir: str, t0: float, phases: Sequence[PhaseSpan], samples: Sequence
 
 
 def flamegraph(run_dir: str) -> str:
-    """memray's own flame graph (HTML) of a traced run, made once beside its file; its path.
-    Raises ``FileNotFoundError`` for a run without a trace, ``RuntimeError`` if memray fails."""
+    """memray's own flame graph (HTML) of a traced run, made once beside its file; its path. Its
+    scripts are inlined (``--no-web``: by default they come from a CDN, and the page was blank
+    offline). Raises ``FileNotFoundError`` for a run without a trace, ``RuntimeError`` if memray fails."""
     source, out = os.path.join(run_dir, TRACE_FILE), os.path.join(run_dir, FLAMEGRAPH_FILE)
     if not os.path.exists(source):
         raise FileNotFoundError(f"no trace file in {run_dir}: the run was not traced, or its folder was removed")
     if not os.path.exists(out):
-        done = subprocess.run([sys.executable, "-m", "memray", "flamegraph", "--force", "-o", out, source],
+        done = subprocess.run([sys.executable, "-m", "memray", "flamegraph", "--no-web", "--force", "-o", out, source],
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"memray flamegraph failed: {(done.stderr or done.stdout).strip()[-500:]}")

@@ -53,6 +53,7 @@ def test_a_traced_runs_sites_are_drawn_downloaded_and_compared(tmp_path, artifac
         screenshot(page, "sites-panel")
         html = download_text(page, "memray's flame graph (HTML)", str(tmp_path / "flame.html"))
         assert "memray" in html.lower() and len(html) > 10_000
+        assert "cdn.jsdelivr" not in html  # its scripts inlined: it draws offline
         page.goto(f"{server.url}/Compare?runs={made['runs'][0]},{made['runs'][1]}")
         expect(page.get_by_role("heading", name="Allocation sites at each run's traced peak")).to_be_visible(
             timeout=60_000)

@@ -1,6 +1,7 @@
 """The trace knob on a real run: memray's tracker in the worker, its sites read back by the engine."""
 
 import os
+import re
 
 from svmcore.data.files import make_dataset
 from svmcore.engine import traces
@@ -41,4 +42,8 @@ def test_a_traced_run_names_the_lines_that_held_its_memory(store, tmp_path):
     assert all(0 < p.heap_mb * MiB <= t.at(None).traced_bytes for p in s.passes), s.passes
     assert f"of which the traced heap {s.passes[0].heap_mb:,.0f}, {s.passes[1].heap_mb:,.0f} MiB" in shown
     html = traces.flamegraph(run.run_dir)
-    assert open(html).read(200).lstrip().lower().startswith("<!doctype html")
+    with open(html) as f:
+        page = f.read()
+    assert page[:200].lstrip().lower().startswith("<!doctype html")
+    # it draws offline (the dashboard is used where only package registries are reachable): no script from the web
+    assert not re.findall(r"<script[^>]+src=[\"']https?:", page), re.findall(r"<script[^>]+src=[^>]+>", page)[:3]
