@@ -1,7 +1,8 @@
 """A memory pool for batches (issue 21), measured on the lean and the classic path's loops: each batch
 gathered into fresh arrays (as the worker does today) against one set of preallocated
 buffers reused by every batch of every epoch; with the lean worker's malloc settings
-(``floor.lean``) and with glibc's defaults; without and with ``malloc_trim``
+(``floor.every_run`` and ``floor.lean``), with every worker's (``floor.every_run``: a fixed mmap
+threshold) and with glibc's defaults; without and with ``malloc_trim``
 after each epoch. Per case, in a child process of its own: the exact peak (VmHWM), the
 RSS after each epoch, and what the allocator keeps free inside the heap (glibc's
 ``mallinfo2().fordblks``) after each epoch.
@@ -12,8 +13,8 @@ The loops here are copies of the two paths' shapes, not the worker itself, so th
 measured before it is built in. lean: native parser blocks re-read every epoch, rows
 gathered into batches, the native SGD solver. classic: the file loaded once by
 scikit-learn's parser into a CSR matrix (memory mode), batches cut by row slices, and
-scikit-learn's SGDClassifier.partial_fit; run with glibc's defaults, as the classic worker
-does. The peak is VmHWM reset (clear_refs) when training starts, so the classic path's
+scikit-learn's SGDClassifier.partial_fit; run with every worker's fixed mmap threshold, as the
+classic worker does. The peak is VmHWM reset (clear_refs) when training starts, so the classic path's
 load is not in it.
 """
 
@@ -34,7 +35,8 @@ sys.path.insert(0, ROOT)
 MiB = 2**20
 CASES = ([("lean", alloc, buffers, trim) for alloc in ("lean", "glibc") for buffers in ("per-batch", "pool")
           for trim in (False, True)]
-         + [("classic", "glibc", buffers, trim) for buffers in ("per-batch", "pool") for trim in (False, True)])
+         + [("classic", "worker", buffers, trim) for buffers in ("per-batch", "pool") for trim in (False, True)])
+OWN = {"lean": "lean", "classic": "worker"}  # the allocator settings each path's worker runs with
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -76,6 +78,7 @@ def child(path: str, loop: str, alloc: str, buffers: str, trim: bool, epochs: in
     from svmcore.worker.native_sgd import NativeSGD
 
     if alloc == "lean":
+        floor.every_run()
         floor.lean()
     lib, libc = binding.library(), ctypes.CDLL(None)
     model = NativeSGD(1e-5, True, features, np.array([-1.0, 1.0]))
@@ -115,6 +118,8 @@ def classic_child(path: str, alloc: str, buffers: str, trim: bool, epochs: int, 
     from svmcore.worker import floor
     from svmcore.worker.sklearn_sgd import SklearnSGD
 
+    if alloc in ("lean", "worker"):
+        floor.every_run()
     if alloc == "lean":
         floor.lean()
     libc = ctypes.CDLL(None)
@@ -180,15 +185,20 @@ def main() -> int:
         print(json.dumps(cases[-1]), file=sys.stderr, flush=True)
     m = machine()
     m["loadavg_before"], m["loadavg_after"] = [round(x, 2) for x in load_before], [round(x, 2) for x in os.getloadavg()]
-    from svmcore.worker.lean import MMAP_THRESHOLD
+    from svmcore.worker.floor import MMAP_THRESHOLD, TRIM_THRESHOLD
 
     result = {"date": time.strftime("%Y-%m-%d"), "rows": args.rows, "epochs": args.epochs,
-              "mmap_threshold_kib": MMAP_THRESHOLD // 1024,
+              "mmap_threshold_kib": MMAP_THRESHOLD // 1024, "trim_threshold_mib": TRIM_THRESHOLD // MiB,
               "batch_size": args.batch_size, "machine": m, "description": describe(m),
               "seconds": round(time.time() - t0), "cases": cases}
     write_result(args.out, "memory-pool", result, markdown(result), reference(result))
     print(markdown(result))
     return 0
+
+
+def _saves(diffs: list[float]) -> str:
+    """The pool's saving in words: under 1 MiB either way is nothing measurable."""
+    return "saves nothing measurable" if max(map(abs, diffs)) < 1 else "changes the exact peak measurably"
 
 
 def _pool_peaks(cases: dict, path: str, alloc: str, trim: bool = False) -> tuple[float, float] | None:
@@ -207,9 +217,9 @@ def reference(r: dict):
     from svmcore.app.reference import Reference
 
     cases = {(c.get("path", "lean"), c["allocator"], c["buffers"], c["trim"]): c for c in r["cases"]}
-    mine = {p: _pool_peaks(cases, p, a) for p, a in (("lean", "lean"), ("classic", "glibc"))}
+    mine = {p: _pool_peaks(cases, p, a) for p, a in OWN.items()}
     mine = {p: v for p, v in mine.items() if v}
-    own = {k: c for k, c in cases.items() if not k[3] and k[1] == ("lean" if k[0] == "lean" else "glibc")}
+    own = {k: c for k, c in cases.items() if not k[3] and k[1] == OWN[k[0]]}
     per_batch = [c for k, c in own.items() if k[2] == "per-batch"]  # each path's own allocator, no trim
     pooled = [c for k, c in own.items() if k[2] == "pool"]
     diffs = [b - a for a, b in mine.values()]
@@ -218,8 +228,8 @@ def reference(r: dict):
         "run's exact peak (MiB)": " · ".join(f"{p} {a:,.1f} → {b:,.1f}" for p, (a, b) in mine.items()),
         "phases it acts on (MiB)": "RSS growth over the epochs: per-batch " + ", ".join(
             f"{_rss_growth(c):+.1f}" for c in per_batch) + "; pool " + ", ".join(f"{_rss_growth(c):+.1f}" for c in pooled),
-        "verdict": (f"saves nothing measurable: exact peak {min(diffs):+.1f} to {max(diffs):+.1f} MiB with reused "
-                    "buffers (numpy and glibc already reuse a freed batch's blocks of equal size)")}
+        "verdict": (f"{_saves(diffs)}: exact peak {min(diffs):+.1f} to {max(diffs):+.1f} MiB with reused buffers "
+                    "(a freed batch's memory is reused by the next batch or given back to the kernel)")}
     return Reference("memory_pool", r["description"], r["date"], "python bench/memory_pool.py", r["seconds"],
                      {"row": row, "lessons": lessons(cases)})
 
@@ -228,7 +238,7 @@ def lessons(cases: dict) -> list[str]:
     """What the benchmark measured, a sentence per finding (``cases`` by path, allocator, buffers, trim)."""
     out = []
     for path, alloc, how in (("lean", "lean", "the lean worker's malloc settings"),
-                             ("classic", "glibc", "glibc's defaults, as the classic worker runs")):
+                             ("classic", "worker", "every worker's fixed mmap threshold, as the classic worker runs")):
         peaks = _pool_peaks(cases, path, alloc)
         if not peaks:
             continue
@@ -236,8 +246,8 @@ def lessons(cases: dict) -> list[str]:
         rss = lambda c: " · ".join(f"{e['rss_bytes'] / MiB:,.1f}" for e in c["epochs"])  # noqa: E731
         out.append(f"{path} path ({how}): exact peak {peaks[0]:,.1f} MiB with per-batch arrays, {peaks[1]:,.1f} MiB "
                    f"with reused buffers ({peaks[1] - peaks[0]:+.1f}); RSS after each epoch {rss(a)} against "
-                   f"{rss(b)} MiB: the pool saves nothing measurable, because the allocator already hands a freed "
-                   "batch's blocks to the next batch of equal size")
+                   f"{rss(b)} MiB: the pool {_saves([peaks[1] - peaks[0]])}, because a freed batch's memory is "
+                   "reused by the next batch (from the heap) or given back to the kernel (mapped on its own)")
     lean, glibc = _pool_peaks(cases, "lean", "lean"), _pool_peaks(cases, "lean", "glibc")
     if lean and glibc:
         out.append(f"what does move it on the lean path is the allocator: {lean[0]:,.1f} MiB with the lean malloc "
@@ -259,11 +269,11 @@ def markdown(r: dict) -> str:
               "parser's blocks re-read every epoch and the native SGD solver (averaged, two float64 arrays of 2^20 "
               "weights: 16 MiB); classic path: the file loaded once by scikit-learn's parser into a CSR matrix "
               "(memory mode), batches cut by row slices, scikit-learn's SGDClassifier.partial_fit (averaged), with "
-              "glibc's defaults as the classic worker runs. per-batch: each batch in new arrays (the workers today); "
-              "pool: one set of buffers, grown to the largest batch and reused by every batch of every epoch. lean "
-              f"allocator: the lean worker's mallopt settings ({r.get('mmap_threshold_kib', 256)} KiB mmap threshold, "
-              "1 MiB trim threshold, one "
-              "arena); glibc: the defaults. trim: malloc_trim(0) after each epoch. Peak: VmHWM, reset when training "
+              "every worker's allocator setting, as the classic worker runs. per-batch: each batch in new arrays (the "
+              "workers today); pool: one set of buffers, grown to the largest batch and reused by every batch of every "
+              f"epoch. lean allocator: the lean worker's mallopt settings ({r.get('mmap_threshold_kib', 256)} KiB mmap "
+              f"threshold, {r.get('trim_threshold_mib', 1)} MiB trim threshold, one arena); worker: every worker's "
+              f"fixed mmap threshold ({r.get('mmap_threshold_kib', 256)} KiB) alone; glibc: the defaults. trim: malloc_trim(0) after each epoch. Peak: VmHWM, reset when training "
               "starts (exact; the classic load is not in it); RSS and the heap's free bytes (mallinfo2 fordblks, what "
               "the allocator keeps) after each epoch, in MiB. Seconds are wall time on a machine shared with other "
               f"work (load average {m['loadavg_before'][0]} before and {m['loadavg_after'][0]} after, {r['seconds']} s "
