@@ -37,6 +37,8 @@ CASES = ([("lean", alloc, buffers, trim) for alloc in ("lean", "glibc") for buff
           for trim in (False, True)]
          + [("classic", "worker", buffers, trim) for buffers in ("per-batch", "pool") for trim in (False, True)])
 OWN = {"lean": "lean", "classic": "worker"}  # the allocator settings each path's worker runs with
+OWN_WORDS = {"lean": "the lean worker's malloc settings",
+             "classic": "every worker's fixed mmap threshold, as the classic worker runs"}
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -237,8 +239,8 @@ def reference(r: dict):
 def lessons(cases: dict) -> list[str]:
     """What the benchmark measured, a sentence per finding (``cases`` by path, allocator, buffers, trim)."""
     out = []
-    for path, alloc, how in (("lean", "lean", "the lean worker's malloc settings"),
-                             ("classic", "worker", "every worker's fixed mmap threshold, as the classic worker runs")):
+    for path, alloc in OWN.items():
+        how = OWN_WORDS[path]
         peaks = _pool_peaks(cases, path, alloc)
         if not peaks:
             continue
@@ -273,7 +275,8 @@ def markdown(r: dict) -> str:
               "workers today); pool: one set of buffers, grown to the largest batch and reused by every batch of every "
               f"epoch. lean allocator: the lean worker's mallopt settings ({r.get('mmap_threshold_kib', 256)} KiB mmap "
               f"threshold, {r.get('trim_threshold_mib', 1)} MiB trim threshold, one arena); worker: every worker's "
-              f"fixed mmap threshold ({r.get('mmap_threshold_kib', 256)} KiB) alone; glibc: the defaults. trim: malloc_trim(0) after each epoch. Peak: VmHWM, reset when training "
+              f"fixed mmap threshold ({r.get('mmap_threshold_kib', 256)} KiB) alone; glibc: the defaults. trim: "
+              "malloc_trim(0) after each epoch. Peak: VmHWM, reset when training "
               "starts (exact; the classic load is not in it); RSS and the heap's free bytes (mallinfo2 fordblks, what "
               "the allocator keeps) after each epoch, in MiB. Seconds are wall time on a machine shared with other "
               f"work (load average {m['loadavg_before'][0]} before and {m['loadavg_after'][0]} after, {r['seconds']} s "
