@@ -79,7 +79,9 @@ class Streamed:
             return self.rows.rows(False if self.hold_out else None, parse_ahead=ahead, picked=True)
         rng = self.shuffle.rng(epoch)
         if self.index is not None:
-            per = piece_entries(self.shuffle.window_rows, os.path.getsize(self.rows.source.path), self.rows.total_rows)
+            src = self.rows.source  # pinned by its scan: the size its row index describes
+            size = src.stamp.size if src.stamp else os.path.getsize(src.path)
+            per = piece_entries(self.shuffle.window_rows, size, self.rows.total_rows)
             text = self.rows.pieces(self.index, per, permutation32(n_pieces(self.rows.total_rows, per), rng),
                                     self.hold_out, parse_ahead=ahead)
         else:
