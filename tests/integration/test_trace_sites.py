@@ -47,3 +47,5 @@ def test_a_traced_run_names_the_lines_that_held_its_memory(store, tmp_path):
     assert page[:200].lstrip().lower().startswith("<!doctype html")
     # it draws offline (the dashboard is used where only package registries are reachable): no script from the web
     assert not re.findall(r"<script[^>]+src=[\"']https?:", page), re.findall(r"<script[^>]+src=[^>]+>", page)[:3]
+    # Python frames: our reader's lines are in it, the interpreter's C files between them are not
+    assert "svmcore/data/" in page and not re.findall(r"Objects/\w+\.c", page)
