@@ -43,10 +43,11 @@ SECTIONS = [
      "fastest run against the fastest and the ratio round by round. VW's cache pass ran 1.0M-2.04M rows/s in the "
      "12-04 and 12-05 runs of this bench: the later-pass ratio moves with it."),
     ("compare-lean-10000000.md", "python bench/compare.py --rows 10000000 --goal --skip-sklearn-path --repeat 3",
-     "The same at 10M rows (re-run on 12-05 after this stop's changes), without the scikit-learn path: the accuracy "
-     "comparison at this size is the race's. The first pass here reads the 12 GB text from disk (this machine's page "
-     "cache does not keep it between runs) while the spill's 5.5 GB are written to the same disk, and a later pass "
-     "can meet the spill's writeback: read the per-round ratios with that in mind."),
+     "The same at 10M rows (re-run on 12-06 after the first pass began asking the kernel for each piece of the text "
+     "ahead of its turn, 41b11e5), without the scikit-learn path: the accuracy comparison at this size is the race's. "
+     "The first pass here reads the 12 GB text from disk (this machine's page cache does not keep it between runs) "
+     "while the spill's 5.5 GB are written to the same disk, and a later pass can meet the spill's writeback: read "
+     "the per-round ratios with that in mind."),
     ("scaling.md", "python bench/scaling.py",
      "Exact peak and throughput from 10^4 to 10^7 rows in each mode."),
     ("scaling-lean.md", "python bench/scaling.py --modes lean",
