@@ -24,6 +24,7 @@ def _finished(store, **knobs):
     return run
 
 
+@pytest.mark.slow
 @needs_cgroup
 def test_a_cgroup_capped_runs_samples_carry_what_the_cap_limits_and_never_pass_it(home, store):
     capped, free = two_at_a_time(lambda k: _finished(store, **k),

@@ -27,6 +27,7 @@ def _ended(run):
     return run.status, run.summary
 
 
+@pytest.mark.slow
 def test_cap_hit_in_each_phase_is_oom(store):
     """Every phase under every kind of cap: independent runs, two at a time (each run's
     peak and outcome are its own process's)."""
@@ -82,6 +83,7 @@ def test_many_threads_under_an_rlimit_cap_is_oom_in_imports(home):
         assert summary["error"]["cause"]  # the kernel's own words are kept
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("cgroup" not in KINDS, reason="no writable cgroup v1 memory controller")
 def test_many_threads_under_a_cgroup_cap_is_never_failed(home):
     """A cgroup counts only the memory threads touch: 64 threads fit (2 of 2 tries

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from svmcore.app.lab import Lab
 from svmcore.engine.registry import get_active
 from svmcore.spec.status import RunStatus
@@ -30,6 +32,7 @@ def _lean_file(lab) -> dict:
     return dict(dataset=path, solver="native", parser="native", mode="stream", epochs=1)
 
 
+@pytest.mark.slow
 def test_sessions_and_cli_launching_together(home):
     lab = Lab(home)  # the app: one queue, one run at a time
     ids: list[int] = []

@@ -8,6 +8,8 @@ import os
 import re
 import sqlite3
 
+import pytest
+
 from svmcore.spec.result import RunSummary
 from svmcore.spec.status import RunStatus
 from svmcore.store.sqlite import Store
@@ -63,6 +65,7 @@ def _cut(path):
     return max(os.path.getsize(path) // 2, first * page_size)
 
 
+@pytest.mark.slow
 def test_truncated_store_is_set_aside_every_command_works_and_recover_brings_runs_back(home):
     before = _history(home)
     path = os.path.join(home, "runs.sqlite")

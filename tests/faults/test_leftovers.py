@@ -150,6 +150,7 @@ def _reattached_cgroup_run_leaves_no_cgroup(home, store):
     assert not os.path.exists(group)
 
 
+@pytest.mark.slow
 @needs_cgroup
 def test_a_lost_run_and_a_reattached_run_release_their_cgroups(tmp_path):
     """A run lost with its runner (recovered as lost: its cgroup and spill released, then deleted)

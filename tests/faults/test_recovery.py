@@ -5,6 +5,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from svmcore.engine import procfs
 from svmcore.engine.recovery import recover
 from svmcore.engine.registry import get_active
@@ -36,6 +38,7 @@ def _killed_in(store, phase):
             run.wait(30)
 
 
+@pytest.mark.slow
 def test_worker_sigkilled_in_each_phase_is_failed_and_keeps_its_data(store):
     """A phase each, two runs at a time (independent runs; each is killed in its own phase)."""
     phases = ["load", "train", "evaluate"]
@@ -73,6 +76,7 @@ def _runner_killed_worker_alive(home, store):
     assert store.get_run(rec.id).summary.accuracy > 0.5, "worker alive"
 
 
+@pytest.mark.slow
 def test_runner_killed_then_worker_gone_is_lost_or_alive_is_monitored_again(tmp_path):
     """Both cases at once (independent CLI runs, each in a home of its own)."""
     from svmcore.store.sqlite import Store
@@ -147,6 +151,7 @@ def _recovered_after_runner_killed(home, store, command, watched):
     assert s.peak_sampled_mb == max(r[1] for r in samples) / 2**20, case
 
 
+@pytest.mark.slow
 def test_a_run_recovered_after_its_runner_was_killed_keeps_its_cap_and_wall_time(tmp_path):
     """kill -9 of ``run`` and of ``fit`` mid-training, each recovered while its worker lives (re-attached)
     and after it ended unwatched: the summary names the cgroup cap, its size and the group's exact peak,
@@ -167,6 +172,7 @@ def test_a_run_recovered_after_its_runner_was_killed_keeps_its_cap_and_wall_time
     two_at_a_time(case, [("run", True), ("run", False), ("fit", True), ("fit", False)])
 
 
+@pytest.mark.slow
 def test_a_worker_oom_killed_while_no_runner_watched_is_oom_not_lost(home, store):
     """The runner dies, then its worker hits its cgroup cap (the kernel kills it) before anyone recovers
     the run: the cgroup's OOM-kill count says how it ended, as it would have told the runner."""

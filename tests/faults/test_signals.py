@@ -99,6 +99,7 @@ def test_a_copy_left_by_a_runner_and_worker_both_killed_is_removed_when_the_run_
     assert_nothing_left(home)
 
 
+@pytest.mark.slow
 def test_a_sweep_sent_sigterm_cancels_its_runs_and_exits_4(tmp_path):
     home = str(tmp_path / "home")
     cmd = _Command(tmp_path, "--home", home, "sweep", "--rows", "20000", "--epochs", "1", "--grid", "batch_size=256,512",

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import statistics
 
+import pytest
+
 from svmcore.predict.model import data_shape, kept_bytes
 from svmcore.spec.status import RunStatus
 from tests.helpers import _run, wait_until
@@ -36,6 +38,7 @@ def _anon_after_pass(store, run) -> dict[int, float]:
     return out
 
 
+@pytest.mark.slow
 def test_a_history_of_references_grows_every_pass_and_gc_frees_none_of_it(store):
     for knobs in ({"history": "refs"}, {"history": "refs", "gc_every": 5}):
         run = _finished(store, **HISTORY, **knobs)
@@ -49,6 +52,7 @@ def test_a_history_of_references_grows_every_pass_and_gc_frees_none_of_it(store)
         assert abs(kept_bytes(run.config, data_shape(run.config))[1] / kept.history_bytes - 1) < 0.03
 
 
+@pytest.mark.slow
 def test_a_cyclic_history_waits_for_the_collector_and_gc_every_frees_it(store):
     run = _finished(store, **HISTORY, history="cycles", gc_every=5)
     kept = run.summary.kept
@@ -58,6 +62,7 @@ def test_a_cyclic_history_waits_for_the_collector_and_gc_every_frees_it(store):
     assert anon[3] - anon[1] <= 0.1 * kept.history_bytes, anon
 
 
+@pytest.mark.slow
 def test_a_cache_in_memory_grows_through_the_first_pass_and_on_disk_does_not(store):
     memory = _finished(store, **CACHE, transform_cache="memory")
     disk = _finished(store, **CACHE, transform_cache="disk")

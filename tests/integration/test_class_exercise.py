@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from svmcore.app.exercise import change_pct, pct_text
 from svmcore.app.lab import Lab
 
 
+@pytest.mark.slow
 def test_a_guess_is_measured_and_revealed(tmp_path):
     lab = Lab(str(tmp_path))
     started = lab.exercise.start("stream:default", -40, quick=True)
@@ -32,6 +35,7 @@ def test_a_guess_is_measured_and_revealed(tmp_path):
     assert result.source == "this machine" and result.before["run_id"] == before.id
 
 
+@pytest.mark.slow
 def test_measured_ahead_several_at_once_then_a_class_guesses_and_the_reveal_needs_no_run(tmp_path):
     """Issue 43: thirty students, one run at a time, would wait about ten minutes. The teacher
     measures the choices ahead (here two of them), in parallel within the machine's memory;

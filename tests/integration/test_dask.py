@@ -97,6 +97,7 @@ def _app_run_id(proc: psutil.Process) -> int:
     return int(_task_home(proc.cmdline()[-1]).split("-")[2])
 
 
+@pytest.mark.slow
 def test_sweep_on_dask_is_measured_like_a_local_run(home, address):
     lab = Lab(home)
     sweep_id = lab.sweeps.start(TINY, {"batch_size": [64, 256, 1024], "precision": ["float64", "float32"]},
@@ -134,6 +135,7 @@ def test_sweep_on_dask_is_measured_like_a_local_run(home, address):
     assert not lab.store.integrity_problems()
 
 
+@pytest.mark.slow
 def test_dask_worker_killed_mid_run_loses_that_run_only(store, address, cluster):
     _, client = cluster
     marker = "sleep:2.5@train"
@@ -235,6 +237,7 @@ def test_scheduler_without_dask_executor_is_refused(home):
     assert "--scheduler is only used with --executor dask" in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_sweep_on_a_local_cluster_of_its_own(home):
     proc = cli("sweep", *[f"--{k.replace('_', '-')}={v}" for k, v in TINY.items()], "--grid", "batch_size=64,256",
                "--executor", "dask", "--json", home=home, timeout=180)

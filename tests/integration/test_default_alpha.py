@@ -40,6 +40,7 @@ def _run(home, files, solver, *flags):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", list(GRID))
 def test_the_default_lands_within_half_a_point_of_the_best_of_a_grid(home, files, solver):
     knob, values = GRID[solver]
@@ -56,6 +57,7 @@ def test_the_default_lands_within_half_a_point_of_the_best_of_a_grid(home, files
     assert 100 * (max(grid.values()) - default["accuracy"]) <= 0.5, (default["accuracy"], grid)
 
 
+@pytest.mark.slow
 def test_on_imbalanced_data_the_default_serves_balanced_accuracy_too(home, tmp_path):
     """Issue 40: the rule in rows was measured on balanced data; on w8a (3% positive) it cost 1.1
     points of balanced accuracy against the grid's best. With the class balance in the rule the

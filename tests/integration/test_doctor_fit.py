@@ -3,6 +3,8 @@
 
 import json
 
+import pytest
+
 from svmcore.app.headlines import change_text
 from svmcore.store.sqlite import Store
 from tests.conftest import cli
@@ -11,6 +13,7 @@ from tests.helpers import COPY_BUILD_START, copy_build_budget
 SMALL = ["--rows", "100000", "--epochs", "1"]  # 100,000 rows of sparse text: the load phase holds ~100 MiB of data
 
 
+@pytest.mark.slow
 def test_doctor_names_the_load_phase_of_an_oom_run_and_the_remedies_that_act_on_it(home):
     # an rlimit cap: it refuses the load's allocations whatever the page cache holds (under a cgroup
     # cap the kernel could reclaim file pages and let the run complete at 188 MiB; seen once)
@@ -40,6 +43,7 @@ def test_doctor_refuses_an_unknown_run_in_one_line(home):
     assert proc.stderr.strip() == "svmcore: error: no run with id 99"
 
 
+@pytest.mark.slow
 def test_fit_takes_two_remedies_and_links_every_attempt(home):
     # 172 MiB at 100,000 rows: no one remedy fits (memmap alone peaks at 175-195 MiB, float32 alone at
     # 198-210), memmap with float32 does (168-171, the model's export in evaluate priced). The forecast
@@ -69,6 +73,7 @@ def test_fit_takes_two_remedies_and_links_every_attempt(home):
     store.close()
 
 
+@pytest.mark.slow
 def test_a_fit_whose_first_run_is_over_budget_diagnoses_it_and_links_the_next(home, tmp_path):
     # the forecast takes sparse rows and says they fit; the first run peaks above the budget in prepare,
     # where it builds the on-disk copy, its other phases below it: the measured run is diagnosed and

@@ -28,6 +28,7 @@ def _run(home, path, *flags):
 MODEL = ("accuracy", "balanced_accuracy", "nonzero_weights", "weights", "sparse_model_bytes")
 
 
+@pytest.mark.slow
 def test_memory_stream_and_memmap_train_the_same_model_in_file_order(home, small_file):
     modes = ("memory", "stream", "memmap")
     got = dict(zip(modes, two_at_a_time(_run, [(home, small_file, "--solver=ftrl", f"--mode={mode}", "--no-shuffle",
@@ -38,11 +39,13 @@ def test_memory_stream_and_memmap_train_the_same_model_in_file_order(home, small
         assert {k: s[k] for k in MODEL} == first, mode
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_model_with_shuffling(home, small_file):
     a, b = two_at_a_time(_run, [(home, small_file, "--solver=ftrl", "--mode=memmap", "--shuffle", "--seed=5")] * 2)
     assert {k: a[k] for k in MODEL} == {k: b[k] for k in MODEL}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["sklearn", "native", "ftrl"])
 def test_every_linear_run_reports_its_model_size_and_float16_its_upcast(home, small_file, solver):
     s, plain = two_at_a_time(_run, [(home, small_file, f"--solver={solver}", "--precision=float16",

@@ -12,6 +12,7 @@ from tests.conftest import cli, two_at_a_time
 SMALL = ["--rows", "5000", "--batch-size", "256"]
 
 
+@pytest.mark.slow
 def test_each_pass_records_what_it_retained_and_doctor_tells_growth_from_a_steady_run(home):
     steady, leaking = two_at_a_time(lambda args, env: cli("run", *SMALL, *args, "--json", home=home, env=env, check=0),
                                     [(["--epochs", "3"], {"SVMCORE_FAULT": ""}),
@@ -40,6 +41,7 @@ def test_each_pass_records_what_it_retained_and_doctor_tells_growth_from_a_stead
     assert steady_d["trouble"]["kind"] in ("transient peak", "floor")
 
 
+@pytest.mark.slow
 def test_a_traced_run_that_grows_names_the_lines_that_grew(home):
     """Traced, the leaking run's growth comes with the lines that held more at the end of its last
     pass than at the end of its first: the fault's allocations, 3 x 8 MiB. They are read at memray's

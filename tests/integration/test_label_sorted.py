@@ -28,6 +28,7 @@ def _run(home, path, mode, shuffle):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["memory", "stream", "memmap"])
 def test_shuffle_turns_a_majority_class_model_into_a_real_one(home, sorted_file, mode):
     plain, mixed = two_at_a_time(_run, [(home, sorted_file, mode, False), (home, sorted_file, mode, True)])
@@ -79,6 +80,7 @@ def kinds_file(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_every_mode_lands_within_a_point_of_memory_mode_when_the_positives_come_by_kind(home, kinds_file):
     """Issues 20 and 40: every mode at default knobs lands within a point of memory mode's balanced
     accuracy on a label-sorted file whose positives come by kind (all positives first, as in the

@@ -59,6 +59,7 @@ def test_failure_is_recorded_with_phase_and_message(store):
     assert run.summary.phase == "train"
 
 
+@pytest.mark.slow
 def test_rlimit_cap_ends_in_oom_with_phase_and_peak(store):
     run = _run(store, rows=400_000, features=1 << 20, nnz_per_row=50, memory_cap_mb=250, cap_kind="rlimit")
     assert run.wait(120) == RunStatus.OOM, run.summary
@@ -69,6 +70,7 @@ def test_rlimit_cap_ends_in_oom_with_phase_and_peak(store):
     assert store.get_run(run.run_id).status == RunStatus.OOM
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not limits.cgroup_available(), reason="no writable cgroup v1 memory controller here")
 def test_cgroup_cap_ends_in_oom(store):
     run = _run(store, rows=400_000, features=1 << 20, nnz_per_row=50, memory_cap_mb=250, cap_kind="cgroup")
@@ -101,6 +103,7 @@ def test_cancel_kills_worker_and_every_descendant_within_2s(store):
 
 # ---------------------------------------------------------------- CLI contract
 
+@pytest.mark.slow
 def test_cli_json_summary_and_exit_codes(home):
     # three runs that do not measure each other, two at a time
     proc, failed, oom = two_at_a_time(lambda args, env: cli("run", *args, "--json", home=home, env=env), [
@@ -136,6 +139,7 @@ def test_cli_bad_input_is_one_line_exit_2(home, args, needle):
     assert len(err.splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_cli_bad_file_names_the_line(home, tmp_path):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:0.5 3:1\n-1 2:1\n1 4:x\n-1 1:1\n")
@@ -148,6 +152,7 @@ def test_cli_bad_file_names_the_line(home, tmp_path):
     assert proc.returncode == 2 and "one class" in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_runs_list_show_export_delete(home):
     done = cli("run", "--rows=3000", "--features=1024", "--epochs=1", "--name", " first try ", home=home, check=0)
     assert done.stdout.startswith("run 1 (first try): completed"), done.stdout
@@ -202,6 +207,7 @@ def train_and_test_files(tmp_path_factory):
     return train, test
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["memory", "stream", "memmap"])
 def test_a_separate_test_file_means_every_row_trains(home, train_and_test_files, mode):
     train, test = train_and_test_files

@@ -54,6 +54,7 @@ def _predict(home, *args, check=0):
     return cli("predict", *args, home=home, check=check)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", list(SOLVERS))
 def test_served_predictions_are_the_training_process_own(shome, files, runs, solver, tmp_path):
     run = runs[solver]

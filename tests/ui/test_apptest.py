@@ -195,6 +195,7 @@ def test_a_damaged_history_is_set_aside_and_the_page_says_where(app_home):
     assert any("No runs yet" in t for t in texts(at.markdown))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_with_history(history_home, page):
     h = history_home
@@ -508,6 +509,7 @@ def test_sweep_on_an_unreachable_dask_scheduler_shows_one_error(app_home, monkey
     assert not store_runs(app_home)
 
 
+@pytest.mark.slow
 def test_dask_sweep_shows_where_each_run_ran(app_home):
     import socket
 
@@ -573,6 +575,7 @@ def test_upload_is_inspected_right_away(app_home):
     assert at.metric[0].value == "40"
 
 
+@pytest.mark.slow
 def test_launch_after_removing_the_cap_runs_or_explains(app_home):
     at = open_page()
     at.checkbox(key="train_features_on").check()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.helpers import copy_build_budget
 from tests.ui.test_apptest import assert_clean, open_page, texts
 
@@ -35,6 +37,7 @@ def test_an_oom_run_shows_its_diagnosis_under_the_outcome(history_home):
     assert _expander(at, "Detail: ") is None  # a run that fitted has nothing to diagnose
 
 
+@pytest.mark.slow
 def test_make_it_fit_launches_linked_runs_until_one_fits(app_home, tmp_path):
     from ui.state import lab
 

@@ -9,6 +9,8 @@ import json
 import re
 import time
 
+import pytest
+
 from svmcore.app.remedies import ADVICE
 from svmcore.spec.status import RunStatus
 from tests.ui.test_apptest import (
@@ -56,6 +58,7 @@ def test_learn_shows_the_reference_on_first_open(app_home):
     assert list(floors["floor (MiB)"]) == ["128", "30"]  # the last: the lean path
 
 
+@pytest.mark.slow
 def test_learn_measures_one_remedy_here_and_replaces_the_reference(app_home):
     at = open_page(LEARN)
     at.radio(key="learn_size").set_value("quick").run()

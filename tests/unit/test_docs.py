@@ -40,4 +40,13 @@ def test_the_benchmarks_page_is_generated_from_the_results():
 
 def test_ci_runs_the_readme_test_command():
     assert "make test" in _read("README.md")
-    assert any(line.strip() == "make test" for line in _read(".ci/run").splitlines())
+    ci = [line.strip() for line in _read(".ci/run").splitlines()]
+    assert "make test" in ci and "make test-slow" in ci
+
+
+def test_make_test_and_make_test_slow_run_every_test_once_between_them():
+    import re
+
+    makefile = _read("Makefile")
+    marks = {t: re.search(rf"^{t}:.*\n\t.* -m \"([^\"]+)\"", makefile, re.M).group(1) for t in ("test", "test-slow")}
+    assert marks == {"test": "not slow and not e2e", "test-slow": "slow or e2e"}
