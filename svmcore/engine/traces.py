@@ -241,6 +241,8 @@ def flamegraph(run_dir: str) -> str:
         done = subprocess.run([sys.executable, "-m", "svmcore.engine.traces", source, out + ".part"],
                               capture_output=True, text=True, env=child_env())
         if done.returncode != 0:
+            if os.path.exists(out + ".part"):
+                os.remove(out + ".part")
             raise RuntimeError(f"memray's flame graph failed: {(done.stderr or done.stdout).strip()[-500:]}")
         os.replace(out + ".part", out)
     return out
